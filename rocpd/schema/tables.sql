@@ -1,0 +1,288 @@
+-- rocpd schema v3: one suffixed table per name. The C++ writer embeds this file at build time and
+-- replaces {{uuid}} with the database suffix ('_' + guid, '-' -> '_') and {{guid}} with the guid.
+-- Columns, their order and their meanings are the contract of /work/shared/docs/rocpd-schema.md.
+-- No foreign keys: SQLite does not enforce them by default and a crashed writer must still leave a
+-- readable file. Joins in views.sql match id AND guid instead.
+
+CREATE TABLE IF NOT EXISTS "rocpd_metadata{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "tag" TEXT NOT NULL,
+    "value" TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_string{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "string" TEXT NOT NULL UNIQUE ON CONFLICT ABORT
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_node{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "hash" BIGINT NOT NULL UNIQUE,
+    "machine_id" TEXT NOT NULL UNIQUE,
+    "system_name" TEXT,
+    "hostname" TEXT,
+    "release" TEXT,
+    "version" TEXT,
+    "hardware_name" TEXT,
+    "domain_name" TEXT
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_process{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "ppid" INTEGER,
+    "pid" INTEGER NOT NULL,
+    "init" BIGINT,
+    "fini" BIGINT,
+    "start" BIGINT,
+    "end" BIGINT,
+    "command" TEXT,
+    "environment" JSONB DEFAULT '{}' NOT NULL,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_thread{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "ppid" INTEGER,
+    "pid" INTEGER NOT NULL,
+    "tid" INTEGER NOT NULL,
+    "name" TEXT,
+    "start" BIGINT,
+    "end" BIGINT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_agent{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "type" TEXT CHECK ("type" IN ('CPU', 'GPU')),
+    "absolute_index" INTEGER,
+    "logical_index" INTEGER,
+    "type_index" INTEGER,
+    "uuid" INTEGER,
+    "name" TEXT,
+    "model_name" TEXT,
+    "vendor_name" TEXT,
+    "product_name" TEXT,
+    "user_name" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_queue{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "name" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_stream{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "name" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_pmc{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "agent_id" INTEGER,
+    "target_arch" TEXT CHECK ("target_arch" IN ('CPU', 'GPU')),
+    "event_code" INTEGER,
+    "instance_id" INTEGER,
+    "name" TEXT NOT NULL,
+    "symbol" TEXT NOT NULL,
+    "description" TEXT,
+    "long_description" TEXT DEFAULT '',
+    "component" TEXT,
+    "units" TEXT DEFAULT '',
+    "value_type" TEXT CHECK ("value_type" IN ('ABS', 'ACCUM', 'RELATIVE')),
+    "block" TEXT,
+    "expression" TEXT,
+    "is_constant" INTEGER,
+    "is_derived" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_code_object{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "agent_id" INTEGER,
+    "uri" TEXT,
+    "load_base" BIGINT,
+    "load_size" BIGINT,
+    "load_delta" BIGINT,
+    "storage_type" TEXT CHECK ("storage_type" IN ('FILE', 'MEMORY')),
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_info_kernel_symbol{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "code_object_id" INTEGER NOT NULL,
+    "kernel_name" TEXT,
+    "display_name" TEXT,
+    "kernel_object" INTEGER,
+    "kernarg_segment_size" INTEGER,
+    "kernarg_segment_alignment" INTEGER,
+    "group_segment_size" INTEGER,
+    "private_segment_size" INTEGER,
+    "sgpr_count" INTEGER,
+    "arch_vgpr_count" INTEGER,
+    "accum_vgpr_count" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_track{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER,
+    "tid" INTEGER,
+    "name_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_event{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "category_id" INTEGER,
+    "stack_id" INTEGER,
+    "parent_stack_id" INTEGER,
+    "correlation_id" INTEGER,
+    "call_stack" JSONB DEFAULT '{}' NOT NULL,
+    "line_info" JSONB DEFAULT '{}' NOT NULL,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_arg{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "event_id" INTEGER NOT NULL,
+    "position" INTEGER NOT NULL,
+    "type" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "value" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_pmc_event{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "event_id" INTEGER,
+    "pmc_id" INTEGER NOT NULL,
+    "value" REAL DEFAULT 0.0,
+    "extdata" JSONB DEFAULT '{}'
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_region{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "tid" INTEGER NOT NULL,
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "name_id" INTEGER NOT NULL,
+    "event_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_sample{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "track_id" INTEGER NOT NULL,
+    "timestamp" BIGINT NOT NULL,
+    "event_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_kernel_dispatch{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "tid" INTEGER,
+    "agent_id" INTEGER NOT NULL,
+    "kernel_id" INTEGER NOT NULL,
+    "dispatch_id" INTEGER NOT NULL,
+    "queue_id" INTEGER NOT NULL,
+    "stream_id" INTEGER NOT NULL,
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "private_segment_size" INTEGER,
+    "group_segment_size" INTEGER,
+    "workgroup_size_x" INTEGER NOT NULL,
+    "workgroup_size_y" INTEGER NOT NULL,
+    "workgroup_size_z" INTEGER NOT NULL,
+    "grid_size_x" INTEGER NOT NULL,
+    "grid_size_y" INTEGER NOT NULL,
+    "grid_size_z" INTEGER NOT NULL,
+    "region_name_id" INTEGER,
+    "event_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_memory_copy{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "tid" INTEGER,
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "name_id" INTEGER NOT NULL,
+    "dst_agent_id" INTEGER,
+    "dst_address" INTEGER,
+    "src_agent_id" INTEGER,
+    "src_address" INTEGER,
+    "size" INTEGER NOT NULL,
+    "queue_id" INTEGER,
+    "stream_id" INTEGER,
+    "region_name_id" INTEGER,
+    "event_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS "rocpd_memory_allocate{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "tid" INTEGER,
+    "agent_id" INTEGER,
+    "type" TEXT CHECK ("type" IN ('ALLOC', 'FREE', 'REALLOC', 'RECLAIM')),
+    "level" TEXT CHECK ("level" IN ('REAL', 'VIRTUAL', 'SCRATCH')),
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "address" INTEGER,
+    "size" INTEGER NOT NULL,
+    "queue_id" INTEGER,
+    "stream_id" INTEGER,
+    "event_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+-- Time-ordered reads (timelines, time windows, exports) are what analysis does most, so one index per
+-- timed table keeps them off full scans. Each index costs the writer one b-tree insert per row, so
+-- there are deliberately no others. Names carry the suffix so merged files never collide.
+CREATE INDEX IF NOT EXISTS "rocpd_region_start{{uuid}}" ON "rocpd_region{{uuid}}" ("start");
+CREATE INDEX IF NOT EXISTS "rocpd_kernel_dispatch_start{{uuid}}" ON "rocpd_kernel_dispatch{{uuid}}" ("start");
+CREATE INDEX IF NOT EXISTS "rocpd_memory_copy_start{{uuid}}" ON "rocpd_memory_copy{{uuid}}" ("start");
+CREATE INDEX IF NOT EXISTS "rocpd_sample_timestamp{{uuid}}" ON "rocpd_sample{{uuid}}" ("timestamp");
