@@ -1,0 +1,52 @@
+"""Access to rocpd/schema/*.sql, the single source of the schema (also embedded by the C++ writer)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+SCHEMA_DIR = Path(__file__).with_name("schema")
+SCHEMA_VERSION = "3"
+
+# Every table name of schema v3, in creation order; the allow-list for dynamic SQL.
+TABLES = (
+    "metadata", "string", "info_node", "info_process", "info_thread", "info_agent", "info_queue",
+    "info_stream", "info_pmc", "info_code_object", "info_kernel_symbol", "track", "event", "arg",
+    "pmc_event", "region", "sample", "kernel_dispatch", "memory_copy", "memory_allocate",
+)
+
+
+@lru_cache(maxsize=None)
+def read(name: str) -> str:
+    return (SCHEMA_DIR / name).read_text()
+
+
+def render(name: str, guid: str) -> str:
+    """The file with placeholders replaced exactly as the C++ writer does."""
+    return read(name).replace("{{uuid}}", suffix_of(guid)).replace("{{guid}}", guid)
+
+
+def suffix_of(guid: str) -> str:
+    return "_" + guid.replace("-", "_")
+
+
+@lru_cache(maxsize=None)
+def canonical_columns() -> dict[str, tuple[str, ...]]:
+    """Column order per table as tables.sql declares it (the contract)."""
+    out: dict[str, tuple[str, ...]] = {}
+    text = read("tables.sql")
+    for m in re.finditer(r'CREATE TABLE IF NOT EXISTS "rocpd_(\w+)\{\{uuid\}\}" \((.*?)\n\);', text, re.S):
+        cols = re.findall(r'^\s+"(\w+)"', m.group(2), re.M)
+        out[m.group(1)] = tuple(cols)
+    return out
+
+
+def view_statements() -> list[str]:
+    """views.sql split into statements; each is re-created as a TEMP view by the reader."""
+    text = "\n".join(l for l in read("views.sql").splitlines() if not l.lstrip().startswith("--"))
+    return [s.strip() for s in re.split(r";\s*$", text, flags=re.M) if s.strip()]
+
+
+def view_names() -> list[str]:
+    return [re.search(r'VIEW IF NOT EXISTS "(\w+)"', s).group(1) for s in view_statements()]

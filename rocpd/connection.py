@@ -1,0 +1,244 @@
+"""Open rocpd databases read-only, attach several, and expose the plain and human-readable views.
+
+A *part* is one guid-suffixed set of tables. A file written by a profiled process holds one part; a
+file made by ``rocpd merge`` holds several. Readers never touch suffixed names outside this module.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from . import _schema
+from .errors import RocpdError
+
+_SUFFIX_RE = re.compile(r"^rocpd_metadata(_[0-9A-Za-z_]*)?$")
+
+
+@dataclass
+class Part:
+    path: str
+    suffix: str
+    guid: str
+    columns: dict[str, list[str]]  # table (allow-listed short name) -> columns present
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def table(self, name: str) -> str:
+        return f'"rocpd_{name}{self.suffix}"'
+
+
+def expand_paths(paths) -> list[str]:
+    """Files, globs and directories (searched recursively for *.db) -> sorted unique files."""
+    out: list[str] = []
+    for p in paths:
+        p = os.fspath(p)
+        if os.path.isdir(p):
+            found = sorted(glob.glob(os.path.join(p, "**", "*.db"), recursive=True))
+            if not found:
+                raise RocpdError("directory holds no .db files", p)
+            out.extend(found)
+        elif any(ch in p for ch in "*?["):
+            found = sorted(glob.glob(p, recursive=True))
+            if not found:
+                raise RocpdError("pattern matches no files", p)
+            out.extend(found)
+        elif os.path.isfile(p):
+            out.append(p)
+        else:
+            raise RocpdError("no such file", p)
+    seen, uniq = set(), []
+    for p in out:
+        key = os.path.realpath(p)
+        if key not in seen:
+            seen.add(key)
+            uniq.append(p)
+    if not uniq:
+        raise RocpdError("no database given")
+    return uniq
+
+
+def ro_uri(path: str) -> str:
+    # mode=ro and not immutable=1: a database still being written (WAL) must be read consistently.
+    return "file:" + quote(os.path.abspath(path)) + "?mode=ro"
+
+
+def open_ro(path: str) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(ro_uri(path), uri=True, check_same_thread=False)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as e:
+        raise RocpdError(f"not a readable SQLite database ({e})", path) from None
+    return conn
+
+
+def inspect(conn: sqlite3.Connection, path: str, schema: str = "main") -> list[Part]:
+    """Find the parts of one attached file, checking it is rocpd schema v3."""
+    try:
+        names = [r[0] for r in conn.execute(
+            f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table'")]
+    except sqlite3.DatabaseError as e:
+        raise RocpdError(f"corrupt or not a SQLite database ({e})", path) from None
+    parts = []
+    tables = set(names)
+    for name in names:
+        m = _SUFFIX_RE.match(name)
+        if not m:
+            continue
+        suffix = m.group(1) or ""
+        try:
+            meta = dict(conn.execute(f'SELECT tag, value FROM {schema}."{name}"').fetchall())
+        except sqlite3.DatabaseError as e:
+            raise RocpdError(f"corrupt rocpd metadata ({e})", path) from None
+        version = str(meta.get("schema_version", "")).strip()
+        if version.split(".")[0] != _schema.SCHEMA_VERSION:
+            raise RocpdError(f"unknown rocpd schema version {version or '(none)'!r} (supported: 3)", path)
+        columns = {}
+        for t in _schema.TABLES:
+            full = f"rocpd_{t}{suffix}"
+            if full in tables:
+                columns[t] = [r[1] for r in conn.execute(f'PRAGMA {schema}.table_info("{full}")')]
+        guid = meta.get("guid") or suffix[1:].replace("_", "-")
+        parts.append(Part(path, suffix, guid, columns, meta))
+    if not parts:
+        raise RocpdError("not a rocpd database (no rocpd_metadata table)", path)
+    return parts
+
+
+def union_sql(table: str, sources: list[tuple[str, Part]]) -> str:
+    """SELECT over every part's copy of ``table``; columns a part lacks read as NULL (3.0.x additions
+    and older writers differ), columns beyond the contract are kept after the canonical ones."""
+    cols = list(_schema.canonical_columns()[table])
+    for _, part in sources:
+        cols += [c for c in part.columns.get(table, []) if c not in cols]
+    selects = []
+    for schema, part in sources:
+        have = part.columns.get(table)
+        if have is None:
+            continue
+        items = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in cols)
+        selects.append(f"SELECT {items} FROM {schema}.{part.table(table)}")
+    if not selects:
+        return "SELECT " + ", ".join(f'NULL AS "{c}"' for c in cols) + " WHERE 0"
+    return "\nUNION ALL\n".join(selects)
+
+
+def build_views(conn: sqlite3.Connection, sources: list[tuple[str, Part]]) -> None:
+    for t in _schema.TABLES:
+        conn.execute(f'CREATE TEMP VIEW "rocpd_{t}" AS {union_sql(t, sources)}')
+    for stmt in _schema.view_statements():
+        conn.execute(stmt.replace("CREATE VIEW IF NOT EXISTS", "CREATE TEMP VIEW", 1))
+
+
+class FileHandle:
+    """One file on its own read-only connection, with TEMP views over its parts."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.conn = open_ro(path)
+        self.parts = inspect(self.conn, path)
+        build_views(self.conn, [("main", p) for p in self.parts])
+        self.conn.execute("PRAGMA query_only = 1")
+
+    def close(self):
+        self.conn.close()
+
+
+class Connection:
+    """Several rocpd databases read as one. Use :func:`rocpd.connect`."""
+
+    def __init__(self, *paths, progress: bool = False):
+        self.paths = expand_paths(paths)
+        self.files = [FileHandle(p) for p in self.paths]
+        self.parts = [part for f in self.files for part in f.parts]
+        self._union: sqlite3.Connection | None = None
+        self._merged: str | None = None
+        self._progress = progress
+
+    # -- the union connection (all files in one SQL namespace) ---------------------------------
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._union is None:
+            self._union = self._open_union()
+        return self._union
+
+    def _open_union(self) -> sqlite3.Connection:
+        if len(self.files) == 1:
+            return self.files[0].conn
+        conn = sqlite3.connect("file::memory:", uri=True, check_same_thread=False)
+        if len(self.files) > conn.getlimit(sqlite3.SQLITE_LIMIT_ATTACHED):
+            # SQLite attaches at most 10 files: past that, read one merged temporary copy.
+            conn.close()
+            from .merge import merge_files
+            fd, self._merged = tempfile.mkstemp(prefix="rocpd-merged-", suffix=".db")
+            os.close(fd)
+            merge_files(self.paths, self._merged, overwrite=True, progress=self._progress)
+            handle = FileHandle(self._merged)
+            self.files.append(handle)
+            return handle.conn
+        sources = []
+        for i, f in enumerate(self.files):
+            conn.execute(f"ATTACH DATABASE ? AS db{i}", (ro_uri(f.path),))
+            sources += [(f"db{i}", p) for p in f.parts]
+        build_views(conn, sources)
+        conn.execute("PRAGMA query_only = 1")
+        return conn
+
+    def execute(self, sql: str, params=()):
+        """Run read-only SQL over the plain (rocpd_*) and human-readable views of every file."""
+        try:
+            return self.conn.execute(sql, params)
+        except sqlite3.Error as e:
+            raise RocpdError(f"SQL error: {e}") from None
+
+    def read_sql(self, sql: str, params=()):
+        import pandas as pd
+
+        cur = self.execute(sql, params)
+        cols = [d[0] for d in cur.description] if cur.description else []
+        return pd.DataFrame.from_records(cur.fetchall(), columns=cols)
+
+    def metadata(self) -> list[tuple[str, str, str]]:
+        """(guid, tag, value) of every part."""
+        return [(p.guid, k, v) for p in self.parts for k, v in p.metadata.items()]
+
+    def dropped_records(self) -> dict[str, int]:
+        """Sum of every ``rocprof.dropped_records*`` metadata row, per tag, over all parts."""
+        out: dict[str, int] = {}
+        for p in self.parts:
+            for k, v in p.metadata.items():
+                if k.startswith("rocprof.dropped_records"):
+                    try:
+                        out[k] = out.get(k, 0) + int(float(v))
+                    except ValueError:
+                        out[k] = out.get(k, 0)
+        return out
+
+    def close(self):
+        if self._union is not None and all(self._union is not f.conn for f in self.files):
+            self._union.close()
+        for f in self.files:
+            f.close()
+        if self._merged:
+            for ext in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(self._merged + ext)
+                except FileNotFoundError:
+                    pass
+            self._merged = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # pandas API lives in frames.py; bound here so notebooks can write db.kernels().
+    from .frames import (  # noqa: E402
+        kernels, regions, memory_copies, memory_allocations, samples, kernel_stats,
+        region_stats, memory_copy_stats, busy, agents, processes, threads, run_bounds, rank_of,
+    )

@@ -1,0 +1,73 @@
+"""Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): CPU regions on their process/thread,
+kernels and copies on one track per GPU and stream, flow arrows from the launching API call to the
+kernel or copy with the same correlation id. Timestamps are microseconds as the format requires."""
+
+from __future__ import annotations
+
+import json
+
+from ..filters import Filter, name_mask, resolve
+
+# GPU tracks get synthetic thread ids far above any OS tid so they never collide with CPU threads.
+_GPU_TID_BASE = 1 << 40
+
+
+def _us(ns: int) -> float:
+    return ns / 1000.0
+
+
+def write(db, path: str, **filters) -> str:
+    flt = Filter.of(filters)
+    where, params = resolve(db, flt)
+    events: list[dict] = []
+    named: set = set()
+
+    def name_track(pid, tid, name):
+        if (pid, tid) not in named:
+            named.add((pid, tid))
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                           "args": {"name": name}})
+
+    for f in db.files[: len(db.paths)]:
+        for pid, cmd in f.conn.execute("SELECT pid, command FROM rocpd_info_process"):
+            events.append({"ph": "M", "name": "process_name", "pid": pid,
+                           "args": {"name": f"{cmd or 'process'} ({pid})"}})
+        api_corr = {}
+        for cat, name, pid, tid, corr, start, end, ext in f.conn.execute(
+                f'SELECT category, name, pid, tid, corr_id, start, "end", extdata FROM regions'
+                f" WHERE {where} ORDER BY start, \"end\" DESC", params):
+            if cat and cat.startswith("MARKER"):
+                try:
+                    name = json.loads(ext or "{}").get("message", name)
+                except (ValueError, AttributeError):
+                    pass
+            events.append({"ph": "X", "name": name, "cat": cat or "", "pid": pid, "tid": tid,
+                           "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": corr}})
+            if corr is not None and cat and not cat.startswith("MARKER"):
+                api_corr[(pid, corr)] = (pid, tid, start)
+        gpu_sql = (
+            f'SELECT \'kernel\', name, pid, agent_abs_index, stream_id, stream, corr_id, start, "end"'
+            f" FROM kernels WHERE {where} UNION ALL"
+            f' SELECT \'copy\', name, pid, dst_agent_abs_index, stream_id, stream_name, corr_id, start,'
+            f' "end" FROM memory_copies WHERE {where} ORDER BY start')
+        rows = f.conn.execute(gpu_sql, [*params, *params]).fetchall()
+        if flt.include or flt.exclude:
+            import pandas as pd
+
+            keep = name_mask(pd.Series([r[1] for r in rows]), flt).tolist()
+            rows = [r for r, k in zip(rows, keep) if k or r[0] == "copy"]
+        for kind, name, pid, agent, stream_id, stream, corr, start, end in rows:
+            tid = _GPU_TID_BASE + (agent or 0) * 1_000_000 + (stream_id or 0)
+            name_track(pid, tid, f"GPU {agent} / {stream or f'Stream {stream_id}'}")
+            events.append({"ph": "X", "name": name, "cat": kind, "pid": pid, "tid": tid,
+                           "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": corr}})
+            src = api_corr.get((pid, corr))
+            if src is not None:
+                fid = f"{pid}:{corr}"
+                events.append({"ph": "s", "id": fid, "name": "launch", "cat": "flow", "pid": src[0],
+                               "tid": src[1], "ts": _us(src[2])})
+                events.append({"ph": "f", "bp": "e", "id": fid, "name": "launch", "cat": "flow",
+                               "pid": pid, "tid": tid, "ts": _us(start)})
+    with open(path, "w") as fh:
+        json.dump({"traceEvents": events, "displayTimeUnit": "ns"}, fh)
+    return path

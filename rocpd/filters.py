@@ -1,0 +1,139 @@
+"""Filters shared by every DataFrame and summary: time window, kernel regex, process and rank.
+
+A record is in a time window when its start lies in [lo, hi). Windows are given as nanoseconds from
+the start of the run (``window``), percent of the run (``pct``), or between two ROCTx ranges
+(``between=("A", "B")``: from the start of the first range named A to the end of the first range
+named B that starts at or after it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from .errors import RocpdError
+
+_RANK_VARS = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK")
+
+
+@dataclass
+class Filter:
+    window: tuple[int, int] | None = None
+    pct: tuple[float, float] | None = None
+    between: tuple[str, str] | None = None
+    include: str | None = None  # kernel-name regex to keep
+    exclude: str | None = None  # kernel-name regex to drop
+    pid: int | list[int] | None = None
+    rank: int | list[int] | None = None
+
+    @classmethod
+    def of(cls, kw: dict) -> "Filter":
+        names = set(cls.__dataclass_fields__)
+        bad = set(kw) - names
+        if bad:
+            raise TypeError(f"unknown filter option(s): {', '.join(sorted(bad))}")
+        return cls(**kw)
+
+
+def _as_list(v):
+    return None if v is None else [int(x) for x in (v if isinstance(v, (list, tuple, set)) else [v])]
+
+
+def run_bounds(db) -> tuple[int, int]:
+    """(first start, last end) over kernels, copies, allocations and regions of every file."""
+    lo, hi = None, None
+    for f in db.files[: len(db.paths)]:
+        for t in ("kernel_dispatch", "memory_copy", "memory_allocate", "region"):
+            a, b = f.conn.execute(f'SELECT MIN(start), MAX("end") FROM "rocpd_{t}"').fetchone()
+            if a is not None:
+                lo = a if lo is None else min(lo, a)
+                hi = b if hi is None else max(hi, b)
+    return (lo or 0, hi or 0)
+
+
+def rank_of(db) -> dict[str, int | None]:
+    """guid -> rank, from the process environment (torchrun/MPI/Slurm) or rocprof.rank metadata."""
+    out: dict[str, int | None] = {}
+    for p in db.parts:
+        rank = p.metadata.get("rocprof.rank")
+        if rank is None:
+            for f in db.files:
+                if p in f.parts:
+                    rows = f.conn.execute(
+                        "SELECT environment FROM rocpd_info_process WHERE guid = ?", (p.guid,)).fetchall()
+                    for (env,) in rows:
+                        try:
+                            env = json.loads(env or "{}")
+                        except ValueError:
+                            continue
+                        if isinstance(env, dict):
+                            rank = next((env[k] for k in _RANK_VARS if k in env), rank)
+        try:
+            out[p.guid] = int(rank) if rank is not None else None
+        except ValueError:
+            out[p.guid] = None
+    return out
+
+
+def resolve(db, flt: Filter) -> tuple[str, list]:
+    """SQL condition (over columns start, pid, guid of the queried row) and its parameters."""
+    conds, params = [], []
+    lo = hi = None
+    if flt.window is not None or flt.pct is not None:
+        t0, t1 = run_bounds(db)
+        if flt.window is not None:
+            lo, hi = t0 + int(flt.window[0]), t0 + int(flt.window[1])
+        else:
+            span = t1 - t0
+            lo, hi = t0 + int(span * flt.pct[0] / 100.0), t0 + int(span * flt.pct[1] / 100.0)
+            if flt.pct[1] >= 100:
+                hi = t1 + 1
+    if flt.between is not None:
+        a, b = flt.between
+        lo2, hi2 = _marker_window(db, a, b)
+        lo = lo2 if lo is None else max(lo, lo2)
+        hi = hi2 if hi is None else min(hi, hi2)
+    if lo is not None:
+        conds.append("start >= ? AND start < ?")
+        params += [lo, hi]
+    pids = _as_list(flt.pid)
+    if pids is not None:
+        conds.append(f"pid IN ({','.join('?' * len(pids))})")
+        params += pids
+    ranks = _as_list(flt.rank)
+    if ranks is not None:
+        guids = [g for g, r in rank_of(db).items() if r in ranks]
+        conds.append(f"guid IN ({','.join('?' * len(guids)) or 'NULL'})")
+        params += guids
+    return (" AND ".join(conds) or "1"), params
+
+
+def _marker_window(db, a: str, b: str) -> tuple[int, int]:
+    sql = ("SELECT MIN(start) FROM regions WHERE name = ? OR json_extract(extdata, '$.message') = ?")
+    starts = [f.conn.execute(sql, (a, a)).fetchone()[0] for f in db.files[: len(db.paths)]]
+    starts = [s for s in starts if s is not None]
+    if not starts:
+        raise RocpdError(f"no ROCTx range named {a!r}")
+    lo = min(starts)
+    sql = ("SELECT MIN(\"end\") FROM regions WHERE (name = ? OR json_extract(extdata, '$.message') = ?)"
+           " AND start >= ?")
+    ends = [f.conn.execute(sql, (b, b, lo)).fetchone()[0] for f in db.files[: len(db.paths)]]
+    ends = [e for e in ends if e is not None]
+    if not ends:
+        raise RocpdError(f"no ROCTx range named {b!r} after {a!r}")
+    return lo, min(ends) + 1
+
+
+def name_mask(names, flt: Filter):
+    """Boolean pandas mask applying the include/exclude kernel regexes to a Series of names."""
+    s = names.fillna("").astype(str)
+    mask = s.str.len() >= 0
+    try:
+        if flt.include:
+            mask &= s.str.contains(flt.include, regex=True)
+        if flt.exclude:
+            mask &= ~s.str.contains(flt.exclude, regex=True)
+    except re.error as e:
+        raise RocpdError(f"bad kernel regex: {e}") from None
+    return mask

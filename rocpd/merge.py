@@ -1,0 +1,64 @@
+"""Copy the suffixed tables of several rocpd databases into one file (``rocpd merge``), rebuild the
+plain views as UNION ALL over every suffix, and add the human-readable views. Inputs are attached
+read-only and never modified."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from . import _schema
+from .connection import expand_paths, inspect, open_ro, ro_uri, union_sql
+from .errors import RocpdError
+
+
+def merge_files(paths, out_path: str, overwrite: bool = False, progress: bool = False) -> str:
+    files = expand_paths(paths)
+    if os.path.exists(out_path):
+        if not overwrite:
+            raise RocpdError("output exists (use --force to replace it)", out_path)
+        os.unlink(out_path)
+    if any(os.path.realpath(f) == os.path.realpath(out_path) for f in files):
+        raise RocpdError("output is also an input", out_path)
+    out = sqlite3.connect(out_path)
+    out.execute("PRAGMA journal_mode = OFF")
+    out.execute("PRAGMA synchronous = OFF")
+    parts = []
+    bar = _progress(len(files), progress)
+    for i, path in enumerate(files):
+        probe = open_ro(path)
+        file_parts = inspect(probe, path)
+        probe.close()
+        out.execute("ATTACH DATABASE ? AS src", (ro_uri(path),))
+        for part in file_parts:
+            if any(p.suffix == part.suffix for p in parts):
+                raise RocpdError(f"guid {part.guid} already merged from another file", path)
+            for t in part.columns:
+                full = f"rocpd_{t}{part.suffix}"
+                (ddl,) = out.execute("SELECT sql FROM src.sqlite_master WHERE name = ?", (full,)).fetchone()
+                out.execute(ddl)
+                out.execute(f'INSERT INTO main."{full}" SELECT * FROM src."{full}"')
+            parts.append(part)
+        out.commit()
+        out.execute("DETACH DATABASE src")
+        bar(i + 1)
+    for t in _schema.TABLES:
+        out.execute(f'CREATE VIEW "rocpd_{t}" AS {union_sql(t, [("main", p) for p in parts])}')
+    for stmt in _schema.view_statements():
+        out.execute(stmt)
+    out.commit()
+    out.close()
+    return out_path
+
+
+def _progress(total: int, enabled: bool):
+    import sys
+
+    def tick(done: int):
+        if enabled and sys.stderr.isatty():
+            width = 30
+            n = width * done // max(total, 1)
+            end = "\n" if done == total else ""
+            sys.stderr.write(f"\rmerging [{'#' * n}{'.' * (width - n)}] {done}/{total}{end}")
+            sys.stderr.flush()
+    return tick

@@ -1,0 +1,143 @@
+"""Stable API for the launcher's ``--stats`` and ``-S/--summary`` (and for ``rocpd summary``).
+
+    write_stats_csv(db_path, out_prefix, **filters) -> list[str]
+        Writes ``<out_prefix>_<domain>_stats.csv`` for every domain that has rows (kernel_stats,
+        memory_copy_stats, memory_allocation_stats, marker_api_stats, hip_api_stats,
+        cuda_runtime_api_stats, ..., domain_stats) and ``<out_prefix>_dropped_records.csv`` when the
+        database records drop counts. Returns the paths written.
+    format_summary(db_path, *, top=None, units="ns", by=None, **filters) -> str
+        The same tables as printable text, always followed by the dropped-record counts.
+
+``db_path`` may be a path, a list of paths/globs/directories, or an open rocpd Connection.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+
+from . import summary as _summary
+
+_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_TIME_COLS = ("TotalDuration", "Average", "Min", "Max")
+
+
+def stem_for(category: str) -> str:
+    """rocprofv3's file stem for a category (HIP_RUNTIME_API -> hip_api, MARKER_CORE_API -> marker_api)."""
+    c = category.upper()
+    if c.startswith("HIP_") and c.endswith(("_API", "_API_EXT")):
+        return "hip_api"
+    if c.startswith("HSA_") and c.endswith(("_API", "_API_EXT")):
+        return "hsa_api"
+    if c.startswith("MARKER_") or c.startswith("ROCTX"):
+        return "marker_api"
+    return {"KERNEL_DISPATCH": "kernel", "MEMORY_COPY": "memory_copy",
+            "MEMORY_ALLOCATION": "memory_allocation"}.get(c, c.lower())
+
+
+def _open(db):
+    if hasattr(db, "parts"):
+        return db, False
+    import rocpd
+
+    paths = db if isinstance(db, (list, tuple)) else [db]
+    return rocpd.connect(*paths), True
+
+
+def collect(db, by: str | None = None, **filters) -> dict[str, "object"]:
+    """{stem: DataFrame} for every domain with rows, in a fixed order, plus 'domain'."""
+    out = {}
+    for kind, stem in (("kernel", "kernel"), ("memory_copy", "memory_copy"),
+                       ("memory_allocation", "memory_allocation")):
+        df = _summary.stats(db, kind, by=by, **filters)
+        if len(df):
+            out[stem] = df
+    regions = _summary.stats(db, "region", by=by, **filters)
+    if len(regions):
+        regions = regions.assign(_stem=regions["category"].fillna("UNKNOWN").map(stem_for))
+        for stem in sorted(regions["_stem"].unique()):
+            part = regions[regions["_stem"] == stem].drop(columns=["_stem", "category"])
+            out[stem] = _summary.finish_percent(part, by)
+    dom = _summary.domain_stats(db, **filters)
+    if len(dom):
+        out["domain"] = dom
+    return out
+
+
+def write_stats_csv(db_path, out_prefix: str, **filters) -> list[str]:
+    db, owned = _open(db_path)
+    try:
+        written = []
+        for stem, df in collect(db, **filters).items():
+            path = f"{out_prefix}_{stem}_stats.csv"
+            df.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
+            written.append(path)
+        drops = db.dropped_records()
+        if drops:
+            path = f"{out_prefix}_dropped_records.csv"
+            with open(path, "w", newline="") as fh:
+                w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
+                w.writerow(["Tag", "Count"])
+                w.writerows(sorted(drops.items()))
+            written.append(path)
+        return written
+    finally:
+        if owned:
+            db.close()
+
+
+def scale(df, units: str = "ns"):
+    """Convert the time columns to ``units`` (ns, us, ms, s), renaming them accordingly."""
+    if units not in _UNITS:
+        raise ValueError(f"units must be one of {', '.join(_UNITS)}")
+    if units == "ns":
+        return df
+    df = df.copy()
+    for c in list(df.columns):
+        if c.startswith(_TIME_COLS) and c.endswith("Ns"):
+            df[c] = df[c] / _UNITS[units]
+            df = df.rename(columns={c: c[:-2] + units.capitalize()})
+    df["StdDev"] = df["StdDev"] / _UNITS[units]
+    return df
+
+
+def format_table(title: str, df, units: str = "ns", top: int | None = None) -> str:
+    import pandas as pd
+
+    shown = scale(df, units)
+    if top is not None:
+        shown = shown.head(top)
+    with pd.option_context("display.max_rows", None, "display.max_columns", None,
+                           "display.width", 250, "display.max_colwidth", 80,
+                           "display.float_format", "{:.3f}".format):
+        body = shown.to_string(index=False)
+    more = f" (top {top} of {len(df)})" if top is not None and len(df) > top else ""
+    return f"{title}{more}\n{body}\n"
+
+
+def format_drops(db) -> str:
+    drops = db.dropped_records()
+    if not drops:
+        return "Dropped records: not recorded by this database\n"
+    lines = [f"  {k}: {v}" for k, v in sorted(drops.items())]
+    total = sum(drops.values())
+    head = "Dropped records: none" if total == 0 else f"Dropped records: {total} LOST"
+    return head + "\n" + "\n".join(lines) + "\n"
+
+
+def format_summary(db_path, *, top: int | None = None, units: str = "ns", by: str | None = None,
+                   domains: list[str] | None = None, **filters) -> str:
+    db, owned = _open(db_path)
+    try:
+        tables = collect(db, by=by, **filters)
+        parts = []
+        for stem, df in tables.items():
+            if domains is None or stem in domains:
+                parts.append(format_table(f"== {stem.upper()}_STATS ==", df, units, top))
+        if not tables:
+            parts.append("No timed records in this database.\n")
+        parts.append(format_drops(db))
+        return "\n".join(parts)
+    finally:
+        if owned:
+            db.close()
