@@ -15,7 +15,7 @@ def _side(db, kind, **filters):
 def diff_table(a_df, b_df):
     import pandas as pd
 
-    j = a_df.join(b_df, how="outer", lsuffix="A", rsuffix="B")
+    j = a_df.add_suffix("A").join(b_df.add_suffix("B"), how="outer")
     j = j.fillna({"CallsA": 0, "CallsB": 0, "TotalDurationNsA": 0, "TotalDurationNsB": 0})
     for c in ("CallsA", "CallsB", "TotalDurationNsA", "TotalDurationNsB"):
         j[c] = j[c].astype("int64")
