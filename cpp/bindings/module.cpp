@@ -1,0 +1,338 @@
+// rocprof._core: the one pybind11 translation unit.
+//
+// Session control goes through pybind11 (rare calls). The roctx functions are on the hot
+// path of user code, so they are plain CPython C functions (METH_O / METH_NOARGS): a
+// pybind11 dispatch costs more than the whole record. roctx.range objects are immutable
+// (a name and its interned id) and cached per name, so `with roctx.range("x"):` allocates
+// nothing and works nested, recursively and across threads.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <string>
+#include <thread>
+
+#include "capture/markers/markers.hpp"
+#include "rocprof/record.hpp"
+#include "rocprof/version.hpp"
+#include "session/session.hpp"
+
+namespace py = pybind11;
+namespace m = rocprof::markers;
+namespace s = rocprof::session;
+
+namespace {
+
+// ---- roctx hot path (CPython C API) -------------------------------------------------
+
+struct RangeObject {
+  PyObject_HEAD
+  PyObject* name;     // str
+  uint32_t name_id;   // interned on first use inside a session; strings live for the process
+};
+
+PyTypeObject* g_range_type = nullptr;
+PyObject* g_range_cache = nullptr;  // str → RangeObject
+PyObject* g_decorate = nullptr;     // Python callable(range, function) → wrapper
+constexpr Py_ssize_t kRangeCacheLimit = 8192;
+
+bool utf8(PyObject* str, std::string_view* out) {
+  Py_ssize_t n = 0;
+  const char* p = PyUnicode_AsUTF8AndSize(str, &n);
+  if (p == nullptr) return false;
+  *out = std::string_view(p, static_cast<size_t>(n));
+  return true;
+}
+
+PyObject* range_enter(PyObject* self, PyObject*) {
+  if (s::current() != nullptr) {
+    auto* r = reinterpret_cast<RangeObject*>(self);
+    if (r->name_id == 0) {
+      std::string_view v;
+      if (!utf8(r->name, &v)) return nullptr;
+      r->name_id = m::intern(v);
+    }
+    m::push_id(r->name_id);
+  }
+  Py_INCREF(self);
+  return self;
+}
+
+PyObject* range_exit(PyObject*, PyObject* const*, Py_ssize_t) {
+  if (s::current() != nullptr) m::pop();
+  Py_RETURN_NONE;  // never swallows the exception
+}
+
+PyObject* range_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  if (g_decorate == nullptr || kwargs != nullptr || PyTuple_GET_SIZE(args) != 1) {
+    PyErr_SetString(PyExc_TypeError, "a roctx.range used as a decorator takes one function");
+    return nullptr;
+  }
+  return PyObject_CallFunctionObjArgs(g_decorate, self, PyTuple_GET_ITEM(args, 0), nullptr);
+}
+
+void range_dealloc(PyObject* self) {
+  Py_XDECREF(reinterpret_cast<RangeObject*>(self)->name);
+  PyTypeObject* tp = Py_TYPE(self);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+PyObject* range_repr(PyObject* self) {
+  return PyUnicode_FromFormat("roctx.range(%R)", reinterpret_cast<RangeObject*>(self)->name);
+}
+
+PyObject* range_get_name(PyObject* self, void*) {
+  PyObject* n = reinterpret_cast<RangeObject*>(self)->name;
+  Py_INCREF(n);
+  return n;
+}
+
+PyMethodDef kRangeMethods[] = {
+    {"__enter__", range_enter, METH_NOARGS, "Push the range on this thread."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(range_exit)),
+     METH_FASTCALL, "Pop the range."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef kRangeGetSet[] = {{"name", range_get_name, nullptr, "the range's message", nullptr},
+                              {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot kRangeSlots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(range_dealloc)},
+    {Py_tp_methods, kRangeMethods},
+    {Py_tp_getset, kRangeGetSet},
+    {Py_tp_call, reinterpret_cast<void*>(range_call)},
+    {Py_tp_repr, reinterpret_cast<void*>(range_repr)},
+    {Py_tp_doc, const_cast<char*>("A ROCTx range: `with roctx.range(msg):` or `@roctx.range(msg)`.")},
+    {0, nullptr}};
+
+PyType_Spec kRangeSpec = {"rocprof._core.Range", sizeof(RangeObject), 0, Py_TPFLAGS_DEFAULT, kRangeSlots};
+
+PyObject* new_range(PyObject* name) {
+  auto* r = PyObject_New(RangeObject, g_range_type);
+  if (r == nullptr) return nullptr;
+  Py_INCREF(name);
+  r->name = name;
+  r->name_id = 0;
+  return reinterpret_cast<PyObject*>(r);
+}
+
+PyObject* py_range(PyObject*, PyObject* arg) {
+  if (PyUnicode_CheckExact(arg)) {
+    PyObject* r = PyDict_GetItemWithError(g_range_cache, arg);  // borrowed
+    if (r != nullptr) {
+      Py_INCREF(r);
+      return r;
+    }
+    if (PyErr_Occurred()) return nullptr;
+    r = new_range(arg);
+    if (r != nullptr && PyDict_GET_SIZE(g_range_cache) < kRangeCacheLimit &&
+        PyDict_SetItem(g_range_cache, arg, r) < 0) {
+      Py_DECREF(r);
+      return nullptr;
+    }
+    return r;
+  }
+  if (PyUnicode_Check(arg)) return new_range(arg);
+  if (PyCallable_Check(arg)) {  // bare @roctx.range: named after the function
+    PyObject* name = PyObject_GetAttrString(arg, "__qualname__");
+    if (name == nullptr || !PyUnicode_Check(name)) {
+      Py_XDECREF(name);
+      PyErr_Clear();
+      name = PyObject_Str(arg);
+      if (name == nullptr) return nullptr;
+    }
+    PyObject* r = new_range(name);
+    Py_DECREF(name);
+    if (r == nullptr) return nullptr;
+    PyObject* wrapped = PyObject_CallFunctionObjArgs(g_decorate, r, arg, nullptr);
+    Py_DECREF(r);
+    return wrapped;
+  }
+  PyErr_Format(PyExc_TypeError, "roctx.range() takes a message string or a function, not %.100s",
+               Py_TYPE(arg)->tp_name);
+  return nullptr;
+}
+
+PyObject* py_push(PyObject*, PyObject* arg) {
+  if (s::current() == nullptr) return PyLong_FromLong(-1);
+  std::string_view v;
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "roctx.push() takes a message string");
+    return nullptr;
+  }
+  if (!utf8(arg, &v)) return nullptr;
+  return PyLong_FromLong(m::push(v));
+}
+
+PyObject* py_pop(PyObject*, PyObject*) { return PyLong_FromLong(m::pop()); }
+
+PyObject* py_mark(PyObject*, PyObject* arg) {
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "roctx.mark() takes a message string");
+    return nullptr;
+  }
+  if (s::recording()) {
+    std::string_view v;
+    if (!utf8(arg, &v)) return nullptr;
+    m::mark(v);
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* py_start(PyObject*, PyObject* arg) {
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "roctx.start() takes a message string");
+    return nullptr;
+  }
+  if (!s::recording()) return PyLong_FromLong(0);
+  std::string_view v;
+  if (!utf8(arg, &v)) return nullptr;
+  return PyLong_FromUnsignedLongLong(m::start(v));
+}
+
+PyObject* py_stop(PyObject*, PyObject* arg) {
+  const unsigned long long id = PyLong_AsUnsignedLongLong(arg);
+  if (id == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
+  m::stop(id);
+  Py_RETURN_NONE;
+}
+
+PyObject* py_pause(PyObject*, PyObject* const*, Py_ssize_t) {
+  m::pause();
+  Py_RETURN_NONE;
+}
+
+PyObject* py_resume(PyObject*, PyObject* const*, Py_ssize_t) {
+  m::resume();
+  Py_RETURN_NONE;
+}
+
+PyObject* py_name_thread(PyObject*, PyObject* arg) {
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "roctx.name_thread() takes a name string");
+    return nullptr;
+  }
+  std::string_view v;
+  if (!utf8(arg, &v)) return nullptr;
+  m::name_thread(v);
+  Py_RETURN_NONE;
+}
+
+PyObject* py_thread_id(PyObject*, PyObject*) { return PyLong_FromUnsignedLong(m::thread_id()); }
+
+PyObject* py_set_decorator(PyObject*, PyObject* fn) {
+  Py_XDECREF(g_decorate);
+  Py_INCREF(fn);
+  g_decorate = fn;
+  Py_RETURN_NONE;
+}
+
+#define ROCPROF_FASTCALL(f) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f))
+PyMethodDef kRoctxMethods[] = {
+    {"range", py_range, METH_O, "range(message) -> context manager / decorator"},
+    {"push", py_push, METH_O, "push(message) -> depth"},
+    {"pop", py_pop, METH_NOARGS, "pop() -> depth"},
+    {"mark", py_mark, METH_O, "mark(message)"},
+    {"start", py_start, METH_O, "start(message) -> range id"},
+    {"stop", py_stop, METH_O, "stop(range_id)"},
+    {"pause", ROCPROF_FASTCALL(py_pause), METH_FASTCALL, "pause([tid]): drop records until resume"},
+    {"resume", ROCPROF_FASTCALL(py_resume), METH_FASTCALL, "resume([tid])"},
+    {"name_thread", py_name_thread, METH_O, "name_thread(name)"},
+    {"get_thread_id", py_thread_id, METH_NOARGS, "OS thread id of the caller"},
+    {"_set_decorator", py_set_decorator, METH_O, "internal: the range decorator factory"},
+    {nullptr, nullptr, 0, nullptr}};
+
+// ---- session control (pybind11) ----------------------------------------------------
+
+std::string start_session(const std::string& output_template, const std::string& options_json,
+                          const std::map<std::string, std::string>& metadata, uint32_t ring_capacity,
+                          uint32_t flush_ms, uint32_t commit_ms, bool null_sink, bool follow_fork) {
+  s::Config cfg;
+  cfg.output_template = output_template;
+  cfg.options_json = options_json;
+  cfg.metadata.assign(metadata.begin(), metadata.end());
+  uint32_t cap = 1;
+  while (cap < ring_capacity) cap <<= 1;
+  cfg.collector.ring_capacity = cap;
+  cfg.collector.flush_interval_ms = flush_ms;
+  cfg.collector.commit_interval_ms = commit_ms;
+  cfg.null_sink = null_sink;
+  cfg.follow_fork = follow_fork;
+  std::string error;
+  bool ok;
+  {
+    py::gil_scoped_release nogil;
+    ok = s::start(cfg, &error);
+  }
+  if (!ok) throw std::runtime_error(error);
+  return s::current_path();
+}
+
+// Synthetic load for benchmark B4: `n` ROCTx-shaped regions from the calling thread.
+// When the ring is full the producer waits for the drain instead of dropping, so the
+// figure is the sink's sustained rate. Returns how many times it had to wait.
+uint64_t bench_emit(uint64_t n, const std::string& name) {
+  py::gil_scoped_release nogil;
+  rocprof::Collector* c = s::current();
+  if (c == nullptr) throw std::runtime_error("no session");
+  rocprof::Record r{};
+  r.kind = rocprof::RecordKind::kRegion;
+  r.flags = rocprof::kFlagMessage;
+  r.tid = m::thread_id();
+  r.category_id = s::category_id(m::kCategory);
+  r.name_id = m::intern(name);
+  uint64_t waits = 0;
+  rocprof::ThreadBuffer* b = c->thread_buffer();
+  for (uint64_t i = 0; i < n; ++i) {
+    r.start = 1000 + 2 * i;
+    r.end = r.start + 1;
+    while (!b->ring.push(r)) {
+      ++waits;
+      std::this_thread::yield();
+    }
+  }
+  return waits;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, mod) {
+  mod.doc() = "rocprof native core: sessions, records, the rocpd writer";
+  mod.attr("__version__") = rocprof::kVersion;
+  mod.attr("RECORD_FORMAT_VERSION") = rocprof::kRecordFormatVersion;
+
+  g_range_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kRangeSpec));
+  if (g_range_type == nullptr) throw py::error_already_set();
+  g_range_cache = PyDict_New();
+  mod.attr("Range") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(g_range_type));
+  if (PyModule_AddFunctions(mod.ptr(), kRoctxMethods) < 0) throw py::error_already_set();
+
+  mod.def("start_session", &start_session, py::arg("output_template"), py::arg("options_json") = "{}",
+          py::arg("metadata") = std::map<std::string, std::string>{},
+          py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
+          py::arg("null_sink") = false, py::arg("follow_fork") = true,
+          "Start the process's session; returns the database path.");
+  mod.def("stop_session", &s::stop, py::call_guard<py::gil_scoped_release>(),
+          "Drain, commit and close the database.");
+  mod.def("flush", &s::flush, py::call_guard<py::gil_scoped_release>(),
+          "Wait until everything recorded so far is committed.");
+  mod.def("active", [] { return s::current() != nullptr; });
+  mod.def("paused", [] { return s::g_paused.load(); });
+  mod.def("path", &s::current_path);
+  mod.def("dropped", [] {
+    rocprof::Collector* c = s::current();
+    return c ? c->dropped_total() : 0;
+  });
+  mod.def("records_written", [] {
+    rocprof::Collector* c = s::current();
+    return c ? c->records_written() : 0;
+  });
+  mod.def("backends", [] {
+    py::list out;
+    for (const auto& b : s::backend_statuses()) out.append(py::make_tuple(b.name, b.compiled, b.live, b.reason));
+    return out;
+  });
+  mod.def("resolve_path", &s::resolve_path, py::arg("template"), py::arg("fork_child") = false);
+  mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench");
+}

@@ -1,0 +1,264 @@
+#include "collector.hpp"
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "rocprof/clock.hpp"
+
+namespace rocprof {
+namespace {
+
+std::atomic<uint64_t> g_generation{1};
+
+struct TlsSlot {
+  ThreadBuffer* buffer = nullptr;
+  uint64_t generation = 0;
+  ~TlsSlot() {
+    // Thread exit: tell the drain thread it may free the buffer once drained.
+    // Collectors are never destroyed while a generation is live, so this is safe.
+    if (buffer != nullptr && generation == g_generation.load(std::memory_order_acquire)) {
+      buffer->end.store(now_ns(), std::memory_order_relaxed);
+      buffer->exited.store(true, std::memory_order_release);
+    }
+  }
+};
+thread_local TlsSlot t_slot;
+
+uint32_t os_tid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+
+}  // namespace
+
+Collector::Collector(std::unique_ptr<Sink> sink, SessionInfo info, StringTable& strings,
+                     CollectorOptions opts)
+    : sink_(std::move(sink)),
+      info_(std::move(info)),
+      strings_(strings),
+      opts_(opts),
+      generation_(g_generation.fetch_add(1) + 1) {
+  batch_.reserve(1u << 16);
+}
+
+Collector::~Collector() { stop(); }
+
+bool Collector::start(std::string* error) {
+  if (!opts_.open_lazily) {
+    if (!sink_->open(info_, error)) return false;
+    opened_ = true;
+  }
+  last_commit_ns_ = now_ns();
+  // The drain thread must never take the sampling profiler's signals (architecture rule).
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  thread_ = new std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return true;
+}
+
+void Collector::stop() {
+  if (thread_ == nullptr) return;
+  {
+    std::lock_guard<std::mutex> g(wake_mu_);
+    stop_requested_ = true;
+  }
+  wake_cv_.notify_all();
+  thread_->join();
+  delete thread_;
+  thread_ = nullptr;
+  // Invalidate thread-local pointers into this collector's buffers.
+  g_generation.fetch_add(1);
+  std::lock_guard<std::mutex> g(registry_mu_);
+  for (ThreadBuffer* b : buffers_) delete b;
+  buffers_.clear();
+}
+
+ThreadBuffer* Collector::thread_buffer() noexcept {
+  TlsSlot& s = t_slot;
+  if (s.generation == generation_ && s.buffer != nullptr) return s.buffer;
+  ThreadBuffer* b = register_thread();
+  s.buffer = b;
+  s.generation = generation_;
+  return b;
+}
+
+ThreadBuffer* Collector::register_thread() {
+  auto* b = new ThreadBuffer(opts_.ring_capacity, os_tid(), now_ns());
+  std::lock_guard<std::mutex> g(registry_mu_);
+  buffers_.push_back(b);
+  return b;
+}
+
+void Collector::add_info(InfoRow row) {
+  std::lock_guard<std::mutex> g(info_mu_);
+  pending_info_.push_back(std::move(row));
+}
+
+void Collector::add_drops(const std::string& source, uint64_t n) {
+  if (n == 0) return;
+  std::lock_guard<std::mutex> g(info_mu_);
+  extra_drops_[source] += n;
+}
+
+uint64_t Collector::dropped_total() const {
+  uint64_t total = ring_drops_of_dead_threads_;
+  {
+    std::lock_guard<std::mutex> g(const_cast<std::mutex&>(registry_mu_));
+    for (const ThreadBuffer* b : buffers_) total += b->ring.dropped();
+  }
+  std::lock_guard<std::mutex> g(const_cast<std::mutex&>(info_mu_));
+  for (const auto& kv : extra_drops_) total += kv.second;
+  return total;
+}
+
+void Collector::flush() {
+  if (thread_ == nullptr) return;
+  std::unique_lock<std::mutex> lk(wake_mu_);
+  const uint64_t ticket = ++flush_asked_;
+  flush_requested_ = true;
+  wake_cv_.notify_all();
+  flushed_cv_.wait(lk, [&] { return flush_done_ >= ticket || stop_requested_; });
+}
+
+void Collector::run() {
+  for (;;) {
+    bool stopping, flushing;
+    uint64_t ticket;
+    {
+      std::unique_lock<std::mutex> lk(wake_mu_);
+      wake_cv_.wait_for(lk, std::chrono::milliseconds(opts_.flush_interval_ms),
+                        [&] { return stop_requested_ || flush_requested_; });
+      stopping = stop_requested_;
+      flushing = flush_requested_;
+      flush_requested_ = false;
+      ticket = flush_asked_;
+    }
+    const bool commit_due = now_ns() - last_commit_ns_ >= opts_.commit_interval_ms * 1000000ull;
+    drain_once(stopping || flushing || commit_due);
+    if (flushing) {
+      std::lock_guard<std::mutex> g(wake_mu_);
+      flush_done_ = ticket;
+      flushed_cv_.notify_all();
+    }
+    if (stopping) break;
+  }
+  std::lock_guard<std::mutex> g(drain_mu_);
+  if (ensure_open()) {
+    sink_->close(now_ns());
+  }
+}
+
+bool Collector::ensure_open() {
+  if (opened_) return true;
+  if (open_failed_) return false;
+  std::string error;
+  if (!sink_->open(info_, &error)) {
+    std::fprintf(stderr, "rocprof: cannot write %s: %s\n", info_.path.c_str(), error.c_str());
+    open_failed_ = true;
+    return false;
+  }
+  opened_ = true;
+  return true;
+}
+
+void Collector::drain_once(bool commit_now) {
+  std::lock_guard<std::mutex> drain_guard(drain_mu_);
+  std::vector<ThreadBuffer*> snapshot;
+  {
+    std::lock_guard<std::mutex> g(registry_mu_);
+    snapshot = buffers_;
+  }
+  batch_.clear();
+  std::vector<ThreadInfo> threads;
+  std::vector<ThreadBuffer*> finished;
+  for (ThreadBuffer* b : snapshot) {
+    const bool exited = b->exited.load(std::memory_order_acquire);  // before draining
+    b->ring.drain([&](const Record& r) { batch_.push_back(r); });
+    if (!b->announced) {
+      threads.push_back(ThreadInfo{b->tid, b->start, 0, {}});
+      b->announced = true;
+    }
+    if (exited) {
+      threads.push_back(ThreadInfo{b->tid, b->start, b->end.load(), {}});
+      finished.push_back(b);
+    }
+  }
+  std::vector<InfoRow> infos;
+  {
+    std::lock_guard<std::mutex> g(info_mu_);
+    infos.swap(pending_info_);
+  }
+  new_strings_.clear();
+  const uint32_t first = strings_.take_new(new_strings_);
+  const bool have_data = !batch_.empty() || !infos.empty() || !threads.empty();
+  if ((have_data || commit_now) && ensure_open()) {
+    if (!new_strings_.empty()) sink_->write_strings(first, new_strings_);
+    for (const ThreadInfo& t : threads) sink_->write_info(t);
+    for (const InfoRow& row : infos) sink_->write_info(row);
+    if (!batch_.empty()) sink_->write_records(batch_.data(), batch_.size());
+    records_written_.fetch_add(batch_.size(), std::memory_order_relaxed);
+    if (commit_now) {
+      last_commit_ns_ = now_ns();
+      uint64_t ring_drops = ring_drops_of_dead_threads_;
+      for (ThreadBuffer* b : snapshot) ring_drops += b->ring.dropped();
+      uint64_t total = ring_drops;
+      {
+        std::lock_guard<std::mutex> g(info_mu_);
+        for (const auto& kv : extra_drops_) {
+          sink_->write_info(MetadataInfo{"rocprof.dropped_records." + kv.first, std::to_string(kv.second)});
+          total += kv.second;
+        }
+      }
+      sink_->write_info(MetadataInfo{"rocprof.dropped_records.ring", std::to_string(ring_drops)});
+      sink_->write_info(MetadataInfo{"rocprof.dropped_records", std::to_string(total)});
+      sink_->commit();
+    }
+  } else if (!new_strings_.empty()) {
+    strings_.rewind_taken();  // not written yet: send them again once the sink opens
+  }
+  if (!finished.empty()) {
+    std::lock_guard<std::mutex> g(registry_mu_);
+    for (ThreadBuffer* b : finished) {
+      ring_drops_of_dead_threads_ += b->ring.dropped();
+      for (auto it = buffers_.begin(); it != buffers_.end(); ++it) {
+        if (*it == b) {
+          buffers_.erase(it);
+          break;
+        }
+      }
+      delete b;
+    }
+  }
+}
+
+void Collector::before_fork() {
+  drain_mu_.lock();
+  registry_mu_.lock();
+  info_mu_.lock();
+  wake_mu_.lock();
+}
+
+void Collector::after_fork_parent() {
+  wake_mu_.unlock();
+  info_mu_.unlock();
+  registry_mu_.unlock();
+  drain_mu_.unlock();
+}
+
+void Collector::after_fork_child() {
+  wake_mu_.unlock();
+  info_mu_.unlock();
+  registry_mu_.unlock();
+  drain_mu_.unlock();
+  // The drain thread does not exist here and the sink's connection belongs to the parent:
+  // leak both (closing the connection could release the parent's file locks).
+  thread_ = nullptr;
+  (void)sink_.release();
+  for (ThreadBuffer* b : buffers_) delete b;  // the parent drains its own copies
+  buffers_.clear();
+}
+
+}  // namespace rocprof

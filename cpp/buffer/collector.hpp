@@ -1,0 +1,104 @@
+// Per-thread rings → one drain thread → a Sink.
+//
+// Producers call emit(): the record goes into the calling thread's ring (registered on the
+// thread's first record — the only allocation and the only lock a producer ever takes).
+// The drain thread wakes every flush interval, moves all rings' records, new strings and
+// queued info rows into the sink, and commits at least every commit interval. Drops (full
+// rings, sources that report their own) are counted and written to metadata.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rocprof/info.hpp"
+#include "rocprof/record.hpp"
+#include "storage/sink.hpp"
+#include "string_table.hpp"
+#include "thread_buffer.hpp"
+
+namespace rocprof {
+
+struct CollectorOptions {
+  uint32_t ring_capacity = 1u << 14;  // records per thread (2 MiB)
+  uint32_t flush_interval_ms = 20;
+  uint32_t commit_interval_ms = 250;  // a SIGKILL loses at most ~this much
+  bool open_lazily = false;           // fork children: create the file on first data
+};
+
+class Collector {
+ public:
+  Collector(std::unique_ptr<Sink> sink, SessionInfo info, StringTable& strings,
+            CollectorOptions opts);
+  ~Collector();
+
+  // Opens the sink (unless lazy) and starts the drain thread.
+  bool start(std::string* error);
+  // Drains everything, closes the sink, joins the drain thread.
+  void stop();
+
+  // Producer side. `generation` identifies this collector to thread-local caches.
+  bool emit(const Record& r) noexcept {
+    ThreadBuffer* b = thread_buffer();
+    return b != nullptr && b->ring.push(r);
+  }
+  ThreadBuffer* thread_buffer() noexcept;
+  void add_info(InfoRow row);
+  void add_drops(const std::string& source, uint64_t n);
+  // Wakes the drain thread and waits until everything emitted before the call is committed.
+  void flush();
+
+  uint64_t dropped_total() const;
+  uint64_t records_written() const { return records_written_.load(); }
+  const SessionInfo& info() const { return info_; }
+  StringTable& strings() { return strings_; }
+
+  // fork() support: prepare takes every lock so no other thread holds one across fork;
+  // the child abandons the parent's drain thread and sink without touching them.
+  void before_fork();
+  void after_fork_parent();
+  void after_fork_child();  // leaves the collector dead; the session builds a new one
+
+ private:
+  ThreadBuffer* register_thread();
+  void run();
+  void drain_once(bool commit_now);
+  bool ensure_open();
+
+  std::unique_ptr<Sink> sink_;
+  SessionInfo info_;
+  StringTable& strings_;
+  CollectorOptions opts_;
+  const uint64_t generation_;
+
+  std::mutex drain_mu_;  // held while the drain thread works; fork waits for it
+  std::mutex registry_mu_;
+  std::vector<ThreadBuffer*> buffers_;
+  std::mutex info_mu_;
+  std::vector<InfoRow> pending_info_;
+  std::map<std::string, uint64_t> extra_drops_;  // guarded by info_mu_
+
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool stop_requested_ = false;
+  bool flush_requested_ = false;
+  uint64_t flush_done_ = 0, flush_asked_ = 0;
+  std::condition_variable flushed_cv_;
+
+  std::thread* thread_ = nullptr;  // raw: the child of a fork must never join or destroy it
+  bool opened_ = false;
+  bool open_failed_ = false;
+  uint64_t last_commit_ns_ = 0;
+  uint64_t ring_drops_of_dead_threads_ = 0;
+  std::atomic<uint64_t> records_written_{0};
+  std::vector<Record> batch_;
+  std::vector<std::string> new_strings_;
+};
+
+}  // namespace rocprof

@@ -1,0 +1,30 @@
+// ROCTx semantics over the session: push/pop ranges per thread, start/stop ranges that may
+// end on another thread, instant marks, pause/resume, thread names. Shared by the Python
+// roctx module and the C ABI in libroctx64.so. Every function is a cheap no-op when no
+// session runs.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+namespace rocprof::markers {
+
+inline constexpr const char* kCategory = "MARKER_CORE_API";
+
+// Push with an already interned name (the Python module caches ids per name object).
+int push_id(uint32_t name_id) noexcept;
+int push(std::string_view message) noexcept;
+// Ends the innermost push of this thread; returns the remaining depth, or -1 if none.
+int pop() noexcept;
+void mark(std::string_view message) noexcept;
+uint64_t start(std::string_view message) noexcept;  // 0 when not recording
+void stop(uint64_t range_id) noexcept;
+void pause() noexcept;
+void resume() noexcept;
+void name_thread(std::string_view name) noexcept;
+uint32_t thread_id() noexcept;
+uint32_t intern(std::string_view s) noexcept;
+// Innermost open push range of the calling thread (0: none): GPU work launched here is
+// attributed to it (rocpd region_name_id).
+uint32_t current_range_name_id() noexcept;
+
+}  // namespace rocprof::markers

@@ -1,0 +1,53 @@
+// Descriptive rows (agents, streams, kernel symbols, threads, metadata). Rare and not on any
+// hot path, so they carry std::string and travel through a mutex-protected queue
+// (Collector::add_info) instead of the per-thread rings.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace rocprof {
+
+// Agent ids follow ROCm's node numbering: the CPU first, then the GPUs.
+inline constexpr uint32_t kCpuAgentId = 1;
+inline constexpr uint32_t gpu_agent_id(uint32_t device_ordinal) { return 2 + device_ordinal; }
+
+struct AgentInfo {
+  uint32_t id = 0;
+  std::string type = "GPU";  // 'CPU' or 'GPU'
+  uint32_t absolute_index = 0, logical_index = 0, type_index = 0;
+  std::string uuid, name, model_name, vendor_name, product_name, user_name;
+  std::string extdata = "{}";
+};
+
+struct StreamInfo {   // also used for queues when is_queue is set
+  uint32_t id = 0;
+  bool is_queue = false;
+  std::string name;
+  std::string extdata = "{}";
+};
+
+struct KernelSymbolInfo {
+  uint32_t id = 0;
+  std::string kernel_name;   // mangled
+  std::string display_name;  // demangled
+  uint64_t kernel_object = 0;
+  uint32_t kernarg_segment_size = 0, kernarg_segment_alignment = 0;
+  uint32_t group_segment_size = 0, private_segment_size = 0;
+  uint32_t sgpr_count = 0, arch_vgpr_count = 0, accum_vgpr_count = 0;
+  std::string extdata = "{}";
+};
+
+struct ThreadInfo {
+  uint32_t tid = 0;
+  uint64_t start = 0, end = 0;  // end 0: still running
+  std::string name;
+};
+
+struct MetadataInfo {  // upserted: a later row with the same tag replaces the value
+  std::string tag, value;
+};
+
+using InfoRow = std::variant<AgentInfo, StreamInfo, KernelSymbolInfo, ThreadInfo, MetadataInfo>;
+
+}  // namespace rocprof

@@ -1,0 +1,58 @@
+// libroctx64.so: ROCm's ROCTx C ABI over rocprof's marker capture. The library links the
+// shared core (librocprof_core.so), so a program annotated with roctx and run inside a
+// rocprof session — Python loading it with ctypes, or a native program started with
+// ROCPROF_AUTOSTART_OUTPUT — records into that session.
+#include "roctx.h"
+
+#include <string_view>
+
+#include "capture/markers/markers.hpp"
+
+namespace m = rocprof::markers;
+
+namespace {
+std::string_view view(const char* s) { return s ? std::string_view(s) : std::string_view(); }
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) uint32_t roctx_version_major(void) { return 4; }
+__attribute__((visibility("default"))) uint32_t roctx_version_minor(void) { return 1; }
+
+__attribute__((visibility("default"))) void roctxMarkA(const char* message) { m::mark(view(message)); }
+
+__attribute__((visibility("default"))) int roctxRangePushA(const char* message) {
+  return m::push(view(message));
+}
+
+__attribute__((visibility("default"))) int roctxRangePop(void) { return m::pop(); }
+
+__attribute__((visibility("default"))) roctx_range_id_t roctxRangeStartA(const char* message) {
+  return m::start(view(message));
+}
+
+__attribute__((visibility("default"))) void roctxRangeStop(roctx_range_id_t id) { m::stop(id); }
+
+// ROCm pauses collection process-wide; the thread argument is accepted for ABI compatibility.
+__attribute__((visibility("default"))) int roctxProfilerPause(roctx_thread_id_t) {
+  m::pause();
+  return 0;
+}
+
+__attribute__((visibility("default"))) int roctxProfilerResume(roctx_thread_id_t) {
+  m::resume();
+  return 0;
+}
+
+__attribute__((visibility("default"))) int roctxNameOsThread(const char* name) {
+  m::name_thread(view(name));
+  return 0;
+}
+
+__attribute__((visibility("default"))) int roctxGetThreadId(roctx_thread_id_t* tid) {
+  if (tid == nullptr) return -1;
+  *tid = m::thread_id();
+  return 0;
+}
+
+}  // extern "C"

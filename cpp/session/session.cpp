@@ -1,0 +1,178 @@
+#include "session.hpp"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "rocprof/clock.hpp"
+#include "rocprof/version.hpp"
+#include "storage/rocpd_sink.hpp"
+#include "system_info.hpp"
+
+namespace rocprof::session {
+
+std::atomic<Collector*> g_current{nullptr};
+std::atomic<bool> g_paused{false};
+
+namespace {
+
+// Leaked on purpose: producers and exit handlers may run after static destructors, and
+// backends register from static initialisers in other translation units.
+StringTable& strings_() { static auto* t = new StringTable(); return *t; }
+std::mutex& control_() { static auto* m = new std::mutex(); return *m; }
+std::vector<Backend>& backends_() { static auto* v = new std::vector<Backend>(); return *v; }
+std::string& path_() { static auto* p = new std::string(); return *p; }
+#define g_strings (&strings_())
+#define g_control (&control_())
+#define g_backends (&backends_())
+#define g_path (&path_())
+Config* g_config = nullptr;
+bool g_handlers_installed = false;
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (auto p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+    s.replace(p, from.size(), to);
+  return s;
+}
+
+bool start_locked(const Config& config, bool fork_child, std::string* error) {
+  SessionInfo info;
+  fill_system_info(info);
+  info.init_ns = now_ns();
+  info.guid = make_uuid_v7();
+  info.path = resolve_path(config.output_template, fork_child);
+  info.options_json = config.options_json;
+  info.metadata = config.metadata;
+  info.metadata.emplace_back("rocprof.version", kVersion);
+  if (fork_child) info.metadata.emplace_back("rocprof.forked_from", std::to_string(getppid()));
+
+  std::unique_ptr<Sink> sink;
+  if (config.null_sink) sink = std::make_unique<NullSink>();
+  else sink = std::make_unique<RocpdSink>();
+  CollectorOptions opts = config.collector;
+  opts.open_lazily = fork_child;  // a child that only execs leaves no empty database behind
+  auto* c = new Collector(std::move(sink), info, *g_strings, opts);
+  if (!c->start(error)) {
+    delete c;
+    return false;
+  }
+  *g_path = info.path;
+  g_paused.store(false);
+  g_current.store(c, std::memory_order_release);
+  for (const Backend& b : *g_backends)
+    if (b.on_start) b.on_start(*c);
+  return true;
+}
+
+void stop_locked() {
+  Collector* c = g_current.load();
+  if (c == nullptr) return;
+  for (const Backend& b : *g_backends)
+    if (b.on_stop) b.on_stop(*c);
+  g_current.store(nullptr, std::memory_order_release);
+  c->stop();
+  // `c` is not deleted: a producer may still hold the pointer it loaded before the store.
+}
+
+void before_fork() {
+  g_control->lock();
+  if (Collector* c = g_current.load()) c->before_fork();
+  g_strings->lock();
+}
+
+void after_fork_parent() {
+  g_strings->unlock();
+  if (Collector* c = g_current.load()) c->after_fork_parent();
+  g_control->unlock();
+}
+
+void after_fork_child() {
+  g_strings->unlock();
+  g_strings->reset_after_fork();
+  Collector* c = g_current.load();
+  if (c != nullptr) {
+    c->after_fork_child();
+    g_current.store(nullptr);
+    for (const Backend& b : *g_backends)
+      if (b.on_fork_child) b.on_fork_child();
+    if (g_config != nullptr && g_config->follow_fork) {
+      std::string error;
+      start_locked(*g_config, /*fork_child=*/true, &error);
+    }
+  }
+  new (g_control) std::mutex();  // held by the forking thread in the parent's image
+}
+
+void at_exit() {
+  // Programs that never call stop (C programs using libroctx64, or a Python interpreter
+  // shutting down with a session open) still leave a complete database.
+  std::lock_guard<std::mutex> g(*g_control);
+  stop_locked();
+}
+
+}  // namespace
+
+void register_backend(const Backend& b) {
+  std::lock_guard<std::mutex> g(*g_control);
+  g_backends->push_back(b);
+}
+
+std::vector<BackendStatus> backend_statuses() {
+  std::vector<BackendStatus> out;
+  std::lock_guard<std::mutex> g(*g_control);
+  for (const Backend& b : *g_backends) {
+    BackendStatus s{b.name, true, true, ""};
+    if (b.probe) b.probe(&s.live, &s.reason);
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::string resolve_path(const std::string& tmpl, bool fork_child) {
+  std::string path = tmpl;
+  if (fork_child && path.find("%pid%") == std::string::npos) {
+    const std::string tail = "_results.db";
+    const auto at = path.rfind(tail);
+    const std::string tag = "_" + std::to_string(getpid());
+    if (at != std::string::npos && at + tail.size() == path.size()) path.insert(at, tag);
+    else path += tag;
+  }
+  path = replace_all(path, "%pid%", std::to_string(getpid()));
+  path = replace_all(path, "%ppid%", std::to_string(getppid()));
+  return path;
+}
+
+bool start(const Config& config, std::string* error) {
+  std::lock_guard<std::mutex> g(*g_control);
+  if (g_current.load() != nullptr) {
+    if (error) *error = "a profiling session is already running in this process";
+    return false;
+  }
+  if (!g_handlers_installed) {
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    std::atexit(at_exit);
+    g_handlers_installed = true;
+  }
+  delete g_config;
+  g_config = new Config(config);
+  return start_locked(config, false, error);
+}
+
+void stop() {
+  std::lock_guard<std::mutex> g(*g_control);
+  stop_locked();
+}
+
+void flush() {
+  if (Collector* c = current()) c->flush();
+}
+
+StringTable& strings() { return *g_strings; }
+
+std::string current_path() { return current() ? *g_path : std::string(); }
+
+uint32_t category_id(const char* name) { return g_strings->intern_cached(name); }
+
+}  // namespace rocprof::session

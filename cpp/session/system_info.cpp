@@ -1,0 +1,125 @@
+#include "system_info.hpp"
+
+#include <sys/random.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "storage/json.hpp"
+
+extern char** environ;
+
+namespace rocprof {
+namespace {
+
+std::string read_file(const char* path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+bool looks_secret(const std::string& name) {
+  std::string up(name);
+  std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return std::toupper(c); });
+  for (const char* word : {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL",
+                           "AUTH", "COOKIE", "PRIVATE", "SIGNATURE", "SESSION_ID"}) {
+    if (up.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string redacted_environment_json() {
+  std::string out = "{";
+  bool first = true;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = kv.substr(0, eq);
+    if (!first) out.push_back(',');
+    first = false;
+    json_escape_into(out, name);
+    out.push_back(':');
+    json_escape_into(out, looks_secret(name) ? std::string("<redacted>") : kv.substr(eq + 1));
+  }
+  out.push_back('}');
+  return out;
+}
+
+std::string make_uuid_v7() {
+  unsigned char b[16];
+  if (getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) {
+    // getrandom cannot fail for 16 bytes once the pool is up; mix the clock in regardless.
+    const auto t = std::chrono::steady_clock::now().time_since_epoch().count();
+    for (int i = 0; i < 16; ++i) b[i] ^= static_cast<unsigned char>(t >> ((i % 8) * 8)) ^ getpid();
+  }
+  const uint64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  for (int i = 0; i < 6; ++i) b[i] = static_cast<unsigned char>(ms >> (40 - 8 * i));
+  b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x70);  // version 7
+  b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);  // RFC 4122 variant
+  char out[37];
+  std::snprintf(out, sizeof out,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return out;
+}
+
+void fill_system_info(SessionInfo& info) {
+  info.pid = static_cast<uint32_t>(getpid());
+  info.ppid = static_cast<uint32_t>(getppid());
+  utsname u{};
+  if (uname(&u) == 0) {
+    info.system_name = u.sysname;
+    info.hostname = u.nodename;
+    info.release = u.release;
+    info.version = u.version;
+    info.machine = u.machine;
+#ifdef _GNU_SOURCE
+    info.domain_name = u.domainname;
+#endif
+  }
+  info.machine_id = trim(read_file("/etc/machine-id"));
+  std::string cmd = read_file("/proc/self/cmdline");
+  while (!cmd.empty() && cmd.back() == '\0') cmd.pop_back();
+  std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+  info.command = cmd;
+  info.environment_json = redacted_environment_json();
+  // Field 22 of /proc/self/stat: start time in clock ticks since boot — BOOTTIME already.
+  const std::string stat = read_file("/proc/self/stat");
+  const auto rparen = stat.rfind(')');
+  if (rparen != std::string::npos) {
+    std::istringstream fields(stat.substr(rparen + 2));
+    std::string field;
+    for (int i = 3; i <= 22 && fields >> field; ++i) {
+      if (i == 22) {
+        const long hz = sysconf(_SC_CLK_TCK);
+        info.process_start_ns = std::stoull(field) * (1000000000ull / static_cast<uint64_t>(hz));
+      }
+    }
+  }
+  std::ifstream cpu("/proc/cpuinfo");
+  for (std::string line; std::getline(cpu, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      info.cpu_model = trim(line.substr(line.find(':') + 2));
+      break;
+    }
+  }
+  if (info.cpu_model.empty()) info.cpu_model = info.machine;
+}
+
+}  // namespace rocprof

@@ -1,0 +1,493 @@
+#include "rocpd_sink.hpp"
+
+#include <cstdio>
+#include <type_traits>
+#include <unistd.h>
+
+#include "json.hpp"
+#include "rocprof_schema_sql.hpp"  // generated from rocpd/schema/*.sql
+
+namespace rocprof {
+namespace {
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size()))
+    text.replace(p, from.size(), to);
+  return text;
+}
+
+const char* kAllocTypes[] = {"ALLOC", "FREE", "REALLOC", "RECLAIM"};
+const char* kAllocLevels[] = {"REAL", "VIRTUAL", "SCRATCH"};
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+std::string rocpd_suffix(const std::string& guid) { return "_" + replace_all(guid, "-", "_"); }
+
+RocpdSink::~RocpdSink() {
+  if (db_ != nullptr) close(0);
+}
+
+bool RocpdSink::exec(const std::string& sql, std::string* error) {
+  char* msg = nullptr;
+  if (api_->exec(db_, sql.c_str(), nullptr, nullptr, &msg) != sql::kOk) {
+    std::string text = msg ? msg : "unknown SQLite error";
+    if (msg) api_->free(msg);
+    if (error) *error = text;
+    else std::fprintf(stderr, "rocprof: SQLite: %s\n", text.c_str());
+    return false;
+  }
+  return true;
+}
+
+sql::sqlite3_stmt* RocpdSink::prepare(const std::string& text) {
+  sql::sqlite3_stmt* s = nullptr;
+  const std::string full = replace_all(text, "{S}", suffix_);
+  if (api_->prepare_v2(db_, full.c_str(), -1, &s, nullptr) != sql::kOk) {
+    std::fprintf(stderr, "rocprof: SQLite prepare failed: %s (%s)\n", api_->errmsg(db_), full.c_str());
+    failed_ = true;
+  }
+  return s;
+}
+
+void RocpdSink::run(sql::sqlite3_stmt* s) {
+  if (s == nullptr) return;
+  const int rc = api_->step(s);
+  if (rc != sql::kDone && rc != sql::kRow && !failed_) {
+    std::fprintf(stderr, "rocprof: SQLite insert failed: %s\n", api_->errmsg(db_));
+  }
+  api_->reset(s);
+}
+
+bool RocpdSink::open(const SessionInfo& info, std::string* error) {
+  info_ = info;
+  api_ = sql::api(error);
+  if (api_ == nullptr) return false;
+  suffix_ = rocpd_suffix(info.guid);
+  // A new run replaces an old file of the same name, as rocprofv3 does.
+  for (const char* ext : {"", "-wal", "-shm", "-journal"}) ::unlink((info.path + ext).c_str());
+  if (api_->open_v2(info.path.c_str(), &db_, sql::kOpenReadWrite | sql::kOpenCreate | sql::kOpenNoMutex,
+                    nullptr) != sql::kOk) {
+    if (error) *error = db_ ? api_->errmsg(db_) : "cannot open";
+    if (db_) api_->close_v2(db_);
+    db_ = nullptr;
+    return false;
+  }
+  // WAL: a commit is durable against process death without a full-file rewrite;
+  // synchronous=NORMAL skips the fsync per commit (only an OS crash could lose the tail).
+  if (!exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;", error))
+    return false;
+  const std::string tables = replace_all(replace_all(schema::kTablesSql, "{{uuid}}", suffix_),
+                                         "{{guid}}", info.guid);
+  const std::string table_views = replace_all(replace_all(schema::kTableViewsSql, "{{uuid}}", suffix_),
+                                              "{{guid}}", info.guid);
+  if (!exec("BEGIN;", error) || !exec(tables, error) || !exec(table_views, error) ||
+      !exec(schema::kViewsSql, error))
+    return false;
+
+  stmts_[kString] = prepare("INSERT INTO \"rocpd_string{S}\"(id, string) VALUES (?,?)");
+  stmts_[kEvent] = prepare(
+      "INSERT INTO \"rocpd_event{S}\"(id, category_id, stack_id, parent_stack_id, correlation_id, "
+      "call_stack, line_info, extdata) VALUES (?,?,?,?,?,?,?,?)");
+  stmts_[kRegion] = prepare(
+      "INSERT INTO \"rocpd_region{S}\"(nid, pid, tid, start, \"end\", name_id, event_id, extdata) "
+      "VALUES (1,?,?,?,?,?,?,?)");
+  stmts_[kKernel] = prepare(
+      "INSERT INTO \"rocpd_kernel_dispatch{S}\"(nid, pid, tid, agent_id, kernel_id, dispatch_id, "
+      "queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, "
+      "workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, "
+      "region_name_id, event_id, extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  stmts_[kCopy] = prepare(
+      "INSERT INTO \"rocpd_memory_copy{S}\"(nid, pid, tid, start, \"end\", name_id, dst_agent_id, "
+      "dst_address, src_agent_id, src_address, size, queue_id, stream_id, region_name_id, event_id, "
+      "extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  stmts_[kAlloc] = prepare(
+      "INSERT INTO \"rocpd_memory_allocate{S}\"(nid, pid, tid, agent_id, type, level, start, \"end\", "
+      "address, size, queue_id, stream_id, event_id, extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  stmts_[kSampleRow] = prepare(
+      "INSERT INTO \"rocpd_sample{S}\"(track_id, timestamp, event_id, extdata) VALUES (?,?,?,?)");
+  stmts_[kTrack] = prepare(
+      "INSERT INTO \"rocpd_track{S}\"(id, nid, pid, tid, name_id, extdata) VALUES (?,1,?,?,?,'{}')");
+  stmts_[kThread] = prepare(
+      "INSERT INTO \"rocpd_info_thread{S}\"(id, nid, ppid, pid, tid, name, start, \"end\", extdata) "
+      "VALUES (?,1,?,?,?,?,?,?,'{}') ON CONFLICT(id) DO UPDATE SET "
+      "\"end\" = CASE WHEN excluded.\"end\" > 0 THEN excluded.\"end\" ELSE \"end\" END, "
+      "name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE name END");
+  stmts_[kThreadName] = prepare("UPDATE \"rocpd_info_thread{S}\" SET name = ? WHERE tid = ?");
+  stmts_[kAgent] = prepare(
+      "INSERT OR REPLACE INTO \"rocpd_info_agent{S}\"(id, nid, pid, type, absolute_index, "
+      "logical_index, type_index, uuid, name, model_name, vendor_name, product_name, user_name, "
+      "extdata) VALUES (?,1,?,?,?,?,?,?,?,?,?,?,?,?)");
+  stmts_[kStream] = prepare(
+      "INSERT OR REPLACE INTO \"rocpd_info_stream{S}\"(id, nid, pid, name, extdata) VALUES (?,1,?,?,?)");
+  stmts_[kQueue] = prepare(
+      "INSERT OR REPLACE INTO \"rocpd_info_queue{S}\"(id, nid, pid, name, extdata) VALUES (?,1,?,?,?)");
+  stmts_[kSymbol] = prepare(
+      "INSERT OR REPLACE INTO \"rocpd_info_kernel_symbol{S}\"(id, nid, pid, code_object_id, "
+      "kernel_name, display_name, kernel_object, kernarg_segment_size, kernarg_segment_alignment, "
+      "group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count, "
+      "extdata) VALUES (?,1,?,0,?,?,?,?,?,?,?,?,?,?,?)");
+  stmts_[kMetaUpdate] = prepare("UPDATE \"rocpd_metadata{S}\" SET value = ? WHERE tag = ?");
+  stmts_[kMetaInsert] = prepare("INSERT INTO \"rocpd_metadata{S}\"(tag, value) VALUES (?,?)");
+  if (failed_) {
+    if (error) *error = "schema and writer disagree (see the message above)";
+    return false;
+  }
+  write_base_rows(info);
+  if (!exec("COMMIT; BEGIN;", error)) return false;
+  in_txn_ = true;
+  return true;
+}
+
+void RocpdSink::write_base_rows(const SessionInfo& info) {
+  write_metadata("schema_version", "3");
+  write_metadata("uuid", suffix_);
+  write_metadata("guid", info.guid);
+  for (const auto& kv : info.metadata) write_metadata(kv.first, kv.second);
+  write_metadata("rocprof.clock_domain", "CLOCK_BOOTTIME");
+  write_metadata("rocprof.record_format_version", std::to_string(kRecordFormatVersion));
+  write_metadata("rocprof.options", info.options_json);
+  write_metadata("rocprof.dropped_records", "0");
+
+  auto* s = prepare(
+      "INSERT INTO \"rocpd_info_node{S}\"(id, hash, machine_id, system_name, hostname, release, "
+      "version, hardware_name, domain_name) VALUES (1,?,?,?,?,?,?,?,?)");
+  bind(s, 1, static_cast<int64_t>(fnv1a(info.machine_id + info.hostname) >> 1));
+  bind_text(s, 2, info.machine_id.empty() ? info.hostname : info.machine_id);
+  bind_text(s, 3, info.system_name);
+  bind_text(s, 4, info.hostname);
+  bind_text(s, 5, info.release);
+  bind_text(s, 6, info.version);
+  bind_text(s, 7, info.machine);
+  bind_text(s, 8, info.domain_name);
+  run(s);
+  api_->finalize(s);
+
+  s = prepare(
+      "INSERT INTO \"rocpd_info_process{S}\"(id, nid, ppid, pid, init, fini, start, \"end\", command, "
+      "environment, extdata) VALUES (?,1,?,?,?,0,?,0,?,?,'{}')");
+  bind(s, 1, info.pid);
+  bind(s, 2, info.ppid);
+  bind(s, 3, info.pid);
+  bind(s, 4, static_cast<int64_t>(info.init_ns));
+  bind(s, 5, static_cast<int64_t>(info.process_start_ns));
+  bind_text(s, 6, info.command);
+  bind_text(s, 7, info.environment_json);
+  run(s);
+  api_->finalize(s);
+
+  AgentInfo cpu;
+  cpu.id = kCpuAgentId;
+  cpu.type = "CPU";
+  cpu.name = cpu.model_name = cpu.product_name = info.cpu_model;
+  cpu.vendor_name = "CPU";
+  write_info(cpu);
+}
+
+void RocpdSink::write_metadata(const std::string& tag, const std::string& value) {
+  bind_text(stmts_[kMetaUpdate], 1, value);
+  bind_text(stmts_[kMetaUpdate], 2, tag);
+  run(stmts_[kMetaUpdate]);
+  if (api_->changes(db_) == 0) {
+    bind_text(stmts_[kMetaInsert], 1, tag);
+    bind_text(stmts_[kMetaInsert], 2, value);
+    run(stmts_[kMetaInsert]);
+  }
+}
+
+void RocpdSink::write_strings(uint32_t first_id, const std::vector<std::string>& strings) {
+  if (db_ == nullptr) return;
+  if (strings_.size() < first_id - 1) strings_.resize(first_id - 1);
+  strings_.resize(first_id - 1);
+  uint32_t id = first_id;
+  for (const std::string& s : strings) {
+    bind(stmts_[kString], 1, id++);
+    bind_text(stmts_[kString], 2, s);
+    run(stmts_[kString]);
+    strings_.push_back(s);
+  }
+}
+
+void RocpdSink::write_info(const InfoRow& row) {
+  if (db_ == nullptr) return;
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, MetadataInfo>) {
+          write_metadata(v.tag, v.value);
+        } else if constexpr (std::is_same_v<T, ThreadInfo>) {
+          auto* s = stmts_[kThread];
+          std::string name = v.name;
+          if (name.empty() && v.end == 0) {
+            // The kernel's name for the thread (what `top -H` shows) until roctx names it.
+            char path[64];
+            std::snprintf(path, sizeof path, "/proc/self/task/%u/comm", v.tid);
+            if (FILE* f = std::fopen(path, "r")) {
+              char buf[64] = {};
+              if (std::fgets(buf, sizeof buf, f)) name = buf;
+              std::fclose(f);
+              while (!name.empty() && name.back() == '\n') name.pop_back();
+            }
+          }
+          bind(s, 1, v.tid);
+          bind(s, 2, info_.ppid);
+          bind(s, 3, info_.pid);
+          bind(s, 4, v.tid);
+          bind_text(s, 5, name);
+          bind(s, 6, static_cast<int64_t>(v.start));
+          bind(s, 7, static_cast<int64_t>(v.end));
+          run(s);
+        } else if constexpr (std::is_same_v<T, AgentInfo>) {
+          auto* s = stmts_[kAgent];
+          bind(s, 1, v.id);
+          bind(s, 2, info_.pid);
+          bind_text(s, 3, v.type);
+          bind(s, 4, v.absolute_index);
+          bind(s, 5, v.logical_index);
+          bind(s, 6, v.type_index);
+          bind_text(s, 7, v.uuid);
+          bind_text(s, 8, v.name);
+          bind_text(s, 9, v.model_name);
+          bind_text(s, 10, v.vendor_name);
+          bind_text(s, 11, v.product_name);
+          bind_text(s, 12, v.user_name);
+          bind_text(s, 13, v.extdata);
+          run(s);
+        } else if constexpr (std::is_same_v<T, StreamInfo>) {
+          auto* s = stmts_[v.is_queue ? kQueue : kStream];
+          bind(s, 1, v.id);
+          bind(s, 2, info_.pid);
+          bind_text(s, 3, v.name);
+          bind_text(s, 4, v.extdata);
+          run(s);
+        } else if constexpr (std::is_same_v<T, KernelSymbolInfo>) {
+          auto* s = stmts_[kSymbol];
+          bind(s, 1, v.id);
+          bind(s, 2, info_.pid);
+          bind_text(s, 3, v.kernel_name);
+          bind_text(s, 4, v.display_name);
+          bind(s, 5, static_cast<int64_t>(v.kernel_object));
+          bind(s, 6, v.kernarg_segment_size);
+          bind(s, 7, v.kernarg_segment_alignment);
+          bind(s, 8, v.group_segment_size);
+          bind(s, 9, v.private_segment_size);
+          bind(s, 10, v.sgpr_count);
+          bind(s, 11, v.arch_vgpr_count);
+          bind(s, 12, v.accum_vgpr_count);
+          bind_text(s, 13, v.extdata);
+          run(s);
+        }
+      },
+      row);
+}
+
+int64_t RocpdSink::insert_event(const Record& r, const std::string& extdata) {
+  auto* s = stmts_[kEvent];
+  const int64_t id = next_event_id_++;
+  uint64_t stack = 0, parent = 0;
+  switch (r.kind) {
+    case RecordKind::kRegion: stack = r.region.stack_id; parent = r.region.parent_stack_id; break;
+    case RecordKind::kKernelDispatch: stack = r.kernel.stack_id; break;
+    case RecordKind::kMemoryCopy: stack = r.copy.stack_id; break;
+    case RecordKind::kMemoryAlloc: stack = r.alloc.stack_id; break;
+    case RecordKind::kSample: stack = r.sample.stack_id; break;
+    default: break;
+  }
+  bind(s, 1, id);
+  bind_id(s, 2, r.category_id);
+  bind(s, 3, static_cast<int64_t>(stack));
+  bind(s, 4, static_cast<int64_t>(parent));
+  bind(s, 5, static_cast<int64_t>(r.correlation_id));
+  api_->bind_text(s, 6, "{}", 2, nullptr);
+  api_->bind_text(s, 7, "{}", 2, nullptr);
+  bind_text(s, 8, extdata);
+  run(s);
+  return id;
+}
+
+int64_t RocpdSink::track_for(uint32_t tid, uint32_t category_id) {
+  const uint64_t key = (static_cast<uint64_t>(category_id) << 32) | tid;
+  auto it = tracks_.find(key);
+  if (it != tracks_.end()) return it->second;
+  const int64_t id = static_cast<int64_t>(tracks_.size()) + 1;
+  auto* s = stmts_[kTrack];
+  bind(s, 1, id);
+  bind(s, 2, info_.pid);
+  bind(s, 3, tid);
+  bind_id(s, 4, category_id);
+  run(s);
+  tracks_.emplace(key, id);
+  return id;
+}
+
+void RocpdSink::write_records(const Record* records, std::size_t n) {
+  if (db_ == nullptr) return;
+  for (std::size_t i = 0; i < n; ++i) write_record(records[i]);
+}
+
+void RocpdSink::write_record(const Record& r) {
+  static const std::string kEmpty = "{}";
+  const std::string* extdata = &kEmpty;
+  auto text_of = [&](uint32_t id) -> const std::string& {
+    static const std::string none;
+    return id > 0 && id <= strings_.size() ? strings_[id - 1] : none;
+  };
+  switch (r.kind) {
+    case RecordKind::kRegion: {
+      if (r.region.extdata_id != 0) {
+        extdata = &text_of(r.region.extdata_id);
+      } else if (r.flags & kFlagMessage) {
+        // ROCTx convention: the message travels in the event's extdata.
+        scratch_.assign("{\"message\":");
+        json_escape_into(scratch_, text_of(r.name_id));
+        scratch_.push_back('}');
+        extdata = &scratch_;
+      }
+      const int64_t ev = insert_event(r, *extdata);
+      auto* s = stmts_[kRegion];
+      bind(s, 1, info_.pid);
+      bind(s, 2, r.tid);
+      bind(s, 3, static_cast<int64_t>(r.start));
+      bind(s, 4, static_cast<int64_t>(r.end));
+      bind_id(s, 5, r.name_id);
+      bind(s, 6, ev);
+      api_->bind_text(s, 7, "{}", 2, nullptr);
+      run(s);
+      break;
+    }
+    case RecordKind::kKernelDispatch: {
+      const KernelData& k = r.kernel;
+      if (k.dynamic_shared != 0 || k.registers != 0) {
+        scratch_ = "{\"dynamic_shared_memory\":" + std::to_string(k.dynamic_shared) +
+                   ",\"registers_per_thread\":" + std::to_string(k.registers) + "}";
+        extdata = &scratch_;
+      }
+      const int64_t ev = insert_event(r, "{}");
+      auto* s = stmts_[kKernel];
+      int i = 1;
+      bind(s, i++, info_.pid);
+      bind(s, i++, r.tid);
+      bind(s, i++, k.agent_id);
+      bind(s, i++, k.kernel_id);
+      bind(s, i++, static_cast<int64_t>(k.dispatch_id));
+      bind(s, i++, k.queue_id);
+      bind(s, i++, k.stream_id);
+      bind(s, i++, static_cast<int64_t>(r.start));
+      bind(s, i++, static_cast<int64_t>(r.end));
+      bind(s, i++, k.local_per_thread);
+      bind(s, i++, static_cast<int64_t>(k.static_shared) + k.dynamic_shared);
+      for (int d = 0; d < 3; ++d) bind(s, i++, k.block[d]);
+      for (int d = 0; d < 3; ++d) bind(s, i++, k.grid[d]);
+      bind_id(s, i++, k.region_name_id);
+      bind(s, i++, ev);
+      bind_text(s, i++, *extdata);
+      run(s);
+      break;
+    }
+    case RecordKind::kMemoryCopy: {
+      const CopyData& c = r.copy;
+      if (r.flags & kFlagMemset) {
+        scratch_ = "{\"memset_value\":" + std::to_string(c.value) + "}";
+        extdata = &scratch_;
+      }
+      const int64_t ev = insert_event(r, "{}");
+      auto* s = stmts_[kCopy];
+      int i = 1;
+      bind(s, i++, info_.pid);
+      bind(s, i++, r.tid);
+      bind(s, i++, static_cast<int64_t>(r.start));
+      bind(s, i++, static_cast<int64_t>(r.end));
+      bind_id(s, i++, r.name_id);
+      bind(s, i++, c.dst_agent_id);
+      bind(s, i++, static_cast<int64_t>(c.dst_address));
+      if (r.flags & kFlagMemset) api_->bind_null(s, i++); else bind(s, i++, c.src_agent_id);
+      bind(s, i++, static_cast<int64_t>(c.src_address));
+      bind(s, i++, static_cast<int64_t>(c.bytes));
+      bind(s, i++, c.queue_id);
+      bind(s, i++, c.stream_id);
+      bind_id(s, i++, c.region_name_id);
+      bind(s, i++, ev);
+      bind_text(s, i++, *extdata);
+      run(s);
+      break;
+    }
+    case RecordKind::kMemoryAlloc: {
+      const AllocData& a = r.alloc;
+      const int64_t ev = insert_event(r, "{}");
+      auto* s = stmts_[kAlloc];
+      int i = 1;
+      bind(s, i++, info_.pid);
+      bind(s, i++, r.tid);
+      bind(s, i++, a.agent_id);
+      api_->bind_text(s, i++, kAllocTypes[a.op & 3], -1, nullptr);
+      api_->bind_text(s, i++, kAllocLevels[a.level < 3 ? a.level : 0], -1, nullptr);
+      bind(s, i++, static_cast<int64_t>(r.start));
+      bind(s, i++, static_cast<int64_t>(r.end));
+      bind(s, i++, static_cast<int64_t>(a.address));
+      bind(s, i++, static_cast<int64_t>(a.bytes));
+      bind(s, i++, 0);
+      bind(s, i++, a.stream_id);
+      bind(s, i++, ev);
+      api_->bind_text(s, i++, "{}", 2, nullptr);
+      run(s);
+      break;
+    }
+    case RecordKind::kSample: {
+      const SampleData& p = r.sample;
+      const int64_t ev = insert_event(r, p.extdata_id ? text_of(p.extdata_id) : kEmpty);
+      auto* s = stmts_[kSampleRow];
+      bind(s, 1, p.track_id ? static_cast<int64_t>(p.track_id) : track_for(r.tid, r.category_id));
+      bind(s, 2, static_cast<int64_t>(r.start));
+      bind(s, 3, ev);
+      api_->bind_text(s, 4, "{}", 2, nullptr);
+      run(s);
+      break;
+    }
+    case RecordKind::kThreadName: {
+      auto* s = stmts_[kThreadName];
+      bind_text(s, 1, text_of(r.name_id));
+      bind(s, 2, r.tid);
+      run(s);
+      break;
+    }
+    case RecordKind::kNone: break;
+  }
+}
+
+void RocpdSink::commit() {
+  if (db_ == nullptr) return;
+  exec("COMMIT; BEGIN;");
+}
+
+void RocpdSink::close(uint64_t end_ns) {
+  if (db_ == nullptr) return;
+  if (end_ns != 0) {
+    auto* s = prepare("UPDATE \"rocpd_info_process{S}\" SET fini = ?, \"end\" = ? WHERE pid = ?");
+    bind(s, 1, static_cast<int64_t>(end_ns));
+    bind(s, 2, static_cast<int64_t>(end_ns));
+    bind(s, 3, info_.pid);
+    run(s);
+    api_->finalize(s);
+    s = prepare("UPDATE \"rocpd_info_thread{S}\" SET \"end\" = ? WHERE \"end\" = 0");
+    bind(s, 1, static_cast<int64_t>(end_ns));
+    run(s);
+    api_->finalize(s);
+  }
+  exec("COMMIT;");
+  for (auto*& s : stmts_) {
+    if (s) api_->finalize(s);
+    s = nullptr;
+  }
+  // Fold the WAL back in and leave a single self-contained file that read-only readers
+  // (and copies of just the .db) can open.
+  exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+  api_->close_v2(db_);
+  db_ = nullptr;
+}
+
+}  // namespace rocprof

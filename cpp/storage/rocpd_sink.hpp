@@ -1,0 +1,67 @@
+// The rocpd SQLite sink: one database per process in ROCm's schema v3 (rocpd/schema/*.sql,
+// embedded at build time). WAL journal + a commit every few hundred ms: a killed process
+// leaves a database that opens and holds everything but the last moment.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sink.hpp"
+#include "sqlite_api.hpp"
+
+namespace rocprof {
+
+class RocpdSink final : public Sink {
+ public:
+  RocpdSink() = default;
+  ~RocpdSink() override;
+
+  bool open(const SessionInfo& info, std::string* error) override;
+  void write_strings(uint32_t first_id, const std::vector<std::string>& strings) override;
+  void write_info(const InfoRow& row) override;
+  void write_records(const Record* records, std::size_t n) override;
+  void commit() override;
+  void close(uint64_t end_ns) override;
+
+  const std::string& suffix() const { return suffix_; }
+
+ private:
+  enum Stmt {
+    kString, kEvent, kRegion, kKernel, kCopy, kAlloc, kSampleRow, kTrack, kThread, kThreadName,
+    kAgent, kStream, kQueue, kSymbol, kMetaUpdate, kMetaInsert, kStmtCount
+  };
+
+  bool exec(const std::string& sql, std::string* error = nullptr);
+  sql::sqlite3_stmt* prepare(const std::string& sql);
+  void bind(sql::sqlite3_stmt* s, int i, int64_t v) { api_->bind_int64(s, i, v); }
+  void bind_text(sql::sqlite3_stmt* s, int i, const std::string& v) {
+    api_->bind_text(s, i, v.data(), static_cast<int>(v.size()), sql::kTransient);
+  }
+  void bind_id(sql::sqlite3_stmt* s, int i, uint32_t id) {
+    if (id == 0) api_->bind_null(s, i); else api_->bind_int64(s, i, id);
+  }
+  void run(sql::sqlite3_stmt* s);
+  int64_t insert_event(const Record& r, const std::string& extdata);
+  int64_t track_for(uint32_t tid, uint32_t category_id);
+  void write_record(const Record& r);
+  void write_metadata(const std::string& tag, const std::string& value);
+  void write_base_rows(const SessionInfo& info);
+
+  const sql::Api* api_ = nullptr;
+  sql::sqlite3* db_ = nullptr;
+  sql::sqlite3_stmt* stmts_[kStmtCount] = {};
+  SessionInfo info_;
+  std::string suffix_;
+  int64_t next_event_id_ = 1;
+  std::vector<std::string> strings_;  // id - 1 → text, for JSON extdata
+  std::unordered_map<uint64_t, int64_t> tracks_;
+  std::string scratch_;
+  bool in_txn_ = false;
+  bool failed_ = false;
+};
+
+// "_" + guid with '-' replaced by '_' (rocpd-schema.md).
+std::string rocpd_suffix(const std::string& guid);
+
+}  // namespace rocprof

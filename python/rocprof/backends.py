@@ -1,0 +1,78 @@
+"""Capture backends as the Python side sees them: what is compiled in, what is live here,
+and how the session's options switch each one on.
+
+A backend compiled into the native core registers itself there (rocprof._core.backends());
+its Python part lives in this module's CONFIGURE table: a function that takes the Options,
+configures the native backend before the session starts, and returns notes for the user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import _core
+from .options import Options
+
+# Backends the project knows about, in the order `rocprof info` lists them.
+KNOWN = {
+    "markers": "ROCTx ranges and marks (Python roctx module, libroctx64.so)",
+    "cupti": "NVIDIA GPU tracing through CUPTI",
+    "hsa": "AMD GPU tracing through the HSA tools interface and HIP",
+    "sampling": "Python and native call-stack sampling",
+}
+
+
+def statuses() -> list[dict]:
+    """[{name, description, compiled, live, reason}] for every known backend."""
+    native = {name: (compiled, live, reason) for name, compiled, live, reason in _core.backends()}
+    native.setdefault("markers", (True, True, ""))
+    out = []
+    for name, description in KNOWN.items():
+        compiled, live, reason = native.get(name, (False, False, "not compiled into this build"))
+        out.append(dict(name=name, description=description, compiled=compiled, live=live,
+                        reason=reason))
+    for name, (compiled, live, reason) in native.items():
+        if name not in KNOWN:
+            out.append(dict(name=name, description="", compiled=compiled, live=live, reason=reason))
+    return out
+
+
+def _status(name: str) -> dict:
+    return next(s for s in statuses() if s["name"] == name)
+
+
+def _configure_gpu(options: Options) -> list[str]:
+    if not options.gpu_requested():
+        return []
+    for name in ("cupti", "hsa"):
+        configure = CONFIGURE_GPU.get(name)
+        status = _status(name)
+        if configure is not None and status["live"]:
+            return configure(options)
+    if options.default_gpu:
+        return []  # nobody asked: a CPU-only machine is not worth a warning
+    reasons = "; ".join(f"{s['name']}: {s['reason'] or 'not live'}" for s in map(_status, ("cupti", "hsa")))
+    return [f"GPU tracing requested but no GPU backend is live here ({reasons}); recording CPU-side data only"]
+
+
+def _configure_sampling(options: Options) -> list[str]:
+    if options.sample is None:
+        return []
+    configure = CONFIGURE_SAMPLING.get("sampling")
+    status = _status("sampling")
+    if configure is None or not status["live"]:
+        return [f"--sample requested but call-stack sampling is unavailable here ({status['reason'] or 'not live'})"]
+    return configure(options)
+
+
+# name → configure(options) -> notes. Filled by the backends' Python modules.
+CONFIGURE_GPU: dict[str, Callable[[Options], list[str]]] = {}
+CONFIGURE_SAMPLING: dict[str, Callable[[Options], list[str]]] = {}
+
+
+def configure(options: Options) -> list[str]:
+    """Configure every backend the options ask for; returns one line per unmet request."""
+    notes: list[str] = []
+    notes += _configure_gpu(options)
+    notes += _configure_sampling(options)
+    return notes

@@ -1,0 +1,98 @@
+"""`rocprof run [options] script.py [args]` / `rocprof run [options] -m module [args]`.
+
+The target runs in this process with the sys.argv, __main__ and sys.path[0] of plain
+`python script.py`; its exit status is passed through. Options are named as rocprofv3's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..options import Options
+from . import UsageError
+from .target import run_target
+
+TRACE_HELP = (
+    "With no tracing option, rocprof records ROCTx ranges and, where a GPU backend is live, "
+    "kernels, memory copies and the runtime API (as --sys-trace minus allocations)."
+)
+
+
+def add_parser(p) -> None:
+    p.epilog = TRACE_HELP
+    out = p.add_argument_group("output")
+    out.add_argument("-d", "--output-directory", metavar="DIR",
+                     help="folder for the database (default rocprof-output/%%hostname%%); "
+                          "placeholders %%hostname%% %%pid%% %%ppid%% %%rank%% %%env{VAR}%%")
+    out.add_argument("-o", "--output-file", metavar="NAME",
+                     help="database name: NAME_results.db (default %%pid%%)")
+    out.add_argument("--stats", action="store_true", help="write *_stats.csv beside the database")
+    out.add_argument("-S", "--summary", action="store_true", help="print summary tables at exit")
+    tr = p.add_argument_group("tracing (rocprofv3 names)")
+    tr.add_argument("--marker-trace", action="store_true", help="ROCTx ranges and marks (always on)")
+    tr.add_argument("--kernel-trace", action="store_true", help="GPU kernel dispatches")
+    tr.add_argument("--memory-copy-trace", action="store_true", help="GPU memory copies and sets")
+    tr.add_argument("--memory-allocation-trace", action="store_true", help="GPU allocations and frees")
+    tr.add_argument("--runtime-trace", action="store_true", help="GPU runtime and driver API calls")
+    tr.add_argument("--sys-trace", action="store_true", help="all of the above")
+    tr.add_argument("--kernel-include-regex", metavar="RE", help="keep only kernels matching RE")
+    tr.add_argument("--kernel-exclude-regex", metavar="RE", help="drop kernels matching RE")
+    tr.add_argument("-T", "--truncate-kernels", action="store_true", help="kernel names without arguments")
+    tr.add_argument("-M", "--mangled-kernels", action="store_true", help="keep mangled kernel names")
+    sm = p.add_argument_group("sampling")
+    sm.add_argument("--sample", nargs="?", const=1000, type=int, metavar="HZ",
+                    help="call-stack sampling at HZ (default 1000)")
+    sm.add_argument("--sampling-mode", choices=("cpu", "wall"), default="cpu")
+    sm.add_argument("--native-stacks", action="store_true", help="merge native frames into stacks")
+    p.add_argument("-m", dest="module", metavar="MODULE", help="run a library module as a script")
+    p.add_argument("target", nargs=argparse.REMAINDER, help="script.py [args] (or -- script.py)")
+
+
+def options_from(args) -> Options:
+    o = Options(output_dir=args.output_directory, output_file=args.output_file,
+                stats=args.stats, summary=args.summary,
+                kernel_include_regex=args.kernel_include_regex,
+                kernel_exclude_regex=args.kernel_exclude_regex,
+                truncate_kernels=args.truncate_kernels, mangled_kernels=args.mangled_kernels,
+                sample=args.sample, sampling_mode=args.sampling_mode,
+                native_stacks=args.native_stacks)
+    o.kernel_trace = args.kernel_trace
+    o.memory_copy_trace = args.memory_copy_trace
+    o.memory_allocation_trace = args.memory_allocation_trace
+    o.runtime_trace = args.runtime_trace
+    if args.sys_trace:
+        o.sys_trace()
+    elif not (o.kernel_trace or o.memory_copy_trace or o.memory_allocation_trace or o.runtime_trace):
+        # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
+        o.kernel_trace = o.memory_copy_trace = o.runtime_trace = True
+        o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
+    if o.sample is not None and not (1 <= o.sample <= 100_000):
+        raise UsageError(f"rocprof run: --sample must be between 1 and 100000 Hz, not {o.sample}")
+    for flag in ("kernel_include_regex", "kernel_exclude_regex"):
+        pattern = getattr(o, flag)
+        if pattern:
+            import re
+
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise UsageError(f"rocprof run: --{flag.replace('_', '-')} {pattern!r} is not a valid regex: {e}") from None
+    return o
+
+
+def run(args) -> int:
+    target = list(args.target)
+    if target and target[0] == "--":
+        target = target[1:]
+    if args.module is None and not target:
+        raise UsageError("rocprof run: nothing to run: give a script (rocprof run script.py) or -m module")
+    if args.module is None:
+        script = target[0]
+        if not os.path.isfile(script):
+            print(f"rocprof run: script {script!r} not found (check the path)", file=sys.stderr)
+            return 2
+    options = options_from(args)
+    return run_target(options, script=None if args.module else target[0], module=args.module,
+                      argv=target if args.module is None else target)

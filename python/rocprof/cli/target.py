@@ -1,0 +1,89 @@
+"""Running the profiled program in this process, the way `python script.py` would."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+
+from ..options import Options
+from ..session import Session
+
+
+def _exit_code(e: SystemExit) -> int:
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)  # sys.exit("message") prints the message, exits 1
+    return 1
+
+
+def _print_user_traceback(exc: BaseException) -> None:
+    """The traceback plain Python would print: frames of the launcher and runpy left out."""
+    tb = exc.__traceback__
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    while tb is not None and (tb.tb_frame.f_code.co_filename.startswith(here)
+                              or tb.tb_frame.f_code.co_filename == runpy.__file__
+                              or "<frozen runpy>" in tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
+
+
+def run_target(options: Options, script: str | None, module: str | None, argv: list[str]) -> int:
+    session = Session(options)
+    try:
+        session.start()
+    except (OSError, ValueError, RuntimeError) as e:
+        print(f"rocprof run: {e}", file=sys.stderr)
+        return 2
+    for note in session.notes:
+        print(f"rocprof: {note}", file=sys.stderr)
+
+    if module is not None:
+        sys.argv = [module, *argv]
+        sys.path.insert(0, os.getcwd())
+    else:
+        sys.argv = list(argv)
+        sys.path[0] = os.path.dirname(os.path.abspath(script))
+    code = 0
+    try:
+        if module is not None:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        code = _exit_code(e)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        code = 130
+    except BaseException as e:  # noqa: BLE001 - the user's program failed; report as Python does
+        _print_user_traceback(e)
+        code = 1
+    finally:
+        sys.stdout.flush()
+        session.stop()
+    _report(session, options)
+    return code
+
+
+def _report(session: Session, options: Options) -> None:
+    path = session.path
+    if not path or not os.path.exists(path):
+        return
+    print(f"rocprof: results written to {path}", file=sys.stderr)
+    if not (options.stats or options.summary):
+        return
+    try:
+        from rocpd import stats
+
+        if options.stats:
+            prefix = path[: -len("_results.db")] if path.endswith("_results.db") else path
+            for written in stats.write_stats_csv(path, prefix):
+                print(f"rocprof: stats written to {written}", file=sys.stderr)
+        if options.summary:
+            print(stats.format_summary(path))
+    except Exception as e:  # noqa: BLE001 - a summary failure must not hide the exit code
+        print(f"rocprof: summary failed: {e}", file=sys.stderr)

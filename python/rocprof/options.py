@@ -1,0 +1,47 @@
+"""What a profiling session collects, shared by the launcher and the in-process API.
+
+Tracing option names follow rocprofv3. Each capture backend turns the options it serves into
+calls on rocprof._core before the session starts (see backends.py); an option no live
+backend can serve produces one line saying so, never an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+
+@dataclasses.dataclass
+class Options:
+    output_dir: str | None = None
+    output_file: str | None = None
+    marker_trace: bool = True
+    kernel_trace: bool = False
+    memory_copy_trace: bool = False
+    memory_allocation_trace: bool = False
+    runtime_trace: bool = False
+    kernel_include_regex: str | None = None
+    kernel_exclude_regex: str | None = None
+    truncate_kernels: bool = False
+    mangled_kernels: bool = False
+    sample: int | None = None          # Hz; None: no call-stack sampling
+    sampling_mode: str = "cpu"         # cpu | wall
+    native_stacks: bool = False
+    stats: bool = False
+    summary: bool = False
+    commit_ms: int = 250
+    ring_capacity: int = 1 << 14
+    follow_fork: bool = True
+    default_gpu: bool = False          # GPU tracing on by default, not asked for: no notes
+
+    def sys_trace(self) -> None:
+        """--sys-trace: everything rocprofv3 traces at system level."""
+        self.marker_trace = self.kernel_trace = self.memory_copy_trace = True
+        self.memory_allocation_trace = self.runtime_trace = True
+
+    def gpu_requested(self) -> bool:
+        return (self.kernel_trace or self.memory_copy_trace or self.memory_allocation_trace
+                or self.runtime_trace)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)

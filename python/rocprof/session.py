@@ -1,0 +1,72 @@
+"""The in-process API: profile a block of code into a rocpd database.
+
+    with rocprof.profile(output_dir="out", kernel_trace=True) as s:
+        train()
+    print(s.path)
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3  # noqa: F401 - loads libsqlite3 so the native writer binds to the same copy
+import sys
+
+from . import _core, backends, paths
+from .options import Options
+
+_real_os_exit = os._exit
+
+
+def _exit_with_flush(code):
+    """os._exit that first closes the session: forked DataLoader workers leave via os._exit."""
+    try:
+        _core.stop_session()
+    finally:
+        _real_os_exit(code)
+
+
+class Session:
+    """One profiling session of this process (at most one runs at a time)."""
+
+    def __init__(self, options: Options | None = None, **kwargs):
+        self.options = options or Options()
+        for key, value in kwargs.items():
+            if not hasattr(self.options, key):
+                raise TypeError(f"rocprof.profile() got an unknown option {key!r}")
+            setattr(self.options, key, value)
+        self.path: str | None = None
+        self.notes: list[str] = []
+
+    def start(self) -> str:
+        template = paths.database_template(self.options.output_dir, self.options.output_file)
+        paths.prepare_directory(template)
+        self.notes = backends.configure(self.options)
+        self.path = _core.start_session(
+            template,
+            options_json=self.options.to_json(),
+            metadata={"rocprof.python": sys.version.split()[0],
+                      "rocprof.rank": paths.rank()},
+            ring_capacity=self.options.ring_capacity,
+            commit_ms=self.options.commit_ms,
+            follow_fork=self.options.follow_fork,
+        )
+        os._exit = _exit_with_flush
+        return self.path
+
+    def stop(self) -> None:
+        if _core.active():
+            _core.stop_session()
+        os._exit = _real_os_exit
+
+    def __enter__(self) -> Session:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def profile(output_dir: str | None = None, output_file: str | None = None, **options) -> Session:
+    """A Session for `with`: records ROCTx ranges always, other sources as asked
+    (kernel_trace=True, memory_copy_trace=True, runtime_trace=True, sample=1000, ...)."""
+    return Session(output_dir=output_dir, output_file=output_file, **options)
