@@ -16,6 +16,7 @@
 #include "rocprof/record.hpp"
 #include "rocprof/version.hpp"
 #include "session/session.hpp"
+#include "bindings/registry.hpp"
 
 namespace py = pybind11;
 namespace m = rocprof::markers;
@@ -247,7 +248,8 @@ PyMethodDef kRoctxMethods[] = {
 
 std::string start_session(const std::string& output_template, const std::string& options_json,
                           const std::map<std::string, std::string>& metadata, uint32_t ring_capacity,
-                          uint32_t flush_ms, uint32_t commit_ms, bool null_sink, bool follow_fork) {
+                          uint32_t flush_ms, uint32_t commit_ms, bool null_sink, bool follow_fork,
+                          const std::map<std::string, std::string>& backend_options) {
   s::Config cfg;
   cfg.output_template = output_template;
   cfg.options_json = options_json;
@@ -259,6 +261,7 @@ std::string start_session(const std::string& output_template, const std::string&
   cfg.collector.commit_interval_ms = commit_ms;
   cfg.null_sink = null_sink;
   cfg.follow_fork = follow_fork;
+  cfg.backend_options = backend_options;
   std::string error;
   bool ok;
   {
@@ -312,6 +315,7 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("metadata") = std::map<std::string, std::string>{},
           py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
           py::arg("null_sink") = false, py::arg("follow_fork") = true,
+          py::arg("backend_options") = std::map<std::string, std::string>{},
           "Start the process's session; returns the database path.");
   mod.def("stop_session", &s::stop, py::call_guard<py::gil_scoped_release>(),
           "Drain, commit and close the database.");
@@ -335,4 +339,7 @@ PYBIND11_MODULE(_core, mod) {
   });
   mod.def("resolve_path", &s::resolve_path, py::arg("template"), py::arg("fork_child") = false);
   mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench");
+
+  // Backends with Python-facing functions add them from their own bindings/<name>.cpp.
+  for (rocprof::bindings::BindFn fn : rocprof::bindings::registered()) fn(mod);
 }

@@ -171,6 +171,12 @@ void flush() {
 
 StringTable& strings() { return *g_strings; }
 
+std::string option(const std::string& name, const std::string& fallback) {
+  if (g_config == nullptr) return fallback;
+  auto it = g_config->backend_options.find(name);
+  return it == g_config->backend_options.end() ? fallback : it->second;
+}
+
 std::string current_path() { return current() ? *g_path : std::string(); }
 
 uint32_t category_id(const char* name) { return g_strings->intern_cached(name); }

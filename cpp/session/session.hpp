@@ -5,6 +5,7 @@
 // freed while the process lives, so a producer racing with stop() touches valid memory.
 #pragma once
 #include <atomic>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,9 @@ struct Config {
   CollectorOptions collector;
   bool null_sink = false;        // benchmarks: records are drained and discarded
   bool follow_fork = true;       // children of fork() record into their own database
+  // Backend settings as text ("cupti.kernel" = "1", "sampling.hz" = "1000", ...): backends
+  // read them in on_start through option(), so no backend needs its own configure call.
+  std::map<std::string, std::string> backend_options;
 };
 
 // A hook a capture backend registers to start/stop with the session (CUPTI, sampling, ...).
@@ -54,6 +58,8 @@ inline bool recording() noexcept {
 }
 
 StringTable& strings();
+// A backend option of the running (or last started) session; `fallback` when unset.
+std::string option(const std::string& name, const std::string& fallback = "");
 std::string current_path();
 // Interned ids of domain names used by several producers.
 uint32_t category_id(const char* name);

@@ -65,14 +65,22 @@ def _configure_sampling(options: Options) -> list[str]:
     return configure(options)
 
 
-# name → configure(options) -> notes. Filled by the backends' Python modules.
+# name → configure(options) -> notes. Filled by the backends' Python modules
+# (rocprof/capture/<name>.py), which put their native settings into BACKEND_OPTIONS.
+BACKEND_OPTIONS: dict[str, str] = {}
 CONFIGURE_GPU: dict[str, Callable[[Options], list[str]]] = {}
 CONFIGURE_SAMPLING: dict[str, Callable[[Options], list[str]]] = {}
 
 
-def configure(options: Options) -> list[str]:
-    """Configure every backend the options ask for; returns one line per unmet request."""
+def configure(options: Options, backend_options: dict[str, str]) -> list[str]:
+    """Fill `backend_options` (passed to the native session) for every backend the options
+    ask for; returns one line per request no live backend can serve."""
+    from . import capture
+
+    capture.load_all()
+    BACKEND_OPTIONS.clear()
     notes: list[str] = []
     notes += _configure_gpu(options)
     notes += _configure_sampling(options)
+    backend_options.update(BACKEND_OPTIONS)
     return notes

@@ -40,7 +40,8 @@ class Session:
     def start(self) -> str:
         template = paths.database_template(self.options.output_dir, self.options.output_file)
         paths.prepare_directory(template)
-        self.notes = backends.configure(self.options)
+        backend_options: dict[str, str] = {}
+        self.notes = backends.configure(self.options, backend_options)
         self.path = _core.start_session(
             template,
             options_json=self.options.to_json(),
@@ -49,6 +50,7 @@ class Session:
             ring_capacity=self.options.ring_capacity,
             commit_ms=self.options.commit_ms,
             follow_fork=self.options.follow_fork,
+            backend_options=backend_options,
         )
         os._exit = _exit_with_flush
         return self.path
