@@ -23,7 +23,10 @@ def build(path: str, rows: int, seed: int, pid: int = 1000, rank: int | None = N
     if os.path.exists(path):
         return path
     rng = random.Random(seed)
+    if os.path.exists(path + ".tmp"):
+        os.unlink(path + ".tmp")
     b = DatabaseBuilder(path + ".tmp", pid=pid, rank=rank)
+    b.conn.commit()
     b.conn.execute("PRAGMA synchronous = OFF")
     t, chunk = 0, 200_000
     for lo in range(0, rows, chunk):
