@@ -194,7 +194,7 @@ void Collector::drain_once(bool commit_now) {
   new_strings_.clear();
   const uint32_t first = strings_.take_new(new_strings_);
   const bool have_data = !batch_.empty() || !infos.empty() || !threads.empty();
-  if ((have_data || commit_now) && ensure_open()) {
+  if (opened_ || ((have_data || commit_now) && ensure_open())) {
     if (!new_strings_.empty()) sink_->write_strings(first, new_strings_);
     for (const ThreadInfo& t : threads) sink_->write_info(t);
     for (const InfoRow& row : infos) sink_->write_info(row);
@@ -217,7 +217,7 @@ void Collector::drain_once(bool commit_now) {
       sink_->commit();
     }
   } else if (!new_strings_.empty()) {
-    strings_.rewind_taken();  // not written yet: send them again once the sink opens
+    strings_.rewind_taken();  // no database yet (lazy child): send them all once it opens
   }
   if (!finished.empty()) {
     std::lock_guard<std::mutex> g(registry_mu_);
