@@ -1,0 +1,70 @@
+"""B8 as a test of correctness: a SIGKILLed run leaves a database that opens and holds every
+record older than one second; forked children get their own databases, nothing duplicated."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+
+from conftest import WORKLOADS, open_db, popen_rocprof, run_rocprof
+
+
+def test_sigkill_leaves_valid_database_with_everything_older_than_a_second(tmp_path):
+    p = popen_rocprof("run", "-d", tmp_path, "-o", "killed", WORKLOADS / "steady_ranges.py")
+    try:
+        ticks = 0
+        while ticks < 12:  # ~2.4 s of steady recording
+            line = p.stdout.readline()
+            assert line, p.stderr.read()
+            ticks += line.startswith("tick")
+        killed_at = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == -signal.SIGKILL
+    con = open_db(tmp_path / "killed_results.db")
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert con.execute("SELECT value FROM rocpd_metadata WHERE tag='schema_version'").fetchone()[0] == "3"
+    rows = con.execute("SELECT name, end FROM regions").fetchall()
+    numbers = sorted(int(name[1:]) for name, _ in rows)
+    assert numbers == list(range(len(numbers))), "no gaps: a prefix of the ranges, in order"
+    last_end = max(end for _, end in rows)
+    assert last_end >= killed_at - 1_000_000_000, (
+        f"newest stored range ended {(killed_at - last_end) / 1e9:.2f} s before the kill")
+
+
+def test_fork_child_gets_own_database_and_nothing_is_duplicated(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "f", WORKLOADS / "forking.py", "5")
+    assert r.returncode == 0, r.stderr
+    child_pid, child_rc = map(int, re.search(r"child (\d+) (\d+)", r.stdout).groups())
+    assert child_rc == 0
+    parent = [n for (n,) in open_db(tmp_path / "f_results.db").execute("SELECT name FROM regions")]
+    assert sorted(parent) == ["parent-after"] * 5 + ["parent-before"] * 5
+    child_db = tmp_path / f"f_{child_pid}_results.db"
+    assert child_db.exists(), list(tmp_path.iterdir())
+    con = open_db(child_db)
+    assert [n for (n,) in con.execute("SELECT name FROM regions")] == ["child"] * 5
+    pid, ppid = con.execute("SELECT pid, ppid FROM rocpd_info_process").fetchone()
+    assert pid == child_pid and ppid != child_pid
+    guids = {open_db(p).execute("SELECT value FROM rocpd_metadata WHERE tag='guid'").fetchone()[0]
+             for p in (tmp_path / "f_results.db", child_db)}
+    assert len(guids) == 2, "each database has its own guid"
+
+
+def test_fork_while_drain_thread_is_busy_never_deadlocks(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "storm", WORKLOADS / "fork_storm.py", "40",
+                    timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "children 40 ok 40" in r.stdout
+    children = list(tmp_path.glob("storm_*_results.db"))
+    assert len(children) == 40
+    for db in children:
+        names = [n for (n,) in open_db(db).execute("SELECT name FROM regions")]
+        assert names == ["child-work"], (db, names[:5])
+    busy = open_db(tmp_path / "storm_results.db").execute(
+        "SELECT count(*) FROM regions WHERE name = 'busy'").fetchone()[0]
+    assert busy > 0

@@ -1,0 +1,4 @@
+import roctx
+
+with roctx.range("x"):
+    pass
