@@ -1,0 +1,144 @@
+"""The Python roctx API inside a real in-process session."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+
+import rocprof
+import roctx
+
+
+@pytest.fixture
+def session(tmp_path):
+    s = rocprof.profile(output_dir=str(tmp_path), output_file="t")
+    s.start()
+    yield s
+    s.stop()
+
+
+def read(s, sql="SELECT name, start, end, tid FROM regions ORDER BY start"):
+    s.stop()
+    return sqlite3.connect(f"file:{s.path}?mode=ro", uri=True).execute(sql).fetchall()
+
+
+def test_no_session_calls_are_no_ops():
+    assert not rocprof._core.active() if hasattr(rocprof, "_core") else True
+    with roctx.range("nothing"):
+        pass
+    assert roctx.push("x") == -1 and roctx.pop() == -1
+    assert roctx.start("x") == 0
+    roctx.stop(0)
+    roctx.mark("x")
+
+
+def test_push_pop_depths_and_nesting(session):
+    assert roctx.push("a") == 0
+    assert roctx.push("b") == 1
+    assert roctx.pop() == 1
+    assert roctx.pop() == 0
+    assert roctx.pop() == -1, "popping an empty stack is reported, not recorded"
+    rows = read(session)
+    assert [r[0] for r in rows] == ["a", "b"]
+    (a, a0, a1, _), (b, b0, b1, _) = rows
+    assert a0 <= b0 <= b1 <= a1
+
+
+def test_range_context_manager_records_even_on_exception(session):
+    with pytest.raises(KeyError):
+        with roctx.range("failing"):
+            raise KeyError("x")
+    assert [r[0] for r in read(session)] == ["failing"]
+
+
+def test_decorator_keeps_function_identity_and_result(session):
+    @roctx.range("named")
+    def f(x):
+        """doc"""
+        return x * 2
+
+    @roctx.range
+    def bare():
+        return "ok"
+
+    assert f.__name__ == "f" and f.__doc__ == "doc" and f(21) == 42
+    assert bare() == "ok"
+    names = [r[0] for r in read(session)]
+    assert names.count("named") == 1 and any(n.endswith("bare") for n in names)
+
+
+def test_range_objects_are_reusable_and_recursive(session):
+    r = roctx.range("rec")
+    assert roctx.range("rec") is r  # cached per name
+
+    def down(n):
+        with r:
+            if n:
+                down(n - 1)
+
+    down(4)
+    rows = read(session)
+    assert [x[0] for x in rows] == ["rec"] * 5
+    assert all(a[1] <= b[1] and b[2] <= a[2] for a, b in zip(rows, rows[1:]))
+
+
+def test_start_stop_across_threads(session):
+    rid = roctx.start("cross")
+    t = threading.Thread(target=roctx.stop, args=(rid,))
+    t.start()
+    t.join()
+    roctx.stop(rid)  # second stop of the same id records nothing
+    rows = read(session)
+    assert [r[0] for r in rows] == ["cross"]
+    assert rows[0][3] == threading.get_native_id(), "the range belongs to the thread that started it"
+
+
+def test_pause_resume_drops_what_is_between(session):
+    with roctx.range("kept-1"):
+        pass
+    roctx.pause()
+    with roctx.range("dropped"):
+        pass
+    roctx.mark("dropped-mark")
+    roctx.resume()
+    with roctx.range("kept-2"):
+        pass
+    assert [r[0] for r in read(session)] == ["kept-1", "kept-2"]
+
+
+def test_name_thread_and_thread_id(session):
+    got = {}
+
+    def work():
+        roctx.name_thread("named-worker")
+        got["tid"] = roctx.get_thread_id()
+        with roctx.range("in-worker"):
+            pass
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert got["tid"] == t.native_id
+    rows = read(session, "SELECT name FROM threads WHERE tid = %d" % got["tid"])
+    assert rows == [("named-worker",)]
+
+
+def test_camelcase_aliases_are_the_same_functions():
+    assert roctx.rangePush is roctx.push and roctx.rangePop is roctx.pop
+    assert roctx.rangeStart is roctx.start and roctx.rangeStop is roctx.stop
+    assert roctx.profilerPause is roctx.pause and roctx.profilerResume is roctx.resume
+    assert roctx.nameOsThread is roctx.name_thread and roctx.getThreadId is roctx.get_thread_id
+
+
+def test_wrong_argument_types_raise_clearly():
+    with pytest.raises(TypeError, match="message string"):
+        roctx.range(3)
+    with pytest.raises(TypeError):
+        roctx.mark(None)
+
+
+def test_second_session_refused_while_one_runs(session, tmp_path):
+    with pytest.raises(RuntimeError, match="already running"):
+        rocprof.profile(output_dir=str(tmp_path / "b")).start()
