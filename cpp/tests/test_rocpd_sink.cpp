@@ -1,0 +1,97 @@
+// The SQLite sink writes the schema and rows a reader can count (read back through SQLite).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "storage/rocpd_sink.hpp"
+#include "storage/sqlite_api.hpp"
+
+using namespace rocprof;
+
+namespace {
+
+int64_t scalar(const std::string& path, const std::string& query) {
+  std::string error;
+  const sql::Api* api = sql::api(&error);
+  sql::sqlite3* db = nullptr;
+  api->open_v2(path.c_str(), &db, sql::kOpenReadWrite, nullptr);
+  sql::sqlite3_stmt* s = nullptr;
+  int64_t v = -1;
+  if (api->prepare_v2(db, query.c_str(), -1, &s, nullptr) == sql::kOk && api->step(s) == sql::kRow)
+    v = api->column_int64(s, 0);
+  api->finalize(s);
+  api->close_v2(db);
+  return v;
+}
+
+std::string temp_path(const char* name) {
+  return std::string(::testing::TempDir()) + "/" + name + "_" + std::to_string(getpid()) + ".db";
+}
+
+}  // namespace
+
+TEST(RocpdSink, SqliteIsFound) {
+  std::string error;
+  EXPECT_NE(sql::api(&error), nullptr) << error;
+}
+
+TEST(RocpdSink, SuffixFromGuid) {
+  EXPECT_EQ(rocpd_suffix("0000ddb5-8903-7903-b269-cd8d3745bb8a"), "_0000ddb5_8903_7903_b269_cd8d3745bb8a");
+}
+
+TEST(RocpdSink, WritesSchemaMetadataAndRows) {
+  SessionInfo info;
+  info.path = temp_path("sink");
+  info.guid = "0000ddb5-8903-7903-b269-cd8d3745bb8a";
+  info.pid = 42;
+  info.hostname = "host";
+  RocpdSink sink;
+  std::string error;
+  ASSERT_TRUE(sink.open(info, &error)) << error;
+  sink.write_strings(1, {"MARKER_CORE_API", "range-a", "KERNEL_DISPATCH", "kern"});
+  Record r{};
+  r.kind = RecordKind::kRegion;
+  r.flags = kFlagMessage;
+  r.tid = 7;
+  r.start = 100;
+  r.end = 200;
+  r.category_id = 1;
+  r.name_id = 2;
+  sink.write_records(&r, 1);
+  Record k{};
+  k.kind = RecordKind::kKernelDispatch;
+  k.start = 300;
+  k.end = 400;
+  k.category_id = 3;
+  k.name_id = 4;
+  k.kernel.agent_id = gpu_agent_id(0);
+  k.kernel.grid[0] = 1024;
+  k.kernel.block[0] = 256;
+  sink.write_records(&k, 1);
+  sink.write_info(ThreadInfo{7, 50, 0, "main"});
+  sink.commit();
+  sink.close(500);
+  const std::string& p = info.path;
+  EXPECT_EQ(scalar(p, "SELECT value FROM rocpd_metadata WHERE tag='schema_version'"), 3);
+  EXPECT_EQ(scalar(p, "SELECT count(*) FROM rocpd_region_0000ddb5_8903_7903_b269_cd8d3745bb8a"), 1);
+  EXPECT_EQ(scalar(p, "SELECT duration FROM regions WHERE name='range-a'"), 100);
+  EXPECT_EQ(scalar(p, "SELECT count(*) FROM rocpd_kernel_dispatch WHERE grid_size_x=1024"), 1);
+  EXPECT_EQ(scalar(p, "SELECT count(*) FROM rocpd_event"), 2);
+  EXPECT_EQ(scalar(p, "SELECT fini FROM rocpd_info_process WHERE pid=42"), 500);
+  EXPECT_EQ(scalar(p, "SELECT \"end\" FROM rocpd_info_thread WHERE tid=7"), 500);
+  EXPECT_EQ(scalar(p, "SELECT count(*) FROM rocpd_info_agent WHERE type='CPU'"), 1);
+  std::remove(p.c_str());
+}
+
+TEST(RocpdSink, UnwritablePathFailsWithMessage) {
+  SessionInfo info;
+  info.path = "/nonexistent-dir-for-rocprof/x.db";
+  info.guid = "0000ddb5-8903-7903-b269-cd8d3745bb8a";
+  RocpdSink sink;
+  std::string error;
+  EXPECT_FALSE(sink.open(info, &error));
+  EXPECT_FALSE(error.empty());
+}
