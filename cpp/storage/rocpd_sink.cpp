@@ -265,6 +265,18 @@ void RocpdSink::write_info(const InfoRow& row) {
           bind_text(s, 3, v.name);
           bind_text(s, 4, v.extdata);
           run(s);
+        } else if constexpr (std::is_same_v<T, StackInfo>) {
+          // Stack nodes share rocpd_event with the samples (no stack table in schema v3).
+          auto* s = stmts_[kEvent];
+          bind(s, 1, next_event_id_++);
+          bind_id(s, 2, v.category_id);
+          bind(s, 3, static_cast<int64_t>(v.id));
+          bind(s, 4, static_cast<int64_t>(v.parent_id));
+          bind(s, 5, 0);
+          bind_text(s, 6, v.call_stack);
+          bind_text(s, 7, v.line_info);
+          api_->bind_text(s, 8, "{}", 2, nullptr);
+          run(s);
         } else if constexpr (std::is_same_v<T, KernelSymbolInfo>) {
           auto* s = stmts_[kSymbol];
           bind(s, 1, v.id);

@@ -48,6 +48,17 @@ struct MetadataInfo {  // upserted: a later row with the same tag replaces the v
   std::string tag, value;
 };
 
-using InfoRow = std::variant<AgentInfo, StreamInfo, KernelSymbolInfo, ThreadInfo, MetadataInfo>;
+// One node of the call-stack tree (capture/sampling): the stack ending in this frame is the
+// node plus its parent's stack. Stored once as a rocpd_event row (id = stack_id,
+// parent_stack_id, call_stack = this frame as JSON, line_info = {file, line}); samples point
+// at their innermost node through rocpd_event.stack_id.
+struct StackInfo {
+  uint64_t id = 0, parent_id = 0;  // parent 0: outermost frame
+  uint32_t category_id = 0;        // interned, e.g. "PYTHON_SAMPLE_STACK"
+  std::string call_stack, line_info;
+};
+
+using InfoRow =
+    std::variant<AgentInfo, StreamInfo, KernelSymbolInfo, ThreadInfo, MetadataInfo, StackInfo>;
 
 }  // namespace rocprof

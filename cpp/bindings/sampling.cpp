@@ -1,0 +1,23 @@
+// Python-facing helpers of the sampling backend (capture/sampling/sampler.cpp).
+#include <cstdint>
+#include <tuple>
+
+#include "bindings/registry.hpp"
+#include "capture/sampling/native.hpp"
+
+namespace rocprof::sampling {
+void counters(uint64_t* taken, uint64_t* missed);
+}
+
+namespace {
+void bind(pybind11::module_& m) {
+  m.def("sampling_counters", [] {
+    uint64_t taken = 0, missed = 0;
+    rocprof::sampling::counters(&taken, &missed);
+    return std::make_tuple(taken, missed);
+  }, "(samples taken, samples missed) by the running sampling session");
+  m.def("sampling_native_available", &rocprof::sampling::native_available,
+        "whether --native-stacks is compiled in (libunwind)");
+}
+rocprof::bindings::Register r(bind);
+}  // namespace

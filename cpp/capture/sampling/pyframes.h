@@ -1,0 +1,47 @@
+/* The CPython-facing half of the sampler, in C so that it can include the interpreter's
+ * internal frame headers (Py_BUILD_CORE) of exactly the Python version _core is built for.
+ * Everything else in the sampler is C++ and never sees a Python header. */
+#ifndef ROCPROF_SAMPLING_PYFRAMES_H
+#define ROCPROF_SAMPLING_PYFRAMES_H
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Words per Python frame in a raw sample: code object, its co_name pointer (identity check
+ * at resolution), and (instruction index << 32) | kEntry bit | co_firstlineno. */
+#define RP_PY_WORDS 3
+#define RP_PY_ENTRY (1ull << 31)
+
+/* Async-signal-safe: reads only the calling thread's own frame chain (no Python API, no
+ * locks, no allocation). Writes at most `max_frames` frames, innermost first; returns the
+ * count, or -1 when the thread has no Python thread state (not a Python thread, or exiting). */
+int rp_walk_current(uint64_t* out, int max_frames);
+
+/* GIL helpers for the resolver thread; rp_gil_ensure returns 0 when Python is not usable
+ * (not initialised, or finalising) and nothing was taken. */
+int rp_gil_ensure(void);
+void rp_gil_release(void);
+/* Releases the GIL around a blocking call when the calling thread holds it. */
+void* rp_save_if_held(void);
+void rp_restore(void* saved);
+
+/* Under the GIL: calls fn(ctx, native_tid) for every thread state of the main interpreter. */
+void rp_for_each_thread(void (*fn)(void* ctx, unsigned long tid), void* ctx);
+
+/* Under the GIL. Validates that `code` still is the code object the sample saw (it may have
+ * been freed since: reads go through process_vm_readv, which fails instead of faulting), then
+ * takes a strong reference (kept for the session, so the address is never reused while
+ * cached) and returns its name, qualified name and file as UTF-8 (valid while referenced).
+ * Returns 0 when the object is gone. */
+int rp_code_info(uint64_t code, uint64_t name_ptr, uint32_t firstlineno, const char** func,
+                 const char** file);
+/* Under the GIL, for a code object rp_code_info accepted: line of instruction `lasti`. */
+int rp_code_line(uint64_t code, uint32_t lasti);
+/* Address range of the interpreter's frame-evaluation function (for native merging). */
+void rp_eval_range(uint64_t* lo, uint64_t* hi);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,491 @@
+// Call-stack sampling: per-thread POSIX timers (SIGEV_THREAD_ID, thread CPU clock or
+// CLOCK_MONOTONIC) deliver SIGPROF to the sampled thread itself; the handler copies frame
+// identities into that thread's preallocated ring (no Python API, no locks, no allocation).
+// A resolver thread (all signals blocked) wakes every tick, takes the GIL briefly, finds new
+// and finished Python threads, turns code objects into names/lines (cached), deduplicates
+// stacks into a tree of nodes stored once (StackInfo), and emits one kSample Record per sample.
+//
+// Linked into rocprof._core (needs the Python headers of the interpreter it is built for);
+// the Python-specific reads live in pyframes.c.
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "capture/sampling/native.hpp"
+#include "capture/sampling/pyframes.h"
+#include "rocprof/clock.hpp"
+#include "session/session.hpp"
+#include "storage/json.hpp"
+
+namespace rocprof::sampling {
+namespace {
+
+constexpr int kMaxSlots = 512;       // concurrently sampled threads
+constexpr int kMaxPy = 256;          // Python frames kept per sample (innermost)
+constexpr uint64_t kRingWords = 1u << 17;  // 1 MiB per sampled thread
+constexpr uint64_t kMagic = 0xA5;
+constexpr int kTickMs = 50;          // resolver period: GIL taken ~20 times a second
+
+// Raw sample in a ring: [magic | npy << 8 | nnative << 24 | overrun << 40] [timestamp]
+// then npy * RP_PY_WORDS words (pyframes.h) and nnative instruction pointers.
+struct Slot {
+  std::atomic<int> state{0};  // 0 free, 1 armed, 2 retired (timer gone, ring being drained)
+  uint32_t tid = 0;
+  timer_t timer{};
+  uint64_t* ring = nullptr;   // allocated once by the resolver, reused, never freed
+  std::atomic<uint64_t> head{0}, tail{0};
+  std::atomic<uint64_t> taken{0}, missed{0};
+  bool seen = false;          // resolver-only: found in the latest thread scan
+  // CPU mode, handler-only: thread CPU time at the previous tick and unsampled CPU time.
+  uint64_t last_cpu = 0, credit = 0;
+};
+Slot g_slots[kMaxSlots];
+
+std::atomic<bool> g_native{false};
+// CPU mode: > 0 is the sampling period in ns of thread CPU time (see arm() for why the timer
+// itself runs on CLOCK_MONOTONIC); 0 in wall mode.
+std::atomic<uint64_t> g_cpu_period{0};
+
+inline uint64_t* ring_at(Slot* s, uint64_t i) { return &s->ring[i & (kRingWords - 1)]; }
+
+void on_signal(int, siginfo_t* si, void* uc) {
+  const int saved_errno = errno;
+  auto* s = static_cast<Slot*>(si->si_value.sival_ptr);
+  if (si->si_code != SI_TIMER || s < g_slots || s >= g_slots + kMaxSlots ||
+      s->state.load(std::memory_order_acquire) != 1) {
+    errno = saved_errno;
+    return;
+  }
+  // Expirations the kernel folded into this one (timer overruns) are samples not taken.
+  const uint64_t cpu_period = g_cpu_period.load(std::memory_order_relaxed);
+  if (cpu_period != 0) {
+    // One sample per period of CPU time the thread used: idle ticks take nothing, and CPU
+    // time the ticks could not keep up with (a descheduled thread) is counted as missed.
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);  // async-signal-safe (POSIX list)
+    const uint64_t cpu = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+    s->credit += cpu - s->last_cpu;
+    s->last_cpu = cpu;
+    if (s->credit < cpu_period - cpu_period / 8) {  // 1/8: tolerance for tick jitter
+      errno = saved_errno;
+      return;
+    }
+    s->credit = s->credit > cpu_period ? s->credit - cpu_period : 0;
+    if (s->credit > 2 * cpu_period) {
+      s->missed.fetch_add(s->credit / cpu_period - 1, std::memory_order_relaxed);
+      s->credit = cpu_period;
+    }
+  } else if (si->si_overrun > 0) {
+    s->missed.fetch_add(si->si_overrun, std::memory_order_relaxed);
+  }
+  uint64_t buf[2 + kMaxPy * RP_PY_WORDS + kMaxNative];
+  const int npy = rp_walk_current(buf + 2, kMaxPy);
+  if (npy < 0) {  // not (or no longer) a Python thread
+    errno = saved_errno;
+    return;
+  }
+  int nnat = 0;
+  if (g_native.load(std::memory_order_relaxed))
+    nnat = native_walk(uc, buf + 2 + npy * RP_PY_WORDS, kMaxNative);
+  const uint64_t need = 2 + static_cast<uint64_t>(npy) * RP_PY_WORDS + nnat;
+  const uint64_t head = s->head.load(std::memory_order_relaxed);
+  const uint64_t tail = s->tail.load(std::memory_order_acquire);
+  if (kRingWords - (head - tail) < need) {  // resolver behind: count, never wait
+    s->missed.fetch_add(1, std::memory_order_relaxed);
+    errno = saved_errno;
+    return;
+  }
+  buf[0] = kMagic | (static_cast<uint64_t>(npy) << 8) | (static_cast<uint64_t>(nnat) << 24);
+  buf[1] = now_ns();  // vDSO clock_gettime: async-signal-safe
+  for (uint64_t i = 0; i < need; ++i) *ring_at(s, head + i) = buf[i];
+  s->head.store(head + need, std::memory_order_release);
+  s->taken.fetch_add(1, std::memory_order_relaxed);
+  errno = saved_errno;
+}
+
+// Kernel encoding of a thread's CPU-time clock (glibc's MAKE_THREAD_CPUCLOCK): lets us arm a
+// CPU-time timer for another thread by its tid.
+clockid_t thread_cpu_clock(uint32_t tid) {
+  return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6);
+}
+
+struct FrameRef {
+  uint32_t func_id, file_id;
+  int32_t line;
+  bool native;
+};
+
+struct NodeKey {
+  uint64_t parent;
+  uint32_t func, file;
+  int32_t line;
+  bool operator==(const NodeKey& o) const {
+    return parent == o.parent && func == o.func && file == o.file && line == o.line;
+  }
+};
+struct NodeHash {
+  size_t operator()(const NodeKey& k) const {
+    uint64_t h = k.parent * 0x9E3779B97F4A7C15ull;
+    h ^= (static_cast<uint64_t>(k.func) << 32 | k.file) + 0x7F4A7C159E3779B9ull + (h << 6);
+    return h ^ (static_cast<uint64_t>(static_cast<uint32_t>(k.line)) * 0xC2B2AE3D27D4EB4Full);
+  }
+};
+
+class Sampler {
+ public:
+  void start(Collector& c) {
+    collector_ = &c;
+    hz_ = std::max(1, std::atoi(session::option("sampling.hz", "1000").c_str()));
+    wall_ = session::option("sampling.mode", "cpu") == "wall";
+    native_ = session::option("sampling.native", "0") == "1" && native_available();
+    g_native.store(native_);
+    g_cpu_period.store(wall_ ? 0 : 1000000000ull / hz_);
+    if (native_) rp_eval_range(&eval_lo_, &eval_hi_);
+    auto& st = session::strings();
+    cat_sample_ = st.intern_cached(native_ ? "CPU_SAMPLE" : "PYTHON_SAMPLE");
+    cat_stack_ = st.intern_cached(native_ ? "CPU_SAMPLE_STACK" : "PYTHON_SAMPLE_STACK");
+    struct sigaction sa {};
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPROF, &sa, nullptr);  // left installed: a late signal must find a handler
+    stop_ = false;
+    // The resolver inherits a fully blocked mask: no timer signal ever lands on it.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    thread_ = new std::thread([this] { run(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
+
+  void stop(Collector& c) {
+    if (thread_ == nullptr) return;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    void* saved = rp_save_if_held();  // the resolver needs the GIL to finish its tick
+    thread_->join();
+    rp_restore(saved);
+    delete thread_;
+    thread_ = nullptr;
+    for (Slot& s : g_slots)
+      if (s.state.load() == 1) disarm(s);
+    if (rp_gil_ensure()) {
+      drain_all();
+      rp_gil_release();
+    }
+    uint64_t taken = 0, missed = 0, left = 0;
+    for (Slot& s : g_slots) {
+      taken += s.taken.exchange(0);
+      missed += s.missed.exchange(0);
+      if (s.ring != nullptr && s.head.load() != s.tail.load()) ++left;  // unresolvable now
+      s.state.store(0);
+    }
+    c.add_info(MetadataInfo{"rocprof.sampling.hz", std::to_string(hz_)});
+    c.add_info(MetadataInfo{"rocprof.sampling.mode", wall_ ? "wall" : "cpu"});
+    c.add_info(MetadataInfo{"rocprof.sampling.native", native_ ? "1" : "0"});
+    c.add_info(MetadataInfo{"rocprof.sampling.samples_taken", std::to_string(taken)});
+    c.add_info(MetadataInfo{"rocprof.sampling.samples_missed", std::to_string(missed)});
+    c.add_info(MetadataInfo{"rocprof.sampling.unresolved_frames", std::to_string(unresolved_)});
+    if (missed + left) c.add_drops("sampling", missed + left);
+    reset_tables();
+    collector_ = nullptr;
+  }
+
+  // After fork the child has one thread, no timers (POSIX timers are not inherited) and no
+  // resolver: forget all of it without touching locks the parent's threads may have held.
+  void fork_child() {
+    thread_ = nullptr;  // the parent's std::thread object is abandoned, never joined
+    new (&mu_) std::mutex();
+    new (&cv_) std::condition_variable();
+    for (Slot& s : g_slots) {
+      s.state.store(0);
+      s.head.store(0);
+      s.tail.store(0);
+      s.taken.store(0);
+      s.missed.store(0);
+    }
+    reset_tables();
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!stop_) {
+      lk.unlock();
+      if (rp_gil_ensure()) {
+        drain_all();
+        scan_threads();
+        rp_gil_release();
+      }
+      lk.lock();
+      cv_.wait_for(lk, std::chrono::milliseconds(kTickMs), [this] { return stop_; });
+    }
+  }
+
+  void scan_threads() {
+    for (Slot& s : g_slots) s.seen = false;
+    rp_for_each_thread(
+        [](void* ctx, unsigned long tid) { static_cast<Sampler*>(ctx)->saw(tid); }, this);
+    for (Slot& s : g_slots) {
+      const int st = s.state.load();
+      if (st == 1 && !s.seen) disarm(s);          // the thread's Python state is gone
+      else if (st == 2 && s.head.load() == s.tail.load()) s.state.store(0);
+    }
+  }
+
+  void saw(unsigned long tid) {
+    if (tid == static_cast<unsigned long>(syscall(SYS_gettid))) return;  // the resolver
+    for (Slot& s : g_slots)
+      if (s.state.load() == 1 && s.tid == tid) {
+        s.seen = true;
+        return;
+      }
+    for (Slot& s : g_slots)
+      if (s.state.load() == 0) {
+        arm(s, static_cast<uint32_t>(tid));
+        return;
+      }
+    collector_->add_drops("sampling.threads_not_sampled", 1);
+  }
+
+  void arm(Slot& s, uint32_t tid) {
+    if (s.ring == nullptr) s.ring = new uint64_t[kRingWords];
+    s.tid = tid;
+    s.head.store(0);
+    s.tail.store(0);
+    s.seen = true;
+    sigevent sev{};
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev.sigev_value.sival_ptr = &s;
+    sev._sigev_un._tid = static_cast<pid_t>(tid);
+    // Both modes tick on CLOCK_MONOTONIC: timers on a thread's CPU clock are only checked at
+    // the scheduler tick (CONFIG_HZ, often 250), so at 1 kHz they would fold 3 of 4 expirations
+    // into overruns. CPU mode instead filters the ticks by the thread's CPU time (on_signal).
+    timespec cpu0{};
+    clock_gettime(thread_cpu_clock(tid), &cpu0);
+    s.last_cpu = static_cast<uint64_t>(cpu0.tv_sec) * 1000000000ull + cpu0.tv_nsec;
+    s.credit = 0;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &s.timer) != 0) return;
+    s.state.store(1, std::memory_order_release);
+    const long period = 1000000000L / hz_;
+    itimerspec its{};
+    its.it_interval.tv_sec = its.it_value.tv_sec = period / 1000000000L;
+    its.it_interval.tv_nsec = its.it_value.tv_nsec = period % 1000000000L;
+    if (timer_settime(s.timer, 0, &its, nullptr) != 0) {
+      timer_delete(s.timer);
+      s.state.store(0);
+      return;
+    }
+    collector_->add_info(ThreadInfo{tid, now_ns(), 0, {}});
+  }
+
+  void disarm(Slot& s) {
+    timer_delete(s.timer);
+    s.state.store(2, std::memory_order_release);
+  }
+
+  void drain_all() {
+    for (Slot& s : g_slots)
+      if (s.state.load(std::memory_order_acquire) != 0 && s.ring != nullptr) drain(s);
+  }
+
+  // Under the GIL: every code object named by a sample still alive gets resolved here.
+  void drain(Slot& s) {
+    const uint64_t head = s.head.load(std::memory_order_acquire);
+    uint64_t t = s.tail.load(std::memory_order_relaxed);
+    while (t < head) {
+      const uint64_t h = *ring_at(&s, t);
+      if ((h & 0xff) != kMagic) break;  // cannot happen with one producer; stay safe
+      const int npy = static_cast<int>((h >> 8) & 0xffff);
+      const int nnat = static_cast<int>((h >> 24) & 0xffff);
+      const uint64_t ts = *ring_at(&s, t + 1);
+      py_.clear();
+      for (int i = 0; i < npy; ++i) {
+        const uint64_t base = t + 2 + static_cast<uint64_t>(i) * RP_PY_WORDS;
+        py_.push_back(resolve_py(*ring_at(&s, base), *ring_at(&s, base + 1), *ring_at(&s, base + 2)));
+        py_entry_.resize(py_.size());
+        py_entry_.back() = (*ring_at(&s, base + 2) & RP_PY_ENTRY) != 0;
+      }
+      ips_.clear();
+      for (int i = 0; i < nnat; ++i) ips_.push_back(*ring_at(&s, t + 2 + npy * RP_PY_WORDS + i));
+      t += 2 + static_cast<uint64_t>(npy) * RP_PY_WORDS + nnat;
+      emit_sample(s.tid, ts);
+    }
+    s.tail.store(t, std::memory_order_release);
+  }
+
+  FrameRef resolve_py(uint64_t code, uint64_t name_ptr, uint64_t w) {
+    auto& st = session::strings();
+    const uint32_t lasti = static_cast<uint32_t>(w >> 32);
+    const uint32_t first = static_cast<uint32_t>(w & 0x7fffffffu);
+    auto it = codes_.find(code);
+    if (it == codes_.end() || it->second.name_ptr != name_ptr) {
+      const char *func = nullptr, *file = nullptr;
+      CodeEntry e{name_ptr, 0, 0, false};
+      if (rp_code_info(code, name_ptr, first, &func, &file)) {
+        e = CodeEntry{name_ptr, st.intern_cached(func), st.intern_cached(file), true};
+      } else {
+        ++unresolved_;
+        return FrameRef{st.intern_cached("<code freed before resolution>"), 0, 0, false};
+      }
+      it = codes_.insert_or_assign(code, e).first;
+    }
+    const uint64_t lkey = code ^ (static_cast<uint64_t>(lasti) << 48) ^ lasti;
+    auto li = lines_.find(lkey);
+    int32_t line;
+    if (li != lines_.end() && li->second.first == code) {
+      line = li->second.second;
+    } else {
+      line = rp_code_line(code, lasti);
+      lines_[lkey] = {code, line};
+    }
+    return FrameRef{it->second.func_id, it->second.file_id, line, false};
+  }
+
+  void emit_sample(uint32_t tid, uint64_t ts) {
+    frames_.clear();  // innermost first
+    if (native_ && !ips_.empty()) {
+      merge_native();
+    } else {
+      frames_.assign(py_.begin(), py_.end());
+    }
+    uint64_t node = 0;
+    for (auto f = frames_.rbegin(); f != frames_.rend(); ++f) node = node_for(node, *f);
+    Record r{};
+    r.kind = RecordKind::kSample;
+    r.tid = tid;
+    r.start = r.end = ts;
+    r.category_id = cat_sample_;
+    r.sample.stack_id = node;
+    r.sample.value = std::nan("");
+    collector_->emit(r);
+  }
+
+  // Native frames innermost first; each activation of the eval loop is replaced by the
+  // Python frames it runs (pyframes.c marks each activation's outermost frame).
+  void merge_native() {
+    size_t p = 0;
+    for (uint64_t ip : ips_) {
+      if (ip >= eval_lo_ && ip < eval_hi_) {
+        while (p < py_.size()) {
+          frames_.push_back(py_[p]);
+          if (py_entry_[p++]) break;
+        }
+        continue;
+      }
+      frames_.push_back(native_frame(ip));
+    }
+    while (p < py_.size()) frames_.push_back(py_[p++]);
+  }
+
+  FrameRef native_frame(uint64_t ip) {
+    auto it = natives_.find(ip);
+    if (it != natives_.end()) return it->second;
+    std::string func, file;
+    native_symbol(ip, &func, &file);
+    auto& st = session::strings();
+    FrameRef f{st.intern_cached(func), st.intern_cached(file), 0, true};
+    natives_.emplace(ip, f);
+    return f;
+  }
+
+  uint64_t node_for(uint64_t parent, const FrameRef& f) {
+    const NodeKey key{parent, f.func_id, f.file_id, f.line};
+    auto it = nodes_.find(key);
+    if (it != nodes_.end()) return it->second;
+    const uint64_t id = nodes_.size() + 1;
+    nodes_.emplace(key, id);
+    auto& st = session::strings();
+    const std::string func(st.get(f.func_id)), file(st.get(f.file_id));
+    std::string cs = "{\"function\":" + json_string(func) + ",\"file\":" + json_string(file) +
+                     ",\"line\":" + std::to_string(f.line) + ",\"kind\":\"" +
+                     (f.native ? "native" : "python") + "\"}";
+    std::string li = "{\"file\":" + json_string(file) + ",\"line\":" + std::to_string(f.line) + "}";
+    collector_->add_info(StackInfo{id, parent, cat_stack_, std::move(cs), std::move(li)});
+    return id;
+  }
+
+  void reset_tables() {
+    // Strong references taken by rp_code_info are left alone (the interpreter may be gone);
+    // a session's worth of code objects is a bounded, small leak.
+    codes_.clear();
+    lines_.clear();
+    natives_.clear();
+    nodes_.clear();
+    unresolved_ = 0;
+  }
+
+  struct CodeEntry {
+    uint64_t name_ptr;
+    uint32_t func_id, file_id;
+    bool ok;
+  };
+
+  Collector* collector_ = nullptr;
+  int hz_ = 1000;
+  bool wall_ = false, native_ = false;
+  uint64_t eval_lo_ = 0, eval_hi_ = 0;
+  uint32_t cat_sample_ = 0, cat_stack_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread* thread_ = nullptr;
+  uint64_t unresolved_ = 0;
+  std::unordered_map<uint64_t, CodeEntry> codes_;
+  std::unordered_map<uint64_t, std::pair<uint64_t, int32_t>> lines_;
+  std::unordered_map<uint64_t, FrameRef> natives_;
+  std::unordered_map<NodeKey, uint64_t, NodeHash> nodes_;
+  std::vector<FrameRef> py_, frames_;
+  std::vector<bool> py_entry_;
+  std::vector<uint64_t> ips_;
+};
+
+Sampler* g_sampler = new Sampler();  // never destroyed: a late signal or atexit may touch it
+
+void on_start(Collector& c) {
+  if (session::option("sampling.hz").empty()) return;  // sampling not requested
+  g_sampler->start(c);
+}
+void on_stop(Collector& c) { g_sampler->stop(c); }
+void on_fork_child() { g_sampler->fork_child(); }
+void probe(bool* live, std::string* reason) {
+  *live = true;
+  *reason = native_available() ? "" : "native stacks unavailable (built without libunwind)";
+}
+
+struct Registrar {
+  Registrar() { session::register_backend({"sampling", on_start, on_stop, on_fork_child, probe}); }
+} registrar;
+
+}  // namespace
+
+// For tests and `rocprof info`: samples taken / missed since the session started.
+void counters(uint64_t* taken, uint64_t* missed) {
+  *taken = *missed = 0;
+  for (Slot& s : g_slots) {
+    *taken += s.taken.load();
+    *missed += s.missed.load();
+  }
+}
+
+}  // namespace rocprof::sampling
