@@ -315,8 +315,23 @@ int64_t RocpdSink::insert_event(const Record& r, const std::string& extdata) {
   bind(s, 3, static_cast<int64_t>(stack));
   bind(s, 4, static_cast<int64_t>(parent));
   bind(s, 5, static_cast<int64_t>(r.correlation_id));
-  api_->bind_text(s, 6, "{}", 2, nullptr);
-  api_->bind_text(s, 7, "{}", 2, nullptr);
+  // GPU work launched from Python carries its call site (interned JSON list of frames,
+  // innermost user frame first): call_stack is the list, line_info its first frame.
+  uint32_t callsite = 0;
+  if (r.kind == RecordKind::kKernelDispatch) callsite = r.kernel.callsite_id;
+  else if (r.kind == RecordKind::kMemoryCopy) callsite = r.copy.callsite_id;
+  if (callsite != 0 && callsite <= strings_.size()) {
+    const std::string& stack = strings_[callsite - 1];
+    const size_t open = stack.find('{'), close = stack.find('}');
+    bind_text(s, 6, stack);
+    if (open != std::string::npos && close != std::string::npos && close > open)
+      bind_text(s, 7, stack.substr(open, close - open + 1));
+    else
+      api_->bind_text(s, 7, "{}", 2, nullptr);
+  } else {
+    api_->bind_text(s, 6, "{}", 2, nullptr);
+    api_->bind_text(s, 7, "{}", 2, nullptr);
+  }
   bind_text(s, 8, extdata);
   run(s);
   return id;

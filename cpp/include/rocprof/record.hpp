@@ -11,7 +11,7 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 1;
+inline constexpr uint32_t kRecordFormatVersion = 2;  // 2: callsite_id on kernels/copies
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -52,7 +52,7 @@ struct KernelData {
   uint32_t local_per_thread; // private_segment_size
   uint32_t registers;
   uint32_t region_name_id;   // innermost enclosing ROCTx range
-  uint32_t reserved;
+  uint32_t callsite_id;      // interned JSON list of the launching Python frames (0: none)
   uint64_t dispatch_id;
   uint64_t stack_id;         // launch call stack
 };
@@ -68,6 +68,8 @@ struct CopyData {
   uint32_t region_name_id;
   uint32_t value;            // memset byte value
   uint64_t stack_id;
+  uint32_t callsite_id;      // as KernelData::callsite_id
+  uint32_t reserved;
 };
 
 struct AllocData {

@@ -1,0 +1,315 @@
+// NVIDIA GPU tracing through CUPTI: session lifecycle, `rocprof info` probe, and the API
+// ENTER callback that runs on the application's launching thread.
+//
+// The Activity API does the recording (CONCURRENT_KERNEL, MEMCPY, MEMSET, MEMORY2, RUNTIME,
+// DRIVER, SYNCHRONIZATION, DEVICE); cupti_records.cpp turns its buffers into records. The
+// callback API is enabled only for launches, copies, sets, allocations and synchronisations:
+// there, on the launching thread, we note the innermost ROCTx range, the Python call site
+// and the pause state under the call's correlation id (g_launch), which the GPU record with
+// the same correlation id picks up later. No locks, no allocation on that path.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "callsite.hpp"
+#include "capture/markers/markers.hpp"
+#include "cupti_state.hpp"
+#include "rocprof/clock.hpp"
+#include "session/session.hpp"
+
+namespace rocprof::cupti {
+
+LaunchInfo g_launch[kLaunchSlots];
+Settings g_settings;
+const Api* g_api = nullptr;
+
+namespace {
+
+std::atomic<CallsiteHook> g_hook{nullptr};
+CUpti_SubscriberHandle g_subscriber = nullptr;
+bool g_active = false;          // this process subscribed and enabled activity kinds
+bool g_forked_child = false;    // CUDA cannot be used in a fork child of a CUDA parent
+std::vector<CUpti_ActivityKind> g_enabled;
+
+// Pause intervals [start, end) in CLOCK_BOOTTIME ns, written by the poller thread only and
+// read by the buffer thread; a fixed array so the reader never sees a reallocation.
+constexpr int kMaxPauses = 1024;
+std::atomic<uint64_t> g_pause_start[kMaxPauses];
+std::atomic<uint64_t> g_pause_end[kMaxPauses];
+std::atomic<int> g_pause_count{0};
+
+std::thread* g_poller = nullptr;
+std::mutex g_poll_mu;
+std::condition_variable g_poll_cv;
+bool g_poll_stop = false;
+
+thread_local uint32_t t_tid = 0;
+thread_local int t_runtime_depth = 0;    // inside a runtime API call on this thread
+thread_local uint32_t t_outer_region = 0, t_outer_callsite = 0;
+
+inline uint32_t os_tid() noexcept {
+  if (t_tid == 0) t_tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return t_tid;
+}
+
+void warn(const char* what, CUptiResult r) {
+  std::fprintf(stderr, "rocprof: CUPTI %s failed: %s\n", what, result_string(*g_api, r));
+}
+
+// The callback API: ENTER of a selected runtime/driver function, on the calling thread.
+void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                           const void* data) {
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cb->callbackSite == CUPTI_API_EXIT) {
+    if (runtime && t_runtime_depth > 0) --t_runtime_depth;
+    return;
+  }
+  uint32_t region = 0, callsite = 0;
+  if (!runtime && t_runtime_depth > 0) {
+    // A driver call made by the runtime call just seen: same launch, same attribution.
+    region = t_outer_region;
+    callsite = t_outer_callsite;
+  } else {
+    if (g_settings.region) region = markers::current_range_name_id();
+    if (g_settings.callsite) {
+      CallsiteHook h = g_hook.load(std::memory_order_acquire);
+      if (h != nullptr) callsite = h();
+    }
+    if (runtime) {
+      ++t_runtime_depth;
+      t_outer_region = region;
+      t_outer_callsite = callsite;
+    }
+  }
+  LaunchInfo& s = g_launch[cb->correlationId & (kLaunchSlots - 1)];
+  s.corr.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  s.tid = os_tid();
+  s.region_name_id = region;
+  s.callsite_id = callsite;
+  s.paused = session::g_paused.load(std::memory_order_relaxed) ? 1 : 0;
+  s.corr.store(cb->correlationId, std::memory_order_release);
+}
+
+// Functions worth an ENTER callback: those that cause GPU work or wait for it. Picked by
+// name so the list follows the CUPTI version in use.
+bool wanted(const char* name) {
+  static const char* kKeys[] = {"Launch", "Memcpy", "Memset", "Synchronize", "WaitEvent",
+                                "Malloc", "Free", "MemAlloc", "MemFree"};
+  if (name == nullptr) return false;
+  for (const char* k : kKeys)
+    if (std::strstr(name, k) != nullptr) return true;
+  return false;
+}
+
+uint64_t CUPTIAPI boottime_ns() { return now_ns(); }
+
+void poll_loop() {
+  // Pause/resume are plain stores in the ROCTx path; the poller turns them into intervals at
+  // 1 ms resolution for records that have no ENTER callback (API records).
+  bool was_paused = false;
+  std::unique_lock<std::mutex> lk(g_poll_mu);
+  while (!g_poll_stop) {
+    g_poll_cv.wait_for(lk, std::chrono::milliseconds(2));
+    const bool p = session::g_paused.load(std::memory_order_relaxed);
+    const int n = g_pause_count.load(std::memory_order_relaxed);
+    if (p && !was_paused && n < kMaxPauses) {
+      g_pause_start[n].store(now_ns(), std::memory_order_relaxed);
+      g_pause_end[n].store(UINT64_MAX, std::memory_order_relaxed);
+      g_pause_count.store(n + 1, std::memory_order_release);
+    } else if (!p && was_paused && n > 0) {
+      g_pause_end[n - 1].store(now_ns(), std::memory_order_release);
+    }
+    was_paused = p;
+  }
+}
+
+bool flag(const char* key, bool fallback) {
+  const std::string v = session::option(std::string("cupti.") + key, fallback ? "1" : "0");
+  return v == "1" || v == "true" || v == "yes";
+}
+
+bool read_settings(std::string* why) {
+  Settings s;
+  s.kernel = flag("kernel", true);
+  s.memcpy = flag("memcpy", true);
+  s.memory = flag("memory", false);
+  s.runtime = flag("runtime", true);
+  s.driver = flag("driver", s.runtime);
+  s.sync = flag("sync", s.runtime);
+  s.callsite = flag("callsite", true);
+  s.truncate = flag("truncate", false);
+  s.mangled = flag("mangled", false);
+  try {
+    const std::string inc = session::option("cupti.kernel_include", "");
+    const std::string exc = session::option("cupti.kernel_exclude", "");
+    if (!inc.empty()) { s.include = std::regex(inc); s.has_include = true; }
+    if (!exc.empty()) { s.exclude = std::regex(exc); s.has_exclude = true; }
+  } catch (const std::regex_error& e) {
+    *why = std::string("kernel name regex rejected: ") + e.what();
+    return false;
+  }
+  s.flush_ms = static_cast<uint32_t>(std::stoul(session::option("cupti.flush_ms", "250")));
+  s.buffer_bytes = std::stoul(session::option("cupti.buffer_mb", "4")) << 20;
+  g_settings = std::move(s);
+  return true;
+}
+
+void note(Collector& c, const std::string& status) {
+  c.add_info(MetadataInfo{"rocprof.cupti.status", status});
+}
+
+void on_start(Collector& c) {
+  // Python sessions say whether GPU tracing is wanted; native programs (autostart) ask with
+  // ROCPROF_CUPTI=1, because they have no launcher to pass options.
+  const char* env = std::getenv("ROCPROF_CUPTI");
+  const std::string enabled = session::option("cupti.enabled", env ? env : "0");
+  if (enabled != "1" || g_forked_child) return;
+  std::string why;
+  if (!read_settings(&why)) {
+    std::fprintf(stderr, "rocprof: %s; GPU tracing off\n", why.c_str());
+    return note(c, "off: " + why);
+  }
+  g_api = load(session::option("cupti.library_candidates", ""), &why);
+  if (g_api == nullptr) {
+    std::fprintf(stderr, "rocprof: %s; GPU tracing off, CPU-side profiling continues\n", why.c_str());
+    return note(c, "off: " + why);
+  }
+  const Api& a = *g_api;
+  CUptiResult r = a.cuptiSubscribe(&g_subscriber, api_callback, nullptr);
+  if (r != CUPTI_SUCCESS) {
+    g_subscriber = nullptr;
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      std::fprintf(stderr, "rocprof: CUPTI is held by another tool (torch.profiler/Kineto, nsys or "
+                           "ncu): GPU tracing off for this run, CPU-side profiling continues\n");
+      return note(c, "off: CUPTI held by another tool");
+    }
+    warn("subscribe", r);
+    return note(c, std::string("off: cuptiSubscribe: ") + result_string(a, r));
+  }
+  records_reset(&c);
+  // The clock first: records stamped before it would be in CLOCK_REALTIME.
+  if ((r = a.cuptiActivityRegisterTimestampCallback(boottime_ns)) != CUPTI_SUCCESS)
+    warn("timestamp callback", r);
+  if ((r = a.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
+    warn("buffer callbacks", r);
+    a.cuptiUnsubscribe(g_subscriber);
+    g_subscriber = nullptr;
+    return note(c, "off: cuptiActivityRegisterCallbacks failed");
+  }
+  const Settings& s = g_settings;
+  g_enabled.clear();
+  g_enabled.push_back(CUPTI_ACTIVITY_KIND_DEVICE);
+  if (s.kernel) g_enabled.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);  // never KIND_KERNEL
+  if (s.memcpy) {
+    g_enabled.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
+    g_enabled.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
+  }
+  if (s.memory) g_enabled.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
+  if (s.runtime) g_enabled.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+  if (s.driver) g_enabled.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (s.sync) g_enabled.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  std::string kinds;
+  for (CUpti_ActivityKind k : g_enabled)
+    if ((r = a.cuptiActivityEnable(k)) != CUPTI_SUCCESS) warn("activity enable", r);
+  // ENTER callbacks only where GPU work starts or is waited for.
+  const struct { CUpti_CallbackDomain d; uint32_t n; } domains[] = {
+      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
+      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
+  int callbacks = 0;
+  for (const auto& d : domains)
+    for (uint32_t id = 1; id < d.n; ++id) {
+      const char* name = nullptr;
+      if (a.cuptiGetCallbackName(d.d, id, &name) == CUPTI_SUCCESS && wanted(name) &&
+          a.cuptiEnableCallback(1, g_subscriber, d.d, id) == CUPTI_SUCCESS)
+        ++callbacks;
+    }
+  if (s.flush_ms > 0 && (r = a.cuptiActivityFlushPeriod(s.flush_ms)) != CUPTI_SUCCESS)
+    warn("flush period", r);
+  g_pause_count.store(0);
+  g_poll_stop = false;
+  g_poller = new std::thread(poll_loop);
+  g_active = true;
+  uint32_t version = 0;
+  a.cuptiGetVersion(&version);
+  note(c, "on");
+  c.add_info(MetadataInfo{"rocprof.cupti.library", a.path});
+  c.add_info(MetadataInfo{"rocprof.cupti.api_version", std::to_string(version)});
+  c.add_info(MetadataInfo{"rocprof.cupti.enter_callbacks", std::to_string(callbacks)});
+}
+
+void on_stop(Collector&) {
+  if (!g_active) return;
+  const Api& a = *g_api;
+  // Everything the GPU finished is delivered now, while the collector still drains.
+  CUptiResult r = a.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (r != CUPTI_SUCCESS) warn("flush", r);
+  for (CUpti_ActivityKind k : g_enabled) a.cuptiActivityDisable(k);
+  a.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  a.cuptiActivityFlushPeriod(0);
+  if (g_subscriber != nullptr) a.cuptiUnsubscribe(g_subscriber);
+  g_subscriber = nullptr;
+  {
+    std::lock_guard<std::mutex> g(g_poll_mu);
+    g_poll_stop = true;
+  }
+  g_poll_cv.notify_all();
+  if (g_poller) g_poller->join();
+  delete g_poller;
+  g_poller = nullptr;
+  records_reset(nullptr);
+  g_active = false;
+}
+
+void on_fork_child() {
+  // The child inherits CUPTI's memory but no working driver: never call CUPTI here.
+  g_forked_child = true;
+  g_active = false;
+  g_poller = nullptr;  // the parent's thread does not exist in the child
+}
+
+void probe(bool* live, std::string* reason) {
+  int gpus = 0;
+  std::string why;
+  if (!driver_present(&gpus, &why)) {
+    *live = false;
+    *reason = why;
+    return;
+  }
+  const Api* a = load(session::option("cupti.library_candidates", ""), &why);
+  if (a == nullptr) {
+    *live = false;
+    *reason = why;
+    return;
+  }
+  *live = true;
+  *reason = std::to_string(gpus) + " NVIDIA GPU(s); " + a->path;
+}
+
+struct Registrar {
+  Registrar() { session::register_backend({"cupti", on_start, on_stop, on_fork_child, probe}); }
+} g_registrar;
+
+}  // namespace
+
+bool paused_at(uint64_t ts) noexcept {
+  const int n = g_pause_count.load(std::memory_order_acquire);
+  for (int i = n - 1; i >= 0; --i) {
+    if (ts >= g_pause_start[i].load(std::memory_order_relaxed) &&
+        ts < g_pause_end[i].load(std::memory_order_acquire))
+      return true;
+  }
+  return false;
+}
+
+void set_callsite_hook(CallsiteHook hook) noexcept { g_hook.store(hook, std::memory_order_release); }
+
+}  // namespace rocprof::cupti

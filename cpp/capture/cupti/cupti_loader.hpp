@@ -1,0 +1,30 @@
+// libcupti opened at run time: the build never links it, so one wheel runs on machines with
+// or without CUDA. Where CUPTI comes from, in order: a copy this process already loaded
+// (PyTorch's), the candidates the Python side found (the nvidia-cuda-cupti wheel, the CUDA
+// toolkit), then the loader's own search path.
+#pragma once
+#include <cuda.h>
+#include <cupti.h>
+
+#include <string>
+
+namespace rocprof::cupti {
+
+struct Api {
+#define ROCPROF_CUPTI_FN(name) decltype(&::name) name = nullptr;
+#include "cupti_functions.inc"
+#undef ROCPROF_CUPTI_FN
+  std::string path;  // the library actually opened
+};
+
+// Opens libcupti once per process (thread-safe); nullptr with *why set when impossible.
+// `candidates`: colon-separated paths tried after an already loaded copy.
+const Api* load(const std::string& candidates, std::string* why);
+
+// Whether an NVIDIA driver and GPU are present, without initialising CUDA (rocprof info must
+// not create a context, and a parent that initialised CUDA breaks forked DataLoader workers).
+bool driver_present(int* gpu_count, std::string* why);
+
+const char* result_string(const Api& api, CUptiResult r);
+
+}  // namespace rocprof::cupti

@@ -1,0 +1,447 @@
+// CUPTI activity buffers → rocprof records, on CUPTI's buffer thread (or the thread calling
+// cuptiActivityFlushAll). Descriptive rows (agents, streams/queues, kernel symbols) are
+// written the first time a record names them.
+//
+// Mapping to the rocpd schema (kept in one place so readers can find it):
+//   kernel            kernel_dispatch: grid = gridDim*blockDim (ROCm's work-items), workgroup =
+//                     blockDim, group_segment_size = static + dynamic shared memory,
+//                     private_segment_size = local memory per thread, dispatch_id = gridId
+//   kernel symbol     kernel_name = mangled, display_name = demangled (-T truncated, -M mangled),
+//                     group_segment_size = static shared memory, private_segment_size = local
+//                     memory per thread, arch_vgpr_count = registers per thread (the nearest
+//                     column: NVIDIA registers are per-thread, like VGPRs), sgpr/accum = 0;
+//                     extdata: registers_per_thread, static_shared_memory, local_memory_per_thread
+//   memcpy / memset   memory_copy: name MEMORY_COPY_<SRC>_TO_<DST> / MEMORY_SET
+//   MEMORY2           memory_allocate ALLOC/FREE, level REAL; device memory on the GPU agent,
+//                     pinned/pageable host memory on the CPU agent
+//   RUNTIME / DRIVER  region, category CUDA_RUNTIME_API / CUDA_DRIVER_API, name without _vNNNN
+//   SYNCHRONIZATION   region, category CUDA_SYNCHRONIZATION, name e.g. STREAM_SYNCHRONIZE
+//   queue = stream    CUDA has no separate hardware-queue notion visible to CUPTI
+#include <cxxabi.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "buffer/collector.hpp"
+#include "cupti_state.hpp"
+#include "rocprof/info.hpp"
+#include "session/session.hpp"
+
+namespace rocprof::cupti {
+namespace {
+
+// ---- buffer pool: lock-free slots, so a request on an application thread never waits ----
+constexpr int kPoolSlots = 32;
+std::atomic<uint8_t*> g_pool[kPoolSlots];
+
+uint8_t* take_buffer(size_t bytes) {
+  for (auto& slot : g_pool)
+    if (uint8_t* b = slot.exchange(nullptr, std::memory_order_acq_rel)) return b;
+  return static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
+}
+
+void give_buffer(uint8_t* b) {
+  for (auto& slot : g_pool) {
+    uint8_t* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, b, std::memory_order_acq_rel)) return;
+  }
+  std::free(b);
+}
+
+// ---- per-session state, touched only under g_mu (buffer completions may overlap) ----
+std::mutex g_mu;
+std::atomic<Collector*> g_collector{nullptr};
+struct KernelEntry {
+  std::string name;
+  uint32_t id = 0;
+  bool keep = true;
+};
+std::unordered_map<const char*, KernelEntry*> g_kernel_by_ptr;
+std::unordered_map<std::string, KernelEntry*> g_kernel_by_name;
+std::unordered_set<uint32_t> g_streams, g_devices;
+std::unordered_map<uint64_t, uint32_t> g_api_names;   // (domain << 32 | cbid) → string id
+std::unordered_map<uint32_t, uint32_t> g_cupti_tid;   // CUPTI threadId → OS tid
+uint32_t g_next_kernel_id = 1;
+thread_local uint32_t t_since_flush = 0;
+
+uint32_t intern(const std::string& s) { return session::strings().intern_cached(s); }
+
+// Emits without ever dropping: a completion can carry more records than this thread's ring
+// holds, so every ring-full of records waits for the drain (this is not an app thread).
+void put(Collector& c, const Record& r) {
+  ThreadBuffer* b = c.thread_buffer();
+  if (b == nullptr) return;
+  if (++t_since_flush >= b->ring.capacity()) {
+    c.flush();
+    t_since_flush = 1;
+  }
+  c.emit(r);
+}
+
+std::string demangle(const char* mangled) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  if (status != 0 || d == nullptr) return mangled;
+  std::string out(d);
+  std::free(d);
+  return out;
+}
+
+// "void ns::k<int>(float*, int)" → "ns::k": no arguments, template arguments or return type.
+std::string truncate_name(std::string s) {
+  auto strip_group = [&](char open, char close) {
+    if (s.empty() || s.back() != close) return;
+    int depth = 0;
+    for (size_t i = s.size(); i-- > 0;) {
+      if (s[i] == close) ++depth;
+      else if (s[i] == open && --depth == 0) { s.erase(i); return; }
+    }
+  };
+  strip_group('(', ')');
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  strip_group('<', '>');
+  int depth = 0;
+  for (size_t i = s.size(); i-- > 0;) {
+    if (s[i] == '>' || s[i] == ')') ++depth;
+    else if (s[i] == '<' || s[i] == '(') --depth;
+    else if (s[i] == ' ' && depth == 0) { s.erase(0, i + 1); break; }
+  }
+  return s;
+}
+
+std::string without_version(const char* name) {
+  std::string s = name ? name : "unknown";
+  const size_t v = s.rfind("_v");
+  if (v != std::string::npos && v + 2 < s.size() &&
+      s.find_first_not_of("0123456789", v + 2) == std::string::npos)
+    s.erase(v);
+  return s;
+}
+
+KernelEntry* kernel_entry(Collector& c, const CUpti_ActivityKernel10& k) {
+  const char* name = k.name ? k.name : "unknown";
+  auto it = g_kernel_by_ptr.find(name);
+  if (it != g_kernel_by_ptr.end() && it->second->name == name) return it->second;
+  auto jt = g_kernel_by_name.find(name);
+  KernelEntry* e;
+  if (jt != g_kernel_by_name.end()) {
+    e = jt->second;
+  } else {
+    e = new KernelEntry();
+    e->name = name;
+    e->id = g_next_kernel_id++;
+    const std::string demangled = demangle(name);
+    const Settings& s = g_settings;
+    if (s.has_include && !std::regex_search(demangled, s.include)) e->keep = false;
+    if (s.has_exclude && std::regex_search(demangled, s.exclude)) e->keep = false;
+    KernelSymbolInfo info;
+    info.id = e->id;
+    info.kernel_name = name;
+    info.display_name = s.mangled ? std::string(name) : s.truncate ? truncate_name(demangled) : demangled;
+    info.group_segment_size = static_cast<uint32_t>(k.staticSharedMemory);
+    info.private_segment_size = k.localMemoryPerThread;
+    info.arch_vgpr_count = k.registersPerThread;
+    char ext[256];
+    std::snprintf(ext, sizeof ext,
+                  "{\"registers_per_thread\":%u,\"static_shared_memory\":%d,"
+                  "\"local_memory_per_thread\":%u,\"vendor\":\"NVIDIA\"}",
+                  k.registersPerThread, k.staticSharedMemory, k.localMemoryPerThread);
+    info.extdata = ext;
+    if (e->keep) c.add_info(std::move(info));
+    g_kernel_by_name.emplace(e->name, e);
+  }
+  g_kernel_by_ptr[name] = e;
+  return e;
+}
+
+void see_stream(Collector& c, uint32_t stream, uint32_t context, uint32_t device) {
+  if (!g_streams.insert(stream).second) return;
+  const std::string name = "CUDA stream " + std::to_string(stream);
+  const std::string ext = "{\"context_id\":" + std::to_string(context) +
+                          ",\"device\":" + std::to_string(device) + "}";
+  c.add_info(StreamInfo{stream, false, name, ext});
+  c.add_info(StreamInfo{stream, true, name, ext});
+}
+
+void see_device(Collector& c, uint32_t device) {
+  if (!g_devices.insert(device).second) return;
+  AgentInfo a;  // replaced by the DEVICE record's fuller row when CUPTI delivers one
+  a.id = gpu_agent_id(device);
+  a.absolute_index = a.logical_index = a.type_index = device;
+  a.name = a.product_name = "NVIDIA GPU " + std::to_string(device);
+  a.vendor_name = "NVIDIA";
+  c.add_info(std::move(a));
+}
+
+void device_row(Collector& c, const CUpti_ActivityDevice5& d) {
+  g_devices.insert(d.id);
+  AgentInfo a;
+  a.id = gpu_agent_id(d.id);
+  a.absolute_index = a.logical_index = a.type_index = d.id;
+  char uuid[64];
+  const auto* u = reinterpret_cast<const unsigned char*>(d.uuid.bytes);
+  std::snprintf(uuid, sizeof uuid,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                u[14], u[15]);
+  a.uuid = uuid;
+  a.name = a.product_name = d.name ? d.name : "NVIDIA GPU";
+  a.model_name = "sm_" + std::to_string(d.computeCapabilityMajor) + std::to_string(d.computeCapabilityMinor);
+  a.vendor_name = "NVIDIA";
+  char ext[512];
+  std::snprintf(ext, sizeof ext,
+                "{\"compute_capability\":\"%u.%u\",\"multiprocessors\":%u,\"global_memory_bytes\":%llu,"
+                "\"l2_cache_bytes\":%u,\"core_clock_khz\":%u,\"max_threads_per_block\":%u}",
+                d.computeCapabilityMajor, d.computeCapabilityMinor, d.numMultiprocessors,
+                static_cast<unsigned long long>(d.globalMemorySize), d.l2CacheSize, d.coreClockRate,
+                d.maxThreadsPerBlock);
+  a.extdata = ext;
+  c.add_info(std::move(a));
+}
+
+const char* copy_name(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return "MEMORY_COPY_HOST_TO_DEVICE";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return "MEMORY_COPY_DEVICE_TO_HOST";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "MEMORY_COPY_HOST_TO_HOST";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "MEMORY_COPY_DEVICE_TO_DEVICE";
+    default: return "MEMORY_COPY_NONE";
+  }
+}
+
+const char* sync_name(uint32_t type) {
+  switch (type) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "EVENT_SYNCHRONIZE";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "STREAM_WAIT_EVENT";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "STREAM_SYNCHRONIZE";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "CONTEXT_SYNCHRONIZE";
+    default: return "SYNCHRONIZE";
+  }
+}
+
+struct Launch {
+  uint32_t tid = 0, region = 0, callsite = 0;
+  bool paused = false, known = false;
+};
+
+Launch launch_of(uint32_t corr, uint64_t start) {
+  Launch l;
+  l.known = launch_info(corr, &l.tid, &l.region, &l.callsite, &l.paused);
+  if (!l.known) l.paused = paused_at(start);
+  return l;
+}
+
+Record base(RecordKind kind, const char* category, uint64_t start, uint64_t end, uint32_t tid,
+            uint64_t corr) {
+  Record r;
+  std::memset(&r, 0, sizeof r);
+  r.kind = kind;
+  r.tid = tid;
+  r.start = start;
+  r.end = end;
+  r.category_id = session::category_id(category);
+  r.correlation_id = corr;
+  return r;
+}
+
+void process(Collector& c, CUpti_Activity* rec) {
+  switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: {
+      const auto& k = *reinterpret_cast<CUpti_ActivityKernel10*>(rec);
+      const Launch l = launch_of(k.correlationId, k.start);
+      if (l.paused) return;
+      KernelEntry* e = kernel_entry(c, k);
+      if (!e->keep) return;
+      see_device(c, k.deviceId);
+      see_stream(c, k.streamId, k.contextId, k.deviceId);
+      Record r = base(RecordKind::kKernelDispatch, "KERNEL_DISPATCH", k.start, k.end, l.tid,
+                      k.correlationId);
+      KernelData& d = r.kernel;
+      d.agent_id = gpu_agent_id(k.deviceId);
+      d.stream_id = d.queue_id = k.streamId;
+      d.kernel_id = e->id;
+      const int32_t grid[3] = {k.gridX, k.gridY, k.gridZ}, block[3] = {k.blockX, k.blockY, k.blockZ};
+      for (int i = 0; i < 3; ++i) {
+        d.grid[i] = static_cast<uint32_t>(grid[i]) * static_cast<uint32_t>(block[i]);
+        d.block[i] = static_cast<uint32_t>(block[i]);
+      }
+      d.static_shared = static_cast<uint32_t>(k.staticSharedMemory);
+      d.dynamic_shared = static_cast<uint32_t>(k.dynamicSharedMemory);
+      d.local_per_thread = k.localMemoryPerThread;
+      d.registers = k.registersPerThread;
+      d.region_name_id = l.region;
+      d.callsite_id = l.callsite;
+      d.dispatch_id = static_cast<uint64_t>(k.gridId);
+      put(c, r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto& m = *reinterpret_cast<CUpti_ActivityMemcpy6*>(rec);
+      const Launch l = launch_of(m.correlationId, m.start);
+      if (l.paused) return;
+      see_device(c, m.deviceId);
+      see_stream(c, m.streamId, m.contextId, m.deviceId);
+      Record r = base(RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
+      r.name_id = session::category_id(copy_name(m.copyKind));
+      const uint32_t gpu = gpu_agent_id(m.deviceId);
+      const bool from_host = m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ||
+                             m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOA ||
+                             m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
+      const bool to_host = m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ||
+                           m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOH ||
+                           m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
+      r.copy.src_agent_id = from_host ? kCpuAgentId : gpu;
+      r.copy.dst_agent_id = to_host ? kCpuAgentId : gpu;
+      r.copy.stream_id = r.copy.queue_id = m.streamId;
+      r.copy.bytes = m.bytes;
+      r.copy.region_name_id = l.region;
+      r.copy.callsite_id = l.callsite;
+      put(c, r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto& m = *reinterpret_cast<CUpti_ActivityMemset4*>(rec);
+      const Launch l = launch_of(m.correlationId, m.start);
+      if (l.paused) return;
+      see_device(c, m.deviceId);
+      see_stream(c, m.streamId, m.contextId, m.deviceId);
+      Record r = base(RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
+      r.flags = kFlagMemset;
+      r.name_id = session::category_id("MEMORY_SET");
+      r.copy.src_agent_id = r.copy.dst_agent_id = gpu_agent_id(m.deviceId);
+      r.copy.stream_id = r.copy.queue_id = m.streamId;
+      r.copy.bytes = m.bytes;
+      r.copy.value = m.value;
+      r.copy.region_name_id = l.region;
+      r.copy.callsite_id = l.callsite;
+      put(c, r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMORY2: {
+      const auto& m = *reinterpret_cast<CUpti_ActivityMemory4*>(rec);
+      const Launch l = launch_of(m.correlationId, m.timestamp);
+      if (l.paused) return;
+      const bool host = m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE ||
+                        m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+      if (!host) see_device(c, m.deviceId);
+      Record r = base(RecordKind::kMemoryAlloc, "MEMORY_ALLOCATION", m.timestamp, m.timestamp,
+                      l.tid ? l.tid : m.processId, m.correlationId);
+      r.alloc.agent_id = host ? kCpuAgentId : gpu_agent_id(m.deviceId);
+      r.alloc.stream_id = m.streamId;
+      r.alloc.op = m.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE ? 1 : 0;
+      r.alloc.level = 0;
+      r.alloc.address = m.address;
+      r.alloc.bytes = m.bytes;
+      put(c, r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+      const auto& a = *reinterpret_cast<CUpti_ActivityAPI*>(rec);
+      const Launch l = launch_of(a.correlationId, a.start);
+      if (l.paused) return;
+      const bool runtime = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+      const CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+      const uint64_t key = (static_cast<uint64_t>(domain) << 32) | a.cbid;
+      auto it = g_api_names.find(key);
+      if (it == g_api_names.end()) {
+        const char* name = nullptr;
+        g_api->cuptiGetCallbackName(domain, a.cbid, &name);
+        it = g_api_names.emplace(key, intern(without_version(name))).first;
+      }
+      uint32_t tid = l.tid;
+      if (tid == 0) {
+        auto t = g_cupti_tid.find(a.threadId);
+        tid = t != g_cupti_tid.end() ? t->second : a.threadId;
+      }
+      Record r = base(RecordKind::kRegion, runtime ? "CUDA_RUNTIME_API" : "CUDA_DRIVER_API", a.start,
+                      a.end, tid, a.correlationId);
+      r.name_id = it->second;
+      r.region.region_name_id = l.region;
+      put(c, r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto& s = *reinterpret_cast<CUpti_ActivitySynchronization2*>(rec);
+      const Launch l = launch_of(s.correlationId, s.start);
+      if (l.paused) return;
+      Record r = base(RecordKind::kRegion, "CUDA_SYNCHRONIZATION", s.start, s.end, l.tid,
+                      s.correlationId);
+      r.name_id = session::category_id(sync_name(s.type));
+      put(c, r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+      device_row(c, *reinterpret_cast<CUpti_ActivityDevice5*>(rec));
+      break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = g_settings.buffer_bytes;
+  *buffer = take_buffer(*size);
+  *max_records = 0;  // as many as fit
+  if (*buffer == nullptr) *size = 0;  // CUPTI drops (and counts) records it cannot store
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t,
+                               size_t valid) {
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    Collector* c = g_collector.load(std::memory_order_acquire);
+    if (c != nullptr && buffer != nullptr && valid > 0) {
+      // First pass: learn which OS thread each CUPTI thread id is, from calls whose ENTER
+      // callback we saw, so API records of other functions land on the right thread.
+      CUpti_Activity* rec = nullptr;
+      while (g_api->cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+        if (rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME || rec->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+          const auto& a = *reinterpret_cast<CUpti_ActivityAPI*>(rec);
+          uint32_t tid, region, callsite;
+          bool paused;
+          if (launch_info(a.correlationId, &tid, &region, &callsite, &paused))
+            g_cupti_tid[a.threadId] = tid;
+        }
+      }
+      rec = nullptr;
+      while (g_api->cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) process(*c, rec);
+      size_t dropped = 0;
+      if (g_api->cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+        c->add_drops("cupti", dropped);
+    }
+  }
+  if (buffer != nullptr) give_buffer(buffer);
+}
+
+void records_reset(Collector* c) {
+  std::lock_guard<std::mutex> g(g_mu);
+  g_collector.store(c, std::memory_order_release);
+  g_streams.clear();
+  g_devices.clear();
+  g_cupti_tid.clear();
+  // Symbols are per database: a new session writes them again (ids stay stable).
+  for (auto& kv : g_kernel_by_name) delete kv.second;
+  g_kernel_by_name.clear();
+  g_kernel_by_ptr.clear();
+  g_next_kernel_id = 1;
+}
+
+void records_free_pool() {
+  for (auto& slot : g_pool)
+    if (uint8_t* b = slot.exchange(nullptr)) std::free(b);
+}
+
+}  // namespace rocprof::cupti

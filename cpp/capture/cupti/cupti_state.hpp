@@ -1,0 +1,63 @@
+// State shared by the two halves of the backend: cupti_backend.cpp (lifecycle, API callbacks on
+// the application's threads) and cupti_records.cpp (activity buffers → records, on CUPTI's
+// thread). Only this folder includes it.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "cupti_loader.hpp"
+
+namespace rocprof { class Collector; }
+
+namespace rocprof::cupti {
+
+// What the launching thread knew at the API ENTER callback, keyed by CUPTI correlation id.
+// Direct-mapped and lock-free: the writer publishes `corr` last (release); a reader that finds
+// another id in the slot (overwritten by a newer call) simply has no attribution for it.
+struct LaunchInfo {
+  std::atomic<uint32_t> corr{0};
+  uint32_t tid = 0;
+  uint32_t region_name_id = 0;
+  uint32_t callsite_id = 0;
+  uint8_t paused = 0;
+};
+inline constexpr uint32_t kLaunchSlots = 1u << 18;  // 256 Ki launches in flight before reuse
+extern LaunchInfo g_launch[kLaunchSlots];
+
+// Returns true and fills the fields when the slot still holds `corr`.
+inline bool launch_info(uint32_t corr, uint32_t* tid, uint32_t* region, uint32_t* callsite,
+                        bool* paused) {
+  const LaunchInfo& s = g_launch[corr & (kLaunchSlots - 1)];
+  if (s.corr.load(std::memory_order_acquire) != corr) return false;
+  *tid = s.tid;
+  *region = s.region_name_id;
+  *callsite = s.callsite_id;
+  *paused = s.paused != 0;
+  return s.corr.load(std::memory_order_acquire) == corr;  // not overwritten while reading
+}
+
+struct Settings {
+  bool kernel = true, memcpy = true, memory = false, runtime = true, driver = true, sync = true;
+  bool callsite = true, region = true, truncate = false, mangled = false;
+  bool has_include = false, has_exclude = false;
+  std::regex include, exclude;
+  uint32_t flush_ms = 250;
+  size_t buffer_bytes = 4u << 20;
+};
+extern Settings g_settings;
+extern const Api* g_api;
+
+// Pause intervals seen by the poller, for records without an ENTER callback (API records).
+bool paused_at(uint64_t ts) noexcept;
+
+// cupti_records.cpp
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size,
+                               size_t valid);
+void records_reset(Collector* c);  // a new session: forget streams/symbols/agents already written
+void records_free_pool();
+
+}  // namespace rocprof::cupti
