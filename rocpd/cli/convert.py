@@ -6,7 +6,8 @@ import importlib
 
 from . import add_filter_options, filters_of
 
-FORMATS = {"csv": "csv", "chrome": "chrome", "json": "chrome"}
+FORMATS = {"csv": "csv", "chrome": "chrome", "json": "chrome", "collapsed": "collapsed",
+           "flamegraph": "flamegraph", "svg": "flamegraph"}
 
 
 def add_parser(sub) -> None:

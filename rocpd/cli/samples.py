@@ -1,0 +1,44 @@
+"""rocpd samples DB...: top functions of call-stack samples (self or total), optionally inside a
+ROCTx range or a time window; --collapsed / --flamegraph write the stacks as well."""
+
+from __future__ import annotations
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("samples", help="top functions from call-stack samples; flame graph")
+    p.add_argument("databases", nargs="+")
+    p.add_argument("--by", choices=("self", "total"), default="self")
+    p.add_argument("-n", "--limit", type=int, default=20)
+    p.add_argument("--lines", action="store_true", help="per source line, not per function")
+    p.add_argument("--range", dest="roctx_range", metavar="NAME", help="only inside ROCTx range NAME")
+    p.add_argument("--window", nargs=2, type=int, metavar=("T0", "T1"),
+                   help="ns from the start of the run, [T0, T1)")
+    p.add_argument("--tid", type=int)
+    p.add_argument("--pid", type=int)
+    p.add_argument("--collapsed", metavar="FILE", help="also write collapsed stacks")
+    p.add_argument("--flamegraph", metavar="SVG", help="also write a flame graph")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    import rocpd
+    from rocpd import samples
+    from rocpd.export import collapsed, flamegraph
+
+    filters = {k: getattr(args, k) for k in ("roctx_range", "window", "tid", "pid")
+               if getattr(args, k) is not None}
+    with rocpd.connect(*args.databases) as db:
+        info = samples.sampling_info(db)
+        rows = samples.top_functions(db, by=args.by, limit=args.limit, lines=args.lines, **filters)
+        n = len(samples.sample_rows(db, **filters))
+        print(f"{n} samples (rate {info.get('hz', '?')} Hz, mode {info.get('mode', '?')}, "
+              f"missed {info.get('samples_missed', '?')})")
+        print(f"{'self%':>7} {'total%':>7} {'self':>7} {'total':>7}  function")
+        for r in rows:
+            where = f"{r['file']}:{r['line']}" if args.lines else r["file"]
+            print(f"{r['self_pct']:7.2f} {r['total_pct']:7.2f} {r['self']:7d} {r['total']:7d}  "
+                  f"{r['function']} ({where})")
+        for mod, path in ((collapsed, args.collapsed), (flamegraph, args.flamegraph)):
+            if path:
+                print(f"wrote {mod.write(db, path, lines=args.lines, **filters)}")
+    return 0
