@@ -1,0 +1,45 @@
+"""In-process sampling: a thread started before rocprof.profile() and one started inside it;
+a ROCTx range around part of the work. argv: output directory."""
+import sys
+import threading
+import time
+
+import rocprof
+import roctx
+
+
+def early_worker(stop):
+    while not stop.is_set():
+        sum(i * i for i in range(200))
+
+
+def late_worker(seconds):
+    t0 = time.thread_time()
+    while time.thread_time() - t0 < seconds:
+        sum(i * i for i in range(200))
+
+
+def in_range_work(seconds):
+    t0 = time.thread_time()
+    while time.thread_time() - t0 < seconds:
+        sum(i * i for i in range(200))
+
+
+def outside_work(seconds):
+    t0 = time.thread_time()
+    while time.thread_time() - t0 < seconds:
+        sum(i * i for i in range(200))
+
+
+stop = threading.Event()
+early = threading.Thread(target=early_worker, args=(stop,), name="early")
+early.start()
+with rocprof.profile(output_dir=sys.argv[1], sample=1000):
+    late = threading.Thread(target=late_worker, args=(0.3,), name="late")
+    late.start()
+    with roctx.range("hot-range"):
+        in_range_work(0.3)
+    outside_work(0.3)
+    late.join()
+    stop.set()
+    early.join()
