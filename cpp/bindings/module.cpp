@@ -16,6 +16,7 @@
 #include "rocprof/record.hpp"
 #include "rocprof/version.hpp"
 #include "session/session.hpp"
+#include "storage/bench_baseline.hpp"
 #include "bindings/registry.hpp"
 
 namespace py = pybind11;
@@ -290,7 +291,7 @@ uint64_t bench_emit(uint64_t n, const std::string& name) {
   for (uint64_t i = 0; i < n; ++i) {
     r.start = 1000 + 2 * i;
     r.end = r.start + 1;
-    while (!b->ring.push(r)) {
+    while (!b->ring.try_push(r)) {
       ++waits;
       std::this_thread::yield();
     }
@@ -339,6 +340,16 @@ PYBIND11_MODULE(_core, mod) {
   });
   mod.def("resolve_path", &s::resolve_path, py::arg("template"), py::arg("fork_child") = false);
   mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench");
+  mod.def("_bench_baseline_insert", [](const std::string& path, uint64_t n) {
+    std::string error;
+    uint64_t ns;
+    {
+      py::gil_scoped_release nogil;
+      ns = rocprof::baseline_bulk_insert(path, n, &error);
+    }
+    if (ns == 0) throw std::runtime_error(error);
+    return ns;
+  }, py::arg("path"), py::arg("n"), "B4 baseline: ns to insert n ranges with a bare loop");
 
   // Backends with Python-facing functions add them from their own bindings/<name>.cpp.
   for (rocprof::bindings::BindFn fn : rocprof::bindings::registered()) fn(mod);

@@ -22,13 +22,18 @@ class Ring {
 
   // Producer side. Returns false (and counts a drop) when the ring is full.
   bool push(const Record& r) noexcept {
+    if (try_push(r)) return true;
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+
+  // As push(), but a full ring is not a drop: for producers that can wait (a device
+  // buffer being drained off the application's threads, benchmarks).
+  bool try_push(const Record& r) noexcept {
     const uint64_t head = head_.load(std::memory_order_relaxed);
     if (head - cached_tail_ > mask_) {
       cached_tail_ = tail_.load(std::memory_order_acquire);
-      if (head - cached_tail_ > mask_) {
-        dropped_.fetch_add(1, std::memory_order_relaxed);
-        return false;
-      }
+      if (head - cached_tail_ > mask_) return false;
     }
     slots_[head & mask_] = r;
     head_.store(head + 1, std::memory_order_release);

@@ -1,0 +1,58 @@
+#include "bench_baseline.hpp"
+
+#include "rocpd_sink.hpp"
+#include "rocprof/clock.hpp"
+#include "sqlite_api.hpp"
+
+namespace rocprof {
+
+uint64_t baseline_bulk_insert(const std::string& path, uint64_t n, std::string* error) {
+  // The schema comes from the sink itself so both sides write into identical tables.
+  SessionInfo info;
+  info.path = path;
+  info.guid = "00000000-0000-7000-8000-000000000000";
+  {
+    RocpdSink sink;
+    if (!sink.open(info, error)) return 0;
+    sink.write_strings(1, {"MARKER_CORE_API", "bench"});
+    sink.close(0);
+  }
+  const sql::Api* api = sql::api(error);
+  sql::sqlite3* db = nullptr;
+  if (api->open_v2(path.c_str(), &db, sql::kOpenReadWrite, nullptr) != sql::kOk) {
+    if (error) *error = "cannot reopen baseline database";
+    return 0;
+  }
+  const std::string sfx = rocpd_suffix(info.guid);
+  api->exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", nullptr, nullptr, nullptr);
+  sql::sqlite3_stmt* ev = nullptr;
+  sql::sqlite3_stmt* rg = nullptr;
+  api->prepare_v2(db, ("INSERT INTO \"rocpd_event" + sfx + "\"(id, category_id, stack_id, parent_stack_id, "
+                       "correlation_id, call_stack, line_info, extdata) VALUES (?,1,0,0,0,'{}','{}',?)").c_str(),
+                  -1, &ev, nullptr);
+  api->prepare_v2(db, ("INSERT INTO \"rocpd_region" + sfx + "\"(nid, pid, tid, start, \"end\", name_id, "
+                       "event_id, extdata) VALUES (1,1,1,?,?,2,?,'{}')").c_str(),
+                  -1, &rg, nullptr);
+  static const char kExt[] = "{\"message\":\"bench\"}";
+  const uint64_t t0 = now_ns();
+  api->exec(db, "BEGIN;", nullptr, nullptr, nullptr);
+  for (uint64_t i = 1; i <= n; ++i) {
+    api->bind_int64(ev, 1, static_cast<int64_t>(i));
+    api->bind_text(ev, 2, kExt, sizeof kExt - 1, nullptr);
+    api->step(ev);
+    api->reset(ev);
+    api->bind_int64(rg, 1, static_cast<int64_t>(1000 + 2 * i));
+    api->bind_int64(rg, 2, static_cast<int64_t>(1001 + 2 * i));
+    api->bind_int64(rg, 3, static_cast<int64_t>(i));
+    api->step(rg);
+    api->reset(rg);
+  }
+  api->exec(db, "COMMIT;", nullptr, nullptr, nullptr);
+  const uint64_t t1 = now_ns();
+  api->finalize(ev);
+  api->finalize(rg);
+  api->close_v2(db);
+  return t1 - t0;
+}
+
+}  // namespace rocprof
