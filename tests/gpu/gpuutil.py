@@ -1,0 +1,78 @@
+"""Helpers of the GPU tests (tests/gpu): running rocprof and native programs, reading results."""
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PKG = ROOT / "python" / "rocprof"
+sys.path[:0] = [str(ROOT / "python"), str(ROOT)]
+
+
+def _cupti_status():
+    try:
+        from rocprof import backends
+
+        s = next(s for s in backends.statuses() if s["name"] == "cupti")
+        return s["live"], s["reason"] or ("not compiled in" if not s["compiled"] else "not live")
+    except Exception as e:  # noqa: BLE001 - a broken build is a reason to skip, shown
+        return False, f"rocprof core not importable: {e}"
+
+
+LIVE, REASON = _cupti_status()
+
+
+def env():
+    e = dict(os.environ)
+    e["PYTHONPATH"] = f"{ROOT / 'python'}:{ROOT}"
+    e["PYTHONUNBUFFERED"] = "1"
+    return e
+
+
+def rocprof_run(tmp_path, *args, check=True):
+    """`python -m rocprof run -d tmp_path ARGS`; returns (database path, completed process)."""
+    p = subprocess.run([sys.executable, "-m", "rocprof", "run", "-d", str(tmp_path), "-o", "t", *args],
+                       capture_output=True, text=True, env=env(), cwd=ROOT, timeout=600)
+    if check:
+        assert p.returncode == 0, p.stdout + p.stderr
+    return tmp_path / "t_results.db", p
+
+
+def native_run(tmp_path, exe, *args):
+    """A native program traced through libroctx64's autostart (ROCPROF_CUPTI=1)."""
+    from rocprof.capture import cupti
+
+    e = env()
+    e["LD_LIBRARY_PATH"] = f"{PKG}:{e.get('LD_LIBRARY_PATH', '')}"
+    e["ROCPROF_AUTOSTART_OUTPUT"] = str(tmp_path / "native_results.db")
+    e["ROCPROF_CUPTI"] = "1"
+    e["ROCPROF_CUPTI_LIBRARY_PATH"] = ":".join(cupti.library_candidates())
+    p = subprocess.run([str(exe), *args], capture_output=True, text=True, env=e, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return tmp_path / "native_results.db", p
+
+
+def query(db, sql, *params):
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def compile_cu(nvcc, src, out, *extra):
+    cmd = [nvcc, "-O2", "-I", str(ROOT / "cpp/roctx/include"), *extra, str(src), "-L", str(PKG),
+           "-lroctx64", f"-Xlinker=-rpath={PKG}", "-o", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, " ".join(cmd) + "\n" + p.stderr[-3000:]
+    return out
+
+
+def load_json_line(text):
+    return json.loads([l for l in text.splitlines() if l.startswith("{")][-1])

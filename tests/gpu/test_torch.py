@@ -1,0 +1,82 @@
+"""PyTorch under rocprof: the kernels recorded equal torch.profiler's for the same steps (run
+separately), ROCTx regions and Python launch sites are attached, pause drops GPU work."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpuutil import ROOT, env, load_json_line, query, rocprof_run
+
+WORKLOAD = ROOT / "tests/gpu/workloads/torch_steps.py"
+STEPS = "6"
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("torch")
+    ref = subprocess.run([sys.executable, str(WORKLOAD), "--mode", "torchprof", "--steps", STEPS,
+                          "--trace", str(tmp / "trace.json")],
+                         capture_output=True, text=True, env=env(), timeout=600)
+    assert ref.returncode == 0, ref.stderr
+    db, p = rocprof_run(tmp, "--sys-trace", str(WORKLOAD), "--steps", STEPS)
+    return load_json_line(ref.stdout), db, tmp
+
+
+def test_kernel_count_and_names_match_torch_profiler(runs):
+    ref, db, _ = runs
+    names = [r[0] for r in query(db, "SELECT name FROM kernels")]
+    assert ref["kernels"] > 0
+    assert len(names) == ref["kernels"], (len(names), ref["kernels"])
+    assert sorted(set(names)) == ref["names"]
+    assert query(db, "SELECT value FROM rocpd_metadata WHERE tag = 'rocprof.dropped_records'") == [("0",)]
+
+
+def test_forward_region_and_launch_site(runs):
+    _, db, _ = runs
+    fwd = query(db, "SELECT count(*) FROM kernels WHERE region = 'forward'")[0][0]
+    assert fwd >= int(STEPS) * 5
+    sites = query(db, "SELECT E.line_info, E.call_stack FROM rocpd_kernel_dispatch K "
+                      "JOIN rocpd_event E ON E.id = K.event_id WHERE K.region_name_id = "
+                      "(SELECT id FROM rocpd_string WHERE string = 'forward')")
+    infos = [json.loads(li) for li, _ in sites]
+    assert all(i.get("file", "").endswith("torch_steps.py") for i in infos), infos[:3]
+    assert {i["function"] for i in infos} >= {"step"} or {i["function"] for i in infos} >= {"Net.forward"}
+    assert all(json.loads(cs)[0] == li for li, cs in zip(infos, (c for _, c in sites)))
+
+
+def test_api_regions_and_copies(runs):
+    _, db, _ = runs
+    cats = dict(query(db, "SELECT category, count(*) FROM regions GROUP BY category"))
+    assert cats.get("CUDA_RUNTIME_API", 0) > 0 and cats.get("MARKER_CORE_API", 0) > 0
+    unmatched = query(db, "SELECT count(*) FROM kernels K WHERE NOT EXISTS (SELECT 1 FROM regions R "
+                          "WHERE R.corr_id = K.corr_id AND R.category LIKE 'CUDA_%_API')")
+    assert unmatched == [(0,)]
+
+
+def test_pause_drops_gpu_work(tmp_path, runs):
+    _, db_full, _ = runs
+    db, _ = rocprof_run(tmp_path, "--sys-trace", str(WORKLOAD), "--steps", STEPS, "--paused-steps", "3")
+    assert query(db, "SELECT count(*) FROM kernels") == query(db_full, "SELECT count(*) FROM kernels")
+
+
+def test_cupti_held_by_torch_profiler_is_reported(tmp_path):
+    db, p = rocprof_run(tmp_path, "--kernel-trace", str(WORKLOAD), "--mode", "torchprof", "--steps", "2",
+                        check=False)
+    assert p.returncode == 0, p.stderr  # the application is never broken by us
+    assert db.exists()
+
+
+def test_stats_on_train_cifar(tmp_path):
+    script = ROOT / "examples/train_cifar.py"
+    if not script.exists():
+        pytest.skip("examples/train_cifar.py not present")
+    db, p = rocprof_run(tmp_path, "--sys-trace", "--stats", "-S", str(script), "--epochs", "1", "--steps", "4")
+    out = p.stdout + p.stderr
+    assert "KERNEL_DISPATCH" in out or "kernel" in out.lower()
+    top = query(db, "SELECT name, total_calls FROM top_kernels")
+    assert top and top[0][1] > 0
+    assert list(tmp_path.glob("t_kernel_stats.csv"))
