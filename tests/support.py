@@ -1,4 +1,5 @@
-"""Shared helpers: run the real launcher in a subprocess and read databases back."""
+"""Shared test helpers (imported as `support`; conftest.py files are per-folder and not
+importable by name): run the real launcher in a subprocess and read databases back."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "tests" / "workloads"
@@ -37,13 +36,3 @@ def popen_rocprof(*args, env: dict | None = None, **popen) -> subprocess.Popen:
 def open_db(path) -> sqlite3.Connection:
     """Read-only connection (the test must not change what it checks)."""
     return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-
-
-@pytest.fixture
-def workload():
-    return lambda name: WORKLOADS / name
-
-
-@pytest.fixture
-def rocprof_env():
-    return _env

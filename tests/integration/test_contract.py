@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import open_db, run_rocprof
+from support import open_db, run_rocprof
 
 # Columns after (id, guid) as rocpd-schema.md lists them.
 TABLES = {
@@ -72,7 +72,7 @@ OTHER_VIEWS = ["samples", "regions_and_samples", "memory_copies", "memory_alloca
 @pytest.fixture(scope="module")
 def profiled(tmp_path_factory, request):
     out = tmp_path_factory.mktemp("contract")
-    from conftest import WORKLOADS
+    from support import WORKLOADS
 
     before = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
     r = run_rocprof("run", "-d", out, "-o", "run1", WORKLOADS / "nested_ranges.py", "x", "--flag")

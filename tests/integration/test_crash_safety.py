@@ -8,7 +8,7 @@ import re
 import signal
 import time
 
-from conftest import WORKLOADS, open_db, popen_rocprof, run_rocprof
+from support import WORKLOADS, open_db, popen_rocprof, run_rocprof
 
 
 def test_sigkill_leaves_valid_database_with_everything_older_than_a_second(tmp_path):

@@ -6,7 +6,7 @@ import json
 import os
 import socket
 
-from conftest import WORKLOADS, open_db, run_rocprof
+from support import WORKLOADS, open_db, run_rocprof
 
 
 def regions(db):
@@ -161,7 +161,7 @@ def test_in_process_profile_api(tmp_path):
     import subprocess
     import sys
 
-    from conftest import _env
+    from support import _env
 
     r = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

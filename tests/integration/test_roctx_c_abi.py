@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import WORKLOADS, _env, open_db
+from support import WORKLOADS, _env, open_db
 
 rocprof = pytest.importorskip("rocprof")
 
