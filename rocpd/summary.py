@@ -1,8 +1,9 @@
-"""Per-name duration statistics with rocprofv3's columns, computed inside SQLite per file.
+"""Per-name duration statistics with rocprofv3's columns.
 
-Each file is aggregated on its own connection (partial count/sum/min/max/sum of squares per name),
-and the partials are combined in pandas: that keeps 10M-row summaries to one table scan per file and
-lets any number of files be summarised without attaching them together.
+Kernels are aggregated in numpy (:mod:`rocpd.fastagg`: SQLite's GROUP BY sorts every row); the
+other, much smaller, tables inside SQLite. Each file is aggregated on its own connection (partial
+count/sum/min/max/sum of squares per name) and the partials are combined in pandas: one table scan
+per file, and any number of files summarised without attaching them together.
 """
 
 from __future__ import annotations
@@ -58,6 +59,14 @@ def partials(db, kind: str, flt: Filter, by_pid: bool = False, categories=None):
         cats = list(categories)
         cat_sql = f"AND category IN ({','.join('?' * len(cats)) or 'NULL'})"
         params = params + cats
+    if kind == "kernel":
+        from .fastagg import kernel_partials
+
+        df = kernel_partials(db, where, params, by_pid)
+        if df is not None:
+            df = df[name_mask(df["name"], flt)] if (flt.include or flt.exclude) else df
+            df["name"] = df["name"].fillna("(unknown)")
+            return df
     sql = _SOURCES[kind].format(where=where, bypid=", pid" if by_pid else "", category=cat_sql)
     files = db.files[: len(db.paths)]
 

@@ -1,0 +1,98 @@
+"""The numpy kernel summary (rocpd.fastagg) against the SQL path and an independent computation,
+including the process-pool path over several rowid ranges and several files."""
+
+import statistics
+
+import pytest
+
+import rocpd
+from rocpd import fastagg, summary
+from rocpd.filters import Filter
+
+
+def _expected(rows):
+    by = {}
+    for name, s, e, *_ in rows:
+        by.setdefault(name, []).append(e - s)
+    return {n: (len(v), sum(v), min(v), max(v), statistics.stdev(v) if len(v) > 1 else 0.0)
+            for n, v in by.items()}
+
+
+def _check(df, rows):
+    exp = _expected(rows)
+    assert set(df["Name"]) == set(exp)
+    for _, r in df.iterrows():
+        n, tot, mn, mx, sd = exp[r["Name"]]
+        assert (r["Calls"], r["TotalDurationNs"], r["MinNs"], r["MaxNs"]) == (n, tot, mn, mx)
+        assert r["StdDev"] == pytest.approx(sd, rel=1e-9, abs=1e-6)
+
+
+def _sql_path(db, **filters):
+    """The same summary through SQLite's GROUP BY (fast path switched off)."""
+    orig = fastagg.kernel_partials
+    fastagg.kernel_partials = lambda *a, **k: None
+    try:
+        return summary.stats(db, "kernel", **filters)
+    finally:
+        fastagg.kernel_partials = orig
+
+
+@pytest.fixture
+def forced_pool(monkeypatch):
+    monkeypatch.setattr(fastagg, "_MIN_PARALLEL_ROWS", 0)
+    monkeypatch.setattr(fastagg, "_CHUNK_MIN", 37)
+    monkeypatch.setattr(fastagg, "_CHUNK_MAX", 37)
+
+
+def test_pool_over_ranges_and_files_matches_raw_and_sql(tmp_path, make_run, forced_pool):
+    raws = [make_run(tmp_path / f"r{i}.db", seed=i, pid=100 + i, rank=i, n_kernels=300) for i in range(3)]
+    paths = [str(tmp_path / f"r{i}.db") for i in range(3)]
+    rows = [r for raw in raws for r in raw["kernels"]]
+    with rocpd.connect(*paths) as db:
+        tasks, _, total = fastagg.plan(db, "1", [], False, 2)
+        assert total == 900 and len(tasks) == 3 * 9  # 300 rows in ranges of 37
+        fast = db.kernel_stats()
+        _check(fast, rows)
+        slow = _sql_path(db)
+        assert fast[["Name", "Calls", "TotalDurationNs", "MinNs", "MaxNs"]].equals(
+            slow[["Name", "Calls", "TotalDurationNs", "MinNs", "MaxNs"]])
+        by_pid = db.kernel_stats(by="pid")
+        assert sorted(by_pid["pid"].unique()) == [100, 101, 102]
+        for i, raw in enumerate(raws):
+            _check(by_pid[by_pid["pid"] == 100 + i], raw["kernels"])
+        by_rank = db.kernel_stats(by="rank")
+        _check(by_rank[by_rank["rank"] == 2], raws[2]["kernels"])
+
+
+def test_filters_on_fast_path(tmp_path, make_run, forced_pool):
+    raw = make_run(tmp_path / "a.db", n_kernels=250)
+    with rocpd.connect(str(tmp_path / "a.db")) as db:
+        t0, t1 = db.run_bounds()
+        mid = t0 + (t1 - t0) // 2
+        _check(db.kernel_stats(pct=(0, 50)), [r for r in raw["kernels"] if r[1] < mid])
+        _check(db.kernel_stats(include="gemm|relu", exclude="relu"),
+               [r for r in raw["kernels"] if r[0] == "gemm_fp16"])
+        assert db.kernel_stats(pid=999).empty
+
+
+def test_aggregate_sparse_and_two_keys():
+    np = pytest.importorskip("numpy")
+    k = np.array([5, 1 << 50, 5, 7, 1 << 50], np.int64)  # sparse ids take the np.unique route
+    pid = np.array([1, 1, 2, 1, 1], np.int64)
+    d = np.array([10, 20, 30, 40, 60], np.int64)
+    cols, n, s, mn, mx, ss = fastagg.aggregate([k, pid], d)
+    got = {(a, b): (c, t, lo, hi, q) for a, b, c, t, lo, hi, q in
+           zip(cols[0].tolist(), cols[1].tolist(), n.tolist(), s.tolist(), mn.tolist(), mx.tolist(),
+               ss.tolist())}
+    assert got == {(5, 1): (1, 10, 10, 10, 100.0), (5, 2): (1, 30, 30, 30, 900.0),
+                   (7, 1): (1, 40, 40, 40, 1600.0), (1 << 50, 1): (2, 80, 20, 60, 4000.0)}
+
+
+def test_unreadable_column_falls_back(tmp_path, make_run, monkeypatch):
+    raw = make_run(tmp_path / "a.db")
+    with rocpd.connect(str(tmp_path / "a.db")) as db:
+        assert fastagg.kernel_partials(db, "1", []) is not None
+        monkeypatch.setattr(fastagg, "_parse", lambda *a: (_ for _ in ()).throw(fastagg._Unreadable()))
+        assert fastagg.kernel_partials(db, "1", []) is None
+        _check(db.kernel_stats(), raw["kernels"])  # SQL path answers instead
+    assert Filter.of({}).include is None
