@@ -7,7 +7,7 @@ import importlib
 from . import add_filter_options, filters_of
 
 FORMATS = {"csv": "csv", "chrome": "chrome", "json": "chrome", "collapsed": "collapsed",
-           "flamegraph": "flamegraph", "svg": "flamegraph"}
+           "flamegraph": "flamegraph", "svg": "flamegraph", "perfetto": "perfetto", "pftrace": "perfetto"}
 
 
 def add_parser(sub) -> None:
