@@ -14,7 +14,7 @@ import pytest
 
 import rocpd
 from rocpd import samples
-from tests.conftest import WORKLOADS, _env, run_rocprof
+from tests.support import WORKLOADS, _env, run_rocprof
 
 
 def _run(tmp_path, *args, workload, wargs=()):
