@@ -295,7 +295,12 @@ void probe(bool* live, std::string* reason) {
 }
 
 struct Registrar {
-  Registrar() { session::register_backend({"cupti", on_start, on_stop, on_fork_child, probe}); }
+  Registrar() {
+    session::register_backend({"cupti", on_start, on_stop, on_fork_child, probe});
+    // A native program's autostart session may have begun (a constructor of this library)
+    // before this static initialiser ran: join it now.
+    if (Collector* c = session::current()) on_start(*c);
+  }
 } g_registrar;
 
 }  // namespace

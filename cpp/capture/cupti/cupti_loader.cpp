@@ -59,7 +59,9 @@ const Api* load(const std::string& candidates, std::string* why) {
   std::string errors;
   for (const std::string& p : paths) {
     if (p.find('/') != std::string::npos && ::access(p.c_str(), R_OK) != 0) continue;
-    void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    // RTLD_LOCAL: libcupti carries C++ runtime symbols of its own; made global they would
+    // interpose on libstdc++ for libraries loaded later (PyTorch crashed in iostreams).
+    void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {
       const char* e = dlerror();
       errors = e ? e : p;

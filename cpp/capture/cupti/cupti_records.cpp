@@ -55,19 +55,35 @@ void give_buffer(uint8_t* b) {
 }
 
 // ---- per-session state, touched only under g_mu (buffer completions may overlap) ----
-std::mutex g_mu;
-std::atomic<Collector*> g_collector{nullptr};
+// Function-local and leaked: a native program's autostart session can reach this file
+// before its static initialisers have run, and CUPTI may call back after static destructors.
 struct KernelEntry {
   std::string name;
   uint32_t id = 0;
   bool keep = true;
 };
-std::unordered_map<const char*, KernelEntry*> g_kernel_by_ptr;
-std::unordered_map<std::string, KernelEntry*> g_kernel_by_name;
-std::unordered_set<uint32_t> g_streams, g_devices;
-std::unordered_map<uint64_t, uint32_t> g_api_names;   // (domain << 32 | cbid) → string id
-std::unordered_map<uint32_t, uint32_t> g_cupti_tid;   // CUPTI threadId → OS tid
-uint32_t g_next_kernel_id = 1;
+struct State {
+  std::mutex mu;
+  std::unordered_map<const char*, KernelEntry*> kernel_by_ptr;
+  std::unordered_map<std::string, KernelEntry*> kernel_by_name;
+  std::unordered_set<uint32_t> streams, devices;
+  std::unordered_map<uint64_t, uint32_t> api_names;  // (domain << 32 | cbid) → string id
+  std::unordered_map<uint32_t, uint32_t> cupti_tid;  // CUPTI threadId → OS tid
+  uint32_t next_kernel_id = 1;
+};
+State& state() {
+  static State* s = new State();
+  return *s;
+}
+#define g_mu (state().mu)
+#define g_kernel_by_ptr (state().kernel_by_ptr)
+#define g_kernel_by_name (state().kernel_by_name)
+#define g_streams (state().streams)
+#define g_devices (state().devices)
+#define g_api_names (state().api_names)
+#define g_cupti_tid (state().cupti_tid)
+#define g_next_kernel_id (state().next_kernel_id)
+std::atomic<Collector*> g_collector{nullptr};
 thread_local uint32_t t_since_flush = 0;
 
 uint32_t intern(const std::string& s) { return session::strings().intern_cached(s); }
