@@ -10,7 +10,7 @@ import sys
 
 from ..errors import RocpdError
 
-SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "samples")
+SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "samples", "report")
 
 
 def add_filter_options(p: argparse.ArgumentParser) -> None:
