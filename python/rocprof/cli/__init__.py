@@ -45,3 +45,8 @@ def dispatch(argv: list[str]) -> int:
     except UsageError as e:
         print(e, file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `rocprof info | head`: the reader left; not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
