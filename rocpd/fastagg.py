@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import warnings
 
+from .progress import iterate
+
 _NEEDED = {"id", "guid", "pid", "kernel_id", "start", "end"}
 _MIN_PARALLEL_ROWS = 1_000_000  # below this, process start-up costs more than it saves
 _CHUNK_MIN, _CHUNK_MAX = 1 << 18, 1 << 21
@@ -157,9 +159,9 @@ def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers:
     jobs = [t for t, _ in tasks]
     if workers > 1 and total >= _MIN_PARALLEL_ROWS and len(jobs) > 1:
         with _pool(min(workers, len(jobs))) as ex:
-            results = list(ex.map(run_task, jobs))
+            results = list(iterate(ex.map(run_task, jobs), "kernel summary", len(jobs)))
     else:
-        results = [run_task(t) for t in jobs]
+        results = list(iterate(map(run_task, jobs), "kernel summary", len(jobs)))
     if any(r is None for r in results):
         return None
     rows = [(guid, *r) for (_, guid), res in zip(tasks, results) for r in res]

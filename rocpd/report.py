@@ -64,16 +64,22 @@ def build(db, top: int = 20, units: str = "us", title: str = "rocpd report", **f
                      "undercount.</p>")
 
     tables = stats.collect(db, **filters)
+    busy = db.busy(**filters)
     parts.append("<h2>Top kernels</h2>")
-    parts.append(_img(plots.top_kernels(db, top=min(top, 25), **filters), "top kernels"))
+    if "kernel" in tables:
+        parts.append(_img(plots.top_kernels(db, top=min(top, 25), **filters), "top kernels"))
+    else:
+        parts.append("<p>No kernel dispatches recorded.</p>")
     parts.append("<h2>GPU timeline</h2>")
-    parts.append(_img(plots.gpu_timeline(db, **filters), "GPU timeline per stream"))
+    if len(busy):
+        parts.append(_img(plots.gpu_timeline(db, **filters), "GPU timeline per stream"))
+    else:
+        parts.append("<p>No GPU activity recorded.</p>")
     imb = plots.imbalance_table(db, **filters)
     if len(imb) > 1:
         parts.append("<h2>Per-rank imbalance</h2>")
         parts.append(_img(plots.rank_imbalance(db, **filters), "kernel time per rank"))
         parts.append(_table(imb.assign(KernelTimeMs=imb["KernelTimeNs"] / 1e6).drop(columns="KernelTimeNs")))
-    busy = db.busy(**filters)
     if len(busy):
         parts.append("<h2>GPU busy</h2>")
         cols = ["pid", "agent_id", "agent_abs_index", "type", "GpuTime", "WallTime", "BusyPercent"]

@@ -8,6 +8,7 @@ import importlib
 import sqlite3
 import sys
 
+from .. import progress
 from ..errors import RocpdError
 
 SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "samples", "report")
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    progress.enable(True)  # drawn only where stderr is a terminal
     try:
         return int(args.run(args) or 0)
     except RocpdError as e:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from ..filters import Filter, name_mask, resolve
+from ..progress import iterate
 
 # GPU tracks get synthetic thread ids far above any OS tid so they never collide with CPU threads.
 _GPU_TID_BASE = 1 << 40
@@ -28,7 +29,7 @@ def write(db, path: str, **filters) -> str:
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                            "args": {"name": name}})
 
-    for f in db.files[: len(db.paths)]:
+    for f in iterate(db.files[: len(db.paths)], "converting"):
         for pid, cmd in f.conn.execute("SELECT pid, command FROM rocpd_info_process"):
             events.append({"ph": "M", "name": "process_name", "pid": pid,
                            "args": {"name": f"{cmd or 'process'} ({pid})"}})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 
 from ..filters import Filter, name_mask, resolve
+from ..progress import iterate
 from ..stats import stem_for, write_stats_csv
 
 KERNEL_HEADER = ["Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id",
@@ -54,7 +55,7 @@ def write(db, path: str, stats: bool = True, **filters) -> list[str]:
         return writers[stem][1]
 
     try:
-        for f in files:
+        for f in iterate(files, "converting"):
             rows = f.conn.execute(_KERNEL_SQL.format(w=where), params).fetchall()
             if rows and (flt.include or flt.exclude):
                 import pandas as pd

@@ -16,6 +16,7 @@ import json
 
 from ..errors import RocpdError
 from ..filters import Filter, name_mask, resolve
+from ..progress import Bar, iterate
 
 _SEQ = 1  # one trusted packet sequence for the whole file
 
@@ -86,7 +87,7 @@ def write(db, path: str, **filters) -> str:
     def flow(guid, corr):
         return flow_ids.setdefault((guid, corr), len(flow_ids) + 1)
 
-    for f in db.files[: len(db.paths)]:
+    for f in iterate(db.files[: len(db.paths)], "reading"):
         procs = {}
         for guid, pid, cmd in f.conn.execute("SELECT guid, pid, command FROM rocpd_info_process"):
             procs[(guid, pid)] = tracks.get(("p", guid, pid), kind="process", pid=pid,
@@ -172,7 +173,10 @@ def write(db, path: str, **filters) -> str:
             else:
                 d.name = fields["name"]
             b.write_packet(p)
-        for ts, _, track, begin, s in events:
+        bar = Bar(len(events), "writing")
+        for i, (ts, _, track, begin, s) in enumerate(events):
+            if i % 65536 == 0:
+                bar.tick(i)
             p = b.create_packet()
             p.trusted_packet_sequence_id = _SEQ
             p.timestamp = ts
@@ -195,4 +199,5 @@ def write(db, path: str, **filters) -> str:
             else:
                 e.type = pb.TrackEvent.TYPE_SLICE_END
             b.write_packet(p)
+        bar.tick(len(events))
     return path

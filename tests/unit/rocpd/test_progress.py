@@ -1,0 +1,56 @@
+"""Progress bars: drawn on stderr by the command line when stderr is a terminal, never otherwise."""
+
+import os
+import pty
+import subprocess
+import sys
+
+
+def _run(args, tty: bool):
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    if not tty:
+        r = subprocess.run([sys.executable, "-m", "rocpd", *args], capture_output=True, text=True, env=env)
+        return r.returncode, r.stderr
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen([sys.executable, "-m", "rocpd", *args], stdout=subprocess.DEVNULL,
+                             stderr=slave, env=env)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO once the child has closed its end
+                break
+            if not data:
+                break
+            chunks.append(data)
+        return p.wait(), b"".join(chunks).decode(errors="replace")
+    finally:
+        os.close(master)
+
+
+def test_convert_and_summary_bars_only_on_a_terminal(tmp_path, make_run):
+    paths = []
+    for i in range(3):
+        make_run(tmp_path / f"r{i}.db", seed=i, pid=10 + i, n_kernels=20)
+        paths.append(str(tmp_path / f"r{i}.db"))
+    rc, err = _run(["convert", *paths, "-f", "chrome", "-o", str(tmp_path / "t.json")], tty=True)
+    assert rc == 0 and "converting [" in err and "3/3" in err, err
+    rc, err = _run(["summary", *paths], tty=True)
+    assert rc == 0 and "kernel summary [" in err and "3/3" in err, err
+    rc, err = _run(["convert", *paths, "-f", "perfetto", "-o", str(tmp_path / "t.pftrace")], tty=True)
+    assert rc == 0 and "reading [" in err and "writing [" in err, err
+    rc, err = _run(["convert", *paths, "-f", "chrome", "-o", str(tmp_path / "u.json")], tty=False)
+    assert rc == 0 and err == ""
+
+
+def test_library_calls_draw_nothing(tmp_path, make_run, capsys):
+    import rocpd
+    from rocpd import progress
+
+    make_run(tmp_path / "a.db")
+    assert not progress.active()
+    with rocpd.connect(str(tmp_path / "a.db")) as db:
+        db.kernel_stats()
+    assert capsys.readouterr().err == ""
