@@ -148,10 +148,17 @@ def plan(db, where: str, params: list, by_pid: bool, workers: int):
     return tasks, names, total
 
 
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # honours taskset/cgroup pinning, unlike cpu_count()
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers: int | None = None):
     import pandas as pd
 
-    workers = workers or os.cpu_count() or 1
+    workers = workers or _usable_cpus()
     try:
         tasks, names, total = plan(db, where, params, by_pid, workers)
     except _Unreadable:
