@@ -140,8 +140,14 @@ int rp_code_info(uint64_t code, uint64_t name_ptr, uint32_t firstlineno, const c
   PyCodeObject copy;
   if (code == 0 || !safe_read((const void*)(uintptr_t)code, &copy, sizeof copy)) return 0;
   if (Py_TYPE((PyObject*)&copy) != &PyCode_Type || (uint64_t)(uintptr_t)copy.co_name != name_ptr ||
-      (uint32_t)copy.co_firstlineno != firstlineno || Py_REFCNT((PyObject*)&copy) <= 0)
+      (uint32_t)copy.co_firstlineno != firstlineno)
     return 0;
+  /* A freed block keeps its type word, but its first word (ob_refcnt) becomes an allocator
+   * free-list link: NULL or an address (>= 2^32 on x86-64, also when glibc mangles it).
+   * Real counts, immortal ones included, are below 2^32. Incrementing a freed block would
+   * corrupt the allocator, so anything else is refused. */
+  const Py_ssize_t rc = Py_REFCNT((PyObject*)&copy);
+  if (rc <= 0 || rc >= ((Py_ssize_t)1 << 32)) return 0;
   PyCodeObject* co = (PyCodeObject*)(uintptr_t)code;
   Py_INCREF(co);
 #if PY_VERSION_HEX >= 0x030B0000
