@@ -46,13 +46,13 @@ def rocprof_run(tmp_path, *args, check=True):
 
 def native_run(tmp_path, exe, *args):
     """A native program traced through libroctx64's autostart (ROCPROF_CUPTI=1)."""
-    from rocprof.capture import cupti
-
     e = env()
     e["LD_LIBRARY_PATH"] = f"{PKG}:{e.get('LD_LIBRARY_PATH', '')}"
     e["ROCPROF_AUTOSTART_OUTPUT"] = str(tmp_path / "native_results.db")
     e["ROCPROF_CUPTI"] = "1"
-    e["ROCPROF_CUPTI_LIBRARY_PATH"] = ":".join(cupti.library_candidates())
+    # Native CUDA programs use the toolkit's runtime: let them use the toolkit's CUPTI too
+    # (the PyTorch wheel's copy crashed a toolkit-built program on the H200 machine).
+    e.pop("ROCPROF_CUPTI_LIBRARY_PATH", None)
     p = subprocess.run([str(exe), *args], capture_output=True, text=True, env=e, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     return tmp_path / "native_results.db", p

@@ -54,7 +54,21 @@ def _flag(value: bool) -> str:
     return "1" if value else "0"
 
 
+def _import_torch_first() -> None:
+    """Measured on an H200 (CUDA 13, torch 2.11): with CUPTI initialised before `import torch`,
+    that import crashes (SIGSEGV in libstdc++ during torch's static registration); with torch
+    imported first, everything works. So torch, when installed, is imported before CUPTI starts
+    (the profiled script imports it anyway). ROCPROF_PRELOAD_TORCH=0 turns this off."""
+    if os.environ.get("ROCPROF_PRELOAD_TORCH", "1") == "0" or "torch" in sys.modules:
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        import torch  # noqa: F401
+
+
 def configure(options: Options) -> list[str]:
+    _import_torch_first()
     o = backends.BACKEND_OPTIONS
     o["cupti.enabled"] = "1"
     o["cupti.kernel"] = _flag(options.kernel_trace)
