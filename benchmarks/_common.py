@@ -37,7 +37,12 @@ def commit() -> str:
 
 
 def append_row(section: str, row: str) -> None:
-    """Append a dated row under `## section` in RESULTS.md (created when missing)."""
+    """With --record on the command line: append a dated row under `## section` in
+    RESULTS.md (created when missing). Without it the figures are only printed."""
+    import sys
+
+    if "--record" not in sys.argv:
+        return
     today = _dt.date.today().isoformat()
     line = f"| {today} | {machine()} | {commit()} | {row} |\n"
     text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
