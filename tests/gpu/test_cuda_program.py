@@ -33,10 +33,15 @@ def test_kernel_counts_names_and_geometry(traced):
 
 
 def test_streams_and_ordering(traced):
-    db, (sa, sb) = traced
+    db, (pa, pb) = traced
+    # CUPTI numbers streams its own way (seen: cudaStreamGetId + 1 with CUPTI active), so
+    # the check is structural: each kernel family on one stream, two distinct streams.
     by_stream = dict(query(db, "SELECT name, group_concat(DISTINCT stream_id) FROM kernels GROUP BY name"))
-    assert {int(v) for k, v in by_stream.items() if k.startswith("fill")} == {sa}
-    assert {int(v) for k, v in by_stream.items() if "scale" in k} == {sb}
+    fa = {int(v) for k, v in by_stream.items() if k.startswith("fill")}
+    fb = {int(v) for k, v in by_stream.items() if "scale" in k}
+    assert len(fa) == 1 and len(fb) == 1 and fa != fb, by_stream
+    sa, sb = fa.pop(), fb.pop()
+    assert sb - sa == pb - pa
     assert query(db, "SELECT count(*) FROM kernels WHERE start >= \"end\"") == [(0,)]
     spans = query(db, "SELECT start, \"end\" FROM kernels WHERE stream_id = ? ORDER BY start", sa)
     assert len(spans) == 50
@@ -45,7 +50,9 @@ def test_streams_and_ordering(traced):
 
 
 def test_copies_and_sets(traced):
-    db, (sa, sb) = traced
+    db, _ = traced
+    sa = query(db, "SELECT DISTINCT stream_id FROM kernels WHERE name LIKE 'fill%'")[0][0]
+    sb = query(db, "SELECT DISTINCT stream_id FROM kernels WHERE name LIKE '%scale%'")[0][0]
     rows = query(db, "SELECT name, count(*), min(size), max(size), min(stream_id) FROM memory_copies GROUP BY name")
     got = {r[0]: r[1:] for r in rows}
     assert got["MEMORY_COPY_HOST_TO_DEVICE"] == (3, 1 << 20, 1 << 20, sa)

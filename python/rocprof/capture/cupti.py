@@ -55,12 +55,14 @@ def _flag(value: bool) -> str:
 
 
 def _import_torch_first() -> None:
-    """Measured on an H200 (CUDA 13, torch 2.11): with CUPTI initialised before `import torch`,
+    """Measured on an H200 (CUDA 13, torch 2.11): with libcupti loaded before `import torch`,
     that import crashes (SIGSEGV in libstdc++ during torch's static registration); with torch
     imported first, everything works. So torch, when installed, is imported before CUPTI starts
     (the profiled script imports it anyway). ROCPROF_PRELOAD_TORCH=0 turns this off."""
     if os.environ.get("ROCPROF_PRELOAD_TORCH", "1") == "0" or "torch" in sys.modules:
         return
+    if not os.path.exists("/proc/driver/nvidia/version"):
+        return  # no NVIDIA driver: CUPTI never starts, keep start-up fast
     import importlib.util
 
     if importlib.util.find_spec("torch") is not None:
@@ -68,7 +70,6 @@ def _import_torch_first() -> None:
 
 
 def configure(options: Options) -> list[str]:
-    _import_torch_first()
     o = backends.BACKEND_OPTIONS
     o["cupti.enabled"] = "1"
     o["cupti.kernel"] = _flag(options.kernel_trace)
@@ -87,6 +88,9 @@ def configure(options: Options) -> list[str]:
     return []
 
 
+# Even opening libcupti (the probe does) before torch is imported breaks that import, and
+# this module is imported before the probe runs when a session is configured.
+_import_torch_first()
 # The probe (rocprof info) runs before any session: let it find the wheel's copy too.
 os.environ.setdefault("ROCPROF_CUPTI_LIBRARY_PATH", ":".join(library_candidates()))
 backends.CONFIGURE_GPU["cupti"] = configure
