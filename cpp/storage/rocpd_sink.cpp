@@ -79,8 +79,9 @@ bool RocpdSink::open(const SessionInfo& info, std::string* error) {
     return false;
   }
   // WAL: a commit is durable against process death without a full-file rewrite;
-  // synchronous=NORMAL skips the fsync per commit (only an OS crash could lose the tail).
-  if (!exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;", error))
+  // synchronous=NORMAL (set first, so even the switch to WAL skips the rollback journal's
+  // fsyncs) skips the fsync per commit: only an OS crash could lose the tail.
+  if (!exec("PRAGMA synchronous=NORMAL; PRAGMA journal_mode=WAL; PRAGMA temp_store=MEMORY;", error))
     return false;
   const std::string tables = replace_all(replace_all(schema::kTablesSql, "{{uuid}}", suffix_),
                                          "{{guid}}", info.guid);
