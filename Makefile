@@ -41,12 +41,12 @@ native: $(VENV)/.stamp
 demo: native $(VENV)/.torch
 	$(VPY) -m rocprof run -d rocprof-output/demo -o train_cifar --stats -S examples/train_cifar.py
 
-test-cpp: native system-deps
+test-cpp: system-deps native
 	@if [ -f $(BUILD)/cpp/tests/CTestTestfile.cmake ]; then \
 		cd $(BUILD) && $(CURDIR)/$(VENV)/bin/ctest --output-on-failure; \
 	else echo "SKIPPED C++ tests: GoogleTest (libgtest-dev) is not installed"; fi
 
-test-py: native system-deps $(VENV)/.torch
+test-py: system-deps native $(VENV)/.torch
 	$(VPY) -m pytest -q tests
 
 test: test-cpp test-py
