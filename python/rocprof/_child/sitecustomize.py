@@ -1,0 +1,39 @@
+"""Started in every Python child of a `rocprof run` (subprocess, torchrun ranks, spawn
+workers): the launcher puts this folder first on PYTHONPATH and describes the session in
+ROCPROF_CHILD_SESSION, so the child records into its own database.
+
+Python imports one module named sitecustomize, so a user's own is found and run afterwards.
+"""
+
+import os
+import sys
+
+
+def _start() -> None:
+    spec = os.environ.get("ROCPROF_CHILD_SESSION")
+    if not spec:
+        return
+    try:
+        from rocprof.children import start_child_session
+
+        start_child_session(spec)
+    except Exception as e:  # noqa: BLE001 - never break the child program
+        print(f"rocprof: not profiling child process {os.getpid()}: {e}", file=sys.stderr)
+
+
+def _chain_user_sitecustomize() -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    import importlib.machinery
+    import importlib.util
+
+    path = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)
+
+
+_start()
+_chain_user_sitecustomize()

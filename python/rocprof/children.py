@@ -1,0 +1,47 @@
+"""Following child processes that are not forks: Python children started with subprocess,
+torchrun ranks, multiprocessing 'spawn' workers. (fork() children are followed by the
+native core itself.)
+
+The launcher exports the session's options in ROCPROF_CHILD_SESSION and puts
+rocprof/_child (a sitecustomize) first on PYTHONPATH; each child Python process starts its
+own session as it starts up and closes it at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+import os
+
+from .options import Options
+
+ENV = "ROCPROF_CHILD_SESSION"
+_CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child")
+
+
+def child_environment(options: Options) -> dict[str, str]:
+    """Variables to set in this process so that its Python children are profiled."""
+    spec = dataclasses.asdict(options)
+    spec["stats"] = spec["summary"] = False  # children never print reports of their own
+    name = options.output_file or "%pid%"
+    if "%pid%" not in name:
+        name += "_%pid%"  # never overwrite the parent's database
+    spec["output_file"] = name
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = [_CHILD_DIR, package_root]
+    if os.environ.get("PYTHONPATH"):
+        path.append(os.environ["PYTHONPATH"])
+    return {ENV: json.dumps(spec), "PYTHONPATH": os.pathsep.join(path)}
+
+
+def start_child_session(spec: str) -> None:
+    from .session import Session
+
+    fields = {f.name for f in dataclasses.fields(Options)}
+    options = Options(**{k: v for k, v in json.loads(spec).items() if k in fields})
+    session = Session(options)
+    session.start()
+    for note in session.notes:
+        print(f"rocprof: {note}", flush=True)
+    atexit.register(session.stop)

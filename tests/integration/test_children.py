@@ -1,0 +1,42 @@
+"""Python children that are not forks (subprocess, multiprocessing spawn) get databases."""
+
+from __future__ import annotations
+
+from support import WORKLOADS, open_db, run_rocprof
+
+
+def names(db):
+    return [n for (n,) in open_db(db).execute("SELECT name FROM regions")]
+
+
+def test_subprocess_and_spawn_children_are_profiled(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "p", WORKLOADS / "spawns_child.py", timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert names(tmp_path / "p_results.db") == ["parent-work"]
+    children = {db.name: names(db) for db in tmp_path.glob("p_*_results.db")}
+    found = sorted(n for ns in children.values() for n in ns)
+    assert "subprocess-work" in found and "spawned-work" in found, children
+    assert found.count("subprocess-work") == 1 and found.count("spawned-work") == 1
+
+
+def test_no_follow_children(tmp_path):
+    r = run_rocprof("run", "--no-follow-children", "-d", tmp_path, "-o", "p",
+                    WORKLOADS / "spawns_child.py", timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert [db.name for db in tmp_path.glob("*.db")] == ["p_results.db"]
+
+
+def test_torchrun_ranks_each_get_a_database(tmp_path):
+    import pytest
+
+    pytest.importorskip("torch.distributed.run")
+    r = run_rocprof("run", "-d", tmp_path, "-o", "r%rank%", "-m", "torch.distributed.run",
+                    "--standalone", "--nproc-per-node", "2", WORKLOADS / "ddp_ranks.py", timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    by_rank = {}
+    for db in tmp_path.glob("r*_results.db"):
+        for (name,) in open_db(db).execute("SELECT name FROM regions"):
+            by_rank.setdefault(name, []).append(db.name)
+    assert sorted(by_rank) == ["rank-0-allreduce", "rank-1-allreduce"], by_rank
+    assert by_rank["rank-0-allreduce"][0].startswith("r0_")
+    assert by_rank["rank-1-allreduce"][0].startswith("r1_")
