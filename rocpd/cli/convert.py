@@ -7,7 +7,8 @@ import importlib
 from . import add_filter_options, filters_of
 
 FORMATS = {"csv": "csv", "chrome": "chrome", "json": "chrome", "collapsed": "collapsed",
-           "flamegraph": "flamegraph", "svg": "flamegraph", "perfetto": "perfetto", "pftrace": "perfetto"}
+           "flamegraph": "flamegraph", "svg": "flamegraph", "perfetto": "perfetto", "pftrace": "perfetto",
+           "otf2": "otf2"}
 
 
 def add_parser(sub) -> None:
@@ -15,7 +16,8 @@ def add_parser(sub) -> None:
     p.add_argument("databases", nargs="+")
     p.add_argument("-f", "--format", required=True, choices=sorted(FORMATS))
     p.add_argument("-o", "--output", required=True,
-                   help="csv: file-name prefix (out/run -> out/run_kernel_trace.csv); chrome: file")
+                   help="csv: file-name prefix (out/run -> out/run_kernel_trace.csv); otf2: archive"
+                        " directory; other formats: file")
     add_filter_options(p)
     p.set_defaults(run=run)
 

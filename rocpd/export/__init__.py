@@ -1,3 +1,3 @@
 """Exporters: one module per format, each exposing ``write(db, path, **options)``."""
 
-FORMATS = ("csv", "chrome", "collapsed", "flamegraph", "perfetto")
+FORMATS = ("csv", "chrome", "collapsed", "flamegraph", "perfetto", "otf2")

@@ -1,0 +1,147 @@
+"""OTF2 archive (Score-P's format: Vampir, Scalasca, otf2-print), written with the ``otf2`` package.
+
+System tree: machine -> host -> one location group per process, with one accelerator group per
+GPU agent under it. Locations: one CPU thread per recorded thread (API calls, ROCTx ranges) and one
+accelerator stream per GPU stream (kernels, copies). OTF2 needs Enter/Leave to nest on a location,
+so a slice that overlaps its neighbour without nesting goes to an extra "(overlap N)" location,
+as in the Perfetto export. Timer resolution is 1 ns (CLOCK_BOOTTIME). ``path`` is the archive's
+directory; the anchor file is ``<path>/<archive_name>.otf2``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from ..errors import RocpdError
+from ..filters import Filter, name_mask, resolve
+from ..progress import iterate
+from .perfetto import _lanes, _marker_name
+
+
+def _otf2():
+    try:
+        import otf2
+    except ImportError:
+        raise RocpdError("OTF2 export needs the 'otf2' package (pip install otf2)") from None
+    return otf2
+
+
+def _paradigm(otf2, category: str | None):
+    c = (category or "").upper()
+    if c.startswith("MARKER") or c.startswith("ROCTX"):
+        return otf2.Paradigm.USER, otf2.RegionRole.CODE
+    if c.startswith("HIP"):
+        return otf2.Paradigm.HIP, otf2.RegionRole.FUNCTION
+    if c.startswith("CUDA"):
+        return otf2.Paradigm.CUDA, otf2.RegionRole.FUNCTION
+    return otf2.Paradigm.UNKNOWN, otf2.RegionRole.FUNCTION
+
+
+def collect(db, **filters):
+    """{(location key): (group key, location name, is_gpu, [(start, end, name, category)])} and
+    {group key: (host, group name, parent group key or None)}."""
+    flt = Filter.of(filters)
+    where, params = resolve(db, flt)
+    locations: dict[tuple, list] = {}
+    groups: dict[tuple, tuple] = {}
+    for f in iterate(db.files[: len(db.paths)], "reading"):
+        hosts = {g: h for g, h in f.conn.execute("SELECT guid, hostname FROM rocpd_info_node")}
+        cmds = {(g, p): c for g, p, c in f.conn.execute("SELECT guid, pid, command FROM rocpd_info_process")}
+        tnames = {(g, p, t): n for g, p, t, n in f.conn.execute("SELECT guid, pid, tid, name FROM rocpd_info_thread")}
+
+        def group(guid, pid):
+            key = ("p", guid, pid)
+            if key not in groups:
+                groups[key] = (hosts.get(guid) or "host", f"{cmds.get((guid, pid)) or 'process'} ({pid})", None)
+            return key
+
+        for guid, cat, name, pid, tid, start, end, ext in f.conn.execute(
+                f'SELECT guid, category, name, pid, tid, start, "end", extdata FROM regions WHERE {where}', params):
+            if cat and cat.startswith("MARKER"):
+                name = _marker_name(name, ext)
+            g = group(guid, pid)
+            loc = locations.setdefault(("t", guid, pid, tid),
+                                       [g, tnames.get((guid, pid, tid)) or f"thread {tid}", False, []])
+            loc[3].append((start, end, name or "(unknown)", cat))
+        rows = f.conn.execute(
+            f"SELECT 'KERNEL_DISPATCH', guid, name, pid, agent_abs_index, stream_id, stream, start, \"end\""
+            f" FROM kernels WHERE {where} UNION ALL SELECT 'MEMORY_COPY', guid, name, pid,"
+            f' dst_agent_abs_index, stream_id, stream_name, start, "end" FROM memory_copies WHERE {where}',
+            [*params, *params]).fetchall()
+        if flt.include or flt.exclude:
+            import pandas as pd
+
+            keep = name_mask(pd.Series([r[2] for r in rows]), flt).tolist()
+            rows = [r for r, k in zip(rows, keep) if k or r[0] == "MEMORY_COPY"]
+        for cat, guid, name, pid, agent, sid, stream, start, end in rows:
+            p = group(guid, pid)
+            g = ("g", guid, pid, agent)
+            groups.setdefault(g, (groups[p][0], f"GPU {agent} ({pid})", p))
+            loc = locations.setdefault(("s", guid, pid, agent, sid), [g, stream or f"Stream {sid}", True, []])
+            loc[3].append((start, end, name or "(unknown)", cat))
+    return locations, groups
+
+
+def _clear(path: str, archive_name: str, overwrite: bool) -> None:
+    """Remove a previous archive of the same name, and only that: never a directory with other files."""
+    if not os.path.exists(path):
+        return
+    if not os.path.isdir(path):
+        raise RocpdError("output exists and is not a directory", path)
+    ours = {f"{archive_name}.otf2", f"{archive_name}.def", archive_name}
+    present = set(os.listdir(path))
+    if present & ours and not overwrite:
+        raise RocpdError("an OTF2 archive is already there", path)
+    if present - ours:
+        raise RocpdError("output directory holds other files; give a new or empty directory", path)
+    for name in present:
+        full = os.path.join(path, name)
+        shutil.rmtree(full) if os.path.isdir(full) else os.unlink(full)
+    os.rmdir(path)
+
+
+def write(db, path: str, archive_name: str = "traces", overwrite: bool = True, **filters) -> str:
+    otf2 = _otf2()
+    locations, groups = collect(db, **filters)
+    _clear(path, archive_name, overwrite)
+    regions: dict[tuple, object] = {}
+    with otf2.writer.open(path, archive_name=archive_name, timer_resolution=1_000_000_000) as trace:
+        defs = trace.definitions
+        root = defs.system_tree_node("machine")
+        host_nodes = {}
+        group_defs = {}
+        for key, (host, name, parent) in sorted(groups.items(), key=lambda kv: kv[1][2] is not None):
+            if host not in host_nodes:
+                host_nodes[host] = defs.system_tree_node(host, class_name="node", parent=root)
+            if parent is None:
+                group_defs[key] = defs.location_group(name, system_tree_parent=host_nodes[host])
+            else:
+                group_defs[key] = defs.location_group(
+                    name, location_group_type=otf2.LocationGroupType.ACCELERATOR,
+                    system_tree_parent=host_nodes[host], creating_location_group=group_defs[parent])
+
+        def region(name, cat):
+            key = (name, cat)
+            if key not in regions:
+                if cat == "KERNEL_DISPATCH":
+                    paradigm, role = otf2.Paradigm.UNKNOWN, otf2.RegionRole.KERNEL
+                elif cat == "MEMORY_COPY":
+                    paradigm, role = otf2.Paradigm.UNKNOWN, otf2.RegionRole.DATA_TRANSFER
+                else:
+                    paradigm, role = _paradigm(otf2, cat)
+                regions[key] = defs.region(name, description=cat or "", region_role=role, paradigm=paradigm)
+            return regions[key]
+
+        for key, (gkey, name, is_gpu, slices) in iterate(sorted(locations.items(), key=lambda kv: str(kv[0])),
+                                                         "writing", len(locations)):
+            kind = otf2.LocationType.ACCELERATOR_STREAM if is_gpu else otf2.LocationType.CPU_THREAD
+            for lane, events in _lanes(slices):
+                label = name if lane == 0 else f"{name} (overlap {lane})"
+                writer = trace.event_writer(label, type=kind, group=group_defs[gkey])
+                for ts, begin, (_, _, rname, cat) in events:
+                    if begin:
+                        writer.enter(ts, region(rname, cat))
+                    else:
+                        writer.leave(ts, region(rname, cat))
+    return os.path.join(path, f"{archive_name}.otf2")
