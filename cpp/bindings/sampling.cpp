@@ -7,6 +7,7 @@
 
 namespace rocprof::sampling {
 void counters(uint64_t* taken, uint64_t* missed);
+int register_current_thread();
 }
 
 namespace {
@@ -16,6 +17,9 @@ void bind(pybind11::module_& m) {
     rocprof::sampling::counters(&taken, &missed);
     return std::make_tuple(taken, missed);
   }, "(samples taken, samples missed) by the running sampling session");
+  m.def("sampling_register_thread", &rocprof::sampling::register_current_thread,
+        "sample the calling thread from now on: 1 armed, 0 already sampled, -1 no sampling "
+        "session (called by the thread-start hook of rocprof.capture.sampling)");
   m.def("sampling_native_available", &rocprof::sampling::native_available,
         "whether --native-stacks is compiled in (libunwind)");
 }

@@ -1,5 +1,6 @@
-"""In-process sampling: a thread started before rocprof.profile() and one started inside it;
-a ROCTx range around part of the work. argv: output directory."""
+"""In-process sampling: a thread started before rocprof.profile() and one started inside it,
+then short threads started one after another (each must be sampled from its start); a ROCTx
+range around part of the work. argv: output directory."""
 import sys
 import threading
 import time
@@ -19,6 +20,12 @@ def late_worker(seconds):
         sum(i * i for i in range(200))
 
 
+def short_worker(seconds):
+    t0 = time.thread_time()
+    while time.thread_time() - t0 < seconds:
+        sum(i * i for i in range(200))
+
+
 def in_range_work(seconds):
     t0 = time.thread_time()
     while time.thread_time() - t0 < seconds:
@@ -31,6 +38,7 @@ def outside_work(seconds):
         sum(i * i for i in range(200))
 
 
+SHORT_THREADS, SHORT_SECONDS = 4, 0.1
 stop = threading.Event()
 early = threading.Thread(target=early_worker, args=(stop,), name="early")
 early.start()
@@ -41,5 +49,9 @@ with rocprof.profile(output_dir=sys.argv[1], sample=1000):
         in_range_work(0.3)
     outside_work(0.3)
     late.join()
+    for i in range(SHORT_THREADS):  # CPU time in short_worker: SHORT_THREADS * SHORT_SECONDS
+        t = threading.Thread(target=short_worker, args=(SHORT_SECONDS,), name=f"short{i}")
+        t.start()
+        t.join()
     stop.set()
     early.join()

@@ -51,7 +51,10 @@ struct Slot {
   uint64_t* ring = nullptr;   // allocated once by the resolver, reused, never freed
   std::atomic<uint64_t> head{0}, tail{0};
   std::atomic<uint64_t> taken{0}, missed{0};
-  bool seen = false;          // resolver-only: found in the latest thread scan
+  bool seen = false;          // found in the latest thread scan (under slots_mu_)
+  // Scans a slot armed by its own thread may miss before disarming it: on 3.10 the thread
+  // enters threading._active only after it registered (see register_thread).
+  int grace = 0;
   // CPU mode, handler-only: thread CPU time at the previous tick and unsampled CPU time.
   uint64_t last_cpu = 0, credit = 0;
 };
@@ -172,6 +175,27 @@ class Sampler {
     pthread_sigmask(SIG_SETMASK, &all, &old);
     thread_ = new std::thread([this] { run(); });
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    std::lock_guard<std::mutex> g(slots_mu_);
+    active_ = true;
+  }
+
+  // A Python thread registering itself as it starts (the hook in rocprof/capture/sampling.py),
+  // so that it is sampled from its first instruction rather than from the resolver's next
+  // scan. Called with the GIL held. Returns 1 when armed now, 0 when already sampled (or no
+  // slot is free), -1 when no sampling session runs.
+  int register_thread(uint32_t tid) {
+    std::lock_guard<std::mutex> g(slots_mu_);
+    if (!active_) return -1;
+    for (Slot& s : g_slots)
+      if (s.state.load() == 1 && s.tid == tid) return 0;
+    for (Slot& s : g_slots)
+      if (s.state.load() == 0) {
+        if (!arm(s, tid)) return 0;
+        s.grace = 2;
+        return 1;
+      }
+    collector_->add_drops("sampling.threads_not_sampled", 1);
+    return 0;
   }
 
   void stop(Collector& c) {
@@ -186,8 +210,12 @@ class Sampler {
     rp_restore(saved);
     delete thread_;
     thread_ = nullptr;
-    for (Slot& s : g_slots)
-      if (s.state.load() == 1) disarm(s);
+    {
+      std::lock_guard<std::mutex> g(slots_mu_);
+      active_ = false;
+      for (Slot& s : g_slots)
+        if (s.state.load() == 1) disarm(s);
+    }
     if (rp_gil_ensure()) {
       drain_all();
       rp_gil_release();
@@ -215,7 +243,9 @@ class Sampler {
   void fork_child() {
     thread_ = nullptr;  // the parent's std::thread object is abandoned, never joined
     new (&mu_) std::mutex();
+    new (&slots_mu_) std::mutex();
     new (&cv_) std::condition_variable();
+    active_ = false;
     for (Slot& s : g_slots) {
       s.state.store(0);
       s.head.store(0);
@@ -242,13 +272,16 @@ class Sampler {
   }
 
   void scan_threads() {
+    std::lock_guard<std::mutex> g(slots_mu_);
     for (Slot& s : g_slots) s.seen = false;
     rp_for_each_thread(
         [](void* ctx, unsigned long tid) { static_cast<Sampler*>(ctx)->saw(tid); }, this);
     for (Slot& s : g_slots) {
       const int st = s.state.load();
-      if (st == 1 && !s.seen) disarm(s);          // the thread's Python state is gone
+      if (st == 1 && !s.seen && s.grace > 0) --s.grace;
+      else if (st == 1 && !s.seen) disarm(s);     // the thread's Python state is gone
       else if (st == 2 && s.head.load() == s.tail.load()) s.state.store(0);
+      if (s.seen) s.grace = 0;
     }
   }
 
@@ -267,12 +300,14 @@ class Sampler {
     collector_->add_drops("sampling.threads_not_sampled", 1);
   }
 
-  void arm(Slot& s, uint32_t tid) {
+  // Under slots_mu_. Returns whether the thread's timer is running.
+  bool arm(Slot& s, uint32_t tid) {
     if (s.ring == nullptr) s.ring = new uint64_t[kRingWords];
     s.tid = tid;
     s.head.store(0);
     s.tail.store(0);
     s.seen = true;
+    s.grace = 0;
     sigevent sev{};
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = SIGPROF;
@@ -285,7 +320,7 @@ class Sampler {
     clock_gettime(thread_cpu_clock(tid), &cpu0);
     s.last_cpu = static_cast<uint64_t>(cpu0.tv_sec) * 1000000000ull + cpu0.tv_nsec;
     s.credit = 0;
-    if (timer_create(CLOCK_MONOTONIC, &sev, &s.timer) != 0) return;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &s.timer) != 0) return false;
     s.state.store(1, std::memory_order_release);
     const long period = 1000000000L / hz_;
     itimerspec its{};
@@ -294,9 +329,10 @@ class Sampler {
     if (timer_settime(s.timer, 0, &its, nullptr) != 0) {
       timer_delete(s.timer);
       s.state.store(0);
-      return;
+      return false;
     }
     collector_->add_info(ThreadInfo{tid, now_ns(), 0, {}});
+    return true;
   }
 
   void disarm(Slot& s) {
@@ -447,6 +483,11 @@ class Sampler {
   uint64_t eval_lo_ = 0, eval_hi_ = 0;
   uint32_t cat_sample_ = 0, cat_stack_ = 0;
   std::mutex mu_;
+  // Guards arming and disarming (slot states 0 -> 1 -> 2) and active_: the resolver's scan,
+  // threads registering themselves, stop(). Taken with the GIL held or without it, never
+  // while waiting for the GIL. The signal handler never takes it.
+  std::mutex slots_mu_;
+  bool active_ = false;
   std::condition_variable cv_;
   bool stop_ = false;
   std::thread* thread_ = nullptr;
@@ -478,6 +519,10 @@ struct Registrar {
 } registrar;
 
 }  // namespace
+
+int register_current_thread() {
+  return g_sampler->register_thread(static_cast<uint32_t>(syscall(SYS_gettid)));
+}
 
 // For tests and `rocprof info`: samples taken / missed since the session started.
 void counters(uint64_t* taken, uint64_t* missed) {

@@ -1,10 +1,44 @@
 """Python half of call-stack sampling: turns Options (sample Hz, mode, native stacks) into
-the native backend's settings ("sampling.hz", "sampling.mode", "sampling.native")."""
+the native backend's settings ("sampling.hz", "sampling.mode", "sampling.native"), and
+registers Python threads with the sampler as they start."""
 
 from __future__ import annotations
 
-from .. import backends
+import threading
+
+from .. import _core, backends
 from ..options import Options
+
+
+def _install_thread_hook() -> None:
+    """Wrap threading.Thread._bootstrap_inner, which every threading thread runs first, so
+    that a thread started during the session is sampled from its start (the resolver's scan
+    would find it up to one tick, 50 ms, later). The wrapper takes itself out at the first
+    thread start after the session ended. Threads made with _thread directly are still found
+    by the scan."""
+    global _session_seen
+    _session_seen = False  # the session is about to start: keep the hook until it has run
+    current = threading.Thread._bootstrap_inner
+    if getattr(current, "_rocprof_sampling_hook", False):
+        return
+    original = current
+
+    def _bootstrap_inner(self):
+        global _session_seen
+        try:
+            if _core.sampling_register_thread() >= 0:
+                _session_seen = True
+            elif _session_seen and threading.Thread.__dict__.get("_bootstrap_inner") is _bootstrap_inner:
+                threading.Thread._bootstrap_inner = original  # the session has ended
+        except Exception:  # noqa: BLE001 - never break the user's thread
+            pass
+        original(self)
+
+    _bootstrap_inner._rocprof_sampling_hook = True
+    threading.Thread._bootstrap_inner = _bootstrap_inner
+
+
+_session_seen = False
 
 
 def configure(options: Options) -> list[str]:
@@ -14,15 +48,13 @@ def configure(options: Options) -> list[str]:
     if mode not in ("cpu", "wall"):
         raise ValueError(f"sampling mode must be 'cpu' or 'wall', not {mode!r}")
     native = bool(options.native_stacks)
-    if native:
-        from .. import _core
-
-        if not _core.sampling_native_available():
-            notes.append("--native-stacks: this build has no libunwind; recording Python frames only")
-            native = False
+    if native and not _core.sampling_native_available():
+        notes.append("--native-stacks: this build has no libunwind; recording Python frames only")
+        native = False
     backends.BACKEND_OPTIONS["sampling.hz"] = str(hz)
     backends.BACKEND_OPTIONS["sampling.mode"] = mode
     backends.BACKEND_OPTIONS["sampling.native"] = "1" if native else "0"
+    _install_thread_hook()
     return notes
 
 
