@@ -46,6 +46,11 @@ def _open(db):
 
 def collect(db, by: str | None = None, **filters) -> dict[str, "object"]:
     """{stem: DataFrame} for every domain with rows, in a fixed order, plus 'domain'."""
+    with _summary.cached():
+        return _collect(db, by, **filters)
+
+
+def _collect(db, by: str | None = None, **filters) -> dict[str, "object"]:
     out = {}
     for kind, stem in (("kernel", "kernel"), ("memory_copy", "memory_copy"),
                        ("memory_allocation", "memory_allocation")):

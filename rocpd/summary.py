@@ -8,6 +8,8 @@ per file, and any number of files summarised without attaching them together.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from concurrent.futures import ThreadPoolExecutor
 
@@ -49,8 +51,33 @@ _SOURCES = {
 }
 
 
+_memo: contextvars.ContextVar[dict | None] = contextvars.ContextVar("rocpd_partials", default=None)
+
+
+@contextlib.contextmanager
+def cached():
+    """Within the block, identical partial queries are answered once (a summary asks for the kernel
+    partials for its kernel table and again for the domain table). Scoped, not kept on the
+    connection: a database still being written must be read afresh by the next call."""
+    token = _memo.set({})
+    try:
+        yield
+    finally:
+        _memo.reset(token)
+
+
 def partials(db, kind: str, flt: Filter, by_pid: bool = False, categories=None):
     """Raw partial aggregates from every file, as one DataFrame."""
+    memo = _memo.get()
+    if memo is None:
+        return _partials(db, kind, flt, by_pid, categories)
+    key = (id(db), kind, repr(flt), by_pid, None if categories is None else tuple(categories))
+    if key not in memo:
+        memo[key] = _partials(db, kind, flt, by_pid, categories)
+    return memo[key].copy()
+
+
+def _partials(db, kind: str, flt: Filter, by_pid: bool, categories):
     import pandas as pd
 
     where, params = resolve(db, flt)

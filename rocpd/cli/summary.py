@@ -23,8 +23,10 @@ def run(args) -> int:
     import rocpd
     from rocpd import stats
 
+    from rocpd.summary import cached
+
     flt = filters_of(args)
-    with rocpd.connect(*args.databases) as db:
+    with rocpd.connect(*args.databases) as db, cached():
         print(stats.format_summary(db, top=args.top, units=args.units, by=args.by,
                                    domains=args.domains, **flt), end="")
         if args.busy:
