@@ -96,3 +96,28 @@ def test_unreadable_column_falls_back(tmp_path, make_run, monkeypatch):
         assert fastagg.kernel_partials(db, "1", []) is None
         _check(db.kernel_stats(), raw["kernels"])  # SQL path answers instead
     assert Filter.of({}).include is None
+
+
+def test_spawn_pool_when_threads_run(tmp_path, make_run, forced_pool, monkeypatch):
+    """With other threads alive (Jupyter, a thread pool), workers start with spawn, not fork."""
+    import threading
+
+    raw = make_run(tmp_path / "a.db", n_kernels=100)
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    with rocpd.connect(str(tmp_path / "a.db")) as db:
+        _check(db.kernel_stats(), raw["kernels"])
+
+
+def test_summary_reads_kernel_partials_once_per_summary(tmp_path, make_run, monkeypatch):
+    from rocpd import stats
+
+    make_run(tmp_path / "a.db")
+    calls = []
+    orig = fastagg.kernel_partials
+    monkeypatch.setattr(fastagg, "kernel_partials", lambda *a, **k: calls.append(1) or orig(*a, **k))
+    with rocpd.connect(str(tmp_path / "a.db")) as db:
+        tables = stats.collect(db)
+        assert "kernel" in tables and "domain" in tables and len(calls) == 1
+        db.kernel_stats()
+        db.kernel_stats()
+        assert len(calls) == 3  # outside a summary nothing is kept: a live database is re-read
