@@ -148,18 +148,27 @@ bool read_settings(std::string* why) {
   s.callsite = flag("callsite", true);
   s.truncate = flag("truncate", false);
   s.mangled = flag("mangled", false);
-  try {
-    const std::string inc = session::option("cupti.kernel_include", "");
-    const std::string exc = session::option("cupti.kernel_exclude", "");
-    if (!inc.empty()) { s.include = std::regex(inc); s.has_include = true; }
-    if (!exc.empty()) { s.exclude = std::regex(exc); s.has_exclude = true; }
-  } catch (const std::regex_error& e) {
-    *why = std::string("kernel name regex rejected: ") + e.what();
-    return false;
+  const std::string inc = session::option("cupti.kernel_include", "");
+  const std::string exc = session::option("cupti.kernel_exclude", "");
+  if (g_settings.has_include) regfree(&g_settings.include);
+  if (g_settings.has_exclude) regfree(&g_settings.exclude);
+  if (!inc.empty()) {
+    if (regcomp(&s.include, inc.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
+      *why = "kernel include regex rejected: " + inc;
+      return false;
+    }
+    s.has_include = true;
+  }
+  if (!exc.empty()) {
+    if (regcomp(&s.exclude, exc.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
+      *why = "kernel exclude regex rejected: " + exc;
+      return false;
+    }
+    s.has_exclude = true;
   }
   s.flush_ms = static_cast<uint32_t>(std::stoul(session::option("cupti.flush_ms", "250")));
   s.buffer_bytes = std::stoul(session::option("cupti.buffer_mb", "4")) << 20;
-  g_settings = std::move(s);
+  g_settings = s;
   return true;
 }
 

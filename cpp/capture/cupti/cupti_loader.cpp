@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <sstream>
 #include <vector>
 
 namespace rocprof::cupti {
@@ -47,9 +46,12 @@ const Api* load(const std::string& candidates, std::string* why) {
   if (!already.empty()) paths.push_back(already);
   std::string all = candidates;
   if (const char* env = std::getenv("ROCPROF_CUPTI_LIBRARY_PATH")) all += std::string(":") + env;
-  std::stringstream ss(all);
-  for (std::string p; std::getline(ss, p, ':');)
-    if (!p.empty()) paths.push_back(p);
+  for (size_t at = 0; at <= all.size();) {
+    size_t end = all.find(':', at);
+    if (end == std::string::npos) end = all.size();
+    if (end > at) paths.push_back(all.substr(at, end - at));
+    at = end + 1;
+  }
   for (const char* p : {"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
                         "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so",
                         "/usr/local/cuda/lib64/libcupti.so", "libcupti.so.13", "libcupti.so.12",

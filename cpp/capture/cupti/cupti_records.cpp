@@ -154,8 +154,8 @@ KernelEntry* kernel_entry(Collector& c, const CUpti_ActivityKernel10& k) {
     e->id = g_next_kernel_id++;
     const std::string demangled = demangle(name);
     const Settings& s = g_settings;
-    if (s.has_include && !std::regex_search(demangled, s.include)) e->keep = false;
-    if (s.has_exclude && std::regex_search(demangled, s.exclude)) e->keep = false;
+    if (s.has_include && regexec(&s.include, demangled.c_str(), 0, nullptr, 0) != 0) e->keep = false;
+    if (s.has_exclude && regexec(&s.exclude, demangled.c_str(), 0, nullptr, 0) == 0) e->keep = false;
     KernelSymbolInfo info;
     info.id = e->id;
     info.kernel_name = name;

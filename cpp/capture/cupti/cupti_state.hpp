@@ -4,7 +4,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <regex>
+#include <regex.h>
 #include <string>
 #include <vector>
 
@@ -42,8 +42,10 @@ inline bool launch_info(uint32_t corr, uint32_t* tid, uint32_t* region, uint32_t
 struct Settings {
   bool kernel = true, memcpy = true, memory = false, runtime = true, driver = true, sync = true;
   bool callsite = true, region = true, truncate = false, mangled = false;
+  // POSIX regex, not std::regex: std::regex instantiates libstdc++ locale facets as
+  // STB_GNU_UNIQUE symbols that bind process-wide and crashed PyTorch's import (H200).
   bool has_include = false, has_exclude = false;
-  std::regex include, exclude;
+  regex_t include{}, exclude{};
   uint32_t flush_ms = 250;
   size_t buffer_bytes = 4u << 20;
 };
