@@ -1,4 +1,4 @@
-"""matplotlib figures (Agg backend, no display needed): top kernels, GPU timeline per stream, per-rank
+"""matplotlib figures (rendered with Agg, no display and no pyplot needed): top kernels, GPU timeline per stream, per-rank
 imbalance. Each function takes a :class:`rocpd.Connection` and the shared filters and returns a
 matplotlib Figure; :func:`png` turns one into PNG bytes (for files or the HTML report)."""
 
@@ -9,17 +9,26 @@ import io
 from .filters import Filter, name_mask, resolve
 
 
+class _Figures:
+    """Figures made without pyplot: no global figure list to leak into, no backend switch in the
+    caller's notebook; saving renders with Agg."""
+
+    @staticmethod
+    def subplots(figsize, layout="constrained"):
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=figsize, layout=layout)
+        return fig, fig.subplots()
+
+
 def _plt():
     try:
-        import matplotlib
+        import matplotlib  # noqa: F401
     except ImportError:
         from .errors import RocpdError
 
         raise RocpdError("plots need matplotlib (pip install matplotlib)") from None
-    matplotlib.use("Agg")  # only ever renders to files/bytes; never opens a window
-    import matplotlib.pyplot as plt
-
-    return plt
+    return _Figures
 
 
 def _short(name: str, width: int = 48) -> str:
@@ -31,7 +40,7 @@ def top_kernels(db, top: int = 15, **filters):
     """Horizontal bars: total time (ms) of the ``top`` kernels by total time, calls as labels."""
     plt = _plt()
     df = db.kernel_stats(**filters).head(top)
-    fig, ax = plt.subplots(figsize=(10, 0.45 * max(len(df), 2) + 1.4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(10, 0.45 * max(len(df), 2) + 1.4))
     if df.empty:
         ax.text(0.5, 0.5, "no kernel dispatches", ha="center", va="center")
         ax.set_axis_off()
@@ -80,7 +89,7 @@ def gpu_timeline(db, max_slices: int = 20_000, **filters):
     plt = _plt()
     rows, total = timeline_rows(db, max_slices, **filters)
     labels = sorted({r[0] for r in rows})
-    fig, ax = plt.subplots(figsize=(12, 0.5 * max(len(labels), 2) + 1.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(12, 0.5 * max(len(labels), 2) + 1.6))
     if not rows:
         ax.text(0.5, 0.5, "no GPU activity", ha="center", va="center")
         ax.set_axis_off()
@@ -124,7 +133,7 @@ def rank_imbalance(db, **filters):
     """Bars of total kernel time per rank (or process), with the mean as a line."""
     plt = _plt()
     t = imbalance_table(db, **filters)
-    fig, ax = plt.subplots(figsize=(max(7, 0.5 * len(t) + 3), 4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(max(7, 0.5 * len(t) + 3), 4))
     if t.empty:
         ax.text(0.5, 0.5, "no kernel dispatches", ha="center", va="center")
         ax.set_axis_off()
@@ -142,10 +151,7 @@ def rank_imbalance(db, **filters):
 
 
 def png(fig, dpi: int = 100) -> bytes:
-    """PNG bytes of a figure (closed afterwards); no 'Software' text chunk, so nothing in the file
-    points anywhere."""
-    plt = _plt()
+    """PNG bytes of a figure (Agg); no 'Software' text chunk, so nothing in the file points anywhere."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-    plt.close(fig)
     return buf.getvalue()
