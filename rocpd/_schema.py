@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 SCHEMA_DIR = Path(__file__).with_name("schema")
@@ -17,7 +17,7 @@ TABLES = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def read(name: str) -> str:
     return (SCHEMA_DIR / name).read_text()
 
@@ -31,7 +31,7 @@ def suffix_of(guid: str) -> str:
     return "_" + guid.replace("-", "_")
 
 
-@lru_cache(maxsize=None)
+@cache
 def canonical_columns() -> dict[str, tuple[str, ...]]:
     """Column order per table as tables.sql declares it (the contract)."""
     out: dict[str, tuple[str, ...]] = {}
@@ -44,7 +44,7 @@ def canonical_columns() -> dict[str, tuple[str, ...]]:
 
 def view_statements() -> list[str]:
     """views.sql split into statements; each is re-created as a TEMP view by the reader."""
-    text = "\n".join(l for l in read("views.sql").splitlines() if not l.lstrip().startswith("--"))
+    text = "\n".join(line for line in read("views.sql").splitlines() if not line.lstrip().startswith("--"))
     return [s.strip() for s in re.split(r";\s*$", text, flags=re.M) if s.strip()]
 
 

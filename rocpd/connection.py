@@ -239,6 +239,18 @@ class Connection:
 
     # pandas API lives in frames.py; bound here so notebooks can write db.kernels().
     from .frames import (  # noqa: E402
-        kernels, regions, memory_copies, memory_allocations, samples, kernel_stats,
-        region_stats, memory_copy_stats, busy, agents, processes, threads, run_bounds, rank_of,
+        agents,
+        busy,
+        kernel_stats,
+        kernels,
+        memory_allocations,
+        memory_copies,
+        memory_copy_stats,
+        processes,
+        rank_of,
+        region_stats,
+        regions,
+        run_bounds,
+        samples,
+        threads,
     )

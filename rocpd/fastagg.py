@@ -105,7 +105,7 @@ def run_task(task):
     cols, cnt, s, mn, mx, ss = aggregate(keys, d)
     pids = cols[1].tolist() if by_pid else [None] * len(cnt)
     return list(zip(cols[0].tolist(), pids, cnt.tolist(), s.tolist(), mn.tolist(), mx.tolist(),
-                    ss.tolist()))
+                    ss.tolist(), strict=True))
 
 
 def _pool(workers: int):
@@ -171,7 +171,7 @@ def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers:
         results = list(iterate(map(run_task, jobs), "kernel summary", len(jobs)))
     if any(r is None for r in results):
         return None
-    rows = [(guid, *r) for (_, guid), res in zip(tasks, results) for r in res]
+    rows = [(guid, *r) for (_, guid), res in zip(tasks, results, strict=True) for r in res]
     cols = ["guid", "k1", "pid", "n", "s", "mn", "mx", "ss"]
     df = pd.DataFrame.from_records(rows, columns=cols)
     if df.empty:
@@ -183,6 +183,6 @@ def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers:
     df["k2"] = None
     if not by_pid:
         df["pid"] = None
-    df["name"] = [names.get(g, {}).get(k) for g, k in zip(df["guid"], df["k1"])]
+    df["name"] = [names.get(g, {}).get(k) for g, k in zip(df["guid"], df["k1"], strict=True)]
     df["category"] = "KERNEL_DISPATCH"
     return df[["guid", "k1", "k2", "n", "s", "mn", "mx", "ss", "pid", "name", "category"]]

@@ -28,7 +28,7 @@ class Filter:
     rank: int | list[int] | None = None
 
     @classmethod
-    def of(cls, kw: dict) -> "Filter":
+    def of(cls, kw: dict) -> Filter:
         names = set(cls.__dataclass_fields__)
         bad = set(kw) - names
         if bad:

@@ -49,7 +49,7 @@ def top_kernels(db, top: int = 15, **filters):
     bars = ax.barh(range(len(df)), ms, color="#3b75af")
     ax.set_yticks(range(len(df)), [_short(n) for n in df["Name"]])
     ax.invert_yaxis()
-    for bar, calls, pct in zip(bars, df["Calls"], df["Percentage"]):
+    for bar, calls, pct in zip(bars, df["Calls"], df["Percentage"], strict=True):
         ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {calls} calls, {pct:.1f}%",
                 va="center", fontsize=8)
     ax.set_xlabel("total time (ms)")
@@ -77,7 +77,7 @@ def timeline_rows(db, max_slices: int = 20_000, **filters):
             import pandas as pd
 
             keep = name_mask(pd.Series([r[1] for r in got]), flt).tolist()
-            got = [r for r, k in zip(got, keep) if k or r[0] == "copy"]
+            got = [r for r, k in zip(got, keep, strict=True) if k or r[0] == "copy"]
         rows += [(f"pid {pid} · GPU {agent} · {stream or f'Stream {sid}'}", s, e, kind)
                  for kind, _, pid, agent, sid, stream, s, e in got]
     rows.sort(key=lambda r: r[1])
@@ -106,7 +106,7 @@ def gpu_timeline(db, max_slices: int = 20_000, **filters):
     shown = f" (first {len(rows)} of {total})" if total > len(rows) else ""
     ax.set_title(f"GPU timeline per stream{shown}")
     handles, names = ax.get_legend_handles_labels()
-    uniq = dict(zip(names, handles))
+    uniq = dict(zip(names, handles, strict=True))
     ax.legend(uniq.values(), uniq.keys(), loc="upper right", fontsize=8)
     return fig
 

@@ -8,7 +8,7 @@ import base64
 import datetime
 import html
 
-from . import plots, stats
+from . import plots, stats, summary
 
 _CSS = """
 body { font-family: sans-serif; margin: 24px; color: #222; max-width: 1200px; }
@@ -52,6 +52,11 @@ def _facts(db) -> list[tuple[str, str]]:
 
 def build(db, top: int = 20, units: str = "us", title: str = "rocpd report", **filters) -> str:
     """The report as an HTML string."""
+    with summary.cached():  # tables and plots share the same partial aggregates
+        return _build(db, top, units, title, **filters)
+
+
+def _build(db, top: int, units: str, title: str, **filters) -> str:
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")

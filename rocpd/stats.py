@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import csv
-import os
 
 from . import summary as _summary
 
@@ -44,13 +43,13 @@ def _open(db):
     return rocpd.connect(*paths), True
 
 
-def collect(db, by: str | None = None, **filters) -> dict[str, "object"]:
+def collect(db, by: str | None = None, **filters) -> dict[str, object]:
     """{stem: DataFrame} for every domain with rows, in a fixed order, plus 'domain'."""
     with _summary.cached():
         return _collect(db, by, **filters)
 
 
-def _collect(db, by: str | None = None, **filters) -> dict[str, "object"]:
+def _collect(db, by: str | None = None, **filters) -> dict[str, object]:
     out = {}
     for kind, stem in (("kernel", "kernel"), ("memory_copy", "memory_copy"),
                        ("memory_allocation", "memory_allocation")):

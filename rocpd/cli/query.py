@@ -25,7 +25,7 @@ def render(cols, rows, fmt: str) -> str:
         w.writerows(rows)
         return buf.getvalue()
     if fmt == "json":
-        return json.dumps([dict(zip(cols, r)) for r in rows], indent=1) + "\n"
+        return json.dumps([dict(zip(cols, r, strict=True)) for r in rows], indent=1) + "\n"
     text = [[("" if v is None else str(v)) for v in r] for r in rows]
     if fmt == "markdown":
         esc = lambda s: s.replace("|", "\\|")  # noqa: E731
@@ -33,9 +33,9 @@ def render(cols, rows, fmt: str) -> str:
         lines += ["| " + " | ".join(map(esc, r)) + " |" for r in text]
         return "\n".join(lines) + "\n"
     widths = [max([len(c), *(len(r[i]) for r in text)]) for i, c in enumerate(cols)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)),
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)),
              "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in text]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in text]
     return "\n".join(lines) + f"\n({len(rows)} rows)\n"
 
 

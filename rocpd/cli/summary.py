@@ -22,7 +22,6 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     import rocpd
     from rocpd import stats
-
     from rocpd.summary import cached
 
     flt = filters_of(args)

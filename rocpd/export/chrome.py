@@ -56,7 +56,7 @@ def write(db, path: str, **filters) -> str:
             import pandas as pd
 
             keep = name_mask(pd.Series([r[1] for r in rows]), flt).tolist()
-            rows = [r for r, k in zip(rows, keep) if k or r[0] == "copy"]
+            rows = [r for r, k in zip(rows, keep, strict=True) if k or r[0] == "copy"]
         for kind, name, pid, agent, stream_id, stream, corr, start, end in rows:
             tid = _GPU_TID_BASE + (agent or 0) * 1_000_000 + (stream_id or 0)
             name_track(pid, tid, f"GPU {agent} / {stream or f'Stream {stream_id}'}")

@@ -61,7 +61,7 @@ def write(db, path: str, stats: bool = True, **filters) -> list[str]:
                 import pandas as pd
 
                 keep = name_mask(pd.Series([r[7] for r in rows]), flt).tolist()
-                rows = [r for r, k in zip(rows, keep) if k]
+                rows = [r for r, k in zip(rows, keep, strict=True) if k]
             if rows:
                 out("kernel", KERNEL_HEADER).writerows(rows)
             for sql, stem, header in ((_COPY_SQL, "memory_copy", COPY_HEADER),

@@ -50,7 +50,7 @@ def collect(db, **filters):
         cmds = {(g, p): c for g, p, c in f.conn.execute("SELECT guid, pid, command FROM rocpd_info_process")}
         tnames = {(g, p, t): n for g, p, t, n in f.conn.execute("SELECT guid, pid, tid, name FROM rocpd_info_thread")}
 
-        def group(guid, pid):
+        def group(guid, pid, hosts=hosts, cmds=cmds):
             key = ("p", guid, pid)
             if key not in groups:
                 groups[key] = (hosts.get(guid) or "host", f"{cmds.get((guid, pid)) or 'process'} ({pid})", None)
@@ -73,7 +73,7 @@ def collect(db, **filters):
             import pandas as pd
 
             keep = name_mask(pd.Series([r[2] for r in rows]), flt).tolist()
-            rows = [r for r, k in zip(rows, keep) if k or r[0] == "MEMORY_COPY"]
+            rows = [r for r, k in zip(rows, keep, strict=True) if k or r[0] == "MEMORY_COPY"]
         for cat, guid, name, pid, agent, sid, stream, start, end in rows:
             p = group(guid, pid)
             g = ("g", guid, pid, agent)
@@ -133,7 +133,7 @@ def write(db, path: str, archive_name: str = "traces", overwrite: bool = True, *
                 regions[key] = defs.region(name, description=cat or "", region_role=role, paradigm=paradigm)
             return regions[key]
 
-        for key, (gkey, name, is_gpu, slices) in iterate(sorted(locations.items(), key=lambda kv: str(kv[0])),
+        for _key, (gkey, name, is_gpu, slices) in iterate(sorted(locations.items(), key=lambda kv: str(kv[0])),
                                                          "writing", len(locations)):
             kind = otf2.LocationType.ACCELERATOR_STREAM if is_gpu else otf2.LocationType.CPU_THREAD
             for lane, events in _lanes(slices):

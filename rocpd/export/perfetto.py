@@ -97,7 +97,7 @@ def write(db, path: str, **filters) -> str:
         agents = {(g, i): (a, n) for g, i, a, n in f.conn.execute(
             "SELECT guid, absolute_index, absolute_index, COALESCE(product_name, name) FROM rocpd_info_agent")}
 
-        def proc(guid, pid):
+        def proc(guid, pid, procs=procs):
             if (guid, pid) not in procs:
                 procs[(guid, pid)] = tracks.get(("p", guid, pid), kind="process", pid=pid, name=f"process ({pid})")
             return procs[(guid, pid)]
@@ -124,7 +124,7 @@ def write(db, path: str, **filters) -> str:
             import pandas as pd
 
             keep = name_mask(pd.Series([r[2] for r in rows]), flt).tolist()
-            rows = [r for r, k in zip(rows, keep) if k or r[0] == "copy"]
+            rows = [r for r, k in zip(rows, keep, strict=True) if k or r[0] == "copy"]
         for kind, guid, name, pid, agent, sid, stream, corr, start, end in rows:
             a_name = agents.get((guid, agent), (agent, None))[1]
             g = tracks.get(("g", guid, pid, agent), proc(guid, pid),

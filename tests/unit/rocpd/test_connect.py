@@ -12,7 +12,6 @@ import rocpd
 from rocpd.errors import RocpdError
 
 
-
 def _fingerprint(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest(), os.stat(path).st_mtime_ns
 

@@ -83,7 +83,7 @@ def test_aggregate_sparse_and_two_keys():
     cols, n, s, mn, mx, ss = fastagg.aggregate([k, pid], d)
     got = {(a, b): (c, t, lo, hi, q) for a, b, c, t, lo, hi, q in
            zip(cols[0].tolist(), cols[1].tolist(), n.tolist(), s.tolist(), mn.tolist(), mx.tolist(),
-               ss.tolist())}
+               ss.tolist(), strict=True)}
     assert got == {(5, 1): (1, 10, 10, 10, 100.0), (5, 2): (1, 30, 30, 30, 900.0),
                    (7, 1): (1, 40, 40, 40, 1600.0), (1 << 50, 1): (2, 80, 20, 60, 4000.0)}
 
