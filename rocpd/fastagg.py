@@ -164,10 +164,16 @@ def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers:
     except _Unreadable:
         return None
     jobs = [t for t, _ in tasks]
+    results = None
     if workers > 1 and total >= _MIN_PARALLEL_ROWS and len(jobs) > 1:
-        with _pool(min(workers, len(jobs))) as ex:
-            results = list(iterate(ex.map(run_task, jobs), "kernel summary", len(jobs)))
-    else:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            with _pool(min(workers, len(jobs))) as ex:
+                results = list(iterate(ex.map(run_task, jobs), "kernel summary", len(jobs)))
+        except (AssertionError, OSError, BrokenProcessPool):
+            results = None  # no child processes here (a daemon worker, a sandbox): read in-process
+    if results is None:
         results = list(iterate(map(run_task, jobs), "kernel summary", len(jobs)))
     if any(r is None for r in results):
         return None

@@ -121,3 +121,14 @@ def test_summary_reads_kernel_partials_once_per_summary(tmp_path, make_run, monk
         db.kernel_stats()
         db.kernel_stats()
         assert len(calls) == 3  # outside a summary nothing is kept: a live database is re-read
+
+
+def test_no_child_processes_falls_back_in_process(tmp_path, make_run, forced_pool, monkeypatch):
+    raw = make_run(tmp_path / "a.db", n_kernels=100)
+
+    def refuse(_):
+        raise AssertionError("daemonic processes are not allowed to have children")
+
+    monkeypatch.setattr(fastagg, "_pool", refuse)
+    with rocpd.connect(str(tmp_path / "a.db")) as db:
+        _check(db.kernel_stats(), raw["kernels"])
