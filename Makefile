@@ -13,7 +13,7 @@ $(VENV)/.stamp: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "cmake>=3.20" ninja "pybind11>=2.12" "pandas>=2.0" numpy pytest \
-		matplotlib nbclient nbformat ipykernel perfetto ruff
+		matplotlib nbclient nbformat ipykernel perfetto otf2 ruff
 	touch $@
 
 $(VENV)/.torch: $(VENV)/.stamp
