@@ -24,10 +24,6 @@ StringTable& strings_() { static auto* t = new StringTable(); return *t; }
 std::mutex& control_() { static auto* m = new std::mutex(); return *m; }
 std::vector<Backend>& backends_() { static auto* v = new std::vector<Backend>(); return *v; }
 std::string& path_() { static auto* p = new std::string(); return *p; }
-#define g_strings (&strings_())
-#define g_control (&control_())
-#define g_backends (&backends_())
-#define g_path (&path_())
 Config* g_config = nullptr;
 bool g_handlers_installed = false;
 
@@ -53,15 +49,15 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   else sink = std::make_unique<RocpdSink>();
   CollectorOptions opts = config.collector;
   opts.open_lazily = fork_child;  // a child that only execs leaves no empty database behind
-  auto* c = new Collector(std::move(sink), info, *g_strings, opts);
+  auto* c = new Collector(std::move(sink), info, strings_(), opts);
   if (!c->start(error)) {
     delete c;
     return false;
   }
-  *g_path = info.path;
+  path_() = info.path;
   g_paused.store(false);
   g_current.store(c, std::memory_order_release);
-  for (const Backend& b : *g_backends)
+  for (const Backend& b : backends_())
     if (b.on_start) b.on_start(*c);
   return true;
 }
@@ -69,7 +65,7 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
 void stop_locked() {
   Collector* c = g_current.load();
   if (c == nullptr) return;
-  for (const Backend& b : *g_backends)
+  for (const Backend& b : backends_())
     if (b.on_stop) b.on_stop(*c);
   g_current.store(nullptr, std::memory_order_release);
   c->stop();
@@ -77,52 +73,52 @@ void stop_locked() {
 }
 
 void before_fork() {
-  g_control->lock();
+  control_().lock();
   if (Collector* c = g_current.load()) c->before_fork();
-  g_strings->lock();
+  strings_().lock();
 }
 
 void after_fork_parent() {
-  g_strings->unlock();
+  strings_().unlock();
   if (Collector* c = g_current.load()) c->after_fork_parent();
-  g_control->unlock();
+  control_().unlock();
 }
 
 void after_fork_child() {
-  g_strings->unlock();
-  g_strings->reset_after_fork();
+  strings_().unlock();
+  strings_().reset_after_fork();
   Collector* c = g_current.load();
   if (c != nullptr) {
     c->after_fork_child();
     g_current.store(nullptr);
-    for (const Backend& b : *g_backends)
+    for (const Backend& b : backends_())
       if (b.on_fork_child) b.on_fork_child();
     if (g_config != nullptr && g_config->follow_fork) {
       std::string error;
       start_locked(*g_config, /*fork_child=*/true, &error);
     }
   }
-  new (g_control) std::mutex();  // held by the forking thread in the parent's image
+  new (&control_()) std::mutex();  // held by the forking thread in the parent's image
 }
 
 void at_exit() {
   // Programs that never call stop (C programs using libroctx64, or a Python interpreter
   // shutting down with a session open) still leave a complete database.
-  std::lock_guard<std::mutex> g(*g_control);
+  std::lock_guard<std::mutex> g(control_());
   stop_locked();
 }
 
 }  // namespace
 
 void register_backend(const Backend& b) {
-  std::lock_guard<std::mutex> g(*g_control);
-  g_backends->push_back(b);
+  std::lock_guard<std::mutex> g(control_());
+  backends_().push_back(b);
 }
 
 std::vector<BackendStatus> backend_statuses() {
   std::vector<BackendStatus> out;
-  std::lock_guard<std::mutex> g(*g_control);
-  for (const Backend& b : *g_backends) {
+  std::lock_guard<std::mutex> g(control_());
+  for (const Backend& b : backends_()) {
     BackendStatus s{b.name, true, true, ""};
     if (b.probe) b.probe(&s.live, &s.reason);
     out.push_back(s);
@@ -145,7 +141,7 @@ std::string resolve_path(const std::string& tmpl, bool fork_child) {
 }
 
 bool start(const Config& config, std::string* error) {
-  std::lock_guard<std::mutex> g(*g_control);
+  std::lock_guard<std::mutex> g(control_());
   if (g_current.load() != nullptr) {
     if (error) *error = "a profiling session is already running in this process";
     return false;
@@ -161,7 +157,7 @@ bool start(const Config& config, std::string* error) {
 }
 
 void stop() {
-  std::lock_guard<std::mutex> g(*g_control);
+  std::lock_guard<std::mutex> g(control_());
   stop_locked();
 }
 
@@ -169,7 +165,7 @@ void flush() {
   if (Collector* c = current()) c->flush();
 }
 
-StringTable& strings() { return *g_strings; }
+StringTable& strings() { return strings_(); }
 
 std::string option(const std::string& name, const std::string& fallback) {
   if (g_config == nullptr) return fallback;
@@ -177,8 +173,8 @@ std::string option(const std::string& name, const std::string& fallback) {
   return it == g_config->backend_options.end() ? fallback : it->second;
 }
 
-std::string current_path() { return current() ? *g_path : std::string(); }
+std::string current_path() { return current() ? path_() : std::string(); }
 
-uint32_t category_id(const char* name) { return g_strings->intern_cached(name); }
+uint32_t category_id(const char* name) { return strings_().intern_cached(name); }
 
 }  // namespace rocprof::session
