@@ -32,6 +32,7 @@ class Options:
     commit_ms: int = 250
     ring_capacity: int = 1 << 14
     follow_fork: bool = True
+    follow_children: bool = True       # Python children (subprocess, torchrun, spawn)
     default_gpu: bool = False          # GPU tracing on by default, not asked for: no notes
 
     def sys_trace(self) -> None:

@@ -36,7 +36,15 @@ def build_parser() -> argparse.ArgumentParser:
 def dispatch(argv: list[str]) -> int:
     parser = build_parser()
     try:
+        target: list[str] | None = None
+        if argv and argv[0] == "run":  # the target's argv is not ours to parse
+            from .run import split_argv
+
+            own, target = split_argv(argv[1:])
+            argv = ["run", *own]
         args = parser.parse_args(argv)
+        if target is not None:
+            args.target = target
         if args.command is None:
             parser.print_help()
             return 2

@@ -46,8 +46,37 @@ def add_parser(p) -> None:
                     help="call-stack sampling at HZ (default 1000)")
     sm.add_argument("--sampling-mode", choices=("cpu", "wall"), default="cpu")
     sm.add_argument("--native-stacks", action="store_true", help="merge native frames into stacks")
+    p.add_argument("--no-follow-children", dest="follow_children", action="store_false",
+                   help="do not profile Python child processes (subprocess, torchrun ranks); "
+                        "fork() children are always followed")
     p.add_argument("-m", dest="module", metavar="MODULE", help="run a library module as a script")
     p.add_argument("target", nargs=argparse.REMAINDER, help="script.py [args] (or -- script.py)")
+
+
+# Options of `run` that take a value: needed to find where the target's own argv begins.
+_VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-regex",
+           "--kernel-exclude-regex", "--sampling-mode"}
+
+
+def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Split `run` arguments into rocprof's own and the target's, as `python` does: the
+    target starts at the script, after `-m MODULE`, or after `--`. Everything from there on
+    belongs to the target, even when it looks like a rocprof option."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            return argv[:i], argv[i:]
+        if a == "-m":
+            return argv[: i + 2], argv[i + 2:]
+        if not a.startswith("-") or a == "-":
+            return argv[:i], argv[i:]
+        if a in _VALUED:
+            i += 1
+        elif a == "--sample" and i + 1 < len(argv) and argv[i + 1].isdigit():
+            i += 1
+        i += 1
+    return argv, []
 
 
 def options_from(args) -> Options:
@@ -57,7 +86,7 @@ def options_from(args) -> Options:
                 kernel_exclude_regex=args.kernel_exclude_regex,
                 truncate_kernels=args.truncate_kernels, mangled_kernels=args.mangled_kernels,
                 sample=args.sample, sampling_mode=args.sampling_mode,
-                native_stacks=args.native_stacks)
+                native_stacks=args.native_stacks, follow_children=args.follow_children)
     o.kernel_trace = args.kernel_trace
     o.memory_copy_trace = args.memory_copy_trace
     o.memory_allocation_trace = args.memory_allocation_trace

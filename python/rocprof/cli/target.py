@@ -41,6 +41,10 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
         return 2
     for note in session.notes:
         print(f"rocprof: {note}", file=sys.stderr)
+    if options.follow_children:
+        from ..children import child_environment
+
+        os.environ.update(child_environment(options))
 
     if module is not None:
         sys.argv = [module, *argv]
