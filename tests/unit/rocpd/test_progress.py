@@ -4,10 +4,13 @@ import os
 import pty
 import subprocess
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _run(args, tty: bool):
-    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), str(ROOT)])}
     if not tty:
         r = subprocess.run([sys.executable, "-m", "rocpd", *args], capture_output=True, text=True, env=env)
         return r.returncode, r.stderr
@@ -39,8 +42,11 @@ def test_convert_and_summary_bars_only_on_a_terminal(tmp_path, make_run):
     assert rc == 0 and "converting [" in err and "3/3" in err, err
     rc, err = _run(["summary", *paths], tty=True)
     assert rc == 0 and "kernel summary [" in err and "3/3" in err, err
-    rc, err = _run(["convert", *paths, "-f", "perfetto", "-o", str(tmp_path / "t.pftrace")], tty=True)
-    assert rc == 0 and "reading [" in err and "writing [" in err, err
+    import importlib.util
+
+    if importlib.util.find_spec("perfetto") is not None:  # optional dependency
+        rc, err = _run(["convert", *paths, "-f", "perfetto", "-o", str(tmp_path / "t.pftrace")], tty=True)
+        assert rc == 0 and "reading [" in err and "writing [" in err, err
     rc, err = _run(["convert", *paths, "-f", "chrome", "-o", str(tmp_path / "u.json")], tty=False)
     assert rc == 0 and err == ""
 
