@@ -16,11 +16,13 @@ PROBES = {
 }
 
 
+@pytest.mark.parametrize("native", [False, True], ids=["python-stacks", "native-stacks"])
 @pytest.mark.parametrize("package", sorted(PROBES))
-def test_exceptions_thrown_by_other_extensions_still_unwind(package, tmp_path):
+def test_exceptions_thrown_by_other_extensions_still_unwind(package, native, tmp_path):
     pytest.importorskip(package)
     code = ("import rocprof, roctx\n"
-            f"s = rocprof.profile(output_dir={str(tmp_path)!r}, sample=100); s.start()\n"
+            f"s = rocprof.profile(output_dir={str(tmp_path)!r}, sample=100, native_stacks={native})\n"
+            "s.start()\n"
             + PROBES[package] + "s.stop()\n")
     r = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True,
                        timeout=120)
