@@ -8,6 +8,7 @@
 namespace rocprof::sampling {
 void counters(uint64_t* taken, uint64_t* missed);
 int register_current_thread();
+int resume_after_fork();
 }
 
 namespace {
@@ -20,6 +21,8 @@ void bind(pybind11::module_& m) {
   m.def("sampling_register_thread", &rocprof::sampling::register_current_thread,
         "sample the calling thread from now on: 1 armed, 0 already sampled, -1 no sampling "
         "session (called by the thread-start hook of rocprof.capture.sampling)");
+  m.def("sampling_after_fork_child", &rocprof::sampling::resume_after_fork,
+        "Python's after-fork hook in a child: starts the sampling the forked session deferred");
   m.def("sampling_native_available", &rocprof::sampling::native_available,
         "whether --native-stacks is compiled in (libunwind)");
 }

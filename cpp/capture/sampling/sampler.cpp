@@ -29,6 +29,7 @@
 
 #include "capture/sampling/native.hpp"
 #include "capture/sampling/pyframes.h"
+#include "capture/sampling/signals.hpp"
 #include "rocprof/clock.hpp"
 #include "session/session.hpp"
 #include "storage/json.hpp"
@@ -51,6 +52,12 @@ struct Slot {
   uint64_t* ring = nullptr;   // allocated once by the resolver, reused, never freed
   std::atomic<uint64_t> head{0}, tail{0};
   std::atomic<uint64_t> taken{0}, missed{0};
+  // Frame walks that faulted (they read frames another store of the same thread has not
+  // finished initialising, e.g. 3.11/3.12's new _PyCFrame at eval-loop entry): counted, and
+  // as missed samples.
+  std::atomic<uint64_t> faults{0};
+  std::atomic<bool> probing{false};  // a frame walk is running on this slot's thread
+  sigjmp_buf probe;
   bool seen = false;          // found in the latest thread scan (under slots_mu_)
   // Scans a slot armed by its own thread may miss before disarming it: on 3.10 the thread
   // enters threading._active only after it registered (see register_thread).
@@ -67,11 +74,22 @@ std::atomic<uint64_t> g_cpu_period{0};
 
 inline uint64_t* ring_at(Slot* s, uint64_t i) { return &s->ring[i & (kRingWords - 1)]; }
 
-void on_signal(int, siginfo_t* si, void* uc) {
+sigjmp_buf* probe_of(pid_t tid) {
+  for (Slot& s : g_slots)
+    if (s.probing.load(std::memory_order_relaxed) && s.tid == static_cast<uint32_t>(tid))
+      return &s.probe;
+  return nullptr;
+}
+
+void on_signal(int sig, siginfo_t* si, void* uc) {
   const int saved_errno = errno;
   auto* s = static_cast<Slot*>(si->si_value.sival_ptr);
-  if (si->si_code != SI_TIMER || s < g_slots || s >= g_slots + kMaxSlots ||
-      s->state.load(std::memory_order_acquire) != 1) {
+  if (si->si_code != SI_TIMER || s < g_slots || s >= g_slots + kMaxSlots) {
+    forward_sigprof(sig, si, uc);  // not one of our ticks: whoever had SIGPROF before us
+    errno = saved_errno;
+    return;
+  }
+  if (s->state.load(std::memory_order_acquire) != 1) {  // a late tick of a disarmed slot
     errno = saved_errno;
     return;
   }
@@ -98,7 +116,18 @@ void on_signal(int, siginfo_t* si, void* uc) {
     s->missed.fetch_add(si->si_overrun, std::memory_order_relaxed);
   }
   uint64_t buf[2 + kMaxPy * RP_PY_WORDS + kMaxNative];
+  s->probing.store(true, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (sigsetjmp(s->probe, 0) != 0) {  // the walk faulted (signals.hpp: fault guard)
+    s->probing.store(false, std::memory_order_relaxed);
+    s->faults.fetch_add(1, std::memory_order_relaxed);
+    s->missed.fetch_add(1, std::memory_order_relaxed);
+    errno = saved_errno;
+    return;
+  }
   const int npy = rp_walk_current(buf + 2, kMaxPy);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  s->probing.store(false, std::memory_order_relaxed);
   if (npy < 0) {  // not (or no longer) a Python thread
     errno = saved_errno;
     return;
@@ -163,11 +192,32 @@ class Sampler {
     auto& st = session::strings();
     cat_sample_ = st.intern_cached(native_ ? "CPU_SAMPLE" : "PYTHON_SAMPLE");
     cat_stack_ = st.intern_cached(native_ ? "CPU_SAMPLE_STACK" : "PYTHON_SAMPLE_STACK");
-    struct sigaction sa {};
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGPROF, &sa, nullptr);  // left installed: a late signal must find a handler
+    install_fault_guard(probe_of);
+    install_sigprof(on_signal);
+    if (after_fork_) {
+      // In a fork child this runs inside fork() (pthread_atfork), before the interpreter has
+      // re-initialised its locks and thread states: a resolver taking the GIL now would wait
+      // on a lock that is about to be re-created, or get a thread state that is about to be
+      // deleted. Python's own after-fork hook (capture/sampling.py) starts it instead; a
+      // child that never runs Python (a C fork, or subprocess before exec) samples nothing.
+      after_fork_ = false;
+      pending_ = true;
+      return;
+    }
+    launch();
+  }
+
+  // From Python's os.register_at_fork(after_in_child=...) hook, with the GIL held: starts
+  // the resolver a forked session deferred and samples the calling (only) thread from now.
+  int resume_after_fork() {
+    after_fork_ = false;
+    if (!pending_) return 0;
+    pending_ = false;
+    launch();
+    return register_thread(static_cast<uint32_t>(syscall(SYS_gettid)));
+  }
+
+  void launch() {
     stop_ = false;
     // The resolver inherits a fully blocked mask: no timer signal ever lands on it.
     sigset_t all, old;
@@ -199,7 +249,11 @@ class Sampler {
   }
 
   void stop(Collector& c) {
-    if (thread_ == nullptr) return;
+    pending_ = false;
+    if (thread_ == nullptr) {
+      restore_signals();
+      return;
+    }
     {
       std::lock_guard<std::mutex> g(mu_);
       stop_ = true;
@@ -216,14 +270,16 @@ class Sampler {
       for (Slot& s : g_slots)
         if (s.state.load() == 1) disarm(s);
     }
+    restore_signals();
     if (rp_gil_ensure()) {
       drain_all();
       rp_gil_release();
     }
-    uint64_t taken = 0, missed = 0, left = 0;
+    uint64_t taken = 0, missed = 0, left = 0, faults = 0;
     for (Slot& s : g_slots) {
       taken += s.taken.exchange(0);
       missed += s.missed.exchange(0);
+      faults += s.faults.exchange(0);
       if (s.ring != nullptr && s.head.load() != s.tail.load()) ++left;  // unresolvable now
       s.state.store(0);
     }
@@ -233,9 +289,23 @@ class Sampler {
     c.add_info(MetadataInfo{"rocprof.sampling.samples_taken", std::to_string(taken)});
     c.add_info(MetadataInfo{"rocprof.sampling.samples_missed", std::to_string(missed)});
     c.add_info(MetadataInfo{"rocprof.sampling.unresolved_frames", std::to_string(unresolved_)});
+    c.add_info(MetadataInfo{"rocprof.sampling.walk_faults", std::to_string(faults)});
     if (missed + left) c.add_drops("sampling", missed + left);
     reset_tables();
     collector_ = nullptr;
+  }
+
+  // All timers are deleted: wait for walks still running in other threads' handlers (a
+  // fault there must still find the guard), then give the signals back.
+  void restore_signals() {
+    for (int i = 0; i < 1000; ++i) {
+      bool busy = false;
+      for (Slot& s : g_slots) busy |= s.probing.load();
+      if (!busy) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    restore_sigprof();
+    restore_fault_guard();
   }
 
   // After fork the child has one thread, no timers (POSIX timers are not inherited) and no
@@ -246,12 +316,16 @@ class Sampler {
     new (&slots_mu_) std::mutex();
     new (&cv_) std::condition_variable();
     active_ = false;
+    pending_ = false;
+    after_fork_ = true;  // the session's restart in this child (start()) defers the resolver
     for (Slot& s : g_slots) {
       s.state.store(0);
       s.head.store(0);
       s.tail.store(0);
       s.taken.store(0);
       s.missed.store(0);
+      s.faults.store(0);
+      s.probing.store(false);
     }
     reset_tables();
   }
@@ -488,6 +562,9 @@ class Sampler {
   // while waiting for the GIL. The signal handler never takes it.
   std::mutex slots_mu_;
   bool active_ = false;
+  // Fork child: after_fork_ from the atfork handler until Python's after-fork hook runs;
+  // pending_ while the restarted session waits for that hook to start the resolver.
+  bool after_fork_ = false, pending_ = false;
   std::condition_variable cv_;
   bool stop_ = false;
   std::thread* thread_ = nullptr;
@@ -523,6 +600,8 @@ struct Registrar {
 int register_current_thread() {
   return g_sampler->register_thread(static_cast<uint32_t>(syscall(SYS_gettid)));
 }
+
+int resume_after_fork() { return g_sampler->resume_after_fork(); }
 
 // For tests and `rocprof info`: samples taken / missed since the session started.
 void counters(uint64_t* taken, uint64_t* missed) {

@@ -4,6 +4,7 @@ registers Python threads with the sampler as they start."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 from .. import _core, backends
@@ -58,4 +59,14 @@ def configure(options: Options) -> list[str]:
     return notes
 
 
+def _after_fork_child() -> None:
+    """A forked child's session (restarted by the core inside fork()) samples only from here,
+    once the interpreter has re-made its locks and thread states."""
+    try:
+        _core.sampling_after_fork_child()
+    except Exception:  # noqa: BLE001 - never break the child
+        pass
+
+
 backends.CONFIGURE_SAMPLING["sampling"] = configure
+os.register_at_fork(after_in_child=_after_fork_child)

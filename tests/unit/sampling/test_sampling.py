@@ -6,6 +6,7 @@ CPU-time mode makes the ratios independent of how loaded the machine is."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -127,3 +128,43 @@ def test_native_stacks_merge_python_frames(tmp_path):
             # The interpreter's own eval loop is replaced by the Python frames it ran.
             assert not any("_PyEval_EvalFrameDefault" in n for n in names)
     assert kinds["python"] > 100 and kinds["native"] > 0.5 * kinds["python"], kinds
+
+
+def _work_counts(db, names):
+    """Counter {(pid, tid, name)}: samples by the first of `names` on their stack."""
+    stacks = samples.Stacks(db)
+    c = Counter()
+    for guid, pid, tid, _ts, sid in samples.sample_rows(db):
+        on = {f.function for f in stacks.frames(guid, sid)}
+        c[(pid, tid, next((n for n in names if n in on), None))] += 1
+    return c
+
+
+def test_fork_child_samples_into_its_own_database(tmp_path):
+    seconds, storm = 0.3, 20
+    out = tmp_path / "out"
+    r = run_rocprof("run", "--sample", "1000", "-d", out, "-o", "fk",
+                    WORKLOADS / "sampling_fork.py", seconds, storm)
+    assert "storm bad 0" in r.stdout, (r.stdout, r.stderr[-3000:])  # no child crashed or hung
+    assert r.returncode == 0, r.stderr[-3000:]
+    child = int(next(x.split()[1] for x in r.stdout.splitlines() if x.startswith("child ")))
+    names = ("child_work", "parent_before", "parent_after", "background", "storm_child")
+    with sqlite3.connect(out / f"fk_{child}_results.db") as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    cdb = rocpd.connect(out / f"fk_{child}_results.db")
+    got = _work_counts(cdb, names)
+    # The child's own samples, on its own (main) thread, from its first moments: it is
+    # sampled from Python's after-fork hook on, not from the next thread scan.
+    assert got[(child, child, "child_work")] >= 0.95 * seconds * 1000, got
+    assert {k[2] for k in got} <= {"child_work", None}, got   # nothing of the parent's
+    assert {(k[0], k[1]) for k in got} == {(child, child)}, got
+    pdb = rocpd.connect(out / "fk_results.db")
+    got = _work_counts(pdb, names)
+    parent = pdb.execute("SELECT pid FROM rocpd_info_process").fetchone()[0]
+    for phase in ("parent_before", "parent_after"):   # sampling goes on after the fork
+        assert got[(parent, parent, phase)] >= 0.95 * seconds * 1000, got
+    assert not any(k[2] in ("child_work", "storm_child") for k in got), got
+    assert {k[0] for k in got} == {parent}, got
+    assert samples.sampling_info(pdb)["samples_taken"] == str(sum(got.values())), got
+    storm_dbs = [p for p in out.glob("fk_*_results.db") if p.name != f"fk_{child}_results.db"]
+    assert len(storm_dbs) == storm
