@@ -30,6 +30,7 @@
 #include "capture/sampling/native.hpp"
 #include "capture/sampling/pyframes.h"
 #include "capture/sampling/signals.hpp"
+#include "capture/sampling/stack.hpp"
 #include "rocprof/clock.hpp"
 #include "session/session.hpp"
 #include "storage/json.hpp"
@@ -157,28 +158,6 @@ clockid_t thread_cpu_clock(uint32_t tid) {
   return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6);
 }
 
-struct FrameRef {
-  uint32_t func_id, file_id;
-  int32_t line;
-  bool native;
-};
-
-struct NodeKey {
-  uint64_t parent;
-  uint32_t func, file;
-  int32_t line;
-  bool operator==(const NodeKey& o) const {
-    return parent == o.parent && func == o.func && file == o.file && line == o.line;
-  }
-};
-struct NodeHash {
-  size_t operator()(const NodeKey& k) const {
-    uint64_t h = k.parent * 0x9E3779B97F4A7C15ull;
-    h ^= (static_cast<uint64_t>(k.func) << 32 | k.file) + 0x7F4A7C159E3779B9ull + (h << 6);
-    return h ^ (static_cast<uint64_t>(static_cast<uint32_t>(k.line)) * 0xC2B2AE3D27D4EB4Full);
-  }
-};
-
 class Sampler {
  public:
   void start(Collector& c) {
@@ -192,6 +171,14 @@ class Sampler {
     auto& st = session::strings();
     cat_sample_ = st.intern_cached(native_ ? "CPU_SAMPLE" : "PYTHON_SAMPLE");
     cat_stack_ = st.intern_cached(native_ ? "CPU_SAMPLE_STACK" : "PYTHON_SAMPLE_STACK");
+    // Samples of `rocprof run script.py` start at the script's <module> (stack.hpp); the
+    // Python side names the launcher's files (none for the in-process API: nothing to cut).
+    launcher_ = LauncherFrames{};
+    const std::string lf = session::option("sampling.launcher_file");
+    const std::string rf = session::option("sampling.runpy_file");
+    if (!lf.empty() && !rf.empty())
+      launcher_ = LauncherFrames{st.intern_cached("run_target"), st.intern_cached(lf.c_str()),
+                                 st.intern_cached("_run_code"), st.intern_cached(rf.c_str())};
     install_fault_guard(probe_of);
     install_sigprof(on_signal);
     if (after_fork_) {
@@ -479,6 +466,7 @@ class Sampler {
     } else {
       frames_.assign(py_.begin(), py_.end());
     }
+    frames_.resize(launcher_keep(frames_.data(), frames_.size(), launcher_));
     uint64_t node = 0;
     for (auto f = frames_.rbegin(); f != frames_.rend(); ++f) node = node_for(node, *f);
     Record r{};
@@ -520,11 +508,9 @@ class Sampler {
   }
 
   uint64_t node_for(uint64_t parent, const FrameRef& f) {
-    const NodeKey key{parent, f.func_id, f.file_id, f.line};
-    auto it = nodes_.find(key);
-    if (it != nodes_.end()) return it->second;
-    const uint64_t id = nodes_.size() + 1;
-    nodes_.emplace(key, id);
+    bool is_new = false;
+    const uint64_t id = nodes_.node(parent, f, &is_new);
+    if (!is_new) return id;
     auto& st = session::strings();
     const std::string func(st.get(f.func_id)), file(st.get(f.file_id));
     std::string cs = "{\"function\":" + json_string(func) + ",\"file\":" + json_string(file) +
@@ -572,7 +558,8 @@ class Sampler {
   std::unordered_map<uint64_t, CodeEntry> codes_;
   std::unordered_map<uint64_t, std::pair<uint64_t, int32_t>> lines_;
   std::unordered_map<uint64_t, FrameRef> natives_;
-  std::unordered_map<NodeKey, uint64_t, NodeHash> nodes_;
+  StackTree nodes_;
+  LauncherFrames launcher_;
   std::vector<FrameRef> py_, frames_;
   std::vector<bool> py_entry_;
   std::vector<uint64_t> ips_;

@@ -55,6 +55,14 @@ def configure(options: Options) -> list[str]:
     backends.BACKEND_OPTIONS["sampling.hz"] = str(hz)
     backends.BACKEND_OPTIONS["sampling.mode"] = mode
     backends.BACKEND_OPTIONS["sampling.native"] = "1" if native else "0"
+    # The launcher's frames (rocprof run → runpy → the script) are cut from samples at
+    # resolution: the resolver matches these code files (exactly as frames name them).
+    import runpy
+
+    from ..cli import target
+
+    backends.BACKEND_OPTIONS["sampling.launcher_file"] = target.run_target.__code__.co_filename
+    backends.BACKEND_OPTIONS["sampling.runpy_file"] = runpy._run_code.__code__.co_filename
     _install_thread_hook()
     return notes
 

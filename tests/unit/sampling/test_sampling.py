@@ -49,6 +49,23 @@ def test_cpu_split_and_sample_yield(tmp_path):
     assert 0 < len(samples.Stacks(db)) < (a + b) / 10
 
 
+def test_launcher_frames_are_cut(tmp_path):
+    db = _run(tmp_path, "--sample", "1000", workload="sampling_ratio.py", wargs=[0.3])
+    outer = _outermost(db, "hot_a")
+    assert set(outer) == {("<module>", "sampling_ratio.py")}, outer
+    stacks = samples.Stacks(db)
+    files = {f.file for g, _p, _t, _ts, sid in samples.sample_rows(db) for f in stacks.frames(g, sid)
+             if "hot_a" in {x.function for x in stacks.frames(g, sid)}}
+    assert not any("runpy" in f or "/rocprof/" in f for f in files), files
+    # -m module: the module's <module> is the outermost frame.
+    out = tmp_path / "m"
+    r = run_rocprof("run", "--sample", "1000", "-d", out, "-m", "sampling_ratio", "0.3",
+                    cwd=WORKLOADS)
+    assert r.returncode == 0, r.stderr
+    outer = _outermost(rocpd.connect(out), "hot_b")
+    assert set(outer) == {("<module>", "sampling_ratio.py")}, outer
+
+
 def test_wall_mode_attributes_gil_releasing_call_to_its_line(tmp_path):
     seconds = 0.6
     db = _run(tmp_path, "--sample", "1000", "--sampling-mode", "wall",
@@ -75,12 +92,27 @@ def test_threads_get_their_own_stacks(tmp_path):
     assert tracks.fetchone()[0] >= 2
 
 
+def _outermost(db, func):
+    """Counter of the outermost frame (function, file name) of samples with `func` on them."""
+    stacks = samples.Stacks(db)
+    c = Counter()
+    for guid, _pid, _tid, _ts, sid in samples.sample_rows(db):
+        frames = stacks.frames(guid, sid)
+        if any(f.function == func for f in frames):
+            c[(frames[0].function, frames[0].file.rsplit("/", 1)[-1])] += 1
+    return c
+
+
 def test_in_process_threads_before_and_after_and_roctx_range(tmp_path):
     out = tmp_path / "ip"
-    r = subprocess.run([sys.executable, str(WORKLOADS / "sampling_inprocess.py"), str(out)],
+    # Run as `python -m`: runpy's frames are the program's own here, not a launcher's.
+    r = subprocess.run([sys.executable, "-m", "sampling_inprocess", str(out)], cwd=WORKLOADS,
                        env=_env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     db = rocpd.connect(out)
+    outer = _outermost(db, "in_range_work")
+    assert set(outer) == {("_run_module_as_main", "runpy.py")} or \
+        set(outer) == {("_run_module_as_main", "<frozen runpy>")}, outer
     total = {x["function"]: x["total"] for x in samples.top_functions(db, by="total", limit=None)}
     assert total.get("early_worker", 0) > 100   # thread started before the session
     # Threads started during the session are sampled from their start, not from the

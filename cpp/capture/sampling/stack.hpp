@@ -1,0 +1,85 @@
+// Resolved stacks, free of Python: the frame a sample's word turns into, the tree that stores
+// each unique stack once (node = (caller node, frame)), and the trim of the launcher's own
+// frames. Used by the resolver thread only; unit-tested in cpp/tests/test_sampling.cpp.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+
+namespace rocprof::sampling {
+
+struct FrameRef {
+  uint32_t func_id, file_id;  // interned strings
+  int32_t line;
+  bool native;
+};
+
+// Node ids start at 1; 0 is "no caller" (the outermost frame's parent).
+class StackTree {
+ public:
+  // The node for `f` called from `parent`; *is_new tells the caller to store the node once.
+  uint64_t node(uint64_t parent, const FrameRef& f, bool* is_new) {
+    const Key key{parent, f.func_id, f.file_id, f.line};
+    auto it = nodes_.find(key);
+    if (it != nodes_.end()) {
+      *is_new = false;
+      return it->second;
+    }
+    const uint64_t id = nodes_.size() + 1;
+    nodes_.emplace(key, id);
+    *is_new = true;
+    return id;
+  }
+  size_t size() const { return nodes_.size(); }
+  void clear() { nodes_.clear(); }
+
+ private:
+  struct Key {
+    uint64_t parent;
+    uint32_t func, file;
+    int32_t line;
+    bool operator==(const Key& o) const {
+      return parent == o.parent && func == o.func && file == o.file && line == o.line;
+    }
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = k.parent * 0x9E3779B97F4A7C15ull;
+      h ^= (static_cast<uint64_t>(k.func) << 32 | k.file) + 0x7F4A7C159E3779B9ull + (h << 6);
+      return h ^ (static_cast<uint64_t>(static_cast<uint32_t>(k.line)) * 0xC2B2AE3D27D4EB4Full);
+    }
+  };
+  std::unordered_map<Key, uint64_t, Hash> nodes_;
+};
+
+// The launcher (`rocprof run script.py`) runs the script as
+//   ... run_target (rocprof/cli/target.py) -> runpy ... -> _run_code (runpy) -> <module> (script)
+// Interned ids of those two functions and their files; 0 ids disable the trim.
+struct LauncherFrames {
+  uint32_t run_target_func = 0, run_target_file = 0;
+  uint32_t run_code_func = 0, run_code_file = 0;
+};
+
+// Frames innermost first. Returns how many innermost frames to keep: all of them, unless the
+// stack runs through the launcher's run_target and then runpy's _run_code, in which case the
+// frames outside the first Python frame _run_code calls (the script's <module>) are cut, so
+// the script's samples start at its own module level. Native frames in between are cut too.
+inline size_t launcher_keep(const FrameRef* frames, size_t n, const LauncherFrames& l) {
+  if (l.run_target_func == 0) return n;
+  size_t i = n;
+  for (;;) {  // outermost first: the launcher's run_target
+    if (i == 0) return n;
+    const FrameRef& f = frames[--i];
+    if (!f.native && f.func_id == l.run_target_func && f.file_id == l.run_target_file) break;
+  }
+  while (i > 0) {  // inward: runpy's _run_code
+    const FrameRef& f = frames[--i];
+    if (f.native || f.func_id != l.run_code_func || f.file_id != l.run_code_file) continue;
+    while (i > 0)  // the first Python frame it runs
+      if (!frames[--i].native) return i + 1;
+    return n;  // inside _run_code before the script's frame exists: launcher time, kept
+  }
+  return n;
+}
+
+}  // namespace rocprof::sampling
