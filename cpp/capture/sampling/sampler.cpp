@@ -29,6 +29,7 @@
 
 #include "capture/sampling/native.hpp"
 #include "capture/sampling/pyframes.h"
+#include "capture/sampling/sample_ring.hpp"
 #include "capture/sampling/signals.hpp"
 #include "capture/sampling/stack.hpp"
 #include "rocprof/clock.hpp"
@@ -41,17 +42,14 @@ namespace {
 constexpr int kMaxSlots = 512;       // concurrently sampled threads
 constexpr int kMaxPy = 256;          // Python frames kept per sample (innermost)
 constexpr uint64_t kRingWords = 1u << 17;  // 1 MiB per sampled thread
-constexpr uint64_t kMagic = 0xA5;
 constexpr int kTickMs = 50;          // resolver period: GIL taken ~20 times a second
 
-// Raw sample in a ring: [magic | npy << 8 | nnative << 24 | overrun << 40] [timestamp]
-// then npy * RP_PY_WORDS words (pyframes.h) and nnative instruction pointers.
+// One sampled thread. Raw samples: sample_ring.hpp.
 struct Slot {
   std::atomic<int> state{0};  // 0 free, 1 armed, 2 retired (timer gone, ring being drained)
   uint32_t tid = 0;
   timer_t timer{};
-  uint64_t* ring = nullptr;   // allocated once by the resolver, reused, never freed
-  std::atomic<uint64_t> head{0}, tail{0};
+  SampleRing ring;            // words allocated at the first arm(), reused, never freed
   std::atomic<uint64_t> taken{0}, missed{0};
   // Frame walks that faulted (they read frames another store of the same thread has not
   // finished initialising, e.g. 3.11/3.12's new _PyCFrame at eval-loop entry): counted, and
@@ -63,8 +61,7 @@ struct Slot {
   // Scans a slot armed by its own thread may miss before disarming it: on 3.10 the thread
   // enters threading._active only after it registered (see register_thread).
   int grace = 0;
-  // CPU mode, handler-only: thread CPU time at the previous tick and unsampled CPU time.
-  uint64_t last_cpu = 0, credit = 0;
+  CpuCredit cpu;              // CPU mode, handler-only
 };
 Slot g_slots[kMaxSlots];
 
@@ -72,8 +69,6 @@ std::atomic<bool> g_native{false};
 // CPU mode: > 0 is the sampling period in ns of thread CPU time (see arm() for why the timer
 // itself runs on CLOCK_MONOTONIC); 0 in wall mode.
 std::atomic<uint64_t> g_cpu_period{0};
-
-inline uint64_t* ring_at(Slot* s, uint64_t i) { return &s->ring[i & (kRingWords - 1)]; }
 
 sigjmp_buf* probe_of(pid_t tid) {
   for (Slot& s : g_slots)
@@ -94,26 +89,20 @@ void on_signal(int sig, siginfo_t* si, void* uc) {
     errno = saved_errno;
     return;
   }
-  // Expirations the kernel folded into this one (timer overruns) are samples not taken.
   const uint64_t cpu_period = g_cpu_period.load(std::memory_order_relaxed);
   if (cpu_period != 0) {
-    // One sample per period of CPU time the thread used: idle ticks take nothing, and CPU
-    // time the ticks could not keep up with (a descheduled thread) is counted as missed.
     timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);  // async-signal-safe (POSIX list)
-    const uint64_t cpu = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-    s->credit += cpu - s->last_cpu;
-    s->last_cpu = cpu;
-    if (s->credit < cpu_period - cpu_period / 8) {  // 1/8: tolerance for tick jitter
+    uint64_t missed = 0;
+    const bool take = s->cpu.tick(static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec,
+                                  cpu_period, &missed);
+    if (missed) s->missed.fetch_add(missed, std::memory_order_relaxed);
+    if (!take) {
       errno = saved_errno;
       return;
     }
-    s->credit = s->credit > cpu_period ? s->credit - cpu_period : 0;
-    if (s->credit > 2 * cpu_period) {
-      s->missed.fetch_add(s->credit / cpu_period - 1, std::memory_order_relaxed);
-      s->credit = cpu_period;
-    }
   } else if (si->si_overrun > 0) {
+    // Expirations the kernel folded into this one (timer overruns) are samples not taken.
     s->missed.fetch_add(si->si_overrun, std::memory_order_relaxed);
   }
   uint64_t buf[2 + kMaxPy * RP_PY_WORDS + kMaxNative];
@@ -136,18 +125,13 @@ void on_signal(int sig, siginfo_t* si, void* uc) {
   int nnat = 0;
   if (g_native.load(std::memory_order_relaxed))
     nnat = native_walk(uc, buf + 2 + npy * RP_PY_WORDS, kMaxNative);
-  const uint64_t need = 2 + static_cast<uint64_t>(npy) * RP_PY_WORDS + nnat;
-  const uint64_t head = s->head.load(std::memory_order_relaxed);
-  const uint64_t tail = s->tail.load(std::memory_order_acquire);
-  if (kRingWords - (head - tail) < need) {  // resolver behind: count, never wait
-    s->missed.fetch_add(1, std::memory_order_relaxed);
+  buf[0] = sample_header(npy, nnat);
+  buf[1] = now_ns();  // vDSO clock_gettime: async-signal-safe
+  if (!s->ring.push(buf, 2 + static_cast<uint64_t>(npy) * RP_PY_WORDS + nnat)) {
+    s->missed.fetch_add(1, std::memory_order_relaxed);  // resolver behind: count, never wait
     errno = saved_errno;
     return;
   }
-  buf[0] = kMagic | (static_cast<uint64_t>(npy) << 8) | (static_cast<uint64_t>(nnat) << 24);
-  buf[1] = now_ns();  // vDSO clock_gettime: async-signal-safe
-  for (uint64_t i = 0; i < need; ++i) *ring_at(s, head + i) = buf[i];
-  s->head.store(head + need, std::memory_order_release);
   s->taken.fetch_add(1, std::memory_order_relaxed);
   errno = saved_errno;
 }
@@ -267,7 +251,7 @@ class Sampler {
       taken += s.taken.exchange(0);
       missed += s.missed.exchange(0);
       faults += s.faults.exchange(0);
-      if (s.ring != nullptr && s.head.load() != s.tail.load()) ++left;  // unresolvable now
+      if (s.ring.attached() && !s.ring.empty()) ++left;  // unresolvable now
       s.state.store(0);
     }
     c.add_info(MetadataInfo{"rocprof.sampling.hz", std::to_string(hz_)});
@@ -307,8 +291,7 @@ class Sampler {
     after_fork_ = true;  // the session's restart in this child (start()) defers the resolver
     for (Slot& s : g_slots) {
       s.state.store(0);
-      s.head.store(0);
-      s.tail.store(0);
+      s.ring.reset();
       s.taken.store(0);
       s.missed.store(0);
       s.faults.store(0);
@@ -341,7 +324,7 @@ class Sampler {
       const int st = s.state.load();
       if (st == 1 && !s.seen && s.grace > 0) --s.grace;
       else if (st == 1 && !s.seen) disarm(s);     // the thread's Python state is gone
-      else if (st == 2 && s.head.load() == s.tail.load()) s.state.store(0);
+      else if (st == 2 && s.ring.empty()) s.state.store(0);
       if (s.seen) s.grace = 0;
     }
   }
@@ -363,10 +346,9 @@ class Sampler {
 
   // Under slots_mu_. Returns whether the thread's timer is running.
   bool arm(Slot& s, uint32_t tid) {
-    if (s.ring == nullptr) s.ring = new uint64_t[kRingWords];
+    if (!s.ring.attached()) s.ring.attach(new uint64_t[kRingWords], kRingWords);
+    s.ring.reset();
     s.tid = tid;
-    s.head.store(0);
-    s.tail.store(0);
     s.seen = true;
     s.grace = 0;
     sigevent sev{};
@@ -379,8 +361,7 @@ class Sampler {
     // into overruns. CPU mode instead filters the ticks by the thread's CPU time (on_signal).
     timespec cpu0{};
     clock_gettime(thread_cpu_clock(tid), &cpu0);
-    s.last_cpu = static_cast<uint64_t>(cpu0.tv_sec) * 1000000000ull + cpu0.tv_nsec;
-    s.credit = 0;
+    s.cpu.start(static_cast<uint64_t>(cpu0.tv_sec) * 1000000000ull + cpu0.tv_nsec);
     if (timer_create(CLOCK_MONOTONIC, &sev, &s.timer) != 0) return false;
     s.state.store(1, std::memory_order_release);
     const long period = 1000000000L / hz_;
@@ -403,32 +384,24 @@ class Sampler {
 
   void drain_all() {
     for (Slot& s : g_slots)
-      if (s.state.load(std::memory_order_acquire) != 0 && s.ring != nullptr) drain(s);
+      if (s.state.load(std::memory_order_acquire) != 0 && s.ring.attached()) drain(s);
   }
 
   // Under the GIL: every code object named by a sample still alive gets resolved here.
   void drain(Slot& s) {
-    const uint64_t head = s.head.load(std::memory_order_acquire);
-    uint64_t t = s.tail.load(std::memory_order_relaxed);
-    while (t < head) {
-      const uint64_t h = *ring_at(&s, t);
-      if ((h & 0xff) != kMagic) break;  // cannot happen with one producer; stay safe
-      const int npy = static_cast<int>((h >> 8) & 0xffff);
-      const int nnat = static_cast<int>((h >> 24) & 0xffff);
-      const uint64_t ts = *ring_at(&s, t + 1);
+    while (s.ring.pop(RP_PY_WORDS, &raw_)) {
+      int npy = 0, nnat = 0;
+      parse_header(raw_[0], &npy, &nnat);
+      const uint64_t* w = raw_.data() + 2;
       py_.clear();
-      for (int i = 0; i < npy; ++i) {
-        const uint64_t base = t + 2 + static_cast<uint64_t>(i) * RP_PY_WORDS;
-        py_.push_back(resolve_py(*ring_at(&s, base), *ring_at(&s, base + 1), *ring_at(&s, base + 2)));
-        py_entry_.resize(py_.size());
-        py_entry_.back() = (*ring_at(&s, base + 2) & RP_PY_ENTRY) != 0;
+      py_entry_.clear();
+      for (int i = 0; i < npy; ++i, w += RP_PY_WORDS) {
+        py_.push_back(resolve_py(w[0], w[1], w[2]));
+        py_entry_.push_back((w[2] & RP_PY_ENTRY) != 0);
       }
-      ips_.clear();
-      for (int i = 0; i < nnat; ++i) ips_.push_back(*ring_at(&s, t + 2 + npy * RP_PY_WORDS + i));
-      t += 2 + static_cast<uint64_t>(npy) * RP_PY_WORDS + nnat;
-      emit_sample(s.tid, ts);
+      ips_.assign(w, w + nnat);
+      emit_sample(s.tid, raw_[1]);
     }
-    s.tail.store(t, std::memory_order_release);
   }
 
   FrameRef resolve_py(uint64_t code, uint64_t name_ptr, uint64_t w) {
@@ -562,7 +535,7 @@ class Sampler {
   LauncherFrames launcher_;
   std::vector<FrameRef> py_, frames_;
   std::vector<bool> py_entry_;
-  std::vector<uint64_t> ips_;
+  std::vector<uint64_t> ips_, raw_;
 };
 
 Sampler* g_sampler = new Sampler();  // never destroyed: a late signal or atexit may touch it
