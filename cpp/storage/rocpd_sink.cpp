@@ -299,6 +299,17 @@ void RocpdSink::write_info(const InfoRow& row) {
       row);
 }
 
+const std::string& RocpdSink::message_json(uint32_t name_id) {
+  if (name_id >= message_json_.size()) message_json_.resize(name_id + 1);
+  std::string& json = message_json_[name_id];
+  if (json.empty()) {
+    json.assign("{\"message\":");
+    json_escape_into(json, name_id > 0 && name_id <= strings_.size() ? strings_[name_id - 1] : "");
+    json.push_back('}');
+  }
+  return json;
+}
+
 int64_t RocpdSink::insert_event(const Record& r, const std::string& extdata) {
   auto* s = stmts_[kEvent];
   const int64_t id = next_event_id_++;
@@ -333,7 +344,8 @@ int64_t RocpdSink::insert_event(const Record& r, const std::string& extdata) {
     api_->bind_text(s, 6, "{}", 2, nullptr);
     api_->bind_text(s, 7, "{}", 2, nullptr);
   }
-  bind_text(s, 8, extdata);
+  // Static binding (no copy): `extdata` outlives the step below.
+  api_->bind_text(s, 8, extdata.data(), static_cast<int>(extdata.size()), nullptr);
   run(s);
   return id;
 }
@@ -370,11 +382,9 @@ void RocpdSink::write_record(const Record& r) {
       if (r.region.extdata_id != 0) {
         extdata = &text_of(r.region.extdata_id);
       } else if (r.flags & kFlagMessage) {
-        // ROCTx convention: the message travels in the event's extdata.
-        scratch_.assign("{\"message\":");
-        json_escape_into(scratch_, text_of(r.name_id));
-        scratch_.push_back('}');
-        extdata = &scratch_;
+        // ROCTx convention: the message travels in the event's extdata. Built once per
+        // distinct message: ranges repeat their names, and this is the writer's hottest row.
+        extdata = &message_json(r.name_id);
       }
       const int64_t ev = insert_event(r, *extdata);
       auto* s = stmts_[kRegion];

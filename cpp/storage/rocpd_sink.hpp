@@ -43,6 +43,7 @@ class RocpdSink final : public Sink {
   }
   void run(sql::sqlite3_stmt* s);
   int64_t insert_event(const Record& r, const std::string& extdata);
+  const std::string& message_json(uint32_t name_id);
   int64_t track_for(uint32_t tid, uint32_t category_id);
   void write_record(const Record& r);
   void write_metadata(const std::string& tag, const std::string& value);
@@ -55,6 +56,7 @@ class RocpdSink final : public Sink {
   std::string suffix_;
   int64_t next_event_id_ = 1;
   std::vector<std::string> strings_;  // id - 1 → text, for JSON extdata
+  std::vector<std::string> message_json_;  // name id → {"message": ...}, built on first use
   std::unordered_map<uint64_t, int64_t> tracks_;
   std::string scratch_;
   bool in_txn_ = false;
