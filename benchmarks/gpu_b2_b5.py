@@ -2,13 +2,29 @@
 activity record), run on the GPU machine.
 
 Workload: tests/gpu/workloads/torch_steps.py (small CNN, CIFAR-shaped batch 128), 30 warm-up
-steps then STEPS timed steps, in separate processes, alternated, REPEATS times:
+steps then STEPS timed steps, each variant in its own process, variants alternated (round
+robin), REPEATS rounds. Prints median ms/step with min-max and the slowdown over plain, plus
+records per step for the rocprof variants.
+
+Variants (B2_VARIANTS=comma list picks some; default: all). The CUPTI ones set the cupti.*
+keys through ROCPROF_CUPTI_OPTIONS so each adds one thing to the one before it:
   plain       python workload
-  rocprof     python -m rocprof run (default tracing: kernels, copies, runtime API, markers)
-  rocprof-nocs  the same without Python launch sites (ROCPROF_GPU_CALLSITE=0)
+  nogpu       rocprof run, GPU tracing off (ROCTx ranges only): the launcher's own cost
+  k           CONCURRENT_KERNEL only, no ENTER callbacks
+  kc          + MEMCPY/MEMSET
+  kcr         + RUNTIME API activity
+  kcrd        + DRIVER API activity
+  kcrds       + SYNCHRONIZATION
+  kcrds_cb    + ENTER callbacks on launches, copies, syncs, allocations (range/thread), no call sites
+  old_default kernels, copies, runtime+driver+sync, all callbacks, call-site hook (the default
+              before 2026-11-21's change)
+  old_ts0     old_default without our CLOCK_BOOTTIME timestamp callback
+  old_proc0   old_default with buffers returned unread (no records: CUPTI's own cost)
+  kc_cb       kernels + copies + ENTER callbacks on launches/copies/sets only, no call sites
+  default     `rocprof run` with no tracing flag (kc_cb + call-site hook)
+  systrace    `rocprof run --sys-trace`
   torchprof   torch.profiler (CPU+CUDA) around the same steps
-Prints a table of median ms/step with the spread, and B5 from the last rocprof and
-torch.profiler runs.
+B5 comes from benchmarks/gpu_b5_bytes.py over the databases kept in B2_OUT (default a temp dir).
 """
 
 import json
@@ -25,58 +41,111 @@ WORKLOAD = ROOT / "tests/gpu/workloads/torch_steps.py"
 STEPS = int(os.environ.get("B2_STEPS", "200"))
 REPEATS = int(os.environ.get("B2_REPEATS", "3"))
 
+_ALL_OFF = "kernel=0,memcpy=0,memory=0,runtime=0,driver=0,sync=0,callbacks=none,callsite=0"
+CUPTI = {
+    "k": "kernel=1",
+    "kc": "kernel=1,memcpy=1",
+    "kcr": "kernel=1,memcpy=1,runtime=1",
+    "kcrd": "kernel=1,memcpy=1,runtime=1,driver=1",
+    "kcrds": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1",
+    "kcrds_cb": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1,callbacks=all",
+    "old_default": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1,callbacks=all,callsite=1",
+    "old_ts0": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1,callbacks=all,callsite=1,timestamp=0",
+    "old_proc0": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1,callbacks=all,callsite=1,process=0",
+    "kc_cb": "kernel=1,memcpy=1,callbacks=launch",
+}
+MODES = ["plain", "nogpu", *CUPTI, "default", "systrace", "torchprof"]
+
 
 def run(mode, out):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'python'}:{ROOT}")
+    env.pop("ROCPROF_CUPTI_OPTIONS", None)
     args = [str(WORKLOAD), "--steps", str(STEPS), "--warmup", "30"]
-    if mode.startswith("rocprof"):
-        if mode == "rocprof-nocs":
-            env["ROCPROF_GPU_CALLSITE"] = "0"
-        cmd = [sys.executable, "-m", "rocprof", "run", "-d", str(out), "-o", mode, *args]
+    rp = [sys.executable, "-m", "rocprof", "run", "-d", str(out), "-o", mode]
+    if mode == "plain":
+        cmd = [sys.executable, *args]
     elif mode == "torchprof":
         cmd = [sys.executable, *args, "--mode", "torchprof", "--trace", str(out / "trace.json")]
+    elif mode == "nogpu":
+        env["ROCPROF_CUPTI_OPTIONS"] = "enabled=0"
+        cmd = [*rp, *args]
+    elif mode == "default":
+        cmd = [*rp, *args]
+    elif mode == "systrace":
+        cmd = [*rp, "--sys-trace", *args]
     else:
-        cmd = [sys.executable, *args]
+        env["ROCPROF_CUPTI_OPTIONS"] = _ALL_OFF + "," + CUPTI[mode]
+        cmd = [*rp, "--sys-trace", *args]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
-    if p.returncode != 0:
-        raise SystemExit(f"{mode} failed:\n{p.stderr[-2000:]}")
-    line = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
-    return json.loads(line)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        print(f"{mode} failed (rc {p.returncode}):\n{p.stderr[-1500:]}", flush=True)
+        return None
+    return json.loads(lines[-1])
 
 
-def records(db):
+def counts(db):
+    """(GPU activity records, all records) of a database: kernels+copies+allocations, and
+    those plus regions (API calls, synchronisations, ROCTx ranges)."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    n = sum(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-            for t in ("rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_memory_allocate", "rocpd_region"))
-    gpu = sum(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-              for t in ("rocpd_kernel_dispatch", "rocpd_memory_copy"))
-    con.close()
-    return n, gpu
+    try:
+        c = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+             for t in ("rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_memory_allocate", "rocpd_region")}
+    finally:
+        con.close()
+    gpu = c["rocpd_kernel_dispatch"] + c["rocpd_memory_copy"] + c["rocpd_memory_allocate"]
+    return gpu, gpu + c["rocpd_region"]
+
+
+def table(modes, times, out):
+    base = statistics.median(times["plain"]) if times.get("plain") else None
+    steps_total = STEPS + 30
+    n = max(len(v) for v in times.values())
+    print(f"B2: {STEPS} steps, {n} round(s), median ms/step (min-max); records per step "
+          f"(GPU / all) from the last run's database ({steps_total} steps incl. warm-up)", flush=True)
+    for m in modes:
+        if not times[m]:
+            continue
+        med = statistics.median(times[m])
+        rel = f"{100 * (med / base - 1):+6.1f}% {med - base:+.3f} ms" if base else ""
+        recs = ""
+        db = out / f"{m}_results.db"
+        if db.exists():
+            gpu, total = counts(db)
+            recs = f"  rec/step {gpu / steps_total:6.1f} / {total / steps_total:6.1f}"
+        print(f"  {m:12s} {med:7.3f} ({min(times[m]):.3f}-{max(times[m]):.3f})  {rel}{recs}", flush=True)
+
+
+def api_histogram(db, steps):
+    """Which API records a --sys-trace run writes per step (category, name)."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT category, name, count(*) FROM regions GROUP BY 1, 2 ORDER BY 3 DESC").fetchall()
+    finally:
+        con.close()
+    by_cat = {}
+    for cat, _, c in rows:
+        by_cat[cat] = by_cat.get(cat, 0) + c
+    print("  per step by category: " + ", ".join(f"{k} {v / steps:.1f}" for k, v in by_cat.items()))
+    print("  top names per step: " + ", ".join(f"{n} {c / steps:.1f}" for _, n, c in rows[:12]))
 
 
 def main():
-    modes = ["plain", "rocprof", "rocprof-nocs", "torchprof"]
+    pick = os.environ.get("B2_VARIANTS")
+    modes = [m for m in MODES if not pick or m in pick.split(",")]
     times = {m: [] for m in modes}
-    out = Path(tempfile.mkdtemp(prefix="b2_"))
-    last = {}
+    out = Path(os.environ.get("B2_OUT") or tempfile.mkdtemp(prefix="b2_"))
+    out.mkdir(parents=True, exist_ok=True)
     for _ in range(REPEATS):
         for m in modes:
             r = run(m, out)
-            times[m].append(r["ms_per_step"])
-            last[m] = r
-    base = statistics.median(times["plain"])
-    print(f"B2: {STEPS} steps x {REPEATS} repeats, median ms/step (min-max)")
-    for m in modes:
-        med = statistics.median(times[m])
-        print(f"  {m:13s} {med:7.3f} ({min(times[m]):.3f}-{max(times[m]):.3f})  {100 * (med / base - 1):+6.1f}%")
-    db = out / "rocprof_results.db"
-    n, gpu = records(db)
-    size = db.stat().st_size
-    tj = out / "trace.json"
-    ev = last["torchprof"]["events"]
-    print(f"B5: rocprof {size} B / {n} records = {size / n:.1f} B/record ({gpu} kernels+copies); "
-          f"torch.profiler JSON {tj.stat().st_size} B / {ev} events = {tj.stat().st_size / ev:.1f} B/event")
-    print(f"    kernels: rocprof {gpu} rows incl. copies; torch.profiler {last['torchprof']['kernels']} kernels")
+            if r is not None:
+                times[m].append(r["ms_per_step"])
+        (out / "b2_times.json").write_text(json.dumps(times))
+        table(modes, times, out)  # after every round: a run cut short still reports
+    db = out / "systrace_results.db"
+    if db.exists():
+        api_histogram(db, STEPS + 30)
 
 
 if __name__ == "__main__":

@@ -400,9 +400,10 @@ void RocpdSink::write_record(const Record& r) {
     }
     case RecordKind::kKernelDispatch: {
       const KernelData& k = r.kernel;
-      if (k.dynamic_shared != 0 || k.registers != 0) {
-        scratch_ = "{\"dynamic_shared_memory\":" + std::to_string(k.dynamic_shared) +
-                   ",\"registers_per_thread\":" + std::to_string(k.registers) + "}";
+      // Registers are per kernel (rocpd_info_kernel_symbol); only dynamic shared memory varies
+      // per dispatch, and only when non-zero is it worth bytes on every row (B5).
+      if (k.dynamic_shared != 0) {
+        scratch_ = "{\"dynamic_shared_memory\":" + std::to_string(k.dynamic_shared) + "}";
         extdata = &scratch_;
       }
       const int64_t ev = insert_event(r, "{}");

@@ -101,12 +101,15 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
 
 // Functions worth an ENTER callback: those that cause GPU work or wait for it. Picked by
 // name so the list follows the CUPTI version in use.
-bool wanted(const char* name) {
-  static const char* kKeys[] = {"Launch", "Memcpy", "Memset", "Synchronize", "WaitEvent",
-                                "Malloc", "Free", "MemAlloc", "MemFree"};
-  if (name == nullptr) return false;
-  for (const char* k : kKeys)
+bool wanted(const char* name, int level) {
+  static const char* kGpuWork[] = {"Launch", "Memcpy", "Memset"};
+  static const char* kWaits[] = {"Synchronize", "WaitEvent", "Malloc", "Free", "MemAlloc", "MemFree"};
+  if (name == nullptr || level <= 0) return false;
+  for (const char* k : kGpuWork)
     if (std::strstr(name, k) != nullptr) return true;
+  if (level >= 2)
+    for (const char* k : kWaits)
+      if (std::strstr(name, k) != nullptr) return true;
   return false;
 }
 
@@ -146,6 +149,12 @@ bool read_settings(std::string* why) {
   s.driver = flag("driver", s.runtime);
   s.sync = flag("sync", s.runtime);
   s.callsite = flag("callsite", true);
+  s.region = flag("region", true);
+  // Synchronisation and allocation records get their thread from an ENTER callback.
+  const std::string cb = session::option("cupti.callbacks", (s.sync || s.memory) ? "all" : "launch");
+  s.callbacks = cb == "none" ? 0 : cb == "launch" ? 1 : 2;
+  s.timestamp = flag("timestamp", true);
+  s.process = flag("process", true);
   s.truncate = flag("truncate", false);
   s.mangled = flag("mangled", false);
   const std::string inc = session::option("cupti.kernel_include", "");
@@ -206,7 +215,8 @@ void on_start(Collector& c) {
   }
   records_reset(&c);
   // The clock first: records stamped before it would be in CLOCK_REALTIME.
-  if ((r = a.cuptiActivityRegisterTimestampCallback(boottime_ns)) != CUPTI_SUCCESS)
+  if (g_settings.timestamp &&
+      (r = a.cuptiActivityRegisterTimestampCallback(boottime_ns)) != CUPTI_SUCCESS)
     warn("timestamp callback", r);
   if ((r = a.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
     warn("buffer callbacks", r);
@@ -237,7 +247,7 @@ void on_start(Collector& c) {
   for (const auto& d : domains)
     for (uint32_t id = 1; id < d.n; ++id) {
       const char* name = nullptr;
-      if (a.cuptiGetCallbackName(d.d, id, &name) == CUPTI_SUCCESS && wanted(name) &&
+      if (a.cuptiGetCallbackName(d.d, id, &name) == CUPTI_SUCCESS && wanted(name, s.callbacks) &&
           a.cuptiEnableCallback(1, g_subscriber, d.d, id) == CUPTI_SUCCESS)
         ++callbacks;
     }
@@ -253,6 +263,7 @@ void on_start(Collector& c) {
   c.add_info(MetadataInfo{"rocprof.cupti.library", a.path});
   c.add_info(MetadataInfo{"rocprof.cupti.api_version", std::to_string(version)});
   c.add_info(MetadataInfo{"rocprof.cupti.enter_callbacks", std::to_string(callbacks)});
+  c.add_info(MetadataInfo{"rocprof.cupti.activity_kinds", std::to_string(g_enabled.size())});
 }
 
 void on_stop(Collector&) {

@@ -419,7 +419,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   {
     std::lock_guard<std::mutex> g(g_mu);
     Collector* c = g_collector.load(std::memory_order_acquire);
-    if (c != nullptr && buffer != nullptr && valid > 0) {
+    if (c != nullptr && buffer != nullptr && valid > 0 && g_settings.process) {
       // First pass: learn which OS thread each CUPTI thread id is, from calls whose ENTER
       // callback we saw, so API records of other functions land on the right thread.
       CUpti_Activity* rec = nullptr;

@@ -42,6 +42,13 @@ inline bool launch_info(uint32_t corr, uint32_t* tid, uint32_t* region, uint32_t
 struct Settings {
   bool kernel = true, memcpy = true, memory = false, runtime = true, driver = true, sync = true;
   bool callsite = true, region = true, truncate = false, mangled = false;
+  // ENTER callbacks (the callback API): 0 none, 1 launches/copies/sets only (launching thread,
+  // ROCTx range, call site of each GPU operation), 2 also synchronisations and allocations
+  // (what the SYNCHRONIZATION and MEMORY2 records need for their thread).
+  int callbacks = 2;
+  // Measurement knobs (benchmarks/gpu_b2_b5.py): the CLOCK_BOOTTIME timestamp callback, and
+  // turning buffers into records. Off only to find where tracing time goes.
+  bool timestamp = true, process = true;
   // POSIX regex, not std::regex: std::regex instantiates libstdc++ locale facets as
   // STB_GNU_UNIQUE symbols that bind process-wide and crashed PyTorch's import (H200).
   bool has_include = false, has_exclude = false;

@@ -76,6 +76,10 @@ def configure(options: Options) -> list[str]:
     o["cupti.memcpy"] = _flag(options.memory_copy_trace)
     o["cupti.memory"] = _flag(options.memory_allocation_trace)
     o["cupti.runtime"] = o["cupti.driver"] = o["cupti.sync"] = _flag(options.runtime_trace)
+    # ENTER callbacks on launches/copies/sets only (thread, ROCTx range and call site of each
+    # GPU operation) unless synchronisation or allocation records need their thread too.
+    o["cupti.callbacks"] = ("all" if options.runtime_trace or options.memory_allocation_trace
+                            else "launch")
     o["cupti.truncate"] = _flag(options.truncate_kernels)
     o["cupti.mangled"] = _flag(options.mangled_kernels)
     o["cupti.kernel_include"] = options.kernel_include_regex or ""
@@ -83,6 +87,14 @@ def configure(options: Options) -> list[str]:
     callsite = os.environ.get("ROCPROF_GPU_CALLSITE", "1") != "0"
     o["cupti.callsite"] = _flag(callsite)
     o["cupti.library_candidates"] = ":".join(library_candidates())
+    # Measurement overrides (benchmarks/gpu_b2_b5.py): ROCPROF_CUPTI_OPTIONS="kernel=1,runtime=0,
+    # callbacks=none,timestamp=0,process=0,flush_ms=1000" sets the cupti.* keys above directly.
+    for item in os.environ.get("ROCPROF_CUPTI_OPTIONS", "").split(","):
+        key, sep, value = item.strip().partition("=")
+        if sep and key:
+            o["cupti." + key] = value
+            if key == "callsite":
+                callsite = value == "1"
     if callsite and hasattr(_core, "_cupti_set_callsite_prefixes"):
         _core._cupti_set_callsite_prefixes("\n".join(library_prefixes()))
     return []
