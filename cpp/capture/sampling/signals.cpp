@@ -26,12 +26,21 @@ bool is_program_handler(const struct sigaction& a) {
   return a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN;
 }
 
-void on_fault(int sig, siginfo_t* si, void*) {
+void on_fault(int sig, siginfo_t* si, void* uc) {
   if (g_find != nullptr)
     if (sigjmp_buf* env = g_find(static_cast<pid_t>(syscall(SYS_gettid)))) siglongjmp(*env, 1);
-  // Not a frame walk: put the previous disposition back; the faulting instruction runs again
-  // and faults under it (a signal sent with kill/raise would not recur: send it again).
-  sigaction(sig, sig == SIGSEGV ? &g_prev_segv : &g_prev_bus, nullptr);
+  // Not a frame walk. A program handler installed before ours (faulthandler, another
+  // guard) is called as if it had been installed alone, and ours stays in place for the
+  // walks still to come; for SIG_DFL/SIG_IGN the previous disposition is put back and the
+  // faulting instruction runs again under it (a signal sent by kill/raise would not recur:
+  // it is sent again).
+  const struct sigaction& prev = sig == SIGSEGV ? g_prev_segv : g_prev_bus;
+  if (is_program_handler(prev)) {
+    if (prev.sa_flags & SA_SIGINFO) prev.sa_sigaction(sig, si, uc);
+    else prev.sa_handler(sig);
+    return;
+  }
+  sigaction(sig, &prev, nullptr);
   if (si == nullptr || si->si_code <= 0) raise(sig);
 }
 

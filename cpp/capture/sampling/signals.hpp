@@ -29,7 +29,8 @@ bool sigprof_installed();
 // Fault guard: while a thread's frame walk runs, a SIGSEGV/SIGBUS it raises jumps back to the
 // jmp_buf that `find(tid)` returns for it (the walk reads interpreter memory that another
 // store may not have finished initialising). A fault of any other thread, or outside a walk,
-// goes to the previous handler as if ours had never been there.
+// goes to the previous disposition: a program handler is called (another guard's walk is
+// thereby still caught by that guard), SIG_DFL/SIG_IGN are put back for the fault to recur.
 void install_fault_guard(sigjmp_buf* (*find)(pid_t tid));
 void restore_fault_guard();
 
