@@ -57,9 +57,11 @@ def _flag(value: bool) -> str:
 def _import_torch_first() -> None:
     """Measured on an H200 (CUDA 13, torch 2.11): with libcupti loaded before `import torch`,
     that import crashes (SIGSEGV in libstdc++ during torch's static registration); with torch
-    imported first, everything works. So torch, when installed, is imported before CUPTI starts
-    (the profiled script imports it anyway). ROCPROF_PRELOAD_TORCH=0 turns this off."""
-    if os.environ.get("ROCPROF_PRELOAD_TORCH", "1") == "0" or "torch" in sys.modules:
+    imported first, everything works. That crash was traced later to libunwind being linked
+    into _core (it took over _Unwind_RaiseException for the whole process); since libunwind is
+    opened RTLD_LOCAL at run time, the pre-import only costs start-up (~3 s on an H200 host for
+    a script that never uses torch), so it is off unless ROCPROF_PRELOAD_TORCH=1."""
+    if os.environ.get("ROCPROF_PRELOAD_TORCH", "0") != "1" or "torch" in sys.modules:
         return
     if not os.path.exists("/proc/driver/nvidia/version"):
         return  # no NVIDIA driver: CUPTI never starts, keep start-up fast
