@@ -124,20 +124,25 @@ void Collector::flush() {
 }
 
 void Collector::run() {
+  // A drain that moved this many records means producers are running at full rate: drain
+  // again at once instead of sleeping, or their rings fill (and drop) while the sink idles.
+  constexpr std::size_t kBusyBatch = 4096;
+  bool busy = false;
   for (;;) {
     bool stopping, flushing;
     uint64_t ticket;
     {
       std::unique_lock<std::mutex> lk(wake_mu_);
-      wake_cv_.wait_for(lk, std::chrono::milliseconds(opts_.flush_interval_ms),
-                        [&] { return stop_requested_ || flush_requested_; });
+      if (!busy)
+        wake_cv_.wait_for(lk, std::chrono::milliseconds(opts_.flush_interval_ms),
+                          [&] { return stop_requested_ || flush_requested_; });
       stopping = stop_requested_;
       flushing = flush_requested_;
       flush_requested_ = false;
       ticket = flush_asked_;
     }
     const bool commit_due = now_ns() - last_commit_ns_ >= opts_.commit_interval_ms * 1000000ull;
-    drain_once(stopping || flushing || commit_due);
+    busy = drain_once(stopping || flushing || commit_due) >= kBusyBatch;
     if (flushing) {
       std::lock_guard<std::mutex> g(wake_mu_);
       flush_done_ = ticket;
@@ -164,7 +169,7 @@ bool Collector::ensure_open() {
   return true;
 }
 
-void Collector::drain_once(bool commit_now) {
+std::size_t Collector::drain_once(bool commit_now) {
   std::lock_guard<std::mutex> drain_guard(drain_mu_);
   std::vector<ThreadBuffer*> snapshot;
   {
@@ -232,6 +237,7 @@ void Collector::drain_once(bool commit_now) {
       delete b;
     }
   }
+  return batch_.size();
 }
 
 void Collector::before_fork() {

@@ -68,7 +68,7 @@ class Collector {
  private:
   ThreadBuffer* register_thread();
   void run();
-  void drain_once(bool commit_now);
+  std::size_t drain_once(bool commit_now);  // returns the records moved
   bool ensure_open();
 
   std::unique_ptr<Sink> sink_;

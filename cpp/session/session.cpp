@@ -44,6 +44,9 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   info.metadata.emplace_back("rocprof.version", kVersion);
   if (fork_child) info.metadata.emplace_back("rocprof.forked_from", std::to_string(getppid()));
 
+  // Every database is new: strings interned by earlier sessions of this process (ids are
+  // kept for the process's life) must be written into this one too.
+  strings_().rewind_taken();
   std::unique_ptr<Sink> sink;
   if (config.null_sink) sink = std::make_unique<NullSink>();
   else sink = std::make_unique<RocpdSink>();

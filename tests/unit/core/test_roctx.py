@@ -142,3 +142,16 @@ def test_wrong_argument_types_raise_clearly():
 def test_second_session_refused_while_one_runs(session, tmp_path):
     with pytest.raises(RuntimeError, match="already running"):
         rocprof.profile(output_dir=str(tmp_path / "b")).start()
+
+
+def test_second_session_in_one_process_has_every_name(tmp_path):
+    names = []
+    for i in range(2):
+        s = rocprof.profile(output_dir=str(tmp_path), output_file=f"s{i}")
+        s.start()
+        with roctx.range("same-name"):  # interned by the first session only
+            pass
+        s.stop()
+        con = sqlite3.connect(f"file:{s.path}?mode=ro", uri=True)
+        names.append(con.execute("SELECT name, category FROM regions").fetchall())
+    assert names[0] == names[1] == [("same-name", "MARKER_CORE_API")]
