@@ -14,10 +14,9 @@ import sys
 import tempfile
 import time
 
-from _common import append_row, summary
-
 import rocprof
 import roctx
+from _common import append_row, summary
 
 N = 100_000
 REPEATS = 15

@@ -10,9 +10,8 @@ import sys
 import tempfile
 import time
 
-from _common import append_row
-
 import rocprof
+from _common import append_row
 
 N = 1_000_000
 REPEATS = 3

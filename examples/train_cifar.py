@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 
+import roctx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
-
-import roctx
 
 
 class SyntheticCifar100(Dataset):

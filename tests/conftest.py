@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from support import ROOT, WORKLOADS, _env, open_db, popen_rocprof, run_rocprof  # noqa: F401 - re-exported
 
 

@@ -7,7 +7,6 @@ import json
 import time
 
 import pytest
-
 from support import open_db, run_rocprof
 
 # Columns after (id, guid) as rocpd-schema.md lists them.
@@ -132,9 +131,9 @@ def test_ranges_nested_as_written(profiled):
     outer = next(r for r in rows if r[0] == "outer")
     inners = [r for r in rows if r[0] == "inner"]
     leaves = [r for r in rows if r[0] == "leaf"]
-    for inner, leaf in zip(inners, leaves):
+    for inner, leaf in zip(inners, leaves, strict=True):
         assert outer[1] <= inner[1] <= leaf[1] <= leaf[2] <= inner[2] <= outer[2]
-    assert all(a[2] <= b[1] for a, b in zip(inners, inners[1:])), "inner ranges run one after another"
+    assert all(a[2] <= b[1] for a, b in zip(inners, inners[1:], strict=False)), "inner ranges run one after another"
     mark = next(r for r in rows if r[0] == "checkpoint")
     assert mark[1] == mark[2] and inners[-1][2] <= mark[1] <= outer[2]
 

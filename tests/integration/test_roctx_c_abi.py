@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import ctypes
 import shutil
 import subprocess
 import sys
 
 import pytest
-
 from support import WORKLOADS, _env, open_db
 
 rocprof = pytest.importorskip("rocprof")

@@ -1,10 +1,9 @@
 """Two torchrun ranks on the CPU (gloo): each records a range named after its rank."""
 import os
 
+import roctx
 import torch
 import torch.distributed as dist
-
-import roctx
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()

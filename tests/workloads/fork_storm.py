@@ -18,7 +18,7 @@ def spin():
 t = threading.Thread(target=spin)
 t.start()
 children = []
-for i in range(int(sys.argv[1])):
+for _ in range(int(sys.argv[1])):
     pid = os.fork()
     if pid == 0:
         with roctx.range("child-work"):

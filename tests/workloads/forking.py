@@ -6,16 +6,16 @@ import sys
 import roctx
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-for i in range(N):
+for _ in range(N):
     with roctx.range("parent-before"):
         pass
 pid = os.fork()
 if pid == 0:
-    for i in range(N):
+    for _ in range(N):
         with roctx.range("child"):
             pass
     os._exit(0)
-for i in range(N):
+for _ in range(N):
     with roctx.range("parent-after"):
         pass
 _, status = os.waitpid(pid, 0)

@@ -6,7 +6,7 @@ import sys
 import roctx
 
 with roctx.range("outer"):
-    for i in range(3):
+    for _ in range(3):
         with roctx.range("inner"):
             with roctx.range("leaf"):
                 pass

@@ -23,7 +23,8 @@ def hot_b(seconds):
         spin(2000)
 
 
-def main(total=float(sys.argv[1]) if len(sys.argv) > 1 else 2.0):
+def main(total=None):
+    total = total if total is not None else (float(sys.argv[1]) if len(sys.argv) > 1 else 2.0)
     for _ in range(10):  # interleaved, so a start-up delay cannot skew the split
         hot_a(0.07 * total)
         hot_b(0.03 * total)

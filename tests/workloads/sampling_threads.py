@@ -23,7 +23,8 @@ def sleeper(seconds):
     time.sleep(seconds)  # GIL released: wall mode must attribute this line
 
 
-def main(seconds=float(sys.argv[1]) if len(sys.argv) > 1 else 0.5):
+def main(seconds=None):
+    seconds = seconds if seconds is not None else (float(sys.argv[1]) if len(sys.argv) > 1 else 0.5)
     ts = [threading.Thread(target=worker_alpha, args=(seconds,), name="alpha"),
           threading.Thread(target=worker_beta, args=(seconds,), name="beta")]
     for t in ts:

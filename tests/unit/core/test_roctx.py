@@ -6,7 +6,6 @@ import sqlite3
 import threading
 
 import pytest
-
 import rocprof
 import roctx
 
@@ -81,7 +80,7 @@ def test_range_objects_are_reusable_and_recursive(session):
     down(4)
     rows = read(session)
     assert [x[0] for x in rows] == ["rec"] * 5
-    assert all(a[1] <= b[1] and b[2] <= a[2] for a, b in zip(rows, rows[1:]))
+    assert all(a[1] <= b[1] and b[2] <= a[2] for a, b in zip(rows, rows[1:], strict=False))
 
 
 def test_start_stop_across_threads(session):
@@ -121,7 +120,7 @@ def test_name_thread_and_thread_id(session):
     t.start()
     t.join()
     assert got["tid"] == t.native_id
-    rows = read(session, "SELECT name FROM threads WHERE tid = %d" % got["tid"])
+    rows = read(session, f"SELECT name FROM threads WHERE tid = {got['tid']}")
     assert rows == [("named-worker",)]
 
 
