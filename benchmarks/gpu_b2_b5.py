@@ -21,7 +21,8 @@ keys through ROCPROF_CUPTI_OPTIONS so each adds one thing to the one before it:
   old_ts0     old_default without our CLOCK_BOOTTIME timestamp callback
   old_proc0   old_default with buffers returned unread (no records: CUPTI's own cost)
   kc_cb       kernels + copies + ENTER callbacks on launches/copies/sets only, no call sites
-  default     `rocprof run` with no tracing flag (kc_cb + call-site hook)
+  default     `rocprof run` with no tracing flag (kc_cb + Python launch sites)
+  nosites     `rocprof run` with launch sites off (ROCPROF_GPU_CALLSITE=0): default minus sites
   systrace    `rocprof run --sys-trace`
   torchprof   torch.profiler (CPU+CUDA) around the same steps
 B5 comes from benchmarks/gpu_b5_bytes.py over the databases kept in B2_OUT (default a temp dir).
@@ -54,12 +55,13 @@ CUPTI = {
     "old_proc0": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1,callbacks=all,callsite=1,process=0",
     "kc_cb": "kernel=1,memcpy=1,callbacks=launch",
 }
-MODES = ["plain", "nogpu", *CUPTI, "default", "systrace", "torchprof"]
+MODES = ["plain", "nogpu", *CUPTI, "nosites", "default", "systrace", "torchprof"]
 
 
 def run(mode, out):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'python'}:{ROOT}")
     env.pop("ROCPROF_CUPTI_OPTIONS", None)
+    env.pop("ROCPROF_GPU_CALLSITE", None)
     args = [str(WORKLOAD), "--steps", str(STEPS), "--warmup", "30"]
     rp = [sys.executable, "-m", "rocprof", "run", "-d", str(out), "-o", mode]
     if mode == "plain":
@@ -71,13 +73,16 @@ def run(mode, out):
         cmd = [*rp, *args]
     elif mode == "default":
         cmd = [*rp, *args]
+    elif mode == "nosites":
+        env["ROCPROF_GPU_CALLSITE"] = "0"
+        cmd = [*rp, *args]
     elif mode == "systrace":
         cmd = [*rp, "--sys-trace", *args]
     else:
         env["ROCPROF_CUPTI_OPTIONS"] = _ALL_OFF + "," + CUPTI[mode]
         cmd = [*rp, "--sys-trace", *args]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    lines = [s for s in p.stdout.splitlines() if s.startswith("{")]
     if p.returncode != 0 or not lines:
         print(f"{mode} failed (rc {p.returncode}):\n{p.stderr[-1500:]}", flush=True)
         return None

@@ -1,12 +1,12 @@
 """PyTorch under rocprof: the kernels recorded equal torch.profiler's for the same steps (run
 separately), ROCTx regions and Python launch sites are attached, pause drops GPU work."""
 
+import ast
 import json
 import subprocess
 import sys
 
 import pytest
-
 from gpuutil import ROOT, env, load_json_line, query, rocprof_run
 
 WORKLOAD = ROOT / "tests/gpu/workloads/torch_steps.py"
@@ -45,7 +45,19 @@ def test_forward_region_and_launch_site(runs):
     infos = [json.loads(li) for li, _ in sites]
     assert all(i.get("file", "").endswith("torch_steps.py") for i in infos), infos[:3]
     assert {i["function"] for i in infos} >= {"step"} or {i["function"] for i in infos} >= {"Net.forward"}
-    assert all(json.loads(cs)[0] == li for li, cs in zip(infos, (c for _, c in sites)))
+    assert all(json.loads(cs)[0] == li for li, cs in zip(infos, (c for _, c in sites), strict=True))
+    # The line is a line of the function named, in the script (ast ranges of its functions).
+    tree = ast.parse(WORKLOAD.read_text())
+    spans = {n.name: (n.lineno, n.end_lineno) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    spans["Net.forward"] = spans["forward"]
+    for i in infos:
+        lo, hi = spans[i["function"]]
+        assert lo < i["line"] <= hi, i
+    # Captured without the GIL, resolved later: nothing lost on the way.
+    meta = dict(query(db, "SELECT tag, value FROM rocpd_metadata WHERE tag = 'rocprof.cupti.launch_sites'"))
+    counters = dict(kv.split("=") for kv in meta["rocprof.cupti.launch_sites"].split(","))
+    assert int(counters["captured"]) > 0 and counters["faults"] == "0", counters
+    assert counters["queue_full"] == "0" and counters["table_full"] == "0", counters
 
 
 def test_api_regions_and_copies(runs):

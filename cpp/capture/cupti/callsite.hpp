@@ -1,13 +1,26 @@
-// The seam between the CUPTI backend and the Python bindings, free of vendor headers.
-// The bindings (cpp/bindings/cupti.cpp) install a hook that, on the thread launching GPU
-// work, returns the interned JSON call stack of the user's Python frames (0: none / no GIL).
-// It runs inside a CUPTI API callback: it must not block and must be cheap (it caches).
+// The seam between the CUPTI backend and the Python side, free of vendor and Python headers.
+// rocprof._core (cpp/capture/sampling/launch_sites.*, installed by cpp/bindings/cupti.cpp)
+// registers these; librocprof_core never links libpython, so it only calls through them.
+//  capture: in the API ENTER callback, on the launching thread, GIL held or not. Copies the
+//           thread's Python frames without Python API, locks or allocation; returns a key of
+//           the chain (0: none) and, when the chain is already resolved, its interned JSON id.
+//  resolve: when the activity record with that launch's correlation id is processed: the
+//           interned JSON id of the key's user frames (0: none). May wait briefly.
+//  start/stop: with the backend's session; stop resolves what is pending before the flush.
+//  stats: counters for the session's metadata (captured, fast, queued, queue_full,
+//         table_full, faults, waits, wait_timeouts).
 #pragma once
 #include <cstdint>
 
 namespace rocprof::cupti {
 
-using CallsiteHook = uint32_t (*)();
-void set_callsite_hook(CallsiteHook hook) noexcept;
+struct CallsiteHooks {
+  uint64_t (*capture)(uint32_t* id) noexcept;
+  uint32_t (*resolve)(uint64_t key);
+  void (*start)();
+  void (*stop)();
+  void (*stats)(uint64_t out[8]);
+};
+void set_callsite_hooks(const CallsiteHooks* hooks) noexcept;
 
 }  // namespace rocprof::cupti

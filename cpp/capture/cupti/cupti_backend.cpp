@@ -4,8 +4,8 @@
 // The Activity API does the recording (CONCURRENT_KERNEL, MEMCPY, MEMSET, MEMORY2, RUNTIME,
 // DRIVER, SYNCHRONIZATION, DEVICE); cupti_records.cpp turns its buffers into records. The
 // callback API is enabled only for launches, copies, sets, allocations and synchronisations:
-// there, on the launching thread, we note the innermost ROCTx range, the Python call site
-// and the pause state under the call's correlation id (g_launch), which the GPU record with
+// there, on the launching thread, we note the innermost ROCTx range, the Python frame chain
+// (callsite.hpp; resolved when the GPU record is processed) and the pause state under the call's correlation id (g_launch), which the GPU record with
 // the same correlation id picks up later. No locks, no allocation on that path.
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -32,7 +32,8 @@ const Api* g_api = nullptr;
 
 namespace {
 
-std::atomic<CallsiteHook> g_hook{nullptr};
+std::atomic<const CallsiteHooks*> g_hooks{nullptr};
+std::atomic<const CallsiteHooks*> g_session_hooks{nullptr};  // the hooks started with this session
 CUpti_SubscriberHandle g_subscriber = nullptr;
 bool g_active = false;          // this process subscribed and enabled activity kinds
 bool g_forked_child = false;    // CUDA cannot be used in a fork child of a CUDA parent
@@ -53,6 +54,7 @@ bool g_poll_stop = false;
 thread_local uint32_t t_tid = 0;
 thread_local int t_runtime_depth = 0;    // inside a runtime API call on this thread
 thread_local uint32_t t_outer_region = 0, t_outer_callsite = 0;
+thread_local uint64_t t_outer_key = 0;
 
 inline uint32_t os_tid() noexcept {
   if (t_tid == 0) t_tid = static_cast<uint32_t>(syscall(SYS_gettid));
@@ -73,20 +75,20 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
     return;
   }
   uint32_t region = 0, callsite = 0;
+  uint64_t key = 0;
   if (!runtime && t_runtime_depth > 0) {
     // A driver call made by the runtime call just seen: same launch, same attribution.
     region = t_outer_region;
     callsite = t_outer_callsite;
+    key = t_outer_key;
   } else {
     if (g_settings.region) region = markers::current_range_name_id();
-    if (g_settings.callsite) {
-      CallsiteHook h = g_hook.load(std::memory_order_acquire);
-      if (h != nullptr) callsite = h();
-    }
+    if (const CallsiteHooks* h = g_session_hooks.load(std::memory_order_acquire)) key = h->capture(&callsite);
     if (runtime) {
       ++t_runtime_depth;
       t_outer_region = region;
       t_outer_callsite = callsite;
+      t_outer_key = key;
     }
   }
   LaunchInfo& s = g_launch[cb->correlationId & (kLaunchSlots - 1)];
@@ -95,6 +97,7 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
   s.tid = os_tid();
   s.region_name_id = region;
   s.callsite_id = callsite;
+  s.site_key = key;
   s.paused = session::g_paused.load(std::memory_order_relaxed) ? 1 : 0;
   s.corr.store(cb->correlationId, std::memory_order_release);
 }
@@ -224,6 +227,11 @@ void on_start(Collector& c) {
     g_subscriber = nullptr;
     return note(c, "off: cuptiActivityRegisterCallbacks failed");
   }
+  // Python launch sites: the resolver starts before the first ENTER callback is enabled.
+  if (const CallsiteHooks* h = g_settings.callsite ? g_hooks.load(std::memory_order_acquire) : nullptr) {
+    h->start();
+    g_session_hooks.store(h, std::memory_order_release);
+  }
   const Settings& s = g_settings;
   g_enabled.clear();
   g_enabled.push_back(CUPTI_ACTIVITY_KIND_DEVICE);
@@ -266,9 +274,12 @@ void on_start(Collector& c) {
   c.add_info(MetadataInfo{"rocprof.cupti.activity_kinds", std::to_string(g_enabled.size())});
 }
 
-void on_stop(Collector&) {
+void on_stop(Collector& c) {
   if (!g_active) return;
   const Api& a = *g_api;
+  // Launch sites still queued are resolved before the flush below reads their ids.
+  const CallsiteHooks* hooks = g_session_hooks.load(std::memory_order_acquire);
+  if (hooks != nullptr) hooks->stop();
   // Everything the GPU finished is delivered now, while the collector still drains.
   CUptiResult r = a.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS) warn("flush", r);
@@ -286,6 +297,16 @@ void on_stop(Collector&) {
   delete g_poller;
   g_poller = nullptr;
   records_reset(nullptr);
+  if (hooks != nullptr && hooks->stats != nullptr) {
+    uint64_t v[8] = {};
+    hooks->stats(v);
+    static const char* kNames[8] = {"captured", "fast", "queued", "queue_full", "table_full",
+                                    "faults", "waits", "wait_timeouts"};
+    std::string s;
+    for (int i = 0; i < 8; ++i) s += (i ? "," : "") + std::string(kNames[i]) + "=" + std::to_string(v[i]);
+    c.add_info(MetadataInfo{"rocprof.cupti.launch_sites", s});
+  }
+  g_session_hooks.store(nullptr, std::memory_order_release);
   g_active = false;
 }
 
@@ -335,6 +356,13 @@ bool paused_at(uint64_t ts) noexcept {
   return false;
 }
 
-void set_callsite_hook(CallsiteHook hook) noexcept { g_hook.store(hook, std::memory_order_release); }
+void set_callsite_hooks(const CallsiteHooks* hooks) noexcept {
+  g_hooks.store(hooks, std::memory_order_release);
+}
+
+uint32_t resolve_site(uint64_t key) {
+  const CallsiteHooks* h = g_session_hooks.load(std::memory_order_acquire);
+  return h != nullptr && key != 0 ? h->resolve(key) : 0;
+}
 
 }  // namespace rocprof::cupti

@@ -252,7 +252,10 @@ struct Launch {
 
 Launch launch_of(uint32_t corr, uint64_t start) {
   Launch l;
-  l.known = launch_info(corr, &l.tid, &l.region, &l.callsite, &l.paused);
+  uint64_t key = 0;
+  l.known = launch_info(corr, &l.tid, &l.region, &l.callsite, &l.paused, &key);
+  // Launched from Python with a chain first seen then: its names/lines are resolved now.
+  if (l.known && l.callsite == 0 && key != 0 && !l.paused) l.callsite = resolve_site(key);
   if (!l.known) l.paused = paused_at(start);
   return l;
 }

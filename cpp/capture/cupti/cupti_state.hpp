@@ -21,7 +21,8 @@ struct LaunchInfo {
   std::atomic<uint32_t> corr{0};
   uint32_t tid = 0;
   uint32_t region_name_id = 0;
-  uint32_t callsite_id = 0;
+  uint32_t callsite_id = 0;  // interned JSON, when known at launch time
+  uint64_t site_key = 0;     // the launch's Python frame chain (callsite.hpp), else 0
   uint8_t paused = 0;
 };
 inline constexpr uint32_t kLaunchSlots = 1u << 18;  // 256 Ki launches in flight before reuse
@@ -29,13 +30,14 @@ extern LaunchInfo g_launch[kLaunchSlots];
 
 // Returns true and fills the fields when the slot still holds `corr`.
 inline bool launch_info(uint32_t corr, uint32_t* tid, uint32_t* region, uint32_t* callsite,
-                        bool* paused) {
+                        bool* paused, uint64_t* site_key = nullptr) {
   const LaunchInfo& s = g_launch[corr & (kLaunchSlots - 1)];
   if (s.corr.load(std::memory_order_acquire) != corr) return false;
   *tid = s.tid;
   *region = s.region_name_id;
   *callsite = s.callsite_id;
   *paused = s.paused != 0;
+  if (site_key != nullptr) *site_key = s.site_key;
   return s.corr.load(std::memory_order_acquire) == corr;  // not overwritten while reading
 }
 
@@ -58,6 +60,9 @@ struct Settings {
 };
 extern Settings g_settings;
 extern const Api* g_api;
+
+// The interned call-site id of a launch's frame chain key (0: none), off the hot path.
+uint32_t resolve_site(uint64_t key);
 
 // Pause intervals seen by the poller, for records without an ENTER callback (API records).
 bool paused_at(uint64_t ts) noexcept;

@@ -1,0 +1,431 @@
+// Python launch sites of GPU work; see launch_sites.h for the design and contracts.
+#include <Python.h>
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <time.h>
+#include <setjmp.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "capture/sampling/launch_sites.h"
+#include "capture/sampling/pyframes.h"
+#include "session/session.hpp"
+#include "storage/json.hpp"
+
+namespace rocprof::launch_sites {
+namespace {
+
+constexpr int kMaxFrames = 32;       // copied per launch, innermost first (torch adds ~4-12)
+constexpr int kUserFrames = 4;       // user frames kept in the JSON
+constexpr uint32_t kTableSlots = 1u << 16;  // distinct frame chains per session
+constexpr uint32_t kProbe = 64;
+constexpr uint32_t kQueueSlots = 1024;      // new chains waiting for the resolver
+constexpr uint32_t kNone = 0xffffffffu;     // resolved: no user frame (or code gone)
+constexpr int kWaitMs = 20;                 // longest wait of resolve() for the resolver
+
+// key → interned id. key is written once (CAS from 0, by the first launching thread to see
+// the chain); id 0 means "queued, not resolved yet", written by the resolver (release).
+struct Site {
+  std::atomic<uint64_t> key{0};
+  std::atomic<uint32_t> id{0};
+};
+Site g_sites[kTableSlots];
+
+// Bounded MPMC queue (Vyukov): producers are launching threads, consumers hold the GIL and
+// g_resolve_mu. Fixed cells, no allocation.
+struct Cell {
+  std::atomic<uint64_t> seq{0};
+  uint64_t key = 0;
+  int n = 0;
+  uint64_t w[kMaxFrames * RP_PY_WORDS];
+};
+Cell g_queue[kQueueSlots];
+std::atomic<uint64_t> g_enq{0}, g_deq{0};
+
+std::atomic<bool> g_on{false};
+// Wakes the resolver as soon as a new chain is queued: sem_post is lock-free and
+// async-signal-safe. Resolving early matters: a code object may be freed soon after its last
+// launch (a script's module code when the script returns), and then it can no longer be named.
+sem_t g_wake;
+bool g_wake_init = false;
+std::atomic<uint64_t> g_captured{0}, g_fast{0}, g_queued{0}, g_queue_full{0}, g_table_full{0},
+    g_faults{0}, g_waits{0}, g_wait_timeouts{0};
+
+// Fault guard of the frame walk (the walk reads the launching thread's own frame chain, which
+// is consistent while it is inside a C call, but a foreign or corrupt state must never crash
+// the application). Set only around the walk; the TLS slot is touched outside the handler first.
+thread_local sigjmp_buf* t_guard = nullptr;
+struct sigaction g_prev_segv {}, g_prev_bus {};
+bool g_guard = false;
+
+void on_fault(int sig, siginfo_t* si, void* uc) {
+  if (sigjmp_buf* env = t_guard) siglongjmp(*env, 1);
+  // Not a launch-site walk. A program handler installed before ours (the sampler's guard,
+  // faulthandler) is called as if alone; for SIG_DFL/SIG_IGN the previous disposition is put
+  // back and the instruction faults again under it.
+  const struct sigaction& prev = sig == SIGSEGV ? g_prev_segv : g_prev_bus;
+  if ((prev.sa_flags & SA_SIGINFO) ? prev.sa_sigaction != nullptr
+                                   : (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN)) {
+    if (prev.sa_flags & SA_SIGINFO) prev.sa_sigaction(sig, si, uc);
+    else prev.sa_handler(sig);
+    return;
+  }
+  sigaction(sig, &prev, nullptr);
+  if (si == nullptr || si->si_code <= 0) raise(sig);
+}
+
+void install_guard() {
+  if (g_guard) return;
+  struct sigaction sa {};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &g_prev_segv);
+  sigaction(SIGBUS, &sa, &g_prev_bus);
+  g_guard = true;
+}
+
+void restore_guard() {
+  if (!g_guard) return;
+  g_guard = false;
+  struct sigaction cur {};
+  sigaction(SIGSEGV, nullptr, &cur);
+  if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault) sigaction(SIGSEGV, &g_prev_segv, nullptr);
+  sigaction(SIGBUS, nullptr, &cur);
+  if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault) sigaction(SIGBUS, &g_prev_bus, nullptr);
+}
+
+bool enqueue(uint64_t key, const uint64_t* w, int n) noexcept {
+  uint64_t pos = g_enq.load(std::memory_order_relaxed);
+  for (;;) {
+    Cell& c = g_queue[pos & (kQueueSlots - 1)];
+    const uint64_t seq = c.seq.load(std::memory_order_acquire);
+    const int64_t dif = static_cast<int64_t>(seq) - static_cast<int64_t>(pos);
+    if (dif == 0) {
+      if (g_enq.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+        c.key = key;
+        c.n = n;
+        std::memcpy(c.w, w, sizeof(uint64_t) * RP_PY_WORDS * n);
+        c.seq.store(pos + 1, std::memory_order_release);
+        return true;
+      }
+    } else if (dif < 0) {
+      return false;  // full
+    } else {
+      pos = g_enq.load(std::memory_order_relaxed);
+    }
+  }
+}
+
+bool dequeue(Cell* out) {
+  uint64_t pos = g_deq.load(std::memory_order_relaxed);
+  for (;;) {
+    Cell& c = g_queue[pos & (kQueueSlots - 1)];
+    const uint64_t seq = c.seq.load(std::memory_order_acquire);
+    const int64_t dif = static_cast<int64_t>(seq) - static_cast<int64_t>(pos + 1);
+    if (dif == 0) {
+      if (g_deq.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+        out->key = c.key;
+        out->n = c.n;
+        std::memcpy(out->w, c.w, sizeof(uint64_t) * RP_PY_WORDS * c.n);
+        c.seq.store(pos + kQueueSlots, std::memory_order_release);
+        return true;
+      }
+    } else if (dif < 0) {
+      return false;  // empty
+    } else {
+      pos = g_deq.load(std::memory_order_relaxed);
+    }
+  }
+}
+
+Site* find(uint64_t key) noexcept {
+  const uint32_t h = static_cast<uint32_t>(key ^ (key >> 29));
+  for (uint32_t i = 0; i < kProbe; ++i) {
+    Site& s = g_sites[(h + i) & (kTableSlots - 1)];
+    const uint64_t k = s.key.load(std::memory_order_acquire);
+    if (k == key) return &s;
+    if (k == 0) return nullptr;
+  }
+  return nullptr;
+}
+
+// ---- resolution (GIL held, g_resolve_mu held) ----------------------------------------------
+
+std::mutex g_resolve_mu;
+std::string g_prefixes;  // '\n'-separated; under g_resolve_mu
+struct Code {
+  uint64_t name_ptr = 0;
+  bool ok = false, user = false;
+  std::string func, file;  // JSON-escaped, quoted
+  std::string raw_file;
+};
+std::unordered_map<uint64_t, Code> g_codes;
+std::unordered_map<uint64_t, int> g_lines;  // (code, lasti) → line
+
+bool library_file(const char* file) {
+  if (file[0] == '<') return true;  // <frozen runpy>, <string>
+  for (size_t p = 0; p < g_prefixes.size();) {
+    size_t e = g_prefixes.find('\n', p);
+    if (e == std::string::npos) e = g_prefixes.size();
+    if (e > p && std::strncmp(file, g_prefixes.data() + p, e - p) == 0) return true;
+    p = e + 1;
+  }
+  return false;
+}
+
+const Code& code_of(uint64_t code, uint64_t name_ptr, uint32_t first) {
+  auto it = g_codes.find(code);
+  if (it != g_codes.end() && it->second.name_ptr == name_ptr) return it->second;
+  Code c;
+  c.name_ptr = name_ptr;
+  const char *func = nullptr, *file = nullptr;
+  // Validates the object and keeps a strong reference (its address is never reused while
+  // cached, so a key built from it always means the same code).
+  if (rp_code_info(code, name_ptr, first, &func, &file)) {
+    c.ok = true;
+    c.user = !library_file(file);
+    c.func = json_string(func);
+    c.file = json_string(file);
+    c.raw_file = file;
+  }
+  return g_codes.insert_or_assign(code, std::move(c)).first->second;
+}
+
+uint32_t resolve_chain(const uint64_t* w, int n) {
+  std::string json = "[";
+  int users = 0;
+  for (int i = 0; i < n && users < kUserFrames; ++i, w += RP_PY_WORDS) {
+    const uint32_t lasti = static_cast<uint32_t>(w[2] >> 32);
+    const Code& c = code_of(w[0], w[1], static_cast<uint32_t>(w[2] & 0x7fffffffu));
+    if (!c.ok || !c.user) continue;
+    const uint64_t lk = w[0] * 1000003ull ^ lasti;
+    auto li = g_lines.find(lk);
+    const int line = li != g_lines.end() ? li->second : (g_lines[lk] = rp_code_line(w[0], lasti));
+    if (users++) json.push_back(',');
+    json += "{\"file\":" + c.file + ",\"line\":" + std::to_string(line) + ",\"function\":" + c.func + "}";
+  }
+  if (users == 0) return kNone;
+  json.push_back(']');
+  return session::strings().intern(json);
+}
+
+Cell g_scratch;  // under g_resolve_mu
+
+void drain_locked() {
+  while (dequeue(&g_scratch)) {
+    const uint32_t id = resolve_chain(g_scratch.w, g_scratch.n);
+    if (Site* s = find(g_scratch.key)) s->id.store(id, std::memory_order_release);
+  }
+}
+
+bool holds_gil() { return Py_IsInitialized() && PyGILState_Check(); }
+
+// ---- resolver thread -----------------------------------------------------------------------
+
+std::mutex g_mu;
+std::condition_variable g_done_cv;
+bool g_stop = false, g_running = false;
+uint64_t g_passes = 0, g_no_wait_until = 0;  // under g_mu
+std::thread* g_thread = nullptr;
+
+bool pending() {
+  return g_enq.load(std::memory_order_acquire) != g_deq.load(std::memory_order_acquire);
+}
+
+void resolver() {
+  std::unique_lock<std::mutex> lk(g_mu);
+  while (!g_stop) {
+    lk.unlock();
+    timespec until{};
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 20 * 1000000L;  // a backstop: new chains and waiters post g_wake
+    if (until.tv_nsec >= 1000000000L) { until.tv_sec += 1; until.tv_nsec -= 1000000000L; }
+    while (sem_timedwait(&g_wake, &until) != 0 && errno == EINTR) {}
+    while (sem_trywait(&g_wake) == 0) {}  // one pass serves every post so far
+    // The GIL only when there is something to resolve: none in the steady state.
+    if (pending() && rp_gil_ensure()) {
+      {
+        std::lock_guard<std::mutex> g(g_resolve_mu);
+        drain_locked();
+      }
+      rp_gil_release();
+    }
+    lk.lock();
+    ++g_passes;
+    g_done_cv.notify_all();
+  }
+}
+
+}  // namespace
+
+uint64_t capture(uint32_t* id) noexcept {
+  *id = 0;
+  if (!g_on.load(std::memory_order_relaxed)) return 0;
+  uint64_t w[kMaxFrames * RP_PY_WORDS];
+  sigjmp_buf env;
+  t_guard = nullptr;  // first touch of the TLS slot happens here, outside any handler
+  if (sigsetjmp(env, 0) != 0) {
+    t_guard = nullptr;
+    g_faults.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  t_guard = &env;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const int n = rp_walk_current(w, kMaxFrames);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_guard = nullptr;
+  if (n <= 0) return 0;
+  g_captured.fetch_add(1, std::memory_order_relaxed);
+  uint64_t key = 1469598103934665603ull;
+  for (int i = 0; i < n; ++i) {
+    key = (key ^ w[i * RP_PY_WORDS]) * 1099511628211ull;
+    key = (key ^ (w[i * RP_PY_WORDS + 2] >> 32)) * 1099511628211ull;
+  }
+  if (key == 0) key = 1;
+  const uint32_t h = static_cast<uint32_t>(key ^ (key >> 29));
+  for (uint32_t i = 0; i < kProbe; ++i) {
+    Site& s = g_sites[(h + i) & (kTableSlots - 1)];
+    uint64_t k = s.key.load(std::memory_order_acquire);
+    if (k == 0) {
+      if (!s.key.compare_exchange_strong(k, key, std::memory_order_acq_rel)) {
+        if (k != key) continue;  // another chain took the slot
+      } else {
+        // First sight of this chain: hand its frames to the resolver.
+        if (enqueue(key, w, n)) {
+          g_queued.fetch_add(1, std::memory_order_relaxed);
+          sem_post(&g_wake);
+        } else {
+          g_queue_full.fetch_add(1, std::memory_order_relaxed);
+          s.id.store(kNone, std::memory_order_release);
+          return 0;
+        }
+        return key;
+      }
+    } else if (k != key) {
+      continue;
+    }
+    const uint32_t v = s.id.load(std::memory_order_acquire);
+    if (v == kNone) return 0;
+    if (v != 0) g_fast.fetch_add(1, std::memory_order_relaxed);
+    *id = v;
+    return key;
+  }
+  g_table_full.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+uint32_t resolve(uint64_t key) {
+  if (key == 0) return 0;
+  Site* s = find(key);
+  if (s == nullptr) return 0;
+  uint32_t v = s->id.load(std::memory_order_acquire);
+  if (v == 0) {
+    if (holds_gil()) {  // e.g. the final flush from a thread holding the GIL
+      std::lock_guard<std::mutex> g(g_resolve_mu);
+      drain_locked();
+    } else {
+      std::unique_lock<std::mutex> lk(g_mu);
+      if (g_running && g_passes >= g_no_wait_until) {
+        g_waits.fetch_add(1, std::memory_order_relaxed);
+        sem_post(&g_wake);
+        const bool done = g_done_cv.wait_for(lk, std::chrono::milliseconds(kWaitMs), [&] {
+          return !g_running || s->id.load(std::memory_order_acquire) != 0;
+        });
+        // The resolver could not get the GIL in time: do not wait again before it has
+        // finished a pass (bounds the stall when the GIL holder waits on CUPTI itself).
+        if (!done) {
+          g_wait_timeouts.fetch_add(1, std::memory_order_relaxed);
+          g_no_wait_until = g_passes + 1;
+        }
+      }
+    }
+    v = s->id.load(std::memory_order_acquire);
+  }
+  return (v == 0 || v == kNone) ? 0 : v;
+}
+
+void start() {
+  stop();
+  // A new session has a new string table: forget every id of the last one.
+  for (Site& s : g_sites) {
+    s.key.store(0, std::memory_order_relaxed);
+    s.id.store(0, std::memory_order_relaxed);
+  }
+  for (uint32_t i = 0; i < kQueueSlots; ++i) g_queue[i].seq.store(i, std::memory_order_relaxed);
+  g_enq.store(0);
+  g_deq.store(0);
+  for (auto* c : {&g_captured, &g_fast, &g_queued, &g_queue_full, &g_table_full, &g_faults,
+                  &g_waits, &g_wait_timeouts})
+    c->store(0);
+  install_guard();
+  if (!g_wake_init) g_wake_init = sem_init(&g_wake, 0, 0) == 0;
+  while (sem_trywait(&g_wake) == 0) {}
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    g_stop = false;
+    g_running = true;
+    g_passes = g_no_wait_until = 0;
+  }
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);  // no signal of the application lands on it
+  g_thread = new std::thread(resolver);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  g_on.store(true, std::memory_order_release);
+}
+
+void stop() {
+  g_on.store(false, std::memory_order_release);
+  if (g_thread == nullptr) return;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    g_stop = true;
+  }
+  sem_post(&g_wake);
+  void* saved = rp_save_if_held();  // the resolver may be waiting for the GIL
+  g_thread->join();
+  rp_restore(saved);
+  delete g_thread;
+  g_thread = nullptr;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    g_running = false;
+  }
+  g_done_cv.notify_all();
+  // What is still queued is resolved now, before the backend's final flush reads the ids.
+  if (pending()) {
+    const bool held = holds_gil();
+    if (held || rp_gil_ensure()) {
+      {
+        std::lock_guard<std::mutex> g(g_resolve_mu);
+        drain_locked();
+      }
+      if (!held) rp_gil_release();
+    }
+  }
+  restore_guard();
+}
+
+void set_library_prefixes(const std::string& prefixes) {
+  std::lock_guard<std::mutex> g(g_resolve_mu);
+  g_prefixes = prefixes;
+  for (auto& [code, c] : g_codes) c.user = c.ok && !library_file(c.raw_file.c_str());
+}
+
+Counters counters() {
+  return Counters{g_captured.load(), g_fast.load(), g_queued.load(), g_queue_full.load(),
+                  g_table_full.load(), g_faults.load(), g_waits.load(), g_wait_timeouts.load()};
+}
+
+}  // namespace rocprof::launch_sites

@@ -1,0 +1,39 @@
+// Python launch sites of GPU work (kernels, copies, sets), for the CUPTI backend.
+//
+// The CUPTI ENTER callback runs on the launching thread, which has usually released the GIL
+// (PyTorch does before it launches). capture() copies that thread's Python frames — (code
+// object, instruction offset) pairs, found through the same thread-state TLS slot and frame
+// walk as the sampler (pyframes.c), under a fault guard — and returns a 64-bit key of the
+// chain: no Python API, no locks, no allocation. A key seen before maps to its interned JSON
+// id through a lock-free table; a new key's frames go to a preallocated lock-free queue that a
+// resolver thread drains under the GIL (validating the code objects as the sampler does),
+// skipping library frames and interning `[{"file","line","function"}, ...]` (innermost user
+// frame first). resolve(key), called when the GPU activity record is processed, returns the
+// id (it may wait briefly for the resolver; never on the launching thread).
+//
+// Compiled into rocprof._core (it uses the CPython frame reader); librocprof_core, which never
+// links libpython, reaches it through the function pointers in capture/cupti/callsite.hpp.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace rocprof::launch_sites {
+
+// Launching thread, GIL held or not. Returns the frame chain's key (0: not a Python thread,
+// or a chain already known to hold no user frame); *id is its interned JSON id when already
+// resolved, else 0.
+uint64_t capture(uint32_t* id) noexcept;
+// Off the hot path (activity-record processing): the interned id for `key` (0: none).
+uint32_t resolve(uint64_t key);
+// Session lifecycle (the CUPTI backend's start/stop). stop() resolves everything pending.
+void start();
+void stop();
+// File prefixes ('\n'-separated) of library code: frames there are never launch sites.
+void set_library_prefixes(const std::string& prefixes);
+
+struct Counters {
+  uint64_t captured, fast, queued, queue_full, table_full, faults, waits, wait_timeouts;
+};
+Counters counters();
+
+}  // namespace rocprof::launch_sites

@@ -1,0 +1,76 @@
+"""Python launch sites captured the way the CUPTI ENTER callback does it: on the launching
+thread with the GIL released, resolved later under the GIL (capture/sampling/launch_sites.*)."""
+
+import json
+import threading
+
+import pytest
+from gpuutil import query, rocprof_run
+
+try:
+    from rocprof import _core
+except ImportError:  # no build here: gpuutil's probe already skips this folder
+    _core = None
+
+needs_core = pytest.mark.skipif(not hasattr(_core, "_launch_site_here"),
+                                reason="built without the CUPTI backend")
+
+
+@pytest.fixture()
+def started():
+    from rocprof.capture import cupti
+
+    _core._cupti_set_callsite_prefixes("\n".join(cupti.library_prefixes()))
+    _core._launch_sites_start()
+    yield
+    _core._launch_sites_stop()
+
+
+def _inner():
+    return _core._launch_site_here()  # LINE_INNER
+
+
+def _outer():
+    return _inner()  # LINE_OUTER
+
+
+def _line(marker):
+    return next(i for i, text in enumerate(open(__file__), 1) if text.rstrip().endswith(marker))
+
+
+@needs_core
+def test_gil_released_capture_names_user_frames(started):
+    (key, sid, text), again = [_outer() for _ in range(2)]
+    assert key != 0 and sid != 0
+    frames = json.loads(text)
+    assert frames[0] == {"file": __file__, "line": _line("# LINE_INNER"), "function": "_inner"}
+    assert frames[1]["function"] == "_outer" and frames[1]["line"] == _line("# LINE_OUTER")
+    # Library frames (pytest, the standard library) are skipped; at most 4 user frames.
+    assert len(frames) <= 4 and all("site-packages" not in f["file"] for f in frames)
+    # The same chain again (same lines): same key and id, found resolved at capture.
+    assert again == (key, sid, text)
+
+
+@needs_core
+def test_other_thread(started):
+    out = []
+    t = threading.Thread(target=lambda: out.append(_outer()))
+    t.start()
+    t.join()
+    frames = json.loads(out[0][2])
+    assert [f["function"] for f in frames[:2]] == ["_inner", "_outer"]
+
+
+def test_copies_carry_launch_sites(tmp_path):
+    """Host-to-device copies launched from the script carry its file and line too."""
+    script = tmp_path / "copies.py"
+    script.write_text("import torch\n"
+                      "x = torch.ones(1 << 20)\n"
+                      "for _ in range(3):\n"
+                      "    y = x.to('cuda')  # the copy\n"
+                      "torch.cuda.synchronize()\n")
+    db, _ = rocprof_run(tmp_path, str(script))
+    rows = query(db, "SELECT E.line_info FROM rocpd_memory_copy C JOIN rocpd_event E ON E.id = C.event_id "
+                     "WHERE C.src_agent_id != C.dst_agent_id")
+    infos = [json.loads(r[0]) for r in rows]
+    assert sum(1 for i in infos if i.get("file") == str(script) and i.get("line") == 4) >= 3, infos
