@@ -54,7 +54,7 @@ def native_run(tmp_path, exe, *args):
     # (the PyTorch wheel's copy crashed a toolkit-built program on the H200 machine).
     e.pop("ROCPROF_CUPTI_LIBRARY_PATH", None)
     p = subprocess.run([str(exe), *args], capture_output=True, text=True, env=e, timeout=300)
-    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}{p.stderr}"
     return tmp_path / "native_results.db", p
 
 
