@@ -28,7 +28,7 @@ class RocpdSink final : public Sink {
 
  private:
   enum Stmt {
-    kString, kEvent, kRegion, kKernel, kCopy, kAlloc, kSampleRow, kTrack, kThread, kThreadName,
+    kString, kEvent, kEventPlain, kRegion, kKernel, kCopy, kAlloc, kSampleRow, kTrack, kThread, kThreadName,
     kAgent, kStream, kQueue, kSymbol, kMetaUpdate, kMetaInsert, kStmtCount
   };
 
