@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <thread>
@@ -333,8 +334,10 @@ uint64_t bench_emit(uint64_t n, const std::string& name) {
     r.start = 1000 + 2 * i;
     r.end = r.start + 1;
     while (!b->ring.try_push(r)) {
+      // Sleep rather than spin: a spinning producer can share a physical core (SMT sibling)
+      // with the drain thread and slow the very writer being measured.
       ++waits;
-      std::this_thread::yield();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   }
   return waits;
