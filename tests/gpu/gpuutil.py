@@ -2,13 +2,10 @@
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "python" / "rocprof"
@@ -75,4 +72,4 @@ def compile_cu(nvcc, src, out, *extra):
 
 
 def load_json_line(text):
-    return json.loads([l for l in text.splitlines() if l.startswith("{")][-1])
+    return json.loads([ln for ln in text.splitlines() if ln.startswith("{")][-1])

@@ -30,6 +30,6 @@ for _ in range(20):
                 break
             j += 1
         drop.update(range(i, j + 1))
-    lines = [l for k, l in enumerate(lines) if k not in drop]
+    lines = [ln for k, ln in enumerate(lines) if k not in drop]
     open(header, "w").write("\n".join(lines))
 sys.exit(1)

@@ -11,11 +11,10 @@ import contextlib
 import json
 import time
 
+import roctx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
-import roctx
 
 
 class Net(nn.Module):
