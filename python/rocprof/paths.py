@@ -19,7 +19,9 @@ _TOKEN = re.compile(r"%([a-z_]+)%")
 
 def rank() -> str:
     """This process's rank among launched workers (torchrun, MPI, Slurm), else 0."""
-    for var in ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK"):
+    # The same variables, in the same order, as rocpd.filters reads back from a database's
+    # environment (global ranks only: LOCAL_RANK repeats on every node).
+    for var in ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK"):
         value = os.environ.get(var)
         if value is not None and value.strip().isdigit():
             return value.strip()
