@@ -106,10 +106,10 @@ void Collector::add_drops(const std::string& source, uint64_t n) {
 uint64_t Collector::dropped_total() const {
   uint64_t total = ring_drops_of_dead_threads_;
   {
-    std::lock_guard<std::mutex> g(const_cast<std::mutex&>(registry_mu_));
+    std::lock_guard<std::mutex> g(registry_mu_);
     for (const ThreadBuffer* b : buffers_) total += b->ring.dropped();
   }
-  std::lock_guard<std::mutex> g(const_cast<std::mutex&>(info_mu_));
+  std::lock_guard<std::mutex> g(info_mu_);
   for (const auto& kv : extra_drops_) total += kv.second;
   return total;
 }

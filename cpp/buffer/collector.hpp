@@ -78,9 +78,9 @@ class Collector {
   const uint64_t generation_;
 
   std::mutex drain_mu_;  // held while the drain thread works; fork waits for it
-  std::mutex registry_mu_;
+  mutable std::mutex registry_mu_;
   std::vector<ThreadBuffer*> buffers_;
-  std::mutex info_mu_;
+  mutable std::mutex info_mu_;
   std::vector<InfoRow> pending_info_;
   std::map<std::string, uint64_t> extra_drops_;  // guarded by info_mu_
 
