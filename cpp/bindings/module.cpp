@@ -32,6 +32,7 @@ struct RangeObject {
   PyObject_HEAD
   PyObject* name;     // str
   PyObject* bound_enter;  // this object's __enter__, made once (see EnterDescriptor)
+  bool cached;            // held by the per-name cache, so lives for the process
   uint32_t name_id;   // interned on first use inside a session; strings live for the process
 };
 
@@ -108,9 +109,11 @@ PyObject* enter_descr_get(PyObject* descr, PyObject* obj, PyObject*) {
     return descr;
   }
   auto* r = reinterpret_cast<RangeObject*>(obj);
+  // Keeping the bound method on the Range makes a cycle (Range ↔ method) that nothing
+  // collects, so only cached Ranges, which live for the process anyway, keep one; others
+  // get a fresh one per use, as any method would.
+  if (!r->cached) return PyCFunction_New(&kEnterDef, obj);
   if (r->bound_enter == nullptr) {
-    // The bound method references the Range, and the Range keeps it: a cycle, which is
-    // fine for the per-name cached Ranges that live for the process anyway.
     r->bound_enter = PyCFunction_New(&kEnterDef, obj);
     if (r->bound_enter == nullptr) return nullptr;
   }
@@ -157,6 +160,7 @@ PyObject* new_range(PyObject* name) {
   Py_INCREF(name);
   r->name = name;
   r->bound_enter = nullptr;
+  r->cached = false;
   r->name_id = 0;
   return reinterpret_cast<PyObject*>(r);
 }
@@ -170,10 +174,12 @@ PyObject* py_range(PyObject*, PyObject* arg) {
     }
     if (PyErr_Occurred()) return nullptr;
     r = new_range(arg);
-    if (r != nullptr && PyDict_GET_SIZE(g_range_cache) < kRangeCacheLimit &&
-        PyDict_SetItem(g_range_cache, arg, r) < 0) {
-      Py_DECREF(r);
-      return nullptr;
+    if (r != nullptr && PyDict_GET_SIZE(g_range_cache) < kRangeCacheLimit) {
+      if (PyDict_SetItem(g_range_cache, arg, r) < 0) {
+        Py_DECREF(r);
+        return nullptr;
+      }
+      reinterpret_cast<RangeObject*>(r)->cached = true;
     }
     return r;
   }
@@ -297,7 +303,11 @@ std::string start_session(const std::string& output_template, const std::string&
   cfg.output_template = output_template;
   cfg.options_json = options_json;
   cfg.metadata.assign(metadata.begin(), metadata.end());
-  uint32_t cap = 1;
+  if (ring_capacity < 16 || ring_capacity > (1u << 24))
+    throw std::invalid_argument("ring_capacity must be between 16 and 16777216 records");
+  if (flush_ms < 1 || commit_ms < 1)
+    throw std::invalid_argument("flush_ms and commit_ms must be at least 1");
+  uint32_t cap = 16;
   while (cap < ring_capacity) cap <<= 1;
   cfg.collector.ring_capacity = cap;
   cfg.collector.flush_interval_ms = flush_ms;

@@ -45,6 +45,7 @@ Collector::Collector(std::unique_ptr<Sink> sink, SessionInfo info, StringTable& 
 Collector::~Collector() { stop(); }
 
 bool Collector::start(std::string* error) {
+  retire({});
   if (!opts_.open_lazily) {
     if (!sink_->open(info_, error)) return false;
     opened_ = true;
@@ -69,11 +70,26 @@ void Collector::stop() {
   thread_->join();
   delete thread_;
   thread_ = nullptr;
-  // Invalidate thread-local pointers into this collector's buffers.
+  // Invalidate thread-local pointers into this collector's buffers. The buffers themselves
+  // are only retired: a producer that loaded this collector before the session ended may
+  // still be inside push() (roctxRangePop on another thread during exit, a Python thread
+  // between two GIL releases). They are freed when the next session starts.
   g_generation.fetch_add(1);
   std::lock_guard<std::mutex> g(registry_mu_);
-  for (ThreadBuffer* b : buffers_) delete b;
+  retire(std::move(buffers_));
   buffers_.clear();
+}
+
+void Collector::retire(std::vector<ThreadBuffer*> buffers) {
+  static std::mutex mu;
+  static auto* retired = new std::vector<ThreadBuffer*>();
+  std::lock_guard<std::mutex> g(mu);
+  if (buffers.empty()) {  // called by start(): free what earlier sessions left
+    for (ThreadBuffer* b : *retired) delete b;
+    retired->clear();
+  } else {
+    retired->insert(retired->end(), buffers.begin(), buffers.end());
+  }
 }
 
 ThreadBuffer* Collector::thread_buffer() noexcept {
@@ -151,9 +167,8 @@ void Collector::run() {
     if (stopping) break;
   }
   std::lock_guard<std::mutex> g(drain_mu_);
-  if (ensure_open()) {
-    sink_->close(now_ns());
-  }
+  // A lazily opened child that never recorded anything leaves no file behind.
+  if (opened_) sink_->close(now_ns());
 }
 
 bool Collector::ensure_open() {
@@ -199,7 +214,7 @@ std::size_t Collector::drain_once(bool commit_now) {
   new_strings_.clear();
   const uint32_t first = strings_.take_new(new_strings_);
   const bool have_data = !batch_.empty() || !infos.empty() || !threads.empty();
-  if (opened_ || ((have_data || commit_now) && ensure_open())) {
+  if (opened_ || (have_data && ensure_open())) {
     if (!new_strings_.empty()) sink_->write_strings(first, new_strings_);
     for (const ThreadInfo& t : threads) sink_->write_info(t);
     for (const InfoRow& row : infos) sink_->write_info(row);
@@ -262,6 +277,8 @@ void Collector::after_fork_child() {
   // The drain thread does not exist here and the sink's connection belongs to the parent:
   // leak both (closing the connection could release the parent's file locks).
   thread_ = nullptr;
+  // Thread-exit destructors in the child must not touch the buffers freed below.
+  g_generation.fetch_add(1);
   (void)sink_.release();
   for (ThreadBuffer* b : buffers_) delete b;  // the parent drains its own copies
   buffers_.clear();

@@ -67,6 +67,8 @@ class Collector {
 
  private:
   ThreadBuffer* register_thread();
+  // Ended sessions' buffers are kept until the next session starts (an empty list frees them).
+  static void retire(std::vector<ThreadBuffer*> buffers);
   void run();
   std::size_t drain_once(bool commit_now);  // returns the records moved
   bool ensure_open();

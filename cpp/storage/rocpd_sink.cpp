@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <type_traits>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json.hpp"
@@ -23,6 +24,11 @@ uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
+}
+
+void make_parent_dirs(const std::string& path) {
+  for (std::size_t p = path.find('/', 1); p != std::string::npos; p = path.find('/', p + 1))
+    ::mkdir(path.substr(0, p).c_str(), 0777);  // EEXIST is the usual answer
 }
 
 }  // namespace
@@ -69,6 +75,9 @@ bool RocpdSink::open(const SessionInfo& info, std::string* error) {
   api_ = sql::api(error);
   if (api_ == nullptr) return false;
   suffix_ = rocpd_suffix(info.guid);
+  // The launcher creates the parent's folder; a fork child's path may name a new one
+  // (-d out/%pid%).
+  make_parent_dirs(info.path);
   // A new run replaces an old file of the same name, as rocprofv3 does.
   for (const char* ext : {"", "-wal", "-shm", "-journal"}) ::unlink((info.path + ext).c_str());
   if (api_->open_v2(info.path.c_str(), &db_, sql::kOpenReadWrite | sql::kOpenCreate | sql::kOpenNoMutex,

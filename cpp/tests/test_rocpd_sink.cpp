@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -87,11 +88,17 @@ TEST(RocpdSink, WritesSchemaMetadataAndRows) {
 }
 
 TEST(RocpdSink, UnwritablePathFailsWithMessage) {
+  // A regular file where a folder should be: no mkdir can make this path (even as root).
+  const std::string blocker = temp_path("blocker");
+  std::FILE* f = std::fopen(blocker.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
   SessionInfo info;
-  info.path = "/nonexistent-dir-for-rocprof/x.db";
+  info.path = blocker + "/sub/x.db";
   info.guid = "0000ddb5-8903-7903-b269-cd8d3745bb8a";
   RocpdSink sink;
   std::string error;
   EXPECT_FALSE(sink.open(info, &error));
   EXPECT_FALSE(error.empty());
+  std::remove(blocker.c_str());
 }

@@ -14,6 +14,7 @@ import dataclasses
 import json
 import os
 
+from . import paths
 from .options import Options
 
 ENV = "ROCPROF_CHILD_SESSION"
@@ -24,6 +25,8 @@ def child_environment(options: Options) -> dict[str, str]:
     """Variables to set in this process so that its Python children are profiled."""
     spec = dataclasses.asdict(options)
     spec["stats"] = spec["summary"] = False  # children never print reports of their own
+    # Children may run in another working directory: anchor the folder to ours.
+    spec["output_dir"] = os.path.abspath(options.output_dir or paths.DEFAULT_DIR)
     name = options.output_file or "%pid%"
     if "%pid%" not in name:
         name += "_%pid%"  # never overwrite the parent's database

@@ -40,3 +40,10 @@ def test_torchrun_ranks_each_get_a_database(tmp_path):
     assert sorted(by_rank) == ["rank-0-allreduce", "rank-1-allreduce"], by_rank
     assert by_rank["rank-0-allreduce"][0].startswith("r0_")
     assert by_rank["rank-1-allreduce"][0].startswith("r1_")
+
+
+def test_child_in_another_directory_writes_beside_the_parent(tmp_path):
+    r = run_rocprof("run", "-d", "rel-out", "-o", "p", WORKLOADS / "child_elsewhere.py", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    children = list((tmp_path / "rel-out").glob("p_*_results.db"))
+    assert [names(db) for db in children] == [["elsewhere"]]

@@ -68,3 +68,15 @@ def test_fork_while_drain_thread_is_busy_never_deadlocks(tmp_path):
     busy = open_db(tmp_path / "storm_results.db").execute(
         "SELECT count(*) FROM regions WHERE name = 'busy'").fetchone()[0]
     assert busy > 0
+
+
+def test_fork_children_new_folder_no_empty_files_and_own_thread_ids(tmp_path):
+    r = run_rocprof("run", "-d", str(tmp_path) + "/%pid%", "-o", "e", WORKLOADS / "fork_edges.py")
+    assert r.returncode == 0, r.stderr
+    idle, busy = map(int, re.search(r"idle (\d+) busy (\d+)", r.stdout).groups())
+    child_tid = int(re.search(r"child tid (\d+)", r.stdout).group(1))
+    assert not (tmp_path / str(idle)).exists(), "a child that recorded nothing leaves no file"
+    con = open_db(tmp_path / str(busy) / "e_results.db")
+    assert con.execute("SELECT name, tid FROM regions").fetchall() == [("child-mark", child_tid)]
+    assert con.execute("SELECT name FROM threads WHERE tid = ?", (child_tid,)).fetchone() == ("child-main",)
+    assert "cannot write" not in r.stderr

@@ -122,17 +122,24 @@ void poll_loop() {
   // Pause/resume are plain stores in the ROCTx path; the poller turns them into intervals at
   // 1 ms resolution for records that have no ENTER callback (API records).
   bool was_paused = false;
+  bool interval_open = false;  // only a pause that got a slot is closed by its resume
   std::unique_lock<std::mutex> lk(g_poll_mu);
   while (!g_poll_stop) {
     g_poll_cv.wait_for(lk, std::chrono::milliseconds(2));
     const bool p = session::g_paused.load(std::memory_order_relaxed);
     const int n = g_pause_count.load(std::memory_order_relaxed);
-    if (p && !was_paused && n < kMaxPauses) {
-      g_pause_start[n].store(now_ns(), std::memory_order_relaxed);
-      g_pause_end[n].store(UINT64_MAX, std::memory_order_relaxed);
-      g_pause_count.store(n + 1, std::memory_order_release);
-    } else if (!p && was_paused && n > 0) {
+    if (p && !was_paused) {
+      interval_open = n < kMaxPauses;
+      if (interval_open) {
+        g_pause_start[n].store(now_ns(), std::memory_order_relaxed);
+        g_pause_end[n].store(UINT64_MAX, std::memory_order_relaxed);
+        g_pause_count.store(n + 1, std::memory_order_release);
+      } else if (Collector* c = session::current()) {
+        c->add_drops("cupti_pause_intervals", 1);  // API records of this pause are kept
+      }
+    } else if (!p && was_paused && interval_open) {
       g_pause_end[n - 1].store(now_ns(), std::memory_order_release);
+      interval_open = false;
     }
     was_paused = p;
   }

@@ -1,5 +1,6 @@
 #include "markers.hpp"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,6 +31,11 @@ inline uint32_t tid() noexcept {
   return t_tid;
 }
 
+// The forking thread is the child's only thread, and its cached id is the parent's.
+struct ForgetTidInChild {
+  ForgetTidInChild() { pthread_atfork(nullptr, nullptr, [] { t_tid = 0; }); }
+} g_forget_tid;
+
 inline void emit_region(Collector& c, uint32_t name_id, uint64_t start, uint64_t end, uint32_t tid_,
                         uint16_t flags) noexcept {
   Record r;
@@ -56,11 +62,13 @@ int push_id(uint32_t name_id) noexcept {
   if (c == nullptr) return -1;
   ThreadBuffer* b = c->thread_buffer();
   if (b == nullptr) return -1;
-  if (b->depth >= ThreadBuffer::kMaxDepth) {
-    c->add_drops("roctx_depth", 1);
-    return -1;
-  }
   const uint32_t d = b->depth++;
+  if (d >= ThreadBuffer::kMaxDepth) {
+    // Deeper than the stack keeps: counted, and its pop is matched without recording, so
+    // the ranges below still end at their own pops.
+    c->add_drops("roctx_depth", 1);
+    return static_cast<int>(d);
+  }
   b->names[d] = name_id;
   b->paused_at_start[d] = session::g_paused.load(std::memory_order_relaxed);
   b->starts[d] = now_ns();
@@ -79,6 +87,7 @@ int pop() noexcept {
   ThreadBuffer* b = c->thread_buffer();
   if (b == nullptr || b->depth == 0) return -1;
   const uint32_t d = --b->depth;
+  if (d >= ThreadBuffer::kMaxDepth) return static_cast<int>(d);
   // Pause drops what happens between pause and resume: a range touching a pause is dropped.
   if (!b->paused_at_start[d] && !session::g_paused.load(std::memory_order_relaxed))
     emit_region(*c, b->names[d], b->starts[d], end, b->tid, kFlagNone);
@@ -89,7 +98,8 @@ uint32_t current_range_name_id() noexcept {
   Collector* c = session::current();
   if (c == nullptr) return 0;
   ThreadBuffer* b = c->thread_buffer();
-  return (b != nullptr && b->depth > 0) ? b->names[b->depth - 1] : 0;
+  if (b == nullptr || b->depth == 0) return 0;
+  return b->names[b->depth <= ThreadBuffer::kMaxDepth ? b->depth - 1 : ThreadBuffer::kMaxDepth - 1];
 }
 
 void mark(std::string_view message) noexcept {

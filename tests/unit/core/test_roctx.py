@@ -154,3 +154,42 @@ def test_second_session_in_one_process_has_every_name(tmp_path):
         con = sqlite3.connect(f"file:{s.path}?mode=ro", uri=True)
         names.append(con.execute("SELECT name, category FROM regions").fetchall())
     assert names[0] == names[1] == [("same-name", "MARKER_CORE_API")]
+
+
+def test_ranges_past_the_cache_are_freed():
+    import gc
+    import sys
+
+    for i in range(9000):  # fill the per-name cache (8192 names) first
+        roctx.range(f"fill {i}")
+    gc.collect()
+    before = sys.getallocatedblocks()
+    for i in range(20000):
+        with roctx.range(f"uncached {i}"):
+            pass
+    gc.collect()
+    assert sys.getallocatedblocks() - before < 2000, "each uncached range must be freed"
+
+
+def test_nesting_deeper_than_the_stack_keeps_outer_ranges_right(session):
+    depth = 300
+    for i in range(depth):
+        roctx.push(f"d{i}")
+    for _ in range(depth):
+        roctx.pop()
+    roctx.mark("after")
+    rows = {name: (start, end) for name, start, end, _ in read(session)}
+    assert "d299" not in rows and "d255" in rows, "ranges past 256 are dropped (and counted)"
+    assert rows["d0"][1] >= rows["d255"][1], "d0 ends at its own (last) pop"
+    assert rows["d254"][1] <= rows["d253"][1] <= rows["d0"][1]
+    con = sqlite3.connect(f"file:{session.path}?mode=ro", uri=True)
+    dropped = dict(con.execute("SELECT tag, value FROM rocpd_metadata"))
+    assert dropped.get("rocprof.dropped_records.roctx_depth") == str(depth - 256)
+
+
+def test_session_options_are_checked(tmp_path):
+    with pytest.raises(ValueError, match="ring_capacity"):
+        rocprof._core.start_session(str(tmp_path / "x_results.db"), ring_capacity=1 << 31)
+    with pytest.raises(ValueError, match="flush_ms"):
+        rocprof._core.start_session(str(tmp_path / "x_results.db"), flush_ms=0)
+    assert not rocprof._core.active()
