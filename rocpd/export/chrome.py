@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 
-from ..filters import Filter, name_mask, resolve
+from ..filters import Filter, resolve
 from ..progress import iterate
+from ._activity import gpu_activity, marker_name
 
 # GPU tracks get synthetic thread ids far above any OS tid so they never collide with CPU threads.
 _GPU_TID_BASE = 1 << 40
@@ -38,26 +39,13 @@ def write(db, path: str, **filters) -> str:
                 f'SELECT category, name, pid, tid, corr_id, start, "end", extdata FROM regions'
                 f" WHERE {where} ORDER BY start, \"end\" DESC", params):
             if cat and cat.startswith("MARKER"):
-                try:
-                    name = json.loads(ext or "{}").get("message", name)
-                except (ValueError, AttributeError):
-                    pass
+                name = marker_name(name, ext)
             events.append({"ph": "X", "name": name, "cat": cat or "", "pid": pid, "tid": tid,
                            "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": corr}})
             if corr is not None and cat and not cat.startswith("MARKER"):
                 api_corr[(pid, corr)] = (pid, tid, start)
-        gpu_sql = (
-            f'SELECT \'kernel\', name, pid, agent_abs_index, stream_id, stream, corr_id, start, "end"'
-            f" FROM kernels WHERE {where} UNION ALL"
-            f' SELECT \'copy\', name, pid, dst_agent_abs_index, stream_id, stream_name, corr_id, start,'
-            f' "end" FROM memory_copies WHERE {where} ORDER BY start')
-        rows = f.conn.execute(gpu_sql, [*params, *params]).fetchall()
-        if flt.include or flt.exclude:
-            import pandas as pd
-
-            keep = name_mask(pd.Series([r[1] for r in rows]), flt).tolist()
-            rows = [r for r, k in zip(rows, keep, strict=True) if k or r[0] == "copy"]
-        for kind, name, pid, agent, stream_id, stream, corr, start, end in rows:
+        rows = gpu_activity(f.conn, where, params, flt)
+        for kind, _guid, name, pid, agent, stream_id, stream, corr, start, end in rows:
             tid = _GPU_TID_BASE + (agent or 0) * 1_000_000 + (stream_id or 0)
             name_track(pid, tid, f"GPU {agent} / {stream or f'Stream {stream_id}'}")
             events.append({"ph": "X", "name": name, "cat": kind, "pid": pid, "tid": tid,

@@ -14,9 +14,10 @@ import os
 import shutil
 
 from ..errors import RocpdError
-from ..filters import Filter, name_mask, resolve
+from ..filters import Filter, resolve
 from ..progress import iterate
-from .perfetto import _lanes, _marker_name
+from ._activity import gpu_activity, marker_name
+from .perfetto import _lanes
 
 
 def _otf2():
@@ -59,22 +60,14 @@ def collect(db, **filters):
         for guid, cat, name, pid, tid, start, end, ext in f.conn.execute(
                 f'SELECT guid, category, name, pid, tid, start, "end", extdata FROM regions WHERE {where}', params):
             if cat and cat.startswith("MARKER"):
-                name = _marker_name(name, ext)
+                name = marker_name(name, ext)
             g = group(guid, pid)
             loc = locations.setdefault(("t", guid, pid, tid),
                                        [g, tnames.get((guid, pid, tid)) or f"thread {tid}", False, []])
             loc[3].append((start, end, name or "(unknown)", cat))
-        rows = f.conn.execute(
-            f"SELECT 'KERNEL_DISPATCH', guid, name, pid, agent_abs_index, stream_id, stream, start, \"end\""
-            f" FROM kernels WHERE {where} UNION ALL SELECT 'MEMORY_COPY', guid, name, pid,"
-            f' dst_agent_abs_index, stream_id, stream_name, start, "end" FROM memory_copies WHERE {where}',
-            [*params, *params]).fetchall()
-        if flt.include or flt.exclude:
-            import pandas as pd
-
-            keep = name_mask(pd.Series([r[2] for r in rows]), flt).tolist()
-            rows = [r for r, k in zip(rows, keep, strict=True) if k or r[0] == "MEMORY_COPY"]
-        for cat, guid, name, pid, agent, sid, stream, start, end in rows:
+        rows = gpu_activity(f.conn, where, params, flt)
+        for kind, guid, name, pid, agent, sid, stream, _corr, start, end in rows:
+            cat = "KERNEL_DISPATCH" if kind == "kernel" else "MEMORY_COPY"
             p = group(guid, pid)
             g = ("g", guid, pid, agent)
             groups.setdefault(g, (groups[p][0], f"GPU {agent} ({pid})", p))

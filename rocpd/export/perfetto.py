@@ -12,11 +12,10 @@ Timestamps stay nanoseconds on CLOCK_BOOTTIME, the clock Perfetto assumes by def
 
 from __future__ import annotations
 
-import json
-
 from ..errors import RocpdError
-from ..filters import Filter, name_mask, resolve
+from ..filters import Filter, resolve
 from ..progress import Bar, iterate
+from ._activity import gpu_activity, marker_name
 
 _SEQ = 1  # one trusted packet sequence for the whole file
 
@@ -69,13 +68,6 @@ def _lanes(slices):
     return list(enumerate(out))
 
 
-def _marker_name(name, ext):
-    try:
-        return json.loads(ext or "{}").get("message", name) or name
-    except (ValueError, AttributeError):
-        return name
-
-
 def write(db, path: str, **filters) -> str:
     pb, Builder = _pb()
     flt = Filter.of(filters)
@@ -107,24 +99,14 @@ def write(db, path: str, **filters) -> str:
         for guid, cat, name, pid, tid, corr, start, end, ext in f.conn.execute(region_sql, params):
             is_marker = bool(cat and cat.startswith("MARKER"))
             if is_marker:
-                name = _marker_name(name, ext)
+                name = marker_name(name, ext)
             parent = proc(guid, pid)
             t = tracks.get(("t", guid, pid, tid), parent, kind="thread", pid=pid, tid=tid,
                            name=names.get((guid, pid, tid)) or f"thread {tid}")
             out = (guid, corr) if corr is not None and not is_marker else None
             per_track.setdefault(t, []).append((start, end, name, cat or "", corr, out, None))
 
-        gpu_sql = (
-            f"SELECT 'kernel', guid, name, pid, agent_abs_index, stream_id, stream, corr_id, start, \"end\""
-            f" FROM kernels WHERE {where} UNION ALL"
-            f" SELECT 'copy', guid, name, pid, dst_agent_abs_index, stream_id, stream_name, corr_id, start,"
-            f' "end" FROM memory_copies WHERE {where}')
-        rows = f.conn.execute(gpu_sql, [*params, *params]).fetchall()
-        if flt.include or flt.exclude:
-            import pandas as pd
-
-            keep = name_mask(pd.Series([r[2] for r in rows]), flt).tolist()
-            rows = [r for r, k in zip(rows, keep, strict=True) if k or r[0] == "copy"]
+        rows = gpu_activity(f.conn, where, params, flt)
         for kind, guid, name, pid, agent, sid, stream, corr, start, end in rows:
             a_name = agents.get((guid, agent), (agent, None))[1]
             g = tracks.get(("g", guid, pid, agent), proc(guid, pid),

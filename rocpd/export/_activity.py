@@ -1,0 +1,34 @@
+"""What the timeline exporters (Chrome, Perfetto, OTF2) read the same way: a ROCTx range's
+display name, and the GPU work (kernels and copies) that passes the shared filters."""
+
+from __future__ import annotations
+
+import json
+
+from ..filters import Filter, name_mask
+
+
+def marker_name(name, ext):
+    """A ROCTx range is shown by its message (rocpd_event.extdata), else by its name."""
+    try:
+        return json.loads(ext or "{}").get("message", name) or name
+    except (ValueError, AttributeError):
+        return name
+
+
+def gpu_activity(conn, where: str, params: list, flt: Filter) -> list[tuple]:
+    """(kind, guid, name, pid, agent, stream_id, stream, corr_id, start, end) of every kernel
+    and copy in `where`, kind 'kernel' or 'copy', ordered by start. The kernel-name regexes of
+    `flt` never drop copies."""
+    rows = conn.execute(
+        "SELECT 'kernel', guid, name, pid, agent_abs_index, stream_id, stream, corr_id, start,"
+        f' "end" FROM kernels WHERE {where} UNION ALL'
+        " SELECT 'copy', guid, name, pid, dst_agent_abs_index, stream_id, stream_name, corr_id,"
+        f' start, "end" FROM memory_copies WHERE {where} ORDER BY start',
+        [*params, *params]).fetchall()
+    if flt.include or flt.exclude:
+        import pandas as pd
+
+        keep = name_mask(pd.Series([r[2] for r in rows]), flt).tolist()
+        rows = [r for r, k in zip(rows, keep, strict=True) if k or r[0] == "copy"]
+    return rows
