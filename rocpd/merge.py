@@ -14,12 +14,12 @@ from .errors import RocpdError
 
 def merge_files(paths, out_path: str, overwrite: bool = False, progress: bool = False) -> str:
     files = expand_paths(paths)
+    # Every check before the first write: --force must never unlink an input.
+    _check_output(out_path, files)
     if os.path.exists(out_path):
         if not overwrite:
             raise RocpdError("output exists (use --force to replace it)", out_path)
         os.unlink(out_path)
-    if any(os.path.realpath(f) == os.path.realpath(out_path) for f in files):
-        raise RocpdError("output is also an input", out_path)
     out = sqlite3.connect(out_path)
     out.execute("PRAGMA journal_mode = OFF")
     out.execute("PRAGMA synchronous = OFF")
@@ -49,6 +49,21 @@ def merge_files(paths, out_path: str, overwrite: bool = False, progress: bool = 
     out.commit()
     out.close()
     return out_path
+
+
+def _check_output(out_path: str, files: list[str]) -> None:
+    """Refuse an output that is one of the inputs under another spelling (./a.db, absolute path,
+    symlink) or another name (hard link): compare resolved paths and (st_dev, st_ino)."""
+    out_real = os.path.realpath(out_path)
+    try:
+        st = os.stat(out_path)
+        out_id = (st.st_dev, st.st_ino)
+    except OSError:  # not there yet (or a dangling link): only the resolved path can match
+        out_id = None
+    for f in files:
+        fs = os.stat(f)
+        if os.path.realpath(f) == out_real or (fs.st_dev, fs.st_ino) == out_id:
+            raise RocpdError(f"output is also an input ({f}); choose another -o path", out_path)
 
 
 def _progress(total: int, enabled: bool):
