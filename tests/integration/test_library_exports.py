@@ -1,0 +1,39 @@
+"""Our shared libraries export their API and no C++ runtime symbol: a library that exports
+libstdc++ symbols interposes on libraries loaded after it (PyTorch's), which crashed
+`import torch` under a session on a GPU host whose compiler links libstdc++ statically."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import rocprof
+from support import ALLOWED, RUNTIME, exported
+
+
+def shipped_libraries() -> list[Path]:
+    libs = sorted(Path(rocprof.library_dir()).glob("*.so"))
+    assert {p.name.split(".")[0] for p in libs} >= {"libroctx64", "librocprof_core", "_core"}, libs
+    return libs
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="nm (binutils) is not installed")
+@pytest.mark.parametrize("name", ["libroctx64.so", "librocprof_core.so", "_core"])
+def test_no_cxx_runtime_symbol_is_exported(name):
+    (lib,) = [p for p in shipped_libraries() if p.name.split(".")[0] == name.split(".")[0]]
+    names = exported(lib)
+    runtime = [n for n in names if RUNTIME.match(n)]
+    assert not runtime, f"{lib.name} exports {len(runtime)} C++ runtime symbols, e.g. {runtime[:5]}"
+    outside = [n for n in names if not ALLOWED[name].match(n)]
+    assert not outside, f"{lib.name} exports symbols outside its API: {outside[:5]}"
+
+
+def test_runtime_pattern_recognises_libstdcxx_names():
+    # The check must see what the GPU host's build exported.
+    for sym in ["_ZNSt6localeC1Ev", "_ZNKSt5ctypeIcE8do_widenEc", "_ZSt4cout", "_ZTISt9exception",
+                "_ZNSbIwSt11char_traitsIwESaIwEE10_S_compareEmm", "_Znwm", "_ZdlPv",
+                "__cxa_throw", "_ZN9__gnu_cxx18__exchange_and_addEPVii", "_ZGVNSt7collateIcE2idE"]:
+        assert RUNTIME.match(sym), sym
+    for sym in ["roctxMarkA", "PyInit__core", "_ZN7rocprof7session7currentEv"]:
+        assert not RUNTIME.match(sym), sym
