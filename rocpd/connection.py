@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from . import _schema
+from . import _schema, readonly
 from .errors import RocpdError
 
 _SUFFIX_RE = re.compile(r"^rocpd_metadata(_[0-9A-Za-z_]*)?$")
@@ -143,6 +143,7 @@ class FileHandle:
         self.parts = inspect(self.conn, path)
         build_views(self.conn, [("main", p) for p in self.parts])
         self.conn.execute("PRAGMA query_only = 1")
+        self.guard = readonly.install(self.conn)  # last: the TEMP views above are ours
 
     def close(self):
         self.conn.close()
@@ -156,6 +157,7 @@ class Connection:
         self.files = [FileHandle(p) for p in self.paths]
         self.parts = [part for f in self.files for part in f.parts]
         self._union: sqlite3.Connection | None = None
+        self._guard: readonly.Guard | None = None
         self._merged: str | None = None
         self._progress = progress
 
@@ -168,6 +170,7 @@ class Connection:
 
     def _open_union(self) -> sqlite3.Connection:
         if len(self.files) == 1:
+            self._guard = self.files[0].guard
             return self.files[0].conn
         conn = sqlite3.connect("file::memory:", uri=True, check_same_thread=False)
         if len(self.files) > conn.getlimit(sqlite3.SQLITE_LIMIT_ATTACHED):
@@ -179,6 +182,7 @@ class Connection:
             merge_files(self.paths, self._merged, overwrite=True, progress=self._progress)
             handle = FileHandle(self._merged)
             self.files.append(handle)
+            self._guard = handle.guard
             return handle.conn
         sources = []
         for i, f in enumerate(self.files):
@@ -186,14 +190,18 @@ class Connection:
             sources += [(f"db{i}", p) for p in f.parts]
         build_views(conn, sources)
         conn.execute("PRAGMA query_only = 1")
+        # After our own ATTACHes: from here on the user's SQL can neither attach nor write.
+        self._guard = readonly.install(conn)
         return conn
 
     def execute(self, sql: str, params=()):
         """Run read-only SQL over the plain (rocpd_*) and human-readable views of every file."""
+        conn = self.conn
+        self._guard.reset()
         try:
-            return self.conn.execute(sql, params)
+            return conn.execute(sql, params)
         except sqlite3.Error as e:
-            raise RocpdError(f"SQL error: {e}") from None
+            raise self._guard.error(e) from None
 
     def read_sql(self, sql: str, params=()):
         import pandas as pd
