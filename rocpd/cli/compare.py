@@ -18,6 +18,7 @@ def run(args) -> int:
     import pandas as pd
 
     from rocpd.compare import compare
+    from rocpd.stats import clip_frame
 
     res = compare(args.a, args.b, **filters_of(args))
     s = res["summary"]
@@ -30,5 +31,5 @@ def run(args) -> int:
         for key in ("kernels", "regions"):
             df = res[key]
             print(f"\n== {key.upper()} (by impact, top {args.top} of {len(df)}) ==")
-            print(df.head(args.top).to_string(index=False) if len(df) else "(none)")
+            print(clip_frame(df.head(args.top)).to_string(index=False) if len(df) else "(none)")
     return 0

@@ -12,7 +12,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("query", help="run read-only SQL (plain rocpd_* and human-readable views)")
     p.add_argument("databases", nargs="+")
     p.add_argument("--sql", required=True, help="one SELECT statement")
-    p.add_argument("--format", default="console", choices=["console", "csv", "json", "markdown"])
+    p.add_argument("--format", default="console", choices=["console", "csv", "json", "markdown"],
+                   help="console and markdown clip long values; csv and json keep them whole")
     p.add_argument("-o", "--output", help="write here instead of stdout")
     p.set_defaults(run=run)
 
@@ -26,7 +27,12 @@ def render(cols, rows, fmt: str) -> str:
         return buf.getvalue()
     if fmt == "json":
         return json.dumps([dict(zip(cols, r, strict=True)) for r in rows], indent=1) + "\n"
-    text = [[("" if v is None else str(v)) for v in r] for r in rows]
+    from rocpd.stats import clip_name
+
+    # Tables for reading are clipped (see rocpd.stats.NAME_WIDTH): one huge value would otherwise
+    # pad every row of the console table to its length.
+    cols = [clip_name(c) for c in cols]
+    text = [[("" if v is None else clip_name(str(v))) for v in r] for r in rows]
     if fmt == "markdown":
         esc = lambda s: s.replace("|", "\\|")  # noqa: E731
         lines = ["| " + " | ".join(map(esc, cols)) + " |", "|" + "---|" * len(cols)]
