@@ -12,11 +12,15 @@ __all__ = ["connect", "execute", "read_agents", "read_processes", "read_threads"
            "Connection"]
 
 
-def connect(*paths, progress: bool = False):
-    """Open rocpd databases (files, globs, directories) read-only as one :class:`Connection`."""
+def connect(*paths, progress: bool = False, strict: bool = False):
+    """Open rocpd databases (files, globs, directories) read-only as one :class:`Connection`.
+
+    A file that cannot be read (corrupt, not rocpd) among several is left out with a one-line
+    warning on stderr and listed in ``Connection.skipped``; ``strict=True`` raises instead.
+    """
     from .connection import Connection
 
-    return Connection(*paths, progress=progress)
+    return Connection(*paths, progress=progress, strict=strict)
 
 
 def __getattr__(name):

@@ -10,6 +10,7 @@ import glob
 import os
 import re
 import sqlite3
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from urllib.parse import quote
@@ -140,8 +141,12 @@ class FileHandle:
     def __init__(self, path: str):
         self.path = path
         self.conn = open_ro(path)
-        self.parts = inspect(self.conn, path)
-        build_views(self.conn, [("main", p) for p in self.parts])
+        try:
+            self.parts = inspect(self.conn, path)
+            build_views(self.conn, [("main", p) for p in self.parts])
+        except BaseException:
+            self.conn.close()  # a skipped file must not stay open
+            raise
         self.conn.execute("PRAGMA query_only = 1")
         self.guard = readonly.install(self.conn)  # last: the TEMP views above are ours
 
@@ -149,12 +154,37 @@ class FileHandle:
         self.conn.close()
 
 
+def open_files(paths: list[str], strict: bool) -> tuple[list[FileHandle], list[tuple[str, str]]]:
+    """A handle per readable file, and (path, reason) per file left out. One corrupt or foreign
+    file among many (a directory scan, a crashed rank) must not cost the summary of the others:
+    it is left out with a one-line warning on stderr, unless ``strict``. No readable file at all
+    is an error."""
+    files, skipped, errors = [], [], []
+    for p in paths:
+        try:
+            files.append(FileHandle(p))
+        except RocpdError as e:
+            if strict or len(paths) == 1:
+                for f in files:
+                    f.close()
+                raise
+            errors.append(e)
+            skipped.append((p, str(e)))
+    if not files:
+        more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
+        raise RocpdError(f"none of the {len(paths)} databases is readable ({errors[0]}{more})")
+    for e in errors:
+        # str(e) starts with the path: "rocpd: warning: PATH: REASON; skipped"
+        print(f"rocpd: warning: {e}; skipped", file=sys.stderr)
+    return files, skipped
+
+
 class Connection:
     """Several rocpd databases read as one. Use :func:`rocpd.connect`."""
 
-    def __init__(self, *paths, progress: bool = False):
-        self.paths = expand_paths(paths)
-        self.files = [FileHandle(p) for p in self.paths]
+    def __init__(self, *paths, progress: bool = False, strict: bool = False):
+        self.files, self.skipped = open_files(expand_paths(paths), strict)
+        self.paths = [f.path for f in self.files]
         self.parts = [part for f in self.files for part in f.parts]
         self._union: sqlite3.Connection | None = None
         self._guard: readonly.Guard | None = None

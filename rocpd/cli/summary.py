@@ -15,6 +15,8 @@ def add_parser(sub) -> None:
                    help="only this table (kernel, memory_copy, marker_api, hip_api, domain, ...)")
     p.add_argument("--busy", action="store_true", help="also print GPU busy percent per agent")
     p.add_argument("--csv", metavar="PREFIX", help="also write PREFIX_<domain>_stats.csv files")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on an unreadable database instead of skipping it with a warning")
     add_filter_options(p)
     p.set_defaults(run=run)
 
@@ -25,7 +27,7 @@ def run(args) -> int:
     from rocpd.summary import cached
 
     flt = filters_of(args)
-    with rocpd.connect(*args.databases) as db, cached():
+    with rocpd.connect(*args.databases, strict=args.strict) as db, cached():
         print(stats.format_summary(db, top=args.top, units=args.units, by=args.by,
                                    domains=args.domains, **flt), end="")
         if args.busy:
