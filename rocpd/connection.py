@@ -106,8 +106,27 @@ def inspect(conn: sqlite3.Connection, path: str, schema: str = "main") -> list[P
         guid = meta.get("guid") or suffix[1:].replace("_", "-")
         parts.append(Part(path, suffix, guid, columns, meta))
     if not parts:
-        raise RocpdError("not a rocpd database (no rocpd_metadata table)", path)
+        raise RocpdError("not a rocpd database (no rocpd_metadata table)" + _wal_hint(path), path)
     return parts
+
+
+def _wal_hint(path: str) -> str:
+    """Why a file may show no rocpd tables: a writer killed before its checkpoint leaves them in
+    NAME.db-wal, and a copy of the .db alone is an empty WAL-mode database. Bytes 18 and 19 of the
+    header (file format versions) are 2 in WAL mode."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(20)
+    except OSError:
+        return ""
+    if not head.startswith(b"SQLite format 3\0") or head[18:20] != b"\2\2":
+        return ""
+    # Empty counts as missing: opening a WAL database, even read-only, creates an empty -wal.
+    if os.path.exists(path + "-wal") and os.path.getsize(path + "-wal") > 0:
+        return ""
+    name = os.path.basename(path)
+    return (f": it is in WAL mode and {name}-wal is missing or empty; the data of an unfinished run"
+            f" lives there: copy {name}-wal along with {name}")
 
 
 def union_sql(table: str, sources: list[tuple[str, Part]]) -> str:
