@@ -7,36 +7,61 @@ BUILD  := build/dev
 export PYTHONPATH := $(CURDIR)/python:$(CURDIR)
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test test-cpp test-py bench lint native clean system-deps
+# The one CMake configuration of a development build; `make gpu-check` builds with it too.
+CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=Release -DROCPROF_INPLACE=ON -DROCPROF_BUILD_TESTS=ON
 
+.PHONY: demo test test-cpp test-py bench lint native native-deps clean system-deps gpu-check
+
+# The venv sees the checkout as installed (editable): a .pth file puts python/ and the root
+# on its sys.path, and `rocprof`/`rocpd` commands land in .venv/bin, so after any target
+# `. .venv/bin/activate` gives the README's commands as written.
 $(VENV)/.stamp: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "cmake>=3.20" ninja "pybind11>=2.12" "pandas>=2.0" numpy pytest \
 		matplotlib nbclient nbformat ipykernel perfetto otf2 ruff
+	printf '%s\n%s\n' "$(CURDIR)/python" "$(CURDIR)" > \
+		"$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/rocprof-checkout.pth"
+	for cmd in rocprof:rocprof.__main__ rocpd:rocpd.cli; do \
+		printf '#!%s\nimport sys\nfrom %s import main\nsys.exit(main())\n' \
+			"$(CURDIR)/$(VPY)" "$${cmd#*:}" > $(VENV)/bin/$${cmd%%:*}; \
+		chmod +x $(VENV)/bin/$${cmd%%:*}; done
 	touch $@
 
 $(VENV)/.torch: $(VENV)/.stamp
 	$(VPY) -m pip install -q torch==2.13.0
 	touch $@
 
-# Debian packages the tests use: GoogleTest (C++ suite) and Chromium (renders the HTML
-# report). Installed when missing and we are root with apt; otherwise those tests are
-# skipped with a visible reason.
-SYSTEM_PKGS := $(if $(wildcard /usr/include/gtest/gtest.h),,libgtest-dev) \
+# Debian packages: libunwind-dev (native frames for --native-stacks; needed by the build),
+# GoogleTest (C++ suite) and Chromium (renders the HTML report; tests only). Installed with
+# apt-get when missing and we are root, announced first; otherwise the build leaves native
+# stacks out and those tests are skipped, each with a visible reason.
+NATIVE_PKGS := $(if $(wildcard /usr/include/libunwind.h /usr/include/*/libunwind.h),,libunwind-dev)
+TEST_PKGS   := $(if $(wildcard /usr/include/gtest/gtest.h),,libgtest-dev) \
                $(if $(shell command -v chromium),,chromium)
+define apt_install
+	@if [ -n "$(strip $(1))" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "make: installing Debian packages with apt-get (as root): $(strip $(1))"; \
+			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1)) >/dev/null 2>&1 \
+				|| echo "make: could not install $(strip $(1)): $(2)"; \
+		else echo "make: missing Debian packages $(strip $(1)) (not root or no apt-get): $(2)"; fi; fi
+endef
+native-deps:
+	$(call apt_install,$(NATIVE_PKGS),--native-stacks is left out of the build)
 system-deps:
-	@if [ -n "$(strip $(SYSTEM_PKGS))" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo "installing Debian packages: $(strip $(SYSTEM_PKGS))"; \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PKGS)) >/dev/null 2>&1 \
-			|| echo "could not install $(strip $(SYSTEM_PKGS)): the tests that need them will be skipped"; fi
+	$(call apt_install,$(TEST_PKGS),the tests that need them will be skipped)
 
-native: $(VENV)/.stamp
-	$(VENV)/bin/cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
-		-DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja \
-		-DROCPROF_INPLACE=ON -DROCPROF_BUILD_TESTS=ON -DPython_EXECUTABLE=$(CURDIR)/$(VPY) \
+native: $(VENV)/.stamp native-deps
+	$(VENV)/bin/cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) \
+		-DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja -DPython_EXECUTABLE=$(CURDIR)/$(VPY) \
 		-Dpybind11_DIR=$$($(VPY) -m pybind11 --cmakedir) >/dev/null
 	$(VENV)/bin/cmake --build $(BUILD)
+
+# On a GPU host: build the checkout there with the host's own compiler, CMake and Python (no
+# package registry needed), then the GPU tests, the demo and a 2-rank torchrun when 2 GPUs exist.
+gpu-check:
+	CMAKE_FLAGS="$(CMAKE_FLAGS)" bash tests/gpu/run_on_gpu_host.sh
 
 demo: native $(VENV)/.torch
 	$(VPY) -m rocprof run -d rocprof-output/demo -o train_cifar --stats -S examples/train_cifar.py

@@ -25,6 +25,8 @@ void bind(pybind11::module_& m) {
         "Python's after-fork hook in a child: starts the sampling the forked session deferred");
   m.def("sampling_native_available", &rocprof::sampling::native_available,
         "whether --native-stacks is compiled in (libunwind)");
+  m.def("sampling_native_reason", &rocprof::sampling::native_unavailable_reason,
+        "why --native-stacks is unavailable and what to install ('' when available)");
 }
 rocprof::bindings::Register r(bind);
 }  // namespace

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from ._version import __version__
 
-__all__ = ["__version__", "profile", "Session", "library_dir", "roctx_library"]
+__all__ = ["__version__", "profile", "Session", "library_dir", "roctx_library",
+           "roctx_include_dir"]
 
 
 def __getattr__(name):
@@ -36,3 +37,10 @@ def roctx_library() -> str:
     import os
 
     return os.path.join(library_dir(), "libroctx64.so")
+
+
+def roctx_include_dir() -> str:
+    """Folder holding roctx.h, for `cc -I$(python -c ...)`; beside the libraries."""
+    import os
+
+    return os.path.join(library_dir(), "include")

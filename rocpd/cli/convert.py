@@ -12,12 +12,13 @@ FORMATS = {"csv": "csv", "chrome": "chrome", "json": "chrome", "collapsed": "col
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("convert", help="export to rocprofv3 CSV or Chrome trace JSON")
+    p = sub.add_parser("convert", help="export to rocprofv3 CSV, Chrome JSON, Perfetto, OTF2, collapsed stacks or a flame graph")
     p.add_argument("databases", nargs="+")
     p.add_argument("-f", "--format", required=True, choices=sorted(FORMATS))
     p.add_argument("-o", "--output", required=True,
-                   help="csv: file-name prefix (out/run -> out/run_kernel_trace.csv); otf2: archive"
-                        " directory; other formats: file")
+                   help="csv: file-name prefix (out/run -> out/run_kernel_trace.csv) or a folder"
+                        " (out/ -> out/results_kernel_trace.csv); otf2: archive directory;"
+                        " other formats: file")
     add_filter_options(p)
     p.set_defaults(run=run)
 

@@ -5,6 +5,7 @@ Strings are quoted, numbers are not, as rocprofv3 writes them."""
 from __future__ import annotations
 
 import csv
+import os
 
 from ..filters import Filter, name_mask, resolve
 from ..progress import iterate
@@ -37,7 +38,12 @@ _ALLOC_SQL = ("SELECT 'MEMORY_ALLOCATION', 'MEMORY_ALLOCATION_' || COALESCE(type
 
 def write(db, path: str, stats: bool = True, **filters) -> list[str]:
     """Write the CSV set with file-name prefix ``path`` (e.g. ``out/run`` -> ``out/run_kernel_trace.csv``).
-    Only files with rows are written. Returns the paths written."""
+    Only files with rows are written. Returns the paths written. A folder (an existing one, or
+    a path ending in "/") gets files named as rocprofv3 names them with no -o:
+    ``folder/results_kernel_trace.csv``; missing parent folders are created."""
+    if path.endswith(os.sep) or os.path.isdir(path):
+        path = os.path.join(path, "results")
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     files = db.files[: len(db.paths)]

@@ -55,6 +55,12 @@ const Unwind& unwind() {
 // Called when a session starts (never from the signal handler): loads libunwind once.
 bool native_available() { return unwind().ok; }
 
+const char* native_unavailable_reason() {
+  if (unwind().ok) return "";
+  return "libunwind (libunwind.so.8) could not be opened at run time: install it "
+         "(Debian/Ubuntu: apt-get install libunwind8; Fedora/RHEL: dnf install libunwind)";
+}
+
 int native_walk(void* ucontext, uint64_t* out, int max) {
   // r_state is RT_ADD/RT_DELETE for the whole time the loader edits its object list (the
   // window in which dl_iterate_phdr's lock is or may be taken); skip native frames then.
@@ -74,6 +80,10 @@ int native_walk(void* ucontext, uint64_t* out, int max) {
 }
 #else
 bool native_available() { return false; }
+const char* native_unavailable_reason() {
+  return "built without the libunwind headers: install them (Debian/Ubuntu: apt-get install "
+         "libunwind-dev; Fedora/RHEL: dnf install libunwind-devel) and rebuild rocprof";
+}
 int native_walk(void*, uint64_t*, int) { return 0; }
 #endif
 

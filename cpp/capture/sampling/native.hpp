@@ -9,6 +9,8 @@ namespace rocprof::sampling {
 inline constexpr int kMaxNative = 256;
 
 bool native_available();
+// Why native_available() is false, with what to install ("" when available).
+const char* native_unavailable_reason();
 // Async-signal-safe: instruction pointers of the interrupted context `ucontext`, innermost
 // first. Returns 0 (the sample keeps its Python frames) while the dynamic loader is changing
 // its object list: libunwind's lookup walks that list (dl_iterate_phdr, under the loader

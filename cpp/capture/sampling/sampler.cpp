@@ -548,7 +548,7 @@ void on_stop(Collector& c) { g_sampler->stop(c); }
 void on_fork_child() { g_sampler->fork_child(); }
 void probe(bool* live, std::string* reason) {
   *live = true;
-  *reason = native_available() ? "" : "native stacks unavailable (built without libunwind)";
+  *reason = native_available() ? "" : std::string("native stacks unavailable: ") + native_unavailable_reason();
 }
 
 struct Registrar {

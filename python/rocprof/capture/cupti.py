@@ -54,23 +54,6 @@ def _flag(value: bool) -> str:
     return "1" if value else "0"
 
 
-def _import_torch_first() -> None:
-    """Measured on an H200 (CUDA 13, torch 2.11): with libcupti loaded before `import torch`,
-    that import crashes (SIGSEGV in libstdc++ during torch's static registration); with torch
-    imported first, everything works. That crash was traced later to libunwind being linked
-    into _core (it took over _Unwind_RaiseException for the whole process); since libunwind is
-    opened RTLD_LOCAL at run time, the pre-import only costs start-up (~3 s on an H200 host for
-    a script that never uses torch), so it is off unless ROCPROF_PRELOAD_TORCH=1."""
-    if os.environ.get("ROCPROF_PRELOAD_TORCH", "0") != "1" or "torch" in sys.modules:
-        return
-    if not os.path.exists("/proc/driver/nvidia/version"):
-        return  # no NVIDIA driver: CUPTI never starts, keep start-up fast
-    import importlib.util
-
-    if importlib.util.find_spec("torch") is not None:
-        import torch  # noqa: F401
-
-
 def configure(options: Options) -> list[str]:
     o = backends.BACKEND_OPTIONS
     o["cupti.enabled"] = "1"
@@ -102,9 +85,6 @@ def configure(options: Options) -> list[str]:
     return []
 
 
-# Even opening libcupti (the probe does) before torch is imported breaks that import, and
-# this module is imported before the probe runs when a session is configured.
-_import_torch_first()
 # The probe (rocprof info) runs before any session: let it find the wheel's copy too.
 os.environ.setdefault("ROCPROF_CUPTI_LIBRARY_PATH", ":".join(library_candidates()))
 backends.CONFIGURE_GPU["cupti"] = configure

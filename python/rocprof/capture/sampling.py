@@ -50,7 +50,8 @@ def configure(options: Options) -> list[str]:
         raise ValueError(f"sampling mode must be 'cpu' or 'wall', not {mode!r}")
     native = bool(options.native_stacks)
     if native and not _core.sampling_native_available():
-        notes.append("--native-stacks: this build has no libunwind; recording Python frames only")
+        notes.append(f"--native-stacks unavailable ({_core.sampling_native_reason()}); "
+                     "recording Python frames only")
         native = False
     backends.BACKEND_OPTIONS["sampling.hz"] = str(hz)
     backends.BACKEND_OPTIONS["sampling.mode"] = mode

@@ -12,6 +12,13 @@ def add_parser(p) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def _core_native_stacks() -> str:
+    """'' when native frames can be sampled, else why not and what to install."""
+    from .. import _core
+
+    return "" if _core.sampling_native_available() else _core.sampling_native_reason()
+
+
 def run(args) -> int:
     from .. import backends, library_dir
 
@@ -20,7 +27,8 @@ def run(args) -> int:
         import json
 
         print(json.dumps({"version": __version__, "python": sys.version.split()[0],
-                          "library_dir": library_dir(), "backends": statuses}, indent=2))
+                          "library_dir": library_dir(), "backends": statuses,
+                          "native_stacks": _core_native_stacks() or "available"}, indent=2))
         return 0
     print(f"rocprof {__version__}")
     print(f"Python {sys.version.split()[0]} ({platform.python_implementation()}) on {platform.machine()}")

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# GPU verification from source, as a user's source install would do it on a GPU host: build
+# the checkout there with the host's own compiler (whatever CXX/CC select), CMake and Python
+# and the same CMake configuration as `make native`; then the GPU tests, a program importing
+# torch under every tracing flag, the demo, and a 2-rank torchrun when 2 GPUs exist.
+# No package registry, no carried binaries, no pre-imported torch, no workaround variables.
+#
+#   make gpu-check                         # or: bash tests/gpu/run_on_gpu_host.sh
+#   ROCPROF_ALSO_CXX=/usr/bin/g++ make gpu-check   # also prove a second compiler (quick set)
+#
+# Exit status: the number of failed steps (0 = all passed). A summary table ends the output;
+# logs and databases go to $ROCPROF_GPU_OUT (default build/gpu-check).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+PY=${PYTHON:-python3}
+CMAKE_FLAGS=${CMAKE_FLAGS:--DCMAKE_BUILD_TYPE=Release -DROCPROF_INPLACE=ON -DROCPROF_BUILD_TESTS=ON}
+OUTDIR=${ROCPROF_GPU_OUT:-$ROOT/build/gpu-check}
+mkdir -p "$OUTDIR"
+export PYTHONPATH="$ROOT/python:$ROOT${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+unset ROCPROF_PRELOAD_TORCH  # gone from the code; make sure no old habit hides a crash
+FAILED=0
+SUMMARY=()
+
+step() {  # step NAME COMMAND...: runs, logs, records pass/fail and the time taken
+  local name=$1; shift
+  local log="$OUTDIR/$(echo "$name" | tr -c 'A-Za-z0-9_.-' '_').log"
+  local t0=$SECONDS
+  echo "=== $name: $*"
+  "$@" >"$log" 2>&1
+  local rc=$?
+  tail -n 25 "$log"
+  if [ $rc -eq 0 ]; then SUMMARY+=("PASS  $name ($((SECONDS - t0)) s)")
+  else SUMMARY+=("FAIL  $name (exit $rc, $((SECONDS - t0)) s; log $log)"); FAILED=$((FAILED + 1)); fi
+  return $rc
+}
+
+describe_host() {
+  local cxx=${CXX:-$(command -v c++)}
+  echo "date: $(date -u +%F' '%T) UTC"
+  echo "host: $(uname -srm); $(nvidia-smi -L 2>/dev/null | tr '\n' ' ')"
+  echo "compiler (CXX=${CXX:-unset}): $cxx: $($cxx --version | head -1)"
+  echo "cmake: $(cmake --version | head -1); python: $($PY -V 2>&1)"
+  $PY -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())'
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+}
+
+build() {  # build DIR: configure + build with this environment's compiler, in place
+  local dir=$1
+  local gen=()
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  rm -rf "$dir"
+  # shellcheck disable=SC2086
+  cmake -S . -B "$dir" "${gen[@]}" $CMAKE_FLAGS -DPython_EXECUTABLE="$(command -v "$PY")" \
+        -Dpybind11_DIR="$($PY -m pybind11 --cmakedir)" &&
+  cmake --build "$dir" -j "$(nproc)" &&
+  for lib in python/rocprof/*.so; do
+    echo "$lib: NEEDED $(readelf -d "$lib" | grep -o 'Shared library: \[[^]]*\]' | tr '\n' ' ')"
+    echo "$lib: exported $(nm -D --defined-only "$lib" | wc -l) symbols," \
+         "$(nm -D --defined-only "$lib" | grep -c ' _ZS\| _ZNS\| _ZNKS') of them std::"
+  done
+}
+
+torch_under_every_flag() {  # the crash of the GPU-host build issue, with each tracing flag
+  local t="$OUTDIR/t.py" rc=0
+  printf 'import torch\nx = torch.ones(10, device="cuda")\nprint((x * 2).sum().item())\n' > "$t"
+  local flags
+  for flags in "" "--marker-trace" "--kernel-trace" "--memory-copy-trace" \
+               "--memory-allocation-trace" "--runtime-trace" "--sys-trace" "--sample 1000" \
+               "--sys-trace --sample 1000 --native-stacks"; do
+    # shellcheck disable=SC2086
+    out=$($PY -m rocprof run -d "$OUTDIR/flags" -o "t${flags// /_}" $flags "$t" 2>&1)
+    local r=$?
+    echo "[$r] rocprof run ${flags:-(default)} t.py -> $(echo "$out" | grep -v '^rocprof:' | tail -1)"
+    [ $r -eq 0 ] && echo "$out" | grep -q '^20.0$' || rc=1
+  done
+  return $rc
+}
+
+kernels_in() { $PY - "$@" <<'EOF'
+import sqlite3, sys
+for p in sys.argv[1:]:
+    n = sqlite3.connect(f"file:{p}?mode=ro", uri=True).execute("SELECT count(*) FROM kernels").fetchone()[0]
+    print(p, "kernels:", n)
+    assert n > 0, p
+EOF
+}
+
+torchrun_two_ranks() {
+  rm -rf "$OUTDIR/ddp"
+  $PY -m rocprof run -d "$OUTDIR/ddp" -o "rank%rank%" --kernel-trace -m torch.distributed.run \
+      --standalone --nproc-per-node 2 tests/gpu/workloads/ddp_nccl.py || return $?
+  ls "$OUTDIR/ddp"
+  kernels_in "$OUTDIR"/ddp/rank0*_results.db "$OUTDIR"/ddp/rank1*_results.db
+}
+
+describe_host | tee "$OUTDIR/host.txt"
+GPUS=$($PY -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
+
+if [ -n "${ROCPROF_ALSO_CXX:-}" ] && [ "${ROCPROF_ALSO_CXX}" != "${CXX:-}" ]; then
+  # A second compiler first, so that the tree ends with the environment's own build.
+  alt_build() (export CXX=$ROCPROF_ALSO_CXX CC=${ROCPROF_ALSO_CC:-${ROCPROF_ALSO_CXX%g++}gcc}; build build/gpu-alt)
+  step "build with CXX=$ROCPROF_ALSO_CXX" alt_build
+  step "alt compiler: torch under every flag" torch_under_every_flag
+  step "alt compiler: pytest tests/gpu" $PY -m pytest -q -x tests/gpu
+fi
+step "build with the environment's compiler (CXX=${CXX:-unset})" build build/gpu || true
+step "ctest" bash -c 'cd build/gpu && { [ -f cpp/tests/CTestTestfile.cmake ] && ctest --output-on-failure || echo "SKIPPED: GoogleTest not installed here"; }'
+step "rocprof info" $PY -m rocprof info
+step "library exports + torch JIT in a session" $PY -m pytest -q tests/integration/test_library_exports.py tests/integration/test_torch_in_session.py
+step "torch under every tracing flag" torch_under_every_flag
+step "pytest tests/gpu" $PY -m pytest -q -rs tests/gpu
+step "demo: rocprof run --stats -S examples/train_cifar.py" \
+  $PY -m rocprof run -d "$OUTDIR/demo" -o train_cifar --stats -S examples/train_cifar.py
+if [ "$GPUS" -ge 2 ]; then
+  step "torchrun 2 ranks (NCCL) under rocprof run" torchrun_two_ranks
+else
+  SUMMARY+=("SKIP  torchrun 2 ranks: $GPUS GPU(s) on this host")
+fi
+
+echo
+echo "=== gpu-check summary ($(date -u +%F) UTC, build from source on this host)"
+cat "$OUTDIR/host.txt"
+printf '%s\n' "${SUMMARY[@]}"
+exit $FAILED
