@@ -8,10 +8,11 @@ named B that starts at or after it).
 
 from __future__ import annotations
 
+import functools
 import json
-import re
 from dataclasses import dataclass
 
+from . import regex
 from .errors import RocpdError
 
 _RANK_VARS = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK")
@@ -26,6 +27,12 @@ class Filter:
     exclude: str | None = None  # kernel-name regex to drop
     pid: int | list[int] | None = None
     rank: int | list[int] | None = None
+
+    def __post_init__(self):
+        # A bad kernel regex is reported before any file is read, with the capture's wording.
+        for pattern in (self.include, self.exclude):
+            if pattern:
+                _kernel_regex(pattern)
 
     @classmethod
     def of(cls, kw: dict) -> Filter:
@@ -125,15 +132,29 @@ def _marker_window(db, a: str, b: str) -> tuple[int, int]:
     return lo, min(ends) + 1
 
 
-def name_mask(names, flt: Filter):
-    """Boolean pandas mask applying the include/exclude kernel regexes to a Series of names."""
-    s = names.fillna("").astype(str)
-    mask = s.str.len() >= 0
+@functools.lru_cache(maxsize=32)
+def _compiled(pattern: str) -> regex.Regex:
+    # Shared by every call (and thread) with the same pattern, so is its per-name memory.
+    return regex.compile(pattern)
+
+
+def _kernel_regex(pattern: str) -> regex.Regex:
     try:
-        if flt.include:
-            mask &= s.str.contains(flt.include, regex=True)
-        if flt.exclude:
-            mask &= ~s.str.contains(flt.exclude, regex=True)
-    except re.error as e:
-        raise RocpdError(f"bad kernel regex: {e}") from None
+        return _compiled(pattern)
+    except ValueError as e:
+        raise RocpdError(str(e)) from None
+
+
+def name_mask(names, flt: Filter):
+    """Boolean pandas mask applying the include/exclude kernel regexes to a Series of names, in
+    the capture's dialect (glibc POSIX ERE, :mod:`rocpd.regex`). Missing names match as ""."""
+    import pandas as pd
+
+    if not isinstance(names, pd.Series):
+        names = pd.Series(list(names), dtype=object)
+    mask = pd.Series(True, index=names.index, dtype=bool)
+    if flt.include:
+        mask &= _kernel_regex(flt.include).mask(names)
+    if flt.exclude:
+        mask &= ~_kernel_regex(flt.exclude).mask(names)
     return mask

@@ -8,7 +8,7 @@ import importlib
 import sqlite3
 import sys
 
-from .. import progress
+from .. import progress, regex
 from ..errors import RocpdError
 
 SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "samples", "report")
@@ -20,10 +20,21 @@ def add_filter_options(p: argparse.ArgumentParser) -> None:
                    help="ns from the start of the run; records starting in [T0, T1)")
     g.add_argument("--pct", nargs=2, type=float, metavar=("P0", "P1"), help="percent of the run")
     g.add_argument("--between", nargs=2, metavar=("A", "B"), help="from ROCTx range A to range B")
-    g.add_argument("--include", metavar="REGEX", help="keep kernels whose name matches")
-    g.add_argument("--exclude", metavar="REGEX", help="drop kernels whose name matches")
+    g.add_argument("--include", metavar="REGEX", type=_kernel_regex,
+                   help="keep kernels whose name matches (POSIX extended regex, as in capture)")
+    g.add_argument("--exclude", metavar="REGEX", type=_kernel_regex,
+                   help="drop kernels whose name matches (POSIX extended regex, as in capture)")
     g.add_argument("--pid", type=int, action="append", help="only this process (repeatable)")
     g.add_argument("--rank", type=int, action="append", help="only this rank (repeatable)")
+
+
+def _kernel_regex(pattern: str) -> str:
+    """argparse type: the pattern itself, refused at parse time with rocpd.regex's one line."""
+    try:
+        regex.compile(pattern).close()
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return pattern
 
 
 def filters_of(args) -> dict:
