@@ -7,11 +7,13 @@ file made by ``rocpd merge`` holds several. Readers never touch suffixed names o
 from __future__ import annotations
 
 import glob
+import importlib
 import os
 import re
 import sqlite3
 import sys
 import tempfile
+import types
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -198,6 +200,18 @@ def open_files(paths: list[str], strict: bool) -> tuple[list[FileHandle], list[t
     return files, skipped
 
 
+class _Higher:
+    """A Connection method implemented in a higher layer: the module is imported on first use and
+    the function bound to the instance (``Connection.kernels`` on the class is the function)."""
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+
+    def __get__(self, obj, owner=None):
+        func = getattr(importlib.import_module(f"{__package__}.{self.module}"), self.name)
+        return func if obj is None else types.MethodType(func, obj)
+
+
 class Connection:
     """Several rocpd databases read as one. Use :func:`rocpd.connect`."""
 
@@ -294,20 +308,19 @@ class Connection:
     def __exit__(self, *exc):
         self.close()
 
-    # pandas API lives in frames.py; bound here so notebooks can write db.kernels().
-    from .frames import (  # noqa: E402
-        agents,
-        busy,
-        kernel_stats,
-        kernels,
-        memory_allocations,
-        memory_copies,
-        memory_copy_stats,
-        processes,
-        rank_of,
-        region_stats,
-        regions,
-        run_bounds,
-        samples,
-        threads,
-    )
+    # The pandas API lives in frames.py, a layer above this one: bound lazily, so that importing
+    # the connection loads neither frames/summary/fastagg nor pandas (and no import cycle forms).
+    agents = _Higher("frames", "agents")
+    busy = _Higher("frames", "busy")
+    kernel_stats = _Higher("frames", "kernel_stats")
+    kernels = _Higher("frames", "kernels")
+    memory_allocations = _Higher("frames", "memory_allocations")
+    memory_copies = _Higher("frames", "memory_copies")
+    memory_copy_stats = _Higher("frames", "memory_copy_stats")
+    processes = _Higher("frames", "processes")
+    rank_of = _Higher("frames", "rank_of")
+    region_stats = _Higher("frames", "region_stats")
+    regions = _Higher("frames", "regions")
+    run_bounds = _Higher("frames", "run_bounds")
+    samples = _Higher("frames", "samples")
+    threads = _Higher("frames", "threads")

@@ -1,0 +1,76 @@
+"""Layering of the rocpd package: every module imports on its own in a fresh interpreter, and the
+connection layer loads nothing of the analysis layers above it (frames, summary, fastagg ...)."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import rocpd
+
+PKG = pathlib.Path(rocpd.__file__).parent
+ROOT = PKG.parent
+
+
+def _modules():
+    out = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__main__":  # runs the CLI when imported: not a library module
+            continue
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out.append(".".join(parts))
+    return out
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=str(ROOT), timeout=120)
+
+
+def test_every_module_is_listed():
+    mods = _modules()
+    assert {"rocpd.connection", "rocpd.frames", "rocpd.summary", "rocpd.fastagg", "rocpd.regex",
+            "rocpd.export.csv", "rocpd.cli.summary"} <= set(mods)
+
+
+@pytest.mark.parametrize("module", _modules())
+def test_module_imports_alone(module):
+    r = _python(f"import {module}")
+    assert r.returncode == 0, f"import {module} failed in a fresh interpreter:\n{r.stderr}"
+
+
+HIGHER = ("rocpd.frames", "rocpd.summary", "rocpd.fastagg", "rocpd.filters", "rocpd.stats",
+          "rocpd.compare", "rocpd.report", "rocpd.plots", "rocpd.samples", "rocpd.merge",
+          "rocpd.export", "rocpd.cli")
+
+
+def test_connection_loads_no_higher_layer():
+    r = _python("import sys, rocpd.connection\n"
+                "print(' '.join(sorted(m for m in sys.modules if m.startswith('rocpd'))))")
+    assert r.returncode == 0, r.stderr
+    loaded = r.stdout.split()
+    assert "rocpd.connection" in loaded
+    assert [m for m in loaded if m.startswith(HIGHER)] == []
+    assert "pandas" not in r.stdout
+
+
+def test_frame_methods_bound_after_a_bare_import(run_db):
+    path, raw = run_db
+    r = _python("import sys\n"
+                "from rocpd.connection import Connection\n"
+                f"db = Connection({path!r})\n"
+                "assert 'rocpd.frames' not in sys.modules\n"
+                "print(len(db.kernels()), db.kernel_stats()['Calls'].sum(), db.run_bounds()[0] > 0)\n"
+                "print(Connection.kernels.__doc__.split('(')[0].strip())")
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.splitlines()
+    n = len(raw["kernels"])
+    assert first == f"{n} {n} True"
+    assert second == "One row per kernel dispatch"
