@@ -133,7 +133,9 @@ def _wal_hint(path: str) -> str:
 
 def union_sql(table: str, sources: list[tuple[str, Part]]) -> str:
     """SELECT over every part's copy of ``table``; columns a part lacks read as NULL (3.0.x additions
-    and older writers differ), columns beyond the contract are kept after the canonical ones."""
+    and older writers differ), columns beyond the contract are kept after the canonical ones.
+    An empty schema leaves names unqualified, as a view stored in a file needs: SQLite refuses to
+    attach a file whose views name ``main``."""
     cols = list(_schema.canonical_columns()[table])
     for _, part in sources:
         cols += [c for c in part.columns.get(table, []) if c not in cols]
@@ -143,7 +145,7 @@ def union_sql(table: str, sources: list[tuple[str, Part]]) -> str:
         if have is None:
             continue
         items = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in cols)
-        selects.append(f"SELECT {items} FROM {schema}.{part.table(table)}")
+        selects.append(f"SELECT {items} FROM {schema + '.' if schema else ''}{part.table(table)}")
     if not selects:
         return "SELECT " + ", ".join(f'NULL AS "{c}"' for c in cols) + " WHERE 0"
     return "\nUNION ALL\n".join(selects)

@@ -43,7 +43,7 @@ def merge_files(paths, out_path: str, overwrite: bool = False, progress: bool = 
         out.execute("DETACH DATABASE src")
         bar(i + 1)
     for t in _schema.TABLES:
-        out.execute(f'CREATE VIEW "rocpd_{t}" AS {union_sql(t, [("main", p) for p in parts])}')
+        out.execute(f'CREATE VIEW "rocpd_{t}" AS {union_sql(t, [("", p) for p in parts])}')
     for stmt in _schema.view_statements():
         out.execute(stmt)
     out.commit()

@@ -67,3 +67,17 @@ def test_merge_force_replaces_an_unrelated_output(tmp_path, cli, make_run):
     rc, stdout, stderr = cli("merge", tmp_path / "a.db", tmp_path / "b.db", "-o", out, "--force")
     assert rc == 0, stderr
     assert stdout.strip() == str(out) and out.stat().st_size > 3
+
+
+def test_merged_file_reads_together_with_another(tmp_path, make_run):
+    # The merged file's views once named main."rocpd_..._<guid>": SQLite then refuses to ATTACH
+    # it under another name ("view cannot reference objects in database main").
+    import rocpd
+
+    make_run(tmp_path / "a.db", seed=1, pid=1, n_kernels=10)
+    make_run(tmp_path / "b.db", seed=2, pid=2, n_kernels=12)
+    make_run(tmp_path / "c.db", seed=3, pid=3, n_kernels=14)
+    merge_files([tmp_path / "a.db", tmp_path / "b.db"], str(tmp_path / "m.db"))
+    with rocpd.connect(tmp_path / "m.db", tmp_path / "c.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM kernels").fetchone()[0] == 36
+        assert db.execute("SELECT COUNT(DISTINCT guid) FROM rocpd_kernel_dispatch").fetchone()[0] == 3
