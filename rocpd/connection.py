@@ -35,6 +35,39 @@ class Part:
         return f'"rocpd_{name}{self.suffix}"'
 
 
+@dataclass(frozen=True, eq=False)
+class Source:
+    """One input database as readers see it. ``conn`` is the file's own read-only connection:
+    its plain and human-readable TEMP views (``kernels``, ``rocpd_region`` ...) cover this file
+    only, so a reader can query each file on its own and combine; :meth:`tables` names the parts'
+    real (guid-suffixed) tables on that connection. Rank, pid and host are not known before a
+    query; they come from the tables (``rocpd.filters.rank_of``, ``rocpd_info_node``)."""
+
+    index: int  # position among the inputs, as in Connection.paths
+    path: str
+    conn: sqlite3.Connection
+    parts: tuple[Part, ...]
+
+    @property
+    def alias(self) -> str:
+        """Schema name of this file on the union connection when that attaches several files."""
+        return f"db{self.index}"
+
+    @property
+    def guids(self) -> list[str]:
+        return [p.guid for p in self.parts]
+
+    def table(self, part: Part, name: str) -> str | None:
+        """``part``'s real table ``name`` qualified for ``conn``; None where the part lacks it."""
+        if name not in _schema.TABLES:  # the allow-list: names reach SQL unquoted by callers
+            raise ValueError(f"unknown rocpd table {name!r} (one of {', '.join(_schema.TABLES)})")
+        return f"main.{part.table(name)}" if name in part.columns else None
+
+    def tables(self, name: str) -> list[tuple[Part, str]]:
+        """(part, qualified real table on ``conn``) for every part that holds table ``name``."""
+        return [(p, t) for p in self.parts if (t := self.table(p, name)) is not None]
+
+
 def expand_paths(paths) -> list[str]:
     """Files, globs and directories (searched recursively for *.db) -> sorted unique files."""
     out: list[str] = []
@@ -221,10 +254,16 @@ class Connection:
         self.files, self.skipped = open_files(expand_paths(paths), strict)
         self.paths = [f.path for f in self.files]
         self.parts = [part for f in self.files for part in f.parts]
+        self._sources = tuple(Source(i, f.path, f.conn, tuple(f.parts)) for i, f in enumerate(self.files))
         self._union: sqlite3.Connection | None = None
         self._guard: readonly.Guard | None = None
         self._merged: str | None = None
         self._progress = progress
+
+    def sources(self) -> tuple[Source, ...]:
+        """One :class:`Source` per input database, in the order of ``paths``. Per-file readers
+        iterate these; a temporary merged copy made for more than 10 inputs is not among them."""
+        return self._sources
 
     # -- the union connection (all files in one SQL namespace) ---------------------------------
     @property
@@ -249,11 +288,11 @@ class Connection:
             self.files.append(handle)
             self._guard = handle.guard
             return handle.conn
-        sources = []
-        for i, f in enumerate(self.files):
-            conn.execute(f"ATTACH DATABASE ? AS db{i}", (ro_uri(f.path),))
-            sources += [(f"db{i}", p) for p in f.parts]
-        build_views(conn, sources)
+        attached = []
+        for src in self._sources:
+            conn.execute(f"ATTACH DATABASE ? AS {src.alias}", (ro_uri(src.path),))
+            attached += [(src.alias, p) for p in src.parts]
+        build_views(conn, attached)
         conn.execute("PRAGMA query_only = 1")
         # After our own ATTACHes: from here on the user's SQL can neither attach nor write.
         self._guard = readonly.install(conn)

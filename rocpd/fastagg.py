@@ -84,10 +84,10 @@ def run_task(task):
     """One rowid range of one part: read in a fresh read-only connection, aggregate, return rows."""
     from .connection import open_ro
 
-    path, suffix, lo, hi, where, params, by_pid = task
+    path, table, lo, hi, where, params, by_pid = task
     extra = ", group_concat(pid, ',')" if by_pid else ""
     sql = (f"SELECT count(*), group_concat(kernel_id, ','), group_concat(\"end\" - start, ','){extra}"
-           f' FROM main."rocpd_kernel_dispatch{suffix}" WHERE id >= ? AND id < ? AND ({where})')
+           f" FROM {table} WHERE id >= ? AND id < ? AND ({where})")
     conn = open_ro(path)
     try:
         row = conn.execute(sql, [lo, hi, *params]).fetchone()
@@ -122,29 +122,25 @@ def plan(db, where: str, params: list, by_pid: bool, workers: int):
     """Tasks (rowid ranges) per part, the symbol names per part, and the total row estimate."""
     tasks, names, total = [], {}, 0
     spans = []
-    for f in db.files[: len(db.paths)]:
-        for part in f.parts:
-            cols = part.columns.get("kernel_dispatch")
-            if cols is None:
-                continue
-            if not _NEEDED <= set(cols):
+    for src in db.sources():
+        for part, table in src.tables("kernel_dispatch"):
+            if not _NEEDED <= set(part.columns["kernel_dispatch"]):
                 raise _Unreadable()
             # Two queries: SQLite answers a lone min()/max() of the rowid from the b-tree's ends,
             # but scans the whole table for "SELECT min(id), max(id)".
-            table = part.table("kernel_dispatch")
-            lo = f.conn.execute(f"SELECT min(id) FROM main.{table}").fetchone()[0]
-            hi = f.conn.execute(f"SELECT max(id) FROM main.{table}").fetchone()[0]
+            lo = src.conn.execute(f"SELECT min(id) FROM {table}").fetchone()[0]
+            hi = src.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
             if lo is None:
                 continue
-            spans.append((f.path, part, lo, hi + 1))
+            spans.append((src.path, part, table, lo, hi + 1))
             total += hi + 1 - lo
-            sym = part.columns.get("info_kernel_symbol")
-            names[part.guid] = {} if sym is None else dict(f.conn.execute(
-                f"SELECT id, COALESCE(display_name, kernel_name) FROM main.{part.table('info_kernel_symbol')}"))
+            sym = src.table(part, "info_kernel_symbol")
+            names[part.guid] = {} if sym is None else dict(src.conn.execute(
+                f"SELECT id, COALESCE(display_name, kernel_name) FROM {sym}"))
     chunk = max(_CHUNK_MIN, min(_CHUNK_MAX, total // max(1, 4 * workers) + 1))
-    for path, part, lo, hi in spans:
+    for path, part, table, lo, hi in spans:
         for a in range(lo, hi, chunk):
-            tasks.append(((path, part.suffix, a, min(a + chunk, hi), where, list(params), by_pid), part.guid))
+            tasks.append(((path, table, a, min(a + chunk, hi), where, list(params), by_pid), part.guid))
     return tasks, names, total
 
 

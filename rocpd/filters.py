@@ -50,9 +50,9 @@ def _as_list(v):
 def run_bounds(db) -> tuple[int, int]:
     """(first start, last end) over kernels, copies, allocations and regions of every file."""
     lo, hi = None, None
-    for f in db.files[: len(db.paths)]:
+    for src in db.sources():
         for t in ("kernel_dispatch", "memory_copy", "memory_allocate", "region"):
-            a, b = f.conn.execute(f'SELECT MIN(start), MAX("end") FROM "rocpd_{t}"').fetchone()
+            a, b = src.conn.execute(f'SELECT MIN(start), MAX("end") FROM "rocpd_{t}"').fetchone()
             if a is not None:
                 lo = a if lo is None else min(lo, a)
                 hi = b if hi is None else max(hi, b)
@@ -62,24 +62,23 @@ def run_bounds(db) -> tuple[int, int]:
 def rank_of(db) -> dict[str, int | None]:
     """guid -> rank, from the process environment (torchrun/MPI/Slurm) or rocprof.rank metadata."""
     out: dict[str, int | None] = {}
-    for p in db.parts:
-        rank = p.metadata.get("rocprof.rank")
-        if rank is None:
-            for f in db.files:
-                if p in f.parts:
-                    rows = f.conn.execute(
-                        "SELECT environment FROM rocpd_info_process WHERE guid = ?", (p.guid,)).fetchall()
-                    for (env,) in rows:
-                        try:
-                            env = json.loads(env or "{}")
-                        except ValueError:
-                            continue
-                        if isinstance(env, dict):
-                            rank = next((env[k] for k in _RANK_VARS if k in env), rank)
-        try:
-            out[p.guid] = int(rank) if rank is not None else None
-        except ValueError:
-            out[p.guid] = None
+    for src in db.sources():
+        for p in src.parts:
+            rank = p.metadata.get("rocprof.rank")
+            if rank is None:
+                rows = src.conn.execute(
+                    "SELECT environment FROM rocpd_info_process WHERE guid = ?", (p.guid,)).fetchall()
+                for (env,) in rows:
+                    try:
+                        env = json.loads(env or "{}")
+                    except ValueError:
+                        continue
+                    if isinstance(env, dict):
+                        rank = next((env[k] for k in _RANK_VARS if k in env), rank)
+            try:
+                out[p.guid] = int(rank) if rank is not None else None
+            except ValueError:
+                out[p.guid] = None
     return out
 
 
@@ -118,14 +117,14 @@ def resolve(db, flt: Filter) -> tuple[str, list]:
 
 def _marker_window(db, a: str, b: str) -> tuple[int, int]:
     sql = ("SELECT MIN(start) FROM regions WHERE name = ? OR json_extract(extdata, '$.message') = ?")
-    starts = [f.conn.execute(sql, (a, a)).fetchone()[0] for f in db.files[: len(db.paths)]]
+    starts = [src.conn.execute(sql, (a, a)).fetchone()[0] for src in db.sources()]
     starts = [s for s in starts if s is not None]
     if not starts:
         raise RocpdError(f"no ROCTx range named {a!r}")
     lo = min(starts)
     sql = ("SELECT MIN(\"end\") FROM regions WHERE (name = ? OR json_extract(extdata, '$.message') = ?)"
            " AND start >= ?")
-    ends = [f.conn.execute(sql, (b, b, lo)).fetchone()[0] for f in db.files[: len(db.paths)]]
+    ends = [src.conn.execute(sql, (b, b, lo)).fetchone()[0] for src in db.sources()]
     ends = [e for e in ends if e is not None]
     if not ends:
         raise RocpdError(f"no ROCTx range named {b!r} after {a!r}")

@@ -22,7 +22,7 @@ def _frame(db, view: str, flt: Filter, extra: str = "", params=(), order: str = 
     if order:
         sql += f' ORDER BY "{order}"'
     frames = []
-    for f in db.files[: len(db.paths)]:
+    for f in db.sources():
         cur = f.conn.execute(sql, [*wparams, *params])
         frames.append(pd.DataFrame.from_records(cur.fetchall(), columns=[d[0] for d in cur.description]))
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
@@ -73,7 +73,7 @@ def samples(self, **filters):
     frames = [
         self_frame for self_frame in (
             _sql_frame(f.conn, f'SELECT * FROM samples WHERE {where} ORDER BY timestamp', params)
-            for f in self.files[: len(self.paths)])
+            for f in self.sources())
     ]
     return pd.concat(frames, ignore_index=True).sort_values("timestamp", ignore_index=True)
 
@@ -111,7 +111,7 @@ def busy(self, **filters):
            f' UNION ALL SELECT guid, pid, dst_agent_id, start, "end", "end" - start FROM rocpd_memory_copy)'
            f' WHERE {where} GROUP BY guid, agent_id')
     rows = []
-    for f in self.files[: len(self.paths)]:
+    for f in self.sources():
         agents = {(g, i): (t, a, p) for g, i, t, a, p in f.conn.execute(
             "SELECT guid, id, type, absolute_index, pid FROM rocpd_info_agent")}
         for guid, agent, gpu, lo, hi in f.conn.execute(sql, params):
@@ -144,7 +144,7 @@ def threads(self):
 def _sql_frame_all(db, sql):
     import pandas as pd
 
-    return pd.concat([_sql_frame(f.conn, sql, ()) for f in db.files[: len(db.paths)]], ignore_index=True)
+    return pd.concat([_sql_frame(f.conn, sql, ()) for f in db.sources()], ignore_index=True)
 
 
 def run_bounds(self):

@@ -70,7 +70,7 @@ def timeline_rows(db, max_slices: int = 20_000, **filters):
     count_sql = (f"SELECT (SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE {where})"
                  f" + (SELECT COUNT(*) FROM rocpd_memory_copy WHERE {where})")
     rows, total = [], 0
-    for f in db.files[: len(db.paths)]:
+    for f in db.sources():
         total += f.conn.execute(count_sql, [*params, *params]).fetchone()[0]
         got = f.conn.execute(sql, [*params, *params, max_slices]).fetchall()
         if flt.include or flt.exclude:

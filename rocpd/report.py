@@ -37,7 +37,7 @@ def _img(fig, alt: str) -> str:
 def _facts(db) -> list[tuple[str, str]]:
     t0, t1 = db.run_bounds()
     procs = db.processes()
-    hosts = sorted({str(h) for f in db.files[: len(db.paths)]
+    hosts = sorted({str(h) for f in db.sources()
                     for (h,) in f.conn.execute("SELECT hostname FROM rocpd_info_node")})
     drops = db.dropped_records()
     lost = sum(drops.values())

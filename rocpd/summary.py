@@ -95,7 +95,7 @@ def _partials(db, kind: str, flt: Filter, by_pid: bool, categories):
             df["name"] = df["name"].fillna("(unknown)")
             return df
     sql = _SOURCES[kind].format(where=where, bypid=", pid" if by_pid else "", category=cat_sql)
-    files = db.files[: len(db.paths)]
+    files = db.sources()
 
     def run(f):
         cur = f.conn.execute(sql, params)
@@ -169,7 +169,7 @@ def stats(db, kind: str, by: str | None = None, categories=None, **filters):
 
 def _hosts(db) -> dict[str, str]:
     out = {}
-    for f in db.files[: len(db.paths)]:
+    for f in db.sources():
         for guid, host in f.conn.execute("SELECT guid, hostname FROM rocpd_info_node"):
             out[guid] = host
     return out
@@ -192,7 +192,7 @@ def domain_stats(db, **filters):
 
 def region_categories(db) -> list[str]:
     cats = set()
-    for f in db.files[: len(db.paths)]:
+    for f in db.sources():
         cats.update(r[0] for r in f.conn.execute(
             "SELECT DISTINCT C.string FROM rocpd_event E JOIN rocpd_string C"
             " ON C.id = E.category_id AND C.guid = E.guid"

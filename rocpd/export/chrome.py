@@ -30,7 +30,7 @@ def write(db, path: str, **filters) -> str:
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                            "args": {"name": name}})
 
-    for f in iterate(db.files[: len(db.paths)], "converting"):
+    for f in iterate(db.sources(), "converting"):
         for pid, cmd in f.conn.execute("SELECT pid, command FROM rocpd_info_process"):
             events.append({"ph": "M", "name": "process_name", "pid": pid,
                            "args": {"name": f"{cmd or 'process'} ({pid})"}})

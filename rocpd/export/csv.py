@@ -46,7 +46,7 @@ def write(db, path: str, stats: bool = True, **filters) -> list[str]:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
-    files = db.files[: len(db.paths)]
+    files = db.sources()
     written: list[str] = []
     writers: dict[str, tuple] = {}
 

@@ -46,7 +46,7 @@ def collect(db, **filters):
     where, params = resolve(db, flt)
     locations: dict[tuple, list] = {}
     groups: dict[tuple, tuple] = {}
-    for f in iterate(db.files[: len(db.paths)], "reading"):
+    for f in iterate(db.sources(), "reading"):
         hosts = {g: h for g, h in f.conn.execute("SELECT guid, hostname FROM rocpd_info_node")}
         cmds = {(g, p): c for g, p, c in f.conn.execute("SELECT guid, pid, command FROM rocpd_info_process")}
         tnames = {(g, p, t): n for g, p, t, n in f.conn.execute("SELECT guid, pid, tid, name FROM rocpd_info_thread")}

@@ -79,7 +79,7 @@ def write(db, path: str, **filters) -> str:
     def flow(guid, corr):
         return flow_ids.setdefault((guid, corr), len(flow_ids) + 1)
 
-    for f in iterate(db.files[: len(db.paths)], "reading"):
+    for f in iterate(db.sources(), "reading"):
         procs = {}
         for guid, pid, cmd in f.conn.execute("SELECT guid, pid, command FROM rocpd_info_process"):
             procs[(guid, pid)] = tracks.get(("p", guid, pid), kind="process", pid=pid,
