@@ -44,6 +44,7 @@ ALLOWED = {
     "libroctx64.so": re.compile(r"^roctx"),
     "librocprof_core.so": re.compile(r"^_Z(N|NK|T[ISV]N|TT|Th[n0-9_]+N|Tv[n0-9_]+N|GVN|TH|TW)7rocprof"),
     "_core": re.compile(r"^PyInit__core$"),
+    "librocprof_inject.so": re.compile(r"^InitializeInjection$"),
 }
 # The C++ runtime: namespace std and its abbreviations, the ABI support library, operator
 # new/delete, personality and unwinder entry points.

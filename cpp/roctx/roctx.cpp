@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "capture/markers/markers.hpp"
+#include "session/session.hpp"
 
 namespace m = rocprof::markers;
 
@@ -56,3 +57,10 @@ __attribute__((visibility("default"))) int roctxGetThreadId(roctx_thread_id_t* t
 }
 
 }  // extern "C"
+
+namespace {
+// A native program started by `rocprof run -- CMD` (or with ROCPROF_AUTOSTART_OUTPUT set by
+// hand) records from the moment this library loads, whether it was linked (-lroctx64) or
+// opened by name (dlopen("libroctx64.so"), Julia's @ccall "libroctx64").
+__attribute__((constructor)) void roctx_autostart() { rocprof::session::autostart(); }
+}  // namespace

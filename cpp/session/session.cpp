@@ -38,7 +38,7 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   fill_system_info(info);
   info.init_ns = now_ns();
   info.guid = make_uuid_v7();
-  info.path = resolve_path(config.output_template, fork_child);
+  info.path = claim_in_manifest(resolve_path(config.output_template, fork_child));
   info.options_json = config.options_json;
   info.metadata = config.metadata;
   info.metadata.emplace_back("rocprof.version", kVersion);
@@ -140,6 +140,18 @@ std::string resolve_path(const std::string& tmpl, bool fork_child) {
   }
   path = replace_all(path, "%pid%", std::to_string(getpid()));
   path = replace_all(path, "%ppid%", std::to_string(getppid()));
+  if (path.find("%rank%") != std::string::npos) {
+    // The global-rank variables, in the order rocprof.paths.rank() and rocpd read them.
+    std::string rank = "0";
+    for (const char* var : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK"}) {
+      const char* v = std::getenv(var);
+      if (v != nullptr && *v != '\0' && std::string(v).find_first_not_of("0123456789") == std::string::npos) {
+        rank = v;
+        break;
+      }
+    }
+    path = replace_all(path, "%rank%", rank);
+  }
   return path;
 }
 

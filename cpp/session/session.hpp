@@ -64,8 +64,15 @@ std::string current_path();
 // Interned ids of domain names used by several producers.
 uint32_t category_id(const char* name);
 
-// Database path for a template: %pid%, %ppid% replaced; children of a fork whose template
+// Starts a session from ROCPROF_AUTOSTART_* (see autostart.cpp) unless one is running.
+// Called by the native entry libraries (libroctx64's constructor, the CUDA injection).
+bool autostart();
+
+// Database path for a template: %pid%, %ppid%, %rank% replaced; children of a fork whose template
 // has no %pid% get "_<pid>" before "_results.db" so they never overwrite the parent's file.
 std::string resolve_path(const std::string& tmpl, bool fork_child);
+// Under `rocprof run -- CMD` (ROCPROF_MANIFEST set): lists `path` in the run's manifest and
+// returns it, or NAME_<pid>_results.db when another process of the run already took it.
+std::string claim_in_manifest(const std::string& path);
 
 }  // namespace rocprof::session

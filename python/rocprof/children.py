@@ -21,14 +21,17 @@ ENV = "ROCPROF_CHILD_SESSION"
 _CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child")
 
 
-def child_environment(options: Options) -> dict[str, str]:
-    """Variables to set in this process so that its Python children are profiled."""
+def child_environment(options: Options, unique_names: bool = True) -> dict[str, str]:
+    """Variables to set in this process so that its Python children are profiled. With
+    `unique_names`, a name without %pid% gets "_%pid%" (children of a recording process never
+    overwrite its database); `rocprof run -- CMD` records nothing itself and lets the run
+    manifest give a name to the first process that claims it."""
     spec = dataclasses.asdict(options)
     spec["stats"] = spec["summary"] = False  # children never print reports of their own
     # Children may run in another working directory: anchor the folder to ours.
     spec["output_dir"] = os.path.abspath(options.output_dir or paths.DEFAULT_DIR)
     name = options.output_file or "%pid%"
-    if "%pid%" not in name:
+    if unique_names and "%pid%" not in name:
         name += "_%pid%"  # never overwrite the parent's database
     spec["output_file"] = name
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

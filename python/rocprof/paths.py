@@ -28,8 +28,9 @@ def rank() -> str:
     return "0"
 
 
-def expand(template: str) -> str:
-    """Resolve every placeholder except %pid%/%ppid%. Unknown ones are an error."""
+def expand(template: str, keep: tuple[str, ...] = ("pid", "ppid")) -> str:
+    """Resolve every placeholder except those in `keep` (left for the process that writes:
+    the native core resolves %pid%, %ppid% and %rank%). Unknown ones are an error."""
     text = _ENV.sub(lambda m: os.environ.get(m.group(1), ""), template)
     values = {
         "hostname": socket.gethostname(),
@@ -39,7 +40,7 @@ def expand(template: str) -> str:
 
     def sub(m: re.Match) -> str:
         key = m.group(1)
-        if key in ("pid", "ppid"):
+        if key in keep:
             return m.group(0)
         if key in values:
             return values[key]
@@ -51,10 +52,11 @@ def expand(template: str) -> str:
     return _TOKEN.sub(sub, text)
 
 
-def database_template(output_dir: str | None, output_name: str | None) -> str:
-    """`<dir>/<name>_results.db` with placeholders expanded (but %pid%/%ppid%)."""
-    directory = expand(output_dir or DEFAULT_DIR)
-    name = expand(output_name or DEFAULT_NAME)
+def database_template(output_dir: str | None, output_name: str | None,
+                      keep: tuple[str, ...] = ("pid", "ppid")) -> str:
+    """`<dir>/<name>_results.db` with placeholders expanded (but those in `keep`)."""
+    directory = expand(output_dir or DEFAULT_DIR, keep)
+    name = expand(output_name or DEFAULT_NAME, keep)
     return os.path.join(directory, f"{name}_results.db")
 
 

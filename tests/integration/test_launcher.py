@@ -117,7 +117,11 @@ def test_unknown_placeholder(tmp_path):
 
 def test_bad_regex_and_sample_rate(tmp_path):
     _one_line_error(run_rocprof("run", "--kernel-include-regex", "([", WORKLOADS / "secrets_env.py"),
-                    "not a valid regex")
+                    "invalid kernel regex")
+    # One dialect: what capture's POSIX engine would read differently is refused up front.
+    for pattern in (r"gemm_\d+", "(?i)gemm"):
+        _one_line_error(run_rocprof("run", "--kernel-include-regex", pattern,
+                                    WORKLOADS / "secrets_env.py"), "POSIX extended syntax")
     _one_line_error(run_rocprof("run", "--sample", "0", WORKLOADS / "secrets_env.py"), "--sample")
 
 

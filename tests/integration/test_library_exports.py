@@ -14,12 +14,14 @@ from support import ALLOWED, RUNTIME, exported
 
 def shipped_libraries() -> list[Path]:
     libs = sorted(Path(rocprof.library_dir()).glob("*.so"))
-    assert {p.name.split(".")[0] for p in libs} >= {"libroctx64", "librocprof_core", "_core"}, libs
+    assert {p.name.split(".")[0] for p in libs} >= {"libroctx64", "librocprof_core", "_core",
+                                                            "librocprof_inject"}, libs
     return libs
 
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="nm (binutils) is not installed")
-@pytest.mark.parametrize("name", ["libroctx64.so", "librocprof_core.so", "_core"])
+@pytest.mark.parametrize("name", ["libroctx64.so", "librocprof_core.so", "_core",
+                                  "librocprof_inject.so"])
 def test_no_cxx_runtime_symbol_is_exported(name):
     (lib,) = [p for p in shipped_libraries() if p.name.split(".")[0] == name.split(".")[0]]
     names = exported(lib)

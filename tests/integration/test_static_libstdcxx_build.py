@@ -62,7 +62,7 @@ def test_static_runtime_is_linked_in_and_hidden(static_build):
                             text=True).stdout
     assert "libstdc++" not in needed  # the shape of the GPU host's build
     for key, allow in (("libroctx64", "libroctx64.so"), ("librocprof_core", "librocprof_core.so"),
-                       ("_core", "_core")):
+                       ("_core", "_core"), ("librocprof_inject", "librocprof_inject.so")):
         names = exported(libs[key])
         assert not [n for n in names if RUNTIME.match(n)], key
         assert not [n for n in names if not ALLOWED[allow].match(n)], key

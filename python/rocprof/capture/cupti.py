@@ -86,5 +86,9 @@ def configure(options: Options) -> list[str]:
 
 
 # The probe (rocprof info) runs before any session: let it find the wheel's copy too.
+# Native programs started by `rocprof run -- CMD` must not inherit that choice (a toolkit-built
+# program crashed with the PyTorch wheel's CUPTI on an H200 host): the user's own setting is
+# kept here for them.
+USER_LIBRARY_PATH = os.environ.get("ROCPROF_CUPTI_LIBRARY_PATH")
 os.environ.setdefault("ROCPROF_CUPTI_LIBRARY_PATH", ":".join(library_candidates()))
 backends.CONFIGURE_GPU["cupti"] = configure

@@ -9,7 +9,7 @@ import sys
 from .._version import __version__
 
 SUBCOMMANDS = {
-    "run": "profile a Python script or module (like rocprofv3 -- python script.py)",
+    "run": "profile a Python script or module in-process, or any command (rocprof run -- CMD)",
     "info": "version, Python, and which capture backends are compiled in and live here",
 }
 

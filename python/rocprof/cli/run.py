@@ -1,13 +1,14 @@
-"""`rocprof run [options] script.py [args]` / `rocprof run [options] -m module [args]`.
+"""`rocprof run [options] script.py [args]` / `-m module [args]` / `-- CMD [args]`.
 
-The target runs in this process with the sys.argv, __main__ and sys.path[0] of plain
-`python script.py`; its exit status is passed through. Options are named as rocprofv3's.
+A Python script or module runs in this process with the sys.argv, __main__ and sys.path[0]
+of plain `python script.py`; any other command (an executable, `python3 app.py`, `torchrun
+...`, a shell script) runs as a child process whose every process records (command.py). The
+exit status is passed through. Options are named as rocprofv3's.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from ..options import Options
@@ -56,7 +57,9 @@ def add_parser(p) -> None:
                    help="do not profile Python child processes (subprocess, torchrun ranks); "
                         "fork() children are always followed")
     p.add_argument("-m", dest="module", metavar="MODULE", help="run a library module as a script")
-    p.add_argument("target", nargs=argparse.REMAINDER, help="script.py [args] (or -- script.py)")
+    p.add_argument("target", nargs=argparse.REMAINDER,
+                   help="script.py [args], or -- CMD [args] for any program (python3 app.py, "
+                        "torchrun ..., ./app): each process it starts writes its own database")
 
 
 # Options of `run` that take a value: needed to find where the target's own argv begins.
@@ -108,12 +111,14 @@ def options_from(args) -> Options:
     for flag in ("kernel_include_regex", "kernel_exclude_regex"):
         pattern = getattr(o, flag)
         if pattern:
-            import re
+            # The engine capture applies (glibc POSIX ERE), not Python's re: a pattern that
+            # passes here means the same thing there and in rocpd's filters.
+            from rocpd import regex
 
             try:
-                re.compile(pattern)
-            except re.error as e:
-                raise UsageError(f"rocprof run: --{flag.replace('_', '-')} {pattern!r} is not a valid regex: {e}") from None
+                regex.compile(pattern)
+            except ValueError as e:
+                raise UsageError(f"rocprof run: --{flag.replace('_', '-')}: {e}") from None
     return o
 
 
@@ -123,11 +128,16 @@ def run(args) -> int:
         target = target[1:]
     if args.module is None and not target:
         raise UsageError("rocprof run: nothing to run: give a script (rocprof run script.py) or -m module")
-    if args.module is None:
-        script = target[0]
-        if not os.path.isfile(script):
-            print(f"rocprof run: script {script!r} not found (check the path)", file=sys.stderr)
-            return 2
     options = options_from(args)
+    if args.module is None:
+        from .command import classify, run_command
+
+        try:
+            kind, _ = classify(target[0])
+        except FileNotFoundError as e:
+            print(e, file=sys.stderr)
+            return 2
+        if kind == "command":
+            return run_command(options, target)
     return run_target(options, script=None if args.module else target[0], module=args.module,
-                      argv=target if args.module is None else target)
+                      argv=target)

@@ -75,19 +75,27 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
 
 def _report(session: Session, options: Options) -> None:
     path = session.path
-    if not path or not os.path.exists(path):
-        return
-    print(f"rocprof: results written to {path}", file=sys.stderr)
+    if path and os.path.exists(path):
+        report_databases([path], options)
+
+
+def report_databases(databases: list[str], options: Options) -> None:
+    """Say where the results are; --stats and -S per database."""
+    for path in databases:
+        print(f"rocprof: results written to {path}", file=sys.stderr)
     if not (options.stats or options.summary):
         return
     try:
         from rocpd import stats
 
-        if options.stats:
-            prefix = path[: -len("_results.db")] if path.endswith("_results.db") else path
-            for written in stats.write_stats_csv(path, prefix):
-                print(f"rocprof: stats written to {written}", file=sys.stderr)
-        if options.summary:
-            print(stats.format_summary(path))
+        for path in databases:
+            if options.stats:
+                prefix = path[: -len("_results.db")] if path.endswith("_results.db") else path
+                for written in stats.write_stats_csv(path, prefix):
+                    print(f"rocprof: stats written to {written}", file=sys.stderr)
+            if options.summary:
+                if len(databases) > 1:
+                    print(f"== {path}")
+                print(stats.format_summary(path))
     except Exception as e:  # noqa: BLE001 - a summary failure must not hide the exit code
         print(f"rocprof: summary failed: {e}", file=sys.stderr)

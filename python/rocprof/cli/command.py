@@ -1,0 +1,152 @@
+"""`rocprof run [options] -- CMD [args]`: profile any program, as rocprofv3 does.
+
+The command runs as a child process with the terminal, stdin/stdout/stderr and environment of
+the launcher, plus what makes each process it starts record into its own database:
+
+- Python processes: the sitecustomize of rocprof/_child (the child-following mechanism of
+  in-process runs), so every option of the in-process path applies (GPU launch sites,
+  sampling, ROCTx from Python);
+- native programs: LD_LIBRARY_PATH puts our libroctx64.so first, so `dlopen("libroctx64.so")`,
+  Julia's `@ccall "libroctx64"` and `-lroctx64` resolve to it, and its constructor starts a
+  session from ROCPROF_AUTOSTART_*; CUDA programs that never load it are traced through the
+  CUDA driver's injection hook (CUDA_INJECTION64_PATH -> librocprof_inject.so), as `nsys
+  profile ./app` does.
+
+Each process lists its database in a run manifest; the launcher prints them all at the end.
+The command's exit status passes through, death by a signal too (the launcher dies of the
+same signal), and signals sent to the launcher are forwarded to the command.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+from .. import backends, library_dir, paths
+from ..children import child_environment
+from ..options import Options
+
+# Signals a supervisor forwards (SIGKILL and SIGSTOP cannot be caught).
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+             signal.SIGUSR2, signal.SIGCONT, signal.SIGWINCH)
+_TTY_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGWINCH)
+
+
+def classify(argv0: str) -> tuple[str, str]:
+    """("script", path) for a Python file run in-process, ("command", executable) for a
+    program run as a child; raises FileNotFoundError with a one-line message."""
+    if os.path.isfile(argv0):
+        if argv0.endswith((".py", ".pyw", ".pyz")):
+            return "script", argv0
+        with open(argv0, "rb") as f:
+            head = f.read(4)
+        if head == b"\x7fELF" or (head.startswith(b"#!") and os.access(argv0, os.X_OK)):
+            return "command", argv0
+        return "script", argv0  # a Python file without the suffix: python would run it too
+    if os.sep not in argv0:
+        found = shutil.which(argv0)
+        if found:
+            return "command", found
+        raise FileNotFoundError(f"rocprof run: {argv0!r} is neither a file nor a command on PATH")
+    raise FileNotFoundError(f"rocprof run: {argv0!r} not found (check the path)")
+
+
+def command_environment(options: Options, manifest: str) -> tuple[dict[str, str], list[str]]:
+    """The child's environment, and notes for the user (options that cannot apply)."""
+    env = dict(os.environ)
+    notes: list[str] = []
+    if not options.follow_children:
+        notes.append("--no-follow-children: only ROCTx-annotated native programs and CUDA "
+                     "programs are profiled, not Python processes")
+    else:
+        env.update(child_environment(options, unique_names=False))
+    backend_options: dict[str, str] = {}
+    notes += backends.configure(options, backend_options)
+    if options.sample is not None:
+        notes.append("--sample: call stacks are sampled in the Python processes the command "
+                     "starts; native programs are not sampled (the sampler needs an interpreter)")
+    template = paths.database_template(options.output_dir, options.output_file,
+                                       keep=("pid", "ppid", "rank"))
+    # Native processes find libcupti themselves (the copy their CUDA runtime matches: the
+    # toolkit's, or the loader path); Python processes choose theirs in their own session.
+    backend_options.pop("cupti.library_candidates", None)
+    from ..capture import cupti
+
+    if cupti.USER_LIBRARY_PATH is None:
+        env.pop("ROCPROF_CUPTI_LIBRARY_PATH", None)
+    else:
+        env["ROCPROF_CUPTI_LIBRARY_PATH"] = cupti.USER_LIBRARY_PATH
+    lines = [f"{k}={v}" for k, v in sorted(backend_options.items()) if "\n" not in v]
+    lines.append(f"options_json={options.to_json()}")
+    libs = library_dir()
+    env.update({
+        "ROCPROF_AUTOSTART_OUTPUT": os.path.abspath(template),
+        "ROCPROF_AUTOSTART_OPTIONS": "\n".join(lines),
+        "ROCPROF_MANIFEST": manifest,
+        "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [libs, env.get("LD_LIBRARY_PATH")])),
+    })
+    if backend_options.get("cupti.enabled") == "1":
+        inject = os.path.join(libs, "librocprof_inject.so")
+        current = env.get("CUDA_INJECTION64_PATH")
+        if current and os.path.realpath(current) != os.path.realpath(inject):
+            notes.append(f"CUDA_INJECTION64_PATH is already set ({current}): CUDA programs that "
+                         "do not load libroctx64 are not traced")
+        else:
+            env["CUDA_INJECTION64_PATH"] = inject
+    return env, notes
+
+
+def _forwarder(proc: subprocess.Popen):
+    def forward(signum, _frame):
+        if signum in _TTY_SIGNALS:
+            # From the terminal, the whole foreground process group (the command too) got
+            # it already; forward only what was sent to the launcher alone.
+            try:
+                if os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp():
+                    return
+            except OSError:
+                pass
+        try:
+            proc.send_signal(signum)
+        except ProcessLookupError:
+            pass
+    return forward
+
+
+def run_command(options: Options, argv: list[str]) -> int:
+    fd, manifest = tempfile.mkstemp(prefix="rocprof-run-", suffix=".manifest")
+    os.close(fd)
+    try:
+        env, notes = command_environment(options, manifest)
+        for note in notes:
+            print(f"rocprof: {note}", file=sys.stderr)
+        try:
+            proc = subprocess.Popen(argv, env=env)
+        except OSError as e:
+            print(f"rocprof run: cannot start {argv[0]!r}: {e.strerror}", file=sys.stderr)
+            return 127 if isinstance(e, FileNotFoundError) else 126
+        previous = {s: signal.signal(s, _forwarder(proc)) for s in FORWARDED}
+        try:
+            code = proc.wait()
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        with open(manifest) as f:
+            written = list(dict.fromkeys(line.strip() for line in f if line.strip()))
+    finally:
+        os.unlink(manifest)
+    from .target import report_databases
+
+    report_databases([p for p in written if os.path.exists(p)], options)
+    if code < 0:  # died of a signal: so does the launcher, as a shell would see it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if -code not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+        return 128 - code
+    return code
