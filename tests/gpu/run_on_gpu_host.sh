@@ -86,12 +86,17 @@ for p in sys.argv[1:]:
 EOF
 }
 
-torchrun_two_ranks() {
-  rm -rf "$OUTDIR/ddp"
+torchrun_two_ranks() {  # in-process launcher (-m torch.distributed.run), then as a command
+  rm -rf "$OUTDIR/ddp" "$OUTDIR/ddp-cmd"
   $PY -m rocprof run -d "$OUTDIR/ddp" -o "rank%rank%" --kernel-trace -m torch.distributed.run \
       --standalone --nproc-per-node 2 tests/gpu/workloads/ddp_nccl.py || return $?
   ls "$OUTDIR/ddp"
-  kernels_in "$OUTDIR"/ddp/rank0*_results.db "$OUTDIR"/ddp/rank1*_results.db
+  kernels_in "$OUTDIR"/ddp/rank0*_results.db "$OUTDIR"/ddp/rank1*_results.db || return $?
+  command -v torchrun >/dev/null || { echo "no torchrun on PATH: command form skipped"; return 0; }
+  $PY -m rocprof run -d "$OUTDIR/ddp-cmd" -o "rank%rank%" --kernel-trace -- torchrun \
+      --standalone --nproc-per-node 2 tests/gpu/workloads/ddp_nccl.py || return $?
+  ls "$OUTDIR/ddp-cmd"
+  kernels_in "$OUTDIR"/ddp-cmd/rank0*_results.db "$OUTDIR"/ddp-cmd/rank1*_results.db
 }
 
 describe_host | tee "$OUTDIR/host.txt"
