@@ -50,3 +50,17 @@ def view_statements() -> list[str]:
 
 def view_names() -> list[str]:
     return [re.search(r'VIEW IF NOT EXISTS "(\w+)"', s).group(1) for s in view_statements()]
+
+
+# ROCm keeps a ROCTx range's message in its event's extdata; the region's own name may be generic
+# (roctxRangePush). json_valid first: json_extract raises on malformed JSON, and one bad row must
+# not fail a whole summary or export. An empty message counts as none.
+def roctx_message_sql(extdata: str = "extdata") -> str:
+    """SQL for the message of a region's event, or NULL; ``extdata`` is a column expression."""
+    return f"(CASE WHEN json_valid({extdata}) THEN NULLIF(json_extract({extdata}, '$.message'), '') END)"
+
+
+def region_name_sql(category: str = "category", extdata: str = "extdata", name: str = "name") -> str:
+    """SQL for the name a region is shown by: a ROCTx range (category MARKER*) by its message,
+    anything else, and a range without a message, by its name. Arguments are column expressions."""
+    return f"COALESCE(CASE WHEN {category} LIKE 'MARKER%' THEN {roctx_message_sql(extdata)} END, {name})"

@@ -12,7 +12,7 @@ import functools
 import json
 from dataclasses import dataclass
 
-from . import regex
+from . import _schema, regex
 from .errors import RocpdError
 
 _RANK_VARS = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK")
@@ -116,13 +116,13 @@ def resolve(db, flt: Filter) -> tuple[str, list]:
 
 
 def _marker_window(db, a: str, b: str) -> tuple[int, int]:
-    sql = ("SELECT MIN(start) FROM regions WHERE name = ? OR json_extract(extdata, '$.message') = ?")
+    sql = f"SELECT MIN(start) FROM regions WHERE name = ? OR {_schema.roctx_message_sql()} = ?"
     starts = [src.conn.execute(sql, (a, a)).fetchone()[0] for src in db.sources()]
     starts = [s for s in starts if s is not None]
     if not starts:
         raise RocpdError(f"no ROCTx range named {a!r}")
     lo = min(starts)
-    sql = ("SELECT MIN(\"end\") FROM regions WHERE (name = ? OR json_extract(extdata, '$.message') = ?)"
+    sql = (f"SELECT MIN(\"end\") FROM regions WHERE (name = ? OR {_schema.roctx_message_sql()} = ?)"
            " AND start >= ?")
     ends = [src.conn.execute(sql, (b, b, lo)).fetchone()[0] for src in db.sources()]
     ends = [e for e in ends if e is not None]

@@ -19,6 +19,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
+from . import _schema
 from .errors import RocpdError
 
 SAMPLE_CATEGORIES = ("PYTHON_SAMPLE", "CPU_SAMPLE")
@@ -112,13 +113,13 @@ def sample_rows(db, *, window=None, roctx_range=None, tid=None, pid=None):
     if roctx_range is not None:
         ranges = db.execute(
             "SELECT guid, pid, tid, start, \"end\" FROM regions WHERE category LIKE 'MARKER%'"
-            " AND (name = ? OR json_extract(extdata, '$.message') = ?)",
+            f" AND (name = ? OR {_schema.roctx_message_sql()} = ?)",
             (roctx_range, roctx_range)).fetchall()
         if not ranges:
             raise RocpdError("no ROCTx range with this name", roctx_range)
         sql = (f"SELECT S.guid, S.pid, S.tid, S.timestamp, S.stack_id FROM ({sql}) S"
                " WHERE EXISTS (SELECT 1 FROM regions R WHERE R.category LIKE 'MARKER%'"
-               " AND (R.name = ? OR json_extract(R.extdata, '$.message') = ?)"
+               f" AND (R.name = ? OR {_schema.roctx_message_sql('R.extdata')} = ?)"
                " AND R.guid = S.guid AND R.tid = S.tid"
                " AND S.timestamp >= R.start AND S.timestamp <= R.\"end\")")
         params += [roctx_range, roctx_range]

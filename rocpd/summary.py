@@ -13,6 +13,7 @@ import contextvars
 import math
 from concurrent.futures import ThreadPoolExecutor
 
+from . import _schema
 from .filters import Filter, name_mask, rank_of, resolve
 
 COLUMNS = ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage", "MinNs", "MaxNs", "StdDev"]
@@ -41,8 +42,7 @@ _SOURCES = {
     "region": (
         'SELECT guid, NULL AS k1, NULL AS k2, ' + _AGG + ', pid, name, category FROM ('
         ' SELECT R.guid, R.pid, R.start, R."end" - R.start AS d, C.string AS category,'
-        ' COALESCE(CASE WHEN C.string LIKE \'MARKER%\' THEN json_extract(E.extdata, \'$.message\') END,'
-        ' S.string) AS name'
+        ' ' + _schema.region_name_sql("C.string", "E.extdata", "S.string") + ' AS name'
         ' FROM rocpd_region R'
         ' LEFT JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid'
         ' LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid'

@@ -1,19 +1,13 @@
-"""What the timeline exporters (Chrome, Perfetto, OTF2) read the same way: a ROCTx range's
-display name, and the GPU work (kernels and copies) that passes the shared filters."""
+"""What the timeline exporters (Chrome, Perfetto, OTF2) read the same way: the regions with their
+display names, and the GPU work (kernels and copies) that passes the shared filters."""
 
 from __future__ import annotations
 
-import json
-
+from .. import _schema
 from ..filters import Filter, name_mask
 
-
-def marker_name(name, ext):
-    """A ROCTx range is shown by its message (rocpd_event.extdata), else by its name."""
-    try:
-        return json.loads(ext or "{}").get("message", name) or name
-    except (ValueError, AttributeError):
-        return name
+# A region's display name: a ROCTx range by its message (see rocpd._schema.region_name_sql).
+REGION_NAME = _schema.region_name_sql()
 
 
 def gpu_activity(conn, where: str, params: list, flt: Filter) -> list[tuple]:

@@ -8,7 +8,7 @@ import json
 
 from ..filters import Filter, resolve
 from ..progress import iterate
-from ._activity import gpu_activity, marker_name
+from ._activity import REGION_NAME, gpu_activity
 
 # GPU tracks get synthetic thread ids far above any OS tid so they never collide with CPU threads.
 _GPU_TID_BASE = 1 << 40
@@ -35,11 +35,9 @@ def write(db, path: str, **filters) -> str:
             events.append({"ph": "M", "name": "process_name", "pid": pid,
                            "args": {"name": f"{cmd or 'process'} ({pid})"}})
         api_corr = {}
-        for cat, name, pid, tid, corr, start, end, ext in f.conn.execute(
-                f'SELECT category, name, pid, tid, corr_id, start, "end", extdata FROM regions'
+        for cat, name, pid, tid, corr, start, end in f.conn.execute(
+                f'SELECT category, {REGION_NAME}, pid, tid, corr_id, start, "end" FROM regions'
                 f" WHERE {where} ORDER BY start, \"end\" DESC", params):
-            if cat and cat.startswith("MARKER"):
-                name = marker_name(name, ext)
             events.append({"ph": "X", "name": name, "cat": cat or "", "pid": pid, "tid": tid,
                            "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": corr}})
             if corr is not None and cat and not cat.startswith("MARKER"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import os
 
+from .. import _schema
 from ..filters import Filter, name_mask, resolve
 from ..progress import iterate
 from ..stats import stem_for, write_stats_csv
@@ -26,8 +27,7 @@ _KERNEL_SQL = ("SELECT 'KERNEL_DISPATCH', agent_abs_index, queue_id, stream_id, 
                " kernel_id, name, corr_id, start, \"end\", lds_size, scratch_size, vgpr_count,"
                " accum_vgpr_count, sgpr_count, workgroup_x, workgroup_y, workgroup_z, grid_x, grid_y,"
                " grid_z FROM kernels WHERE {w} ORDER BY start")
-_API_SQL = ("SELECT category, COALESCE(CASE WHEN category LIKE 'MARKER%'"
-            " THEN json_extract(extdata, '$.message') END, name), pid, tid, corr_id, start, \"end\""
+_API_SQL = (f"SELECT category, {_schema.region_name_sql()}, pid, tid, corr_id, start, \"end\""
             " FROM regions WHERE {w} ORDER BY start")
 _COPY_SQL = ("SELECT 'MEMORY_COPY', name, stream_id, src_agent_abs_index, dst_agent_abs_index, corr_id,"
              " start, \"end\" FROM memory_copies WHERE {w} ORDER BY start")

@@ -16,7 +16,7 @@ import shutil
 from ..errors import RocpdError
 from ..filters import Filter, resolve
 from ..progress import iterate
-from ._activity import gpu_activity, marker_name
+from ._activity import REGION_NAME, gpu_activity
 from .perfetto import _lanes
 
 
@@ -57,10 +57,8 @@ def collect(db, **filters):
                 groups[key] = (hosts.get(guid) or "host", f"{cmds.get((guid, pid)) or 'process'} ({pid})", None)
             return key
 
-        for guid, cat, name, pid, tid, start, end, ext in f.conn.execute(
-                f'SELECT guid, category, name, pid, tid, start, "end", extdata FROM regions WHERE {where}', params):
-            if cat and cat.startswith("MARKER"):
-                name = marker_name(name, ext)
+        for guid, cat, name, pid, tid, start, end in f.conn.execute(
+                f'SELECT guid, category, {REGION_NAME}, pid, tid, start, "end" FROM regions WHERE {where}', params):
             g = group(guid, pid)
             loc = locations.setdefault(("t", guid, pid, tid),
                                        [g, tnames.get((guid, pid, tid)) or f"thread {tid}", False, []])

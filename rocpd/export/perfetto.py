@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..errors import RocpdError
 from ..filters import Filter, resolve
 from ..progress import Bar, iterate
-from ._activity import gpu_activity, marker_name
+from ._activity import REGION_NAME, gpu_activity
 
 _SEQ = 1  # one trusted packet sequence for the whole file
 
@@ -94,12 +94,10 @@ def write(db, path: str, **filters) -> str:
                 procs[(guid, pid)] = tracks.get(("p", guid, pid), kind="process", pid=pid, name=f"process ({pid})")
             return procs[(guid, pid)]
 
-        region_sql = (f'SELECT guid, category, name, pid, tid, corr_id, start, "end", extdata FROM regions'
+        region_sql = (f'SELECT guid, category, {REGION_NAME}, pid, tid, corr_id, start, "end" FROM regions'
                       f" WHERE {where}")
-        for guid, cat, name, pid, tid, corr, start, end, ext in f.conn.execute(region_sql, params):
+        for guid, cat, name, pid, tid, corr, start, end in f.conn.execute(region_sql, params):
             is_marker = bool(cat and cat.startswith("MARKER"))
-            if is_marker:
-                name = marker_name(name, ext)
             parent = proc(guid, pid)
             t = tracks.get(("t", guid, pid, tid), parent, kind="thread", pid=pid, tid=tid,
                            name=names.get((guid, pid, tid)) or f"thread {tid}")
