@@ -42,7 +42,9 @@ describe_host() {
   echo "compiler (CXX=${CXX:-unset}): $cxx: $($cxx --version | head -1)"
   echo "cmake: $(cmake --version | head -1); python: $($PY -V 2>&1)"
   $PY -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())'
-  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+  # The device tool copies the work tree without its current .git: the caller may say which
+  # commit it is (ROCPROF_COMMIT); git's answer is used only when it is not given.
+  echo "commit: ${ROCPROF_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 }
 
 build() {  # build DIR: configure + build with this environment's compiler, in place
