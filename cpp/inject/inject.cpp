@@ -4,9 +4,19 @@
 // session starts (its CUPTI backend subscribes there, before any kernel can launch). A
 // process whose session already runs (a profiled Python process, a program linked with
 // libroctx64) is left as it is.
+#include <cstdlib>
+
 #include "session/session.hpp"
 
+namespace {
+// Registered after the session started, hence after libcupti was loaded: exit handlers run in
+// reverse order, so the session flushes and unsubscribes before libcupti's own destructors
+// and before the CUDA runtime's teardown (registered before cuInit) runs driver calls that
+// would call back into a CUPTI already torn down. NVIDIA's injection samples do the same.
+void stop_at_exit() { rocprof::session::stop(); }
+}  // namespace
+
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  rocprof::session::autostart();
+  if (rocprof::session::autostart()) std::atexit(stop_at_exit);
   return 1;  // the driver treats 0 as a failed injection and says so; ours never blocks CUDA
 }
