@@ -18,8 +18,8 @@ CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=Release -DROCPROF_INPLACE=ON -DROCPROF_BUILD_T
 $(VENV)/.stamp: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q "cmake>=3.20" ninja "pybind11>=2.12" "pandas>=2.0" numpy pytest \
-		matplotlib nbclient nbformat ipykernel perfetto otf2 ruff
+	$(VPY) -m pip install -q $$($(VPY) -c 'import re; t = open("pyproject.toml").read(); \
+		print(" ".join(re.findall(r"\"([^\"]+)\"", re.search(r"^dev = \[(.*?)\]", t, re.M | re.S)[1])))')
 	printf '%s\n%s\n' "$(CURDIR)/python" "$(CURDIR)" > \
 		"$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/rocprof-checkout.pth"
 	for cmd in rocprof:rocprof.__main__ rocpd:rocpd.cli; do \
