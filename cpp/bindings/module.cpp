@@ -1,4 +1,5 @@
-// rocprof._core: the one pybind11 translation unit.
+// rocprof._core: session control, the roctx hot path and test hooks (other bindings/*.cpp add
+// their parts through bindings/registry.hpp).
 //
 // Session control goes through pybind11 (rare calls). The roctx functions are on the hot
 // path of user code, so they are plain CPython C functions (METH_O / METH_NOARGS): a

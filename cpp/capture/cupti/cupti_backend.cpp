@@ -304,6 +304,9 @@ void on_stop(Collector& c) {
   delete g_poller;
   g_poller = nullptr;
   records_reset(nullptr);
+  // Every buffer came back with the forced flushes above and no kind is enabled: the pooled
+  // ones are memory this process no longer needs (a later session allocates afresh).
+  records_free_pool();
   if (hooks != nullptr && hooks->stats != nullptr) {
     uint64_t v[8] = {};
     hooks->stats(v);
