@@ -119,8 +119,14 @@ void Collector::add_drops(const std::string& source, uint64_t n) {
   extra_drops_[source] += n;
 }
 
+void Collector::add_closed_at_exit(const Record& r) {
+  std::lock_guard<std::mutex> g(info_mu_);
+  closed_at_exit_.push_back(r);
+  ++open_at_exit_;
+}
+
 uint64_t Collector::dropped_total() const {
-  uint64_t total = ring_drops_of_dead_threads_;
+  uint64_t total = ring_drops_of_dead_threads_ + (sink_ ? sink_->unstored() : 0);
   {
     std::lock_guard<std::mutex> g(registry_mu_);
     for (const ThreadBuffer* b : buffers_) total += b->ring.dropped();
@@ -169,6 +175,42 @@ void Collector::run() {
   std::lock_guard<std::mutex> g(drain_mu_);
   // A lazily opened child that never recorded anything leaves no file behind.
   if (opened_) sink_->close(now_ns());
+  report_at_exit();
+}
+
+// Lost or unfinished data is said once, at the end, whatever the launcher's options: the
+// database holds the same counts (metadata rocprof.dropped_records.*), but nobody reads
+// metadata unless told to.
+void Collector::report_at_exit() {
+  std::map<std::string, uint64_t> drops;
+  uint64_t open_at_exit = 0;
+  {
+    std::lock_guard<std::mutex> g(info_mu_);
+    drops = extra_drops_;
+    open_at_exit = open_at_exit_;
+  }
+  uint64_t ring = ring_drops_of_dead_threads_;
+  {
+    std::lock_guard<std::mutex> g(registry_mu_);
+    for (const ThreadBuffer* b : buffers_) ring += b->ring.dropped();
+  }
+  if (ring != 0) drops["ring"] += ring;
+  if (sink_ && sink_->unstored() != 0) drops["storage"] += sink_->unstored();
+  uint64_t total = 0;
+  std::string parts;
+  for (const auto& kv : drops) {
+    if (kv.second == 0) continue;
+    total += kv.second;
+    parts += (parts.empty() ? "" : ", ") + kv.first + " " + std::to_string(kv.second);
+  }
+  if (total == 0 && open_at_exit == 0) return;
+  std::string line = "rocprof: " + info_.path + ":";
+  if (total != 0) line += " " + std::to_string(total) + " records dropped (" + parts + ")";
+  if (total != 0 && open_at_exit != 0) line += ";";
+  if (open_at_exit != 0)
+    line += " " + std::to_string(open_at_exit) + (open_at_exit == 1 ? " range was" : " ranges were") +
+            " still open at exit (closed at the exit time, marked open_at_exit)";
+  std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 bool Collector::ensure_open() {
@@ -210,6 +252,8 @@ std::size_t Collector::drain_once(bool commit_now) {
   {
     std::lock_guard<std::mutex> g(info_mu_);
     infos.swap(pending_info_);
+    batch_.insert(batch_.end(), closed_at_exit_.begin(), closed_at_exit_.end());
+    closed_at_exit_.clear();
   }
   new_strings_.clear();
   const uint32_t first = strings_.take_new(new_strings_);
@@ -227,10 +271,16 @@ std::size_t Collector::drain_once(bool commit_now) {
       uint64_t total = ring_drops;
       {
         std::lock_guard<std::mutex> g(info_mu_);
+        if (open_at_exit_ != 0)
+          sink_->write_info(MetadataInfo{"rocprof.ranges_open_at_exit", std::to_string(open_at_exit_)});
         for (const auto& kv : extra_drops_) {
           sink_->write_info(MetadataInfo{"rocprof.dropped_records." + kv.first, std::to_string(kv.second)});
           total += kv.second;
         }
+      }
+      if (const uint64_t unstored = sink_->unstored()) {
+        sink_->write_info(MetadataInfo{"rocprof.dropped_records.storage", std::to_string(unstored)});
+        total += unstored;
       }
       sink_->write_info(MetadataInfo{"rocprof.dropped_records.ring", std::to_string(ring_drops)});
       sink_->write_info(MetadataInfo{"rocprof.dropped_records", std::to_string(total)});

@@ -51,6 +51,16 @@ class Collector {
   ThreadBuffer* thread_buffer() noexcept;
   void add_info(InfoRow row);
   void add_drops(const std::string& source, uint64_t n);
+  // Session end: a range still open (a push never popped, a start never stopped), closed at
+  // the end time by its producer module and flagged kFlagOpenAtExit. Stored with the last
+  // drain and counted (rocprof.ranges_open_at_exit); not a lost record.
+  void add_closed_at_exit(const Record& r);
+  // Every live thread's buffer, under the registry lock (session end, tests).
+  template <class Fn>
+  void for_each_buffer(Fn&& fn) {
+    std::lock_guard<std::mutex> g(registry_mu_);
+    for (ThreadBuffer* b : buffers_) fn(*b);
+  }
   // Wakes the drain thread and waits until everything emitted before the call is committed.
   void flush();
 
@@ -72,6 +82,7 @@ class Collector {
   void run();
   std::size_t drain_once(bool commit_now);  // returns the records moved
   bool ensure_open();
+  void report_at_exit();
 
   std::unique_ptr<Sink> sink_;
   SessionInfo info_;
@@ -85,6 +96,8 @@ class Collector {
   mutable std::mutex info_mu_;
   std::vector<InfoRow> pending_info_;
   std::map<std::string, uint64_t> extra_drops_;  // guarded by info_mu_
+  std::vector<Record> closed_at_exit_;           // guarded by info_mu_
+  uint64_t open_at_exit_ = 0;                    // guarded by info_mu_
 
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;

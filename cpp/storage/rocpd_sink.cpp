@@ -411,6 +411,14 @@ void RocpdSink::write_record(const Record& r) {
         // distinct message: ranges repeat their names, and this is the writer's hottest row.
         extdata = &message_json(r.name_id);
       }
+      if (r.flags & kFlagOpenAtExit) {
+        // Its end is the session's end, not the program's: say so where a reader looks.
+        scratch_ = *extdata;
+        scratch_.pop_back();
+        if (scratch_.size() > 1) scratch_.push_back(',');
+        scratch_.append("\"open_at_exit\":true}");
+        extdata = &scratch_;
+      }
       const int64_t ev = insert_event(r, *extdata);
       auto* s = stmts_[kRegion];
       bind(s, 1, info_.pid);

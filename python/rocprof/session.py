@@ -36,6 +36,7 @@ class Session:
             setattr(self.options, key, value)
         self.path: str | None = None
         self.notes: list[str] = []
+        self._pid: int | None = None
 
     def start(self) -> str:
         template = paths.database_template(self.options.output_dir, self.options.output_file)
@@ -52,11 +53,20 @@ class Session:
             follow_fork=self.options.follow_fork,
             backend_options=backend_options,
         )
+        self._pid = os.getpid()
         os._exit = _exit_with_flush
         return self.path
 
+    @property
+    def forked(self) -> bool:
+        """True in a fork() child of the process that started this session: the native core
+        records the child into a database of its own (see path)."""
+        return self._pid is not None and os.getpid() != self._pid
+
     def stop(self) -> None:
         if _core.active():
+            if self.forked:
+                self.path = _core.path()  # the child's own database, not the parent's
             _core.stop_session()
         os._exit = _real_os_exit
 

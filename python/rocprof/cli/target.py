@@ -78,7 +78,7 @@ def _report(session: Session, options: Options) -> None:
     if not path or not os.path.exists(path):
         return
     print(f"rocprof: results written to {path}", file=sys.stderr)
-    if not (options.stats or options.summary):
+    if not (options.stats or options.summary) or session.forked:  # reports: the parent's
         return
     try:
         from rocpd import stats
