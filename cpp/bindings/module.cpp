@@ -298,7 +298,8 @@ PyMethodDef kRoctxMethods[] = {
 std::string start_session(const std::string& output_template, const std::string& options_json,
                           const std::map<std::string, std::string>& metadata, uint32_t ring_capacity,
                           uint32_t flush_ms, uint32_t commit_ms, bool null_sink, bool follow_fork,
-                          const std::map<std::string, std::string>& backend_options) {
+                          const std::map<std::string, std::string>& backend_options,
+                          uint64_t buffer_budget_mb) {
   s::Config cfg;
   cfg.output_template = output_template;
   cfg.options_json = options_json;
@@ -310,6 +311,9 @@ std::string start_session(const std::string& output_template, const std::string&
   uint32_t cap = 16;
   while (cap < ring_capacity) cap <<= 1;
   cfg.collector.ring_capacity = cap;
+  if (buffer_budget_mb < 1 || buffer_budget_mb > (1ull << 20))
+    throw std::invalid_argument("buffer_budget_mb must be between 1 and 1048576 MiB");
+  cfg.collector.buffer_budget_bytes = buffer_budget_mb << 20;
   cfg.collector.flush_interval_ms = flush_ms;
   cfg.collector.commit_interval_ms = commit_ms;
   cfg.null_sink = null_sink;
@@ -371,7 +375,19 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
           py::arg("null_sink") = false, py::arg("follow_fork") = true,
           py::arg("backend_options") = std::map<std::string, std::string>{},
+          py::arg("buffer_budget_mb") = 1024,
           "Start the process's session; returns the database path.");
+  mod.def("buffer_stats", [] {
+    rocprof::Collector* c = s::current();
+    py::dict d;
+    if (c != nullptr) {
+      d["budget_bytes"] = c->pool().budget_bytes();
+      d["resident_bytes"] = c->pool().resident_bytes();
+      d["peak_bytes"] = c->pool().peak_bytes();
+      d["chunk_bytes"] = c->pool().chunk_bytes();
+    }
+    return d;
+  }, "Record buffer memory of the running session (empty when none).");
   mod.def("stop_session", &s::stop, py::call_guard<py::gil_scoped_release>(),
           "Drain, commit and close the database.");
   mod.def("flush", &s::flush, py::call_guard<py::gil_scoped_release>(),

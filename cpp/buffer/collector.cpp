@@ -34,7 +34,8 @@ uint32_t os_tid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
 Collector::Collector(std::unique_ptr<Sink> sink, SessionInfo info, StringTable& strings,
                      CollectorOptions opts)
-    : sink_(std::move(sink)),
+    : pool_(std::make_shared<ChunkPool>(opts.ring_capacity, opts.buffer_budget_bytes)),
+      sink_(std::move(sink)),
       info_(std::move(info)),
       strings_(strings),
       opts_(opts),
@@ -102,7 +103,7 @@ ThreadBuffer* Collector::thread_buffer() noexcept {
 }
 
 ThreadBuffer* Collector::register_thread() {
-  auto* b = new ThreadBuffer(opts_.ring_capacity, os_tid(), now_ns());
+  auto* b = new ThreadBuffer(pool_, os_tid(), now_ns());
   std::lock_guard<std::mutex> g(registry_mu_);
   buffers_.push_back(b);
   return b;
@@ -194,7 +195,7 @@ void Collector::report_at_exit() {
     std::lock_guard<std::mutex> g(registry_mu_);
     for (const ThreadBuffer* b : buffers_) ring += b->ring.dropped();
   }
-  if (ring != 0) drops["ring"] += ring;
+  if (ring != 0) drops["buffer_budget"] += ring;
   if (sink_ && sink_->unstored() != 0) drops["storage"] += sink_->unstored();
   uint64_t total = 0;
   std::string parts;
@@ -282,7 +283,8 @@ std::size_t Collector::drain_once(bool commit_now) {
         sink_->write_info(MetadataInfo{"rocprof.dropped_records.storage", std::to_string(unstored)});
         total += unstored;
       }
-      sink_->write_info(MetadataInfo{"rocprof.dropped_records.ring", std::to_string(ring_drops)});
+      sink_->write_info(MetadataInfo{"rocprof.dropped_records.buffer_budget", std::to_string(ring_drops)});
+      sink_->write_info(MetadataInfo{"rocprof.buffer_peak_bytes", std::to_string(pool_->peak_bytes())});
       sink_->write_info(MetadataInfo{"rocprof.dropped_records", std::to_string(total)});
       sink_->commit();
     }
@@ -302,6 +304,10 @@ std::size_t Collector::drain_once(bool commit_now) {
       delete b;
     }
   }
+  // Producers find a chunk ready when theirs fills; after a burst (a drain that moved less
+  // than a chunk) the memory beyond that reserve goes back to the system.
+  constexpr uint32_t kReserve = 4;
+  pool_->restock(kReserve, /*trim=*/batch_.size() < pool_->records_per_chunk());
   return batch_.size();
 }
 

@@ -26,7 +26,10 @@
 namespace rocprof {
 
 struct CollectorOptions {
-  uint32_t ring_capacity = 1u << 14;  // records per thread (2 MiB)
+  uint32_t ring_capacity = 1u << 14;  // records per chunk of a thread's buffer (2 MiB)
+  // All threads' buffers together grow up to this much in a burst; past it records are
+  // dropped and counted (cause "buffer_budget"). Why 1 GiB: see README "Overflow".
+  uint64_t buffer_budget_bytes = 1ull << 30;
   uint32_t flush_interval_ms = 20;
   uint32_t commit_interval_ms = 250;  // a SIGKILL loses at most ~this much
   bool open_lazily = false;           // fork children: create the file on first data
@@ -65,6 +68,7 @@ class Collector {
   void flush();
 
   uint64_t dropped_total() const;
+  const ChunkPool& pool() const { return *pool_; }
   uint64_t records_written() const { return records_written_.load(); }
   const SessionInfo& info() const { return info_; }
   StringTable& strings() { return strings_; }
@@ -84,6 +88,7 @@ class Collector {
   bool ensure_open();
   void report_at_exit();
 
+  std::shared_ptr<ChunkPool> pool_;
   std::unique_ptr<Sink> sink_;
   SessionInfo info_;
   StringTable& strings_;

@@ -49,6 +49,7 @@ class Session:
             metadata={"rocprof.python": sys.version.split()[0],
                       "rocprof.rank": paths.rank()},
             ring_capacity=self.options.ring_capacity,
+            buffer_budget_mb=self.options.buffer_budget_mb,
             commit_ms=self.options.commit_ms,
             follow_fork=self.options.follow_fork,
             backend_options=backend_options,
