@@ -330,9 +330,10 @@ std::string start_session(const std::string& output_template, const std::string&
 }
 
 // Synthetic load for benchmark B4: `n` ROCTx-shaped regions from the calling thread.
-// When the ring is full the producer waits for the drain instead of dropping, so the
-// figure is the sink's sustained rate. Returns how many times it had to wait.
-uint64_t bench_emit(uint64_t n, const std::string& name) {
+// wait=true: when the buffer budget is spent the producer waits for the drain instead of
+// dropping, so the figure is the sink's sustained rate; returns how many times it waited.
+// wait=false: an application's burst (B4 burst), drops counted as usual; returns 0.
+uint64_t bench_emit(uint64_t n, const std::string& name, bool wait) {
   py::gil_scoped_release nogil;
   rocprof::Collector* c = s::current();
   if (c == nullptr) throw std::runtime_error("no session");
@@ -347,6 +348,10 @@ uint64_t bench_emit(uint64_t n, const std::string& name) {
   for (uint64_t i = 0; i < n; ++i) {
     r.start = 1000 + 2 * i;
     r.end = r.start + 1;
+    if (!wait) {
+      b->ring.push(r);
+      continue;
+    }
     while (!b->ring.try_push(r)) {
       // Sleep rather than spin: a spinning producer can share a physical core (SMT sibling)
       // with the drain thread and slow the very writer being measured.
@@ -375,7 +380,7 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
           py::arg("null_sink") = false, py::arg("follow_fork") = true,
           py::arg("backend_options") = std::map<std::string, std::string>{},
-          py::arg("buffer_budget_mb") = 1024,
+          py::arg("buffer_budget_mb") = 2048,
           "Start the process's session; returns the database path.");
   mod.def("buffer_stats", [] {
     rocprof::Collector* c = s::current();
@@ -409,7 +414,7 @@ PYBIND11_MODULE(_core, mod) {
     return out;
   });
   mod.def("resolve_path", &s::resolve_path, py::arg("template"), py::arg("fork_child") = false);
-  mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench");
+  mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench", py::arg("wait") = true);
   mod.def("_bench_baseline_insert", [](const std::string& path, uint64_t n) {
     std::string error;
     uint64_t ns;

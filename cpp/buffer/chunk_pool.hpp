@@ -86,17 +86,19 @@ class ChunkChain {
     return true;
   }
 
-  // Hands out every record published so far, oldest first; full chunks go back to the pool.
+  // Hands out up to `limit` of the records published so far, oldest first; full chunks go
+  // back to the pool. A backlog is taken in slices so the drain's batch stays small.
   template <class Fn>
-  std::size_t drain(Fn&& fn) {
+  std::size_t drain(Fn&& fn, std::size_t limit = SIZE_MAX) {
     std::size_t n = 0;
     for (;;) {
-      const uint32_t count = head_->count.load(std::memory_order_acquire);
+      uint32_t count = head_->count.load(std::memory_order_acquire);
+      if (count - read_ > limit - n) count = read_ + static_cast<uint32_t>(limit - n);
       Record* slots = head_->slots();
       for (uint32_t i = read_; i < count; ++i) fn(slots[i]);
       n += count - read_;
       read_ = count;
-      if (count < cap_) return n;
+      if (count < cap_ || n == limit) return n;
       Chunk* next = head_->next.load(std::memory_order_acquire);
       if (next == nullptr) return n;  // the producer has not needed the next chunk yet
       pool_->give(head_);

@@ -165,7 +165,10 @@ void Collector::run() {
       ticket = flush_asked_;
     }
     const bool commit_due = now_ns() - last_commit_ns_ >= opts_.commit_interval_ms * 1000000ull;
-    busy = drain_once(stopping || flushing || commit_due) >= kBusyBatch;
+    // A flush or the stop must take everything, however many slices that needs.
+    std::size_t moved = drain_once(stopping || flushing || commit_due);
+    busy = moved >= kBusyBatch;
+    while ((stopping || flushing) && moved >= kDrainSlice) moved = drain_once(true);
     if (flushing) {
       std::lock_guard<std::mutex> g(wake_mu_);
       flush_done_ = ticket;
@@ -239,12 +242,13 @@ std::size_t Collector::drain_once(bool commit_now) {
   std::vector<ThreadBuffer*> finished;
   for (ThreadBuffer* b : snapshot) {
     const bool exited = b->exited.load(std::memory_order_acquire);  // before draining
-    b->ring.drain([&](const Record& r) { batch_.push_back(r); });
+    const std::size_t room = kDrainSlice > batch_.size() ? kDrainSlice - batch_.size() : 0;
+    const std::size_t got = b->ring.drain([&](const Record& r) { batch_.push_back(r); }, room);
     if (!b->announced) {
       threads.push_back(ThreadInfo{b->tid, b->start, 0, {}});
       b->announced = true;
     }
-    if (exited) {
+    if (exited && got < room) {  // all of an exited thread's records are out: free it
       threads.push_back(ThreadInfo{b->tid, b->start, b->end.load(), {}});
       finished.push_back(b);
     }

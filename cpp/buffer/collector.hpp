@@ -28,8 +28,8 @@ namespace rocprof {
 struct CollectorOptions {
   uint32_t ring_capacity = 1u << 14;  // records per chunk of a thread's buffer (2 MiB)
   // All threads' buffers together grow up to this much in a burst; past it records are
-  // dropped and counted (cause "buffer_budget"). Why 1 GiB: see README "Overflow".
-  uint64_t buffer_budget_bytes = 1ull << 30;
+  // dropped and counted (cause "buffer_budget"). Why 2 GiB: see README "Overflow".
+  uint64_t buffer_budget_bytes = 2ull << 30;
   uint32_t flush_interval_ms = 20;
   uint32_t commit_interval_ms = 250;  // a SIGKILL loses at most ~this much
   bool open_lazily = false;           // fork children: create the file on first data
@@ -84,7 +84,10 @@ class Collector {
   // Ended sessions' buffers are kept until the next session starts (an empty list frees them).
   static void retire(std::vector<ThreadBuffer*> buffers);
   void run();
-  std::size_t drain_once(bool commit_now);  // returns the records moved
+  // Returns the records moved: at most kDrainSlice, so a burst's backlog is written in
+  // slices (a bounded batch) while producers go on filling their chunks.
+  static constexpr std::size_t kDrainSlice = 1u << 16;
+  std::size_t drain_once(bool commit_now);
   bool ensure_open();
   void report_at_exit();
 

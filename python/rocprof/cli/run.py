@@ -52,8 +52,8 @@ def add_parser(p) -> None:
                     help="call-stack sampling at HZ (default 1000)")
     sm.add_argument("--sampling-mode", choices=("cpu", "wall"), default="cpu")
     sm.add_argument("--native-stacks", action="store_true", help="merge native frames into stacks")
-    out.add_argument("--buffer-budget", type=int, default=1024, metavar="MiB",
-                     help="memory the record buffers may grow to in a burst (default 1024); "
+    out.add_argument("--buffer-budget", type=int, default=2048, metavar="MiB",
+                     help="memory the record buffers may grow to in a burst (default 2048); "
                           "past it records are dropped, counted and reported at exit")
     p.add_argument("--no-follow-children", dest="follow_children", action="store_false",
                    help="do not profile Python child processes (subprocess, torchrun ranks); "
