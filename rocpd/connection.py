@@ -330,6 +330,25 @@ class Connection:
                         out[k] = out.get(k, 0)
         return out
 
+    def dropped_total(self) -> int:
+        """Records lost, over all parts. ``rocprof.dropped_records`` is each part's total and the
+        ``rocprof.dropped_records.<cause>`` rows are its breakdown: adding both counted every
+        drop twice. A part with only per-cause rows (older writers) contributes their sum."""
+        total = 0
+        for p in self.parts:
+            whole, causes = None, 0
+            for k, v in p.metadata.items():
+                try:
+                    n = int(float(v))
+                except ValueError:
+                    continue
+                if k == "rocprof.dropped_records":
+                    whole = n
+                elif k.startswith("rocprof.dropped_records."):
+                    causes += n
+            total += whole if whole is not None else causes
+        return total
+
     def close(self):
         if self._union is not None and all(self._union is not f.conn for f in self.files):
             self._union.close()

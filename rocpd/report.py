@@ -40,7 +40,7 @@ def _facts(db) -> list[tuple[str, str]]:
     hosts = sorted({str(h) for f in db.sources()
                     for (h,) in f.conn.execute("SELECT hostname FROM rocpd_info_node")})
     drops = db.dropped_records()
-    lost = sum(drops.values())
+    lost = db.dropped_total()
     return [
         ("databases", ", ".join(db.paths)),
         ("processes", str(len(procs))),

@@ -151,7 +151,7 @@ def format_drops(db) -> str:
     if not drops:
         return "Dropped records: not recorded by this database\n"
     lines = [f"  {k}: {v}" for k, v in sorted(drops.items())]
-    total = sum(drops.values())
+    total = db.dropped_total()
     head = "Dropped records: none" if total == 0 else f"Dropped records: {total} LOST"
     return head + "\n" + "\n".join(lines) + "\n"
 

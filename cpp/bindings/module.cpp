@@ -299,7 +299,8 @@ PyMethodDef kRoctxMethods[] = {
 std::string start_session(const std::string& output_template, const std::string& options_json,
                           const std::map<std::string, std::string>& metadata, uint32_t ring_capacity,
                           uint32_t flush_ms, uint32_t commit_ms, bool null_sink, bool follow_fork,
-                          const std::map<std::string, std::string>& backend_options) {
+                          const std::map<std::string, std::string>& backend_options,
+                          uint64_t buffer_budget_mb) {
   s::Config cfg;
   cfg.output_template = output_template;
   cfg.options_json = options_json;
@@ -311,6 +312,9 @@ std::string start_session(const std::string& output_template, const std::string&
   uint32_t cap = 16;
   while (cap < ring_capacity) cap <<= 1;
   cfg.collector.ring_capacity = cap;
+  if (buffer_budget_mb < 1 || buffer_budget_mb > (1ull << 20))
+    throw std::invalid_argument("buffer_budget_mb must be between 1 and 1048576 MiB");
+  cfg.collector.buffer_budget_bytes = buffer_budget_mb << 20;
   cfg.collector.flush_interval_ms = flush_ms;
   cfg.collector.commit_interval_ms = commit_ms;
   cfg.null_sink = null_sink;
@@ -327,9 +331,10 @@ std::string start_session(const std::string& output_template, const std::string&
 }
 
 // Synthetic load for benchmark B4: `n` ROCTx-shaped regions from the calling thread.
-// When the ring is full the producer waits for the drain instead of dropping, so the
-// figure is the sink's sustained rate. Returns how many times it had to wait.
-uint64_t bench_emit(uint64_t n, const std::string& name) {
+// wait=true: when the buffer budget is spent the producer waits for the drain instead of
+// dropping, so the figure is the sink's sustained rate; returns how many times it waited.
+// wait=false: an application's burst (B4 burst), drops counted as usual; returns 0.
+uint64_t bench_emit(uint64_t n, const std::string& name, bool wait) {
   py::gil_scoped_release nogil;
   rocprof::Collector* c = s::current();
   if (c == nullptr) throw std::runtime_error("no session");
@@ -344,6 +349,10 @@ uint64_t bench_emit(uint64_t n, const std::string& name) {
   for (uint64_t i = 0; i < n; ++i) {
     r.start = 1000 + 2 * i;
     r.end = r.start + 1;
+    if (!wait) {
+      b->ring.push(r);
+      continue;
+    }
     while (!b->ring.try_push(r)) {
       // Sleep rather than spin: a spinning producer can share a physical core (SMT sibling)
       // with the drain thread and slow the very writer being measured.
@@ -372,7 +381,19 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
           py::arg("null_sink") = false, py::arg("follow_fork") = true,
           py::arg("backend_options") = std::map<std::string, std::string>{},
+          py::arg("buffer_budget_mb") = 2048,
           "Start the process's session; returns the database path.");
+  mod.def("buffer_stats", [] {
+    rocprof::Collector* c = s::current();
+    py::dict d;
+    if (c != nullptr) {
+      d["budget_bytes"] = c->pool().budget_bytes();
+      d["resident_bytes"] = c->pool().resident_bytes();
+      d["peak_bytes"] = c->pool().peak_bytes();
+      d["chunk_bytes"] = c->pool().chunk_bytes();
+    }
+    return d;
+  }, "Record buffer memory of the running session (empty when none).");
   mod.def("stop_session", &s::stop, py::call_guard<py::gil_scoped_release>(),
           "Drain, commit and close the database.");
   mod.def("flush", &s::flush, py::call_guard<py::gil_scoped_release>(),
@@ -394,7 +415,7 @@ PYBIND11_MODULE(_core, mod) {
     return out;
   });
   mod.def("resolve_path", &s::resolve_path, py::arg("template"), py::arg("fork_child") = false);
-  mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench");
+  mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench", py::arg("wait") = true);
   mod.def("_bench_baseline_insert", [](const std::string& path, uint64_t n) {
     std::string error;
     uint64_t ns;

@@ -34,7 +34,8 @@ uint32_t os_tid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
 Collector::Collector(std::unique_ptr<Sink> sink, SessionInfo info, StringTable& strings,
                      CollectorOptions opts)
-    : sink_(std::move(sink)),
+    : pool_(std::make_shared<ChunkPool>(opts.ring_capacity, opts.buffer_budget_bytes)),
+      sink_(std::move(sink)),
       info_(std::move(info)),
       strings_(strings),
       opts_(opts),
@@ -102,7 +103,7 @@ ThreadBuffer* Collector::thread_buffer() noexcept {
 }
 
 ThreadBuffer* Collector::register_thread() {
-  auto* b = new ThreadBuffer(opts_.ring_capacity, os_tid(), now_ns());
+  auto* b = new ThreadBuffer(pool_, os_tid(), now_ns());
   std::lock_guard<std::mutex> g(registry_mu_);
   buffers_.push_back(b);
   return b;
@@ -119,8 +120,14 @@ void Collector::add_drops(const std::string& source, uint64_t n) {
   extra_drops_[source] += n;
 }
 
+void Collector::add_closed_at_exit(const Record& r) {
+  std::lock_guard<std::mutex> g(info_mu_);
+  closed_at_exit_.push_back(r);
+  ++open_at_exit_;
+}
+
 uint64_t Collector::dropped_total() const {
-  uint64_t total = ring_drops_of_dead_threads_;
+  uint64_t total = ring_drops_of_dead_threads_ + (sink_ ? sink_->unstored() : 0);
   {
     std::lock_guard<std::mutex> g(registry_mu_);
     for (const ThreadBuffer* b : buffers_) total += b->ring.dropped();
@@ -158,7 +165,10 @@ void Collector::run() {
       ticket = flush_asked_;
     }
     const bool commit_due = now_ns() - last_commit_ns_ >= opts_.commit_interval_ms * 1000000ull;
-    busy = drain_once(stopping || flushing || commit_due) >= kBusyBatch;
+    // A flush or the stop must take everything, however many slices that needs.
+    std::size_t moved = drain_once(stopping || flushing || commit_due);
+    busy = moved >= kBusyBatch;
+    while ((stopping || flushing) && moved >= kDrainSlice) moved = drain_once(true);
     if (flushing) {
       std::lock_guard<std::mutex> g(wake_mu_);
       flush_done_ = ticket;
@@ -169,6 +179,42 @@ void Collector::run() {
   std::lock_guard<std::mutex> g(drain_mu_);
   // A lazily opened child that never recorded anything leaves no file behind.
   if (opened_) sink_->close(now_ns());
+  report_at_exit();
+}
+
+// Lost or unfinished data is said once, at the end, whatever the launcher's options: the
+// database holds the same counts (metadata rocprof.dropped_records.*), but nobody reads
+// metadata unless told to.
+void Collector::report_at_exit() {
+  std::map<std::string, uint64_t> drops;
+  uint64_t open_at_exit = 0;
+  {
+    std::lock_guard<std::mutex> g(info_mu_);
+    drops = extra_drops_;
+    open_at_exit = open_at_exit_;
+  }
+  uint64_t ring = ring_drops_of_dead_threads_;
+  {
+    std::lock_guard<std::mutex> g(registry_mu_);
+    for (const ThreadBuffer* b : buffers_) ring += b->ring.dropped();
+  }
+  if (ring != 0) drops["buffer_budget"] += ring;
+  if (sink_ && sink_->unstored() != 0) drops["storage"] += sink_->unstored();
+  uint64_t total = 0;
+  std::string parts;
+  for (const auto& kv : drops) {
+    if (kv.second == 0) continue;
+    total += kv.second;
+    parts += (parts.empty() ? "" : ", ") + kv.first + " " + std::to_string(kv.second);
+  }
+  if (total == 0 && open_at_exit == 0) return;
+  std::string line = "rocprof: " + info_.path + ":";
+  if (total != 0) line += " " + std::to_string(total) + " records dropped (" + parts + ")";
+  if (total != 0 && open_at_exit != 0) line += ";";
+  if (open_at_exit != 0)
+    line += " " + std::to_string(open_at_exit) + (open_at_exit == 1 ? " range was" : " ranges were") +
+            " still open at exit (closed at the exit time, marked open_at_exit)";
+  std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 bool Collector::ensure_open() {
@@ -196,12 +242,13 @@ std::size_t Collector::drain_once(bool commit_now) {
   std::vector<ThreadBuffer*> finished;
   for (ThreadBuffer* b : snapshot) {
     const bool exited = b->exited.load(std::memory_order_acquire);  // before draining
-    b->ring.drain([&](const Record& r) { batch_.push_back(r); });
+    const std::size_t room = kDrainSlice > batch_.size() ? kDrainSlice - batch_.size() : 0;
+    const std::size_t got = b->ring.drain([&](const Record& r) { batch_.push_back(r); }, room);
     if (!b->announced) {
       threads.push_back(ThreadInfo{b->tid, b->start, 0, {}});
       b->announced = true;
     }
-    if (exited) {
+    if (exited && got < room) {  // all of an exited thread's records are out: free it
       threads.push_back(ThreadInfo{b->tid, b->start, b->end.load(), {}});
       finished.push_back(b);
     }
@@ -210,6 +257,8 @@ std::size_t Collector::drain_once(bool commit_now) {
   {
     std::lock_guard<std::mutex> g(info_mu_);
     infos.swap(pending_info_);
+    batch_.insert(batch_.end(), closed_at_exit_.begin(), closed_at_exit_.end());
+    closed_at_exit_.clear();
   }
   new_strings_.clear();
   const uint32_t first = strings_.take_new(new_strings_);
@@ -227,12 +276,19 @@ std::size_t Collector::drain_once(bool commit_now) {
       uint64_t total = ring_drops;
       {
         std::lock_guard<std::mutex> g(info_mu_);
+        if (open_at_exit_ != 0)
+          sink_->write_info(MetadataInfo{"rocprof.ranges_open_at_exit", std::to_string(open_at_exit_)});
         for (const auto& kv : extra_drops_) {
           sink_->write_info(MetadataInfo{"rocprof.dropped_records." + kv.first, std::to_string(kv.second)});
           total += kv.second;
         }
       }
-      sink_->write_info(MetadataInfo{"rocprof.dropped_records.ring", std::to_string(ring_drops)});
+      if (const uint64_t unstored = sink_->unstored()) {
+        sink_->write_info(MetadataInfo{"rocprof.dropped_records.storage", std::to_string(unstored)});
+        total += unstored;
+      }
+      sink_->write_info(MetadataInfo{"rocprof.dropped_records.buffer_budget", std::to_string(ring_drops)});
+      sink_->write_info(MetadataInfo{"rocprof.buffer_peak_bytes", std::to_string(pool_->peak_bytes())});
       sink_->write_info(MetadataInfo{"rocprof.dropped_records", std::to_string(total)});
       sink_->commit();
     }
@@ -252,6 +308,10 @@ std::size_t Collector::drain_once(bool commit_now) {
       delete b;
     }
   }
+  // Producers find a chunk ready when theirs fills; after a burst (a drain that moved less
+  // than a chunk) the memory beyond that reserve goes back to the system.
+  constexpr uint32_t kReserve = 4;
+  pool_->restock(kReserve, /*trim=*/batch_.size() < pool_->records_per_chunk());
   return batch_.size();
 }
 

@@ -26,7 +26,10 @@
 namespace rocprof {
 
 struct CollectorOptions {
-  uint32_t ring_capacity = 1u << 14;  // records per thread (2 MiB)
+  uint32_t ring_capacity = 1u << 14;  // records per chunk of a thread's buffer (2 MiB)
+  // All threads' buffers together grow up to this much in a burst; past it records are
+  // dropped and counted (cause "buffer_budget"). Why 2 GiB: see README "Overflow".
+  uint64_t buffer_budget_bytes = 2ull << 30;
   uint32_t flush_interval_ms = 20;
   uint32_t commit_interval_ms = 250;  // a SIGKILL loses at most ~this much
   bool open_lazily = false;           // fork children: create the file on first data
@@ -51,10 +54,21 @@ class Collector {
   ThreadBuffer* thread_buffer() noexcept;
   void add_info(InfoRow row);
   void add_drops(const std::string& source, uint64_t n);
+  // Session end: a range still open (a push never popped, a start never stopped), closed at
+  // the end time by its producer module and flagged kFlagOpenAtExit. Stored with the last
+  // drain and counted (rocprof.ranges_open_at_exit); not a lost record.
+  void add_closed_at_exit(const Record& r);
+  // Every live thread's buffer, under the registry lock (session end, tests).
+  template <class Fn>
+  void for_each_buffer(Fn&& fn) {
+    std::lock_guard<std::mutex> g(registry_mu_);
+    for (ThreadBuffer* b : buffers_) fn(*b);
+  }
   // Wakes the drain thread and waits until everything emitted before the call is committed.
   void flush();
 
   uint64_t dropped_total() const;
+  const ChunkPool& pool() const { return *pool_; }
   uint64_t records_written() const { return records_written_.load(); }
   const SessionInfo& info() const { return info_; }
   StringTable& strings() { return strings_; }
@@ -70,9 +84,14 @@ class Collector {
   // Ended sessions' buffers are kept until the next session starts (an empty list frees them).
   static void retire(std::vector<ThreadBuffer*> buffers);
   void run();
-  std::size_t drain_once(bool commit_now);  // returns the records moved
+  // Returns the records moved: at most kDrainSlice, so a burst's backlog is written in
+  // slices (a bounded batch) while producers go on filling their chunks.
+  static constexpr std::size_t kDrainSlice = 1u << 16;
+  std::size_t drain_once(bool commit_now);
   bool ensure_open();
+  void report_at_exit();
 
+  std::shared_ptr<ChunkPool> pool_;
   std::unique_ptr<Sink> sink_;
   SessionInfo info_;
   StringTable& strings_;
@@ -85,6 +104,8 @@ class Collector {
   mutable std::mutex info_mu_;
   std::vector<InfoRow> pending_info_;
   std::map<std::string, uint64_t> extra_drops_;  // guarded by info_mu_
+  std::vector<Record> closed_at_exit_;           // guarded by info_mu_
+  uint64_t open_at_exit_ = 0;                    // guarded by info_mu_
 
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;

@@ -1,21 +1,23 @@
-// The per-thread state a producer touches: its ring and its ROCTx push/pop stack.
+// The per-thread state a producer touches: its record chain and its ROCTx push/pop stack.
 // Owned by the Collector; a thread finds its own through a thread-local pointer that is
 // re-validated against the session generation, so a new session or fork() starts clean.
 #pragma once
 #include <atomic>
 #include <cstdint>
 
-#include "ring.hpp"
+#include <memory>
+
+#include "chunk_pool.hpp"
 
 namespace rocprof {
 
 struct ThreadBuffer {
   static constexpr uint32_t kMaxDepth = 256;
 
-  explicit ThreadBuffer(uint32_t capacity, uint32_t tid_, uint64_t start_ns)
-      : ring(capacity), tid(tid_), start(start_ns) {}
+  ThreadBuffer(std::shared_ptr<ChunkPool> pool, uint32_t tid_, uint64_t start_ns)
+      : ring(std::move(pool)), tid(tid_), start(start_ns) {}
 
-  Ring ring;
+  ChunkChain ring;  // grows by chunks up to the session's budget (named as the ring it replaced)
   const uint32_t tid;
   const uint64_t start;
   std::atomic<bool> exited{false};

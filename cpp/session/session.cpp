@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "capture/markers/markers.hpp"
 #include "rocprof/clock.hpp"
 #include "rocprof/version.hpp"
 #include "storage/rocpd_sink.hpp"
+#include "signals.hpp"
 #include "system_info.hpp"
 
 namespace rocprof::session {
@@ -71,6 +73,7 @@ void stop_locked() {
   for (const Backend& b : backends_())
     if (b.on_stop) b.on_stop(*c);
   g_current.store(nullptr, std::memory_order_release);
+  markers::close_open_ranges(*c, now_ns());
   c->stop();
   // `c` is not deleted: a producer may still hold the pointer it loaded before the store.
 }
@@ -107,6 +110,7 @@ void after_fork_child() {
 void at_exit() {
   // Programs that never call stop (C programs using libroctx64, or a Python interpreter
   // shutting down with a session open) still leave a complete database.
+  signals::Deferred defer;
   std::lock_guard<std::mutex> g(control_());
   stop_locked();
 }
@@ -156,6 +160,7 @@ std::string resolve_path(const std::string& tmpl, bool fork_child) {
 }
 
 bool start(const Config& config, std::string* error) {
+  signals::Deferred defer;  // before the lock: released after it
   std::lock_guard<std::mutex> g(control_());
   if (g_current.load() != nullptr) {
     if (error) *error = "a profiling session is already running in this process";
@@ -164,6 +169,7 @@ bool start(const Config& config, std::string* error) {
   if (!g_handlers_installed) {
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     std::atexit(at_exit);
+    signals::install();
     g_handlers_installed = true;
   }
   delete g_config;
@@ -172,6 +178,7 @@ bool start(const Config& config, std::string* error) {
 }
 
 void stop() {
+  signals::Deferred defer;
   std::lock_guard<std::mutex> g(control_());
   stop_locked();
 }

@@ -1,7 +1,9 @@
 #include "rocpd_sink.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <type_traits>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,7 +43,13 @@ RocpdSink::~RocpdSink() {
 
 bool RocpdSink::exec(const std::string& sql, std::string* error) {
   char* msg = nullptr;
-  if (api_->exec(db_, sql.c_str(), nullptr, nullptr, &msg) != sql::kOk) {
+  const int rc = api_->exec(db_, sql.c_str(), nullptr, nullptr, &msg);
+  if (rc != sql::kOk && in_txn_ && error == nullptr && storage_error(rc)) {
+    if (msg) api_->free(msg);
+    fail_storage(rc);
+    return false;
+  }
+  if (rc != sql::kOk) {
     std::string text = msg ? msg : "unknown SQLite error";
     if (msg) api_->free(msg);
     if (error) *error = text;
@@ -64,7 +72,12 @@ sql::sqlite3_stmt* RocpdSink::prepare(const std::string& text) {
 void RocpdSink::run(sql::sqlite3_stmt* s) {
   if (s == nullptr) return;
   const int rc = api_->step(s);
-  if (rc != sql::kDone && rc != sql::kRow && !failed_) {
+  if (rc != sql::kDone && rc != sql::kRow && in_txn_ && storage_error(rc)) {
+    api_->reset(s);
+    fail_storage(rc);
+    return;
+  }
+  if (rc != sql::kDone && rc != sql::kRow && !failed_ && !quiet_) {
     std::fprintf(stderr, "rocprof: SQLite insert failed: %s\n", api_->errmsg(db_));
   }
   api_->reset(s);
@@ -158,6 +171,7 @@ bool RocpdSink::open(const SessionInfo& info, std::string* error) {
   write_base_rows(info);
   if (!exec("COMMIT; BEGIN;", error)) return false;
   in_txn_ = true;
+  reserve_space();
   return true;
 }
 
@@ -218,7 +232,7 @@ void RocpdSink::write_metadata(const std::string& tag, const std::string& value)
 }
 
 void RocpdSink::write_strings(uint32_t first_id, const std::vector<std::string>& strings) {
-  if (db_ == nullptr) return;
+  if (db_ == nullptr || !failure_.empty()) return;
   if (strings_.size() < first_id - 1) strings_.resize(first_id - 1);
   strings_.resize(first_id - 1);
   uint32_t id = first_id;
@@ -232,6 +246,18 @@ void RocpdSink::write_strings(uint32_t first_id, const std::vector<std::string>&
 
 void RocpdSink::write_info(const InfoRow& row) {
   if (db_ == nullptr) return;
+  if (!failure_.empty()) {
+    // Drop counts must reach the database even now: kept for one last try at close.
+    if (const auto* m = std::get_if<MetadataInfo>(&row)) {
+      for (auto& kv : late_metadata_)
+        if (kv.first == m->tag) {
+          kv.second = m->value;
+          return;
+        }
+      late_metadata_.emplace_back(m->tag, m->value);
+    }
+    return;
+  }
   std::visit(
       [&](const auto& v) {
         using T = std::decay_t<decltype(v)>;
@@ -392,7 +418,20 @@ int64_t RocpdSink::track_for(uint32_t tid, uint32_t category_id) {
 
 void RocpdSink::write_records(const Record* records, std::size_t n) {
   if (db_ == nullptr) return;
-  for (std::size_t i = 0; i < n; ++i) write_record(records[i]);
+  if (!failure_.empty()) {
+    unstored_.fetch_add(n, std::memory_order_relaxed);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (failure_.empty()) write_record(records[i]);
+    if (!failure_.empty()) {  // this record and the rest of the batch
+      unstored_.fetch_add(n - i, std::memory_order_relaxed);
+      return;
+    }
+    // Bounded transactions: a burst drained in one go must not become one transaction that
+    // a nearly full disk can never take (and that a write error would take back whole).
+    if (++txn_records_ >= kMaxTxnRecords) commit();
+  }
 }
 
 void RocpdSink::write_record(const Record& r) {
@@ -410,6 +449,14 @@ void RocpdSink::write_record(const Record& r) {
         // ROCTx convention: the message travels in the event's extdata. Built once per
         // distinct message: ranges repeat their names, and this is the writer's hottest row.
         extdata = &message_json(r.name_id);
+      }
+      if (r.flags & kFlagOpenAtExit) {
+        // Its end is the session's end, not the program's: say so where a reader looks.
+        scratch_ = *extdata;
+        scratch_.pop_back();
+        if (scratch_.size() > 1) scratch_.push_back(',');
+        scratch_.append("\"open_at_exit\":true}");
+        extdata = &scratch_;
       }
       const int64_t ev = insert_event(r, *extdata);
       auto* s = stmts_[kRegion];
@@ -523,12 +570,16 @@ void RocpdSink::write_record(const Record& r) {
 }
 
 void RocpdSink::commit() {
-  if (db_ == nullptr) return;
-  exec("COMMIT; BEGIN;");
+  if (db_ == nullptr || !failure_.empty()) return;
+  if (exec("COMMIT; BEGIN;")) txn_records_ = 0;
 }
 
 void RocpdSink::close(uint64_t end_ns) {
   if (db_ == nullptr) return;
+  if (!failure_.empty()) {
+    close_failed(end_ns);
+    return;
+  }
   if (end_ns != 0) {
     auto* s = prepare("UPDATE \"rocpd_info_process{S}\" SET fini = ?, \"end\" = ? WHERE pid = ?");
     bind(s, 1, static_cast<int64_t>(end_ns));
@@ -542,15 +593,116 @@ void RocpdSink::close(uint64_t end_ns) {
     api_->finalize(s);
   }
   exec("COMMIT;");
+  if (!failure_.empty()) {  // the last commit met a full disk
+    close_failed(end_ns);
+    return;
+  }
   for (auto*& s : stmts_) {
     if (s) api_->finalize(s);
     s = nullptr;
   }
   // Fold the WAL back in and leave a single self-contained file that read-only readers
   // (and copies of just the .db) can open.
+  in_txn_ = false;
   exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
   api_->close_v2(db_);
   db_ = nullptr;
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
+  reserve_fd_ = -1;
+}
+
+// ---- storage failures ----------------------------------------------------------------
+// A full disk used to produce one "insert failed" line per row, strings lost while their
+// rows went in, "(unknown)" names and a summary saying nothing was dropped. Now the first
+// write error of the output stops all inserting: the open transaction is rolled back (what
+// was committed stays valid), every record from it on is counted as unstored, one line says
+// so at once, and the drop counts are written at close into the room the reserve gave back.
+
+bool RocpdSink::storage_error(int rc) {
+  switch (rc & 0xff) {
+    case 8:   // SQLITE_READONLY (a read-only remount)
+    case 10:  // SQLITE_IOERR
+    case 11:  // SQLITE_CORRUPT
+    case 13:  // SQLITE_FULL
+    case 14:  // SQLITE_CANTOPEN
+      return true;
+    default:
+      return false;
+  }
+}
+
+void RocpdSink::fail_storage(int rc) {
+  const int code = rc & 0xff;
+  failure_ = code == 13 ? "disk full" : code == 8 ? "read-only" : "I/O error";
+  const std::string why = api_->errmsg(db_);
+  unstored_.fetch_add(txn_records_, std::memory_order_relaxed);
+  txn_records_ = 0;
+  in_txn_ = false;
+  quiet_ = true;
+  api_->exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
+  reserve_fd_ = -1;
+  std::fprintf(stderr,
+               "rocprof: cannot write %s: %s (%s): recording to it stops here; what was committed "
+               "is kept, every record from now on is counted as dropped\n",
+               info_.path.c_str(), failure_.c_str(), why.c_str());
+  // Said in the database too while the reserve's room lasts (a SIGKILL may follow).
+  write_metadata("rocprof.storage_error", failure_ + ": " + why);
+}
+
+void RocpdSink::close_failed(uint64_t end_ns) {
+  quiet_ = true;
+  in_txn_ = false;
+  api_->exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+  bool ok = api_->exec(db_, "BEGIN;", nullptr, nullptr, nullptr) == sql::kOk;
+  if (ok) {
+    write_metadata("rocprof.storage_error", failure_);
+    for (const auto& kv : late_metadata_) write_metadata(kv.first, kv.second);
+    if (end_ns != 0) {
+      auto* s = prepare("UPDATE \"rocpd_info_process{S}\" SET fini = ?, \"end\" = ? WHERE pid = ?");
+      bind(s, 1, static_cast<int64_t>(end_ns));
+      bind(s, 2, static_cast<int64_t>(end_ns));
+      bind(s, 3, info_.pid);
+      run(s);
+      api_->finalize(s);
+    }
+    ok = api_->exec(db_, "COMMIT;", nullptr, nullptr, nullptr) == sql::kOk;
+    if (!ok) api_->exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+  }
+  if (!ok)
+    std::fprintf(stderr, "rocprof: %s: the drop counts could not be stored either (%s)\n",
+                 info_.path.c_str(), failure_.c_str());
+  for (auto*& s : stmts_) {
+    if (s) api_->finalize(s);
+    s = nullptr;
+  }
+  // May fail for want of room: the .db and its -wal then stay a valid pair.
+  api_->exec(db_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", nullptr, nullptr,
+             nullptr);
+  api_->close_v2(db_);
+  db_ = nullptr;
+}
+
+// Room held back on the database's own filesystem (an unlinked file, so nothing is left
+// behind whatever way the process ends) and given back when the disk fills: enough for the
+// rollback, the failure and drop-count rows and the process's end time.
+void RocpdSink::reserve_space() {
+  constexpr off_t kReserve = 256 * 1024;
+  std::string dir = info_.path;
+  const auto slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    std::string tmpl = dir + "/.rocprof-reserve-XXXXXX";
+    fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+    if (fd >= 0) ::unlink(tmpl.c_str());
+  }
+  if (fd < 0) return;
+  if (::posix_fallocate(fd, 0, kReserve) != 0) {
+    ::close(fd);
+    return;
+  }
+  reserve_fd_ = fd;
 }
 
 }  // namespace rocprof

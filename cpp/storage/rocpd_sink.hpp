@@ -2,6 +2,7 @@
 // embedded at build time). WAL journal + a commit every few hundred ms: a killed process
 // leaves a database that opens and holds everything but the last moment.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -24,6 +25,10 @@ class RocpdSink final : public Sink {
   void commit() override;
   void close(uint64_t end_ns) override;
 
+  uint64_t unstored() const override { return unstored_.load(std::memory_order_relaxed); }
+  // Why the output stopped ("" while it works): "disk full", "I/O error", "read-only".
+  const std::string& storage_failure() const { return failure_; }
+
   const std::string& suffix() const { return suffix_; }
 
  private:
@@ -42,12 +47,19 @@ class RocpdSink final : public Sink {
     if (id == 0) api_->bind_null(s, i); else api_->bind_int64(s, i, id);
   }
   void run(sql::sqlite3_stmt* s);
+  // A write error of the output itself (not of one statement): see rocpd_sink_failure.cpp.
+  bool storage_error(int rc);
+  void fail_storage(int rc);
+  void close_failed(uint64_t end_ns);
+  void reserve_space();
   int64_t insert_event(const Record& r, const std::string& extdata);
   const std::string& message_json(uint32_t name_id);
   int64_t track_for(uint32_t tid, uint32_t category_id);
   void write_record(const Record& r);
   void write_metadata(const std::string& tag, const std::string& value);
   void write_base_rows(const SessionInfo& info);
+
+  static constexpr uint64_t kMaxTxnRecords = 4096;
 
   const sql::Api* api_ = nullptr;
   sql::sqlite3* db_ = nullptr;
@@ -61,6 +73,13 @@ class RocpdSink final : public Sink {
   std::string scratch_;
   bool in_txn_ = false;
   bool failed_ = false;
+  bool quiet_ = false;  // no per-row error lines once the output has failed
+  // After a storage failure nothing more is inserted; what was committed stays valid.
+  std::string failure_;
+  uint64_t txn_records_ = 0;              // records in the open transaction
+  std::atomic<uint64_t> unstored_{0};
+  std::vector<std::pair<std::string, std::string>> late_metadata_;  // written at close
+  int reserve_fd_ = -1;                   // space given back to the disk when it is full
 };
 
 // "_" + guid with '-' replaced by '_' (rocpd-schema.md).

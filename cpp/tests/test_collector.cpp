@@ -2,6 +2,7 @@
 // before the records that use them, exited threads' buffers reclaimed, drops counted.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -62,7 +63,8 @@ TEST(Collector, FullRingCountsDropsInMetadata) {
   MemorySink* mem = sink.get();
   CollectorOptions opts;
   opts.ring_capacity = 16;
-  opts.flush_interval_ms = 1000;  // the drain thread sleeps: the ring must overflow
+  opts.buffer_budget_bytes = 1;   // no chunk beyond each thread's first
+  opts.flush_interval_ms = 1000;  // the drain thread sleeps: the buffer must overflow
   Collector c(std::move(sink), SessionInfo{}, strings, opts);
   std::string error;
   ASSERT_TRUE(c.start(&error));
@@ -89,4 +91,62 @@ TEST(Collector, NullSinkCountsRecords) {
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(c.emit(region(0, i)));
   c.stop();
   EXPECT_EQ(null->count, 1000u);
+}
+
+// Issue 12 (1): a burst far larger than one chunk, with the drain thread asleep, is kept
+// whole within the budget; past the budget the drops are counted under their cause.
+TEST(Collector, BurstGrowsBufferInsteadOfDropping) {
+  StringTable strings;
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  CollectorOptions opts;
+  opts.ring_capacity = 1024;
+  opts.flush_interval_ms = 1000;
+  Collector c(std::move(sink), SessionInfo{}, strings, opts);
+  std::string error;
+  ASSERT_TRUE(c.start(&error));
+  constexpr int kN = 100000;  // ~98 chunks
+  for (int i = 0; i < kN; ++i) ASSERT_TRUE(c.emit(region(0, i))) << i;
+  EXPECT_EQ(c.dropped_total(), 0u);
+  EXPECT_GE(c.pool().peak_bytes(), kN * sizeof(Record));
+  c.stop();
+  ASSERT_EQ(mem->records.size(), static_cast<size_t>(kN));
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(mem->records[i].start, static_cast<uint64_t>(i));
+}
+
+TEST(Collector, DropsOnlyPastTheBudgetAndNamesTheCause) {
+  StringTable strings;
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  CollectorOptions opts;
+  opts.ring_capacity = 1024;
+  opts.flush_interval_ms = 1000;
+  ChunkPool probe(1024, 0);
+  opts.buffer_budget_bytes = 4 * probe.chunk_bytes();  // the first chunk and 3 more
+  Collector c(std::move(sink), SessionInfo{}, strings, opts);
+  std::string error;
+  ASSERT_TRUE(c.start(&error));
+  int accepted = 0;
+  for (int i = 0; i < 10000; ++i) accepted += c.emit(region(0, i));
+  EXPECT_EQ(accepted, 4 * 1024);
+  EXPECT_EQ(c.dropped_total(), 10000u - 4 * 1024);
+  c.stop();
+  std::map<std::string, std::string> meta;
+  for (const InfoRow& row : mem->infos)
+    if (auto* m = std::get_if<MetadataInfo>(&row)) meta[m->tag] = m->value;
+  EXPECT_EQ(meta["rocprof.dropped_records.buffer_budget"], std::to_string(10000 - 4 * 1024));
+  EXPECT_EQ(meta["rocprof.dropped_records"], std::to_string(10000 - 4 * 1024));
+}
+
+TEST(ChunkPool, TrimGivesMemoryBackAndChunksAreReused) {
+  ChunkPool pool(1024, 64 * 1024 * 1024);
+  std::vector<Chunk*> taken;
+  for (int i = 0; i < 10; ++i) taken.push_back(pool.take());
+  for (Chunk* ch : taken) pool.give(ch);
+  EXPECT_EQ(pool.resident_bytes(), 10 * pool.chunk_bytes());
+  pool.restock(2, /*trim=*/true);
+  EXPECT_LT(pool.resident_bytes(), 3 * pool.chunk_bytes());
+  pool.restock(6, /*trim=*/false);  // the trimmed chunks come back first
+  EXPECT_GE(pool.resident_bytes(), 6 * (pool.chunk_bytes() - 4096));
+  EXPECT_EQ(pool.peak_bytes(), 10 * pool.chunk_bytes());
 }

@@ -30,7 +30,8 @@ class Options:
     stats: bool = False
     summary: bool = False
     commit_ms: int = 250
-    ring_capacity: int = 1 << 14
+    ring_capacity: int = 1 << 14      # records per buffer chunk (2 MiB)
+    buffer_budget_mb: int = 2048       # all threads' record buffers together; README "Overflow"
     follow_fork: bool = True
     follow_children: bool = True       # Python children (subprocess, torchrun, spawn)
     default_gpu: bool = False          # GPU tracing on by default, not asked for: no notes

@@ -36,8 +36,13 @@ class Session:
             setattr(self.options, key, value)
         self.path: str | None = None
         self.notes: list[str] = []
+        self._pid: int | None = None
+        self.joined = False  # started inside a running session: a range of it (see _join)
+        self._range_open = False
 
     def start(self) -> str:
+        if _core.active():
+            return self._join()
         template = paths.database_template(self.options.output_dir, self.options.output_file)
         paths.prepare_directory(template)
         backend_options: dict[str, str] = {}
@@ -48,15 +53,42 @@ class Session:
             metadata={"rocprof.python": sys.version.split()[0],
                       "rocprof.rank": paths.rank()},
             ring_capacity=self.options.ring_capacity,
+            buffer_budget_mb=self.options.buffer_budget_mb,
             commit_ms=self.options.commit_ms,
             follow_fork=self.options.follow_fork,
             backend_options=backend_options,
         )
+        self._pid = os.getpid()
         os._exit = _exit_with_flush
         return self.path
 
+    @property
+    def forked(self) -> bool:
+        """True in a fork() child of the process that started this session: the native core
+        records the child into a database of its own (see path)."""
+        return self._pid is not None and os.getpid() != self._pid
+
+    def _join(self) -> str:
+        """A session already runs (the script is under `rocprof run`, or profile() nests):
+        this one becomes a ROCTx range of it, named after its output file or "rocprof.profile",
+        instead of failing. Its options cannot change what the running session records."""
+        self.joined = self._range_open = True
+        self.path = _core.path()
+        self._range_name = self.options.output_file or "rocprof.profile"
+        _core.push(self._range_name)
+        self.notes = [f"rocprof.profile() joined the running session ({self.path}) as the range "
+                      f"{self._range_name!r}; its own options are not applied"]
+        return self.path
+
     def stop(self) -> None:
+        if self.joined:
+            if self._range_open and _core.active():
+                _core.pop()
+            self._range_open = False
+            return
         if _core.active():
+            if self.forked:
+                self.path = _core.path()  # the child's own database, not the parent's
             _core.stop_session()
         os._exit = _real_os_exit
 

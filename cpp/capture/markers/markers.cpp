@@ -137,6 +137,35 @@ void stop(uint64_t range_id) noexcept {
   if (Collector* c = session::current()) emit_region(*c, name_id, start_ns, end, start_tid, kFlagNone);
 }
 
+void close_open_ranges(Collector& c, uint64_t end_ns) noexcept {
+  // Not the thread-local cache: this may run from an exit handler, after thread-local
+  // destructors.
+  const uint32_t category = session::strings().intern(kCategory);
+  auto closed = [&](uint32_t name_id, uint64_t start_ns, uint32_t tid_) {
+    Record r{};
+    r.kind = RecordKind::kRegion;
+    r.flags = kFlagMessage | kFlagOpenAtExit;
+    r.tid = tid_;
+    r.start = start_ns;
+    r.end = end_ns > start_ns ? end_ns : start_ns;
+    r.category_id = category;
+    r.name_id = name_id;
+    c.add_closed_at_exit(r);
+  };
+  // Outermost first, as they were opened. A pause at push time means the range would not
+  // have been recorded at its pop either.
+  c.for_each_buffer([&](ThreadBuffer& b) {
+    const uint32_t depth = b.depth < ThreadBuffer::kMaxDepth ? b.depth : ThreadBuffer::kMaxDepth;
+    for (uint32_t d = 0; d < depth; ++d)
+      if (!b.paused_at_start[d]) closed(b.names[d], b.starts[d], b.tid);
+    b.depth = 0;
+  });
+  for (OpenRange& slot : g_open) {
+    const uint64_t id = slot.id.exchange(0, std::memory_order_acq_rel);
+    if (id != 0) closed(slot.name_id, slot.start, slot.tid);
+  }
+}
+
 void pause() noexcept { session::g_paused.store(true, std::memory_order_relaxed); }
 void resume() noexcept { session::g_paused.store(false, std::memory_order_relaxed); }
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+namespace rocprof { class Collector; }
+
 namespace rocprof::markers {
 
 inline constexpr const char* kCategory = "MARKER_CORE_API";
@@ -26,5 +28,9 @@ uint32_t intern(std::string_view s) noexcept;
 // Innermost open push range of the calling thread (0: none): GPU work launched here is
 // attributed to it (rocpd region_name_id).
 uint32_t current_range_name_id() noexcept;
+// Session end (after producers can no longer reach `c`): every push range of every thread
+// and every start range still open becomes a record ending at `end_ns`, flagged
+// kFlagOpenAtExit, so an unfinished range is stored and counted instead of vanishing.
+void close_open_ranges(Collector& c, uint64_t end_ns) noexcept;
 
 }  // namespace rocprof::markers

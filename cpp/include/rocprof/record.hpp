@@ -29,6 +29,7 @@ enum RecordFlags : uint16_t {
   kFlagMemset = 1u << 0,   // kMemoryCopy used for a memset: dst only, size = bytes set
   kFlagInstant = 1u << 1,  // kRegion with start == end (roctxMark)
   kFlagMessage = 1u << 2,  // kRegion whose name is a ROCTx message: extdata {"message": name}
+  kFlagOpenAtExit = 1u << 3,  // kRegion still open when the session ended: end = stop time
 };
 
 // Payloads. All integer fields, natural alignment, no padding surprises (checked below).

@@ -53,6 +53,9 @@ def add_parser(p) -> None:
                     help="call-stack sampling at HZ (default 1000)")
     sm.add_argument("--sampling-mode", choices=("cpu", "wall"), default="cpu")
     sm.add_argument("--native-stacks", action="store_true", help="merge native frames into stacks")
+    out.add_argument("--buffer-budget", type=int, default=2048, metavar="MiB",
+                     help="memory the record buffers may grow to in a burst (default 2048); "
+                          "past it records are dropped, counted and reported at exit")
     p.add_argument("--no-follow-children", dest="follow_children", action="store_false",
                    help="do not profile Python child processes (subprocess, torchrun ranks); "
                         "fork() children are always followed")
@@ -64,7 +67,7 @@ def add_parser(p) -> None:
 
 # Options of `run` that take a value: needed to find where the target's own argv begins.
 _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-regex",
-           "--kernel-exclude-regex", "--sampling-mode"}
+           "--kernel-exclude-regex", "--sampling-mode", "--buffer-budget"}
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -95,7 +98,8 @@ def options_from(args) -> Options:
                 kernel_exclude_regex=args.kernel_exclude_regex,
                 truncate_kernels=args.truncate_kernels, mangled_kernels=args.mangled_kernels,
                 sample=args.sample, sampling_mode=args.sampling_mode,
-                native_stacks=args.native_stacks, follow_children=args.follow_children)
+                native_stacks=args.native_stacks, follow_children=args.follow_children,
+                buffer_budget_mb=args.buffer_budget)
     o.kernel_trace = args.kernel_trace
     o.memory_copy_trace = args.memory_copy_trace
     o.memory_allocation_trace = args.memory_allocation_trace

@@ -76,14 +76,15 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
 def _report(session: Session, options: Options) -> None:
     path = session.path
     if path and os.path.exists(path):
-        report_databases([path], options)
+        # A fork child leaving through here names its own database; reports are the parent's.
+        report_databases([path], options, reports=not session.forked)
 
 
-def report_databases(databases: list[str], options: Options) -> None:
+def report_databases(databases: list[str], options: Options, reports: bool = True) -> None:
     """Say where the results are; --stats and -S per database."""
     for path in databases:
         print(f"rocprof: results written to {path}", file=sys.stderr)
-    if not (options.stats or options.summary):
+    if not (options.stats or options.summary) or not reports:
         return
     try:
         from rocpd import stats

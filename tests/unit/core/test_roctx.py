@@ -139,8 +139,14 @@ def test_wrong_argument_types_raise_clearly():
 
 
 def test_second_session_refused_while_one_runs(session, tmp_path):
+    # The native core runs one session per process; rocprof.profile() nested in a running one
+    # joins it as a range instead (issue 12, tests/integration/test_nested_profile.py).
     with pytest.raises(RuntimeError, match="already running"):
-        rocprof.profile(output_dir=str(tmp_path / "b")).start()
+        rocprof._core.start_session(str(tmp_path / "b" / "x_results.db"))
+    inner = rocprof.profile(output_dir=str(tmp_path / "b"), output_file="inner")
+    assert inner.start() == session.path and inner.joined
+    inner.stop()
+    assert not (tmp_path / "b").exists()
 
 
 def test_second_session_in_one_process_has_every_name(tmp_path):

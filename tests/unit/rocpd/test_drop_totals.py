@@ -1,0 +1,34 @@
+"""Issue 12 (6): the drop total is the writer's total row, not that row plus its breakdown
+(a run that lost 40 records was summarised as "80 LOST")."""
+
+from rocpd import connect, stats
+from rocpd.testing import DatabaseBuilder
+
+
+def _db(path, **metadata):
+    with DatabaseBuilder(path, pid=1) as b:
+        b.marker("m", 1, 2)
+        for tag, value in metadata.items():
+            b.metadata(tag, value)
+    return str(path)
+
+
+def test_total_row_and_breakdown_are_not_added(tmp_path):
+    db = _db(tmp_path / "a.db", **{"rocprof.dropped_records": 40, "rocprof.dropped_records.ring": 30,
+                                   "rocprof.dropped_records.storage": 10})
+    text = stats.format_summary(db)
+    assert "Dropped records: 40 LOST" in text, text
+    with connect(db) as c:
+        assert c.dropped_total() == 40
+
+
+def test_breakdown_alone_is_summed_and_parts_add_up(tmp_path):
+    a = _db(tmp_path / "a.db", **{"rocprof.dropped_records.ring": 3, "rocprof.dropped_records.x": 4})
+    b = _db(tmp_path / "b.db", **{"rocprof.dropped_records": 5, "rocprof.dropped_records.ring": 5})
+    with connect(a, b) as c:
+        assert c.dropped_total() == 12
+
+
+def test_zero_is_none(tmp_path):
+    db = _db(tmp_path / "a.db", **{"rocprof.dropped_records": 0, "rocprof.dropped_records.ring": 0})
+    assert "Dropped records: none" in stats.format_summary(db)
