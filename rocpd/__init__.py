@@ -6,14 +6,19 @@ when a function that needs them is called.
 
 from __future__ import annotations
 
+import os
+
 from .errors import RocpdError
 
-__all__ = ["connect", "execute", "read_agents", "read_processes", "read_threads", "RocpdError",
-           "Connection"]
+__all__ = ["connect", "execute", "read_agents", "read_nodes", "read_processes", "read_threads",
+           "write_csv", "write_perfetto", "write_otf2", "format_path", "version_info",
+           "RocpdImportData", "RocpdError", "Connection"]
 
 
 def connect(*paths, progress: bool = False, strict: bool = False):
-    """Open rocpd databases (files, globs, directories) read-only as one :class:`Connection`.
+    """Open rocpd databases read-only as one :class:`Connection`: files, globs, directories, package
+    index files / .rpdb folders (:mod:`rocpd.package`), as arguments or in a list (ROCm's
+    ``rocpd.connect(["a.db", "b.db"])``).
 
     A file that cannot be read (corrupt, not rocpd) among several is left out with a one-line
     warning on stderr and listed in ``Connection.skipped``; ``strict=True`` raises instead.
@@ -24,11 +29,31 @@ def connect(*paths, progress: bool = False, strict: bool = False):
 
 
 def __getattr__(name):
-    if name == "Connection":
+    if name in ("Connection", "RocpdImportData"):  # ROCm's class name for the same thing
         from .connection import Connection
 
         return Connection
+    if name == "version_info":
+        return _version_info()
     raise AttributeError(name)
+
+
+def _version_info() -> dict:
+    import platform
+
+    try:
+        from rocprof._version import __version__ as v
+    except ImportError:  # rocpd installed on its own
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("rocprof")
+        except PackageNotFoundError:
+            v = "0.0.0"
+    nums = [int(x) if x.isdigit() else 0 for x in (v.split(".") + ["0", "0"])[:3]]
+    return {"version": v, "major": nums[0], "minor": nums[1], "patch": nums[2],
+            "system_name": platform.system(), "system_processor": platform.machine(),
+            "implementation": "rocprof (pure Python rocpd)"}
 
 
 def _conn(db_or_path):
@@ -41,13 +66,65 @@ def execute(db, sql: str, params=()):
     return _conn(db).execute(sql, params)
 
 
-def read_agents(db):
-    return _conn(db).agents()
+def _read(db, table: str, condition: str):
+    """ROCm's read_*: every row of rocpd_info_<table>, optionally WHERE ``condition`` (SQL)."""
+    where = f" WHERE {condition}" if condition else ""
+    return _conn(db).read_sql(f"SELECT * FROM rocpd_info_{table}{where}")
 
 
-def read_processes(db):
-    return _conn(db).processes()
+def read_agents(db, condition: str = ""):
+    return _conn(db).agents() if not condition else _read(db, "agent", condition)
 
 
-def read_threads(db):
-    return _conn(db).threads()
+def read_nodes(db, condition: str = ""):
+    return _read(db, "node", condition)
+
+
+def read_processes(db, condition: str = ""):
+    return _conn(db).processes() if not condition else _read(db, "process", condition)
+
+
+def read_threads(db, condition: str = ""):
+    return _conn(db).threads() if not condition else _read(db, "thread", condition)
+
+
+def format_path(path: str, tag: str | None = None) -> str:
+    from .output_config import format_path as fmt
+
+    return fmt(path, tag)
+
+
+def _write(fmt: str, stem: str, ext: str, db, config=None, **kwargs) -> bool:
+    """ROCm's write_*: files named by an output_config (OUTPUT_PATH/OUTPUT_FILE_...)."""
+    import importlib
+
+    from .output_config import output_config
+
+    filters = {k: kwargs.pop(k) for k in list(kwargs)
+               if k in ("start", "end", "start_marker", "end_marker", "inclusive")}
+    cfg = output_config(**kwargs) if config is None else config.update(**kwargs)
+    mod = importlib.import_module(f".export.{fmt}", __name__)
+    conn = _conn(db)
+    if fmt == "csv":  # a prefix: the exporter appends _<kind>_trace.csv
+        prefix = os.path.join(cfg.folder(), format_path(cfg.output_file or "results"))
+        mod.write(conn, prefix, **filters)
+    elif fmt == "otf2":
+        mod.write(conn, cfg.folder(), archive_name=cfg.name(stem), shared=True, **filters)
+    else:
+        mod.write(conn, cfg.filename(stem, ext), **filters)
+    return True
+
+
+def write_csv(db, config=None, **kwargs) -> bool:
+    """rocprofv3's CSV files as OUTPUT_PATH/OUTPUT_FILE_<kind>_trace.csv (and _stats.csv)."""
+    return _write("csv", "", "", db, config, **kwargs)
+
+
+def write_perfetto(db, config=None, **kwargs) -> bool:
+    """A Perfetto trace, OUTPUT_PATH/OUTPUT_FILE_results.pftrace."""
+    return _write("perfetto", "results", ".pftrace", db, config, **kwargs)
+
+
+def write_otf2(db, config=None, **kwargs) -> bool:
+    """An OTF2 archive, OUTPUT_PATH/OUTPUT_FILE_results.otf2."""
+    return _write("otf2", "results", "", db, config, **kwargs)

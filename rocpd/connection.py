@@ -68,12 +68,32 @@ class Source:
         return [(p, t) for p in self.parts if (t := self.table(p, name)) is not None]
 
 
-def expand_paths(paths) -> list[str]:
-    """Files, globs and directories (searched recursively for *.db) -> sorted unique files."""
-    out: list[str] = []
+def _flatten(paths):
+    # ROCm's rocpd.connect takes one list of paths; ours takes paths as arguments: both work.
     for p in paths:
+        if isinstance(p, (list, tuple, set)):
+            yield from _flatten(p)
+        else:
+            yield p
+
+
+def expand_paths(paths) -> list[str]:
+    """Files, globs, directories (searched recursively for *.db), package index files and
+    ``.rpdb`` folders (:mod:`rocpd.package`), also nested in lists -> unique files in order."""
+    from .package import is_index, is_package_dir, read_index
+
+    out: list[str] = []
+    for p in _flatten(paths):
         p = os.fspath(p)
-        if os.path.isdir(p):
+        if is_package_dir(p) or is_index(p):
+            found = read_index(p)
+            if not found:
+                raise RocpdError("package index names no databases", p)
+            missing = [f for f in found if not os.path.isfile(f)]
+            if missing:
+                raise RocpdError(f"package index names a missing database {missing[0]}", p)
+            out.extend(found)
+        elif os.path.isdir(p):
             found = sorted(glob.glob(os.path.join(p, "**", "*.db"), recursive=True))
             if not found:
                 raise RocpdError("directory holds no .db files", p)
@@ -306,6 +326,11 @@ class Connection:
             return conn.execute(sql, params)
         except sqlite3.Error as e:
             raise self._guard.error(e) from None
+
+    def cursor(self):
+        """A cursor over every file's views, as on ROCm's RocpdImportData (a sqlite3.Connection
+        look-alike); read-only like :meth:`execute`."""
+        return self.conn.cursor()
 
     def read_sql(self, sql: str, params=()):
         import pandas as pd

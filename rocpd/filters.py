@@ -27,6 +27,12 @@ class Filter:
     exclude: str | None = None  # kernel-name regex to drop
     pid: int | list[int] | None = None
     rank: int | list[int] | None = None
+    # ROCm's time window (rocpd.time_window): absolute ns or "N%", ROCTx marker messages, overlap.
+    start: str | int | float | None = None
+    end: str | int | float | None = None
+    start_marker: str | None = None
+    end_marker: str | None = None
+    inclusive: bool = True
 
     def __post_init__(self):
         # A bad kernel regex is reported before any file is read, with the capture's wording.
@@ -83,7 +89,8 @@ def rank_of(db) -> dict[str, int | None]:
 
 
 def resolve(db, flt: Filter) -> tuple[str, list]:
-    """SQL condition (over columns start, pid, guid of the queried row) and its parameters."""
+    """SQL condition (over columns start, "end", pid, guid of the queried row) and its parameters;
+    "end" only appears with ROCm's window options."""
     conds, params = [], []
     lo = hi = None
     if flt.window is not None or flt.pct is not None:
@@ -103,6 +110,13 @@ def resolve(db, flt: Filter) -> tuple[str, list]:
     if lo is not None:
         conds.append("start >= ? AND start < ?")
         params += [lo, hi]
+    if any(v is not None for v in (flt.start, flt.end, flt.start_marker, flt.end_marker)):
+        from . import time_window
+
+        w_lo, w_hi = time_window.bounds(db, flt.start, flt.end, flt.start_marker, flt.end_marker)
+        cond, w_params = time_window.condition(w_lo, w_hi, flt.inclusive)
+        conds.append(cond)
+        params += w_params
     pids = _as_list(flt.pid)
     if pids is not None:
         conds.append(f"pid IN ({','.join('?' * len(pids))})")

@@ -69,7 +69,7 @@ def samples(self, **filters):
     import pandas as pd  # noqa: F401
 
     where, params = resolve(self, flt)
-    where = where.replace("start", "timestamp")
+    where = where.replace('"end"', "timestamp").replace("start", "timestamp")
     frames = [
         self_frame for self_frame in (
             _sql_frame(f.conn, f'SELECT * FROM samples WHERE {where} ORDER BY timestamp', params)

@@ -72,3 +72,33 @@ def install(conn: sqlite3.Connection) -> Guard:
     guard = Guard()
     conn.set_authorizer(guard)
     return guard
+
+
+def run_view_script(conn: sqlite3.Connection, guard: Guard, script: str) -> None:
+    """Run ``script`` (statements separated by ';') allowing CREATE/DROP TEMP VIEW besides reads:
+    ROCm's ``rocpd query --script`` defines views this way. TEMP views live in the connection's
+    memory and leave nothing on disk; everything else stays refused."""
+    extra = {sqlite3.SQLITE_CREATE_TEMP_VIEW, sqlite3.SQLITE_DROP_TEMP_VIEW}
+
+    def views_too(action, arg1, arg2, db, trigger):
+        if action in extra:
+            return sqlite3.SQLITE_OK
+        if action in _SCHEMA_ROWS and (arg1 or "").lower() in _SCHEMA_TABLES:
+            return sqlite3.SQLITE_OK
+        return guard(action, arg1, arg2, db, trigger)
+
+    conn.set_authorizer(None)
+    conn.execute("PRAGMA query_only = 0")
+    conn.set_authorizer(views_too)
+    try:
+        for stmt in script.split(";"):
+            if stmt.strip():
+                guard.reset()
+                try:
+                    conn.execute(stmt)
+                except sqlite3.Error as e:
+                    raise guard.error(e) from None
+    finally:
+        conn.set_authorizer(None)
+        conn.execute("PRAGMA query_only = 1")
+        conn.set_authorizer(guard)

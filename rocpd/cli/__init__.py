@@ -11,7 +11,53 @@ import sys
 from .. import progress, regex
 from ..errors import RocpdError
 
-SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "samples", "report")
+SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "package", "samples", "report")
+# ROCm's defaults for -d/--output-path and -o/--output-file (environment first, as ROCm reads them).
+DEFAULT_OUTPUT_PATH = "./rocpd-output-data"
+DEFAULT_OUTPUT_FILE = "out"
+
+
+def add_inputs(p: argparse.ArgumentParser, help: str = "files, globs, directories, package index"
+               " files (index.yaml) or .rpdb folders") -> None:
+    """Databases as positional arguments (ours) and/or after -i/--input (ROCm's)."""
+    p.add_argument("databases", nargs="*", help=help)
+    p.add_argument("-i", "--input", nargs="+", action="extend", default=[], metavar="INPUT",
+                   help="input databases, as ROCm's rocpd takes them (may be combined with the"
+                        " positional ones)")
+
+
+def inputs_of(args) -> list[str]:
+    dbs = [*getattr(args, "databases", []), *getattr(args, "input", [])]
+    if not dbs:
+        raise RocpdError(f"rocpd {args.command}: no database given; name one or more after the"
+                         " subcommand or after -i/--input")
+    return dbs
+
+
+def add_output_naming(p: argparse.ArgumentParser, file_help: str) -> None:
+    """ROCm's output naming: files go to OUTPUT_PATH/OUTPUT_FILE_<name>.<ext>."""
+    p.add_argument("-d", "--output-path", metavar="OUTPUT_PATH",
+                   help=f"folder for the output files (ROCm's naming; default {DEFAULT_OUTPUT_PATH},"
+                        " or $ROCPD_OUTPUT_PATH)")
+    p.add_argument("-o", "--output-file", "--output", dest="output_file", metavar="OUTPUT_FILE",
+                   help=file_help)
+
+
+def rocm_naming(args) -> bool:
+    """Outputs are named ROCm's way (OUTPUT_PATH/OUTPUT_FILE_...) when the command is in ROCm's
+    form: -i/--input or -d/--output-path given, or no -o; positional databases with -o keep ours
+    (-o is the output itself)."""
+    return bool(getattr(args, "input", None) or args.output_path or args.output_file is None)
+
+
+def output_naming(args, default_file: str = DEFAULT_OUTPUT_FILE) -> tuple[str, str]:
+    """(folder, base name) for ROCm's naming, from -d/-o or ROCm's environment and defaults."""
+    import os
+
+    path = args.output_path or os.environ.get("ROCPD_OUTPUT_PATH", DEFAULT_OUTPUT_PATH)
+    name = args.output_file if args.output_file is not None else \
+        os.environ.get("ROCPD_OUTPUT_NAME", default_file)
+    return os.path.expanduser(path), name
 
 
 def add_filter_options(p: argparse.ArgumentParser) -> None:
@@ -26,6 +72,22 @@ def add_filter_options(p: argparse.ArgumentParser) -> None:
                    help="drop kernels whose name matches (POSIX extended regex, as in capture)")
     g.add_argument("--pid", type=int, action="append", help="only this process (repeatable)")
     g.add_argument("--rank", type=int, action="append", help="only this rank (repeatable)")
+    add_time_window_options(p)
+
+
+def add_time_window_options(p: argparse.ArgumentParser) -> None:
+    from ..time_window import parse_inclusive
+
+    g = p.add_argument_group("time window (ROCm's options)")
+    s = g.add_mutually_exclusive_group()
+    s.add_argument("--start", help="window start: percent of the run (e.g. 50%%) or timestamp in ns")
+    s.add_argument("--start-marker", metavar="NAME", help="window starts where ROCTx marker NAME starts")
+    e = g.add_mutually_exclusive_group()
+    e.add_argument("--end", help="window end: percent of the run (e.g. 75%%) or timestamp in ns")
+    e.add_argument("--end-marker", metavar="NAME", help="window ends where ROCTx marker NAME ends")
+    g.add_argument("--inclusive", type=parse_inclusive, metavar="BOOL",
+                   help="True (default): keep records overlapping the window; False: only records"
+                        " wholly inside it")
 
 
 def _kernel_regex(pattern: str) -> str:
@@ -39,7 +101,8 @@ def _kernel_regex(pattern: str) -> str:
 
 def filters_of(args) -> dict:
     out = {}
-    for k in ("window", "pct", "between", "include", "exclude", "pid", "rank"):
+    for k in ("window", "pct", "between", "include", "exclude", "pid", "rank",
+              "start", "end", "start_marker", "end_marker", "inclusive"):
         v = getattr(args, k, None)
         if v is not None:
             out[k] = tuple(v) if k in ("window", "pct", "between") else v

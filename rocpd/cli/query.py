@@ -1,21 +1,47 @@
-"""rocpd query DB... --sql "...": read-only SQL over the rocpd views of every database."""
+"""rocpd query DB... --sql "...": read-only SQL over the rocpd views of every database.
+
+ROCm's form also works: ``rocpd query -i a.db --query "SELECT ..." --format csv [-d PATH -o NAME]
+[--script views.sql] [--start 25% --end 75%]`` prints to the console or writes PATH/NAME.<ext>
+(default rocpd-output-data/out.csv; CSV headers title-cased as ROCm writes them)."""
 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
+import os
 import sys
+
+from . import (
+    add_inputs,
+    add_output_naming,
+    add_time_window_options,
+    inputs_of,
+    output_naming,
+)
+
+FORMATS = ["console", "csv", "json", "markdown", "md", "html"]
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("query", help="run read-only SQL (plain rocpd_* and human-readable views)")
-    p.add_argument("databases", nargs="+")
-    p.add_argument("--sql", required=True, help="one SELECT statement")
-    p.add_argument("--format", default="console", choices=["console", "csv", "json", "markdown"],
-                   help="console and markdown clip long values; csv and json keep them whole")
-    p.add_argument("-o", "--output", help="write here instead of stdout")
+    add_inputs(p)
+    q = p.add_mutually_exclusive_group(required=True)
+    q.add_argument("--sql", help="one SELECT statement")
+    q.add_argument("--query", help="the same, in ROCm's form (files named ROCm's way)")
+    p.add_argument("--script", metavar="FILE",
+                   help="SQL run before the query, e.g. CREATE TEMP VIEW statements")
+    p.add_argument("-f", "--format", default="console", type=str.lower, choices=FORMATS,
+                   help="console and markdown clip long values; csv, json and html keep them whole")
+    add_output_naming(p, "ours (positional databases): write here instead of stdout; ROCm's form:"
+                      " base name of the file (default out)")
+    add_time_window_options(p)
     p.set_defaults(run=run)
+
+
+def _titled(cols):
+    return [str(c).title() for c in cols]
 
 
 def render(cols, rows, fmt: str) -> str:
@@ -27,6 +53,14 @@ def render(cols, rows, fmt: str) -> str:
         return buf.getvalue()
     if fmt == "json":
         return json.dumps([dict(zip(cols, r, strict=True)) for r in rows], indent=1) + "\n"
+    if fmt == "html":
+        cell = lambda v: html.escape("" if v is None else str(v))  # noqa: E731
+        lines = ['<table border="1" class="dataframe">', "<thead><tr>"]
+        lines += [f"<th>{cell(c)}</th>" for c in cols] + ["</tr></thead>", "<tbody>"]
+        lines += ["<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in rows]
+        return "\n".join(lines + ["</tbody>", "</table>"]) + "\n"
+    if fmt == "md":
+        fmt = "markdown"
     from rocpd.stats import clip_name
 
     # Tables for reading are clipped (see rocpd.stats.NAME_WIDTH): one huge value would otherwise
@@ -47,14 +81,37 @@ def render(cols, rows, fmt: str) -> str:
 
 def run(args) -> int:
     import rocpd
+    from rocpd import time_window
 
-    with rocpd.connect(*args.databases) as db:
-        cur = db.execute(args.sql)
+    window = {k: getattr(args, k) for k in ("start", "end", "start_marker", "end_marker")}
+    with rocpd.connect(*inputs_of(args)) as db:
+        time_window.apply_time_window(db, **window, inclusive=args.inclusive is not False)
+        if args.script:
+            from rocpd import readonly
+
+            conn = db.conn
+            with open(args.script) as fh:
+                readonly.run_view_script(conn, db._guard, fh.read())
+        cur = db.execute(args.sql or args.query)
         cols = [d[0] for d in cur.description or []]
-        out = render(cols, cur.fetchall(), args.format)
-    if args.output:
-        with open(args.output, "w", newline="") as fh:
-            fh.write(out)
+        rows = cur.fetchall()
+    # ROCm's form: -i, -d or --query; positional databases with --sql keep ours (stdout or -o).
+    rocm = bool(args.input or args.output_path or args.query)
+    if (rocm and args.format == "console") or (not rocm and not args.output_file):
+        sys.stdout.write(render(cols, rows, args.format))
+        return 0
+    if rocm:
+        folder, name = output_naming(args)
+        ext = {"markdown": "md"}.get(args.format, args.format)
+        path = os.path.join(folder, name if name.endswith(f".{ext}") else f"{name}.{ext}")
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        out = render(_titled(cols) if args.format == "csv" else cols, rows, args.format)
     else:
-        sys.stdout.write(out)
+        path, out = args.output_file, render(cols, rows, args.format)
+    if not rows and rocm:
+        print(f"rocpd: the query returned no rows; nothing written to {path}", file=sys.stderr)
+        return 0
+    with open(path, "w", newline="") as fh:
+        fh.write(out)
+    print(f"wrote {path}")
     return 0

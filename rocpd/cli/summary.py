@@ -1,13 +1,25 @@
-"""rocpd summary DB...: rocprofv3-style statistics per domain, with dropped-record counts."""
+"""rocpd summary DB...: rocprofv3-style statistics per domain, with dropped-record counts.
+
+ROCm's form (any of -i, -f, --domain-summary, --summary-by-rank, --region-categories, -d, -o) gives
+ROCm's tables and files instead (:mod:`rocpd.rocm_summary`), e.g. ``rocpd summary -i a.db b.db
+--summary-by-rank -f csv`` -> rocpd-output-data/out_kernels_summary.csv ..."""
 
 from __future__ import annotations
 
-from . import add_filter_options, filters_of
+from ..rocm_summary import FORMATS
+from . import (
+    add_filter_options,
+    add_inputs,
+    add_output_naming,
+    filters_of,
+    inputs_of,
+    output_naming,
+)
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("summary", help="per-domain statistics (kernels, copies, APIs, ROCTx)")
-    p.add_argument("databases", nargs="+", help="files, globs or directories")
+    add_inputs(p)
     p.add_argument("--top", type=int, help="show only the N longest entries per table")
     p.add_argument("--units", default="ns", choices=["ns", "us", "ms", "s"])
     p.add_argument("--by", choices=["pid", "rank", "host"], help="one table per process/rank/host")
@@ -17,17 +29,41 @@ def add_parser(sub) -> None:
     p.add_argument("--csv", metavar="PREFIX", help="also write PREFIX_<domain>_stats.csv files")
     p.add_argument("--strict", action="store_true",
                    help="fail on an unreadable database instead of skipping it with a warning")
+    g = p.add_argument_group("ROCm's summary options (ROCm's tables and output files)")
+    g.add_argument("-f", "--format", nargs="+", type=str.lower, choices=FORMATS, metavar="FORMAT",
+                   help=f"one or more of {', '.join(FORMATS)} (default console)")
+    g.add_argument("--domain-summary", action="store_true", help="add the per-domain table")
+    g.add_argument("--summary-by-rank", action="store_true",
+                   help="add each table per process (ProcessID, Hostname)")
+    g.add_argument("--region-categories", nargs="+", metavar="CATEGORY",
+                   help="only these region families (HIP HSA MARKERS KERNEL ...); NONE: no regions")
+    add_output_naming(p, "base name of the output files (default out)")
     add_filter_options(p)
     p.set_defaults(run=run)
 
 
+def _rocm_form(args) -> bool:
+    return bool(args.input or args.format or args.domain_summary or args.summary_by_rank
+                or args.region_categories or args.output_path or args.output_file is not None)
+
+
 def run(args) -> int:
     import rocpd
-    from rocpd import stats
+    from rocpd import rocm_summary, stats
     from rocpd.summary import cached
 
     flt = filters_of(args)
-    with rocpd.connect(*args.databases, strict=args.strict) as db, cached():
+    with rocpd.connect(*inputs_of(args), strict=args.strict) as db, cached():
+        if _rocm_form(args):
+            tabs = rocm_summary.tables(db, args.domain_summary, args.summary_by_rank,
+                                       args.region_categories, **flt)
+            folder, name = output_naming(args)
+            formats = list(dict.fromkeys(args.format or ["console"]))
+            for path in rocm_summary.write(tabs, formats, folder, name):
+                print(f"wrote {path}")
+            if "console" in formats:
+                print("\n" + stats.format_drops(db), end="")
+            return 0
         print(stats.format_summary(db, top=args.top, units=args.units, by=args.by,
                                    domains=args.domains, **flt), end="")
         if args.busy:

@@ -74,8 +74,9 @@ def collect(db, **filters):
     return locations, groups
 
 
-def _clear(path: str, archive_name: str, overwrite: bool) -> None:
-    """Remove a previous archive of the same name, and only that: never a directory with other files."""
+def _clear(path: str, archive_name: str, overwrite: bool, shared: bool = False) -> None:
+    """Remove a previous archive of the same name, and only that: never a directory with other
+    files, unless ``shared`` (ROCm's layout: the archive beside other outputs in one folder)."""
     if not os.path.exists(path):
         return
     if not os.path.isdir(path):
@@ -84,18 +85,22 @@ def _clear(path: str, archive_name: str, overwrite: bool) -> None:
     present = set(os.listdir(path))
     if present & ours and not overwrite:
         raise RocpdError("an OTF2 archive is already there", path)
-    if present - ours:
+    if present - ours and not shared:
         raise RocpdError("output directory holds other files; give a new or empty directory", path)
-    for name in present:
+    for name in present & ours:
         full = os.path.join(path, name)
         shutil.rmtree(full) if os.path.isdir(full) else os.unlink(full)
-    os.rmdir(path)
+    if not os.listdir(path):
+        os.rmdir(path)
 
 
-def write(db, path: str, archive_name: str = "traces", overwrite: bool = True, **filters) -> str:
+def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
+          shared: bool = False, **filters) -> str:
+    """Write the OTF2 archive ``archive_name`` into folder ``path`` (which must hold nothing else,
+    unless ``shared``); returns the path of the archive's .otf2 file."""
     otf2 = _otf2()
     locations, groups = collect(db, **filters)
-    _clear(path, archive_name, overwrite)
+    _clear(path, archive_name, overwrite, shared)
     regions: dict[tuple, object] = {}
     with otf2.writer.open(path, archive_name=archive_name, timer_resolution=1_000_000_000) as trace:
         defs = trace.definitions

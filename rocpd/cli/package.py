@@ -1,0 +1,27 @@
+"""rocpd package -i DB... [-d NAME] [--consolidate [--copy]]: ROCm's index.yaml over many databases
+(see :mod:`rocpd.package`); every rocpd command and ``rocpd.connect`` then take the index file or
+the .rpdb folder as one input."""
+
+from __future__ import annotations
+
+from . import add_inputs, inputs_of
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("package", help="write an index.yaml naming many databases (ROCm's .rpdb)")
+    add_inputs(p)
+    p.add_argument("-d", "--output-path", metavar="OUTPUT_PATH",
+                   help="folder of the package (.rpdb is appended); default: the current folder,"
+                        " or rocpd-<date>.rpdb with --consolidate")
+    p.add_argument("-c", "--consolidate", action="store_true",
+                   help="move the databases into the package folder")
+    p.add_argument("--copy", action="store_true", help="with --consolidate: copy instead of move")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from rocpd.package import package
+
+    path = package(inputs_of(args), args.output_path, consolidate=args.consolidate, copy=args.copy)
+    print(f"rocpd package created at: {path}")
+    return 0

@@ -1,0 +1,166 @@
+"""``rocpd summary`` in ROCm's form: the tables, names, columns and files ROCm's own rocpd writes.
+
+Tables (only those with rows): ``kernels_summary``, ``memory_copies_summary``,
+``memory_allocations_summary`` (named by operation type: ALLOC, FREE, ...), one
+``<category>_summary`` per region category family (``hip``, ``hsa``, ``cuda`` ...: the category's
+first word, API functions by name), ``markers_summary`` (ROCTx ranges by message),
+``domain_summary`` with ``domain_summary=True``; and each ``*_summary_by_rank`` besides (columns
+ProcessID and Hostname first) with ``summary_by_rank=True``.
+
+Columns, times in ns: ``Name, Calls, DURATION (nsec), AVERAGE (nsec), PERCENT (INC), MIN (nsec),
+MAX (nsec), STD_DEV`` (sample standard deviation). As in ROCm, a domain row sums its table's
+averages and standard deviations. ``region_categories``: None = all; ["NONE"] = no region tables;
+otherwise only the named families (and tables matching them: KERNEL -> kernels_summary).
+Files: ``OUTPUT_PATH/OUTPUT_FILE_<table>.<ext>`` (no ``OUTPUT_FILE_`` when it is empty).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .filters import Filter
+from .summary import finish, partials
+from .summary import region_categories as _categories_of
+
+COLUMNS = ["Name", "Calls", "DURATION (nsec)", "AVERAGE (nsec)", "PERCENT (INC)", "MIN (nsec)",
+           "MAX (nsec)", "STD_DEV"]
+_RENAME = {"TotalDurationNs": "DURATION (nsec)", "AverageNs": "AVERAGE (nsec)",
+           "Percentage": "PERCENT (INC)", "MinNs": "MIN (nsec)", "MaxNs": "MAX (nsec)",
+           "StdDev": "STD_DEV", "pid": "ProcessID"}
+_VIEWS = (("kernels", "kernel"), ("memory_copies", "memory_copy"),
+          ("memory_allocations", "memory_allocation"))
+FORMATS = ("console", "csv", "html", "json", "md")
+
+
+def _family(category: str) -> str:
+    c = category.lower()
+    prefix = "rocm_" if c.startswith("rocm_") else ""
+    return prefix + c[len(prefix):].split("_")[0]
+
+
+def _matches(view: str, wanted: str) -> bool:
+    return any(view == w or view.startswith(f"{w}_") for w in (wanted, f"{wanted}s"))
+
+
+def _hosts_by_pid(db) -> dict:
+    out = {}
+    for f in db.sources():
+        for pid, host in f.conn.execute(
+                "SELECT P.pid, N.hostname FROM rocpd_info_process P"
+                " LEFT JOIN rocpd_info_node N ON N.id = P.nid AND N.guid = P.guid"):
+            out[pid] = host
+    return out
+
+
+def _table(df, by_rank: bool, hosts: dict):
+    if df.empty:
+        return None
+    if by_rank:
+        out = finish(df, ("pid", "name")).rename(columns=_RENAME)
+        out.insert(1, "Hostname", out["ProcessID"].map(hosts))
+        return out
+    return finish(df).rename(columns=_RENAME)
+
+
+def tables(db, domain_summary: bool = False, summary_by_rank: bool = False,
+           region_categories=None, **filters) -> dict:
+    """{table name: DataFrame} in ROCm's order and form (see the module's doc)."""
+    flt = Filter.of(filters)
+    wanted = None if region_categories is None else [c.lower() for c in region_categories]
+    none = wanted == ["none"]
+    ranks = [False, True] if summary_by_rank else [False]
+    hosts = _hosts_by_pid(db) if summary_by_rank else {}
+    out: dict = {}
+
+    def add(name, kind, by_rank, categories=None, fix=None):
+        df = partials(db, kind, flt, by_pid=by_rank, categories=categories)
+        if fix is not None and not df.empty:
+            df["name"] = df["name"].map(fix)
+        t = _table(df, by_rank, hosts)
+        if t is not None:
+            out[f"{name}_summary_by_rank" if by_rank else f"{name}_summary"] = t
+
+    strip_alloc = lambda n: n.removeprefix("MEMORY_ALLOCATION_")  # noqa: E731
+    for view, kind in _VIEWS:
+        if wanted is None or none or any(_matches(view, w) for w in wanted):
+            for r in ranks:
+                add(view, kind, r, fix=strip_alloc if kind == "memory_allocation" else None)
+    cats = _categories_of(db)
+    if not none:
+        families: dict[str, list[str]] = {}
+        for c in cats:
+            if not c.upper().startswith("MARKER"):
+                families.setdefault(_family(c), []).append(c)
+        if wanted is not None:
+            families = {w: [c for c in cats if c.lower() == w or c.lower().startswith(f"{w}_")]
+                        for w in wanted if "marker" not in w}
+        for fam, members in families.items():
+            if members:
+                for r in ranks:
+                    add(fam, "region", r, categories=members)
+        if wanted is None or any(w in ("marker", "markers") for w in wanted):
+            markers = [c for c in cats if c.upper().startswith("MARKER")]
+            if markers:
+                for r in ranks:
+                    add("markers", "region", r, categories=markers)
+    if domain_summary:
+        for r in ranks:
+            dom = _domain(out, r)
+            if dom is not None:
+                out["domain_summary_by_rank" if r else "domain_summary"] = dom
+    return out
+
+
+def _domain(tabs: dict, by_rank: bool):
+    import pandas as pd
+
+    suffix = "_summary_by_rank" if by_rank else "_summary"
+    rows = []
+    for name, t in tabs.items():
+        if name.endswith(suffix) and not name.startswith("domain_"):
+            t = t.assign(domain=name[: -len(suffix)].upper())
+            rows.append(t)
+    if not rows:
+        return None
+    keys = ["domain", "ProcessID"] if by_rank else ["domain"]
+    g = pd.concat(rows, ignore_index=True).groupby(keys, sort=False).agg(**{
+        "Calls": ("Calls", "sum"), "DURATION (nsec)": ("DURATION (nsec)", "sum"),
+        "AVERAGE (nsec)": ("AVERAGE (nsec)", "sum"), "MIN (nsec)": ("MIN (nsec)", "min"),
+        "MAX (nsec)": ("MAX (nsec)", "max"), "STD_DEV": ("STD_DEV", "sum"),
+        **({"Hostname": ("Hostname", "first")} if by_rank else {})}).reset_index()
+    total = g.groupby(keys[1:])["DURATION (nsec)"].transform("sum") if by_rank else \
+        g["DURATION (nsec)"].sum()
+    g["PERCENT (INC)"] = (100.0 * g["DURATION (nsec)"] / total).fillna(0.0)
+    g = g.rename(columns={"domain": "Name"})
+    g = g.sort_values(["ProcessID", "DURATION (nsec)"] if by_rank else ["DURATION (nsec)"],
+                      ascending=[True, False] if by_rank else [False])
+    lead = ["ProcessID", "Hostname"] if by_rank else []
+    return g[lead + COLUMNS].reset_index(drop=True)
+
+
+def write(tabs: dict, formats=("console",), output_path: str = "./rocpd-output-data",
+          output_file: str = "out", stream=None) -> list[str]:
+    """Print (console) or write (csv, html, json, md) every table; returns the files written."""
+    import sys
+
+    from .cli.query import render
+    from .stats import clip_frame
+
+    stream = stream or sys.stdout
+    written = []
+    for name, df in tabs.items():
+        for fmt in formats:
+            if fmt == "console":
+                stream.write(f"\n{name.upper()}:\n{clip_frame(df).to_string(index=False)}\n")
+                continue
+            cols = list(df.columns)
+            rows = [tuple(r.values()) for r in df.to_dict("records")]  # native Python values
+            if fmt == "csv":  # ROCm's exporter title-cases CSV headers
+                cols = [str(c).title() for c in cols]
+            stem = f"{output_file}_{name}" if output_file else name
+            path = os.path.join(output_path, f"{stem}.{fmt}")
+            os.makedirs(output_path or ".", exist_ok=True)
+            with open(path, "w", newline="") as fh:
+                fh.write(render(cols, rows, "markdown" if fmt == "md" else fmt))
+            written.append(path)
+    return written
