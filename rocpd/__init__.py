@@ -10,6 +10,9 @@ import os
 
 from .errors import RocpdError
 
+# Tells this package from ROCm's rocpd of the same name (`rocprof info` reads it without importing).
+_ROCPROF_PACKAGE = True
+
 __all__ = ["connect", "execute", "read_agents", "read_nodes", "read_processes", "read_threads",
            "write_csv", "write_perfetto", "write_otf2", "format_path", "version_info",
            "RocpdImportData", "RocpdError", "Connection"]

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import functools as _functools
 
+# Tells this package from ROCm's roctx of the same name (`rocprof info` reads it without importing).
+_ROCPROF_PACKAGE = True
+
 from rocprof import _core
 
 range = _core.range  # noqa: A001 - ROCTx's own name; shadows builtins.range inside this module only

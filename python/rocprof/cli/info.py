@@ -19,6 +19,57 @@ def _core_native_stacks() -> str:
     return "" if _core.sampling_native_available() else _core.sampling_native_reason()
 
 
+_MARKER = "_ROCPROF_PACKAGE = True"
+
+
+def _ours(init_file: str | None) -> bool:
+    try:
+        with open(init_file, encoding="utf-8", errors="replace") as fh:
+            return _MARKER in fh.read(4096)
+    except (OSError, TypeError):
+        return False
+
+
+def name_clashes(sys_path: list[str] | None = None, path_env: str | None = None) -> list[str]:
+    """One line per ROCm package or command that shadows ours: the ``rocpd``/``roctx`` that Python
+    imports first (``sys_path``, default sys.path), and the ``rocpd`` command first on PATH."""
+    import importlib.machinery
+    import os
+    import shutil
+
+    sys_path = list(sys.path if sys_path is None else sys_path)
+    lines = []
+    for name in ("rocpd", "roctx"):
+        spec = importlib.machinery.PathFinder.find_spec(name, sys_path)
+        found = spec.origin if spec is not None else None
+        if found is None or _ours(found):
+            continue
+        mine = next((os.path.join(d, name, "__init__.py") for d in sys_path
+                     if _ours(os.path.join(d or ".", name, "__init__.py"))), None)
+        theirs = os.path.dirname(os.path.dirname(found))
+        fix = (f"put {os.path.dirname(os.path.dirname(mine))} before it on PYTHONPATH" if mine
+               else "reinstall rocprof in this environment")
+        lines.append(f"import {name} loads another {name} ({os.path.dirname(found)}), not"
+                     f" rocprof's: {fix}, or drop {theirs} from PYTHONPATH to use ours")
+    path_env = os.environ.get("PATH", "") if path_env is None else path_env
+    first = shutil.which("rocpd", path=path_env)
+    if first is not None and not _is_our_script(first):
+        ours = next((c for d in path_env.split(os.pathsep)
+                     if (c := shutil.which("rocpd", path=d)) and _is_our_script(c)), None)
+        how = f"run {ours} or put its folder first on PATH" if ours else "run python -m rocpd"
+        lines.append(f"the rocpd command on PATH is {first}, not rocprof's: {how} (ROCm's takes"
+                     " only -i inputs; ours takes those and more)")
+    return lines
+
+
+def _is_our_script(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return "rocpd.cli" in fh.read(4096)
+    except OSError:
+        return False
+
+
 def run(args) -> int:
     from .. import backends, library_dir
 
@@ -28,7 +79,8 @@ def run(args) -> int:
 
         print(json.dumps({"version": __version__, "python": sys.version.split()[0],
                           "library_dir": library_dir(), "backends": statuses,
-                          "native_stacks": _core_native_stacks() or "available"}, indent=2))
+                          "native_stacks": _core_native_stacks() or "available",
+                          "name_clashes": name_clashes()}, indent=2))
         return 0
     print(f"rocprof {__version__}")
     print(f"Python {sys.version.split()[0]} ({platform.python_implementation()}) on {platform.machine()}")
@@ -46,4 +98,6 @@ def run(args) -> int:
         if s["description"]:
             print(f"            {s['description']}")
     print("AMD (HSA/HIP) capture has not yet run on AMD hardware.")
+    for line in name_clashes():
+        print(f"name clash: {line}")
     return 0
