@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import functools as _functools
 
+from rocprof import _core
+
 # Tells this package from ROCm's roctx of the same name (`rocprof info` reads it without importing).
 _ROCPROF_PACKAGE = True
-
-from rocprof import _core
 
 range = _core.range  # noqa: A001 - ROCTx's own name; shadows builtins.range inside this module only
 push = _core.push
