@@ -16,6 +16,7 @@ import re
 import shlex
 
 import pytest
+
 import rocpd
 from rocpd.cli import main
 from rocpd.testing import DatabaseBuilder
