@@ -170,3 +170,9 @@ def test_bad_index_is_one_line(tmp_path):
     with pytest.raises(RocpdError, match="not a rocpd package index") as e:
         rocpd.connect(str(bad))
     assert "\n" not in str(e.value)
+
+
+def test_importer_module_name(two):
+    from rocpd.importer import RocpdImportData
+
+    assert RocpdImportData(["a.db"]).execute("SELECT COUNT(*) FROM kernels").fetchone()[0] == 200
