@@ -22,7 +22,7 @@ keys through ROCPROF_CUPTI_OPTIONS so each adds one thing to the one before it:
   old_proc0   old_default with buffers returned unread (no records: CUPTI's own cost)
   kc_cb       kernels + copies + ENTER callbacks on launches/copies/sets only, no call sites
   default     `rocprof run` with no tracing flag (kc_cb + Python launch sites)
-  nosites     `rocprof run` with launch sites off (ROCPROF_GPU_CALLSITE=0): default minus sites
+  nosites     `rocprof run` with launch sites off (ROCPROF_CUPTI_OPTIONS=launch_sites=0): default minus sites
   systrace    `rocprof run --sys-trace`
   torchprof   torch.profiler (CPU+CUDA) around the same steps
 B5 comes from benchmarks/gpu_b5_bytes.py over the databases kept in B2_OUT (default a temp dir).
@@ -42,18 +42,18 @@ WORKLOAD = ROOT / "tests/gpu/workloads/torch_steps.py"
 STEPS = int(os.environ.get("B2_STEPS", "200"))
 REPEATS = int(os.environ.get("B2_REPEATS", "3"))
 
-_ALL_OFF = "kernel=0,memcpy=0,memory=0,runtime=0,driver=0,sync=0,callbacks=none,callsite=0"
+_ALL_OFF = "kernels=0,copies=0,allocations=0,runtime_api=0,driver_api=0,sync=0,callbacks=none,launch_sites=0"
 CUPTI = {
-    "k": "kernel=1",
-    "kc": "kernel=1,memcpy=1",
-    "kcr": "kernel=1,memcpy=1,runtime=1",
-    "kcrd": "kernel=1,memcpy=1,runtime=1,driver=1",
-    "kcrds": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1",
-    "kcrds_cb": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1,callbacks=all",
-    "old_default": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1,callbacks=all,callsite=1",
-    "old_ts0": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1,callbacks=all,callsite=1,timestamp=0",
-    "old_proc0": "kernel=1,memcpy=1,runtime=1,driver=1,sync=1,callbacks=all,callsite=1,process=0",
-    "kc_cb": "kernel=1,memcpy=1,callbacks=launch",
+    "k": "kernels=1",
+    "kc": "kernels=1,copies=1",
+    "kcr": "kernels=1,copies=1,runtime_api=1",
+    "kcrd": "kernels=1,copies=1,runtime_api=1,driver_api=1",
+    "kcrds": "kernels=1,copies=1,runtime_api=1,driver_api=1,sync=1",
+    "kcrds_cb": "kernels=1,copies=1,runtime_api=1,driver_api=1,sync=1,callbacks=all",
+    "old_default": "kernels=1,copies=1,runtime_api=1,driver_api=1,sync=1,callbacks=all,launch_sites=1",
+    "old_ts0": "kernels=1,copies=1,runtime_api=1,driver_api=1,sync=1,callbacks=all,launch_sites=1,timestamp=0",
+    "old_proc0": "kernels=1,copies=1,runtime_api=1,driver_api=1,sync=1,callbacks=all,launch_sites=1,process=0",
+    "kc_cb": "kernels=1,copies=1,callbacks=launch",
 }
 MODES = ["plain", "nogpu", *CUPTI, "nosites", "default", "systrace", "torchprof"]
 
@@ -61,7 +61,6 @@ MODES = ["plain", "nogpu", *CUPTI, "nosites", "default", "systrace", "torchprof"
 def run(mode, out):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'python'}:{ROOT}")
     env.pop("ROCPROF_CUPTI_OPTIONS", None)
-    env.pop("ROCPROF_GPU_CALLSITE", None)
     args = [str(WORKLOAD), "--steps", str(STEPS), "--warmup", "30"]
     rp = [sys.executable, "-m", "rocprof", "run", "-d", str(out), "-o", mode]
     if mode == "plain":
@@ -74,7 +73,7 @@ def run(mode, out):
     elif mode == "default":
         cmd = [*rp, *args]
     elif mode == "nosites":
-        env["ROCPROF_GPU_CALLSITE"] = "0"
+        env["ROCPROF_CUPTI_OPTIONS"] = "launch_sites=0"
         cmd = [*rp, *args]
     elif mode == "systrace":
         cmd = [*rp, "--sys-trace", *args]

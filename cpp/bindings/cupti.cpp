@@ -46,7 +46,7 @@ void bind(py::module_& m) {
     if (id == 0 && key != 0) id = ls::resolve(key);  // resolves inline under the GIL
     return py::make_tuple(key, id, id ? rocprof::session::strings().get(id) : std::string());
   }, "internal (tests): (key, interned call-site id, its JSON) of the caller's frames");
-  m.def("_launch_sites_start", &ls::start, "internal (tests)");
+  m.def("_launch_sites_start", [] { ls::start(rocprof::session::context()); }, "internal (tests)");
   m.def("_launch_sites_stop", &ls::stop, py::call_guard<py::gil_scoped_release>(), "internal (tests)");
 }
 

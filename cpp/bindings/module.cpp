@@ -299,7 +299,7 @@ PyMethodDef kRoctxMethods[] = {
 std::string start_session(const std::string& output_template, const std::string& options_json,
                           const std::map<std::string, std::string>& metadata, uint32_t ring_capacity,
                           uint32_t flush_ms, uint32_t commit_ms, bool null_sink, bool follow_fork,
-                          const std::map<std::string, std::string>& backend_options,
+                          const rocprof::CaptureSettings& settings,
                           uint64_t buffer_budget_mb) {
   s::Config cfg;
   cfg.output_template = output_template;
@@ -319,7 +319,7 @@ std::string start_session(const std::string& output_template, const std::string&
   cfg.collector.commit_interval_ms = commit_ms;
   cfg.null_sink = null_sink;
   cfg.follow_fork = follow_fork;
-  cfg.backend_options = backend_options;
+  cfg.settings = settings;
   std::string error;
   bool ok;
   {
@@ -375,12 +375,15 @@ PYBIND11_MODULE(_core, mod) {
   g_range_cache = PyDict_New();
   mod.attr("Range") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(g_range_type));
   if (PyModule_AddFunctions(mod.ptr(), kRoctxMethods) < 0) throw py::error_already_set();
+  // Backends with Python-facing functions (and the settings classes, which start_session's
+  // default argument needs) add them from their own bindings/<name>.cpp, first.
+  for (rocprof::bindings::BindFn fn : rocprof::bindings::registered()) fn(mod);
 
   mod.def("start_session", &start_session, py::arg("output_template"), py::arg("options_json") = "{}",
           py::arg("metadata") = std::map<std::string, std::string>{},
           py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
           py::arg("null_sink") = false, py::arg("follow_fork") = true,
-          py::arg("backend_options") = std::map<std::string, std::string>{},
+          py::arg("settings") = rocprof::CaptureSettings{},
           py::arg("buffer_budget_mb") = 2048,
           "Start the process's session; returns the database path.");
   mod.def("buffer_stats", [] {
@@ -426,7 +429,4 @@ PYBIND11_MODULE(_core, mod) {
     if (ns == 0) throw std::runtime_error(error);
     return ns;
   }, py::arg("path"), py::arg("n"), "B4 baseline: ns to insert n ranges with a bare loop");
-
-  // Backends with Python-facing functions add them from their own bindings/<name>.cpp.
-  for (rocprof::bindings::BindFn fn : rocprof::bindings::registered()) fn(mod);
 }

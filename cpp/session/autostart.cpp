@@ -3,8 +3,8 @@
 // what the session needs into the child's environment and the library that loads first
 // calls autostart():
 //   ROCPROF_AUTOSTART_OUTPUT   database path template (%pid%, %ppid%, %rank% resolved here)
-//   ROCPROF_AUTOSTART_OPTIONS  one "key=value" per line: backend options as the Python side
-//                              builds them ("cupti.kernel=1", ...), plus "options_json=..."
+//   ROCPROF_AUTOSTART_OPTIONS  the capture settings' text form (capture/settings.hpp: one
+//                              "cupti.kernels=1" per line), plus "options_json=..."
 // Python processes never start a session this way: their own (sitecustomize or launcher)
 // runs first, and autostart() leaves a running session alone.
 #include <cstdio>
@@ -21,19 +21,24 @@ bool autostart() {
   Config cfg;
   cfg.output_template = out;
   cfg.options_json = "{\"autostart\":true}";
+  // Programs started by hand with ROCPROF_CUPTI=1 (before `rocprof run -- CMD` existed).
+  if (const char* cupti = std::getenv("ROCPROF_CUPTI")) cfg.settings.cupti.enabled = *cupti == '1';
   if (const char* opts = std::getenv("ROCPROF_AUTOSTART_OPTIONS")) {
-    std::string text(opts);
+    std::string text, settings_text;
+    text = opts;
     size_t at = 0;
-    while (at < text.size()) {
+    while (at < text.size()) {  // "options_json=..." is the session's; the rest are settings
       size_t end = text.find('\n', at);
       if (end == std::string::npos) end = text.size();
       const std::string line = text.substr(at, end - at);
       at = end + 1;
-      const size_t eq = line.find('=');
-      if (eq == std::string::npos || eq == 0) continue;
-      const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
-      if (key == "options_json") cfg.options_json = value;
-      else cfg.backend_options[key] = value;
+      if (line.rfind("options_json=", 0) == 0) cfg.options_json = line.substr(13);
+      else settings_text += line + "\n";
+    }
+    std::string error;
+    if (!capture::parse_text(settings_text, '\n', "", &cfg.settings, &error)) {
+      std::fprintf(stderr, "rocprof: ROCPROF_AUTOSTART_OPTIONS: %s; not profiling\n", error.c_str());
+      return false;
     }
   }
   cfg.metadata.emplace_back("rocprof.autostart", "1");

@@ -3,10 +3,13 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
+#include "capture/context.hpp"
 #include "capture/markers/markers.hpp"
+#include "session/capture_context.hpp"
 #include "rocprof/clock.hpp"
 #include "rocprof/version.hpp"
 #include "storage/rocpd_sink.hpp"
@@ -24,9 +27,9 @@ namespace {
 // backends register from static initialisers in other translation units.
 StringTable& strings_() { static auto* t = new StringTable(); return *t; }
 std::mutex& control_() { static auto* m = new std::mutex(); return *m; }
-std::vector<Backend>& backends_() { static auto* v = new std::vector<Backend>(); return *v; }
 std::string& path_() { static auto* p = new std::string(); return *p; }
 Config* g_config = nullptr;
+SessionContext* g_context = nullptr;  // leaked with its collector
 bool g_handlers_installed = false;
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -62,16 +65,22 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   path_() = info.path;
   g_paused.store(false);
   g_current.store(c, std::memory_order_release);
-  for (const Backend& b : backends_())
-    if (b.on_start) b.on_start(*c);
+  g_context = new SessionContext(*c);
+  const CaptureSettings& settings = g_config != nullptr ? g_config->settings : config.settings;
+  capture::set_running(g_context, &settings);
+  for (Backend* b : capture::backends()) {
+    std::string why;
+    if (!b->start(*g_context, settings, &why) && !why.empty())
+      std::fprintf(stderr, "rocprof: %s: %s\n", b->name(), why.c_str());
+  }
   return true;
 }
 
 void stop_locked() {
   Collector* c = g_current.load();
   if (c == nullptr) return;
-  for (const Backend& b : backends_())
-    if (b.on_stop) b.on_stop(*c);
+  capture::set_running(nullptr, nullptr);
+  for (Backend* b : capture::backends()) b->stop(*g_context);
   g_current.store(nullptr, std::memory_order_release);
   markers::close_open_ranges(*c, now_ns());
   c->stop();
@@ -97,8 +106,8 @@ void after_fork_child() {
   if (c != nullptr) {
     c->after_fork_child();
     g_current.store(nullptr);
-    for (const Backend& b : backends_())
-      if (b.on_fork_child) b.on_fork_child();
+    capture::set_running(nullptr, nullptr);
+    for (Backend* b : capture::backends()) b->fork_child();
     if (g_config != nullptr && g_config->follow_fork) {
       std::string error;
       start_locked(*g_config, /*fork_child=*/true, &error);
@@ -117,17 +126,11 @@ void at_exit() {
 
 }  // namespace
 
-void register_backend(const Backend& b) {
-  std::lock_guard<std::mutex> g(control_());
-  backends_().push_back(b);
-}
-
 std::vector<BackendStatus> backend_statuses() {
   std::vector<BackendStatus> out;
-  std::lock_guard<std::mutex> g(control_());
-  for (const Backend& b : backends_()) {
-    BackendStatus s{b.name, true, true, ""};
-    if (b.probe) b.probe(&s.live, &s.reason);
+  for (Backend* b : capture::backends()) {
+    BackendStatus s{b->name(), true, true, ""};
+    b->probe(&s.live, &s.reason);
     out.push_back(s);
   }
   return out;
@@ -166,6 +169,11 @@ bool start(const Config& config, std::string* error) {
     if (error) *error = "a profiling session is already running in this process";
     return false;
   }
+  std::string why;
+  if (!capture::validate(config.settings, &why)) {
+    if (error) *error = why;
+    return false;
+  }
   if (!g_handlers_installed) {
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     std::atexit(at_exit);
@@ -189,11 +197,8 @@ void flush() {
 
 StringTable& strings() { return strings_(); }
 
-std::string option(const std::string& name, const std::string& fallback) {
-  if (g_config == nullptr) return fallback;
-  auto it = g_config->backend_options.find(name);
-  return it == g_config->backend_options.end() ? fallback : it->second;
-}
+CaptureContext* context() { return current() != nullptr ? g_context : nullptr; }
+
 
 std::string current_path() { return current() ? path_() : std::string(); }
 

@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "buffer/collector.hpp"
+#include "capture/settings.hpp"
+
+namespace rocprof { class CaptureContext; }
 
 namespace rocprof::session {
 
@@ -21,21 +24,10 @@ struct Config {
   CollectorOptions collector;
   bool null_sink = false;        // benchmarks: records are drained and discarded
   bool follow_fork = true;       // children of fork() record into their own database
-  // Backend settings as text ("cupti.kernel" = "1", "sampling.hz" = "1000", ...): backends
-  // read them in on_start through option(), so no backend needs its own configure call.
-  std::map<std::string, std::string> backend_options;
+  // What each capture backend collects: typed, validated at start (one line naming the bad
+  // option), handed to every backend through capture/context.hpp.
+  CaptureSettings settings;
 };
-
-// A hook a capture backend registers to start/stop with the session (CUPTI, sampling, ...).
-struct Backend {
-  const char* name;
-  void (*on_start)(Collector&);   // may be null
-  void (*on_stop)(Collector&);    // before the final drain; flush device buffers here
-  void (*on_fork_child)();        // may be null
-  // Whether the backend can work on this machine, and why not (rocprof info). May be null.
-  void (*probe)(bool* live, std::string* reason);
-};
-void register_backend(const Backend& b);
 
 struct BackendStatus {
   std::string name;
@@ -58,8 +50,8 @@ inline bool recording() noexcept {
 }
 
 StringTable& strings();
-// A backend option of the running (or last started) session; `fallback` when unset.
-std::string option(const std::string& name, const std::string& fallback = "");
+// The running session's capture context (null when none runs): for bindings and tests.
+CaptureContext* context();
 std::string current_path();
 // Interned ids of domain names used by several producers.
 uint32_t category_id(const char* name);

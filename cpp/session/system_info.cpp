@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "storage/json.hpp"
+#include "rocprof/json.hpp"
 
 extern char** environ;
 

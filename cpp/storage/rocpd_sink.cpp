@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.hpp"
+#include "rocprof/json.hpp"
 #include "rocprof_schema_sql.hpp"  // generated from rocpd/schema/*.sql
 
 namespace rocprof {

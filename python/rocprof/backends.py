@@ -2,8 +2,9 @@
 and how the session's options switch each one on.
 
 A backend compiled into the native core registers itself there (rocprof._core.backends());
-its Python part lives in this module's CONFIGURE table: a function that takes the Options,
-configures the native backend before the session starts, and returns notes for the user.
+its Python part lives in this module's CONFIGURE tables: a function that takes the Options
+and the session's typed settings (rocprof._core.CaptureSettings), fills its own part, and
+returns notes for the user.
 """
 
 from __future__ import annotations
@@ -41,46 +42,46 @@ def _status(name: str) -> dict:
     return next(s for s in statuses() if s["name"] == name)
 
 
-def _configure_gpu(options: Options) -> list[str]:
+def _configure_gpu(options: Options, settings) -> list[str]:
     if not options.gpu_requested():
         return []
     for name in ("cupti", "hsa"):
         configure = CONFIGURE_GPU.get(name)
         status = _status(name)
         if configure is not None and status["live"]:
-            return configure(options)
+            return configure(options, settings)
     if options.default_gpu:
         return []  # nobody asked: a CPU-only machine is not worth a warning
     reasons = "; ".join(f"{s['name']}: {s['reason'] or 'not live'}" for s in map(_status, ("cupti", "hsa")))
     return [f"GPU tracing requested but no GPU backend is live here ({reasons}); recording CPU-side data only"]
 
 
-def _configure_sampling(options: Options) -> list[str]:
+def _configure_sampling(options: Options, settings) -> list[str]:
     if options.sample is None:
         return []
     configure = CONFIGURE_SAMPLING.get("sampling")
     status = _status("sampling")
     if configure is None or not status["live"]:
         return [f"--sample requested but call-stack sampling is unavailable here ({status['reason'] or 'not live'})"]
-    return configure(options)
+    return configure(options, settings)
 
 
-# name → configure(options) -> notes. Filled by the backends' Python modules
-# (rocprof/capture/<name>.py), which put their native settings into BACKEND_OPTIONS.
-BACKEND_OPTIONS: dict[str, str] = {}
-CONFIGURE_GPU: dict[str, Callable[[Options], list[str]]] = {}
-CONFIGURE_SAMPLING: dict[str, Callable[[Options], list[str]]] = {}
+# name → configure(options, settings) -> notes. Filled by the backends' Python modules
+# (rocprof/capture/<name>.py), each filling its own part of the typed settings.
+CONFIGURE_GPU: dict[str, Callable] = {}
+CONFIGURE_SAMPLING: dict[str, Callable] = {}
 
 
-def configure(options: Options, backend_options: dict[str, str]) -> list[str]:
-    """Fill `backend_options` (passed to the native session) for every backend the options
-    ask for; returns one line per request no live backend can serve."""
+def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
+    """The session's typed settings for every backend the options ask for, validated (a bad
+    value raises ValueError in one line naming the option), and one line per request no live
+    backend can serve."""
     from . import capture
 
     capture.load_all()
-    BACKEND_OPTIONS.clear()
+    settings = _core.CaptureSettings()
     notes: list[str] = []
-    notes += _configure_gpu(options)
-    notes += _configure_sampling(options)
-    backend_options.update(BACKEND_OPTIONS)
-    return notes
+    notes += _configure_gpu(options, settings)
+    notes += _configure_sampling(options, settings)
+    settings.validate()
+    return settings, notes

@@ -45,8 +45,7 @@ class Session:
             return self._join()
         template = paths.database_template(self.options.output_dir, self.options.output_file)
         paths.prepare_directory(template)
-        backend_options: dict[str, str] = {}
-        self.notes = backends.configure(self.options, backend_options)
+        settings, self.notes = backends.configure(self.options)
         self.path = _core.start_session(
             template,
             options_json=self.options.to_json(),
@@ -56,7 +55,7 @@ class Session:
             buffer_budget_mb=self.options.buffer_budget_mb,
             commit_ms=self.options.commit_ms,
             follow_fork=self.options.follow_fork,
-            backend_options=backend_options,
+            settings=settings,
         )
         self._pid = os.getpid()
         os._exit = _exit_with_flush

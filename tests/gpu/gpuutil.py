@@ -42,11 +42,11 @@ def rocprof_run(tmp_path, *args, check=True):
 
 
 def native_run(tmp_path, exe, *args):
-    """A native program traced through libroctx64's autostart (ROCPROF_CUPTI=1)."""
+    """A native program traced through libroctx64's autostart (cupti.enabled=1)."""
     e = env()
     e["LD_LIBRARY_PATH"] = f"{PKG}:{e.get('LD_LIBRARY_PATH', '')}"
     e["ROCPROF_AUTOSTART_OUTPUT"] = str(tmp_path / "native_results.db")
-    e["ROCPROF_CUPTI"] = "1"
+    e["ROCPROF_AUTOSTART_OPTIONS"] = "cupti.enabled=1"
     # Native CUDA programs use the toolkit's runtime: let them use the toolkit's CUPTI too
     # (the PyTorch wheel's copy crashed a toolkit-built program on the H200 machine).
     e.pop("ROCPROF_CUPTI_LIBRARY_PATH", None)

@@ -12,12 +12,14 @@
 #pragma once
 #include <cstdint>
 
+namespace rocprof { class CaptureContext; }
+
 namespace rocprof::cupti {
 
 struct CallsiteHooks {
   uint64_t (*capture)(uint32_t* id) noexcept;
   uint32_t (*resolve)(uint64_t key);
-  void (*start)();
+  void (*start)(CaptureContext* ctx);  // interns call-site JSON through ctx
   void (*stop)();
   void (*stats)(uint64_t out[8]);
 };

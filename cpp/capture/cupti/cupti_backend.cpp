@@ -19,16 +19,18 @@
 #include <thread>
 
 #include "callsite.hpp"
+#include "capture/context.hpp"
 #include "capture/markers/markers.hpp"
+#include "capture/settings.hpp"
 #include "cupti_state.hpp"
 #include "rocprof/clock.hpp"
-#include "session/session.hpp"
 
 namespace rocprof::cupti {
 
 LaunchInfo g_launch[kLaunchSlots];
 Settings g_settings;
 const Api* g_api = nullptr;
+std::atomic<CaptureContext*> g_ctx{nullptr};
 
 namespace {
 
@@ -98,7 +100,8 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
   s.region_name_id = region;
   s.callsite_id = callsite;
   s.site_key = key;
-  s.paused = session::g_paused.load(std::memory_order_relaxed) ? 1 : 0;
+  CaptureContext* ctx = g_ctx.load(std::memory_order_acquire);
+  s.paused = ctx != nullptr && ctx->paused() ? 1 : 0;
   s.corr.store(cb->correlationId, std::memory_order_release);
 }
 
@@ -126,7 +129,8 @@ void poll_loop() {
   std::unique_lock<std::mutex> lk(g_poll_mu);
   while (!g_poll_stop) {
     g_poll_cv.wait_for(lk, std::chrono::milliseconds(2));
-    const bool p = session::g_paused.load(std::memory_order_relaxed);
+    CaptureContext* ctx = g_ctx.load(std::memory_order_acquire);
+    const bool p = ctx != nullptr && ctx->paused();
     const int n = g_pause_count.load(std::memory_order_relaxed);
     if (p && !was_paused) {
       interval_open = n < kMaxPauses;
@@ -134,8 +138,8 @@ void poll_loop() {
         g_pause_start[n].store(now_ns(), std::memory_order_relaxed);
         g_pause_end[n].store(UINT64_MAX, std::memory_order_relaxed);
         g_pause_count.store(n + 1, std::memory_order_release);
-      } else if (Collector* c = session::current()) {
-        c->add_drops("cupti_pause_intervals", 1);  // API records of this pause are kept
+      } else if (ctx != nullptr) {
+        ctx->drops("cupti_pause_intervals", 1);  // API records of this pause are kept
       }
     } else if (!p && was_paused && interval_open) {
       g_pause_end[n - 1].store(now_ns(), std::memory_order_release);
@@ -145,68 +149,71 @@ void poll_loop() {
   }
 }
 
-bool flag(const char* key, bool fallback) {
-  const std::string v = session::option(std::string("cupti.") + key, fallback ? "1" : "0");
-  return v == "1" || v == "true" || v == "yes";
-}
-
-bool read_settings(std::string* why) {
+// The backend's own compiled form of its typed settings (the regexes compiled once).
+bool compile_settings(const CuptiSettings& in, std::string* why) {
   Settings s;
-  s.kernel = flag("kernel", true);
-  s.memcpy = flag("memcpy", true);
-  s.memory = flag("memory", false);
-  s.runtime = flag("runtime", true);
-  s.driver = flag("driver", s.runtime);
-  s.sync = flag("sync", s.runtime);
-  s.callsite = flag("callsite", true);
-  s.region = flag("region", true);
+  s.kernel = in.kernels;
+  s.memcpy = in.copies;
+  s.memory = in.allocations;
+  s.runtime = in.runtime_api;
+  s.driver = in.driver_api;
+  s.sync = in.sync;
+  s.callsite = in.launch_sites;
+  s.region = in.region;
   // Synchronisation and allocation records get their thread from an ENTER callback.
-  const std::string cb = session::option("cupti.callbacks", (s.sync || s.memory) ? "all" : "launch");
+  const std::string cb = !in.callbacks.empty() ? in.callbacks : (s.sync || s.memory) ? "all" : "launch";
   s.callbacks = cb == "none" ? 0 : cb == "launch" ? 1 : 2;
-  s.timestamp = flag("timestamp", true);
-  s.process = flag("process", true);
-  s.truncate = flag("truncate", false);
-  s.mangled = flag("mangled", false);
-  const std::string inc = session::option("cupti.kernel_include", "");
-  const std::string exc = session::option("cupti.kernel_exclude", "");
+  s.timestamp = in.timestamp;
+  s.process = in.process;
+  s.truncate = in.truncate;
+  s.mangled = in.mangled;
   if (g_settings.has_include) regfree(&g_settings.include);
   if (g_settings.has_exclude) regfree(&g_settings.exclude);
-  if (!inc.empty()) {
-    if (regcomp(&s.include, inc.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
-      *why = "kernel include regex rejected: " + inc;
+  g_settings.has_include = g_settings.has_exclude = false;
+  if (!in.kernel_include.empty()) {
+    if (regcomp(&s.include, in.kernel_include.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
+      *why = "kernel include regex rejected: " + in.kernel_include;
       return false;
     }
     s.has_include = true;
   }
-  if (!exc.empty()) {
-    if (regcomp(&s.exclude, exc.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
-      *why = "kernel exclude regex rejected: " + exc;
+  if (!in.kernel_exclude.empty()) {
+    if (regcomp(&s.exclude, in.kernel_exclude.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
+      if (s.has_include) regfree(&s.include);
+      *why = "kernel exclude regex rejected: " + in.kernel_exclude;
       return false;
     }
     s.has_exclude = true;
   }
-  s.flush_ms = static_cast<uint32_t>(std::stoul(session::option("cupti.flush_ms", "250")));
-  s.buffer_bytes = std::stoul(session::option("cupti.buffer_mb", "4")) << 20;
+  s.flush_ms = in.flush_ms;
+  s.buffer_bytes = static_cast<size_t>(in.buffer_mb) << 20;
   g_settings = s;
   return true;
 }
 
-void note(Collector& c, const std::string& status) {
-  c.add_info(MetadataInfo{"rocprof.cupti.status", status});
+void note(CaptureContext& c, const std::string& status) {
+  c.info(MetadataInfo{"rocprof.cupti.status", status});
 }
 
-void on_start(Collector& c) {
-  // Python sessions say whether GPU tracing is wanted; native programs (autostart) ask with
-  // ROCPROF_CUPTI=1, because they have no launcher to pass options.
-  const char* env = std::getenv("ROCPROF_CUPTI");
-  const std::string enabled = session::option("cupti.enabled", env ? env : "0");
-  if (enabled != "1" || g_forked_child) return;
+void on_start(CaptureContext& c, const CuptiSettings& asked) {
+  if (g_forked_child) return;
+  // The one variable for measurement experiments (benchmarks/gpu_b2_b5.py), read into the
+  // same settings: ROCPROF_CUPTI_OPTIONS="kernels=1,runtime_api=0,callbacks=none,flush_ms=1000".
+  CaptureSettings settings;
+  settings.cupti = asked;
   std::string why;
-  if (!read_settings(&why)) {
+  const char* env = std::getenv("ROCPROF_CUPTI_OPTIONS");
+  if (env != nullptr && asked.enabled &&
+      (!capture::parse_text(env, ',', "cupti.", &settings, &why) || !capture::validate(settings, &why))) {
+    std::fprintf(stderr, "rocprof: ROCPROF_CUPTI_OPTIONS: %s; GPU tracing off\n", why.c_str());
+    return note(c, "off: " + why);
+  }
+  if (!settings.cupti.enabled) return;
+  if (!compile_settings(settings.cupti, &why)) {
     std::fprintf(stderr, "rocprof: %s; GPU tracing off\n", why.c_str());
     return note(c, "off: " + why);
   }
-  g_api = load(session::option("cupti.library_candidates", ""), &why);
+  g_api = load(settings.cupti.library_candidates, &why);
   if (g_api == nullptr) {
     std::fprintf(stderr, "rocprof: %s; GPU tracing off, CPU-side profiling continues\n", why.c_str());
     return note(c, "off: " + why);
@@ -224,6 +231,7 @@ void on_start(Collector& c) {
     return note(c, std::string("off: cuptiSubscribe: ") + result_string(a, r));
   }
   records_reset(&c);
+  g_ctx.store(&c, std::memory_order_release);
   // The clock first: records stamped before it would be in CLOCK_REALTIME.
   if (g_settings.timestamp &&
       (r = a.cuptiActivityRegisterTimestampCallback(boottime_ns)) != CUPTI_SUCCESS)
@@ -236,7 +244,7 @@ void on_start(Collector& c) {
   }
   // Python launch sites: the resolver starts before the first ENTER callback is enabled.
   if (const CallsiteHooks* h = g_settings.callsite ? g_hooks.load(std::memory_order_acquire) : nullptr) {
-    h->start();
+    h->start(&c);
     g_session_hooks.store(h, std::memory_order_release);
   }
   const Settings& s = g_settings;
@@ -275,13 +283,13 @@ void on_start(Collector& c) {
   uint32_t version = 0;
   a.cuptiGetVersion(&version);
   note(c, "on");
-  c.add_info(MetadataInfo{"rocprof.cupti.library", a.path});
-  c.add_info(MetadataInfo{"rocprof.cupti.api_version", std::to_string(version)});
-  c.add_info(MetadataInfo{"rocprof.cupti.enter_callbacks", std::to_string(callbacks)});
-  c.add_info(MetadataInfo{"rocprof.cupti.activity_kinds", std::to_string(g_enabled.size())});
+  c.info(MetadataInfo{"rocprof.cupti.library", a.path});
+  c.info(MetadataInfo{"rocprof.cupti.api_version", std::to_string(version)});
+  c.info(MetadataInfo{"rocprof.cupti.enter_callbacks", std::to_string(callbacks)});
+  c.info(MetadataInfo{"rocprof.cupti.activity_kinds", std::to_string(g_enabled.size())});
 }
 
-void on_stop(Collector& c) {
+void on_stop(CaptureContext& c) {
   if (!g_active) return;
   const Api& a = *g_api;
   // Launch sites still queued are resolved before the flush below reads their ids.
@@ -314,9 +322,10 @@ void on_stop(Collector& c) {
                                     "faults", "waits", "wait_timeouts"};
     std::string s;
     for (int i = 0; i < 8; ++i) s += (i ? "," : "") + std::string(kNames[i]) + "=" + std::to_string(v[i]);
-    c.add_info(MetadataInfo{"rocprof.cupti.launch_sites", s});
+    c.info(MetadataInfo{"rocprof.cupti.launch_sites", s});
   }
   g_session_hooks.store(nullptr, std::memory_order_release);
+  g_ctx.store(nullptr, std::memory_order_release);
   g_active = false;
 }
 
@@ -335,7 +344,7 @@ void probe(bool* live, std::string* reason) {
     *reason = why;
     return;
   }
-  const Api* a = load(session::option("cupti.library_candidates", ""), &why);
+  const Api* a = load("", &why);  // the launcher's candidates arrive in ROCPROF_CUPTI_LIBRARY_PATH
   if (a == nullptr) {
     *live = false;
     *reason = why;
@@ -345,13 +354,20 @@ void probe(bool* live, std::string* reason) {
   *reason = std::to_string(gpus) + " NVIDIA GPU(s); " + a->path;
 }
 
-struct Registrar {
-  Registrar() {
-    session::register_backend({"cupti", on_start, on_stop, on_fork_child, probe});
-    // A native program's autostart session may have begun (a constructor of this library)
-    // before this static initialiser ran: join it now.
-    if (Collector* c = session::current()) on_start(*c);
+class CuptiBackend final : public Backend {
+ public:
+  const char* name() const override { return "cupti"; }
+  bool start(CaptureContext& ctx, const CaptureSettings& s, std::string*) override {
+    on_start(ctx, s.cupti);  // says itself, in one line and in metadata, why it is off
+    return true;
   }
+  void stop(CaptureContext& ctx) override { on_stop(ctx); }
+  void fork_child() override { on_fork_child(); }
+  void probe(bool* live, std::string* reason) override { cupti::probe(live, reason); }
+};
+
+struct Registrar {
+  Registrar() { capture::register_backend(new CuptiBackend()); }  // lives as long as the process
 } g_registrar;
 
 }  // namespace

@@ -28,10 +28,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "buffer/collector.hpp"
+#include "capture/context.hpp"
 #include "cupti_state.hpp"
 #include "rocprof/info.hpp"
-#include "session/session.hpp"
 
 namespace rocprof::cupti {
 namespace {
@@ -83,22 +82,11 @@ State& state() {
 #define g_api_names (state().api_names)
 #define g_cupti_tid (state().cupti_tid)
 #define g_next_kernel_id (state().next_kernel_id)
-std::atomic<Collector*> g_collector{nullptr};
-thread_local uint32_t t_since_flush = 0;
+std::atomic<CaptureContext*> g_collector{nullptr};  // the session's context, while one runs
 
-uint32_t intern(const std::string& s) { return session::strings().intern_cached(s); }
-
-// Emits without ever dropping: a completion can carry more records than this thread's ring
-// holds, so every ring-full of records waits for the drain (this is not an app thread).
-void put(Collector& c, const Record& r) {
-  ThreadBuffer* b = c.thread_buffer();
-  if (b == nullptr) return;
-  if (++t_since_flush >= b->ring.capacity()) {
-    c.flush();
-    t_since_flush = 1;
-  }
-  c.emit(r);
-}
+// Never drops: a completion can carry more records than the buffer budget holds, and this
+// is CUPTI's delivery thread, not an application thread, so it may wait for the writer.
+void put(CaptureContext& c, const Record& r) { c.emit_waiting(r); }
 
 std::string demangle(const char* mangled) {
   int status = 0;
@@ -140,7 +128,7 @@ std::string without_version(const char* name) {
   return s;
 }
 
-KernelEntry* kernel_entry(Collector& c, const CUpti_ActivityKernel10& k) {
+KernelEntry* kernel_entry(CaptureContext& c, const CUpti_ActivityKernel10& k) {
   const char* name = k.name ? k.name : "unknown";
   auto it = g_kernel_by_ptr.find(name);
   if (it != g_kernel_by_ptr.end() && it->second->name == name) return it->second;
@@ -169,33 +157,33 @@ KernelEntry* kernel_entry(Collector& c, const CUpti_ActivityKernel10& k) {
                   "\"local_memory_per_thread\":%u,\"vendor\":\"NVIDIA\"}",
                   k.registersPerThread, k.staticSharedMemory, k.localMemoryPerThread);
     info.extdata = ext;
-    if (e->keep) c.add_info(std::move(info));
+    if (e->keep) c.info(std::move(info));
     g_kernel_by_name.emplace(e->name, e);
   }
   g_kernel_by_ptr[name] = e;
   return e;
 }
 
-void see_stream(Collector& c, uint32_t stream, uint32_t context, uint32_t device) {
+void see_stream(CaptureContext& c, uint32_t stream, uint32_t context, uint32_t device) {
   if (!g_streams.insert(stream).second) return;
   const std::string name = "CUDA stream " + std::to_string(stream);
   const std::string ext = "{\"context_id\":" + std::to_string(context) +
                           ",\"device\":" + std::to_string(device) + "}";
-  c.add_info(StreamInfo{stream, false, name, ext});
-  c.add_info(StreamInfo{stream, true, name, ext});
+  c.info(StreamInfo{stream, false, name, ext});
+  c.info(StreamInfo{stream, true, name, ext});
 }
 
-void see_device(Collector& c, uint32_t device) {
+void see_device(CaptureContext& c, uint32_t device) {
   if (!g_devices.insert(device).second) return;
   AgentInfo a;  // replaced by the DEVICE record's fuller row when CUPTI delivers one
   a.id = gpu_agent_id(device);
   a.absolute_index = a.logical_index = a.type_index = device;
   a.name = a.product_name = "NVIDIA GPU " + std::to_string(device);
   a.vendor_name = "NVIDIA";
-  c.add_info(std::move(a));
+  c.info(std::move(a));
 }
 
-void device_row(Collector& c, const CUpti_ActivityDevice5& d) {
+void device_row(CaptureContext& c, const CUpti_ActivityDevice5& d) {
   g_devices.insert(d.id);
   AgentInfo a;
   a.id = gpu_agent_id(d.id);
@@ -218,7 +206,7 @@ void device_row(Collector& c, const CUpti_ActivityDevice5& d) {
                 static_cast<unsigned long long>(d.globalMemorySize), d.l2CacheSize, d.coreClockRate,
                 d.maxThreadsPerBlock);
   a.extdata = ext;
-  c.add_info(std::move(a));
+  c.info(std::move(a));
 }
 
 const char* copy_name(uint8_t kind) {
@@ -260,31 +248,33 @@ Launch launch_of(uint32_t corr, uint64_t start) {
   return l;
 }
 
-Record base(RecordKind kind, const char* category, uint64_t start, uint64_t end, uint32_t tid,
-            uint64_t corr) {
+Record base(CaptureContext& c, RecordKind kind, const char* category, uint64_t start, uint64_t end,
+            uint32_t tid, uint64_t corr) {
   Record r;
   std::memset(&r, 0, sizeof r);
   r.kind = kind;
   r.tid = tid;
   r.start = start;
   r.end = end;
-  r.category_id = session::category_id(category);
+  r.category_id = c.intern(category);
   r.correlation_id = corr;
   return r;
 }
 
-void process(Collector& c, CUpti_Activity* rec) {
+}  // namespace
+
+void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
-      const auto& k = *reinterpret_cast<CUpti_ActivityKernel10*>(rec);
+      const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       const Launch l = launch_of(k.correlationId, k.start);
       if (l.paused) return;
       KernelEntry* e = kernel_entry(c, k);
       if (!e->keep) return;
       see_device(c, k.deviceId);
       see_stream(c, k.streamId, k.contextId, k.deviceId);
-      Record r = base(RecordKind::kKernelDispatch, "KERNEL_DISPATCH", k.start, k.end, l.tid,
+      Record r = base(c, RecordKind::kKernelDispatch, "KERNEL_DISPATCH", k.start, k.end, l.tid,
                       k.correlationId);
       KernelData& d = r.kernel;
       d.agent_id = gpu_agent_id(k.deviceId);
@@ -306,13 +296,13 @@ void process(Collector& c, CUpti_Activity* rec) {
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const auto& m = *reinterpret_cast<CUpti_ActivityMemcpy6*>(rec);
+      const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
       const Launch l = launch_of(m.correlationId, m.start);
       if (l.paused) return;
       see_device(c, m.deviceId);
       see_stream(c, m.streamId, m.contextId, m.deviceId);
-      Record r = base(RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
-      r.name_id = session::category_id(copy_name(m.copyKind));
+      Record r = base(c, RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
+      r.name_id = c.intern(copy_name(m.copyKind));
       const uint32_t gpu = gpu_agent_id(m.deviceId);
       const bool from_host = m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ||
                              m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOA ||
@@ -330,14 +320,14 @@ void process(Collector& c, CUpti_Activity* rec) {
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto& m = *reinterpret_cast<CUpti_ActivityMemset4*>(rec);
+      const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
       const Launch l = launch_of(m.correlationId, m.start);
       if (l.paused) return;
       see_device(c, m.deviceId);
       see_stream(c, m.streamId, m.contextId, m.deviceId);
-      Record r = base(RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
+      Record r = base(c, RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
       r.flags = kFlagMemset;
-      r.name_id = session::category_id("MEMORY_SET");
+      r.name_id = c.intern("MEMORY_SET");
       r.copy.src_agent_id = r.copy.dst_agent_id = gpu_agent_id(m.deviceId);
       r.copy.stream_id = r.copy.queue_id = m.streamId;
       r.copy.bytes = m.bytes;
@@ -348,13 +338,13 @@ void process(Collector& c, CUpti_Activity* rec) {
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
-      const auto& m = *reinterpret_cast<CUpti_ActivityMemory4*>(rec);
+      const auto& m = *reinterpret_cast<const CUpti_ActivityMemory4*>(rec);
       const Launch l = launch_of(m.correlationId, m.timestamp);
       if (l.paused) return;
       const bool host = m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE ||
                         m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
       if (!host) see_device(c, m.deviceId);
-      Record r = base(RecordKind::kMemoryAlloc, "MEMORY_ALLOCATION", m.timestamp, m.timestamp,
+      Record r = base(c, RecordKind::kMemoryAlloc, "MEMORY_ALLOCATION", m.timestamp, m.timestamp,
                       l.tid ? l.tid : m.processId, m.correlationId);
       r.alloc.agent_id = host ? kCpuAgentId : gpu_agent_id(m.deviceId);
       r.alloc.stream_id = m.streamId;
@@ -367,7 +357,7 @@ void process(Collector& c, CUpti_Activity* rec) {
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
-      const auto& a = *reinterpret_cast<CUpti_ActivityAPI*>(rec);
+      const auto& a = *reinterpret_cast<const CUpti_ActivityAPI*>(rec);
       const Launch l = launch_of(a.correlationId, a.start);
       if (l.paused) return;
       const bool runtime = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
@@ -377,14 +367,14 @@ void process(Collector& c, CUpti_Activity* rec) {
       if (it == g_api_names.end()) {
         const char* name = nullptr;
         g_api->cuptiGetCallbackName(domain, a.cbid, &name);
-        it = g_api_names.emplace(key, intern(without_version(name))).first;
+        it = g_api_names.emplace(key, c.intern(without_version(name))).first;
       }
       uint32_t tid = l.tid;
       if (tid == 0) {
         auto t = g_cupti_tid.find(a.threadId);
         tid = t != g_cupti_tid.end() ? t->second : a.threadId;
       }
-      Record r = base(RecordKind::kRegion, runtime ? "CUDA_RUNTIME_API" : "CUDA_DRIVER_API", a.start,
+      Record r = base(c, RecordKind::kRegion, runtime ? "CUDA_RUNTIME_API" : "CUDA_DRIVER_API", a.start,
                       a.end, tid, a.correlationId);
       r.name_id = it->second;
       r.region.region_name_id = l.region;
@@ -392,23 +382,22 @@ void process(Collector& c, CUpti_Activity* rec) {
       break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-      const auto& s = *reinterpret_cast<CUpti_ActivitySynchronization2*>(rec);
+      const auto& s = *reinterpret_cast<const CUpti_ActivitySynchronization2*>(rec);
       const Launch l = launch_of(s.correlationId, s.start);
       if (l.paused) return;
-      Record r = base(RecordKind::kRegion, "CUDA_SYNCHRONIZATION", s.start, s.end, l.tid,
+      Record r = base(c, RecordKind::kRegion, "CUDA_SYNCHRONIZATION", s.start, s.end, l.tid,
                       s.correlationId);
-      r.name_id = session::category_id(sync_name(s.type));
+      r.name_id = c.intern(sync_name(s.type));
       put(c, r);
       break;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE:
-      device_row(c, *reinterpret_cast<CUpti_ActivityDevice5*>(rec));
+      device_row(c, *reinterpret_cast<const CUpti_ActivityDevice5*>(rec));
       break;
     default: break;
   }
 }
 
-}  // namespace
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *size = g_settings.buffer_bytes;
@@ -421,7 +410,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
                                size_t valid) {
   {
     std::lock_guard<std::mutex> g(g_mu);
-    Collector* c = g_collector.load(std::memory_order_acquire);
+    CaptureContext* c = g_collector.load(std::memory_order_acquire);
     if (c != nullptr && buffer != nullptr && valid > 0 && g_settings.process) {
       // First pass: learn which OS thread each CUPTI thread id is, from calls whose ENTER
       // callback we saw, so API records of other functions land on the right thread.
@@ -436,16 +425,16 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
         }
       }
       rec = nullptr;
-      while (g_api->cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) process(*c, rec);
+      while (g_api->cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) map_activity(*c, rec);
       size_t dropped = 0;
       if (g_api->cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
-        c->add_drops("cupti", dropped);
+        c->drops("cupti", dropped);
     }
   }
   if (buffer != nullptr) give_buffer(buffer);
 }
 
-void records_reset(Collector* c) {
+void records_reset(CaptureContext* c) {
   std::lock_guard<std::mutex> g(g_mu);
   g_collector.store(c, std::memory_order_release);
   g_streams.clear();

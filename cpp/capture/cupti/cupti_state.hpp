@@ -10,7 +10,7 @@
 
 #include "cupti_loader.hpp"
 
-namespace rocprof { class Collector; }
+namespace rocprof { class CaptureContext; }
 
 namespace rocprof::cupti {
 
@@ -71,7 +71,10 @@ bool paused_at(uint64_t ts) noexcept;
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
 void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size,
                                size_t valid);
-void records_reset(Collector* c);  // a new session: forget streams/symbols/agents already written
+void records_reset(CaptureContext* c);  // a new session: forget streams/symbols/agents written
+// One CUPTI activity record → the project's records and info rows, into `c`: the whole
+// CUPTI-to-record mapping (tests feed it records built from the real header structs).
+void map_activity(CaptureContext& c, const CUpti_Activity* rec);
 void records_free_pool();
 
 }  // namespace rocprof::cupti

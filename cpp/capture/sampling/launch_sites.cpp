@@ -19,8 +19,8 @@
 
 #include "capture/sampling/launch_sites.h"
 #include "capture/sampling/pyframes.h"
-#include "session/session.hpp"
-#include "storage/json.hpp"
+#include "capture/context.hpp"
+#include "rocprof/json.hpp"
 
 namespace rocprof::launch_sites {
 namespace {
@@ -31,6 +31,7 @@ constexpr uint32_t kTableSlots = 1u << 16;  // distinct frame chains per session
 constexpr uint32_t kProbe = 64;
 constexpr uint32_t kQueueSlots = 1024;      // new chains waiting for the resolver
 constexpr uint32_t kNone = 0xffffffffu;     // resolved: no user frame (or code gone)
+CaptureContext* g_ctx = nullptr;  // the session's, between start and stop (resolver thread)
 constexpr int kWaitMs = 20;                 // longest wait of resolve() for the resolver
 
 // key → interned id. key is written once (CAS from 0, by the first launching thread to see
@@ -217,7 +218,7 @@ uint32_t resolve_chain(const uint64_t* w, int n) {
   }
   if (users == 0) return kNone;
   json.push_back(']');
-  return session::strings().intern(json);
+  return g_ctx != nullptr ? g_ctx->intern(json) : kNone;
 }
 
 Cell g_scratch;  // under g_resolve_mu
@@ -355,8 +356,9 @@ uint32_t resolve(uint64_t key) {
   return (v == 0 || v == kNone) ? 0 : v;
 }
 
-void start() {
+void start(CaptureContext* ctx) {
   stop();
+  g_ctx = ctx;
   // A new session has a new string table: forget every id of the last one.
   for (Site& s : g_sites) {
     s.key.store(0, std::memory_order_relaxed);

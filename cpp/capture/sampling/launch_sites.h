@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <string>
 
+namespace rocprof { class CaptureContext; }
+
 namespace rocprof::launch_sites {
 
 // Launching thread, GIL held or not. Returns the frame chain's key (0: not a Python thread,
@@ -26,7 +28,8 @@ uint64_t capture(uint32_t* id) noexcept;
 // Off the hot path (activity-record processing): the interned id for `key` (0: none).
 uint32_t resolve(uint64_t key);
 // Session lifecycle (the CUPTI backend's start/stop). stop() resolves everything pending.
-void start();
+// Call-site JSON is interned through `ctx` (valid until stop returns).
+void start(CaptureContext* ctx);
 void stop();
 // File prefixes ('\n'-separated) of library code: frames there are never launch sites.
 void set_library_prefixes(const std::string& prefixes);

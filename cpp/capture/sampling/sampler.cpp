@@ -33,8 +33,9 @@
 #include "capture/sampling/signals.hpp"
 #include "capture/sampling/stack.hpp"
 #include "rocprof/clock.hpp"
-#include "session/session.hpp"
-#include "storage/json.hpp"
+#include "capture/context.hpp"
+#include "capture/settings.hpp"
+#include "rocprof/json.hpp"
 
 namespace rocprof::sampling {
 namespace {
@@ -144,25 +145,24 @@ clockid_t thread_cpu_clock(uint32_t tid) {
 
 class Sampler {
  public:
-  void start(Collector& c) {
+  void start(CaptureContext& c, const SamplingSettings& settings) {
     collector_ = &c;
-    hz_ = std::max(1, std::atoi(session::option("sampling.hz", "1000").c_str()));
-    wall_ = session::option("sampling.mode", "cpu") == "wall";
-    native_ = session::option("sampling.native", "0") == "1" && native_available();
+    texts_.clear();
+    hz_ = static_cast<int>(std::max<uint32_t>(1, settings.hz));
+    wall_ = settings.wall;
+    native_ = settings.native && native_available();
     g_native.store(native_);
     g_cpu_period.store(wall_ ? 0 : 1000000000ull / hz_);
     if (native_) rp_eval_range(&eval_lo_, &eval_hi_);
-    auto& st = session::strings();
-    cat_sample_ = st.intern_cached(native_ ? "CPU_SAMPLE" : "PYTHON_SAMPLE");
-    cat_stack_ = st.intern_cached(native_ ? "CPU_SAMPLE_STACK" : "PYTHON_SAMPLE_STACK");
+    cat_sample_ = intern(native_ ? "CPU_SAMPLE" : "PYTHON_SAMPLE");
+    cat_stack_ = intern(native_ ? "CPU_SAMPLE_STACK" : "PYTHON_SAMPLE_STACK");
     // Samples of `rocprof run script.py` start at the script's <module> (stack.hpp); the
     // Python side names the launcher's files (none for the in-process API: nothing to cut).
     launcher_ = LauncherFrames{};
-    const std::string lf = session::option("sampling.launcher_file");
-    const std::string rf = session::option("sampling.runpy_file");
+    const std::string& lf = settings.launcher_file;
+    const std::string& rf = settings.runpy_file;
     if (!lf.empty() && !rf.empty())
-      launcher_ = LauncherFrames{st.intern_cached("run_target"), st.intern_cached(lf.c_str()),
-                                 st.intern_cached("_run_code"), st.intern_cached(rf.c_str())};
+      launcher_ = LauncherFrames{intern("run_target"), intern(lf), intern("_run_code"), intern(rf)};
     install_fault_guard(probe_of);
     install_sigprof(on_signal);
     if (after_fork_) {
@@ -215,11 +215,11 @@ class Sampler {
         s.grace = 2;
         return 1;
       }
-    collector_->add_drops("sampling.threads_not_sampled", 1);
+    collector_->drops("sampling.threads_not_sampled", 1);
     return 0;
   }
 
-  void stop(Collector& c) {
+  void stop(CaptureContext& c) {
     pending_ = false;
     if (thread_ == nullptr) {
       restore_signals();
@@ -254,14 +254,14 @@ class Sampler {
       if (s.ring.attached() && !s.ring.empty()) ++left;  // unresolvable now
       s.state.store(0);
     }
-    c.add_info(MetadataInfo{"rocprof.sampling.hz", std::to_string(hz_)});
-    c.add_info(MetadataInfo{"rocprof.sampling.mode", wall_ ? "wall" : "cpu"});
-    c.add_info(MetadataInfo{"rocprof.sampling.native", native_ ? "1" : "0"});
-    c.add_info(MetadataInfo{"rocprof.sampling.samples_taken", std::to_string(taken)});
-    c.add_info(MetadataInfo{"rocprof.sampling.samples_missed", std::to_string(missed)});
-    c.add_info(MetadataInfo{"rocprof.sampling.unresolved_frames", std::to_string(unresolved_)});
-    c.add_info(MetadataInfo{"rocprof.sampling.walk_faults", std::to_string(faults)});
-    if (missed + left) c.add_drops("sampling", missed + left);
+    c.info(MetadataInfo{"rocprof.sampling.hz", std::to_string(hz_)});
+    c.info(MetadataInfo{"rocprof.sampling.mode", wall_ ? "wall" : "cpu"});
+    c.info(MetadataInfo{"rocprof.sampling.native", native_ ? "1" : "0"});
+    c.info(MetadataInfo{"rocprof.sampling.samples_taken", std::to_string(taken)});
+    c.info(MetadataInfo{"rocprof.sampling.samples_missed", std::to_string(missed)});
+    c.info(MetadataInfo{"rocprof.sampling.unresolved_frames", std::to_string(unresolved_)});
+    c.info(MetadataInfo{"rocprof.sampling.walk_faults", std::to_string(faults)});
+    if (missed + left) c.drops("sampling", missed + left);
     reset_tables();
     collector_ = nullptr;
   }
@@ -341,7 +341,7 @@ class Sampler {
         arm(s, static_cast<uint32_t>(tid));
         return;
       }
-    collector_->add_drops("sampling.threads_not_sampled", 1);
+    collector_->drops("sampling.threads_not_sampled", 1);
   }
 
   // Under slots_mu_. Returns whether the thread's timer is running.
@@ -373,7 +373,7 @@ class Sampler {
       s.state.store(0);
       return false;
     }
-    collector_->add_info(ThreadInfo{tid, now_ns(), 0, {}});
+    collector_->info(ThreadInfo{tid, now_ns(), 0, {}});
     return true;
   }
 
@@ -405,7 +405,6 @@ class Sampler {
   }
 
   FrameRef resolve_py(uint64_t code, uint64_t name_ptr, uint64_t w) {
-    auto& st = session::strings();
     const uint32_t lasti = static_cast<uint32_t>(w >> 32);
     const uint32_t first = static_cast<uint32_t>(w & 0x7fffffffu);
     auto it = codes_.find(code);
@@ -413,10 +412,10 @@ class Sampler {
       const char *func = nullptr, *file = nullptr;
       CodeEntry e{name_ptr, 0, 0, false};
       if (rp_code_info(code, name_ptr, first, &func, &file)) {
-        e = CodeEntry{name_ptr, st.intern_cached(func), st.intern_cached(file), true};
+        e = CodeEntry{name_ptr, intern(func), intern(file), true};
       } else {
         ++unresolved_;
-        return FrameRef{st.intern_cached("<code freed before resolution>"), 0, 0, false};
+        return FrameRef{intern("<code freed before resolution>"), 0, 0, false};
       }
       it = codes_.insert_or_assign(code, e).first;
     }
@@ -474,8 +473,7 @@ class Sampler {
     if (it != natives_.end()) return it->second;
     std::string func, file;
     native_symbol(ip, &func, &file);
-    auto& st = session::strings();
-    FrameRef f{st.intern_cached(func), st.intern_cached(file), 0, true};
+    FrameRef f{intern(func), intern(file), 0, true};
     natives_.emplace(ip, f);
     return f;
   }
@@ -484,13 +482,13 @@ class Sampler {
     bool is_new = false;
     const uint64_t id = nodes_.node(parent, f, &is_new);
     if (!is_new) return id;
-    auto& st = session::strings();
-    const std::string func(st.get(f.func_id)), file(st.get(f.file_id));
+    const std::string& func = text(f.func_id);
+    const std::string& file = text(f.file_id);
     std::string cs = "{\"function\":" + json_string(func) + ",\"file\":" + json_string(file) +
                      ",\"line\":" + std::to_string(f.line) + ",\"kind\":\"" +
                      (f.native ? "native" : "python") + "\"}";
     std::string li = "{\"file\":" + json_string(file) + ",\"line\":" + std::to_string(f.line) + "}";
-    collector_->add_info(StackInfo{id, parent, cat_stack_, std::move(cs), std::move(li)});
+    collector_->info(StackInfo{id, parent, cat_stack_, std::move(cs), std::move(li)});
     return id;
   }
 
@@ -510,7 +508,20 @@ class Sampler {
     bool ok;
   };
 
-  Collector* collector_ = nullptr;
+  CaptureContext* collector_ = nullptr;
+  // Text of the ids this sampler interned (the context gives ids, not text back): the stack
+  // rows it writes name their frames. Resolver thread only.
+  std::unordered_map<uint32_t, std::string> texts_;
+  uint32_t intern(const std::string& s) {
+    const uint32_t id = collector_->intern(s);
+    texts_.emplace(id, s);
+    return id;
+  }
+  const std::string& text(uint32_t id) {
+    static const std::string unknown = "?";
+    auto it = texts_.find(id);
+    return it == texts_.end() ? unknown : it->second;
+  }
   int hz_ = 1000;
   bool wall_ = false, native_ = false;
   uint64_t eval_lo_ = 0, eval_hi_ = 0;
@@ -540,19 +551,26 @@ class Sampler {
 
 Sampler* g_sampler = new Sampler();  // never destroyed: a late signal or atexit may touch it
 
-void on_start(Collector& c) {
-  if (session::option("sampling.hz").empty()) return;  // sampling not requested
-  g_sampler->start(c);
-}
-void on_stop(Collector& c) { g_sampler->stop(c); }
-void on_fork_child() { g_sampler->fork_child(); }
 void probe(bool* live, std::string* reason) {
   *live = true;
   *reason = native_available() ? "" : std::string("native stacks unavailable: ") + native_unavailable_reason();
 }
 
+class SamplingBackend final : public Backend {
+ public:
+  const char* name() const override { return "sampling"; }
+  bool start(CaptureContext& ctx, const CaptureSettings& s, std::string*) override {
+    if (s.sampling.hz == 0) return true;  // sampling not requested
+    g_sampler->start(ctx, s.sampling);
+    return true;
+  }
+  void stop(CaptureContext& ctx) override { g_sampler->stop(ctx); }
+  void fork_child() override { g_sampler->fork_child(); }
+  void probe(bool* live, std::string* reason) override { sampling::probe(live, reason); }
+};
+
 struct Registrar {
-  Registrar() { session::register_backend({"sampling", on_start, on_stop, on_fork_child, probe}); }
+  Registrar() { capture::register_backend(new SamplingBackend()); }  // lives as long as the process
 } registrar;
 
 }  // namespace

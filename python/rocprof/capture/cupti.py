@@ -50,37 +50,26 @@ def library_prefixes() -> list[str]:
     return sorted(p.rstrip("/") + "/" for p in prefixes if p)
 
 
-def _flag(value: bool) -> str:
-    return "1" if value else "0"
-
-
-def configure(options: Options) -> list[str]:
-    o = backends.BACKEND_OPTIONS
-    o["cupti.enabled"] = "1"
-    o["cupti.kernel"] = _flag(options.kernel_trace)
-    o["cupti.memcpy"] = _flag(options.memory_copy_trace)
-    o["cupti.memory"] = _flag(options.memory_allocation_trace)
-    o["cupti.runtime"] = o["cupti.driver"] = o["cupti.sync"] = _flag(options.runtime_trace)
+def configure(options: Options, settings) -> list[str]:
+    """Fill settings.cupti (rocprof._core.CuptiSettings) from the launcher's options."""
+    c = settings.cupti
+    c.enabled = True
+    c.kernels = options.kernel_trace
+    c.copies = options.memory_copy_trace
+    c.allocations = options.memory_allocation_trace
+    c.runtime_api = c.driver_api = c.sync = options.runtime_trace
     # ENTER callbacks on launches/copies/sets only (thread, ROCTx range and call site of each
     # GPU operation) unless synchronisation or allocation records need their thread too.
-    o["cupti.callbacks"] = ("all" if options.runtime_trace or options.memory_allocation_trace
-                            else "launch")
-    o["cupti.truncate"] = _flag(options.truncate_kernels)
-    o["cupti.mangled"] = _flag(options.mangled_kernels)
-    o["cupti.kernel_include"] = options.kernel_include_regex or ""
-    o["cupti.kernel_exclude"] = options.kernel_exclude_regex or ""
-    callsite = os.environ.get("ROCPROF_GPU_CALLSITE", "1") != "0"
-    o["cupti.callsite"] = _flag(callsite)
-    o["cupti.library_candidates"] = ":".join(library_candidates())
-    # Measurement overrides (benchmarks/gpu_b2_b5.py): ROCPROF_CUPTI_OPTIONS="kernel=1,runtime=0,
-    # callbacks=none,timestamp=0,process=0,flush_ms=1000" sets the cupti.* keys above directly.
-    for item in os.environ.get("ROCPROF_CUPTI_OPTIONS", "").split(","):
-        key, sep, value = item.strip().partition("=")
-        if sep and key:
-            o["cupti." + key] = value
-            if key == "callsite":
-                callsite = value == "1"
-    if callsite and hasattr(_core, "_cupti_set_callsite_prefixes"):
+    c.callbacks = "all" if options.runtime_trace or options.memory_allocation_trace else "launch"
+    c.truncate = options.truncate_kernels
+    c.mangled = options.mangled_kernels
+    c.kernel_include = options.kernel_include_regex or ""
+    c.kernel_exclude = options.kernel_exclude_regex or ""
+    c.launch_sites = True
+    c.library_candidates = ":".join(library_candidates())
+    # Measurement overrides (benchmarks/gpu_b2_b5.py) come from ROCPROF_CUPTI_OPTIONS, read by
+    # the native backend into these same settings ("kernels=1,launch_sites=0,...").
+    if hasattr(_core, "_cupti_set_callsite_prefixes"):
         _core._cupti_set_callsite_prefixes("\n".join(library_prefixes()))
     return []
 

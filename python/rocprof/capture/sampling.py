@@ -1,6 +1,6 @@
 """Python half of call-stack sampling: turns Options (sample Hz, mode, native stacks) into
-the native backend's settings ("sampling.hz", "sampling.mode", "sampling.native"), and
-registers Python threads with the sampler as they start."""
+the native backend's typed settings (rocprof._core.SamplingSettings), and registers Python
+threads with the sampler as they start."""
 
 from __future__ import annotations
 
@@ -42,9 +42,9 @@ def _install_thread_hook() -> None:
 _session_seen = False
 
 
-def configure(options: Options) -> list[str]:
+def configure(options: Options, settings) -> list[str]:
+    """Fill settings.sampling (rocprof._core.SamplingSettings) from the launcher's options."""
     notes: list[str] = []
-    hz = int(options.sample or 1000)
     mode = options.sampling_mode or "cpu"
     if mode not in ("cpu", "wall"):
         raise ValueError(f"sampling mode must be 'cpu' or 'wall', not {mode!r}")
@@ -53,17 +53,18 @@ def configure(options: Options) -> list[str]:
         notes.append(f"--native-stacks unavailable ({_core.sampling_native_reason()}); "
                      "recording Python frames only")
         native = False
-    backends.BACKEND_OPTIONS["sampling.hz"] = str(hz)
-    backends.BACKEND_OPTIONS["sampling.mode"] = mode
-    backends.BACKEND_OPTIONS["sampling.native"] = "1" if native else "0"
+    s = settings.sampling
+    s.hz = int(options.sample or _core.SamplingSettings.DEFAULT_HZ)
+    s.wall = mode == "wall"
+    s.native = native
     # The launcher's frames (rocprof run → runpy → the script) are cut from samples at
     # resolution: the resolver matches these code files (exactly as frames name them).
     import runpy
 
     from ..cli import target
 
-    backends.BACKEND_OPTIONS["sampling.launcher_file"] = target.run_target.__code__.co_filename
-    backends.BACKEND_OPTIONS["sampling.runpy_file"] = runpy._run_code.__code__.co_filename
+    s.launcher_file = target.run_target.__code__.co_filename
+    s.runpy_file = runpy._run_code.__code__.co_filename
     _install_thread_hook()
     return notes
 

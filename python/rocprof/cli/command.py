@@ -64,8 +64,8 @@ def command_environment(options: Options, manifest: str) -> tuple[dict[str, str]
                      "programs are profiled, not Python processes")
     else:
         env.update(child_environment(options, unique_names=False))
-    backend_options: dict[str, str] = {}
-    notes += backends.configure(options, backend_options)
+    settings, more = backends.configure(options)
+    notes += more
     if options.sample is not None:
         notes.append("--sample: call stacks are sampled in the Python processes the command "
                      "starts; native programs are not sampled (the sampler needs an interpreter)")
@@ -73,15 +73,14 @@ def command_environment(options: Options, manifest: str) -> tuple[dict[str, str]
                                        keep=("pid", "ppid", "rank"))
     # Native processes find libcupti themselves (the copy their CUDA runtime matches: the
     # toolkit's, or the loader path); Python processes choose theirs in their own session.
-    backend_options.pop("cupti.library_candidates", None)
+    settings.cupti.library_candidates = ""
     from ..capture import cupti
 
     if cupti.USER_LIBRARY_PATH is None:
         env.pop("ROCPROF_CUPTI_LIBRARY_PATH", None)
     else:
         env["ROCPROF_CUPTI_LIBRARY_PATH"] = cupti.USER_LIBRARY_PATH
-    lines = [f"{k}={v}" for k, v in sorted(backend_options.items()) if "\n" not in v]
-    lines.append(f"options_json={options.to_json()}")
+    lines = [settings.to_text().rstrip("\n"), f"options_json={options.to_json()}"]
     libs = library_dir()
     env.update({
         "ROCPROF_AUTOSTART_OUTPUT": os.path.abspath(template),
@@ -89,7 +88,7 @@ def command_environment(options: Options, manifest: str) -> tuple[dict[str, str]
         "ROCPROF_MANIFEST": manifest,
         "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [libs, env.get("LD_LIBRARY_PATH")])),
     })
-    if backend_options.get("cupti.enabled") == "1":
+    if settings.cupti.enabled:
         inject = os.path.join(libs, "librocprof_inject.so")
         current = env.get("CUDA_INJECTION64_PATH")
         if current and os.path.realpath(current) != os.path.realpath(inject):
@@ -121,7 +120,11 @@ def run_command(options: Options, argv: list[str]) -> int:
     fd, manifest = tempfile.mkstemp(prefix="rocprof-run-", suffix=".manifest")
     os.close(fd)
     try:
-        env, notes = command_environment(options, manifest)
+        try:
+            env, notes = command_environment(options, manifest)
+        except ValueError as e:
+            print(f"rocprof run: {e}", file=sys.stderr)
+            return 2
         for note in notes:
             print(f"rocprof: {note}", file=sys.stderr)
         try:

@@ -1,0 +1,74 @@
+// The typed capture settings (capture/settings.hpp) as Python classes: the launcher fills
+// them from its options (rocprof.backends) and hands them to start_session.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings/registry.hpp"
+#include "capture/settings.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+template <class T>
+void fields_as_kwargs(T& self, const py::kwargs& kw) {
+  py::object o = py::cast(&self, py::return_value_policy::reference);
+  for (auto item : kw) {
+    const std::string key = py::str(item.first);
+    if (!py::hasattr(o, key.c_str())) throw py::type_error("unknown setting " + key);
+    o.attr(key.c_str()) = item.second;
+  }
+}
+
+void bind(py::module_& m) {
+  using rocprof::CaptureSettings, rocprof::CuptiSettings, rocprof::SamplingSettings;
+  py::class_<CuptiSettings>(m, "CuptiSettings", "NVIDIA GPU tracing: what CUPTI records")
+      .def(py::init([](const py::kwargs& kw) { CuptiSettings s; fields_as_kwargs(s, kw); return s; }))
+      .def_readwrite("enabled", &CuptiSettings::enabled)
+      .def_readwrite("kernels", &CuptiSettings::kernels)
+      .def_readwrite("copies", &CuptiSettings::copies)
+      .def_readwrite("allocations", &CuptiSettings::allocations)
+      .def_readwrite("runtime_api", &CuptiSettings::runtime_api)
+      .def_readwrite("driver_api", &CuptiSettings::driver_api)
+      .def_readwrite("sync", &CuptiSettings::sync)
+      .def_readwrite("launch_sites", &CuptiSettings::launch_sites)
+      .def_readwrite("region", &CuptiSettings::region)
+      .def_readwrite("truncate", &CuptiSettings::truncate)
+      .def_readwrite("mangled", &CuptiSettings::mangled)
+      .def_readwrite("kernel_include", &CuptiSettings::kernel_include)
+      .def_readwrite("kernel_exclude", &CuptiSettings::kernel_exclude)
+      .def_readwrite("callbacks", &CuptiSettings::callbacks)
+      .def_readwrite("timestamp", &CuptiSettings::timestamp)
+      .def_readwrite("process", &CuptiSettings::process)
+      .def_readwrite("flush_ms", &CuptiSettings::flush_ms)
+      .def_readwrite("buffer_mb", &CuptiSettings::buffer_mb)
+      .def_readwrite("library_candidates", &CuptiSettings::library_candidates);
+  py::class_<SamplingSettings>(m, "SamplingSettings", "call-stack sampling")
+      .def(py::init([](const py::kwargs& kw) { SamplingSettings s; fields_as_kwargs(s, kw); return s; }))
+      .def_readonly_static("DEFAULT_HZ", &SamplingSettings::kDefaultHz)
+      .def_readwrite("hz", &SamplingSettings::hz)
+      .def_readwrite("wall", &SamplingSettings::wall)
+      .def_readwrite("native", &SamplingSettings::native)
+      .def_readwrite("launcher_file", &SamplingSettings::launcher_file)
+      .def_readwrite("runpy_file", &SamplingSettings::runpy_file);
+  py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
+      .def(py::init<>())
+      .def_readwrite("cupti", &CaptureSettings::cupti)
+      .def_readwrite("sampling", &CaptureSettings::sampling)
+      .def("validate", [](const CaptureSettings& s) {
+        std::string error;
+        if (!rocprof::capture::validate(s, &error)) throw py::value_error(error);
+      }, "raise ValueError (one line naming the option) when a setting is invalid")
+      .def("to_text", &rocprof::capture::to_text,
+           "the text form native programs read (ROCPROF_AUTOSTART_OPTIONS)")
+      .def_static("from_text", [](const std::string& text) {
+        CaptureSettings s;
+        std::string error;
+        if (!rocprof::capture::parse_text(text, '\n', "", &s, &error)) throw py::value_error(error);
+        return s;
+      });
+}
+
+rocprof::bindings::Register g_register(bind);
+
+}  // namespace

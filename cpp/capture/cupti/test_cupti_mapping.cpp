@@ -1,0 +1,212 @@
+// The CUPTI mapping without a GPU: activity records built from the real CUPTI header structs
+// go through map_activity into a FakeCaptureContext, and every field of what comes out is
+// checked (Kineto tests its CUPTI mapping this way). Part of the C++ suite (ctest) wherever
+// the CUPTI headers are found at build time; needs no libcupti and no driver.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "cupti_state.hpp"
+#include "tests/fake_capture_context.hpp"
+
+namespace rocprof::cupti {
+namespace {
+
+using rocprof::testing::FakeCaptureContext;
+
+// What the API ENTER callback would have noted on the launching thread.
+void launched(uint32_t corr, uint32_t tid, uint32_t region, bool paused = false) {
+  LaunchInfo& s = g_launch[corr & (kLaunchSlots - 1)];
+  s.tid = tid;
+  s.region_name_id = region;
+  s.callsite_id = 0;
+  s.site_key = 0;
+  s.paused = paused ? 1 : 0;
+  s.corr.store(corr, std::memory_order_release);
+}
+
+CUpti_ActivityKernel10 kernel(const char* name, uint32_t corr) {
+  CUpti_ActivityKernel10 k;
+  std::memset(&k, 0, sizeof k);
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.name = name;
+  k.start = 1000;
+  k.end = 1750;
+  k.deviceId = 1;
+  k.contextId = 3;
+  k.streamId = 7;
+  k.gridX = 4, k.gridY = 2, k.gridZ = 1;
+  k.blockX = 256, k.blockY = 1, k.blockZ = 1;
+  k.staticSharedMemory = 128;
+  k.dynamicSharedMemory = 64;
+  k.localMemoryPerThread = 8;
+  k.registersPerThread = 32;
+  k.correlationId = corr;
+  k.gridId = 99;
+  return k;
+}
+
+class CuptiMapping : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CuptiSettingsCompiled();
+    records_reset(&ctx);
+  }
+  void TearDown() override { records_reset(nullptr); }
+  static void CuptiSettingsCompiled() { g_settings = Settings{}; }
+  FakeCaptureContext ctx;
+};
+
+TEST_F(CuptiMapping, KernelEveryField) {
+  const uint32_t forward = ctx.intern("forward");
+  launched(42, 4242, forward);
+  const auto k = kernel("_Z6kernelPfi", 42);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  ASSERT_EQ(ctx.records.size(), 1u);
+  const Record& r = ctx.records[0];
+  EXPECT_EQ(r.kind, RecordKind::kKernelDispatch);
+  EXPECT_EQ(ctx.text(r.category_id), "KERNEL_DISPATCH");
+  EXPECT_EQ(r.start, 1000u);
+  EXPECT_EQ(r.end, 1750u);
+  EXPECT_EQ(r.tid, 4242u);
+  EXPECT_EQ(r.correlation_id, 42u);
+  const KernelData& d = r.kernel;
+  EXPECT_EQ(d.agent_id, gpu_agent_id(1));
+  EXPECT_EQ(d.stream_id, 7u);
+  EXPECT_EQ(d.queue_id, 7u);
+  EXPECT_EQ(d.grid[0], 1024u);  // ROCm's grid: work-items, not blocks
+  EXPECT_EQ(d.grid[1], 2u);
+  EXPECT_EQ(d.grid[2], 1u);
+  EXPECT_EQ(d.block[0], 256u);
+  EXPECT_EQ(d.static_shared, 128u);
+  EXPECT_EQ(d.dynamic_shared, 64u);
+  EXPECT_EQ(d.local_per_thread, 8u);
+  EXPECT_EQ(d.registers, 32u);
+  EXPECT_EQ(d.region_name_id, forward);
+  EXPECT_EQ(d.dispatch_id, 99u);
+  const auto symbols = ctx.rows<KernelSymbolInfo>();
+  ASSERT_EQ(symbols.size(), 1u);
+  EXPECT_EQ(symbols[0].id, d.kernel_id);
+  EXPECT_EQ(symbols[0].kernel_name, "_Z6kernelPfi");
+  EXPECT_EQ(symbols[0].display_name, "kernel(float*, int)");
+  EXPECT_EQ(symbols[0].group_segment_size, 128u);
+  EXPECT_EQ(symbols[0].arch_vgpr_count, 32u);
+  const auto agents = ctx.rows<AgentInfo>();
+  ASSERT_EQ(agents.size(), 1u);
+  EXPECT_EQ(agents[0].id, gpu_agent_id(1));
+  EXPECT_EQ(agents[0].vendor_name, "NVIDIA");
+  const auto streams = ctx.rows<StreamInfo>();
+  ASSERT_EQ(streams.size(), 2u);  // the stream, and the same as a queue
+  EXPECT_EQ(streams[0].id, 7u);
+  EXPECT_NE(streams[0].is_queue, streams[1].is_queue);
+}
+
+TEST_F(CuptiMapping, SymbolsAgentsStreamsOnceEach) {
+  for (uint32_t corr = 1; corr <= 3; ++corr) {
+    launched(corr, 1, 0);
+    const auto k = kernel("_Z6kernelPfi", corr);
+    map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  }
+  EXPECT_EQ(ctx.records.size(), 3u);
+  EXPECT_EQ(ctx.rows<KernelSymbolInfo>().size(), 1u);
+  EXPECT_EQ(ctx.rows<AgentInfo>().size(), 1u);
+  EXPECT_EQ(ctx.rows<StreamInfo>().size(), 2u);
+}
+
+TEST_F(CuptiMapping, PausedLaunchesAndExcludedKernelsLeaveNothing) {
+  launched(5, 1, 0, /*paused=*/true);
+  auto k = kernel("_Z6kernelPfi", 5);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  EXPECT_TRUE(ctx.records.empty());
+  ASSERT_EQ(regcomp(&g_settings.exclude, "^gemm_[0-9]+", REG_EXTENDED | REG_NOSUB), 0);
+  g_settings.has_exclude = true;
+  launched(6, 1, 0);
+  k = kernel("gemm_128", 6);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  EXPECT_TRUE(ctx.records.empty());
+  EXPECT_TRUE(ctx.rows<KernelSymbolInfo>().empty());  // a filtered kernel names nothing
+  regfree(&g_settings.exclude);
+  g_settings.has_exclude = false;
+}
+
+TEST_F(CuptiMapping, CopiesAndSets) {
+  CUpti_ActivityMemcpy6 m;
+  std::memset(&m, 0, sizeof m);
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  m.bytes = 1 << 20;
+  m.start = 10, m.end = 30;
+  m.deviceId = 0, m.contextId = 1, m.streamId = 3;
+  m.correlationId = 77;
+  launched(77, 555, 0);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&m));
+  CUpti_ActivityMemset4 s;
+  std::memset(&s, 0, sizeof s);
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.bytes = 4096;
+  s.value = 0xab;
+  s.start = 40, s.end = 45;
+  s.deviceId = 0, s.contextId = 1, s.streamId = 3;
+  s.correlationId = 78;
+  launched(78, 555, 0);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&s));
+  ASSERT_EQ(ctx.records.size(), 2u);
+  const Record& c = ctx.records[0];
+  EXPECT_EQ(c.kind, RecordKind::kMemoryCopy);
+  EXPECT_EQ(ctx.text(c.category_id), "MEMORY_COPY");
+  EXPECT_EQ(ctx.text(c.name_id), "MEMORY_COPY_HOST_TO_DEVICE");
+  EXPECT_EQ(c.copy.src_agent_id, kCpuAgentId);
+  EXPECT_EQ(c.copy.dst_agent_id, gpu_agent_id(0));
+  EXPECT_EQ(c.copy.bytes, 1u << 20);
+  EXPECT_EQ(c.copy.stream_id, 3u);
+  EXPECT_EQ(c.tid, 555u);
+  EXPECT_EQ(c.start, 10u);
+  EXPECT_EQ(c.end, 30u);
+  const Record& st = ctx.records[1];
+  EXPECT_EQ(st.flags & kFlagMemset, kFlagMemset);
+  EXPECT_EQ(ctx.text(st.name_id), "MEMORY_SET");
+  EXPECT_EQ(st.copy.value, 0xabu);
+  EXPECT_EQ(st.copy.bytes, 4096u);
+  EXPECT_EQ(st.copy.src_agent_id, gpu_agent_id(0));
+}
+
+TEST_F(CuptiMapping, AllocationsAndSynchronisations) {
+  CUpti_ActivityMemory4 m;
+  std::memset(&m, 0, sizeof m);
+  m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  m.address = 0x7f0000001000ull;
+  m.bytes = 8192;
+  m.timestamp = 500;
+  m.deviceId = 0;
+  m.processId = 321;
+  m.correlationId = 90;  // no ENTER callback seen: the process id stands in for the thread
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&m));
+  CUpti_ActivitySynchronization2 s;
+  std::memset(&s, 0, sizeof s);
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  s.start = 600, s.end = 900;
+  s.correlationId = 91;
+  launched(91, 777, 0);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&s));
+  ASSERT_EQ(ctx.records.size(), 2u);
+  const Record& a = ctx.records[0];
+  EXPECT_EQ(a.kind, RecordKind::kMemoryAlloc);
+  EXPECT_EQ(ctx.text(a.category_id), "MEMORY_ALLOCATION");
+  EXPECT_EQ(a.alloc.op, 1u);  // FREE
+  EXPECT_EQ(a.alloc.address, 0x7f0000001000ull);
+  EXPECT_EQ(a.alloc.bytes, 8192u);
+  EXPECT_EQ(a.alloc.agent_id, gpu_agent_id(0));
+  EXPECT_EQ(a.tid, 321u);
+  const Record& y = ctx.records[1];
+  EXPECT_EQ(y.kind, RecordKind::kRegion);
+  EXPECT_EQ(ctx.text(y.category_id), "CUDA_SYNCHRONIZATION");
+  EXPECT_EQ(ctx.text(y.name_id), "STREAM_SYNCHRONIZE");
+  EXPECT_EQ(y.tid, 777u);
+  EXPECT_EQ(y.end - y.start, 300u);
+}
+
+}  // namespace
+}  // namespace rocprof::cupti

@@ -1,0 +1,47 @@
+// The backends registered in this process (capture/context.hpp). Leaked on purpose: backends
+// register from static initialisers of several libraries, and exit handlers may still walk
+// the list after static destructors ran.
+#include <cstdio>
+#include <mutex>
+
+#include "capture/context.hpp"
+#include "capture/settings.hpp"
+
+namespace rocprof::capture {
+
+namespace {
+std::mutex& mu() { static auto* m = new std::mutex(); return *m; }
+std::vector<Backend*>& list() { static auto* v = new std::vector<Backend*>(); return *v; }
+CaptureContext* g_ctx = nullptr;
+const CaptureSettings* g_settings = nullptr;
+}  // namespace
+
+void register_backend(Backend* backend) {
+  CaptureContext* ctx;
+  const CaptureSettings* settings;
+  {
+    std::lock_guard<std::mutex> g(mu());
+    list().push_back(backend);
+    ctx = g_ctx;
+    settings = g_settings;
+  }
+  // A library loaded while a session runs (rocprof._core after a native autostart) joins it.
+  if (ctx != nullptr && settings != nullptr) {
+    std::string why;
+    if (!backend->start(*ctx, *settings, &why) && !why.empty())
+      std::fprintf(stderr, "rocprof: %s: %s\n", backend->name(), why.c_str());
+  }
+}
+
+std::vector<Backend*> backends() {
+  std::lock_guard<std::mutex> g(mu());
+  return list();
+}
+
+void set_running(CaptureContext* ctx, const CaptureSettings* settings) {
+  std::lock_guard<std::mutex> g(mu());
+  g_ctx = ctx;
+  g_settings = settings;
+}
+
+}  // namespace rocprof::capture

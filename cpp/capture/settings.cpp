@@ -1,0 +1,155 @@
+// Validation and the text form of the capture settings (settings.hpp). One table per section
+// names every field once, so parsing and printing cannot drift apart.
+#include "capture/settings.hpp"
+
+#include <regex.h>
+
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+namespace rocprof::capture {
+
+namespace {
+
+template <class S>
+struct Fields {
+  std::vector<std::pair<const char*, bool S::*>> bools;
+  std::vector<std::pair<const char*, uint32_t S::*>> numbers;
+  std::vector<std::pair<const char*, std::string S::*>> strings;
+};
+
+const Fields<CuptiSettings>& cupti_fields() {
+  static const Fields<CuptiSettings> f{
+      {{"enabled", &CuptiSettings::enabled}, {"kernels", &CuptiSettings::kernels},
+       {"copies", &CuptiSettings::copies}, {"allocations", &CuptiSettings::allocations},
+       {"runtime_api", &CuptiSettings::runtime_api}, {"driver_api", &CuptiSettings::driver_api},
+       {"sync", &CuptiSettings::sync}, {"launch_sites", &CuptiSettings::launch_sites},
+       {"region", &CuptiSettings::region}, {"truncate", &CuptiSettings::truncate},
+       {"mangled", &CuptiSettings::mangled}, {"timestamp", &CuptiSettings::timestamp},
+       {"process", &CuptiSettings::process}},
+      {{"flush_ms", &CuptiSettings::flush_ms}, {"buffer_mb", &CuptiSettings::buffer_mb}},
+      {{"kernel_include", &CuptiSettings::kernel_include},
+       {"kernel_exclude", &CuptiSettings::kernel_exclude},
+       {"callbacks", &CuptiSettings::callbacks},
+       {"library_candidates", &CuptiSettings::library_candidates}}};
+  return f;
+}
+
+const Fields<SamplingSettings>& sampling_fields() {
+  static const Fields<SamplingSettings> f{
+      {{"wall", &SamplingSettings::wall}, {"native", &SamplingSettings::native}},
+      {{"hz", &SamplingSettings::hz}},
+      {{"launcher_file", &SamplingSettings::launcher_file},
+       {"runpy_file", &SamplingSettings::runpy_file}}};
+  return f;
+}
+
+bool parse_bool(const std::string& v, bool* out) {
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return *out = true, true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return *out = false, true;
+  return false;
+}
+
+template <class S>
+bool set(const Fields<S>& f, S* s, const std::string& key, const std::string& value,
+         std::string* error) {
+  for (const auto& [name, member] : f.bools)
+    if (key == name) {
+      if (parse_bool(value, &(s->*member))) return true;
+      return *error = "expected 0 or 1, not '" + value + "'", false;
+    }
+  for (const auto& [name, member] : f.numbers)
+    if (key == name) {
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || n > 0xffffffffUL)
+        return *error = "expected a whole number, not '" + value + "'", false;
+      s->*member = static_cast<uint32_t>(n);
+      return true;
+    }
+  for (const auto& [name, member] : f.strings)
+    if (key == name) return s->*member = value, true;
+  return *error = "unknown setting", false;
+}
+
+template <class S>
+void print(const Fields<S>& f, const S& s, const char* section, std::string* out) {
+  for (const auto& [name, member] : f.bools)
+    *out += std::string(section) + "." + name + "=" + (s.*member ? "1" : "0") + "\n";
+  for (const auto& [name, member] : f.numbers)
+    *out += std::string(section) + "." + name + "=" + std::to_string(s.*member) + "\n";
+  for (const auto& [name, member] : f.strings)
+    if (!(s.*member).empty() && (s.*member).find('\n') == std::string::npos)
+      *out += std::string(section) + "." + name + "=" + s.*member + "\n";
+}
+
+bool check_regex(const std::string& pattern, const char* option, std::string* error) {
+  if (pattern.empty()) return true;
+  regex_t re;
+  const int rc = regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
+  if (rc == 0) {
+    regfree(&re);
+    return true;
+  }
+  char msg[128];
+  regerror(rc, &re, msg, sizeof msg);
+  *error = std::string(option) + " '" + pattern + "': " + msg +
+           " (POSIX extended syntax: use [0-9] not \\d, no (?i) flags)";
+  return false;
+}
+
+}  // namespace
+
+bool validate(const CaptureSettings& s, std::string* error) {
+  const CuptiSettings& c = s.cupti;
+  if (!check_regex(c.kernel_include, "--kernel-include-regex", error) ||
+      !check_regex(c.kernel_exclude, "--kernel-exclude-regex", error))
+    return false;
+  if (!c.callbacks.empty() && c.callbacks != "none" && c.callbacks != "launch" && c.callbacks != "all")
+    return *error = "cupti.callbacks must be none, launch or all, not '" + c.callbacks + "'", false;
+  if (c.flush_ms > 60000)
+    return *error = "cupti.flush_ms must be at most 60000, not " + std::to_string(c.flush_ms), false;
+  if (c.buffer_mb < 1 || c.buffer_mb > 256)
+    return *error = "cupti.buffer_mb must be between 1 and 256, not " + std::to_string(c.buffer_mb), false;
+  if (s.sampling.hz > 100000)
+    return *error = "--sample must be between 1 and 100000 Hz, not " + std::to_string(s.sampling.hz), false;
+  return true;
+}
+
+bool parse_text(const std::string& text, char separator, const std::string& section,
+                CaptureSettings* s, std::string* error) {
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find(separator, at);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(at, end - at);
+    at = end + 1;
+    while (!item.empty() && (item.front() == ' ')) item.erase(0, 1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\r')) item.pop_back();
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    std::string key = section + item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    std::string why;
+    bool ok = false;
+    if (eq == std::string::npos) why = "expected key=value";
+    else if (key.rfind("cupti.", 0) == 0) ok = set(cupti_fields(), &s->cupti, key.substr(6), value, &why);
+    else if (key.rfind("sampling.", 0) == 0) ok = set(sampling_fields(), &s->sampling, key.substr(9), value, &why);
+    else why = "unknown setting";
+    if (!ok) {
+      *error = "capture setting '" + item + "': " + why;
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string to_text(const CaptureSettings& s) {
+  std::string out;
+  print(cupti_fields(), s.cupti, "cupti", &out);
+  print(sampling_fields(), s.sampling, "sampling", &out);
+  return out;
+}
+
+}  // namespace rocprof::capture

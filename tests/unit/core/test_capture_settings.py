@@ -1,0 +1,51 @@
+"""Typed capture settings (cpp/capture/settings.hpp): built once, validated with one line
+naming the option, and one text form that native programs read back identically."""
+
+from __future__ import annotations
+
+import pytest
+from rocprof import _core, backends
+from rocprof.options import Options
+
+
+def test_defaults_are_stated_once():
+    s = _core.CaptureSettings()
+    assert s.cupti.enabled is False and s.cupti.kernels is True and s.cupti.flush_ms == 250
+    assert s.sampling.hz == 0 and _core.SamplingSettings.DEFAULT_HZ == 1000
+
+
+def test_validation_names_the_option():
+    s = _core.CaptureSettings()
+    s.cupti.kernel_include = "gemm_("
+    with pytest.raises(ValueError, match=r"--kernel-include-regex 'gemm_\(':"):
+        s.validate()
+    s = _core.CaptureSettings()
+    s.cupti.callbacks = "sometimes"
+    with pytest.raises(ValueError, match="cupti.callbacks must be none, launch or all"):
+        s.validate()
+
+
+def test_text_form_round_trips():
+    s = _core.CaptureSettings()
+    s.cupti.enabled = True
+    s.cupti.copies = False
+    s.cupti.kernel_exclude = "^nccl"
+    s.sampling.hz = 250
+    s.sampling.wall = True
+    back = _core.CaptureSettings.from_text(s.to_text())
+    assert back.to_text() == s.to_text()
+    assert back.cupti.kernel_exclude == "^nccl" and back.sampling.hz == 250 and back.sampling.wall
+
+
+def test_text_form_rejects_unknown_keys_in_one_line():
+    with pytest.raises(ValueError, match="cupti.kernal=1.*unknown setting"):
+        _core.CaptureSettings.from_text("cupti.kernal=1")
+    with pytest.raises(ValueError, match="expected 0 or 1"):
+        _core.CaptureSettings.from_text("cupti.kernels=maybe")
+
+
+def test_launcher_options_become_settings():
+    o = Options(sample=123, sampling_mode="wall")
+    settings, _ = backends.configure(o)
+    assert settings.sampling.hz == 123 and settings.sampling.wall
+    assert settings.sampling.launcher_file.endswith("target.py")
