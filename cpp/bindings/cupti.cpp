@@ -1,5 +1,5 @@
 // Python half of GPU-launch attribution: installs the launch-site hooks
-// (capture/sampling/launch_sites.h) that the CUPTI backend calls through
+// (capture/python/launch_sites.hpp) that the CUPTI backend calls through
 // capture/cupti/callsite.hpp. The ENTER callback copies the launching thread's Python frames
 // whether or not it holds the GIL (PyTorch releases it before launching); names and lines are
 // resolved later under the GIL, and library frames (site-packages, the standard library,
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "capture/cupti/callsite.hpp"
-#include "capture/sampling/launch_sites.h"
+#include "capture/python/launch_sites.hpp"
 #include "session/session.hpp"
 
 namespace py = pybind11;

@@ -6,7 +6,7 @@
 // stacks into a tree of nodes stored once (StackInfo), and emits one kSample Record per sample.
 //
 // Linked into rocprof._core (needs the Python headers of the interpreter it is built for);
-// the Python-specific reads live in pyframes.c.
+// the Python-specific reads live in capture/python/frames.c.
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "capture/sampling/native.hpp"
-#include "capture/sampling/pyframes.h"
+#include "capture/python/frames.h"
 #include "capture/sampling/sample_ring.hpp"
 #include "capture/sampling/signals.hpp"
 #include "capture/sampling/stack.hpp"
@@ -453,7 +453,7 @@ class Sampler {
   }
 
   // Native frames innermost first; each activation of the eval loop is replaced by the
-  // Python frames it runs (pyframes.c marks each activation's outermost frame).
+  // Python frames it runs (capture/python/frames.c marks each activation's outermost frame).
   void merge_native() {
     size_t p = 0;
     for (uint64_t ip : ips_) {

@@ -1,8 +1,9 @@
-/* The CPython-facing half of the sampler, in C so that it can include the interpreter's
- * internal frame headers (Py_BUILD_CORE) of exactly the Python version _core is built for.
- * Everything else in the sampler is C++ and never sees a Python header. */
-#ifndef ROCPROF_SAMPLING_PYFRAMES_H
-#define ROCPROF_SAMPLING_PYFRAMES_H
+/* The CPython-facing half of the Python-frames module (the sampler and GPU launch sites), in C
+ * so that it can include the interpreter's internal frame headers (Py_BUILD_CORE) of exactly
+ * the Python version _core is built for. Everything else is C++ and never sees those headers.
+ */
+#ifndef ROCPROF_CAPTURE_PYTHON_FRAMES_H
+#define ROCPROF_CAPTURE_PYTHON_FRAMES_H
 #include <stdint.h>
 #ifdef __cplusplus
 extern "C" {

@@ -17,8 +17,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include "capture/sampling/launch_sites.h"
-#include "capture/sampling/pyframes.h"
+#include "capture/python/launch_sites.hpp"
+#include "capture/python/frames.h"
 #include "session/session.hpp"
 #include "storage/json.hpp"
 

@@ -1,4 +1,4 @@
-/* CPython frame access for the sampler; see pyframes.h for the contracts.
+/* CPython frame access (sampler and launch sites); see frames.h for the contracts.
  * Built once per Python version (the extension is), so the internal layouts below always
  * match the interpreter that loads us: 3.10 PyFrameObject chains, 3.11/3.12
  * tstate->cframe->current_frame, 3.13 tstate->current_frame of _PyInterpreterFrame. */
@@ -16,7 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "pyframes.h"
+#include "frames.h"
 
 static void put(uint64_t* out, int i, const void* code, const void* name, int lasti, int first,
                 int entry) {
