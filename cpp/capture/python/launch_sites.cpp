@@ -1,4 +1,4 @@
-// Python launch sites of GPU work; see launch_sites.h for the design and contracts.
+// Python launch sites of GPU work; see launch_sites.hpp for the design and contracts.
 #include <Python.h>
 
 
