@@ -1,16 +1,18 @@
 // Python half of GPU-launch attribution: installs the launch-site hooks
-// (capture/sampling/launch_sites.h) that the CUPTI backend calls through
-// capture/cupti/callsite.hpp. The ENTER callback copies the launching thread's Python frames
-// whether or not it holds the GIL (PyTorch releases it before launching); names and lines are
-// resolved later under the GIL, and library frames (site-packages, the standard library,
-// rocprof itself; the prefixes come from python/rocprof/capture/cupti.py) are skipped there.
+// (capture/python/launch_sites.hpp, adapted in capture/cupti/callsite_python.cpp) that the
+// CUPTI backend calls through capture/cupti/callsite.hpp. The ENTER callback copies the
+// launching thread's Python frames whether or not it holds the GIL (PyTorch releases it before
+// launching); names and lines are resolved later under the GIL, and library frames
+// (site-packages, the standard library, rocprof itself; the prefixes come from
+// python/rocprof/capture/cupti.py) are skipped there.
 #include "bindings/registry.hpp"
 
 #ifdef ROCPROF_HAVE_CUPTI
 #include <string>
 
-#include "capture/cupti/callsite.hpp"
-#include "capture/sampling/launch_sites.h"
+#include "capture/cupti/callsite_python.hpp"
+#include "capture/context.hpp"
+#include "capture/python/launch_sites.hpp"
 #include "session/session.hpp"
 
 namespace py = pybind11;
@@ -18,21 +20,22 @@ namespace ls = rocprof::launch_sites;
 
 namespace {
 
-void stats(uint64_t out[8]) {
-  const ls::Counters c = ls::counters();
-  const uint64_t v[8] = {c.captured, c.fast, c.queued, c.queue_full, c.table_full, c.faults,
-                         c.waits, c.wait_timeouts};
-  for (int i = 0; i < 8; ++i) out[i] = v[i];
-}
-
-const rocprof::cupti::CallsiteHooks g_hooks{&ls::capture, &ls::resolve, &ls::start, &ls::stop,
-                                            &stats};
+// Tests start launch sites without a session: call-site JSON is interned into the process's
+// string table (what a session's context does too), nothing else is ever emitted.
+class StringsOnly final : public rocprof::CaptureContext {
+ public:
+  bool emit(const rocprof::Record&) noexcept override { return false; }
+  void emit_waiting(const rocprof::Record&) override {}
+  uint32_t intern(std::string_view s) override { return rocprof::session::strings().intern(s); }
+  void info(rocprof::InfoRow) override {}
+  void drops(const std::string&, uint64_t) override {}
+  bool paused() const noexcept override { return false; }
+  void flush() override {}
+};
 
 void bind(py::module_& m) {
-  m.def("_cupti_set_callsite_prefixes", [](const std::string& prefixes) {
-    ls::set_library_prefixes(prefixes);
-    rocprof::cupti::set_callsite_hooks(&g_hooks);
-  }, "internal: library path prefixes whose frames are not call sites; installs the hooks");
+  m.def("_cupti_set_callsite_prefixes", &rocprof::cupti::install_python_callsite_hooks,
+        "internal: library path prefixes whose frames are not call sites; installs the hooks");
   // Tests: what the ENTER callback would record for the caller's stack, captured with the GIL
   // released (as inside a PyTorch launch), then resolved. Needs launch sites started.
   m.def("_launch_site_here", []() {
@@ -46,7 +49,11 @@ void bind(py::module_& m) {
     if (id == 0 && key != 0) id = ls::resolve(key);  // resolves inline under the GIL
     return py::make_tuple(key, id, id ? rocprof::session::strings().get(id) : std::string());
   }, "internal (tests): (key, interned call-site id, its JSON) of the caller's frames");
-  m.def("_launch_sites_start", [] { ls::start(rocprof::session::context()); }, "internal (tests)");
+  m.def("_launch_sites_start", [] {
+    static StringsOnly strings_only;
+    rocprof::CaptureContext* ctx = rocprof::session::context();
+    ls::start(ctx != nullptr ? ctx : &strings_only);
+  }, "internal (tests)");
   m.def("_launch_sites_stop", &ls::stop, py::call_guard<py::gil_scoped_release>(), "internal (tests)");
 }
 

@@ -1,5 +1,5 @@
 """Python launch sites captured the way the CUPTI ENTER callback does it: on the launching
-thread with the GIL released, resolved later under the GIL (capture/sampling/launch_sites.*)."""
+thread with the GIL released, resolved later under the GIL (capture/python/launch_sites.*)."""
 
 import json
 import threading

@@ -1,5 +1,6 @@
 // The seam between the CUPTI backend and the Python side, free of vendor and Python headers.
-// rocprof._core (cpp/capture/sampling/launch_sites.*, installed by cpp/bindings/cupti.cpp)
+// rocprof._core (cpp/capture/python/launch_sites.*, adapted by callsite_python.cpp, installed
+// by cpp/bindings/cupti.cpp)
 // registers these; librocprof_core never links libpython, so it only calls through them.
 //  capture: in the API ENTER callback, on the launching thread, GIL held or not. Copies the
 //           thread's Python frames without Python API, locks or allocation; returns a key of

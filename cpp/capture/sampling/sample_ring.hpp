@@ -10,7 +10,7 @@
 namespace rocprof::sampling {
 
 // Raw sample: [kMagic | npy << 8 | nnative << 24] [timestamp] then npy * py_words words of
-// Python frames (pyframes.h: RP_PY_WORDS) and nnative instruction pointers.
+// Python frames (capture/python/frames.h: RP_PY_WORDS) and nnative instruction pointers.
 inline constexpr uint64_t kSampleMagic = 0xA5;
 inline uint64_t sample_header(int npy, int nnative) {
   return kSampleMagic | (static_cast<uint64_t>(npy) << 8) | (static_cast<uint64_t>(nnative) << 24);

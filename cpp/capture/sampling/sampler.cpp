@@ -1,12 +1,12 @@
 // Call-stack sampling: per-thread POSIX timers (SIGEV_THREAD_ID, thread CPU clock or
 // CLOCK_MONOTONIC) deliver SIGPROF to the sampled thread itself; the handler copies frame
 // identities into that thread's preallocated ring (no Python API, no locks, no allocation).
-// A resolver thread (all signals blocked) wakes every tick, takes the GIL briefly, finds new
+// The resolver thread (capture/python/, all signals blocked) wakes every tick, takes the GIL briefly, finds new
 // and finished Python threads, turns code objects into names/lines (cached), deduplicates
 // stacks into a tree of nodes stored once (StackInfo), and emits one kSample Record per sample.
 //
 // Linked into rocprof._core (needs the Python headers of the interpreter it is built for);
-// the Python-specific reads live in pyframes.c.
+// the Python-specific reads live in capture/python/frames.c.
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -18,7 +18,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -28,7 +27,9 @@
 #include <vector>
 
 #include "capture/sampling/native.hpp"
-#include "capture/sampling/pyframes.h"
+#include "capture/python/frames.h"
+#include "capture/python/guard.hpp"
+#include "capture/python/resolver.hpp"
 #include "capture/sampling/sample_ring.hpp"
 #include "capture/sampling/signals.hpp"
 #include "capture/sampling/stack.hpp"
@@ -53,11 +54,9 @@ struct Slot {
   SampleRing ring;            // words allocated at the first arm(), reused, never freed
   std::atomic<uint64_t> taken{0}, missed{0};
   // Frame walks that faulted (they read frames another store of the same thread has not
-  // finished initialising, e.g. 3.11/3.12's new _PyCFrame at eval-loop entry): counted, and
-  // as missed samples.
+  // finished initialising, e.g. 3.11/3.12's new _PyCFrame at eval-loop entry; caught by
+  // capture/python/guard.hpp): counted, and as missed samples.
   std::atomic<uint64_t> faults{0};
-  std::atomic<bool> probing{false};  // a frame walk is running on this slot's thread
-  sigjmp_buf probe;
   bool seen = false;          // found in the latest thread scan (under slots_mu_)
   // Scans a slot armed by its own thread may miss before disarming it: on 3.10 the thread
   // enters threading._active only after it registered (see register_thread).
@@ -70,13 +69,6 @@ std::atomic<bool> g_native{false};
 // CPU mode: > 0 is the sampling period in ns of thread CPU time (see arm() for why the timer
 // itself runs on CLOCK_MONOTONIC); 0 in wall mode.
 std::atomic<uint64_t> g_cpu_period{0};
-
-sigjmp_buf* probe_of(pid_t tid) {
-  for (Slot& s : g_slots)
-    if (s.probing.load(std::memory_order_relaxed) && s.tid == static_cast<uint32_t>(tid))
-      return &s.probe;
-  return nullptr;
-}
 
 void on_signal(int sig, siginfo_t* si, void* uc) {
   const int saved_errno = errno;
@@ -107,18 +99,13 @@ void on_signal(int sig, siginfo_t* si, void* uc) {
     s->missed.fetch_add(si->si_overrun, std::memory_order_relaxed);
   }
   uint64_t buf[2 + kMaxPy * RP_PY_WORDS + kMaxNative];
-  s->probing.store(true, std::memory_order_relaxed);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (sigsetjmp(s->probe, 0) != 0) {  // the walk faulted (signals.hpp: fault guard)
-    s->probing.store(false, std::memory_order_relaxed);
-    s->faults.fetch_add(1, std::memory_order_relaxed);
+  const int npy = python::walk(buf + 2, kMaxPy);
+  if (npy == python::kWalkFault || npy == python::kWalkBusy) {
+    if (npy == python::kWalkFault) s->faults.fetch_add(1, std::memory_order_relaxed);
     s->missed.fetch_add(1, std::memory_order_relaxed);
     errno = saved_errno;
     return;
   }
-  const int npy = rp_walk_current(buf + 2, kMaxPy);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  s->probing.store(false, std::memory_order_relaxed);
   if (npy < 0) {  // not (or no longer) a Python thread
     errno = saved_errno;
     return;
@@ -143,7 +130,7 @@ clockid_t thread_cpu_clock(uint32_t tid) {
   return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6);
 }
 
-class Sampler {
+class Sampler final : private python::ResolverClient {
  public:
   void start(CaptureContext& c, const SamplingSettings& settings) {
     collector_ = &c;
@@ -163,7 +150,7 @@ class Sampler {
     const std::string& rf = settings.runpy_file;
     if (!lf.empty() && !rf.empty())
       launcher_ = LauncherFrames{intern("run_target"), intern(lf), intern("_run_code"), intern(rf)};
-    install_fault_guard(probe_of);
+    python::guard_acquire(python::kGuardSampler);
     install_sigprof(on_signal);
     if (after_fork_) {
       // In a fork child this runs inside fork() (pthread_atfork), before the interpreter has
@@ -189,13 +176,10 @@ class Sampler {
   }
 
   void launch() {
-    stop_ = false;
-    // The resolver inherits a fully blocked mask: no timer signal ever lands on it.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    thread_ = new std::thread([this] { run(); });
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    // The one resolver thread of capture/python/ (all signals blocked: no tick lands on it).
+    last_pass_ns_ = 0;
+    python::resolver_add(this);
+    launched_ = true;
     std::lock_guard<std::mutex> g(slots_mu_);
     active_ = true;
   }
@@ -221,20 +205,12 @@ class Sampler {
 
   void stop(CaptureContext& c) {
     pending_ = false;
-    if (thread_ == nullptr) {
+    if (!launched_) {
       restore_signals();
       return;
     }
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    void* saved = rp_save_if_held();  // the resolver needs the GIL to finish its tick
-    thread_->join();
-    rp_restore(saved);
-    delete thread_;
-    thread_ = nullptr;
+    python::resolver_remove(this);  // the GIL is released while a tick finishes
+    launched_ = false;
     {
       std::lock_guard<std::mutex> g(slots_mu_);
       active_ = false;
@@ -266,26 +242,19 @@ class Sampler {
     collector_ = nullptr;
   }
 
-  // All timers are deleted: wait for walks still running in other threads' handlers (a
-  // fault there must still find the guard), then give the signals back.
+  // All timers are deleted: give the signals back (the guard waits for walks still running
+  // in other threads' handlers: a fault there must still find it).
   void restore_signals() {
-    for (int i = 0; i < 1000; ++i) {
-      bool busy = false;
-      for (Slot& s : g_slots) busy |= s.probing.load();
-      if (!busy) break;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
     restore_sigprof();
-    restore_fault_guard();
+    python::guard_release(python::kGuardSampler);
   }
 
   // After fork the child has one thread, no timers (POSIX timers are not inherited) and no
   // resolver: forget all of it without touching locks the parent's threads may have held.
   void fork_child() {
-    thread_ = nullptr;  // the parent's std::thread object is abandoned, never joined
-    new (&mu_) std::mutex();
+    python::fork_child();  // the guard's buffers, the resolver thread (abandoned, never joined)
+    launched_ = false;
     new (&slots_mu_) std::mutex();
-    new (&cv_) std::condition_variable();
     active_ = false;
     pending_ = false;
     after_fork_ = true;  // the session's restart in this child (start()) defers the resolver
@@ -295,24 +264,25 @@ class Sampler {
       s.taken.store(0);
       s.missed.store(0);
       s.faults.store(0);
-      s.probing.store(false);
     }
     reset_tables();
   }
 
  private:
-  void run() {
-    std::unique_lock<std::mutex> lk(mu_);
-    while (!stop_) {
-      lk.unlock();
-      if (rp_gil_ensure()) {
-        drain_all();
-        scan_threads();
-        rp_gil_release();
-      }
-      lk.lock();
-      cv_.wait_for(lk, std::chrono::milliseconds(kTickMs), [this] { return stop_; });
-    }
+  // The resolver's tick (capture/python/resolver.hpp), every kTickMs.
+  uint64_t due_in_ns(uint64_t now) override {
+    const uint64_t next = last_pass_ns_ + kTickMs * 1000000ull;
+    return now >= next ? 0 : next - now;
+  }
+  void under_gil() override {
+    last_pass_ns_ = mono_ns();
+    drain_all();
+    scan_threads();
+  }
+  static uint64_t mono_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
   }
 
   void scan_threads() {
@@ -452,7 +422,7 @@ class Sampler {
   }
 
   // Native frames innermost first; each activation of the eval loop is replaced by the
-  // Python frames it runs (pyframes.c marks each activation's outermost frame).
+  // Python frames it runs (capture/python/frames.c marks each activation's outermost frame).
   void merge_native() {
     size_t p = 0;
     for (uint64_t ip : ips_) {
@@ -526,7 +496,6 @@ class Sampler {
   bool wall_ = false, native_ = false;
   uint64_t eval_lo_ = 0, eval_hi_ = 0;
   uint32_t cat_sample_ = 0, cat_stack_ = 0;
-  std::mutex mu_;
   // Guards arming and disarming (slot states 0 -> 1 -> 2) and active_: the resolver's scan,
   // threads registering themselves, stop(). Taken with the GIL held or without it, never
   // while waiting for the GIL. The signal handler never takes it.
@@ -535,9 +504,8 @@ class Sampler {
   // Fork child: after_fork_ from the atfork handler until Python's after-fork hook runs;
   // pending_ while the restarted session waits for that hook to start the resolver.
   bool after_fork_ = false, pending_ = false;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread* thread_ = nullptr;
+  bool launched_ = false;        // a client of the resolver thread
+  uint64_t last_pass_ns_ = 0;   // the resolver thread's only
   uint64_t unresolved_ = 0;
   std::unordered_map<uint64_t, CodeEntry> codes_;
   std::unordered_map<uint64_t, std::pair<uint64_t, int32_t>> lines_;

@@ -1,9 +1,6 @@
 // Signal dispositions of the sampler; see signals.hpp for the contracts.
 #include "capture/sampling/signals.hpp"
 
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <cstdio>
 
 namespace rocprof::sampling {
@@ -13,10 +10,6 @@ SigAction g_prof_handler = nullptr;
 struct sigaction g_prev_prof {};
 bool g_prof_installed = false;
 
-sigjmp_buf* (*g_find)(pid_t) = nullptr;
-struct sigaction g_prev_segv {}, g_prev_bus {};
-bool g_guard_installed = false;
-
 bool is_ours(const struct sigaction& a, SigAction h) {
   return (a.sa_flags & SA_SIGINFO) != 0 && a.sa_sigaction == h;
 }
@@ -24,24 +17,6 @@ bool is_ours(const struct sigaction& a, SigAction h) {
 bool is_program_handler(const struct sigaction& a) {
   if (a.sa_flags & SA_SIGINFO) return a.sa_sigaction != nullptr;
   return a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN;
-}
-
-void on_fault(int sig, siginfo_t* si, void* uc) {
-  if (g_find != nullptr)
-    if (sigjmp_buf* env = g_find(static_cast<pid_t>(syscall(SYS_gettid)))) siglongjmp(*env, 1);
-  // Not a frame walk. A program handler installed before ours (faulthandler, another
-  // guard) is called as if it had been installed alone, and ours stays in place for the
-  // walks still to come; for SIG_DFL/SIG_IGN the previous disposition is put back and the
-  // faulting instruction runs again under it (a signal sent by kill/raise would not recur:
-  // it is sent again).
-  const struct sigaction& prev = sig == SIGSEGV ? g_prev_segv : g_prev_bus;
-  if (is_program_handler(prev)) {
-    if (prev.sa_flags & SA_SIGINFO) prev.sa_sigaction(sig, si, uc);
-    else prev.sa_handler(sig);
-    return;
-  }
-  sigaction(sig, &prev, nullptr);
-  if (si == nullptr || si->si_code <= 0) raise(sig);
 }
 
 }  // namespace
@@ -94,35 +69,6 @@ bool sigprof_installed() {
   struct sigaction cur {};
   sigaction(SIGPROF, nullptr, &cur);
   return g_prof_handler != nullptr && is_ours(cur, g_prof_handler);
-}
-
-void install_fault_guard(sigjmp_buf* (*find)(pid_t tid)) {
-  g_find = find;
-  struct sigaction cur {};
-  sigaction(SIGSEGV, nullptr, &cur);
-  if (is_ours(cur, on_fault)) {
-    g_guard_installed = true;
-    return;
-  }
-  struct sigaction sa {};
-  sa.sa_sigaction = on_fault;
-  // NODEFER: a walk left by siglongjmp (no mask restore) must not leave SIGSEGV blocked;
-  // ONSTACK: a stack overflow still reaches the previous handler (faulthandler's alt stack).
-  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, &g_prev_segv);
-  sigaction(SIGBUS, &sa, &g_prev_bus);
-  g_guard_installed = true;
-}
-
-void restore_fault_guard() {
-  if (!g_guard_installed) return;
-  g_guard_installed = false;
-  struct sigaction cur {};
-  sigaction(SIGSEGV, nullptr, &cur);
-  if (is_ours(cur, on_fault)) sigaction(SIGSEGV, &g_prev_segv, nullptr);
-  sigaction(SIGBUS, nullptr, &cur);
-  if (is_ours(cur, on_fault)) sigaction(SIGBUS, &g_prev_bus, nullptr);
 }
 
 }  // namespace rocprof::sampling

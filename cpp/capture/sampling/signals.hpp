@@ -1,9 +1,8 @@
-// The sampler's process-wide signal dispositions: SIGPROF (timer ticks) and a fault guard
-// (SIGSEGV/SIGBUS) for the frame walk. Installed when a sampling session starts, restored
-// when it stops, and shared fairly with handlers installed before ours: signals that are not
-// the sampler's go to the previous handler. Not thread-safe: called from start/stop only.
+// The sampler's process-wide SIGPROF disposition (timer ticks). Installed when a sampling
+// session starts, restored when it stops, and shared fairly with a handler installed before
+// ours: signals that are not the sampler's go to the previous handler. Not thread-safe:
+// called from start/stop only. (The frame walk's SIGSEGV/SIGBUS guard is capture/python/'s.)
 #pragma once
-#include <setjmp.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -25,13 +24,5 @@ void forward_sigprof(int sig, siginfo_t* si, void* uc);
 void restore_sigprof();
 // Whether our SIGPROF handler is installed now (tests, `rocprof info`).
 bool sigprof_installed();
-
-// Fault guard: while a thread's frame walk runs, a SIGSEGV/SIGBUS it raises jumps back to the
-// jmp_buf that `find(tid)` returns for it (the walk reads interpreter memory that another
-// store may not have finished initialising). A fault of any other thread, or outside a walk,
-// goes to the previous disposition: a program handler is called (another guard's walk is
-// thereby still caught by that guard), SIG_DFL/SIG_IGN are put back for the fault to recur.
-void install_fault_guard(sigjmp_buf* (*find)(pid_t tid));
-void restore_fault_guard();
 
 }  // namespace rocprof::sampling

@@ -1,8 +1,9 @@
-/* The CPython-facing half of the sampler, in C so that it can include the interpreter's
- * internal frame headers (Py_BUILD_CORE) of exactly the Python version _core is built for.
- * Everything else in the sampler is C++ and never sees a Python header. */
-#ifndef ROCPROF_SAMPLING_PYFRAMES_H
-#define ROCPROF_SAMPLING_PYFRAMES_H
+/* The CPython-facing half of the Python-frames module (the sampler and GPU launch sites), in C
+ * so that it can include the interpreter's internal frame headers (Py_BUILD_CORE) of exactly
+ * the Python version _core is built for. Everything else is C++ and never sees those headers.
+ * Walks run only under the module's fault guard (guard.hpp). */
+#ifndef ROCPROF_CAPTURE_PYTHON_FRAMES_H
+#define ROCPROF_CAPTURE_PYTHON_FRAMES_H
 #include <stdint.h>
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +18,9 @@ extern "C" {
  * locks, no allocation). Writes at most `max_frames` frames, innermost first; returns the
  * count, or -1 when the thread has no Python thread state (not a Python thread, or exiting). */
 int rp_walk_current(uint64_t* out, int max_frames);
+/* As rp_walk_current, from `first` (a _PyInterpreterFrame, or a PyFrameObject before 3.11;
+ * NULL: no frames) instead of the thread's current frame: test hooks walk bad pointers. */
+int rp_walk_from(const void* first, uint64_t* out, int max_frames);
 
 /* GIL helpers for the resolver thread; rp_gil_ensure returns 0 when Python is not usable
  * (not initialised, or finalising) and nothing was taken. */

@@ -1,4 +1,4 @@
-/* CPython frame access for the sampler; see pyframes.h for the contracts.
+/* CPython frame access (sampler and launch sites); see frames.h for the contracts.
  * Built once per Python version (the extension is), so the internal layouts below always
  * match the interpreter that loads us: 3.10 PyFrameObject chains, 3.11/3.12
  * tstate->cframe->current_frame, 3.13 tstate->current_frame of _PyInterpreterFrame. */
@@ -16,7 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "pyframes.h"
+#include "frames.h"
 
 static void put(uint64_t* out, int i, const void* code, const void* name, int lasti, int first,
                 int entry) {
@@ -31,14 +31,20 @@ int rp_walk_current(uint64_t* out, int max_frames) {
    * whether or not it holds the GIL; it is cleared before the state is freed at thread exit. */
   PyThreadState* ts = PyGILState_GetThisThreadState();
   if (ts == NULL) return -1;
+#if PY_VERSION_HEX >= 0x030D0000
+  return rp_walk_from(ts->current_frame, out, max_frames);
+#elif PY_VERSION_HEX >= 0x030B0000
+  if (ts->cframe == NULL) return 0;
+  return rp_walk_from(ts->cframe->current_frame, out, max_frames);
+#else
+  return rp_walk_from(ts->frame, out, max_frames);
+#endif
+}
+
+int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
   int n = 0;
 #if PY_VERSION_HEX >= 0x030B0000
-#if PY_VERSION_HEX >= 0x030D0000
-  _PyInterpreterFrame* f = ts->current_frame;
-#else
-  if (ts->cframe == NULL) return 0;
-  _PyInterpreterFrame* f = ts->cframe->current_frame;
-#endif
+  _PyInterpreterFrame* f = (_PyInterpreterFrame*)first;
   /* The walk is bounded: a frame being pushed right now may be half-linked. */
   for (int guard = 0; f != NULL && n < max_frames && guard < 4 * max_frames; ++guard) {
 #if PY_VERSION_HEX >= 0x030C0000
@@ -70,7 +76,7 @@ int rp_walk_current(uint64_t* out, int max_frames) {
   }
 #else
   /* 3.10: one C activation of the eval loop per Python frame. */
-  for (PyFrameObject* f = ts->frame; f != NULL && n < max_frames; f = f->f_back) {
+  for (PyFrameObject* f = (PyFrameObject*)first; f != NULL && n < max_frames; f = f->f_back) {
     PyCodeObject* co = f->f_code;
     put(out, n++, co, co->co_name, f->f_lasti, co->co_firstlineno, 1);
   }

@@ -1,25 +1,18 @@
-// Python launch sites of GPU work; see launch_sites.h for the design and contracts.
+// Python launch sites of GPU work; see launch_sites.hpp for the design and contracts.
 #include <Python.h>
 
-#include <pthread.h>
-#include <semaphore.h>
-#include <time.h>
-#include <setjmp.h>
-#include <signal.h>
 
 #include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 
-#include "capture/sampling/launch_sites.h"
-#include "capture/sampling/pyframes.h"
 #include "capture/context.hpp"
+#include "capture/python/frames.h"
+#include "capture/python/guard.hpp"
+#include "capture/python/launch_sites.hpp"
+#include "capture/python/resolver.hpp"
 #include "rocprof/json.hpp"
 
 namespace rocprof::launch_sites {
@@ -54,57 +47,12 @@ Cell g_queue[kQueueSlots];
 std::atomic<uint64_t> g_enq{0}, g_deq{0};
 
 std::atomic<bool> g_on{false};
-// Wakes the resolver as soon as a new chain is queued: sem_post is lock-free and
-// async-signal-safe. Resolving early matters: a code object may be freed soon after its last
-// launch (a script's module code when the script returns), and then it can no longer be named.
-sem_t g_wake;
-bool g_wake_init = false;
+// The resolver thread (capture/python/resolver.hpp) is woken as soon as a new chain is queued
+// (resolver_wake: lock-free, async-signal-safe). Resolving early matters: a code object may
+// be freed soon after its last launch (a script's module code when the script returns), and
+// then it can no longer be named.
 std::atomic<uint64_t> g_captured{0}, g_fast{0}, g_queued{0}, g_queue_full{0}, g_table_full{0},
     g_faults{0}, g_waits{0}, g_wait_timeouts{0};
-
-// Fault guard of the frame walk (the walk reads the launching thread's own frame chain, which
-// is consistent while it is inside a C call, but a foreign or corrupt state must never crash
-// the application). Set only around the walk; the TLS slot is touched outside the handler first.
-thread_local sigjmp_buf* t_guard = nullptr;
-struct sigaction g_prev_segv {}, g_prev_bus {};
-bool g_guard = false;
-
-void on_fault(int sig, siginfo_t* si, void* uc) {
-  if (sigjmp_buf* env = t_guard) siglongjmp(*env, 1);
-  // Not a launch-site walk. A program handler installed before ours (the sampler's guard,
-  // faulthandler) is called as if alone; for SIG_DFL/SIG_IGN the previous disposition is put
-  // back and the instruction faults again under it.
-  const struct sigaction& prev = sig == SIGSEGV ? g_prev_segv : g_prev_bus;
-  if ((prev.sa_flags & SA_SIGINFO) ? prev.sa_sigaction != nullptr
-                                   : (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN)) {
-    if (prev.sa_flags & SA_SIGINFO) prev.sa_sigaction(sig, si, uc);
-    else prev.sa_handler(sig);
-    return;
-  }
-  sigaction(sig, &prev, nullptr);
-  if (si == nullptr || si->si_code <= 0) raise(sig);
-}
-
-void install_guard() {
-  if (g_guard) return;
-  struct sigaction sa {};
-  sa.sa_sigaction = on_fault;
-  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, &g_prev_segv);
-  sigaction(SIGBUS, &sa, &g_prev_bus);
-  g_guard = true;
-}
-
-void restore_guard() {
-  if (!g_guard) return;
-  g_guard = false;
-  struct sigaction cur {};
-  sigaction(SIGSEGV, nullptr, &cur);
-  if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault) sigaction(SIGSEGV, &g_prev_segv, nullptr);
-  sigaction(SIGBUS, nullptr, &cur);
-  if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault) sigaction(SIGBUS, &g_prev_bus, nullptr);
-}
 
 bool enqueue(uint64_t key, const uint64_t* w, int n) noexcept {
   uint64_t pos = g_enq.load(std::memory_order_relaxed);
@@ -232,40 +180,28 @@ void drain_locked() {
 
 bool holds_gil() { return Py_IsInitialized() && PyGILState_Check(); }
 
-// ---- resolver thread -----------------------------------------------------------------------
+// ---- the resolver thread's client -----------------------------------------------------------
 
-std::mutex g_mu;
-std::condition_variable g_done_cv;
-bool g_stop = false, g_running = false;
-uint64_t g_passes = 0, g_no_wait_until = 0;  // under g_mu
-std::thread* g_thread = nullptr;
+uint64_t g_no_wait_until = 0;  // guarded by the resolver (resolver_wait)
+bool g_started = false;        // a client of the resolver thread (start/stop)
 
 bool pending() {
   return g_enq.load(std::memory_order_acquire) != g_deq.load(std::memory_order_acquire);
 }
 
-void resolver() {
-  std::unique_lock<std::mutex> lk(g_mu);
-  while (!g_stop) {
-    lk.unlock();
-    timespec until{};
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 20 * 1000000L;  // a backstop: new chains and waiters post g_wake
-    if (until.tv_nsec >= 1000000000L) { until.tv_sec += 1; until.tv_nsec -= 1000000000L; }
-    while (sem_timedwait(&g_wake, &until) != 0 && errno == EINTR) {}
-    while (sem_trywait(&g_wake) == 0) {}  // one pass serves every post so far
-    // The GIL only when there is something to resolve: none in the steady state.
-    if (pending() && rp_gil_ensure()) {
-      {
-        std::lock_guard<std::mutex> g(g_resolve_mu);
-        drain_locked();
-      }
-      rp_gil_release();
-    }
-    lk.lock();
-    ++g_passes;
-    g_done_cv.notify_all();
+struct Client final : python::ResolverClient {
+  // The GIL only when there is something to resolve: none in the steady state. 20 ms: a
+  // backstop, new chains and waiters wake the thread.
+  uint64_t due_in_ns(uint64_t) override { return pending() ? 0 : 20 * 1000000ull; }
+  void under_gil() override {
+    std::lock_guard<std::mutex> g(g_resolve_mu);
+    drain_locked();
   }
+};
+Client g_client;
+
+bool site_resolved(void* site) {
+  return static_cast<Site*>(site)->id.load(std::memory_order_acquire) != 0;
 }
 
 }  // namespace
@@ -274,18 +210,13 @@ uint64_t capture(uint32_t* id) noexcept {
   *id = 0;
   if (!g_on.load(std::memory_order_relaxed)) return 0;
   uint64_t w[kMaxFrames * RP_PY_WORDS];
-  sigjmp_buf env;
-  t_guard = nullptr;  // first touch of the TLS slot happens here, outside any handler
-  if (sigsetjmp(env, 0) != 0) {
-    t_guard = nullptr;
+  // Under the one fault guard (capture/python/guard.hpp); a walk not run because every jump
+  // buffer was in use counts as a fault too (no frames, and not silently).
+  const int n = python::walk(w, kMaxFrames);
+  if (n == python::kWalkFault || n == python::kWalkBusy) {
     g_faults.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
-  t_guard = &env;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  const int n = rp_walk_current(w, kMaxFrames);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  t_guard = nullptr;
   if (n <= 0) return 0;
   g_captured.fetch_add(1, std::memory_order_relaxed);
   uint64_t key = 1469598103934665603ull;
@@ -305,7 +236,7 @@ uint64_t capture(uint32_t* id) noexcept {
         // First sight of this chain: hand its frames to the resolver.
         if (enqueue(key, w, n)) {
           g_queued.fetch_add(1, std::memory_order_relaxed);
-          sem_post(&g_wake);
+          python::resolver_wake();
         } else {
           g_queue_full.fetch_add(1, std::memory_order_relaxed);
           s.id.store(kNone, std::memory_order_release);
@@ -336,20 +267,12 @@ uint32_t resolve(uint64_t key) {
       std::lock_guard<std::mutex> g(g_resolve_mu);
       drain_locked();
     } else {
-      std::unique_lock<std::mutex> lk(g_mu);
-      if (g_running && g_passes >= g_no_wait_until) {
-        g_waits.fetch_add(1, std::memory_order_relaxed);
-        sem_post(&g_wake);
-        const bool done = g_done_cv.wait_for(lk, std::chrono::milliseconds(kWaitMs), [&] {
-          return !g_running || s->id.load(std::memory_order_acquire) != 0;
-        });
-        // The resolver could not get the GIL in time: do not wait again before it has
-        // finished a pass (bounds the stall when the GIL holder waits on CUPTI itself).
-        if (!done) {
-          g_wait_timeouts.fetch_add(1, std::memory_order_relaxed);
-          g_no_wait_until = g_passes + 1;
-        }
-      }
+      // A timed-out wait is not repeated before the resolver has finished a pass (bounds the
+      // stall when the GIL holder waits on CUPTI itself).
+      const python::Waited w =
+          python::resolver_wait(&g_client, site_resolved, s, kWaitMs, &g_no_wait_until);
+      if (w != python::Waited::kNo) g_waits.fetch_add(1, std::memory_order_relaxed);
+      if (w == python::Waited::kTimeout) g_wait_timeouts.fetch_add(1, std::memory_order_relaxed);
     }
     v = s->id.load(std::memory_order_acquire);
   }
@@ -370,41 +293,18 @@ void start(CaptureContext* ctx) {
   for (auto* c : {&g_captured, &g_fast, &g_queued, &g_queue_full, &g_table_full, &g_faults,
                   &g_waits, &g_wait_timeouts})
     c->store(0);
-  install_guard();
-  if (!g_wake_init) g_wake_init = sem_init(&g_wake, 0, 0) == 0;
-  while (sem_trywait(&g_wake) == 0) {}
-  {
-    std::lock_guard<std::mutex> g(g_mu);
-    g_stop = false;
-    g_running = true;
-    g_passes = g_no_wait_until = 0;
-  }
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);  // no signal of the application lands on it
-  g_thread = new std::thread(resolver);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  python::guard_acquire(python::kGuardLaunchSites);
+  g_no_wait_until = 0;
+  python::resolver_add(&g_client);  // the thread has every signal blocked
+  g_started = true;
   g_on.store(true, std::memory_order_release);
 }
 
 void stop() {
   g_on.store(false, std::memory_order_release);
-  if (g_thread == nullptr) return;
-  {
-    std::lock_guard<std::mutex> g(g_mu);
-    g_stop = true;
-  }
-  sem_post(&g_wake);
-  void* saved = rp_save_if_held();  // the resolver may be waiting for the GIL
-  g_thread->join();
-  rp_restore(saved);
-  delete g_thread;
-  g_thread = nullptr;
-  {
-    std::lock_guard<std::mutex> g(g_mu);
-    g_running = false;
-  }
-  g_done_cv.notify_all();
+  if (!g_started) return;
+  python::resolver_remove(&g_client);  // the GIL is released while a pass finishes
+  g_started = false;
   // What is still queued is resolved now, before the backend's final flush reads the ids.
   if (pending()) {
     const bool held = holds_gil();
@@ -416,7 +316,7 @@ void stop() {
       if (!held) rp_gil_release();
     }
   }
-  restore_guard();
+  python::guard_release(python::kGuardLaunchSites);
 }
 
 void set_library_prefixes(const std::string& prefixes) {
