@@ -28,11 +28,6 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-void make_parent_dirs(const std::string& path) {
-  for (std::size_t p = path.find('/', 1); p != std::string::npos; p = path.find('/', p + 1))
-    ::mkdir(path.substr(0, p).c_str(), 0777);  // EEXIST is the usual answer
-}
-
 }  // namespace
 
 std::string rocpd_suffix(const std::string& guid) { return "_" + replace_all(guid, "-", "_"); }
@@ -88,11 +83,6 @@ bool RocpdSink::open(const SessionInfo& info, std::string* error) {
   api_ = sql::api(error);
   if (api_ == nullptr) return false;
   suffix_ = rocpd_suffix(info.guid);
-  // The launcher creates the parent's folder; a fork child's path may name a new one
-  // (-d out/%pid%).
-  make_parent_dirs(info.path);
-  // A new run replaces an old file of the same name, as rocprofv3 does.
-  for (const char* ext : {"", "-wal", "-shm", "-journal"}) ::unlink((info.path + ext).c_str());
   if (api_->open_v2(info.path.c_str(), &db_, sql::kOpenReadWrite | sql::kOpenCreate | sql::kOpenNoMutex,
                     nullptr) != sql::kOk) {
     if (error) *error = db_ ? api_->errmsg(db_) : "cannot open";
@@ -265,23 +255,11 @@ void RocpdSink::write_info(const InfoRow& row) {
           write_metadata(v.tag, v.value);
         } else if constexpr (std::is_same_v<T, ThreadInfo>) {
           auto* s = stmts_[kThread];
-          std::string name = v.name;
-          if (name.empty() && v.end == 0) {
-            // The kernel's name for the thread (what `top -H` shows) until roctx names it.
-            char path[64];
-            std::snprintf(path, sizeof path, "/proc/self/task/%u/comm", v.tid);
-            if (FILE* f = std::fopen(path, "r")) {
-              char buf[64] = {};
-              if (std::fgets(buf, sizeof buf, f)) name = buf;
-              std::fclose(f);
-              while (!name.empty() && name.back() == '\n') name.pop_back();
-            }
-          }
           bind(s, 1, v.tid);
           bind(s, 2, info_.ppid);
           bind(s, 3, info_.pid);
           bind(s, 4, v.tid);
-          bind_text(s, 5, name);
+          bind_text(s, 5, v.name);
           bind(s, 6, static_cast<int64_t>(v.start));
           bind(s, 7, static_cast<int64_t>(v.end));
           run(s);
