@@ -103,12 +103,7 @@ const std::string& Mapping::message_json(uint32_t name_id) {
   return json;
 }
 
-std::string_view Mapping::line_info_of(const std::string& call_stack) const {
-  const size_t open = call_stack.find('{'), close = call_stack.find('}');
-  if (open != std::string::npos && close != std::string::npos && close > open)
-    return std::string_view(call_stack).substr(open, close - open + 1);
-  return kEmptyJson;
-}
+void Mapping::add_callsite(const CallsiteInfo& c) { line_info_[c.id] = c.line_info; }
 
 EventRow Mapping::event(const Record& r, std::string_view extdata) {
   uint64_t stack = 0, parent = 0;
@@ -124,11 +119,12 @@ EventRow Mapping::event(const Record& r, std::string_view extdata) {
   EventRow e{next_event_id_++, Id{r.category_id}, i64(stack), i64(parent), i64(r.correlation_id),
              kEmptyJson, kEmptyJson, extdata};
   // GPU work launched from Python carries its call site (interned JSON list of frames,
-  // innermost user frame first): call_stack is the list, line_info its first frame.
+  // innermost user frame first): call_stack is the list, line_info its first frame as the
+  // producer gave it (CallsiteInfo).
   if (callsite != 0 && callsite <= strings_.size()) {
-    const std::string& sites = strings_[callsite - 1];
-    e.call_stack = sites;
-    e.line_info = line_info_of(sites);
+    e.call_stack = strings_[callsite - 1];
+    const auto it = line_info_.find(callsite);
+    if (it != line_info_.end()) e.line_info = it->second;
   }
   return e;
 }

@@ -150,6 +150,7 @@ class Mapping {
   // fields carry rocpd's column names), plus nid and this process's pid.
   ThreadRow thread(const ThreadInfo& t) const;
   EventRow stack(const StackInfo& s);  // stack nodes share rocpd_event (no stack table in v3)
+  void add_callsite(const CallsiteInfo& c);  // no row of its own: its records' line_info
   int64_t pid() const { return pid_; }
 
   // Records. The views returned point into the Mapping (or the strings): valid until the
@@ -161,7 +162,6 @@ class Mapping {
   std::string_view region_extdata(const Record& r);
   const std::string& message_json(uint32_t name_id);
   std::pair<int64_t, bool> track_for(uint32_t tid, uint32_t category_id);
-  std::string_view line_info_of(const std::string& call_stack) const;
 
   SessionInfo info_;
   std::string suffix_;
@@ -170,6 +170,7 @@ class Mapping {
   std::vector<std::string> strings_;       // id - 1 → text, for JSON extdata
   std::vector<std::string> message_json_;  // name id → {"message": ...}, built on first use
   std::unordered_map<uint64_t, int64_t> tracks_;
+  std::unordered_map<uint32_t, std::string> line_info_;  // call site id → its line_info
   std::string scratch_;
   RecordRows rows_;
 };

@@ -46,6 +46,7 @@ void RocpdSink::write_info(const InfoRow& row) {
         else if constexpr (std::is_same_v<T, StreamInfo>) writer_.stream(v, map_->pid());
         else if constexpr (std::is_same_v<T, StackInfo>) writer_.event(map_->stack(v));
         else if constexpr (std::is_same_v<T, KernelSymbolInfo>) writer_.kernel_symbol(v, map_->pid());
+        else if constexpr (std::is_same_v<T, CallsiteInfo>) map_->add_callsite(v);
       },
       row);
 }

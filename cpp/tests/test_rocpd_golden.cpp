@@ -152,6 +152,8 @@ void feed(RocpdSink& sink) {
                                   "{\"file\":\"/u/main.py\",\"line\":3,\"function\":\"<module>\"}]",
                                   "cudaLaunchKernel", "CUDA_RUNTIME_API", "worker-1", "PYTHON_SAMPLE_STACK",
                                   "{\"value\":2.5}", "MEMSET", "range-b"});
+  // Given by the producer (capture/sampling/launch_sites.cpp) with the call site's JSON.
+  sink.write_info(CallsiteInfo{kCallsite, "{\"file\":\"/u/train.py\",\"line\":12,\"function\":\"step\"}"});
   sink.write_info(StackInfo{1, 0, kStackCat, "{\"function\":\"main\"}", "{\"file\":\"m.py\",\"line\":1}"});
   sink.write_info(StackInfo{2, 1, kStackCat, "{\"function\":\"step\"}", "{\"file\":\"t.py\",\"line\":9}"});
   sink.write_info(StackInfo{3, 1, 0, "{}", "{}"});
