@@ -18,7 +18,6 @@
 #include "rocprof/record.hpp"
 #include "rocprof/version.hpp"
 #include "session/session.hpp"
-#include "storage/bench_baseline.hpp"
 #include "bindings/registry.hpp"
 
 namespace py = pybind11;
@@ -419,14 +418,5 @@ PYBIND11_MODULE(_core, mod) {
   });
   mod.def("resolve_path", &s::resolve_path, py::arg("template"), py::arg("fork_child") = false);
   mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench", py::arg("wait") = true);
-  mod.def("_bench_baseline_insert", [](const std::string& path, uint64_t n) {
-    std::string error;
-    uint64_t ns;
-    {
-      py::gil_scoped_release nogil;
-      ns = rocprof::baseline_bulk_insert(path, n, &error);
-    }
-    if (ns == 0) throw std::runtime_error(error);
-    return ns;
-  }, py::arg("path"), py::arg("n"), "B4 baseline: ns to insert n ranges with a bare loop");
+  // _bench_baseline_insert: bindings/bench_baseline.cpp (benchmark code stays out of librocprof_core).
 }

@@ -48,6 +48,7 @@ Collector::~Collector() { stop(); }
 bool Collector::start(std::string* error) {
   retire({});
   if (!opts_.open_lazily) {
+    if (opts_.prepare_output) opts_.prepare_output(info_.path);
     if (!sink_->open(info_, error)) return false;
     opened_ = true;
   }
@@ -221,6 +222,7 @@ bool Collector::ensure_open() {
   if (opened_) return true;
   if (open_failed_) return false;
   std::string error;
+  if (opts_.prepare_output) opts_.prepare_output(info_.path);
   if (!sink_->open(info_, &error)) {
     std::fprintf(stderr, "rocprof: cannot write %s: %s\n", info_.path.c_str(), error.c_str());
     open_failed_ = true;
@@ -265,6 +267,15 @@ std::size_t Collector::drain_once(bool commit_now) {
   const bool have_data = !batch_.empty() || !infos.empty() || !threads.empty();
   if (opened_ || (have_data && ensure_open())) {
     if (!new_strings_.empty()) sink_->write_strings(first, new_strings_);
+    if (opts_.thread_name) {
+      // The kernel's name for a new thread (what `top -H` shows) until roctx names it.
+      auto name = [&](ThreadInfo& t) {
+        if (t.name.empty() && t.end == 0) t.name = opts_.thread_name(t.tid);
+      };
+      for (ThreadInfo& t : threads) name(t);
+      for (InfoRow& row : infos)
+        if (auto* t = std::get_if<ThreadInfo>(&row)) name(*t);
+    }
     for (const ThreadInfo& t : threads) sink_->write_info(t);
     for (const InfoRow& row : infos) sink_->write_info(row);
     if (!batch_.empty()) sink_->write_records(batch_.data(), batch_.size());

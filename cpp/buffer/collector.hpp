@@ -33,6 +33,12 @@ struct CollectorOptions {
   uint32_t flush_interval_ms = 20;
   uint32_t commit_interval_ms = 250;  // a SIGKILL loses at most ~this much
   bool open_lazily = false;           // fork children: create the file on first data
+  // OS facts, gathered by the session (session/os_facts.hpp) and handed in, so neither the
+  // collector nor the sink reads /proc or touches folders. Either may be empty (tests).
+  // A new thread's row (ThreadInfo with no name, not ended) is named with thread_name(tid).
+  std::function<std::string(uint32_t tid)> thread_name;
+  // Called with the database path just before the sink opens it.
+  std::function<void(const std::string& path)> prepare_output;
 };
 
 class Collector {

@@ -13,6 +13,7 @@
 #include "rocprof/clock.hpp"
 #include "rocprof/version.hpp"
 #include "storage/rocpd_sink.hpp"
+#include "os_facts.hpp"
 #include "signals.hpp"
 #include "system_info.hpp"
 
@@ -57,6 +58,8 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   else sink = std::make_unique<RocpdSink>();
   CollectorOptions opts = config.collector;
   opts.open_lazily = fork_child;  // a child that only execs leaves no empty database behind
+  opts.thread_name = thread_name;
+  if (!config.null_sink) opts.prepare_output = prepare_output;
   auto* c = new Collector(std::move(sink), info, strings_(), opts);
   if (!c->start(error)) {
     delete c;

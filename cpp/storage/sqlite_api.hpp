@@ -35,6 +35,7 @@ struct Api {
   const char* (*errmsg)(sqlite3*);
   int (*changes)(sqlite3*);
   int64_t (*column_int64)(sqlite3_stmt*, int);
+  const unsigned char* (*column_text)(sqlite3_stmt*, int);
 };
 
 // Null with *error set when no SQLite library can be found.

@@ -152,7 +152,7 @@ const Code& code_of(uint64_t code, uint64_t name_ptr, uint32_t first) {
 }
 
 uint32_t resolve_chain(const uint64_t* w, int n) {
-  std::string json = "[";
+  std::string json = "[", first;
   int users = 0;
   for (int i = 0; i < n && users < kUserFrames; ++i, w += RP_PY_WORDS) {
     const uint32_t lasti = static_cast<uint32_t>(w[2] >> 32);
@@ -161,12 +161,19 @@ uint32_t resolve_chain(const uint64_t* w, int n) {
     const uint64_t lk = w[0] * 1000003ull ^ lasti;
     auto li = g_lines.find(lk);
     const int line = li != g_lines.end() ? li->second : (g_lines[lk] = rp_code_line(w[0], lasti));
+    std::string frame = "{\"file\":" + c.file + ",\"line\":" + std::to_string(line) + ",\"function\":" + c.func + "}";
     if (users++) json.push_back(',');
-    json += "{\"file\":" + c.file + ",\"line\":" + std::to_string(line) + ",\"function\":" + c.func + "}";
+    json += frame;
+    if (users == 1) first = std::move(frame);
   }
   if (users == 0) return kNone;
   json.push_back(']');
-  return g_ctx != nullptr ? g_ctx->intern(json) : kNone;
+  if (g_ctx == nullptr) return kNone;
+  const uint32_t id = g_ctx->intern(json);
+  // The writer's line_info (the innermost user frame), given as such: nobody parses the list.
+  // Queued before resolve() hands the id to any record.
+  g_ctx->info(CallsiteInfo{id, std::move(first)});
+  return id;
 }
 
 Cell g_scratch;  // under g_resolve_mu

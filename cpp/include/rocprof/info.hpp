@@ -58,7 +58,16 @@ struct StackInfo {
   std::string call_stack, line_info;
 };
 
-using InfoRow =
-    std::variant<AgentInfo, StreamInfo, KernelSymbolInfo, ThreadInfo, MetadataInfo, StackInfo>;
+// A call site of GPU work (KernelData/CopyData::callsite_id): `id` is the interned JSON list
+// of its frames (rocpd_event.call_stack), `line_info` its innermost user frame as the JSON
+// object rocpd_event.line_info holds. Sent by the producer once per call site and session,
+// before any record that uses the id, so the writer never parses the list back.
+struct CallsiteInfo {
+  uint32_t id = 0;
+  std::string line_info;
+};
+
+using InfoRow = std::variant<AgentInfo, StreamInfo, KernelSymbolInfo, ThreadInfo, MetadataInfo,
+                             StackInfo, CallsiteInfo>;
 
 }  // namespace rocprof

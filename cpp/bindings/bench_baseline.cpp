@@ -1,16 +1,30 @@
-#include "bench_baseline.hpp"
+// Benchmark-only binding (rocprof._core._bench_baseline_insert, used by
+// benchmarks/b4_throughput.py): B4's baseline, the rows the sink writes for n ROCTx ranges
+// inserted by the plainest loop SQLite allows (two prepared statements, one transaction, same
+// schema and pragmas). The sink's sustained rate is judged against this. It lives here, in the
+// Python module, so that the shipped librocprof_core carries no benchmark code.
+#include <stdexcept>
+#include <string>
 
-#include "rocpd_sink.hpp"
+#include "bindings/registry.hpp"
 #include "rocprof/clock.hpp"
-#include "sqlite_api.hpp"
+#include "session/os_facts.hpp"
+#include "storage/rocpd_sink.hpp"
+#include "storage/sqlite_api.hpp"
 
-namespace rocprof {
+namespace py = pybind11;
 
+namespace {
+
+using namespace rocprof;
+
+// Returns nanoseconds spent; *error set and 0 returned on failure.
 uint64_t baseline_bulk_insert(const std::string& path, uint64_t n, std::string* error) {
   // The schema comes from the sink itself so both sides write into identical tables.
   SessionInfo info;
   info.path = path;
   info.guid = "00000000-0000-7000-8000-000000000000";
+  session::prepare_output(path);
   {
     RocpdSink sink;
     if (!sink.open(info, error)) return 0;
@@ -55,4 +69,19 @@ uint64_t baseline_bulk_insert(const std::string& path, uint64_t n, std::string* 
   return t1 - t0;
 }
 
-}  // namespace rocprof
+void bind(py::module_& m) {
+  m.def("_bench_baseline_insert", [](const std::string& path, uint64_t n) {
+    std::string error;
+    uint64_t ns;
+    {
+      py::gil_scoped_release nogil;
+      ns = baseline_bulk_insert(path, n, &error);
+    }
+    if (ns == 0) throw std::runtime_error(error);
+    return ns;
+  }, py::arg("path"), py::arg("n"), "benchmark B4 only: ns to insert n ranges with a bare loop");
+}
+
+rocprof::bindings::Register g_register(bind);
+
+}  // namespace

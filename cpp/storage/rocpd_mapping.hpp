@@ -1,0 +1,179 @@
+// The one place that decides how the project's records (rocprof/record.hpp) and info rows
+// (rocprof/info.hpp) become rocpd rows (docs/rocpd-schema.md): which value goes into which
+// column, which ids are NULL, the extdata JSON, the rocpd_event row every record gets, track
+// ids, the session's base rows and metadata. No SQLite and no OS here: RocpdWriter
+// (rocpd_writer.hpp) writes the rows this returns, column for column.
+//
+// Column types: int64_t is written as an integer; Id (a string/row reference) as NULL when 0;
+// std::optional as NULL when empty; std::string_view as text. Columns that are the same in
+// every row of a database (nid = kNodeId, an empty extdata of a row that has none) are
+// literals of the writer's statements and named here as constants.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "rocprof/info.hpp"
+#include "rocprof/record.hpp"
+#include "sink.hpp"
+
+namespace rocprof {
+
+// "_" + guid with '-' replaced by '_' (rocpd-schema.md).
+std::string rocpd_suffix(const std::string& guid);
+
+namespace rocpd {
+
+inline constexpr int64_t kNodeId = 1;      // the database's one rocpd_info_node row
+inline constexpr std::string_view kEmptyJson = "{}";
+
+struct Id {  // a *_id column pointing at rocpd_string (or another row); 0 is NULL
+  uint32_t value = 0;
+};
+
+// ---- session rows (rows_info.cpp, rows_meta.cpp) --------------------------------------
+struct NodeRow {
+  int64_t hash;
+  std::string_view machine_id, system_name, hostname, release, version, hardware_name, domain_name;
+};
+struct ProcessRow {  // fini and end are 0 until the session's end (ProcessEndRow)
+  int64_t id, ppid, pid, init, start;
+  std::string_view command, environment;
+};
+struct ProcessEndRow {
+  int64_t pid, fini, end;
+};
+struct ThreadRow {  // upsert: a later row keeps the stored name when its own is empty, and the
+                    // stored end when its own is 0
+  int64_t id, ppid, pid, tid;
+  std::string_view name;
+  int64_t start, end;
+};
+
+// ---- event rows (rows_events.cpp) -----------------------------------------------------
+struct EventRow {
+  int64_t id;
+  Id category_id;
+  int64_t stack_id, parent_stack_id, correlation_id;
+  std::string_view call_stack, line_info, extdata;
+  // No stack, no call site: most events (ROCTx ranges, API calls), written by a statement
+  // with those columns as literals.
+  bool plain() const {
+    return stack_id == 0 && parent_stack_id == 0 && call_stack == kEmptyJson && line_info == kEmptyJson;
+  }
+};
+struct RegionRow {
+  int64_t pid, tid, start, end;
+  Id name_id;
+  int64_t event_id;
+};
+struct KernelRow {
+  int64_t pid, tid, agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, end;
+  int64_t private_segment_size, group_segment_size;
+  int64_t workgroup_size[3], grid_size[3];
+  Id region_name_id;
+  int64_t event_id;
+  std::string_view extdata;
+};
+struct CopyRow {
+  int64_t pid, tid, start, end;
+  Id name_id;
+  int64_t dst_agent_id, dst_address;
+  std::optional<int64_t> src_agent_id;  // NULL for a memset
+  int64_t src_address, size, queue_id, stream_id;
+  Id region_name_id;
+  int64_t event_id;
+  std::string_view extdata;
+};
+struct AllocRow {
+  int64_t pid, tid, agent_id;
+  const char* type;   // 'ALLOC', 'FREE', 'REALLOC', 'RECLAIM'
+  const char* level;  // 'REAL', 'VIRTUAL', 'SCRATCH'
+  int64_t start, end, address, size, queue_id, stream_id, event_id;
+  std::string_view extdata;
+};
+struct TrackRow {
+  int64_t id, pid, tid;
+  Id name_id;
+};
+struct SampleRow {
+  int64_t track_id, timestamp, event_id;
+  std::string_view extdata;
+};
+struct ThreadNameRow {  // a rename of an existing rocpd_info_thread row
+  std::string_view name;
+  int64_t tid;
+};
+
+// One record's rows: its event first, then the row of the record's table (a sample may open
+// a new track, written between the two as before). kind kNone: nothing to write.
+struct RecordRows {
+  RecordKind kind = RecordKind::kNone;
+  EventRow event{};
+  std::optional<TrackRow> new_track;
+  union {
+    RegionRow region;
+    KernelRow kernel;
+    CopyRow copy;
+    AllocRow alloc;
+    SampleRow sample;
+    ThreadNameRow thread_name;
+  };
+  RecordRows() : region{} {}
+};
+
+// Stateful: it keeps the strings written so far (extdata JSON is built from them), the
+// message JSON per ROCTx name, the call sites' line info, the tracks opened and the next
+// event id. One per database.
+class Mapping {
+ public:
+  explicit Mapping(const SessionInfo& info);
+
+  const std::string& suffix() const { return suffix_; }
+
+  // Strings first_id, first_id+1, ... (rocpd_string rows are id, text as given).
+  void add_strings(uint32_t first_id, const std::vector<std::string>& strings);
+  const std::string& text(uint32_t id) const;
+
+  // Session rows, in the order they are written at open.
+  std::vector<std::pair<std::string, std::string>> base_metadata() const;
+  NodeRow node() const;
+  ProcessRow process() const;
+  AgentInfo cpu_agent() const;  // rocpd_info_agent row of the CPU (id kCpuAgentId)
+  ProcessEndRow process_end(uint64_t end_ns) const;
+
+  // Info rows. Agents, streams/queues and kernel symbols map column for column (their
+  // fields carry rocpd's column names), plus nid and this process's pid.
+  ThreadRow thread(const ThreadInfo& t) const;
+  EventRow stack(const StackInfo& s);  // stack nodes share rocpd_event (no stack table in v3)
+  void add_callsite(const CallsiteInfo& c);  // no row of its own: its records' line_info
+  int64_t pid() const { return pid_; }
+
+  // Records. The views returned point into the Mapping (or the strings): valid until the
+  // next call.
+  const RecordRows& record(const Record& r);
+
+ private:
+  EventRow event(const Record& r, std::string_view extdata);
+  std::string_view region_extdata(const Record& r);
+  const std::string& message_json(uint32_t name_id);
+  std::pair<int64_t, bool> track_for(uint32_t tid, uint32_t category_id);
+
+  SessionInfo info_;
+  std::string suffix_;
+  int64_t pid_ = 0, ppid_ = 0;
+  int64_t next_event_id_ = 1;
+  std::vector<std::string> strings_;       // id - 1 → text, for JSON extdata
+  std::vector<std::string> message_json_;  // name id → {"message": ...}, built on first use
+  std::unordered_map<uint64_t, int64_t> tracks_;
+  std::unordered_map<uint32_t, std::string> line_info_;  // call site id → its line_info
+  std::string scratch_;
+  RecordRows rows_;
+};
+
+}  // namespace rocpd
+}  // namespace rocprof

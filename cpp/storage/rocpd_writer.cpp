@@ -1,0 +1,242 @@
+#include "rocpd_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "rocprof_schema_sql.hpp"  // generated from rocpd/schema/*.sql
+
+namespace rocprof::rocpd {
+namespace {
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size()))
+    text.replace(p, from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+Writer::~Writer() {
+  if (db_ != nullptr) close(std::nullopt);
+}
+
+bool Writer::exec(const std::string& sql, std::string* error) {
+  char* msg = nullptr;
+  const int rc = api_->exec(db_, sql.c_str(), nullptr, nullptr, &msg);
+  if (rc != sql::kOk && in_txn_ && error == nullptr && storage_error(rc)) {
+    if (msg) api_->free(msg);
+    fail_storage(rc);
+    return false;
+  }
+  if (rc != sql::kOk) {
+    std::string text = msg ? msg : "unknown SQLite error";
+    if (msg) api_->free(msg);
+    if (error) *error = text;
+    else std::fprintf(stderr, "rocprof: SQLite: %s\n", text.c_str());
+    return false;
+  }
+  return true;
+}
+
+sql::sqlite3_stmt* Writer::prepare(const std::string& text) {
+  sql::sqlite3_stmt* s = nullptr;
+  const std::string full = replace_all(text, "{S}", suffix_);
+  if (api_->prepare_v2(db_, full.c_str(), -1, &s, nullptr) != sql::kOk) {
+    std::fprintf(stderr, "rocprof: SQLite prepare failed: %s (%s)\n", api_->errmsg(db_), full.c_str());
+    failed_ = true;
+  }
+  return s;
+}
+
+void Writer::run(sql::sqlite3_stmt* s) {
+  if (s == nullptr) return;
+  const int rc = api_->step(s);
+  if (rc != sql::kDone && rc != sql::kRow && in_txn_ && storage_error(rc)) {
+    api_->reset(s);
+    fail_storage(rc);
+    return;
+  }
+  if (rc != sql::kDone && rc != sql::kRow && !failed_ && !quiet_) {
+    std::fprintf(stderr, "rocprof: SQLite insert failed: %s\n", api_->errmsg(db_));
+  }
+  api_->reset(s);
+}
+
+bool Writer::open(const std::string& path, const std::string& guid, const std::string& suffix,
+                  std::string* error) {
+  api_ = sql::api(error);
+  if (api_ == nullptr) return false;
+  path_ = path;
+  suffix_ = suffix;
+  if (api_->open_v2(path.c_str(), &db_, sql::kOpenReadWrite | sql::kOpenCreate | sql::kOpenNoMutex,
+                    nullptr) != sql::kOk) {
+    if (error) *error = db_ ? api_->errmsg(db_) : "cannot open";
+    if (db_) api_->close_v2(db_);
+    db_ = nullptr;
+    return false;
+  }
+  // WAL: a commit is durable against process death without a full-file rewrite;
+  // A checkpoint (WAL → database) syncs the file: one per 256 MiB of WAL instead of SQLite's
+  // default 4 MiB keeps the writer near a bare insert loop's rate (B4).
+  // synchronous=NORMAL (set first, so even the switch to WAL skips the rollback journal's
+  // fsyncs) skips the fsync per commit: only an OS crash could lose the tail.
+  if (!exec("PRAGMA synchronous=NORMAL; PRAGMA journal_mode=WAL; PRAGMA temp_store=MEMORY; "
+            "PRAGMA wal_autocheckpoint=65536;", error))
+    return false;
+  const std::string tables = replace_all(replace_all(schema::kTablesSql, "{{uuid}}", suffix), "{{guid}}", guid);
+  const std::string table_views =
+      replace_all(replace_all(schema::kTableViewsSql, "{{uuid}}", suffix), "{{guid}}", guid);
+  if (!exec("BEGIN;", error) || !exec(tables, error) || !exec(table_views, error) ||
+      !exec(schema::kViewsSql, error))
+    return false;
+  prepare_meta();
+  prepare_info();
+  prepare_events();
+  if (failed_) {
+    if (error) *error = "schema and writer disagree (see the message above)";
+    return false;
+  }
+  return true;
+}
+
+bool Writer::begin_recording(std::string* error) {
+  if (!exec("COMMIT; BEGIN;", error)) return false;
+  in_txn_ = true;
+  reserve_space();
+  return true;
+}
+
+void Writer::commit() {
+  if (db_ == nullptr || !failure_.empty()) return;
+  if (exec("COMMIT; BEGIN;")) txn_records_ = 0;
+}
+
+void Writer::close(const std::optional<ProcessEndRow>& end) {
+  if (db_ == nullptr) return;
+  if (!failure_.empty()) {
+    close_failed(end);
+    return;
+  }
+  if (end) {
+    process_end(*end);
+    threads_end(end->end);
+  }
+  exec("COMMIT;");
+  if (!failure_.empty()) {  // the last commit met a full disk
+    close_failed(end);
+    return;
+  }
+  for (auto*& s : stmts_) {
+    if (s) api_->finalize(s);
+    s = nullptr;
+  }
+  // Fold the WAL back in and leave a single self-contained file that read-only readers
+  // (and copies of just the .db) can open.
+  in_txn_ = false;
+  exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+  api_->close_v2(db_);
+  db_ = nullptr;
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
+  reserve_fd_ = -1;
+}
+
+// ---- storage failures ----------------------------------------------------------------
+// A full disk used to produce one "insert failed" line per row, strings lost while their
+// rows went in, "(unknown)" names and a summary saying nothing was dropped. Now the first
+// write error of the output stops all inserting: the open transaction is rolled back (what
+// was committed stays valid), every record from it on is counted as unstored, one line says
+// so at once, and the drop counts are written at close into the room the reserve gave back.
+
+bool Writer::storage_error(int rc) {
+  switch (rc & 0xff) {
+    case 8:   // SQLITE_READONLY (a read-only remount)
+    case 10:  // SQLITE_IOERR
+    case 11:  // SQLITE_CORRUPT
+    case 13:  // SQLITE_FULL
+    case 14:  // SQLITE_CANTOPEN
+      return true;
+    default:
+      return false;
+  }
+}
+
+void Writer::fail_storage(int rc) {
+  const int code = rc & 0xff;
+  failure_ = code == 13 ? "disk full" : code == 8 ? "read-only" : "I/O error";
+  const std::string why = api_->errmsg(db_);
+  unstored_.fetch_add(txn_records_, std::memory_order_relaxed);
+  txn_records_ = 0;
+  in_txn_ = false;
+  quiet_ = true;
+  api_->exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
+  reserve_fd_ = -1;
+  std::fprintf(stderr,
+               "rocprof: cannot write %s: %s (%s): recording to it stops here; what was committed "
+               "is kept, every record from now on is counted as dropped\n",
+               path_.c_str(), failure_.c_str(), why.c_str());
+  // Said in the database too while the reserve's room lasts (a SIGKILL may follow).
+  metadata("rocprof.storage_error", failure_ + ": " + why);
+}
+
+void Writer::late_metadata(const std::string& tag, const std::string& value) {
+  for (auto& kv : late_metadata_)
+    if (kv.first == tag) {
+      kv.second = value;
+      return;
+    }
+  late_metadata_.emplace_back(tag, value);
+}
+
+void Writer::close_failed(const std::optional<ProcessEndRow>& end) {
+  quiet_ = true;
+  in_txn_ = false;
+  api_->exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+  bool ok = api_->exec(db_, "BEGIN;", nullptr, nullptr, nullptr) == sql::kOk;
+  if (ok) {
+    metadata("rocprof.storage_error", failure_);
+    for (const auto& kv : late_metadata_) metadata(kv.first, kv.second);
+    if (end) process_end(*end);
+    ok = api_->exec(db_, "COMMIT;", nullptr, nullptr, nullptr) == sql::kOk;
+    if (!ok) api_->exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+  }
+  if (!ok)
+    std::fprintf(stderr, "rocprof: %s: the drop counts could not be stored either (%s)\n",
+                 path_.c_str(), failure_.c_str());
+  for (auto*& s : stmts_) {
+    if (s) api_->finalize(s);
+    s = nullptr;
+  }
+  // May fail for want of room: the .db and its -wal then stay a valid pair.
+  api_->exec(db_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", nullptr, nullptr,
+             nullptr);
+  api_->close_v2(db_);
+  db_ = nullptr;
+}
+
+// Room held back on the database's own filesystem (an unlinked file, so nothing is left
+// behind whatever way the process ends) and given back when the disk fills: enough for the
+// rollback, the failure and drop-count rows and the process's end time.
+void Writer::reserve_space() {
+  constexpr off_t kReserve = 256 * 1024;
+  std::string dir = path_;
+  const auto slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    std::string tmpl = dir + "/.rocprof-reserve-XXXXXX";
+    fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+    if (fd >= 0) ::unlink(tmpl.c_str());
+  }
+  if (fd < 0) return;
+  if (::posix_fallocate(fd, 0, kReserve) != 0) {
+    ::close(fd);
+    return;
+  }
+  reserve_fd_ = fd;
+}
+
+}  // namespace rocprof::rocpd

@@ -1,0 +1,140 @@
+// Writes rocpd rows (rocpd_mapping.hpp) into one SQLite database: the embedded schema
+// (rocpd/schema/*.sql), prepared statements, bounded transactions, and what happens when the
+// output itself fails (disk full, I/O error, read-only). It decides nothing about what a row
+// holds. The row writers are split by table group: rows_info.cpp (node, process, thread,
+// agent, stream, queue, kernel symbol), rows_events.cpp (event, region, kernel dispatch,
+// memory copy/allocation, track, sample), rows_meta.cpp (metadata, strings).
+//
+// The caller hands it a path where no database is (session/os_facts.hpp prepares it).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rocpd_mapping.hpp"
+#include "rocprof/info.hpp"
+#include "sqlite_api.hpp"
+
+namespace rocprof::rocpd {
+
+class Writer {
+ public:
+  Writer() = default;
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Creates the database at `path` with the schema for `guid`/`suffix` and prepares every
+  // statement; leaves a transaction open for the base rows.
+  bool open(const std::string& path, const std::string& guid, const std::string& suffix,
+            std::string* error);
+  bool is_open() const { return db_ != nullptr; }
+  // Ends open()'s transaction and starts the first bounded one.
+  bool begin_recording(std::string* error);
+
+  // ---- rows_meta.cpp
+  void metadata(const std::string& tag, const std::string& value);  // upsert by tag
+  void string(uint32_t id, const std::string& text);
+
+  // ---- rows_info.cpp
+  void node(const NodeRow& r);
+  void process(const ProcessRow& r);
+  void thread(const ThreadRow& r);
+  void agent(const AgentInfo& a, int64_t pid);
+  void stream(const StreamInfo& s, int64_t pid);  // rocpd_info_queue when s.is_queue
+  void kernel_symbol(const KernelSymbolInfo& k, int64_t pid);
+  void process_end(const ProcessEndRow& r);
+  void threads_end(int64_t end);  // every thread row still without an end
+
+  // ---- rows_events.cpp
+  void event(const EventRow& r);
+  void region(const RegionRow& r);
+  void kernel(const KernelRow& r);
+  void copy(const CopyRow& r);
+  void alloc(const AllocRow& r);
+  void track(const TrackRow& r);
+  void sample(const SampleRow& r);
+  void thread_name(const ThreadNameRow& r);
+
+  // ---- transactions and failure (rocpd_writer.cpp)
+  // One more record in the open transaction; true when the transaction is due for a commit
+  // (bounded: a burst drained in one go must not become one transaction that a nearly full
+  // disk can never take, and that a write error would take back whole).
+  bool count_record() { return ++txn_records_ >= kMaxTxnRecords; }
+  void commit();
+  void close(const std::optional<ProcessEndRow>& end);
+  // Why the output stopped ("" while it works): "disk full", "I/O error", "read-only".
+  const std::string& failure() const { return failure_; }
+  // Records that could not be stored; may be read from any thread.
+  uint64_t unstored() const { return unstored_.load(std::memory_order_relaxed); }
+  void add_unstored(uint64_t n) { unstored_.fetch_add(n, std::memory_order_relaxed); }
+  // After a failure: metadata kept for one last try at close (the drop counts).
+  void late_metadata(const std::string& tag, const std::string& value);
+
+ private:
+  enum Stmt {
+    kString, kEvent, kEventPlain, kRegion, kKernel, kCopy, kAlloc, kSampleRow, kTrack, kThread, kThreadName,
+    kAgent, kStream, kQueue, kSymbol, kMetaUpdate, kMetaInsert, kStmtCount
+  };
+  static constexpr uint64_t kMaxTxnRecords = 4096;
+
+  bool exec(const std::string& sql, std::string* error = nullptr);
+  sql::sqlite3_stmt* prepare(const std::string& sql);
+  // Each group's statements, next to its row writers.
+  void prepare_meta();
+  void prepare_info();
+  void prepare_events();
+  void run(sql::sqlite3_stmt* s);
+  // One-off statements (base rows, end times): prepared, run once, finalized.
+  template <class Bind>
+  void run_once(const std::string& sql, Bind&& bind_all) {
+    sql::sqlite3_stmt* s = prepare(sql);
+    if (s == nullptr) return;
+    bind_all(s);
+    run(s);
+    api_->finalize(s);
+  }
+
+  void bind(sql::sqlite3_stmt* s, int i, int64_t v) { api_->bind_int64(s, i, v); }
+  void bind(sql::sqlite3_stmt* s, int i, Id id) {
+    if (id.value == 0) api_->bind_null(s, i); else api_->bind_int64(s, i, id.value);
+  }
+  void bind(sql::sqlite3_stmt* s, int i, const std::optional<int64_t>& v) {
+    if (v) api_->bind_int64(s, i, *v); else api_->bind_null(s, i);
+  }
+  // Copied by SQLite: the text may change before the statement runs.
+  void bind(sql::sqlite3_stmt* s, int i, std::string_view v) {
+    api_->bind_text(s, i, v.data(), static_cast<int>(v.size()), sql::kTransient);
+  }
+  void bind(sql::sqlite3_stmt* s, int i, const std::string& v) { bind(s, i, std::string_view(v)); }
+  // Not copied: the text outlives the step that follows (hot rows).
+  void bind_static(sql::sqlite3_stmt* s, int i, std::string_view v) {
+    api_->bind_text(s, i, v.data(), static_cast<int>(v.size()), nullptr);
+  }
+
+  // A write error of the output itself (not of one statement).
+  bool storage_error(int rc);
+  void fail_storage(int rc);
+  void close_failed(const std::optional<ProcessEndRow>& end);
+  void reserve_space();
+
+  const sql::Api* api_ = nullptr;
+  sql::sqlite3* db_ = nullptr;
+  sql::sqlite3_stmt* stmts_[kStmtCount] = {};
+  std::string path_, suffix_;
+  bool in_txn_ = false;
+  bool failed_ = false;  // a statement did not prepare (schema and writer disagree)
+  bool quiet_ = false;   // no per-row error lines once the output has failed
+  // After a storage failure nothing more is inserted; what was committed stays valid.
+  std::string failure_;
+  uint64_t txn_records_ = 0;  // records in the open transaction
+  std::atomic<uint64_t> unstored_{0};
+  std::vector<std::pair<std::string, std::string>> late_metadata_;  // written at close
+  int reserve_fd_ = -1;  // space given back to the disk when it is full
+};
+
+}  // namespace rocprof::rocpd

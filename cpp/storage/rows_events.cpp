@@ -1,0 +1,140 @@
+// The rows of records: rocpd_event (one per record, and per call-stack node), rocpd_region,
+// rocpd_kernel_dispatch, rocpd_memory_copy, rocpd_memory_allocate, rocpd_track, rocpd_sample,
+// and thread renames. The hottest code of the writer: statements are prepared once, most
+// text is bound without a copy.
+#include "rocpd_writer.hpp"
+
+namespace rocprof::rocpd {
+
+static_assert(kNodeId == 1, "the statements below write nid as the literal 1");
+
+void Writer::prepare_events() {
+  stmts_[kEvent] = prepare(
+      "INSERT INTO \"rocpd_event{S}\"(id, category_id, stack_id, parent_stack_id, correlation_id, "
+      "call_stack, line_info, extdata) VALUES (?,?,?,?,?,?,?,?)");
+  // Most events (ROCTx ranges, API calls) have no stack: constants instead of binds.
+  stmts_[kEventPlain] = prepare(
+      "INSERT INTO \"rocpd_event{S}\"(id, category_id, stack_id, parent_stack_id, correlation_id, "
+      "call_stack, line_info, extdata) VALUES (?,?,0,0,?,'{}','{}',?)");
+  stmts_[kRegion] = prepare(
+      "INSERT INTO \"rocpd_region{S}\"(nid, pid, tid, start, \"end\", name_id, event_id, extdata) "
+      "VALUES (1,?,?,?,?,?,?,'{}')");
+  stmts_[kKernel] = prepare(
+      "INSERT INTO \"rocpd_kernel_dispatch{S}\"(nid, pid, tid, agent_id, kernel_id, dispatch_id, "
+      "queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, "
+      "workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, "
+      "region_name_id, event_id, extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  stmts_[kCopy] = prepare(
+      "INSERT INTO \"rocpd_memory_copy{S}\"(nid, pid, tid, start, \"end\", name_id, dst_agent_id, "
+      "dst_address, src_agent_id, src_address, size, queue_id, stream_id, region_name_id, event_id, "
+      "extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  stmts_[kAlloc] = prepare(
+      "INSERT INTO \"rocpd_memory_allocate{S}\"(nid, pid, tid, agent_id, type, level, start, \"end\", "
+      "address, size, queue_id, stream_id, event_id, extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  stmts_[kSampleRow] = prepare(
+      "INSERT INTO \"rocpd_sample{S}\"(track_id, timestamp, event_id, extdata) VALUES (?,?,?,?)");
+  stmts_[kTrack] = prepare(
+      "INSERT INTO \"rocpd_track{S}\"(id, nid, pid, tid, name_id, extdata) VALUES (?,1,?,?,?,'{}')");
+  stmts_[kThreadName] = prepare("UPDATE \"rocpd_info_thread{S}\" SET name = ? WHERE tid = ?");
+}
+
+void Writer::event(const EventRow& r) {
+  if (r.plain()) {
+    auto* s = stmts_[kEventPlain];
+    bind(s, 1, r.id);
+    bind(s, 2, r.category_id);
+    bind(s, 3, r.correlation_id);
+    bind_static(s, 4, r.extdata);
+    run(s);
+    return;
+  }
+  auto* s = stmts_[kEvent];
+  bind(s, 1, r.id);
+  bind(s, 2, r.category_id);
+  bind(s, 3, r.stack_id);
+  bind(s, 4, r.parent_stack_id);
+  bind(s, 5, r.correlation_id);
+  bind(s, 6, r.call_stack);
+  bind(s, 7, r.line_info);
+  bind_static(s, 8, r.extdata);
+  run(s);
+}
+
+void Writer::region(const RegionRow& r) {
+  auto* s = stmts_[kRegion];
+  bind(s, 1, r.pid);
+  bind(s, 2, r.tid);
+  bind(s, 3, r.start);
+  bind(s, 4, r.end);
+  bind(s, 5, r.name_id);
+  bind(s, 6, r.event_id);
+  run(s);
+}
+
+void Writer::kernel(const KernelRow& r) {
+  auto* s = stmts_[kKernel];
+  int i = 1;
+  for (int64_t v : {r.pid, r.tid, r.agent_id, r.kernel_id, r.dispatch_id, r.queue_id, r.stream_id,
+                    r.start, r.end, r.private_segment_size, r.group_segment_size})
+    bind(s, i++, v);
+  for (int64_t v : r.workgroup_size) bind(s, i++, v);
+  for (int64_t v : r.grid_size) bind(s, i++, v);
+  bind(s, i++, r.region_name_id);
+  bind(s, i++, r.event_id);
+  bind(s, i++, r.extdata);
+  run(s);
+}
+
+void Writer::copy(const CopyRow& r) {
+  auto* s = stmts_[kCopy];
+  int i = 1;
+  for (int64_t v : {r.pid, r.tid, r.start, r.end}) bind(s, i++, v);
+  bind(s, i++, r.name_id);
+  bind(s, i++, r.dst_agent_id);
+  bind(s, i++, r.dst_address);
+  bind(s, i++, r.src_agent_id);
+  for (int64_t v : {r.src_address, r.size, r.queue_id, r.stream_id}) bind(s, i++, v);
+  bind(s, i++, r.region_name_id);
+  bind(s, i++, r.event_id);
+  bind(s, i++, r.extdata);
+  run(s);
+}
+
+void Writer::alloc(const AllocRow& r) {
+  auto* s = stmts_[kAlloc];
+  int i = 1;
+  for (int64_t v : {r.pid, r.tid, r.agent_id}) bind(s, i++, v);
+  bind_static(s, i++, r.type);
+  bind_static(s, i++, r.level);
+  for (int64_t v : {r.start, r.end, r.address, r.size, r.queue_id, r.stream_id, r.event_id})
+    bind(s, i++, v);
+  bind_static(s, i++, r.extdata);
+  run(s);
+}
+
+void Writer::track(const TrackRow& r) {
+  auto* s = stmts_[kTrack];
+  bind(s, 1, r.id);
+  bind(s, 2, r.pid);
+  bind(s, 3, r.tid);
+  bind(s, 4, r.name_id);
+  run(s);
+}
+
+void Writer::sample(const SampleRow& r) {
+  auto* s = stmts_[kSampleRow];
+  bind(s, 1, r.track_id);
+  bind(s, 2, r.timestamp);
+  bind(s, 3, r.event_id);
+  bind_static(s, 4, r.extdata);
+  run(s);
+}
+
+void Writer::thread_name(const ThreadNameRow& r) {
+  auto* s = stmts_[kThreadName];
+  bind(s, 1, r.name);
+  bind(s, 2, r.tid);
+  run(s);
+}
+
+}  // namespace rocprof::rocpd
