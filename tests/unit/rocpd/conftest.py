@@ -50,3 +50,18 @@ def run_db(tmp_path):
 @pytest.fixture(name="make_run")
 def make_run_fixture():
     return make_run
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """Run ``rocpd ARGS`` in this process: (exit status, stdout, stderr)."""
+    from rocpd import progress
+    from rocpd.cli import main
+
+    monkeypatch.setattr(progress, "_enabled", False)  # main() switches bars on; keep it local
+
+    def run(*args):
+        rc = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return rc, out, err
+    return run

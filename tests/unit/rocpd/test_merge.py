@@ -5,8 +5,6 @@ import os
 
 import pytest
 
-from rocpd import progress
-from rocpd.cli import main
 from rocpd.errors import RocpdError
 from rocpd.merge import merge_files
 
@@ -15,16 +13,6 @@ def _digest(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    """Run ``rocpd ARGS`` in this process: (exit status, stdout, stderr)."""
-    monkeypatch.setattr(progress, "_enabled", False)  # main() switches bars on; keep it local
-
-    def run(*args):
-        rc = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return rc, out, err
-    return run
 
 
 @pytest.mark.parametrize("spelling", ["plain", "dot", "absolute", "symlink", "hardlink"])

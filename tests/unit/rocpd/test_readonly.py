@@ -6,23 +6,12 @@ import sqlite3
 import pytest
 
 import rocpd
-from rocpd import progress
-from rocpd.cli import main
 from rocpd.errors import RocpdError
 from rocpd.testing import DatabaseBuilder
 
 READ_ONLY = "analysis connections are read-only"
 
 
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    monkeypatch.setattr(progress, "_enabled", False)  # main() switches bars on; keep it local
-
-    def run(*args):
-        rc = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return rc, out, err
-    return run
 
 
 @pytest.fixture(scope="module")

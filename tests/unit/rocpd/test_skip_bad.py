@@ -5,20 +5,7 @@ import os
 import pytest
 
 import rocpd
-from rocpd import progress
-from rocpd.cli import main
 from rocpd.errors import RocpdError
-
-
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    monkeypatch.setattr(progress, "_enabled", False)  # main() switches bars on; keep it local
-
-    def run(*args):
-        rc = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return rc, out, err
-    return run
 
 
 @pytest.fixture

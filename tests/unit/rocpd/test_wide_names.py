@@ -6,8 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from rocpd import progress, stats
-from rocpd.cli import main
+from rocpd import stats
 from rocpd.stats import NAME_WIDTH
 from rocpd.testing import DatabaseBuilder
 
@@ -28,15 +27,6 @@ def wide_db(tmp_path_factory):
     return str(path)
 
 
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    monkeypatch.setattr(progress, "_enabled", False)  # main() switches bars on; keep it local
-
-    def run(*args):
-        rc = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return rc, out, err
-    return run
 
 
 def _shown(text):
