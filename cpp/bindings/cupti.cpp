@@ -31,6 +31,7 @@ class StringsOnly final : public rocprof::CaptureContext {
   void drops(const std::string&, uint64_t) override {}
   bool paused() const noexcept override { return false; }
   void flush() override {}
+  void closed_at_exit(const rocprof::Record&) override {}
 };
 
 void bind(py::module_& m) {

@@ -401,7 +401,7 @@ PYBIND11_MODULE(_core, mod) {
   mod.def("flush", &s::flush, py::call_guard<py::gil_scoped_release>(),
           "Wait until everything recorded so far is committed.");
   mod.def("active", [] { return s::current() != nullptr; });
-  mod.def("paused", [] { return s::g_paused.load(); });
+  mod.def("paused", [] { return m::paused(); });
   mod.def("path", &s::current_path);
   mod.def("dropped", [] {
     rocprof::Collector* c = s::current();

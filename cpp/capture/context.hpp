@@ -40,6 +40,9 @@ class CaptureContext {
   virtual bool paused() const noexcept = 0;
   // Waits until every record emitted before the call is committed.
   virtual void flush() = 0;
+  // At a backend's stop: a range still open (a push never popped), closed at the end time and
+  // flagged kFlagOpenAtExit. Stored and counted as such, not as a lost record.
+  virtual void closed_at_exit(const Record& r) = 0;
 };
 
 // A capture source. One instance per backend registers itself at load time (a static
@@ -67,6 +70,11 @@ std::vector<Backend*> backends();         // in registration order
 // Called by the session once a context exists, so that a backend registered after the
 // session started (a library loaded later) joins it; null when none runs.
 void set_running(CaptureContext* ctx, const CaptureSettings* settings);
+// The process's string table, also between sessions (ids are kept for the process's life:
+// the Python roctx module caches them per name). Installed by the core at load time.
+using InternFn = uint32_t (*)(std::string_view) noexcept;
+void set_interner(InternFn fn);
+uint32_t intern(std::string_view s) noexcept;
 }  // namespace capture
 
 }  // namespace rocprof

@@ -1,6 +1,7 @@
 // The backends registered in this process (capture/context.hpp). Leaked on purpose: backends
 // register from static initialisers of several libraries, and exit handlers may still walk
 // the list after static destructors ran.
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 
@@ -14,7 +15,15 @@ std::mutex& mu() { static auto* m = new std::mutex(); return *m; }
 std::vector<Backend*>& list() { static auto* v = new std::vector<Backend*>(); return *v; }
 CaptureContext* g_ctx = nullptr;
 const CaptureSettings* g_settings = nullptr;
+std::atomic<InternFn> g_intern{nullptr};
 }  // namespace
+
+void set_interner(InternFn fn) { g_intern.store(fn, std::memory_order_release); }
+
+uint32_t intern(std::string_view s) noexcept {
+  const InternFn fn = g_intern.load(std::memory_order_acquire);
+  return fn != nullptr ? fn(s) : 0;
+}
 
 void register_backend(Backend* backend) {
   CaptureContext* ctx;

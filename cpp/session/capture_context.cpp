@@ -1,5 +1,6 @@
 #include "session/capture_context.hpp"
 
+#include "capture/markers/markers.hpp"
 #include "session/session.hpp"
 
 namespace rocprof::session {
@@ -25,8 +26,10 @@ void SessionContext::info(InfoRow row) { c_.add_info(std::move(row)); }
 
 void SessionContext::drops(const std::string& cause, uint64_t n) { c_.add_drops(cause, n); }
 
-bool SessionContext::paused() const noexcept { return g_paused.load(std::memory_order_relaxed); }
+bool SessionContext::paused() const noexcept { return markers::paused(); }
 
 void SessionContext::flush() { c_.flush(); }
+
+void SessionContext::closed_at_exit(const Record& r) { c_.add_closed_at_exit(r); }
 
 }  // namespace rocprof::session

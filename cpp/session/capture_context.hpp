@@ -16,6 +16,7 @@ class SessionContext final : public CaptureContext {
   void drops(const std::string& cause, uint64_t n) override;
   bool paused() const noexcept override;
   void flush() override;
+  void closed_at_exit(const Record& r) override;
 
  private:
   Collector& c_;

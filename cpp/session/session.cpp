@@ -20,7 +20,6 @@
 namespace rocprof::session {
 
 std::atomic<Collector*> g_current{nullptr};
-std::atomic<bool> g_paused{false};
 
 namespace {
 
@@ -66,7 +65,6 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
     return false;
   }
   path_() = info.path;
-  g_paused.store(false);
   g_current.store(c, std::memory_order_release);
   g_context = new SessionContext(*c);
   const CaptureSettings& settings = g_config != nullptr ? g_config->settings : config.settings;
@@ -85,7 +83,6 @@ void stop_locked() {
   capture::set_running(nullptr, nullptr);
   for (Backend* b : capture::backends()) b->stop(*g_context);
   g_current.store(nullptr, std::memory_order_release);
-  markers::close_open_ranges(*c, now_ns());
   c->stop();
   // `c` is not deleted: a producer may still hold the pointer it loaded before the store.
 }
@@ -199,6 +196,19 @@ void flush() {
 }
 
 StringTable& strings() { return strings_(); }
+
+bool recording() noexcept { return current() != nullptr && !markers::paused(); }
+
+namespace {
+// Capture code interns through the process's table, also between sessions.
+struct InstallInterner {
+  InstallInterner() {
+    capture::set_interner([](std::string_view s) noexcept -> uint32_t {
+      return strings_().intern_cached(s);
+    });
+  }
+} g_install_interner;
+}  // namespace
 
 CaptureContext* context() { return current() != nullptr ? g_context : nullptr; }
 

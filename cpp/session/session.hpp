@@ -42,12 +42,10 @@ void stop();
 void flush();
 
 extern std::atomic<Collector*> g_current;
-extern std::atomic<bool> g_paused;
 
 inline Collector* current() noexcept { return g_current.load(std::memory_order_acquire); }
-inline bool recording() noexcept {
-  return current() != nullptr && !g_paused.load(std::memory_order_relaxed);
-}
+// A session runs and ROCTx is not paused (roctxProfilerPause lives with the markers).
+bool recording() noexcept;
 
 StringTable& strings();
 // The running session's capture context (null when none runs): for bindings and tests.

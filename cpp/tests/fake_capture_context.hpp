@@ -37,6 +37,11 @@ class FakeCaptureContext final : public CaptureContext {
   }
   bool paused() const noexcept override { return is_paused; }
   void flush() override {}
+  void closed_at_exit(const Record& r) override {
+    std::lock_guard<std::mutex> g(mu_);
+    records.push_back(r);
+    ++open_at_exit;
+  }
 
   const std::string& text(uint32_t id) const { return strings.at(id - 1); }
   template <class T>
@@ -52,6 +57,7 @@ class FakeCaptureContext final : public CaptureContext {
   std::vector<InfoRow> infos;
   std::map<std::string, uint64_t> dropped;
   bool is_paused = false;
+  uint64_t open_at_exit = 0;
 
  private:
   std::mutex mu_;

@@ -5,12 +5,22 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
+#include <vector>
 
+#include "capture/context.hpp"
+#include "capture/settings.hpp"
 #include "rocprof/clock.hpp"
-#include "session/session.hpp"
 
 namespace rocprof::markers {
 namespace {
+
+// The running session's context (null: not recording) and its number: a thread's push stack
+// from an earlier session (or from before a fork) is stale and starts empty.
+std::atomic<CaptureContext*> g_ctx{nullptr};
+std::atomic<uint64_t> g_generation{1};
+std::atomic<bool> g_paused{false};
+uint32_t g_category = 0;  // interned at start, on the starting thread (never at exit)
 
 // Outstanding start/stop ranges: a fixed table indexed by id, claimed with atomics, so
 // start/stop never lock. More than kSlots ranges open at once overwrite the oldest (counted).
@@ -24,6 +34,49 @@ struct OpenRange {
 OpenRange g_open[kSlots];
 std::atomic<uint64_t> g_next_range{1};
 
+// roctxRangePush/Pop stack of one thread. Only the owning thread touches it while a session
+// runs; the session's end reads every stack (closing what is still open) after producers can
+// no longer reach the context.
+struct Stack {
+  static constexpr uint32_t kMaxDepth = 256;
+  std::atomic<bool> exited{false};  // its thread ended: freed when the next session starts
+  uint64_t generation = 0;
+  uint32_t depth = 0;
+  uint32_t tid = 0;
+  uint64_t starts[kMaxDepth];
+  uint32_t names[kMaxDepth];
+  bool paused_at_start[kMaxDepth];
+};
+
+// Every thread's stack, for the session's end. Leaked on purpose (exit handlers walk it).
+std::mutex& stacks_mu() { static auto* m = new std::mutex(); return *m; }
+std::vector<Stack*>& stacks() { static auto* v = new std::vector<Stack*>(); return *v; }
+
+// Owns the calling thread's stack: registered on the thread's first push (the one lock and
+// allocation a thread pays). When the thread ends the stack stays until the next session
+// starts: its open ranges are still closed at this session's end (the main thread's
+// thread-locals end before exit handlers run).
+struct StackOwner {
+  Stack* stack = nullptr;
+  ~StackOwner() {
+    if (stack != nullptr) stack->exited.store(true, std::memory_order_release);
+    stack = nullptr;
+  }
+};
+
+void free_exited_stacks() {
+  std::lock_guard<std::mutex> g(stacks_mu());
+  auto& v = stacks();
+  for (auto it = v.begin(); it != v.end();) {
+    if ((*it)->exited.load(std::memory_order_acquire)) {
+      delete *it;
+      it = v.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+thread_local StackOwner t_owner;
 thread_local uint32_t t_tid = 0;
 
 inline uint32_t tid() noexcept {
@@ -31,92 +84,158 @@ inline uint32_t tid() noexcept {
   return t_tid;
 }
 
-// The forking thread is the child's only thread, and its cached id is the parent's.
-struct ForgetTidInChild {
-  ForgetTidInChild() { pthread_atfork(nullptr, nullptr, [] { t_tid = 0; }); }
-} g_forget_tid;
+// This thread's stack for the running session, or null when none runs.
+Stack* stack() noexcept {
+  const uint64_t gen = g_generation.load(std::memory_order_acquire);
+  Stack* s = t_owner.stack;
+  if (s == nullptr) {
+    s = new (std::nothrow) Stack();
+    if (s == nullptr) return nullptr;
+    s->tid = tid();
+    {
+      std::lock_guard<std::mutex> g(stacks_mu());
+      stacks().push_back(s);
+    }
+    t_owner.stack = s;
+  }
+  if (s->generation != gen) {
+    s->generation = gen;
+    s->depth = 0;
+    s->tid = tid();
+  }
+  return s;
+}
 
-inline void emit_region(Collector& c, uint32_t name_id, uint64_t start, uint64_t end, uint32_t tid_,
-                        uint16_t flags) noexcept {
+// After fork: the child has one thread (the forking one). Other threads' stacks belong to
+// threads that do not exist here; their memory is the parent's image, dropped, never freed.
+struct ForkReset {
+  ForkReset() {
+    pthread_atfork(nullptr, nullptr, [] {
+      t_tid = 0;
+      new (&stacks_mu()) std::mutex();
+      stacks().clear();
+      if (t_owner.stack != nullptr) stacks().push_back(t_owner.stack);
+      g_generation.fetch_add(1, std::memory_order_acq_rel);
+    });
+  }
+} g_fork_reset;
+
+inline void emit_region(CaptureContext& c, uint32_t name_id, uint64_t start, uint64_t end,
+                        uint32_t tid_, uint16_t flags) noexcept {
   Record r;
   r.kind = RecordKind::kRegion;
   r.flags = static_cast<uint16_t>(flags | kFlagMessage);
   r.tid = tid_;
   r.start = start;
   r.end = end;
-  // Strings are never forgotten by the process, so the id is fixed once interned.
-  static const uint32_t category = session::category_id(kCategory);
-  r.category_id = category;
+  r.category_id = g_category;
   r.name_id = name_id;
   r.correlation_id = 0;
   r.region = RegionData{};
   c.emit(r);
 }
 
+inline CaptureContext* recording_ctx() noexcept {
+  CaptureContext* c = g_ctx.load(std::memory_order_acquire);
+  return c != nullptr && !g_paused.load(std::memory_order_relaxed) ? c : nullptr;
+}
+
+// Markers as a capture backend: the session starts it with every other backend; its stop
+// closes what is still open. ROCTx is always on (--marker-trace), so it has no settings.
+class MarkersBackend final : public Backend {
+ public:
+  const char* name() const override { return "markers"; }
+  bool start(CaptureContext& ctx, const CaptureSettings&, std::string*) override {
+    g_category = ctx.intern(kCategory);
+    free_exited_stacks();
+    g_paused.store(false, std::memory_order_relaxed);
+    g_generation.fetch_add(1, std::memory_order_acq_rel);
+    g_ctx.store(&ctx, std::memory_order_release);
+    return true;
+  }
+  void stop(CaptureContext& ctx) override {
+    g_ctx.store(nullptr, std::memory_order_release);
+    close_open_ranges(ctx, now_ns());
+  }
+  void fork_child() override { g_ctx.store(nullptr, std::memory_order_release); }
+  void probe(bool* live, std::string* reason) override {
+    *live = true;
+    reason->clear();
+  }
+};
+
+// Registered first of all backends (this file is part of the core), so its ranges frame
+// what the others record.
+struct Registrar {
+  Registrar() { capture::register_backend(new MarkersBackend()); }
+} g_registrar;
+
 }  // namespace
 
-uint32_t intern(std::string_view s) noexcept { return session::strings().intern_cached(s); }
+uint32_t intern(std::string_view s) noexcept { return capture::intern(s); }
+
+bool paused() noexcept { return g_paused.load(std::memory_order_relaxed); }
+bool recording() noexcept { return recording_ctx() != nullptr; }
 
 int push_id(uint32_t name_id) noexcept {
-  Collector* c = session::current();
+  CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   if (c == nullptr) return -1;
-  ThreadBuffer* b = c->thread_buffer();
+  Stack* b = stack();
   if (b == nullptr) return -1;
   const uint32_t d = b->depth++;
-  if (d >= ThreadBuffer::kMaxDepth) {
+  if (d >= Stack::kMaxDepth) {
     // Deeper than the stack keeps: counted, and its pop is matched without recording, so
     // the ranges below still end at their own pops.
-    c->add_drops("roctx_depth", 1);
+    c->drops("roctx_depth", 1);
     return static_cast<int>(d);
   }
   b->names[d] = name_id;
-  b->paused_at_start[d] = session::g_paused.load(std::memory_order_relaxed);
+  b->paused_at_start[d] = g_paused.load(std::memory_order_relaxed);
   b->starts[d] = now_ns();
   return static_cast<int>(d);
 }
 
 int push(std::string_view message) noexcept {
-  if (session::current() == nullptr) return -1;
+  if (g_ctx.load(std::memory_order_acquire) == nullptr) return -1;
   return push_id(intern(message));
 }
 
 int pop() noexcept {
   const uint64_t end = now_ns();
-  Collector* c = session::current();
+  CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   if (c == nullptr) return -1;
-  ThreadBuffer* b = c->thread_buffer();
+  Stack* b = stack();
   if (b == nullptr || b->depth == 0) return -1;
   const uint32_t d = --b->depth;
-  if (d >= ThreadBuffer::kMaxDepth) return static_cast<int>(d);
+  if (d >= Stack::kMaxDepth) return static_cast<int>(d);
   // Pause drops what happens between pause and resume: a range touching a pause is dropped.
-  if (!b->paused_at_start[d] && !session::g_paused.load(std::memory_order_relaxed))
+  if (!b->paused_at_start[d] && !g_paused.load(std::memory_order_relaxed))
     emit_region(*c, b->names[d], b->starts[d], end, b->tid, kFlagNone);
   return static_cast<int>(d);
 }
 
 uint32_t current_range_name_id() noexcept {
-  Collector* c = session::current();
-  if (c == nullptr) return 0;
-  ThreadBuffer* b = c->thread_buffer();
-  if (b == nullptr || b->depth == 0) return 0;
-  return b->names[b->depth <= ThreadBuffer::kMaxDepth ? b->depth - 1 : ThreadBuffer::kMaxDepth - 1];
+  if (g_ctx.load(std::memory_order_acquire) == nullptr) return 0;
+  const Stack* b = t_owner.stack;
+  if (b == nullptr || b->depth == 0 ||
+      b->generation != g_generation.load(std::memory_order_acquire))
+    return 0;
+  return b->names[b->depth <= Stack::kMaxDepth ? b->depth - 1 : Stack::kMaxDepth - 1];
 }
 
 void mark(std::string_view message) noexcept {
-  if (!session::recording()) return;
-  Collector* c = session::current();
+  CaptureContext* c = recording_ctx();
   if (c == nullptr) return;
   const uint64_t t = now_ns();
   emit_region(*c, intern(message), t, t, tid(), kFlagInstant);
 }
 
 uint64_t start(std::string_view message) noexcept {
-  if (!session::recording()) return 0;
+  CaptureContext* c = recording_ctx();
+  if (c == nullptr) return 0;
   const uint64_t id = g_next_range.fetch_add(1, std::memory_order_relaxed);
   OpenRange& slot = g_open[id % kSlots];
-  if (slot.id.load(std::memory_order_relaxed) != 0) {
-    if (Collector* c = session::current()) c->add_drops("roctx_open_ranges", 1);
-  }
+  if (slot.id.load(std::memory_order_relaxed) != 0) c->drops("roctx_open_ranges", 1);
   slot.name_id = intern(message);
   slot.tid = tid();
   slot.start = now_ns();
@@ -133,14 +252,10 @@ void stop(uint64_t range_id) noexcept {
   const uint32_t name_id = slot.name_id, start_tid = slot.tid;
   // Claim the slot; a second stop of the same id, or an overwritten slot, records nothing.
   if (!slot.id.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
-  if (!session::recording()) return;
-  if (Collector* c = session::current()) emit_region(*c, name_id, start_ns, end, start_tid, kFlagNone);
+  if (CaptureContext* c = recording_ctx()) emit_region(*c, name_id, start_ns, end, start_tid, kFlagNone);
 }
 
-void close_open_ranges(Collector& c, uint64_t end_ns) noexcept {
-  // Not the thread-local cache: this may run from an exit handler, after thread-local
-  // destructors.
-  const uint32_t category = session::strings().intern(kCategory);
+void close_open_ranges(CaptureContext& c, uint64_t end_ns) noexcept {
   auto closed = [&](uint32_t name_id, uint64_t start_ns, uint32_t tid_) {
     Record r{};
     r.kind = RecordKind::kRegion;
@@ -148,29 +263,34 @@ void close_open_ranges(Collector& c, uint64_t end_ns) noexcept {
     r.tid = tid_;
     r.start = start_ns;
     r.end = end_ns > start_ns ? end_ns : start_ns;
-    r.category_id = category;
+    r.category_id = g_category;
     r.name_id = name_id;
-    c.add_closed_at_exit(r);
+    c.closed_at_exit(r);
   };
   // Outermost first, as they were opened. A pause at push time means the range would not
   // have been recorded at its pop either.
-  c.for_each_buffer([&](ThreadBuffer& b) {
-    const uint32_t depth = b.depth < ThreadBuffer::kMaxDepth ? b.depth : ThreadBuffer::kMaxDepth;
-    for (uint32_t d = 0; d < depth; ++d)
-      if (!b.paused_at_start[d]) closed(b.names[d], b.starts[d], b.tid);
-    b.depth = 0;
-  });
+  const uint64_t gen = g_generation.load(std::memory_order_acquire);
+  {
+    std::lock_guard<std::mutex> g(stacks_mu());
+    for (Stack* b : stacks()) {
+      if (b->generation != gen) continue;
+      const uint32_t depth = b->depth < Stack::kMaxDepth ? b->depth : Stack::kMaxDepth;
+      for (uint32_t d = 0; d < depth; ++d)
+        if (!b->paused_at_start[d]) closed(b->names[d], b->starts[d], b->tid);
+      b->depth = 0;
+    }
+  }
   for (OpenRange& slot : g_open) {
     const uint64_t id = slot.id.exchange(0, std::memory_order_acq_rel);
     if (id != 0) closed(slot.name_id, slot.start, slot.tid);
   }
 }
 
-void pause() noexcept { session::g_paused.store(true, std::memory_order_relaxed); }
-void resume() noexcept { session::g_paused.store(false, std::memory_order_relaxed); }
+void pause() noexcept { g_paused.store(true, std::memory_order_relaxed); }
+void resume() noexcept { g_paused.store(false, std::memory_order_relaxed); }
 
 void name_thread(std::string_view name) noexcept {
-  Collector* c = session::current();
+  CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   if (c == nullptr) return;
   Record r{};
   r.kind = RecordKind::kThreadName;

@@ -1,12 +1,12 @@
-// ROCTx semantics over the session: push/pop ranges per thread, start/stop ranges that may
-// end on another thread, instant marks, pause/resume, thread names. Shared by the Python
-// roctx module and the C ABI in libroctx64.so. Every function is a cheap no-op when no
-// session runs.
+// ROCTx semantics: push/pop ranges per thread, start/stop ranges that may end on another
+// thread, instant marks, pause/resume, thread names. Shared by the Python roctx module and the
+// C ABI in libroctx64.so. A capture backend like the others (it sees the session only through
+// capture/context.hpp); every function is a cheap no-op when no session runs.
 #pragma once
 #include <cstdint>
 #include <string_view>
 
-namespace rocprof { class Collector; }
+namespace rocprof { class CaptureContext; }
 
 namespace rocprof::markers {
 
@@ -28,9 +28,14 @@ uint32_t intern(std::string_view s) noexcept;
 // Innermost open push range of the calling thread (0: none): GPU work launched here is
 // attributed to it (rocpd region_name_id).
 uint32_t current_range_name_id() noexcept;
-// Session end (after producers can no longer reach `c`): every push range of every thread
-// and every start range still open becomes a record ending at `end_ns`, flagged
-// kFlagOpenAtExit, so an unfinished range is stored and counted instead of vanishing.
-void close_open_ranges(Collector& c, uint64_t end_ns) noexcept;
+// Session end (the markers backend's stop, after producers can no longer reach `c`): every
+// push range of every thread and every start range still open becomes a record ending at
+// `end_ns`, flagged kFlagOpenAtExit, so an unfinished range is stored and counted instead of
+// vanishing.
+void close_open_ranges(CaptureContext& c, uint64_t end_ns) noexcept;
+// roctxProfilerPause/Resume state, and whether ROCTx is being recorded (a session runs and
+// is not paused).
+bool paused() noexcept;
+bool recording() noexcept;
 
 }  // namespace rocprof::markers
