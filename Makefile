@@ -81,8 +81,11 @@ bench: native $(VENV)/.torch
 	$(VPY) benchmarks/b4_throughput.py
 	$(VPY) benchmarks/b7_startup.py
 
+# Python (ruff) and C++ (clang-format, style in .clang-format) are both checked; CI runs it.
+CXX_SOURCES = $(shell git ls-files 'cpp/*.cpp' 'cpp/*.hpp' 'cpp/*.h' 'cpp/*.c' 'tests/*.c' 'tests/*.cu' 2>/dev/null)
 lint: $(VENV)/.stamp
 	$(VENV)/bin/ruff check python rocpd tests benchmarks examples
+	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
 
 clean:
 	rm -rf build $(VENV) python/rocprof/*.so rocprof-output

@@ -41,11 +41,17 @@ uint64_t baseline_bulk_insert(const std::string& path, uint64_t n, std::string* 
   api->exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", nullptr, nullptr, nullptr);
   sql::sqlite3_stmt* ev = nullptr;
   sql::sqlite3_stmt* rg = nullptr;
-  api->prepare_v2(db, ("INSERT INTO \"rocpd_event" + sfx + "\"(id, category_id, stack_id, parent_stack_id, "
-                       "correlation_id, call_stack, line_info, extdata) VALUES (?,1,0,0,0,'{}','{}',?)").c_str(),
+  api->prepare_v2(db,
+                  ("INSERT INTO \"rocpd_event" + sfx +
+                   "\"(id, category_id, stack_id, parent_stack_id, "
+                   "correlation_id, call_stack, line_info, extdata) VALUES (?,1,0,0,0,'{}','{}',?)")
+                      .c_str(),
                   -1, &ev, nullptr);
-  api->prepare_v2(db, ("INSERT INTO \"rocpd_region" + sfx + "\"(nid, pid, tid, start, \"end\", name_id, "
-                       "event_id, extdata) VALUES (1,1,1,?,?,2,?,'{}')").c_str(),
+  api->prepare_v2(db,
+                  ("INSERT INTO \"rocpd_region" + sfx +
+                   "\"(nid, pid, tid, start, \"end\", name_id, "
+                   "event_id, extdata) VALUES (1,1,1,?,?,2,?,'{}')")
+                      .c_str(),
                   -1, &rg, nullptr);
   static const char kExt[] = "{\"message\":\"bench\"}";
   const uint64_t t0 = now_ns();
@@ -70,16 +76,19 @@ uint64_t baseline_bulk_insert(const std::string& path, uint64_t n, std::string* 
 }
 
 void bind(py::module_& m) {
-  m.def("_bench_baseline_insert", [](const std::string& path, uint64_t n) {
-    std::string error;
-    uint64_t ns;
-    {
-      py::gil_scoped_release nogil;
-      ns = baseline_bulk_insert(path, n, &error);
-    }
-    if (ns == 0) throw std::runtime_error(error);
-    return ns;
-  }, py::arg("path"), py::arg("n"), "benchmark B4 only: ns to insert n ranges with a bare loop");
+  m.def(
+      "_bench_baseline_insert",
+      [](const std::string& path, uint64_t n) {
+        std::string error;
+        uint64_t ns;
+        {
+          py::gil_scoped_release nogil;
+          ns = baseline_bulk_insert(path, n, &error);
+        }
+        if (ns == 0) throw std::runtime_error(error);
+        return ns;
+      },
+      py::arg("path"), py::arg("n"), "benchmark B4 only: ns to insert n ranges with a bare loop");
 }
 
 rocprof::bindings::Register g_register(bind);

@@ -39,23 +39,30 @@ void bind(py::module_& m) {
         "internal: library path prefixes whose frames are not call sites; installs the hooks");
   // Tests: what the ENTER callback would record for the caller's stack, captured with the GIL
   // released (as inside a PyTorch launch), then resolved. Needs launch sites started.
-  m.def("_launch_site_here", []() {
-    uint32_t id = 0;
-    uint64_t key = 0;
-    {
-      py::gil_scoped_release nogil;
-      key = ls::capture(&id);
-      if (id == 0 && key != 0) id = ls::resolve(key);
-    }
-    if (id == 0 && key != 0) id = ls::resolve(key);  // resolves inline under the GIL
-    return py::make_tuple(key, id, id ? rocprof::session::strings().get(id) : std::string());
-  }, "internal (tests): (key, interned call-site id, its JSON) of the caller's frames");
-  m.def("_launch_sites_start", [] {
-    static StringsOnly strings_only;
-    rocprof::CaptureContext* ctx = rocprof::session::context();
-    ls::start(ctx != nullptr ? ctx : &strings_only);
-  }, "internal (tests)");
-  m.def("_launch_sites_stop", &ls::stop, py::call_guard<py::gil_scoped_release>(), "internal (tests)");
+  m.def(
+      "_launch_site_here",
+      []() {
+        uint32_t id = 0;
+        uint64_t key = 0;
+        {
+          py::gil_scoped_release nogil;
+          key = ls::capture(&id);
+          if (id == 0 && key != 0) id = ls::resolve(key);
+        }
+        if (id == 0 && key != 0) id = ls::resolve(key);  // resolves inline under the GIL
+        return py::make_tuple(key, id, id ? rocprof::session::strings().get(id) : std::string());
+      },
+      "internal (tests): (key, interned call-site id, its JSON) of the caller's frames");
+  m.def(
+      "_launch_sites_start",
+      [] {
+        static StringsOnly strings_only;
+        rocprof::CaptureContext* ctx = rocprof::session::context();
+        ls::start(ctx != nullptr ? ctx : &strings_only);
+      },
+      "internal (tests)");
+  m.def("_launch_sites_stop", &ls::stop, py::call_guard<py::gil_scoped_release>(),
+        "internal (tests)");
 }
 
 rocprof::bindings::Register g_register(bind);

@@ -29,11 +29,10 @@ namespace {
 // ---- roctx hot path (CPython C API) -------------------------------------------------
 
 struct RangeObject {
-  PyObject_HEAD
-  PyObject* name;     // str
-  PyObject* bound_enter;  // this object's __enter__, made once (see EnterDescriptor)
-  bool cached;            // held by the per-name cache, so lives for the process
-  uint32_t name_id;   // interned on first use inside a session; strings live for the process
+  PyObject_HEAD PyObject* name;  // str
+  PyObject* bound_enter;         // this object's __enter__, made once (see EnterDescriptor)
+  bool cached;                   // held by the per-name cache, so lives for the process
+  uint32_t name_id;  // interned on first use inside a session; strings live for the process
 };
 
 PyTypeObject* g_range_type = nullptr;
@@ -100,7 +99,8 @@ PyObject* range_get_name(PyObject* self, void*) {
 // a plain builtin function, which is never bound. __enter__ needs its range, so it is a
 // descriptor that hands out a bound method made once per Range and kept on it.
 PyMethodDef kEnterDef = {"__enter__", range_enter, METH_NOARGS, "Push the range on this thread."};
-PyMethodDef kExitDef = {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(range_exit)),
+PyMethodDef kExitDef = {"__exit__",
+                        reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(range_exit)),
                         METH_FASTCALL, "Pop the range."};
 
 PyObject* enter_descr_get(PyObject* descr, PyObject* obj, PyObject*) {
@@ -123,8 +123,8 @@ PyObject* enter_descr_get(PyObject* descr, PyObject* obj, PyObject*) {
 
 PyType_Slot kEnterDescrSlots[] = {{Py_tp_descr_get, reinterpret_cast<void*>(enter_descr_get)},
                                   {0, nullptr}};
-PyType_Spec kEnterDescrSpec = {"rocprof._core.EnterDescriptor", sizeof(PyObject), 0, Py_TPFLAGS_DEFAULT,
-                               kEnterDescrSlots};
+PyType_Spec kEnterDescrSpec = {"rocprof._core.EnterDescriptor", sizeof(PyObject), 0,
+                               Py_TPFLAGS_DEFAULT, kEnterDescrSlots};
 
 // Installs __enter__ (descriptor) and __exit__ (unbound builtin) on the Range type.
 bool install_context_methods(PyTypeObject* type) {
@@ -133,9 +133,10 @@ bool install_context_methods(PyTypeObject* type) {
   PyObject* descr = PyType_GenericAlloc(reinterpret_cast<PyTypeObject*>(descr_type), 0);
   Py_DECREF(descr_type);
   PyObject* exit_fn = PyCFunction_New(&kExitDef, nullptr);
-  const bool ok = descr != nullptr && exit_fn != nullptr &&
-                  PyObject_SetAttrString(reinterpret_cast<PyObject*>(type), "__enter__", descr) == 0 &&
-                  PyObject_SetAttrString(reinterpret_cast<PyObject*>(type), "__exit__", exit_fn) == 0;
+  const bool ok =
+      descr != nullptr && exit_fn != nullptr &&
+      PyObject_SetAttrString(reinterpret_cast<PyObject*>(type), "__enter__", descr) == 0 &&
+      PyObject_SetAttrString(reinterpret_cast<PyObject*>(type), "__exit__", exit_fn) == 0;
   Py_XDECREF(descr);
   Py_XDECREF(exit_fn);
   return ok;
@@ -149,10 +150,12 @@ PyType_Slot kRangeSlots[] = {
     {Py_tp_getset, kRangeGetSet},
     {Py_tp_call, reinterpret_cast<void*>(range_call)},
     {Py_tp_repr, reinterpret_cast<void*>(range_repr)},
-    {Py_tp_doc, const_cast<char*>("A ROCTx range: `with roctx.range(msg):` or `@roctx.range(msg)`.")},
+    {Py_tp_doc,
+     const_cast<char*>("A ROCTx range: `with roctx.range(msg):` or `@roctx.range(msg)`.")},
     {0, nullptr}};
 
-PyType_Spec kRangeSpec = {"rocprof._core.Range", sizeof(RangeObject), 0, Py_TPFLAGS_DEFAULT, kRangeSlots};
+PyType_Spec kRangeSpec = {"rocprof._core.Range", sizeof(RangeObject), 0, Py_TPFLAGS_DEFAULT,
+                          kRangeSlots};
 
 PyObject* new_range(PyObject* name) {
   auto* r = PyObject_New(RangeObject, g_range_type);
@@ -296,10 +299,10 @@ PyMethodDef kRoctxMethods[] = {
 // ---- session control (pybind11) ----------------------------------------------------
 
 std::string start_session(const std::string& output_template, const std::string& options_json,
-                          const std::map<std::string, std::string>& metadata, uint32_t ring_capacity,
-                          uint32_t flush_ms, uint32_t commit_ms, bool null_sink, bool follow_fork,
-                          const rocprof::CaptureSettings& settings,
-                          uint64_t buffer_budget_mb) {
+                          const std::map<std::string, std::string>& metadata,
+                          uint32_t ring_capacity, uint32_t flush_ms, uint32_t commit_ms,
+                          bool null_sink, bool follow_fork,
+                          const rocprof::CaptureSettings& settings, uint64_t buffer_budget_mb) {
   s::Config cfg;
   cfg.output_template = output_template;
   cfg.options_json = options_json;
@@ -370,7 +373,8 @@ PYBIND11_MODULE(_core, mod) {
   mod.attr("RECORD_FORMAT_VERSION") = rocprof::kRecordFormatVersion;
 
   g_range_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kRangeSpec));
-  if (g_range_type == nullptr || !install_context_methods(g_range_type)) throw py::error_already_set();
+  if (g_range_type == nullptr || !install_context_methods(g_range_type))
+    throw py::error_already_set();
   g_range_cache = PyDict_New();
   mod.attr("Range") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(g_range_type));
   if (PyModule_AddFunctions(mod.ptr(), kRoctxMethods) < 0) throw py::error_already_set();
@@ -378,24 +382,27 @@ PYBIND11_MODULE(_core, mod) {
   // default argument needs) add them from their own bindings/<name>.cpp, first.
   for (rocprof::bindings::BindFn fn : rocprof::bindings::registered()) fn(mod);
 
-  mod.def("start_session", &start_session, py::arg("output_template"), py::arg("options_json") = "{}",
+  mod.def("start_session", &start_session, py::arg("output_template"),
+          py::arg("options_json") = "{}",
           py::arg("metadata") = std::map<std::string, std::string>{},
           py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
           py::arg("null_sink") = false, py::arg("follow_fork") = true,
-          py::arg("settings") = rocprof::CaptureSettings{},
-          py::arg("buffer_budget_mb") = 2048,
+          py::arg("settings") = rocprof::CaptureSettings{}, py::arg("buffer_budget_mb") = 2048,
           "Start the process's session; returns the database path.");
-  mod.def("buffer_stats", [] {
-    rocprof::Collector* c = s::current();
-    py::dict d;
-    if (c != nullptr) {
-      d["budget_bytes"] = c->pool().budget_bytes();
-      d["resident_bytes"] = c->pool().resident_bytes();
-      d["peak_bytes"] = c->pool().peak_bytes();
-      d["chunk_bytes"] = c->pool().chunk_bytes();
-    }
-    return d;
-  }, "Record buffer memory of the running session (empty when none).");
+  mod.def(
+      "buffer_stats",
+      [] {
+        rocprof::Collector* c = s::current();
+        py::dict d;
+        if (c != nullptr) {
+          d["budget_bytes"] = c->pool().budget_bytes();
+          d["resident_bytes"] = c->pool().resident_bytes();
+          d["peak_bytes"] = c->pool().peak_bytes();
+          d["chunk_bytes"] = c->pool().chunk_bytes();
+        }
+        return d;
+      },
+      "Record buffer memory of the running session (empty when none).");
   mod.def("stop_session", &s::stop, py::call_guard<py::gil_scoped_release>(),
           "Drain, commit and close the database.");
   mod.def("flush", &s::flush, py::call_guard<py::gil_scoped_release>(),
@@ -413,10 +420,13 @@ PYBIND11_MODULE(_core, mod) {
   });
   mod.def("backends", [] {
     py::list out;
-    for (const auto& b : s::backend_statuses()) out.append(py::make_tuple(b.name, b.compiled, b.live, b.reason));
+    for (const auto& b : s::backend_statuses())
+      out.append(py::make_tuple(b.name, b.compiled, b.live, b.reason));
     return out;
   });
   mod.def("resolve_path", &s::resolve_path, py::arg("template"), py::arg("fork_child") = false);
-  mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench", py::arg("wait") = true);
-  // _bench_baseline_insert: bindings/bench_baseline.cpp (benchmark code stays out of librocprof_core).
+  mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench",
+          py::arg("wait") = true);
+  // _bench_baseline_insert: bindings/bench_baseline.cpp (benchmark code stays out of
+  // librocprof_core).
 }

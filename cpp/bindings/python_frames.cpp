@@ -51,7 +51,7 @@ int walk_bad(const std::string& kind, bool in_signal) {
     py::gil_scoped_release nogil;
     if (in_signal) {
       const int sig = SIGRTMIN + 5;
-      struct sigaction sa {}, old {};
+      struct sigaction sa{}, old{};
       sa.sa_sigaction = walk_in_handler;
       sa.sa_flags = SA_SIGINFO;
       sigemptyset(&sa.sa_mask);

@@ -9,15 +9,18 @@ namespace rocprof::sampling {
 void counters(uint64_t* taken, uint64_t* missed);
 int register_current_thread();
 int resume_after_fork();
-}
+}  // namespace rocprof::sampling
 
 namespace {
 void bind(pybind11::module_& m) {
-  m.def("sampling_counters", [] {
-    uint64_t taken = 0, missed = 0;
-    rocprof::sampling::counters(&taken, &missed);
-    return std::make_tuple(taken, missed);
-  }, "(samples taken, samples missed) by the running sampling session");
+  m.def(
+      "sampling_counters",
+      [] {
+        uint64_t taken = 0, missed = 0;
+        rocprof::sampling::counters(&taken, &missed);
+        return std::make_tuple(taken, missed);
+      },
+      "(samples taken, samples missed) by the running sampling session");
   m.def("sampling_register_thread", &rocprof::sampling::register_current_thread,
         "sample the calling thread from now on: 1 armed, 0 already sampled, -1 no sampling "
         "session (called by the thread-start hook of rocprof.capture.sampling)");

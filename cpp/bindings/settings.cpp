@@ -23,7 +23,11 @@ void fields_as_kwargs(T& self, const py::kwargs& kw) {
 void bind(py::module_& m) {
   using rocprof::CaptureSettings, rocprof::CuptiSettings, rocprof::SamplingSettings;
   py::class_<CuptiSettings>(m, "CuptiSettings", "NVIDIA GPU tracing: what CUPTI records")
-      .def(py::init([](const py::kwargs& kw) { CuptiSettings s; fields_as_kwargs(s, kw); return s; }))
+      .def(py::init([](const py::kwargs& kw) {
+        CuptiSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
       .def_readwrite("enabled", &CuptiSettings::enabled)
       .def_readwrite("kernels", &CuptiSettings::kernels)
       .def_readwrite("copies", &CuptiSettings::copies)
@@ -44,7 +48,11 @@ void bind(py::module_& m) {
       .def_readwrite("buffer_mb", &CuptiSettings::buffer_mb)
       .def_readwrite("library_candidates", &CuptiSettings::library_candidates);
   py::class_<SamplingSettings>(m, "SamplingSettings", "call-stack sampling")
-      .def(py::init([](const py::kwargs& kw) { SamplingSettings s; fields_as_kwargs(s, kw); return s; }))
+      .def(py::init([](const py::kwargs& kw) {
+        SamplingSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
       .def_readonly_static("DEFAULT_HZ", &SamplingSettings::kDefaultHz)
       .def_readwrite("hz", &SamplingSettings::hz)
       .def_readwrite("wall", &SamplingSettings::wall)
@@ -55,10 +63,13 @@ void bind(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("cupti", &CaptureSettings::cupti)
       .def_readwrite("sampling", &CaptureSettings::sampling)
-      .def("validate", [](const CaptureSettings& s) {
-        std::string error;
-        if (!rocprof::capture::validate(s, &error)) throw py::value_error(error);
-      }, "raise ValueError (one line naming the option) when a setting is invalid")
+      .def(
+          "validate",
+          [](const CaptureSettings& s) {
+            std::string error;
+            if (!rocprof::capture::validate(s, &error)) throw py::value_error(error);
+          },
+          "raise ValueError (one line naming the option) when a setting is invalid")
       .def("to_text", &rocprof::capture::to_text,
            "the text form native programs read (ROCPROF_AUTOSTART_OPTIONS)")
       .def_static("from_text", [](const std::string& text) {

@@ -19,8 +19,9 @@ inline uint64_t pack(Chunk* c, uint64_t tag) {
 
 ChunkPool::ChunkPool(uint32_t records_per_chunk, uint64_t budget_bytes)
     : records_(records_per_chunk),
-      bytes_((sizeof(Chunk) + static_cast<uint64_t>(records_per_chunk) * sizeof(Record) + kPage - 1) /
-             kPage * kPage),
+      bytes_(
+          (sizeof(Chunk) + static_cast<uint64_t>(records_per_chunk) * sizeof(Record) + kPage - 1) /
+          kPage * kPage),
       budget_(budget_bytes) {}
 
 ChunkPool::~ChunkPool() {

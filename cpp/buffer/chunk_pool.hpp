@@ -19,9 +19,9 @@
 namespace rocprof {
 
 struct alignas(64) Chunk {
-  std::atomic<uint32_t> count{0};       // records published by the producer
-  std::atomic<Chunk*> next{nullptr};    // set by the producer once this chunk is full
-  Chunk* free_next = nullptr;           // link on the pool's free list
+  std::atomic<uint32_t> count{0};     // records published by the producer
+  std::atomic<Chunk*> next{nullptr};  // set by the producer once this chunk is full
+  Chunk* free_next = nullptr;         // link on the pool's free list
   Record* slots() noexcept { return reinterpret_cast<Record*>(this + 1); }
 };
 
@@ -116,8 +116,8 @@ class ChunkChain {
   std::shared_ptr<ChunkPool> keep_;  // outlives the collector when buffers are retired
   ChunkPool* const pool_;
   const uint32_t cap_;
-  Chunk* tail_;         // producer
-  uint32_t pos_ = 0;    // producer
+  Chunk* tail_;              // producer
+  uint32_t pos_ = 0;         // producer
   alignas(64) Chunk* head_;  // consumer
   uint32_t read_ = 0;        // consumer
   std::atomic<uint64_t> dropped_{0};

@@ -213,7 +213,8 @@ void Collector::report_at_exit() {
   if (total != 0) line += " " + std::to_string(total) + " records dropped (" + parts + ")";
   if (total != 0 && open_at_exit != 0) line += ";";
   if (open_at_exit != 0)
-    line += " " + std::to_string(open_at_exit) + (open_at_exit == 1 ? " range was" : " ranges were") +
+    line += " " + std::to_string(open_at_exit) +
+            (open_at_exit == 1 ? " range was" : " ranges were") +
             " still open at exit (closed at the exit time, marked open_at_exit)";
   std::fprintf(stderr, "%s\n", line.c_str());
 }
@@ -288,18 +289,23 @@ std::size_t Collector::drain_once(bool commit_now) {
       {
         std::lock_guard<std::mutex> g(info_mu_);
         if (open_at_exit_ != 0)
-          sink_->write_info(MetadataInfo{"rocprof.ranges_open_at_exit", std::to_string(open_at_exit_)});
+          sink_->write_info(
+              MetadataInfo{"rocprof.ranges_open_at_exit", std::to_string(open_at_exit_)});
         for (const auto& kv : extra_drops_) {
-          sink_->write_info(MetadataInfo{"rocprof.dropped_records." + kv.first, std::to_string(kv.second)});
+          sink_->write_info(
+              MetadataInfo{"rocprof.dropped_records." + kv.first, std::to_string(kv.second)});
           total += kv.second;
         }
       }
       if (const uint64_t unstored = sink_->unstored()) {
-        sink_->write_info(MetadataInfo{"rocprof.dropped_records.storage", std::to_string(unstored)});
+        sink_->write_info(
+            MetadataInfo{"rocprof.dropped_records.storage", std::to_string(unstored)});
         total += unstored;
       }
-      sink_->write_info(MetadataInfo{"rocprof.dropped_records.buffer_budget", std::to_string(ring_drops)});
-      sink_->write_info(MetadataInfo{"rocprof.buffer_peak_bytes", std::to_string(pool_->peak_bytes())});
+      sink_->write_info(
+          MetadataInfo{"rocprof.dropped_records.buffer_budget", std::to_string(ring_drops)});
+      sink_->write_info(
+          MetadataInfo{"rocprof.buffer_peak_bytes", std::to_string(pool_->peak_bytes())});
       sink_->write_info(MetadataInfo{"rocprof.dropped_records", std::to_string(total)});
       sink_->commit();
     }

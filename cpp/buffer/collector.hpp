@@ -52,7 +52,8 @@ class Collector {
   // Drains everything, closes the sink, joins the drain thread.
   void stop();
 
-  // Producer side. `generation` identifies this collector to thread-local caches.
+  // Producer side: the calling thread's buffer, found through a thread-local pointer that is
+  // checked against this collector's generation (a new session or fork starts clean).
   bool emit(const Record& r) noexcept {
     ThreadBuffer* b = thread_buffer();
     return b != nullptr && b->ring.push(r);

@@ -33,7 +33,10 @@ class StringTable {
   void lock() { mu_.lock(); }
   void unlock() { mu_.unlock(); }
   uint64_t generation() const { return generation_; }
-  void rewind_taken() { std::lock_guard<std::mutex> g(mu_); taken_ = 0; }
+  void rewind_taken() {
+    std::lock_guard<std::mutex> g(mu_);
+    taken_ = 0;
+  }
 
  private:
   mutable std::mutex mu_;

@@ -11,8 +11,14 @@
 namespace rocprof::capture {
 
 namespace {
-std::mutex& mu() { static auto* m = new std::mutex(); return *m; }
-std::vector<Backend*>& list() { static auto* v = new std::vector<Backend*>(); return *v; }
+std::mutex& mu() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::vector<Backend*>& list() {
+  static auto* v = new std::vector<Backend*>();
+  return *v;
+}
 CaptureContext* g_ctx = nullptr;
 const CaptureSettings* g_settings = nullptr;
 std::atomic<InternFn> g_intern{nullptr};

@@ -21,12 +21,18 @@ struct Fields {
 
 const Fields<CuptiSettings>& cupti_fields() {
   static const Fields<CuptiSettings> f{
-      {{"enabled", &CuptiSettings::enabled}, {"kernels", &CuptiSettings::kernels},
-       {"copies", &CuptiSettings::copies}, {"allocations", &CuptiSettings::allocations},
-       {"runtime_api", &CuptiSettings::runtime_api}, {"driver_api", &CuptiSettings::driver_api},
-       {"sync", &CuptiSettings::sync}, {"launch_sites", &CuptiSettings::launch_sites},
-       {"region", &CuptiSettings::region}, {"truncate", &CuptiSettings::truncate},
-       {"mangled", &CuptiSettings::mangled}, {"timestamp", &CuptiSettings::timestamp},
+      {{"enabled", &CuptiSettings::enabled},
+       {"kernels", &CuptiSettings::kernels},
+       {"copies", &CuptiSettings::copies},
+       {"allocations", &CuptiSettings::allocations},
+       {"runtime_api", &CuptiSettings::runtime_api},
+       {"driver_api", &CuptiSettings::driver_api},
+       {"sync", &CuptiSettings::sync},
+       {"launch_sites", &CuptiSettings::launch_sites},
+       {"region", &CuptiSettings::region},
+       {"truncate", &CuptiSettings::truncate},
+       {"mangled", &CuptiSettings::mangled},
+       {"timestamp", &CuptiSettings::timestamp},
        {"process", &CuptiSettings::process}},
       {{"flush_ms", &CuptiSettings::flush_ms}, {"buffer_mb", &CuptiSettings::buffer_mb}},
       {{"kernel_include", &CuptiSettings::kernel_include},
@@ -106,14 +112,19 @@ bool validate(const CaptureSettings& s, std::string* error) {
   if (!check_regex(c.kernel_include, "--kernel-include-regex", error) ||
       !check_regex(c.kernel_exclude, "--kernel-exclude-regex", error))
     return false;
-  if (!c.callbacks.empty() && c.callbacks != "none" && c.callbacks != "launch" && c.callbacks != "all")
+  if (!c.callbacks.empty() && c.callbacks != "none" && c.callbacks != "launch" &&
+      c.callbacks != "all")
     return *error = "cupti.callbacks must be none, launch or all, not '" + c.callbacks + "'", false;
   if (c.flush_ms > 60000)
-    return *error = "cupti.flush_ms must be at most 60000, not " + std::to_string(c.flush_ms), false;
+    return *error = "cupti.flush_ms must be at most 60000, not " + std::to_string(c.flush_ms),
+           false;
   if (c.buffer_mb < 1 || c.buffer_mb > 256)
-    return *error = "cupti.buffer_mb must be between 1 and 256, not " + std::to_string(c.buffer_mb), false;
+    return *error = "cupti.buffer_mb must be between 1 and 256, not " + std::to_string(c.buffer_mb),
+           false;
   if (s.sampling.hz > 100000)
-    return *error = "--sample must be between 1 and 100000 Hz, not " + std::to_string(s.sampling.hz), false;
+    return *error =
+               "--sample must be between 1 and 100000 Hz, not " + std::to_string(s.sampling.hz),
+           false;
   return true;
 }
 
@@ -133,10 +144,14 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
     const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
     std::string why;
     bool ok = false;
-    if (eq == std::string::npos) why = "expected key=value";
-    else if (key.rfind("cupti.", 0) == 0) ok = set(cupti_fields(), &s->cupti, key.substr(6), value, &why);
-    else if (key.rfind("sampling.", 0) == 0) ok = set(sampling_fields(), &s->sampling, key.substr(9), value, &why);
-    else why = "unknown setting";
+    if (eq == std::string::npos)
+      why = "expected key=value";
+    else if (key.rfind("cupti.", 0) == 0)
+      ok = set(cupti_fields(), &s->cupti, key.substr(6), value, &why);
+    else if (key.rfind("sampling.", 0) == 0)
+      ok = set(sampling_fields(), &s->sampling, key.substr(9), value, &why);
+    else
+      why = "unknown setting";
     if (!ok) {
       *error = "capture setting '" + item + "': " + why;
       return false;

@@ -23,16 +23,16 @@ struct CuptiSettings {
   // Measurement knobs (benchmarks/gpu_b2_b5.py, ROCPROF_CUPTI_OPTIONS): the CLOCK_BOOTTIME
   // timestamp callback and turning buffers into records; off only to find where time goes.
   bool timestamp = true, process = true;
-  uint32_t flush_ms = 250;  // CUPTI's periodic flush
-  uint32_t buffer_mb = 4;   // per activity buffer (Kineto uses 4 MB)
+  uint32_t flush_ms = 250;         // CUPTI's periodic flush
+  uint32_t buffer_mb = 4;          // per activity buffer (Kineto uses 4 MB)
   std::string library_candidates;  // ':'-separated libcupti paths tried first
 };
 
 struct SamplingSettings {
   static constexpr uint32_t kDefaultHz = 1000;
-  uint32_t hz = 0;           // 0: no call-stack sampling
-  bool wall = false;         // wall-clock timer instead of per-thread CPU time
-  bool native = false;       // merge native frames (libunwind)
+  uint32_t hz = 0;      // 0: no call-stack sampling
+  bool wall = false;    // wall-clock timer instead of per-thread CPU time
+  bool native = false;  // merge native frames (libunwind)
   // The launcher's own frames, cut from samples of `rocprof run script.py`.
   std::string launcher_file, runpy_file;
 };

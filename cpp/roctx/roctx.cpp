@@ -20,7 +20,9 @@ extern "C" {
 __attribute__((visibility("default"))) uint32_t roctx_version_major(void) { return 4; }
 __attribute__((visibility("default"))) uint32_t roctx_version_minor(void) { return 1; }
 
-__attribute__((visibility("default"))) void roctxMarkA(const char* message) { m::mark(view(message)); }
+__attribute__((visibility("default"))) void roctxMarkA(const char* message) {
+  m::mark(view(message));
+}
 
 __attribute__((visibility("default"))) int roctxRangePushA(const char* message) {
   return m::push(view(message));

@@ -32,12 +32,15 @@ bool autostart() {
       if (end == std::string::npos) end = text.size();
       const std::string line = text.substr(at, end - at);
       at = end + 1;
-      if (line.rfind("options_json=", 0) == 0) cfg.options_json = line.substr(13);
-      else settings_text += line + "\n";
+      if (line.rfind("options_json=", 0) == 0)
+        cfg.options_json = line.substr(13);
+      else
+        settings_text += line + "\n";
     }
     std::string error;
     if (!capture::parse_text(settings_text, '\n', "", &cfg.settings, &error)) {
-      std::fprintf(stderr, "rocprof: ROCPROF_AUTOSTART_OPTIONS: %s; not profiling\n", error.c_str());
+      std::fprintf(stderr, "rocprof: ROCPROF_AUTOSTART_OPTIONS: %s; not profiling\n",
+                   error.c_str());
       return false;
     }
   }

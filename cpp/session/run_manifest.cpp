@@ -38,7 +38,7 @@ std::string claim_in_manifest(const std::string& path) {
   if (manifest == nullptr || *manifest == '\0') return path;
   const int fd = open(manifest, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return path;  // the launcher is gone or the folder is: record anyway
-  flock(fd, LOCK_EX);  // processes of one run start concurrently (ranks)
+  flock(fd, LOCK_EX);       // processes of one run start concurrently (ranks)
   std::string chosen = listed(fd, path) ? with_pid_tag(path) : path;
   const std::string line = chosen + "\n";
   ssize_t ignored = write(fd, line.data(), line.size());

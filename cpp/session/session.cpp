@@ -25,9 +25,18 @@ namespace {
 
 // Leaked on purpose: producers and exit handlers may run after static destructors, and
 // backends register from static initialisers in other translation units.
-StringTable& strings_() { static auto* t = new StringTable(); return *t; }
-std::mutex& control_() { static auto* m = new std::mutex(); return *m; }
-std::string& path_() { static auto* p = new std::string(); return *p; }
+StringTable& strings_() {
+  static auto* t = new StringTable();
+  return *t;
+}
+std::mutex& control_() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::string& path_() {
+  static auto* p = new std::string();
+  return *p;
+}
 Config* g_config = nullptr;
 SessionContext* g_context = nullptr;  // leaked with its collector
 bool g_handlers_installed = false;
@@ -53,8 +62,10 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   // kept for the process's life) must be written into this one too.
   strings_().rewind_taken();
   std::unique_ptr<Sink> sink;
-  if (config.null_sink) sink = std::make_unique<NullSink>();
-  else sink = std::make_unique<RocpdSink>();
+  if (config.null_sink)
+    sink = std::make_unique<NullSink>();
+  else
+    sink = std::make_unique<RocpdSink>();
   CollectorOptions opts = config.collector;
   opts.open_lazily = fork_child;  // a child that only execs leaves no empty database behind
   opts.thread_name = thread_name;
@@ -142,17 +153,21 @@ std::string resolve_path(const std::string& tmpl, bool fork_child) {
     const std::string tail = "_results.db";
     const auto at = path.rfind(tail);
     const std::string tag = "_" + std::to_string(getpid());
-    if (at != std::string::npos && at + tail.size() == path.size()) path.insert(at, tag);
-    else path += tag;
+    if (at != std::string::npos && at + tail.size() == path.size())
+      path.insert(at, tag);
+    else
+      path += tag;
   }
   path = replace_all(path, "%pid%", std::to_string(getpid()));
   path = replace_all(path, "%ppid%", std::to_string(getppid()));
   if (path.find("%rank%") != std::string::npos) {
     // The global-rank variables, in the order rocprof.paths.rank() and rocpd read them.
     std::string rank = "0";
-    for (const char* var : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK"}) {
+    for (const char* var :
+         {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK"}) {
       const char* v = std::getenv(var);
-      if (v != nullptr && *v != '\0' && std::string(v).find_first_not_of("0123456789") == std::string::npos) {
+      if (v != nullptr && *v != '\0' &&
+          std::string(v).find_first_not_of("0123456789") == std::string::npos) {
         rank = v;
         break;
       }
@@ -203,15 +218,13 @@ namespace {
 // Capture code interns through the process's table, also between sessions.
 struct InstallInterner {
   InstallInterner() {
-    capture::set_interner([](std::string_view s) noexcept -> uint32_t {
-      return strings_().intern_cached(s);
-    });
+    capture::set_interner(
+        [](std::string_view s) noexcept -> uint32_t { return strings_().intern_cached(s); });
   }
 } g_install_interner;
 }  // namespace
 
 CaptureContext* context() { return current() != nullptr ? g_context : nullptr; }
-
 
 std::string current_path() { return current() ? path_() : std::string(); }
 

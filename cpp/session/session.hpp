@@ -13,7 +13,9 @@
 #include "buffer/collector.hpp"
 #include "capture/settings.hpp"
 
-namespace rocprof { class CaptureContext; }
+namespace rocprof {
+class CaptureContext;
+}
 
 namespace rocprof::session {
 
@@ -22,8 +24,8 @@ struct Config {
   std::string options_json = "{}";
   std::vector<std::pair<std::string, std::string>> metadata;
   CollectorOptions collector;
-  bool null_sink = false;        // benchmarks: records are drained and discarded
-  bool follow_fork = true;       // children of fork() record into their own database
+  bool null_sink = false;   // benchmarks: records are drained and discarded
+  bool follow_fork = true;  // children of fork() record into their own database
   // What each capture backend collects: typed, validated at start (one line naming the bad
   // option), handed to every backend through capture/context.hpp.
   CaptureSettings settings;

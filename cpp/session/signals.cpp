@@ -33,8 +33,8 @@ constexpr long kWaitLimitMs = 5000;  // a flush of a busy session takes well und
 struct sigaction g_previous[NSIG];
 bool g_ours[NSIG] = {};
 int g_pipe[2] = {-1, -1};
-std::atomic<int> g_requests{0};     // handler entries that asked the watcher for work
-std::atomic<int> g_completed{0};    // requests the watcher finished
+std::atomic<int> g_requests{0};   // handler entries that asked the watcher for work
+std::atomic<int> g_completed{0};  // requests the watcher finished
 std::atomic<bool> g_stopping{false};
 
 bool has_handler(const struct sigaction& sa) {
@@ -48,8 +48,10 @@ void* watcher(void*) {
     const ssize_t n = read(g_pipe[0], &what, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return nullptr;
-    if (what == 's') stop();
-    else flush();
+    if (what == 's')
+      stop();
+    else
+      flush();
     g_completed.fetch_add(1, std::memory_order_release);
   }
 }
@@ -90,8 +92,10 @@ void on_signal(int sig, siginfo_t* info, void* context) {
   }
   errno = saved_errno;
   if (chain) {
-    if (prev.sa_flags & SA_SIGINFO) prev.sa_sigaction(sig, info, context);
-    else prev.sa_handler(sig);
+    if (prev.sa_flags & SA_SIGINFO)
+      prev.sa_sigaction(sig, info, context);
+    else
+      prev.sa_handler(sig);
     return;
   }
   struct sigaction dfl = {};

@@ -40,16 +40,16 @@ std::string trim(std::string s) {
 bool looks_secret(const std::string& name) {
   std::string up(name);
   std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return std::toupper(c); });
-  for (const char* word : {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL",
-                           "AUTH", "COOKIE", "PRIVATE", "SIGNATURE", "SESSION_ID", "CONNECTION_STRING",
-                           "_PAT_", "DSN", "_SAS"}) {
+  for (const char* word : {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE",
+                           "CREDENTIAL", "AUTH", "COOKIE", "PRIVATE", "SIGNATURE", "SESSION_ID",
+                           "CONNECTION_STRING", "_PAT_", "DSN", "_SAS"}) {
     if (up.find(word) != std::string::npos) return true;
   }
   if (up == "PAT" || (up.size() > 4 && up.compare(up.size() - 4, 4, "_PAT") == 0)) return true;
   const bool region = up.size() > 7 && up.compare(up.size() - 7, 7, "_REGION") == 0;
-  for (const char* cloud : {"AWS_", "AZURE_", "ARM_", "GOOGLE_", "GCP_", "GCLOUD_", "CLOUDSDK_", "OCI_",
-                            "ALIBABA_CLOUD_", "ALICLOUD_", "DIGITALOCEAN_", "HCLOUD_", "LINODE_",
-                            "IBMCLOUD_", "OS_PASSWORD", "OS_APPLICATION_CREDENTIAL"}) {
+  for (const char* cloud : {"AWS_", "AZURE_", "ARM_", "GOOGLE_", "GCP_", "GCLOUD_", "CLOUDSDK_",
+                            "OCI_", "ALIBABA_CLOUD_", "ALICLOUD_", "DIGITALOCEAN_", "HCLOUD_",
+                            "LINODE_", "IBMCLOUD_", "OS_PASSWORD", "OS_APPLICATION_CREDENTIAL"}) {
     if (up.rfind(cloud, 0) == 0 && !region) return true;
   }
   return false;
@@ -69,8 +69,8 @@ void redact_url_passwords(std::string& s) {
   for (std::size_t at = s.find("://"); at != std::string::npos; at = s.find("://", at + 3)) {
     const std::size_t begin = at + 3;
     std::size_t end = begin;
-    while (end < s.size() && s[end] != '/' && s[end] != '@' && !std::isspace(static_cast<unsigned char>(s[end])) &&
-           s[end] != '"' && s[end] != '\'')
+    while (end < s.size() && s[end] != '/' && s[end] != '@' &&
+           !std::isspace(static_cast<unsigned char>(s[end])) && s[end] != '"' && s[end] != '\'')
       ++end;
     // The password may hold '/' or '@' only percent-encoded, so the first '@' ends it.
     if (end >= s.size() || s[end] != '@') continue;
@@ -97,9 +97,9 @@ void redact_auth_schemes(std::string& s) {
 // (glpat-), Slack (xox?-), OpenAI and Anthropic (sk-), Hugging Face (hf_), npm (npm_), PyPI
 // (pypi-), AWS access key ids (AKIA/ASIA), Google API keys (AIza), JWTs (eyJ...).
 void redact_known_tokens(std::string& s) {
-  static const char* kPrefixes[] = {"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
-                                    "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "sk-", "hf_", "npm_",
-                                    "pypi-", "AKIA", "ASIA", "AIza", "eyJ"};
+  static const char* kPrefixes[] = {
+      "ghp_",  "gho_",  "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-",
+      "xoxr-", "xoxs-", "sk-",  "hf_",  "npm_", "pypi-",       "AKIA",   "ASIA",  "AIza",  "eyJ"};
   for (const char* prefix : kPrefixes) {
     const std::size_t len = std::strlen(prefix);
     for (std::size_t at = s.find(prefix); at != std::string::npos; at = s.find(prefix, at + 1)) {
@@ -114,17 +114,22 @@ void redact_known_tokens(std::string& s) {
 // A whole value that is a long key: 48+ hex digits, or 40+ base64 characters mixing upper
 // case, lower case and digits (a path or a word list does not look like that).
 bool looks_like_key(const std::string& v) {
-  if (v.size() >= 48 && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isxdigit(c); }))
+  if (v.size() >= 48 &&
+      std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isxdigit(c); }))
     return true;
   if (v.size() < 40) return false;
   bool upper = false, lower = false, digit = false;
   std::size_t i = 0;
   for (; i < v.size() && v[i] != '='; ++i) {
     const unsigned char c = static_cast<unsigned char>(v[i]);
-    if (std::isupper(c)) upper = true;
-    else if (std::islower(c)) lower = true;
-    else if (std::isdigit(c)) digit = true;
-    else if (c != '+' && c != '/' && c != '_' && c != '-') return false;
+    if (std::isupper(c))
+      upper = true;
+    else if (std::islower(c))
+      lower = true;
+    else if (std::isdigit(c))
+      digit = true;
+    else if (c != '+' && c != '/' && c != '_' && c != '-')
+      return false;
   }
   for (; i < v.size(); ++i)
     if (v[i] != '=') return false;
@@ -155,7 +160,8 @@ std::string redacted_environment_json() {
     first = false;
     json_escape_into(out, name);
     out.push_back(':');
-    json_escape_into(out, looks_secret(name) ? std::string("<redacted>") : redact_value(kv.substr(eq + 1)));
+    json_escape_into(
+        out, looks_secret(name) ? std::string("<redacted>") : redact_value(kv.substr(eq + 1)));
   }
   out.push_back('}');
   return out;
@@ -169,14 +175,16 @@ std::string make_uuid_v7() {
     for (int i = 0; i < 16; ++i) b[i] ^= static_cast<unsigned char>(t >> ((i % 8) * 8)) ^ getpid();
   }
   const uint64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch()).count();
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
   for (int i = 0; i < 6; ++i) b[i] = static_cast<unsigned char>(ms >> (40 - 8 * i));
   b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x70);  // version 7
   b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);  // RFC 4122 variant
   char out[37];
   std::snprintf(out, sizeof out,
                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
   return out;
 }
 

@@ -58,12 +58,21 @@ std::vector<std::pair<std::string, std::string>> Mapping::base_metadata() const 
 NodeRow Mapping::node() const {
   return NodeRow{static_cast<int64_t>(fnv1a(info_.machine_id + info_.hostname) >> 1),
                  info_.machine_id.empty() ? info_.hostname : info_.machine_id,
-                 info_.system_name, info_.hostname, info_.release, info_.version, info_.machine,
+                 info_.system_name,
+                 info_.hostname,
+                 info_.release,
+                 info_.version,
+                 info_.machine,
                  info_.domain_name};
 }
 
 ProcessRow Mapping::process() const {
-  return ProcessRow{pid_, ppid_, pid_, i64(info_.init_ns), i64(info_.process_start_ns), info_.command,
+  return ProcessRow{pid_,
+                    ppid_,
+                    pid_,
+                    i64(info_.init_ns),
+                    i64(info_.process_start_ns),
+                    info_.command,
                     info_.environment_json};
 }
 
@@ -87,7 +96,7 @@ ThreadRow Mapping::thread(const ThreadInfo& t) const {
 
 EventRow Mapping::stack(const StackInfo& s) {
   return EventRow{next_event_id_++, Id{s.category_id}, i64(s.id), i64(s.parent_id), 0,
-                  s.call_stack, s.line_info, kEmptyJson};
+                  s.call_stack,     s.line_info,       kEmptyJson};
 }
 
 // ---- records ---------------------------------------------------------------------------
@@ -109,15 +118,29 @@ EventRow Mapping::event(const Record& r, std::string_view extdata) {
   uint64_t stack = 0, parent = 0;
   uint32_t callsite = 0;
   switch (r.kind) {
-    case RecordKind::kRegion: stack = r.region.stack_id; parent = r.region.parent_stack_id; break;
-    case RecordKind::kKernelDispatch: stack = r.kernel.stack_id; callsite = r.kernel.callsite_id; break;
-    case RecordKind::kMemoryCopy: stack = r.copy.stack_id; callsite = r.copy.callsite_id; break;
-    case RecordKind::kMemoryAlloc: stack = r.alloc.stack_id; break;
-    case RecordKind::kSample: stack = r.sample.stack_id; break;
-    default: break;
+    case RecordKind::kRegion:
+      stack = r.region.stack_id;
+      parent = r.region.parent_stack_id;
+      break;
+    case RecordKind::kKernelDispatch:
+      stack = r.kernel.stack_id;
+      callsite = r.kernel.callsite_id;
+      break;
+    case RecordKind::kMemoryCopy:
+      stack = r.copy.stack_id;
+      callsite = r.copy.callsite_id;
+      break;
+    case RecordKind::kMemoryAlloc:
+      stack = r.alloc.stack_id;
+      break;
+    case RecordKind::kSample:
+      stack = r.sample.stack_id;
+      break;
+    default:
+      break;
   }
-  EventRow e{next_event_id_++, Id{r.category_id}, i64(stack), i64(parent), i64(r.correlation_id),
-             kEmptyJson, kEmptyJson, extdata};
+  EventRow e{next_event_id_++,      Id{r.category_id}, i64(stack), i64(parent),
+             i64(r.correlation_id), kEmptyJson,        kEmptyJson, extdata};
   // GPU work launched from Python carries its call site (interned JSON list of frames,
   // innermost user frame first): call_stack is the list, line_info its first frame as the
   // producer gave it (CallsiteInfo).
@@ -178,11 +201,22 @@ const RecordRows& Mapping::record(const Record& r) {
         extdata = scratch_;
       }
       out.event = event(r, kEmptyJson);
-      out.kernel = KernelRow{pid_, r.tid, k.agent_id, k.kernel_id, i64(k.dispatch_id), k.queue_id,
-                             k.stream_id, i64(r.start), i64(r.end), k.local_per_thread,
+      out.kernel = KernelRow{pid_,
+                             r.tid,
+                             k.agent_id,
+                             k.kernel_id,
+                             i64(k.dispatch_id),
+                             k.queue_id,
+                             k.stream_id,
+                             i64(r.start),
+                             i64(r.end),
+                             k.local_per_thread,
                              static_cast<int64_t>(k.static_shared) + k.dynamic_shared,
-                             {k.block[0], k.block[1], k.block[2]}, {k.grid[0], k.grid[1], k.grid[2]},
-                             Id{k.region_name_id}, out.event.id, extdata};
+                             {k.block[0], k.block[1], k.block[2]},
+                             {k.grid[0], k.grid[1], k.grid[2]},
+                             Id{k.region_name_id},
+                             out.event.id,
+                             extdata};
       break;
     }
     case RecordKind::kMemoryCopy: {
@@ -194,18 +228,38 @@ const RecordRows& Mapping::record(const Record& r) {
         extdata = scratch_;
       }
       out.event = event(r, kEmptyJson);
-      out.copy = CopyRow{pid_, r.tid, i64(r.start), i64(r.end), Id{r.name_id}, c.dst_agent_id,
-                         i64(c.dst_address), memset ? std::nullopt : std::optional<int64_t>(c.src_agent_id),
-                         i64(c.src_address), i64(c.bytes), c.queue_id, c.stream_id,
-                         Id{c.region_name_id}, out.event.id, extdata};
+      out.copy = CopyRow{pid_,
+                         r.tid,
+                         i64(r.start),
+                         i64(r.end),
+                         Id{r.name_id},
+                         c.dst_agent_id,
+                         i64(c.dst_address),
+                         memset ? std::nullopt : std::optional<int64_t>(c.src_agent_id),
+                         i64(c.src_address),
+                         i64(c.bytes),
+                         c.queue_id,
+                         c.stream_id,
+                         Id{c.region_name_id},
+                         out.event.id,
+                         extdata};
       break;
     }
     case RecordKind::kMemoryAlloc: {
       const AllocData& a = r.alloc;
       out.event = event(r, kEmptyJson);
-      out.alloc = AllocRow{pid_, r.tid, a.agent_id, kAllocTypes[a.op & 3],
-                           kAllocLevels[a.level < 3 ? a.level : 0], i64(r.start), i64(r.end),
-                           i64(a.address), i64(a.bytes), /*queue_id=*/0, a.stream_id, out.event.id,
+      out.alloc = AllocRow{pid_,
+                           r.tid,
+                           a.agent_id,
+                           kAllocTypes[a.op & 3],
+                           kAllocLevels[a.level < 3 ? a.level : 0],
+                           i64(r.start),
+                           i64(r.end),
+                           i64(a.address),
+                           i64(a.bytes),
+                           /*queue_id=*/0,
+                           a.stream_id,
+                           out.event.id,
                            kEmptyJson};
       break;
     }
@@ -224,7 +278,8 @@ const RecordRows& Mapping::record(const Record& r) {
     case RecordKind::kThreadName:
       out.thread_name = ThreadNameRow{text(r.name_id), r.tid};
       break;
-    case RecordKind::kNone: break;
+    case RecordKind::kNone:
+      break;
   }
   return out;
 }

@@ -28,7 +28,7 @@ std::string rocpd_suffix(const std::string& guid);
 
 namespace rocpd {
 
-inline constexpr int64_t kNodeId = 1;      // the database's one rocpd_info_node row
+inline constexpr int64_t kNodeId = 1;  // the database's one rocpd_info_node row
 inline constexpr std::string_view kEmptyJson = "{}";
 
 struct Id {  // a *_id column pointing at rocpd_string (or another row); 0 is NULL
@@ -63,7 +63,8 @@ struct EventRow {
   // No stack, no call site: most events (ROCTx ranges, API calls), written by a statement
   // with those columns as literals.
   bool plain() const {
-    return stack_id == 0 && parent_stack_id == 0 && call_stack == kEmptyJson && line_info == kEmptyJson;
+    return stack_id == 0 && parent_stack_id == 0 && call_stack == kEmptyJson &&
+           line_info == kEmptyJson;
   }
 };
 struct RegionRow {
@@ -149,7 +150,7 @@ class Mapping {
   // Info rows. Agents, streams/queues and kernel symbols map column for column (their
   // fields carry rocpd's column names), plus nid and this process's pid.
   ThreadRow thread(const ThreadInfo& t) const;
-  EventRow stack(const StackInfo& s);  // stack nodes share rocpd_event (no stack table in v3)
+  EventRow stack(const StackInfo& s);        // stack nodes share rocpd_event (no stack table in v3)
   void add_callsite(const CallsiteInfo& c);  // no row of its own: its records' line_info
   int64_t pid() const { return pid_; }
 

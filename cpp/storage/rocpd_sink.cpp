@@ -40,13 +40,20 @@ void RocpdSink::write_info(const InfoRow& row) {
   std::visit(
       [&](const auto& v) {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, MetadataInfo>) writer_.metadata(v.tag, v.value);
-        else if constexpr (std::is_same_v<T, ThreadInfo>) writer_.thread(map_->thread(v));
-        else if constexpr (std::is_same_v<T, AgentInfo>) writer_.agent(v, map_->pid());
-        else if constexpr (std::is_same_v<T, StreamInfo>) writer_.stream(v, map_->pid());
-        else if constexpr (std::is_same_v<T, StackInfo>) writer_.event(map_->stack(v));
-        else if constexpr (std::is_same_v<T, KernelSymbolInfo>) writer_.kernel_symbol(v, map_->pid());
-        else if constexpr (std::is_same_v<T, CallsiteInfo>) map_->add_callsite(v);
+        if constexpr (std::is_same_v<T, MetadataInfo>)
+          writer_.metadata(v.tag, v.value);
+        else if constexpr (std::is_same_v<T, ThreadInfo>)
+          writer_.thread(map_->thread(v));
+        else if constexpr (std::is_same_v<T, AgentInfo>)
+          writer_.agent(v, map_->pid());
+        else if constexpr (std::is_same_v<T, StreamInfo>)
+          writer_.stream(v, map_->pid());
+        else if constexpr (std::is_same_v<T, StackInfo>)
+          writer_.event(map_->stack(v));
+        else if constexpr (std::is_same_v<T, KernelSymbolInfo>)
+          writer_.kernel_symbol(v, map_->pid());
+        else if constexpr (std::is_same_v<T, CallsiteInfo>)
+          map_->add_callsite(v);
       },
       row);
 }
@@ -70,17 +77,32 @@ void RocpdSink::write_records(const Record* records, std::size_t n) {
 void RocpdSink::write_record(const Record& r) {
   const rocpd::RecordRows& rows = map_->record(r);
   switch (rows.kind) {
-    case RecordKind::kRegion: writer_.event(rows.event); writer_.region(rows.region); break;
-    case RecordKind::kKernelDispatch: writer_.event(rows.event); writer_.kernel(rows.kernel); break;
-    case RecordKind::kMemoryCopy: writer_.event(rows.event); writer_.copy(rows.copy); break;
-    case RecordKind::kMemoryAlloc: writer_.event(rows.event); writer_.alloc(rows.alloc); break;
+    case RecordKind::kRegion:
+      writer_.event(rows.event);
+      writer_.region(rows.region);
+      break;
+    case RecordKind::kKernelDispatch:
+      writer_.event(rows.event);
+      writer_.kernel(rows.kernel);
+      break;
+    case RecordKind::kMemoryCopy:
+      writer_.event(rows.event);
+      writer_.copy(rows.copy);
+      break;
+    case RecordKind::kMemoryAlloc:
+      writer_.event(rows.event);
+      writer_.alloc(rows.alloc);
+      break;
     case RecordKind::kSample:
       writer_.event(rows.event);
       if (rows.new_track) writer_.track(*rows.new_track);
       writer_.sample(rows.sample);
       break;
-    case RecordKind::kThreadName: writer_.thread_name(rows.thread_name); break;
-    case RecordKind::kNone: break;
+    case RecordKind::kThreadName:
+      writer_.thread_name(rows.thread_name);
+      break;
+    case RecordKind::kNone:
+      break;
   }
 }
 

@@ -34,8 +34,10 @@ bool Writer::exec(const std::string& sql, std::string* error) {
   if (rc != sql::kOk) {
     std::string text = msg ? msg : "unknown SQLite error";
     if (msg) api_->free(msg);
-    if (error) *error = text;
-    else std::fprintf(stderr, "rocprof: SQLite: %s\n", text.c_str());
+    if (error)
+      *error = text;
+    else
+      std::fprintf(stderr, "rocprof: SQLite: %s\n", text.c_str());
     return false;
   }
   return true;
@@ -45,7 +47,8 @@ sql::sqlite3_stmt* Writer::prepare(const std::string& text) {
   sql::sqlite3_stmt* s = nullptr;
   const std::string full = replace_all(text, "{S}", suffix_);
   if (api_->prepare_v2(db_, full.c_str(), -1, &s, nullptr) != sql::kOk) {
-    std::fprintf(stderr, "rocprof: SQLite prepare failed: %s (%s)\n", api_->errmsg(db_), full.c_str());
+    std::fprintf(stderr, "rocprof: SQLite prepare failed: %s (%s)\n", api_->errmsg(db_),
+                 full.c_str());
     failed_ = true;
   }
   return s;
@@ -84,9 +87,11 @@ bool Writer::open(const std::string& path, const std::string& guid, const std::s
   // synchronous=NORMAL (set first, so even the switch to WAL skips the rollback journal's
   // fsyncs) skips the fsync per commit: only an OS crash could lose the tail.
   if (!exec("PRAGMA synchronous=NORMAL; PRAGMA journal_mode=WAL; PRAGMA temp_store=MEMORY; "
-            "PRAGMA wal_autocheckpoint=65536;", error))
+            "PRAGMA wal_autocheckpoint=65536;",
+            error))
     return false;
-  const std::string tables = replace_all(replace_all(schema::kTablesSql, "{{uuid}}", suffix), "{{guid}}", guid);
+  const std::string tables =
+      replace_all(replace_all(schema::kTablesSql, "{{uuid}}", suffix), "{{guid}}", guid);
   const std::string table_views =
       replace_all(replace_all(schema::kTableViewsSql, "{{uuid}}", suffix), "{{guid}}", guid);
   if (!exec("BEGIN;", error) || !exec(tables, error) || !exec(table_views, error) ||

@@ -77,8 +77,24 @@ class Writer {
 
  private:
   enum Stmt {
-    kString, kEvent, kEventPlain, kRegion, kKernel, kCopy, kAlloc, kSampleRow, kTrack, kThread, kThreadName,
-    kAgent, kStream, kQueue, kSymbol, kMetaUpdate, kMetaInsert, kStmtCount
+    kString,
+    kEvent,
+    kEventPlain,
+    kRegion,
+    kKernel,
+    kCopy,
+    kAlloc,
+    kSampleRow,
+    kTrack,
+    kThread,
+    kThreadName,
+    kAgent,
+    kStream,
+    kQueue,
+    kSymbol,
+    kMetaUpdate,
+    kMetaInsert,
+    kStmtCount
   };
   static constexpr uint64_t kMaxTxnRecords = 4096;
 
@@ -101,10 +117,16 @@ class Writer {
 
   void bind(sql::sqlite3_stmt* s, int i, int64_t v) { api_->bind_int64(s, i, v); }
   void bind(sql::sqlite3_stmt* s, int i, Id id) {
-    if (id.value == 0) api_->bind_null(s, i); else api_->bind_int64(s, i, id.value);
+    if (id.value == 0)
+      api_->bind_null(s, i);
+    else
+      api_->bind_int64(s, i, id.value);
   }
   void bind(sql::sqlite3_stmt* s, int i, const std::optional<int64_t>& v) {
-    if (v) api_->bind_int64(s, i, *v); else api_->bind_null(s, i);
+    if (v)
+      api_->bind_int64(s, i, *v);
+    else
+      api_->bind_null(s, i);
   }
   // Copied by SQLite: the text may change before the statement runs.
   void bind(sql::sqlite3_stmt* s, int i, std::string_view v) {

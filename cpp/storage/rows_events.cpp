@@ -22,19 +22,24 @@ void Writer::prepare_events() {
   stmts_[kKernel] = prepare(
       "INSERT INTO \"rocpd_kernel_dispatch{S}\"(nid, pid, tid, agent_id, kernel_id, dispatch_id, "
       "queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, "
-      "workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, "
+      "workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, "
+      "grid_size_z, "
       "region_name_id, event_id, extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   stmts_[kCopy] = prepare(
       "INSERT INTO \"rocpd_memory_copy{S}\"(nid, pid, tid, start, \"end\", name_id, dst_agent_id, "
-      "dst_address, src_agent_id, src_address, size, queue_id, stream_id, region_name_id, event_id, "
+      "dst_address, src_agent_id, src_address, size, queue_id, stream_id, region_name_id, "
+      "event_id, "
       "extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   stmts_[kAlloc] = prepare(
-      "INSERT INTO \"rocpd_memory_allocate{S}\"(nid, pid, tid, agent_id, type, level, start, \"end\", "
-      "address, size, queue_id, stream_id, event_id, extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "INSERT INTO \"rocpd_memory_allocate{S}\"(nid, pid, tid, agent_id, type, level, start, "
+      "\"end\", "
+      "address, size, queue_id, stream_id, event_id, extdata) VALUES "
+      "(1,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   stmts_[kSampleRow] = prepare(
       "INSERT INTO \"rocpd_sample{S}\"(track_id, timestamp, event_id, extdata) VALUES (?,?,?,?)");
   stmts_[kTrack] = prepare(
-      "INSERT INTO \"rocpd_track{S}\"(id, nid, pid, tid, name_id, extdata) VALUES (?,1,?,?,?,'{}')");
+      "INSERT INTO \"rocpd_track{S}\"(id, nid, pid, tid, name_id, extdata) VALUES "
+      "(?,1,?,?,?,'{}')");
   stmts_[kThreadName] = prepare("UPDATE \"rocpd_info_thread{S}\" SET name = ? WHERE tid = ?");
 }
 

@@ -8,7 +8,8 @@ static_assert(kNodeId == 1, "the statements below write nid as the literal 1");
 
 void Writer::prepare_info() {
   stmts_[kThread] = prepare(
-      "INSERT INTO \"rocpd_info_thread{S}\"(id, nid, ppid, pid, tid, name, start, \"end\", extdata) "
+      "INSERT INTO \"rocpd_info_thread{S}\"(id, nid, ppid, pid, tid, name, start, \"end\", "
+      "extdata) "
       "VALUES (?,1,?,?,?,?,?,?,'{}') ON CONFLICT(id) DO UPDATE SET "
       "\"end\" = CASE WHEN excluded.\"end\" > 0 THEN excluded.\"end\" ELSE \"end\" END, "
       "name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE name END");
@@ -17,9 +18,11 @@ void Writer::prepare_info() {
       "logical_index, type_index, uuid, name, model_name, vendor_name, product_name, user_name, "
       "extdata) VALUES (?,1,?,?,?,?,?,?,?,?,?,?,?,?)");
   stmts_[kStream] = prepare(
-      "INSERT OR REPLACE INTO \"rocpd_info_stream{S}\"(id, nid, pid, name, extdata) VALUES (?,1,?,?,?)");
+      "INSERT OR REPLACE INTO \"rocpd_info_stream{S}\"(id, nid, pid, name, extdata) VALUES "
+      "(?,1,?,?,?)");
   stmts_[kQueue] = prepare(
-      "INSERT OR REPLACE INTO \"rocpd_info_queue{S}\"(id, nid, pid, name, extdata) VALUES (?,1,?,?,?)");
+      "INSERT OR REPLACE INTO \"rocpd_info_queue{S}\"(id, nid, pid, name, extdata) VALUES "
+      "(?,1,?,?,?)");
   stmts_[kSymbol] = prepare(
       "INSERT OR REPLACE INTO \"rocpd_info_kernel_symbol{S}\"(id, nid, pid, code_object_id, "
       "kernel_name, display_name, kernel_object, kernarg_segment_size, kernarg_segment_alignment, "
@@ -45,7 +48,8 @@ void Writer::node(const NodeRow& r) {
 
 void Writer::process(const ProcessRow& r) {
   run_once(
-      "INSERT INTO \"rocpd_info_process{S}\"(id, nid, ppid, pid, init, fini, start, \"end\", command, "
+      "INSERT INTO \"rocpd_info_process{S}\"(id, nid, ppid, pid, init, fini, start, \"end\", "
+      "command, "
       "environment, extdata) VALUES (?,1,?,?,?,0,?,0,?,?,'{}')",
       [&](sql::sqlite3_stmt* s) {
         bind(s, 1, r.id);

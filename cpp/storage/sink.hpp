@@ -12,11 +12,11 @@
 namespace rocprof {
 
 struct SessionInfo {
-  std::string path;         // database file
-  std::string guid;         // UUIDv7 text
+  std::string path;  // database file
+  std::string guid;  // UUIDv7 text
   std::string options_json = "{}";
   uint32_t pid = 0, ppid = 0;
-  uint64_t init_ns = 0;     // session start (BOOTTIME)
+  uint64_t init_ns = 0;  // session start (BOOTTIME)
   uint64_t process_start_ns = 0;
   std::string command;
   std::string environment_json = "{}";  // secrets already redacted
@@ -66,7 +66,9 @@ class MemorySink final : public Sink {
     strings.insert(strings.end(), s.begin(), s.end());
   }
   void write_info(const InfoRow& row) override { infos.push_back(row); }
-  void write_records(const Record* r, std::size_t n) override { records.insert(records.end(), r, r + n); }
+  void write_records(const Record* r, std::size_t n) override {
+    records.insert(records.end(), r, r + n);
+  }
   void commit() override { ++commits; }
   void close(uint64_t end) override { closed_at = end; }
 

@@ -19,10 +19,10 @@ bool load_all(void* lib, Api& a) {
          load(lib, "sqlite3_prepare_v2", a.prepare_v2) &&
          load(lib, "sqlite3_bind_int64", a.bind_int64) &&
          load(lib, "sqlite3_bind_double", a.bind_double) &&
-         load(lib, "sqlite3_bind_text", a.bind_text) && load(lib, "sqlite3_bind_null", a.bind_null) &&
-         load(lib, "sqlite3_step", a.step) && load(lib, "sqlite3_reset", a.reset) &&
-         load(lib, "sqlite3_finalize", a.finalize) && load(lib, "sqlite3_errmsg", a.errmsg) &&
-         load(lib, "sqlite3_changes", a.changes) &&
+         load(lib, "sqlite3_bind_text", a.bind_text) &&
+         load(lib, "sqlite3_bind_null", a.bind_null) && load(lib, "sqlite3_step", a.step) &&
+         load(lib, "sqlite3_reset", a.reset) && load(lib, "sqlite3_finalize", a.finalize) &&
+         load(lib, "sqlite3_errmsg", a.errmsg) && load(lib, "sqlite3_changes", a.changes) &&
          load(lib, "sqlite3_column_int64", a.column_int64) &&
          load(lib, "sqlite3_column_text", a.column_text);
 }
@@ -45,7 +45,8 @@ const Api* api(std::string* error) {
       }
     }
   });
-  if (!ok && error) *error = "SQLite library not found (install libsqlite3-0, or import sqlite3 first)";
+  if (!ok && error)
+    *error = "SQLite library not found (install libsqlite3-0, or import sqlite3 first)";
   return ok ? &a : nullptr;
 }
 

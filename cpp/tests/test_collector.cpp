@@ -77,7 +77,8 @@ TEST(Collector, FullRingCountsDropsInMetadata) {
   c.stop();
   std::string total;
   for (const InfoRow& row : mem->infos)
-    if (auto* m = std::get_if<MetadataInfo>(&row); m && m->tag == "rocprof.dropped_records") total = m->value;
+    if (auto* m = std::get_if<MetadataInfo>(&row); m && m->tag == "rocprof.dropped_records")
+      total = m->value;
   EXPECT_EQ(total, "89");
 }
 

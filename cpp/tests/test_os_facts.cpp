@@ -39,7 +39,8 @@ TEST(OsFacts, ThreadNameIsTheKernelsName) {
 }
 
 TEST(OsFacts, PrepareOutputMakesFoldersAndRemovesStaleFiles) {
-  const std::string root = std::string(::testing::TempDir()) + "/osfacts_" + std::to_string(getpid());
+  const std::string root =
+      std::string(::testing::TempDir()) + "/osfacts_" + std::to_string(getpid());
   const std::string db = root + "/a/b/x_results.db";
   session::prepare_output(db);
   EXPECT_TRUE(exists(root + "/a/b"));
@@ -72,8 +73,8 @@ TEST(OsFacts, CollectorNamesNewThreadsAndPreparesTheOutputFirst) {
   Collector c(std::move(sink), info, strings, opts);
   std::string error;
   ASSERT_TRUE(c.start(&error)) << error;
-  c.add_info(ThreadInfo{12345, 1, 0, {}});        // a producer's row for another thread
-  c.add_info(ThreadInfo{12346, 1, 0, "named"});   // already named: kept
+  c.add_info(ThreadInfo{12345, 1, 0, {}});       // a producer's row for another thread
+  c.add_info(ThreadInfo{12346, 1, 0, "named"});  // already named: kept
   std::thread w([&] {
     Record r{};
     r.kind = RecordKind::kRegion;
@@ -88,7 +89,8 @@ TEST(OsFacts, CollectorNamesNewThreadsAndPreparesTheOutputFirst) {
   EXPECT_FALSE(opened_before_prepare);
   std::map<uint32_t, std::vector<std::string>> names;  // tid → names of its rows
   for (const InfoRow& row : mem->infos)
-    if (auto* t = std::get_if<ThreadInfo>(&row)) names[t->tid].push_back(t->end ? "end:" + t->name : t->name);
+    if (auto* t = std::get_if<ThreadInfo>(&row))
+      names[t->tid].push_back(t->end ? "end:" + t->name : t->name);
   EXPECT_EQ(names[12345], std::vector<std::string>{"t12345"});
   EXPECT_EQ(names[12346], std::vector<std::string>{"named"});
   ASSERT_EQ(mem->records.size(), 1u);

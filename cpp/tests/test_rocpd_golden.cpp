@@ -1,9 +1,10 @@
 // Golden check of the rocpd writer: a fixed set of records, info rows and strings goes through
 // RocpdSink into a temp file, and every row of every table (with its columns, and the names in
-// sqlite_master: the schema's SQL itself is rocpd/schema's business) is dumped with SQLite's quote() — types and values, NULL distinct from '' and 0 — and
-// compared with cpp/tests/golden/rocpd_sink.txt. The expectations were produced by the sink as
-// it was before the mapping/writer split (issue 11); a change of the output is a change of the
-// database contract and must be made on purpose: ROCPROF_UPDATE_GOLDEN=1 rewrites the file.
+// sqlite_master: the schema's SQL itself is rocpd/schema's business) is dumped with SQLite's
+// quote() — types and values, NULL distinct from '' and 0 — and compared with
+// cpp/tests/golden/rocpd_sink.txt. The expectations were produced by the sink as it was before the
+// mapping/writer split (issue 11); a change of the output is a change of the database contract and
+// must be made on purpose: ROCPROF_UPDATE_GOLDEN=1 rewrites the file.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -43,22 +44,26 @@ std::string dump(const std::string& path) {
   std::string error;
   const sql::Api* api = sql::api(&error);
   sql::sqlite3* db = nullptr;
-  if (api->open_v2(path.c_str(), &db, sql::kOpenReadWrite, nullptr) != sql::kOk) return "<cannot open>";
+  if (api->open_v2(path.c_str(), &db, sql::kOpenReadWrite, nullptr) != sql::kOk)
+    return "<cannot open>";
   std::ostringstream out;
   out << "## sqlite_master\n";
   for (const auto& row :
-       column(api, db, "SELECT type || ' ' || name || ' ' || tbl_name FROM sqlite_master ORDER BY rowid"))
+       column(api, db,
+              "SELECT type || ' ' || name || ' ' || tbl_name FROM sqlite_master ORDER BY rowid"))
     out << row << "\n";
   for (const auto& table :
        column(api, db, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")) {
-    const auto cols = column(api, db, "SELECT name FROM pragma_table_info('" + table + "') ORDER BY cid");
+    const auto cols =
+        column(api, db, "SELECT name FROM pragma_table_info('" + table + "') ORDER BY cid");
     std::string select, header;
     for (const auto& c : cols) {
       select += (select.empty() ? "" : " || '|' || ") + std::string("quote(\"") + c + "\")";
       header += (header.empty() ? "" : "|") + c;
     }
     out << "## " << table << "\n" << header << "\n";
-    for (const auto& row : column(api, db, "SELECT " + select + " FROM \"" + table + "\" ORDER BY rowid"))
+    for (const auto& row :
+         column(api, db, "SELECT " + select + " FROM \"" + table + "\" ORDER BY rowid"))
       out << row << "\n";
   }
   api->close_v2(db);
@@ -81,14 +86,30 @@ Record base(RecordKind kind, uint32_t tid, uint64_t start, uint64_t end, uint32_
 
 // String ids (1-based, in the order written).
 enum : uint32_t {
-  kMarker = 1, kRangeA, kKernelCat, kKernA, kCopyCat, kCopyHtoD, kAllocCat, kSampleCat,
+  kMarker = 1,
+  kRangeA,
+  kKernelCat,
+  kKernA,
+  kCopyCat,
+  kCopyHtoD,
+  kAllocCat,
+  kSampleCat,
   // second batch
-  kCustomExt, kCallsite, kLaunch, kRuntimeCat, kWorker, kStackCat, kSampleExt, kMemset, kRangeB,
+  kCustomExt,
+  kCallsite,
+  kLaunch,
+  kRuntimeCat,
+  kWorker,
+  kStackCat,
+  kSampleExt,
+  kMemset,
+  kRangeB,
 };
 
 void feed(RocpdSink& sink) {
-  sink.write_strings(1, {"MARKER_CORE_API", "range \"a\"\n\t\x01", "KERNEL_DISPATCH", "kern_a",
-                         "MEMORY_COPY", "MEMCPY_HOST_TO_DEVICE", "MEMORY_ALLOCATION", "PYTHON_SAMPLE"});
+  sink.write_strings(
+      1, {"MARKER_CORE_API", "range \"a\"\n\t\x01", "KERNEL_DISPATCH", "kern_a", "MEMORY_COPY",
+          "MEMCPY_HOST_TO_DEVICE", "MEMORY_ALLOCATION", "PYTHON_SAMPLE"});
   sink.write_info(ThreadInfo{7, 50, 0, "main"});
   sink.write_info(ThreadInfo{8, 60, 0, ""});  // no such task in this process: no name found
   AgentInfo gpu;
@@ -124,9 +145,12 @@ void feed(RocpdSink& sink) {
 
   std::vector<Record> rs;
   rs.push_back(base(RecordKind::kRegion, 7, 100, 200, kMarker, kRangeA, 1, kFlagMessage));
-  rs.push_back(base(RecordKind::kRegion, 7, 210, 220, kMarker, kRangeA, 2, kFlagMessage));  // cached JSON
-  rs.push_back(base(RecordKind::kRegion, 7, 230, 230, kMarker, kRangeA, 3, kFlagMessage | kFlagInstant));
-  rs.push_back(base(RecordKind::kRegion, 7, 240, 999, kMarker, kRangeA, 4, kFlagMessage | kFlagOpenAtExit));
+  rs.push_back(
+      base(RecordKind::kRegion, 7, 210, 220, kMarker, kRangeA, 2, kFlagMessage));  // cached JSON
+  rs.push_back(
+      base(RecordKind::kRegion, 7, 230, 230, kMarker, kRangeA, 3, kFlagMessage | kFlagInstant));
+  rs.push_back(
+      base(RecordKind::kRegion, 7, 240, 999, kMarker, kRangeA, 4, kFlagMessage | kFlagOpenAtExit));
   rs.push_back(base(RecordKind::kRegion, 8, 250, 260, 0, kRangeA));  // no category: NULL
   sink.write_records(rs.data(), rs.size());
   rs.clear();
@@ -134,8 +158,12 @@ void feed(RocpdSink& sink) {
     Record k = base(RecordKind::kKernelDispatch, 7, 300, 400, kKernelCat, kKernA, 11);
     k.kernel.agent_id = gpu_agent_id(0);
     k.kernel.kernel_id = 1;
-    k.kernel.grid[0] = 1024; k.kernel.grid[1] = 2; k.kernel.grid[2] = 3;
-    k.kernel.block[0] = 256; k.kernel.block[1] = 1; k.kernel.block[2] = 1;
+    k.kernel.grid[0] = 1024;
+    k.kernel.grid[1] = 2;
+    k.kernel.grid[2] = 3;
+    k.kernel.block[0] = 256;
+    k.kernel.block[1] = 1;
+    k.kernel.block[2] = 1;
     k.kernel.static_shared = 1024;
     k.kernel.local_per_thread = 32;
     k.kernel.registers = 40;
@@ -150,12 +178,15 @@ void feed(RocpdSink& sink) {
   sink.write_strings(kCustomExt, {"{\"custom\":1}",
                                   "[{\"file\":\"/u/train.py\",\"line\":12,\"function\":\"step\"},"
                                   "{\"file\":\"/u/main.py\",\"line\":3,\"function\":\"<module>\"}]",
-                                  "cudaLaunchKernel", "CUDA_RUNTIME_API", "worker-1", "PYTHON_SAMPLE_STACK",
-                                  "{\"value\":2.5}", "MEMSET", "range-b"});
+                                  "cudaLaunchKernel", "CUDA_RUNTIME_API", "worker-1",
+                                  "PYTHON_SAMPLE_STACK", "{\"value\":2.5}", "MEMSET", "range-b"});
   // Given by the producer (capture/sampling/launch_sites.cpp) with the call site's JSON.
-  sink.write_info(CallsiteInfo{kCallsite, "{\"file\":\"/u/train.py\",\"line\":12,\"function\":\"step\"}"});
-  sink.write_info(StackInfo{1, 0, kStackCat, "{\"function\":\"main\"}", "{\"file\":\"m.py\",\"line\":1}"});
-  sink.write_info(StackInfo{2, 1, kStackCat, "{\"function\":\"step\"}", "{\"file\":\"t.py\",\"line\":9}"});
+  sink.write_info(
+      CallsiteInfo{kCallsite, "{\"file\":\"/u/train.py\",\"line\":12,\"function\":\"step\"}"});
+  sink.write_info(
+      StackInfo{1, 0, kStackCat, "{\"function\":\"main\"}", "{\"file\":\"m.py\",\"line\":1}"});
+  sink.write_info(
+      StackInfo{2, 1, kStackCat, "{\"function\":\"step\"}", "{\"file\":\"t.py\",\"line\":9}"});
   sink.write_info(StackInfo{3, 1, 0, "{}", "{}"});
   {
     Record r = base(RecordKind::kRegion, 7, 500, 600, kRuntimeCat, kLaunch, 21);
@@ -180,8 +211,12 @@ void feed(RocpdSink& sink) {
     k.kernel.stream_id = 7;
     k.kernel.queue_id = 0;
     k.kernel.kernel_id = 1;
-    k.kernel.grid[0] = 8; k.kernel.grid[1] = 8; k.kernel.grid[2] = 8;
-    k.kernel.block[0] = 32; k.kernel.block[1] = 4; k.kernel.block[2] = 2;
+    k.kernel.grid[0] = 8;
+    k.kernel.grid[1] = 8;
+    k.kernel.grid[2] = 8;
+    k.kernel.block[0] = 32;
+    k.kernel.block[1] = 4;
+    k.kernel.block[2] = 2;
     k.kernel.static_shared = 512;
     k.kernel.dynamic_shared = 128;
     k.kernel.local_per_thread = 16;
@@ -248,7 +283,8 @@ void feed(RocpdSink& sink) {
     Record o = base(RecordKind::kSample, 8, 1120, 1120, kSampleCat, 0);
     o.sample.stack_id = 1;
     rs.push_back(o);
-    Record c = base(RecordKind::kSample, 7, 1130, 1130, kStackCat, 0);  // same thread, other category
+    Record c =
+        base(RecordKind::kSample, 7, 1130, 1130, kStackCat, 0);  // same thread, other category
     rs.push_back(c);
     Record x = base(RecordKind::kSample, 7, 1140, 1140, kSampleCat, 0);
     x.sample.track_id = 42;

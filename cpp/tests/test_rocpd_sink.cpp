@@ -40,7 +40,8 @@ TEST(RocpdSink, SqliteIsFound) {
 }
 
 TEST(RocpdSink, SuffixFromGuid) {
-  EXPECT_EQ(rocpd_suffix("0000ddb5-8903-7903-b269-cd8d3745bb8a"), "_0000ddb5_8903_7903_b269_cd8d3745bb8a");
+  EXPECT_EQ(rocpd_suffix("0000ddb5-8903-7903-b269-cd8d3745bb8a"),
+            "_0000ddb5_8903_7903_b269_cd8d3745bb8a");
 }
 
 TEST(RocpdSink, WritesSchemaMetadataAndRows) {

@@ -10,12 +10,12 @@
 
 using rocprof::sampling::CpuCredit;
 using rocprof::sampling::FrameRef;
-using rocprof::sampling::LauncherFrames;
-using rocprof::sampling::SampleRing;
-using rocprof::sampling::StackTree;
 using rocprof::sampling::launcher_keep;
+using rocprof::sampling::LauncherFrames;
 using rocprof::sampling::parse_header;
 using rocprof::sampling::sample_header;
+using rocprof::sampling::SampleRing;
+using rocprof::sampling::StackTree;
 
 namespace {
 constexpr int kPyWords = 3;
@@ -132,7 +132,8 @@ TEST(CpuCredit, JitteredTicksStillTakeOnePerPeriod) {
   c.start(0);
   uint64_t cpu = 0, missed = 0, taken = 0;
   // Ticks alternately early and late (0.9 and 1.1 periods of CPU between them).
-  for (int i = 0; i < 1000; ++i) taken += c.tick(cpu += (i % 2 ? 1100000 : 900000), period, &missed);
+  for (int i = 0; i < 1000; ++i)
+    taken += c.tick(cpu += (i % 2 ? 1100000 : 900000), period, &missed);
   EXPECT_GE(taken, 999u);
   EXPECT_LE(taken, 1000u);
   EXPECT_EQ(missed, 0u);
@@ -148,12 +149,14 @@ TEST(CpuCredit, CpuTimeTheTicksCouldNotKeepUpWithIsCountedAsMissed) {
   EXPECT_EQ(missed, 8u);  // one taken now, one kept as credit for the next tick
   for (int i = 0; i < 10; ++i) taken += c.tick(cpu += period, period, &missed);
   taken += c.tick(cpu, period, &missed);  // the credit kept is paid at the next tick
-  EXPECT_EQ(taken + missed, 20u);  // every period of CPU time is a sample taken or missed
+  EXPECT_EQ(taken + missed, 20u);         // every period of CPU time is a sample taken or missed
   EXPECT_FALSE(c.tick(cpu, period, &missed));
 }
 
 namespace {
-FrameRef py(uint32_t func, uint32_t file, int32_t line = 1) { return FrameRef{func, file, line, false}; }
+FrameRef py(uint32_t func, uint32_t file, int32_t line = 1) {
+  return FrameRef{func, file, line, false};
+}
 FrameRef native(uint32_t func) { return FrameRef{func, 99, 0, true}; }
 }  // namespace
 
@@ -195,15 +198,15 @@ TEST(LauncherTrim, CutsEverythingOutsideTheScriptsModuleFrame) {
   const LauncherFrames l{10, 11, 20, 21};
   // Innermost first: work, <module> (script), _run_code, _run_module_code, run_path (runpy),
   // run_target, run, dispatch, main (rocprof), <module>, _run_code, _run_module_as_main.
-  const std::vector<FrameRef> s = {py(1, 2), py(3, 2), py(20, 21), py(22, 21), py(23, 21),
-                                   py(10, 11), py(30, 31), py(32, 31), py(33, 34), py(3, 34),
-                                   py(20, 21), py(35, 21)};
+  const std::vector<FrameRef> s = {py(1, 2),   py(3, 2),   py(20, 21), py(22, 21),
+                                   py(23, 21), py(10, 11), py(30, 31), py(32, 31),
+                                   py(33, 34), py(3, 34),  py(20, 21), py(35, 21)};
   EXPECT_EQ(launcher_keep(s.data(), s.size(), l), 2u);
 }
 
 TEST(LauncherTrim, NativeFramesBetweenRunpyAndTheScriptAreCutToo) {
   const LauncherFrames l{10, 11, 20, 21};
-  const std::vector<FrameRef> s = {native(50), py(1, 2), py(3, 2), native(51), native(52),
+  const std::vector<FrameRef> s = {native(50), py(1, 2),   py(3, 2),   native(51), native(52),
                                    py(20, 21), native(53), py(10, 11), native(54)};
   EXPECT_EQ(launcher_keep(s.data(), s.size(), l), 3u);
 }

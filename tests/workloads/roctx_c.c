@@ -18,6 +18,7 @@ int main(void) {
   roctxRangePop();
   roctxProfilerResume(0);
   roctxRangePop();
-  printf("tid %llu version %u.%u\n", (unsigned long long)tid, roctx_version_major(), roctx_version_minor());
+  printf("tid %llu version %u.%u\n", (unsigned long long)tid, roctx_version_major(),
+         roctx_version_minor());
   return 0;
 }

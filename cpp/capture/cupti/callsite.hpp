@@ -13,7 +13,9 @@
 #pragma once
 #include <cstdint>
 
-namespace rocprof { class CaptureContext; }
+namespace rocprof {
+class CaptureContext;
+}
 
 namespace rocprof::cupti {
 

@@ -5,8 +5,9 @@
 // DRIVER, SYNCHRONIZATION, DEVICE); cupti_records.cpp turns its buffers into records. The
 // callback API is enabled only for launches, copies, sets, allocations and synchronisations:
 // there, on the launching thread, we note the innermost ROCTx range, the Python frame chain
-// (callsite.hpp; resolved when the GPU record is processed) and the pause state under the call's correlation id (g_launch), which the GPU record with
-// the same correlation id picks up later. No locks, no allocation on that path.
+// (callsite.hpp; resolved when the GPU record is processed) and the pause state under the call's
+// correlation id (g_launch), which the GPU record with the same correlation id picks up later. No
+// locks, no allocation on that path.
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,8 +38,8 @@ namespace {
 std::atomic<const CallsiteHooks*> g_hooks{nullptr};
 std::atomic<const CallsiteHooks*> g_session_hooks{nullptr};  // the hooks started with this session
 CUpti_SubscriberHandle g_subscriber = nullptr;
-bool g_active = false;          // this process subscribed and enabled activity kinds
-bool g_forked_child = false;    // CUDA cannot be used in a fork child of a CUDA parent
+bool g_active = false;        // this process subscribed and enabled activity kinds
+bool g_forked_child = false;  // CUDA cannot be used in a fork child of a CUDA parent
 std::vector<CUpti_ActivityKind> g_enabled;
 
 // Pause intervals [start, end) in CLOCK_BOOTTIME ns, written by the poller thread only and
@@ -54,7 +55,7 @@ std::condition_variable g_poll_cv;
 bool g_poll_stop = false;
 
 thread_local uint32_t t_tid = 0;
-thread_local int t_runtime_depth = 0;    // inside a runtime API call on this thread
+thread_local int t_runtime_depth = 0;  // inside a runtime API call on this thread
 thread_local uint32_t t_outer_region = 0, t_outer_callsite = 0;
 thread_local uint64_t t_outer_key = 0;
 
@@ -68,8 +69,7 @@ void warn(const char* what, CUptiResult r) {
 }
 
 // The callback API: ENTER of a selected runtime/driver function, on the calling thread.
-void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
-                           const void* data) {
+void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   if (cb->callbackSite == CUPTI_API_EXIT) {
@@ -85,7 +85,8 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
     key = t_outer_key;
   } else {
     if (g_settings.region) region = markers::current_range_name_id();
-    if (const CallsiteHooks* h = g_session_hooks.load(std::memory_order_acquire)) key = h->capture(&callsite);
+    if (const CallsiteHooks* h = g_session_hooks.load(std::memory_order_acquire))
+      key = h->capture(&callsite);
     if (runtime) {
       ++t_runtime_depth;
       t_outer_region = region;
@@ -109,7 +110,8 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
 // name so the list follows the CUPTI version in use.
 bool wanted(const char* name, int level) {
   static const char* kGpuWork[] = {"Launch", "Memcpy", "Memset"};
-  static const char* kWaits[] = {"Synchronize", "WaitEvent", "Malloc", "Free", "MemAlloc", "MemFree"};
+  static const char* kWaits[] = {"Synchronize", "WaitEvent", "Malloc",
+                                 "Free",        "MemAlloc",  "MemFree"};
   if (name == nullptr || level <= 0) return false;
   for (const char* k : kGpuWork)
     if (std::strstr(name, k) != nullptr) return true;
@@ -161,7 +163,9 @@ bool compile_settings(const CuptiSettings& in, std::string* why) {
   s.callsite = in.launch_sites;
   s.region = in.region;
   // Synchronisation and allocation records get their thread from an ENTER callback.
-  const std::string cb = !in.callbacks.empty() ? in.callbacks : (s.sync || s.memory) ? "all" : "launch";
+  const std::string cb = !in.callbacks.empty()  ? in.callbacks
+                         : (s.sync || s.memory) ? "all"
+                                                : "launch";
   s.callbacks = cb == "none" ? 0 : cb == "launch" ? 1 : 2;
   s.timestamp = in.timestamp;
   s.process = in.process;
@@ -204,7 +208,8 @@ void on_start(CaptureContext& c, const CuptiSettings& asked) {
   std::string why;
   const char* env = std::getenv("ROCPROF_CUPTI_OPTIONS");
   if (env != nullptr && asked.enabled &&
-      (!capture::parse_text(env, ',', "cupti.", &settings, &why) || !capture::validate(settings, &why))) {
+      (!capture::parse_text(env, ',', "cupti.", &settings, &why) ||
+       !capture::validate(settings, &why))) {
     std::fprintf(stderr, "rocprof: ROCPROF_CUPTI_OPTIONS: %s; GPU tracing off\n", why.c_str());
     return note(c, "off: " + why);
   }
@@ -215,7 +220,8 @@ void on_start(CaptureContext& c, const CuptiSettings& asked) {
   }
   g_api = load(settings.cupti.library_candidates, &why);
   if (g_api == nullptr) {
-    std::fprintf(stderr, "rocprof: %s; GPU tracing off, CPU-side profiling continues\n", why.c_str());
+    std::fprintf(stderr, "rocprof: %s; GPU tracing off, CPU-side profiling continues\n",
+                 why.c_str());
     return note(c, "off: " + why);
   }
   const Api& a = *g_api;
@@ -223,8 +229,9 @@ void on_start(CaptureContext& c, const CuptiSettings& asked) {
   if (r != CUPTI_SUCCESS) {
     g_subscriber = nullptr;
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      std::fprintf(stderr, "rocprof: CUPTI is held by another tool (torch.profiler/Kineto, nsys or "
-                           "ncu): GPU tracing off for this run, CPU-side profiling continues\n");
+      std::fprintf(stderr,
+                   "rocprof: CUPTI is held by another tool (torch.profiler/Kineto, nsys or "
+                   "ncu): GPU tracing off for this run, CPU-side profiling continues\n");
       return note(c, "off: CUPTI held by another tool");
     }
     warn("subscribe", r);
@@ -243,7 +250,8 @@ void on_start(CaptureContext& c, const CuptiSettings& asked) {
     return note(c, "off: cuptiActivityRegisterCallbacks failed");
   }
   // Python launch sites: the resolver starts before the first ENTER callback is enabled.
-  if (const CallsiteHooks* h = g_settings.callsite ? g_hooks.load(std::memory_order_acquire) : nullptr) {
+  if (const CallsiteHooks* h =
+          g_settings.callsite ? g_hooks.load(std::memory_order_acquire) : nullptr) {
     h->start(&c);
     g_session_hooks.store(h, std::memory_order_release);
   }
@@ -263,9 +271,11 @@ void on_start(CaptureContext& c, const CuptiSettings& asked) {
   for (CUpti_ActivityKind k : g_enabled)
     if ((r = a.cuptiActivityEnable(k)) != CUPTI_SUCCESS) warn("activity enable", r);
   // ENTER callbacks only where GPU work starts or is waited for.
-  const struct { CUpti_CallbackDomain d; uint32_t n; } domains[] = {
-      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
-      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
+  const struct {
+    CUpti_CallbackDomain d;
+    uint32_t n;
+  } domains[] = {{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
+                 {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
   int callbacks = 0;
   for (const auto& d : domains)
     for (uint32_t id = 1; id < d.n; ++id) {
@@ -318,10 +328,11 @@ void on_stop(CaptureContext& c) {
   if (hooks != nullptr && hooks->stats != nullptr) {
     uint64_t v[8] = {};
     hooks->stats(v);
-    static const char* kNames[8] = {"captured", "fast", "queued", "queue_full", "table_full",
-                                    "faults", "waits", "wait_timeouts"};
+    static const char* kNames[8] = {"captured",   "fast",   "queued", "queue_full",
+                                    "table_full", "faults", "waits",  "wait_timeouts"};
     std::string s;
-    for (int i = 0; i < 8; ++i) s += (i ? "," : "") + std::string(kNames[i]) + "=" + std::to_string(v[i]);
+    for (int i = 0; i < 8; ++i)
+      s += (i ? "," : "") + std::string(kNames[i]) + "=" + std::to_string(v[i]);
     c.info(MetadataInfo{"rocprof.cupti.launch_sites", s});
   }
   g_session_hooks.store(nullptr, std::memory_order_release);

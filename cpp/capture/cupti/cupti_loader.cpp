@@ -23,9 +23,12 @@ int find_loaded(dl_phdr_info* info, size_t, void* out) {
 }
 
 bool resolve(void* handle, Api& api, std::string* missing) {
-#define ROCPROF_CUPTI_FN(name)                                             \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name));   \
-  if (api.name == nullptr) { *missing = #name; return false; }
+#define ROCPROF_CUPTI_FN(name)                                           \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name)); \
+  if (api.name == nullptr) {                                             \
+    *missing = #name;                                                    \
+    return false;                                                        \
+  }
 #include "cupti_functions.inc"
 #undef ROCPROF_CUPTI_FN
   return true;
@@ -52,10 +55,10 @@ const Api* load(const std::string& candidates, std::string* why) {
     if (end > at) paths.push_back(all.substr(at, end - at));
     at = end + 1;
   }
-  for (const char* p : {"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-                        "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so",
-                        "/usr/local/cuda/lib64/libcupti.so", "libcupti.so.13", "libcupti.so.12",
-                        "libcupti.so"})
+  for (const char* p :
+       {"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+        "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so", "/usr/local/cuda/lib64/libcupti.so",
+        "libcupti.so.13", "libcupti.so.12", "libcupti.so"})
     paths.push_back(p);
 
   std::string errors;
@@ -80,8 +83,10 @@ const Api* load(const std::string& candidates, std::string* why) {
     loaded = api;
     return loaded;
   }
-  failure = "libcupti not found (looked in the PyTorch/nvidia-cuda-cupti wheels, the CUDA "
-            "toolkit and the loader path" + (errors.empty() ? std::string(")") : "; " + errors + ")");
+  failure =
+      "libcupti not found (looked in the PyTorch/nvidia-cuda-cupti wheels, the CUDA "
+      "toolkit and the loader path" +
+      (errors.empty() ? std::string(")") : "; " + errors + ")");
   if (why) *why = failure;
   return nullptr;
 }

@@ -103,8 +103,12 @@ std::string truncate_name(std::string s) {
     if (s.empty() || s.back() != close) return;
     int depth = 0;
     for (size_t i = s.size(); i-- > 0;) {
-      if (s[i] == close) ++depth;
-      else if (s[i] == open && --depth == 0) { s.erase(i); return; }
+      if (s[i] == close)
+        ++depth;
+      else if (s[i] == open && --depth == 0) {
+        s.erase(i);
+        return;
+      }
     }
   };
   strip_group('(', ')');
@@ -112,9 +116,14 @@ std::string truncate_name(std::string s) {
   strip_group('<', '>');
   int depth = 0;
   for (size_t i = s.size(); i-- > 0;) {
-    if (s[i] == '>' || s[i] == ')') ++depth;
-    else if (s[i] == '<' || s[i] == '(') --depth;
-    else if (s[i] == ' ' && depth == 0) { s.erase(0, i + 1); break; }
+    if (s[i] == '>' || s[i] == ')')
+      ++depth;
+    else if (s[i] == '<' || s[i] == '(')
+      --depth;
+    else if (s[i] == ' ' && depth == 0) {
+      s.erase(0, i + 1);
+      break;
+    }
   }
   return s;
 }
@@ -142,12 +151,16 @@ KernelEntry* kernel_entry(CaptureContext& c, const CUpti_ActivityKernel10& k) {
     e->id = g_next_kernel_id++;
     const std::string demangled = demangle(name);
     const Settings& s = g_settings;
-    if (s.has_include && regexec(&s.include, demangled.c_str(), 0, nullptr, 0) != 0) e->keep = false;
-    if (s.has_exclude && regexec(&s.exclude, demangled.c_str(), 0, nullptr, 0) == 0) e->keep = false;
+    if (s.has_include && regexec(&s.include, demangled.c_str(), 0, nullptr, 0) != 0)
+      e->keep = false;
+    if (s.has_exclude && regexec(&s.exclude, demangled.c_str(), 0, nullptr, 0) == 0)
+      e->keep = false;
     KernelSymbolInfo info;
     info.id = e->id;
     info.kernel_name = name;
-    info.display_name = s.mangled ? std::string(name) : s.truncate ? truncate_name(demangled) : demangled;
+    info.display_name = s.mangled    ? std::string(name)
+                        : s.truncate ? truncate_name(demangled)
+                                     : demangled;
     info.group_segment_size = static_cast<uint32_t>(k.staticSharedMemory);
     info.private_segment_size = k.localMemoryPerThread;
     info.arch_vgpr_count = k.registersPerThread;
@@ -167,8 +180,8 @@ KernelEntry* kernel_entry(CaptureContext& c, const CUpti_ActivityKernel10& k) {
 void see_stream(CaptureContext& c, uint32_t stream, uint32_t context, uint32_t device) {
   if (!g_streams.insert(stream).second) return;
   const std::string name = "CUDA stream " + std::to_string(stream);
-  const std::string ext = "{\"context_id\":" + std::to_string(context) +
-                          ",\"device\":" + std::to_string(device) + "}";
+  const std::string ext =
+      "{\"context_id\":" + std::to_string(context) + ",\"device\":" + std::to_string(device) + "}";
   c.info(StreamInfo{stream, false, name, ext});
   c.info(StreamInfo{stream, true, name, ext});
 }
@@ -196,40 +209,54 @@ void device_row(CaptureContext& c, const CUpti_ActivityDevice5& d) {
                 u[14], u[15]);
   a.uuid = uuid;
   a.name = a.product_name = d.name ? d.name : "NVIDIA GPU";
-  a.model_name = "sm_" + std::to_string(d.computeCapabilityMajor) + std::to_string(d.computeCapabilityMinor);
+  a.model_name =
+      "sm_" + std::to_string(d.computeCapabilityMajor) + std::to_string(d.computeCapabilityMinor);
   a.vendor_name = "NVIDIA";
   char ext[512];
-  std::snprintf(ext, sizeof ext,
-                "{\"compute_capability\":\"%u.%u\",\"multiprocessors\":%u,\"global_memory_bytes\":%llu,"
-                "\"l2_cache_bytes\":%u,\"core_clock_khz\":%u,\"max_threads_per_block\":%u}",
-                d.computeCapabilityMajor, d.computeCapabilityMinor, d.numMultiprocessors,
-                static_cast<unsigned long long>(d.globalMemorySize), d.l2CacheSize, d.coreClockRate,
-                d.maxThreadsPerBlock);
+  std::snprintf(
+      ext, sizeof ext,
+      "{\"compute_capability\":\"%u.%u\",\"multiprocessors\":%u,\"global_memory_bytes\":%llu,"
+      "\"l2_cache_bytes\":%u,\"core_clock_khz\":%u,\"max_threads_per_block\":%u}",
+      d.computeCapabilityMajor, d.computeCapabilityMinor, d.numMultiprocessors,
+      static_cast<unsigned long long>(d.globalMemorySize), d.l2CacheSize, d.coreClockRate,
+      d.maxThreadsPerBlock);
   a.extdata = ext;
   c.info(std::move(a));
 }
 
 const char* copy_name(uint8_t kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
       return "MEMORY_COPY_HOST_TO_DEVICE";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
       return "MEMORY_COPY_DEVICE_TO_HOST";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "MEMORY_COPY_HOST_TO_HOST";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "MEMORY_COPY_DEVICE_TO_DEVICE";
-    default: return "MEMORY_COPY_NONE";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "MEMORY_COPY_HOST_TO_HOST";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "MEMORY_COPY_DEVICE_TO_DEVICE";
+    default:
+      return "MEMORY_COPY_NONE";
   }
 }
 
 const char* sync_name(uint32_t type) {
   switch (type) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "EVENT_SYNCHRONIZE";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "STREAM_WAIT_EVENT";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "STREAM_SYNCHRONIZE";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "CONTEXT_SYNCHRONIZE";
-    default: return "SYNCHRONIZE";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+      return "EVENT_SYNCHRONIZE";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+      return "STREAM_WAIT_EVENT";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+      return "STREAM_SYNCHRONIZE";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+      return "CONTEXT_SYNCHRONIZE";
+    default:
+      return "SYNCHRONIZE";
   }
 }
 
@@ -280,7 +307,8 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       d.agent_id = gpu_agent_id(k.deviceId);
       d.stream_id = d.queue_id = k.streamId;
       d.kernel_id = e->id;
-      const int32_t grid[3] = {k.gridX, k.gridY, k.gridZ}, block[3] = {k.blockX, k.blockY, k.blockZ};
+      const int32_t grid[3] = {k.gridX, k.gridY, k.gridZ},
+                    block[3] = {k.blockX, k.blockY, k.blockZ};
       for (int i = 0; i < 3; ++i) {
         d.grid[i] = static_cast<uint32_t>(grid[i]) * static_cast<uint32_t>(block[i]);
         d.block[i] = static_cast<uint32_t>(block[i]);
@@ -301,7 +329,8 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       if (l.paused) return;
       see_device(c, m.deviceId);
       see_stream(c, m.streamId, m.contextId, m.deviceId);
-      Record r = base(c, RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
+      Record r =
+          base(c, RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
       r.name_id = c.intern(copy_name(m.copyKind));
       const uint32_t gpu = gpu_agent_id(m.deviceId);
       const bool from_host = m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ||
@@ -325,7 +354,8 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       if (l.paused) return;
       see_device(c, m.deviceId);
       see_stream(c, m.streamId, m.contextId, m.deviceId);
-      Record r = base(c, RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
+      Record r =
+          base(c, RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
       r.flags = kFlagMemset;
       r.name_id = c.intern("MEMORY_SET");
       r.copy.src_agent_id = r.copy.dst_agent_id = gpu_agent_id(m.deviceId);
@@ -361,7 +391,8 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       const Launch l = launch_of(a.correlationId, a.start);
       if (l.paused) return;
       const bool runtime = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-      const CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+      const CUpti_CallbackDomain domain =
+          runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
       const uint64_t key = (static_cast<uint64_t>(domain) << 32) | a.cbid;
       auto it = g_api_names.find(key);
       if (it == g_api_names.end()) {
@@ -374,8 +405,8 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
         auto t = g_cupti_tid.find(a.threadId);
         tid = t != g_cupti_tid.end() ? t->second : a.threadId;
       }
-      Record r = base(c, RecordKind::kRegion, runtime ? "CUDA_RUNTIME_API" : "CUDA_DRIVER_API", a.start,
-                      a.end, tid, a.correlationId);
+      Record r = base(c, RecordKind::kRegion, runtime ? "CUDA_RUNTIME_API" : "CUDA_DRIVER_API",
+                      a.start, a.end, tid, a.correlationId);
       r.name_id = it->second;
       r.region.region_name_id = l.region;
       put(c, r);
@@ -394,15 +425,15 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
     case CUPTI_ACTIVITY_KIND_DEVICE:
       device_row(c, *reinterpret_cast<const CUpti_ActivityDevice5*>(rec));
       break;
-    default: break;
+    default:
+      break;
   }
 }
-
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *size = g_settings.buffer_bytes;
   *buffer = take_buffer(*size);
-  *max_records = 0;  // as many as fit
+  *max_records = 0;                   // as many as fit
   if (*buffer == nullptr) *size = 0;  // CUPTI drops (and counts) records it cannot store
 }
 
@@ -425,9 +456,11 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
         }
       }
       rec = nullptr;
-      while (g_api->cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) map_activity(*c, rec);
+      while (g_api->cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+        map_activity(*c, rec);
       size_t dropped = 0;
-      if (g_api->cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+      if (g_api->cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS &&
+          dropped)
         c->drops("cupti", dropped);
     }
   }

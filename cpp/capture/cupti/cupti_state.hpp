@@ -10,7 +10,9 @@
 
 #include "cupti_loader.hpp"
 
-namespace rocprof { class CaptureContext; }
+namespace rocprof {
+class CaptureContext;
+}
 
 namespace rocprof::cupti {
 

@@ -49,8 +49,14 @@ struct Stack {
 };
 
 // Every thread's stack, for the session's end. Leaked on purpose (exit handlers walk it).
-std::mutex& stacks_mu() { static auto* m = new std::mutex(); return *m; }
-std::vector<Stack*>& stacks() { static auto* v = new std::vector<Stack*>(); return *v; }
+std::mutex& stacks_mu() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::vector<Stack*>& stacks() {
+  static auto* v = new std::vector<Stack*>();
+  return *v;
+}
 
 // Owns the calling thread's stack: registered on the thread's first push (the one lock and
 // allocation a thread pays). When the thread ends the stack stays until the next session
@@ -252,7 +258,8 @@ void stop(uint64_t range_id) noexcept {
   const uint32_t name_id = slot.name_id, start_tid = slot.tid;
   // Claim the slot; a second stop of the same id, or an overwritten slot, records nothing.
   if (!slot.id.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
-  if (CaptureContext* c = recording_ctx()) emit_region(*c, name_id, start_ns, end, start_tid, kFlagNone);
+  if (CaptureContext* c = recording_ctx())
+    emit_region(*c, name_id, start_ns, end, start_tid, kFlagNone);
 }
 
 void close_open_ranges(CaptureContext& c, uint64_t end_ns) noexcept {

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <string_view>
 
-namespace rocprof { class CaptureContext; }
+namespace rocprof {
+class CaptureContext;
+}
 
 namespace rocprof::markers {
 

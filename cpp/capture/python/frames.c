@@ -58,7 +58,10 @@ int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
 #endif
 #if PY_VERSION_HEX >= 0x030D0000
     PyObject* exe = f->f_executable;
-    if (exe == NULL || Py_TYPE(exe) != &PyCode_Type) { f = f->previous; continue; }
+    if (exe == NULL || Py_TYPE(exe) != &PyCode_Type) {
+      f = f->previous;
+      continue;
+    }
     PyCodeObject* co = (PyCodeObject*)exe;
 #else
     PyCodeObject* co = f->f_code;
@@ -90,7 +93,7 @@ int rp_gil_ensure(void) {
 #else
   if (!Py_IsInitialized() || _Py_IsFinalizing()) return 0;
 #endif
-  PyGILState_Ensure();  /* the state is always "unlocked" here: callers never hold the GIL */
+  PyGILState_Ensure(); /* the state is always "unlocked" here: callers never hold the GIL */
   return 1;
 }
 
@@ -116,10 +119,17 @@ void rp_for_each_thread(void (*fn)(void* ctx, unsigned long tid), void* ctx) {
   PyObject* mod_name = PyUnicode_FromString("threading");
   PyObject* threading = mod_name ? PyImport_GetModule(mod_name) : NULL;
   Py_XDECREF(mod_name);
-  if (threading == NULL) { PyErr_Clear(); return; }
+  if (threading == NULL) {
+    PyErr_Clear();
+    return;
+  }
   PyObject* active = PyObject_GetAttrString(threading, "_active");
   Py_DECREF(threading);
-  if (active == NULL || !PyDict_Check(active)) { Py_XDECREF(active); PyErr_Clear(); return; }
+  if (active == NULL || !PyDict_Check(active)) {
+    Py_XDECREF(active);
+    PyErr_Clear();
+    return;
+  }
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(active, &pos, &key, &value)) {
@@ -170,7 +180,7 @@ int rp_code_info(uint64_t code, uint64_t name_ptr, uint32_t firstlineno, const c
 }
 
 int rp_code_line(uint64_t code, uint32_t lasti) {
-  const int idx = (int)lasti;  /* -1 before the first instruction */
+  const int idx = (int)lasti; /* -1 before the first instruction */
   return PyCode_Addr2Line((PyCodeObject*)(uintptr_t)code,
                           (idx < 0 ? 0 : idx) * (int)sizeof(_Py_CODEUNIT));
 }

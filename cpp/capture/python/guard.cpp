@@ -31,7 +31,7 @@ std::atomic<int> g_walking{0};  // walks between their claim and their release
 std::mutex g_mu;  // the dispositions below and g_users; never taken in a handler
 unsigned g_users = 0;
 bool g_installed = false;
-struct sigaction g_prev_segv {}, g_prev_bus {};
+struct sigaction g_prev_segv{}, g_prev_bus{};
 
 uintptr_t self_id() { return static_cast<uintptr_t>(pthread_self()); }
 
@@ -51,8 +51,10 @@ void on_fault(int sig, siginfo_t* si, void* uc) {
     const uintptr_t self = self_id();
     Buffer* inner = nullptr;
     for (Buffer& b : g_buffers)
-      if (b.owner.load(std::memory_order_relaxed) == self && b.armed.load(std::memory_order_relaxed) &&
-          (inner == nullptr || b.seq.load(std::memory_order_relaxed) > inner->seq.load(std::memory_order_relaxed)))
+      if (b.owner.load(std::memory_order_relaxed) == self &&
+          b.armed.load(std::memory_order_relaxed) &&
+          (inner == nullptr ||
+           b.seq.load(std::memory_order_relaxed) > inner->seq.load(std::memory_order_relaxed)))
         inner = &b;
     if (inner != nullptr) siglongjmp(inner->env, 1);
   }
@@ -63,8 +65,10 @@ void on_fault(int sig, siginfo_t* si, void* uc) {
   // it is sent again).
   const struct sigaction& prev = sig == SIGSEGV ? g_prev_segv : g_prev_bus;
   if (is_program_handler(prev)) {
-    if (prev.sa_flags & SA_SIGINFO) prev.sa_sigaction(sig, si, uc);
-    else prev.sa_handler(sig);
+    if (prev.sa_flags & SA_SIGINFO)
+      prev.sa_sigaction(sig, si, uc);
+    else
+      prev.sa_handler(sig);
     return;
   }
   sigaction(sig, &prev, nullptr);
@@ -93,13 +97,13 @@ void release(Buffer* b) noexcept {
 }
 
 void install_locked() {
-  struct sigaction cur {};
+  struct sigaction cur{};
   sigaction(SIGSEGV, nullptr, &cur);
   if (is_ours(cur)) {  // inherited across fork: the remembered dispositions hold
     g_installed = true;
     return;
   }
-  struct sigaction sa {};
+  struct sigaction sa{};
   sa.sa_sigaction = on_fault;
   // NODEFER: a walk left by siglongjmp (no mask restore) must not leave SIGSEGV blocked;
   // ONSTACK: a stack overflow still reaches the previous handler (faulthandler's alt stack).
@@ -116,7 +120,7 @@ void restore_locked() {
   for (int i = 0; i < 1000 && g_walking.load() > 0; ++i)
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   g_installed = false;
-  struct sigaction cur {};
+  struct sigaction cur{};
   sigaction(SIGSEGV, nullptr, &cur);
   if (is_ours(cur)) sigaction(SIGSEGV, &g_prev_segv, nullptr);
   sigaction(SIGBUS, nullptr, &cur);
@@ -138,7 +142,7 @@ void guard_release(GuardUser user) {
 }
 
 bool guard_installed() {
-  struct sigaction cur {};
+  struct sigaction cur{};
   sigaction(SIGSEGV, nullptr, &cur);
   return is_ours(cur);
 }
@@ -156,7 +160,8 @@ int walk(uint64_t* out, int max_frames, const void* first) noexcept {
   }
   b->armed.store(true, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  const int n = first != nullptr ? rp_walk_from(first, out, max_frames) : rp_walk_current(out, max_frames);
+  const int n =
+      first != nullptr ? rp_walk_from(first, out, max_frames) : rp_walk_current(out, max_frames);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   release(b);
   return n;
@@ -168,7 +173,10 @@ void guard_fork_child() {
   int left = 0;
   for (Buffer& b : g_buffers) {
     if (b.owner.load() == 0) continue;
-    if (b.owner.load() == self) { ++left; continue; }
+    if (b.owner.load() == self) {
+      ++left;
+      continue;
+    }
     b.armed.store(false);
     b.owner.store(0);
   }

@@ -1,7 +1,6 @@
 // Python launch sites of GPU work; see launch_sites.hpp for the design and contracts.
 #include <Python.h>
 
-
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -18,14 +17,14 @@
 namespace rocprof::launch_sites {
 namespace {
 
-constexpr int kMaxFrames = 32;       // copied per launch, innermost first (torch adds ~4-12)
-constexpr int kUserFrames = 4;       // user frames kept in the JSON
+constexpr int kMaxFrames = 32;              // copied per launch, innermost first (torch adds ~4-12)
+constexpr int kUserFrames = 4;              // user frames kept in the JSON
 constexpr uint32_t kTableSlots = 1u << 16;  // distinct frame chains per session
 constexpr uint32_t kProbe = 64;
-constexpr uint32_t kQueueSlots = 1024;      // new chains waiting for the resolver
-constexpr uint32_t kNone = 0xffffffffu;     // resolved: no user frame (or code gone)
-CaptureContext* g_ctx = nullptr;  // the session's, between start and stop (resolver thread)
-constexpr int kWaitMs = 20;                 // longest wait of resolve() for the resolver
+constexpr uint32_t kQueueSlots = 1024;   // new chains waiting for the resolver
+constexpr uint32_t kNone = 0xffffffffu;  // resolved: no user frame (or code gone)
+CaptureContext* g_ctx = nullptr;         // the session's, between start and stop (resolver thread)
+constexpr int kWaitMs = 20;              // longest wait of resolve() for the resolver
 
 // key → interned id. key is written once (CAS from 0, by the first launching thread to see
 // the chain); id 0 means "queued, not resolved yet", written by the resolver (release).
@@ -161,7 +160,8 @@ uint32_t resolve_chain(const uint64_t* w, int n) {
     const uint64_t lk = w[0] * 1000003ull ^ lasti;
     auto li = g_lines.find(lk);
     const int line = li != g_lines.end() ? li->second : (g_lines[lk] = rp_code_line(w[0], lasti));
-    std::string frame = "{\"file\":" + c.file + ",\"line\":" + std::to_string(line) + ",\"function\":" + c.func + "}";
+    std::string frame = "{\"file\":" + c.file + ",\"line\":" + std::to_string(line) +
+                        ",\"function\":" + c.func + "}";
     if (users++) json.push_back(',');
     json += frame;
     if (users == 1) first = std::move(frame);
@@ -333,8 +333,8 @@ void set_library_prefixes(const std::string& prefixes) {
 }
 
 Counters counters() {
-  return Counters{g_captured.load(), g_fast.load(), g_queued.load(), g_queue_full.load(),
-                  g_table_full.load(), g_faults.load(), g_waits.load(), g_wait_timeouts.load()};
+  return Counters{g_captured.load(),   g_fast.load(),   g_queued.load(), g_queue_full.load(),
+                  g_table_full.load(), g_faults.load(), g_waits.load(),  g_wait_timeouts.load()};
 }
 
 }  // namespace rocprof::launch_sites

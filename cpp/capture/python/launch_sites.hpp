@@ -3,9 +3,9 @@
 // The CUPTI ENTER callback runs on the launching thread, which has usually released the GIL
 // (PyTorch does before it launches). capture() copies that thread's Python frames — (code
 // object, instruction offset) pairs, found through the same thread-state TLS slot and frame
-// walk as the sampler (capture/python/frames.c), under a fault guard — and returns a 64-bit key of the
-// chain: no Python API, no locks, no allocation. A key seen before maps to its interned JSON
-// id through a lock-free table; a new key's frames go to a preallocated lock-free queue that a
+// walk as the sampler (capture/python/frames.c), under a fault guard — and returns a 64-bit key of
+// the chain: no Python API, no locks, no allocation. A key seen before maps to its interned JSON id
+// through a lock-free table; a new key's frames go to a preallocated lock-free queue that a
 // resolver thread drains under the GIL (validating the code objects as the sampler does),
 // skipping library frames and interning `[{"file","line","function"}, ...]` (innermost user
 // frame first). resolve(key), called when the GPU activity record is processed, returns the
@@ -17,7 +17,9 @@
 #include <cstdint>
 #include <string>
 
-namespace rocprof { class CaptureContext; }
+namespace rocprof {
+class CaptureContext;
+}
 
 namespace rocprof::launch_sites {
 

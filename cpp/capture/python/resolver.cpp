@@ -46,9 +46,14 @@ void sleep_ns(uint64_t ns) {
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += static_cast<time_t>(ns / 1000000000ull);
   until.tv_nsec += static_cast<long>(ns % 1000000000ull);
-  if (until.tv_nsec >= 1000000000L) { until.tv_sec += 1; until.tv_nsec -= 1000000000L; }
-  while (sem_timedwait(&g_wake, &until) != 0 && errno == EINTR) {}
-  while (sem_trywait(&g_wake) == 0) {}  // one pass serves every post so far
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec += 1;
+    until.tv_nsec -= 1000000000L;
+  }
+  while (sem_timedwait(&g_wake, &until) != 0 && errno == EINTR) {
+  }
+  while (sem_trywait(&g_wake) == 0) {
+  }  // one pass serves every post so far
 }
 
 bool is_client(ResolverClient* c) {
@@ -109,7 +114,8 @@ void resolver_add(ResolverClient* c) {
   if (!is_client(c)) g_clients.push_back(c);
   if (g_thread == nullptr) {
     if (!g_wake_init) g_wake_init = sem_init(&g_wake, 0, 0) == 0;
-    while (sem_trywait(&g_wake) == 0) {}
+    while (sem_trywait(&g_wake) == 0) {
+    }
     g_stop = false;
     sigset_t all, old;
     sigfillset(&all);
@@ -157,8 +163,8 @@ Waited resolver_wait(ResolverClient* c, bool (*done)(void*), void* ctx, int ms,
   std::unique_lock<std::mutex> lk(g_mu);
   if (!is_client(c) || g_thread == nullptr || g_passes < *skip_until) return Waited::kNo;
   sem_post(&g_wake);
-  const bool ok = g_cv.wait_for(lk, std::chrono::milliseconds(ms),
-                                [&] { return !is_client(c) || done(ctx); });
+  const bool ok =
+      g_cv.wait_for(lk, std::chrono::milliseconds(ms), [&] { return !is_client(c) || done(ctx); });
   if (ok) return Waited::kDone;
   // The thread could not get the GIL in time: no wait again before it has finished a pass.
   *skip_until = g_passes + 1;

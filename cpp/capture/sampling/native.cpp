@@ -40,7 +40,8 @@ const Unwind& unwind() {
     for (const char* name : {"libunwind.so.8", "libunwind.so"}) {
       void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
       if (lib == nullptr) continue;
-      v.init_local2 = reinterpret_cast<decltype(v.init_local2)>(dlsym(lib, ROCPROF_STR(unw_init_local2)));
+      v.init_local2 =
+          reinterpret_cast<decltype(v.init_local2)>(dlsym(lib, ROCPROF_STR(unw_init_local2)));
       v.get_reg = reinterpret_cast<decltype(v.get_reg)>(dlsym(lib, ROCPROF_STR(unw_get_reg)));
       v.step = reinterpret_cast<decltype(v.step)>(dlsym(lib, ROCPROF_STR(unw_step)));
       v.ok = v.init_local2 && v.get_reg && v.step;

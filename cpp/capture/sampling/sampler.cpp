@@ -1,9 +1,10 @@
 // Call-stack sampling: per-thread POSIX timers (SIGEV_THREAD_ID, thread CPU clock or
 // CLOCK_MONOTONIC) deliver SIGPROF to the sampled thread itself; the handler copies frame
 // identities into that thread's preallocated ring (no Python API, no locks, no allocation).
-// The resolver thread (capture/python/, all signals blocked) wakes every tick, takes the GIL briefly, finds new
-// and finished Python threads, turns code objects into names/lines (cached), deduplicates
-// stacks into a tree of nodes stored once (StackInfo), and emits one kSample Record per sample.
+// The resolver thread (capture/python/, all signals blocked) wakes every tick, takes the GIL
+// briefly, finds new and finished Python threads, turns code objects into names/lines (cached),
+// deduplicates stacks into a tree of nodes stored once (StackInfo), and emits one kSample Record
+// per sample.
 //
 // Linked into rocprof._core (needs the Python headers of the interpreter it is built for);
 // the Python-specific reads live in capture/python/frames.c.
@@ -41,27 +42,27 @@
 namespace rocprof::sampling {
 namespace {
 
-constexpr int kMaxSlots = 512;       // concurrently sampled threads
-constexpr int kMaxPy = 256;          // Python frames kept per sample (innermost)
+constexpr int kMaxSlots = 512;             // concurrently sampled threads
+constexpr int kMaxPy = 256;                // Python frames kept per sample (innermost)
 constexpr uint64_t kRingWords = 1u << 17;  // 1 MiB per sampled thread
-constexpr int kTickMs = 50;          // resolver period: GIL taken ~20 times a second
+constexpr int kTickMs = 50;                // resolver period: GIL taken ~20 times a second
 
 // One sampled thread. Raw samples: sample_ring.hpp.
 struct Slot {
   std::atomic<int> state{0};  // 0 free, 1 armed, 2 retired (timer gone, ring being drained)
   uint32_t tid = 0;
   timer_t timer{};
-  SampleRing ring;            // words allocated at the first arm(), reused, never freed
+  SampleRing ring;  // words allocated at the first arm(), reused, never freed
   std::atomic<uint64_t> taken{0}, missed{0};
   // Frame walks that faulted (they read frames another store of the same thread has not
   // finished initialising, e.g. 3.11/3.12's new _PyCFrame at eval-loop entry; caught by
   // capture/python/guard.hpp): counted, and as missed samples.
   std::atomic<uint64_t> faults{0};
-  bool seen = false;          // found in the latest thread scan (under slots_mu_)
+  bool seen = false;  // found in the latest thread scan (under slots_mu_)
   // Scans a slot armed by its own thread may miss before disarming it: on 3.10 the thread
   // enters threading._active only after it registered (see register_thread).
   int grace = 0;
-  CpuCredit cpu;              // CPU mode, handler-only
+  CpuCredit cpu;  // CPU mode, handler-only
 };
 Slot g_slots[kMaxSlots];
 
@@ -288,13 +289,16 @@ class Sampler final : private python::ResolverClient {
   void scan_threads() {
     std::lock_guard<std::mutex> g(slots_mu_);
     for (Slot& s : g_slots) s.seen = false;
-    rp_for_each_thread(
-        [](void* ctx, unsigned long tid) { static_cast<Sampler*>(ctx)->saw(tid); }, this);
+    rp_for_each_thread([](void* ctx, unsigned long tid) { static_cast<Sampler*>(ctx)->saw(tid); },
+                       this);
     for (Slot& s : g_slots) {
       const int st = s.state.load();
-      if (st == 1 && !s.seen && s.grace > 0) --s.grace;
-      else if (st == 1 && !s.seen) disarm(s);     // the thread's Python state is gone
-      else if (st == 2 && s.ring.empty()) s.state.store(0);
+      if (st == 1 && !s.seen && s.grace > 0)
+        --s.grace;
+      else if (st == 1 && !s.seen)
+        disarm(s);  // the thread's Python state is gone
+      else if (st == 2 && s.ring.empty())
+        s.state.store(0);
       if (s.seen) s.grace = 0;
     }
   }
@@ -504,8 +508,8 @@ class Sampler final : private python::ResolverClient {
   // Fork child: after_fork_ from the atfork handler until Python's after-fork hook runs;
   // pending_ while the restarted session waits for that hook to start the resolver.
   bool after_fork_ = false, pending_ = false;
-  bool launched_ = false;        // a client of the resolver thread
-  uint64_t last_pass_ns_ = 0;   // the resolver thread's only
+  bool launched_ = false;      // a client of the resolver thread
+  uint64_t last_pass_ns_ = 0;  // the resolver thread's only
   uint64_t unresolved_ = 0;
   std::unordered_map<uint64_t, CodeEntry> codes_;
   std::unordered_map<uint64_t, std::pair<uint64_t, int32_t>> lines_;
@@ -521,7 +525,9 @@ Sampler* g_sampler = new Sampler();  // never destroyed: a late signal or atexit
 
 void probe(bool* live, std::string* reason) {
   *live = true;
-  *reason = native_available() ? "" : std::string("native stacks unavailable: ") + native_unavailable_reason();
+  *reason = native_available()
+                ? ""
+                : std::string("native stacks unavailable: ") + native_unavailable_reason();
 }
 
 class SamplingBackend final : public Backend {

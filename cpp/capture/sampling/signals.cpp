@@ -7,7 +7,7 @@ namespace rocprof::sampling {
 namespace {
 
 SigAction g_prof_handler = nullptr;
-struct sigaction g_prev_prof {};
+struct sigaction g_prev_prof{};
 bool g_prof_installed = false;
 
 bool is_ours(const struct sigaction& a, SigAction h) {
@@ -23,13 +23,13 @@ bool is_program_handler(const struct sigaction& a) {
 
 void install_sigprof(SigAction handler) {
   g_prof_handler = handler;
-  struct sigaction cur {};
+  struct sigaction cur{};
   sigaction(SIGPROF, nullptr, &cur);
   if (is_ours(cur, handler)) {  // inherited across fork: the remembered disposition holds
     g_prof_installed = true;
     return;
   }
-  struct sigaction sa {};
+  struct sigaction sa{};
   sa.sa_sigaction = handler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
@@ -53,12 +53,12 @@ void forward_sigprof(int sig, siginfo_t* si, void* uc) {
 void restore_sigprof() {
   if (!g_prof_installed) return;
   g_prof_installed = false;
-  struct sigaction cur {};
+  struct sigaction cur{};
   sigaction(SIGPROF, nullptr, &cur);
   if (!is_ours(cur, g_prof_handler)) return;  // replaced after us: that handler stays
   // Setting SIG_IGN discards SIGPROF pending in every thread of the process (POSIX; Linux
   // flushes the shared and all per-thread queues), so no tick of a deleted timer outlives us.
-  struct sigaction ign {};
+  struct sigaction ign{};
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
   sigaction(SIGPROF, &ign, nullptr);
@@ -66,7 +66,7 @@ void restore_sigprof() {
 }
 
 bool sigprof_installed() {
-  struct sigaction cur {};
+  struct sigaction cur{};
   sigaction(SIGPROF, nullptr, &cur);
   return g_prof_handler != nullptr && is_ours(cur, g_prof_handler);
 }

@@ -20,7 +20,7 @@ struct AgentInfo {
   std::string extdata = "{}";
 };
 
-struct StreamInfo {   // also used for queues when is_queue is set
+struct StreamInfo {  // also used for queues when is_queue is set
   uint32_t id = 0;
   bool is_queue = false;
   std::string name;

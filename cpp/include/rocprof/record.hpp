@@ -26,36 +26,36 @@ enum class RecordKind : uint16_t {
 
 enum RecordFlags : uint16_t {
   kFlagNone = 0,
-  kFlagMemset = 1u << 0,   // kMemoryCopy used for a memset: dst only, size = bytes set
-  kFlagInstant = 1u << 1,  // kRegion with start == end (roctxMark)
-  kFlagMessage = 1u << 2,  // kRegion whose name is a ROCTx message: extdata {"message": name}
+  kFlagMemset = 1u << 0,      // kMemoryCopy used for a memset: dst only, size = bytes set
+  kFlagInstant = 1u << 1,     // kRegion with start == end (roctxMark)
+  kFlagMessage = 1u << 2,     // kRegion whose name is a ROCTx message: extdata {"message": name}
   kFlagOpenAtExit = 1u << 3,  // kRegion still open when the session ended: end = stop time
 };
 
 // Payloads. All integer fields, natural alignment, no padding surprises (checked below).
 struct RegionData {
-  uint64_t stack_id;         // call stack (0: none), see rocpd_event.stack_id
+  uint64_t stack_id;  // call stack (0: none), see rocpd_event.stack_id
   uint64_t parent_stack_id;
-  uint64_t external_id;      // e.g. the ROCTx range id that encloses an API call
-  uint32_t extdata_id;       // interned JSON text for rocpd_event.extdata (0: derived by sink)
-  uint32_t region_name_id;   // innermost enclosing ROCTx range
+  uint64_t external_id;     // e.g. the ROCTx range id that encloses an API call
+  uint32_t extdata_id;      // interned JSON text for rocpd_event.extdata (0: derived by sink)
+  uint32_t region_name_id;  // innermost enclosing ROCTx range
 };
 
 struct KernelData {
-  uint32_t agent_id;         // device ordinal (rocpd_info_agent.id by convention of the backend)
+  uint32_t agent_id;  // device ordinal (rocpd_info_agent.id by convention of the backend)
   uint32_t stream_id;
   uint32_t queue_id;
-  uint32_t kernel_id;        // rocpd_info_kernel_symbol.id
+  uint32_t kernel_id;  // rocpd_info_kernel_symbol.id
   uint32_t grid[3];
   uint32_t block[3];
-  uint32_t static_shared;    // group_segment_size
+  uint32_t static_shared;  // group_segment_size
   uint32_t dynamic_shared;
-  uint32_t local_per_thread; // private_segment_size
+  uint32_t local_per_thread;  // private_segment_size
   uint32_t registers;
-  uint32_t region_name_id;   // innermost enclosing ROCTx range
-  uint32_t callsite_id;      // interned JSON list of the launching Python frames (0: none)
+  uint32_t region_name_id;  // innermost enclosing ROCTx range
+  uint32_t callsite_id;     // interned JSON list of the launching Python frames (0: none)
   uint64_t dispatch_id;
-  uint64_t stack_id;         // launch call stack
+  uint64_t stack_id;  // launch call stack
 };
 
 struct CopyData {
@@ -67,26 +67,26 @@ struct CopyData {
   uint64_t dst_address;
   uint64_t bytes;
   uint32_t region_name_id;
-  uint32_t value;            // memset byte value
+  uint32_t value;  // memset byte value
   uint64_t stack_id;
-  uint32_t callsite_id;      // as KernelData::callsite_id
+  uint32_t callsite_id;  // as KernelData::callsite_id
   uint32_t reserved;
 };
 
 struct AllocData {
   uint32_t agent_id;
   uint32_t stream_id;
-  uint32_t op;               // 0 ALLOC, 1 FREE, 2 REALLOC, 3 RECLAIM
-  uint32_t level;            // 0 REAL, 1 VIRTUAL, 2 SCRATCH
+  uint32_t op;     // 0 ALLOC, 1 FREE, 2 REALLOC, 3 RECLAIM
+  uint32_t level;  // 0 REAL, 1 VIRTUAL, 2 SCRATCH
   uint64_t address;
   uint64_t bytes;
   uint64_t stack_id;
 };
 
 struct SampleData {
-  uint64_t track_id;         // rocpd_track id (sink maps tid → track when 0)
+  uint64_t track_id;  // rocpd_track id (sink maps tid → track when 0)
   uint64_t stack_id;
-  double value;              // counter value (NaN for stack samples)
+  double value;  // counter value (NaN for stack samples)
   uint32_t extdata_id;
   uint32_t reserved;
 };
@@ -94,11 +94,11 @@ struct SampleData {
 struct Record {
   RecordKind kind;
   uint16_t flags;
-  uint32_t tid;              // OS thread id of the producing (or launching) thread
-  uint64_t start;            // CLOCK_BOOTTIME ns
-  uint64_t end;              // == start for instants and samples
-  uint32_t category_id;      // interned domain name, e.g. "MARKER_CORE_API"
-  uint32_t name_id;          // interned name: message, API function, kernel, copy direction
+  uint32_t tid;          // OS thread id of the producing (or launching) thread
+  uint64_t start;        // CLOCK_BOOTTIME ns
+  uint64_t end;          // == start for instants and samples
+  uint32_t category_id;  // interned domain name, e.g. "MARKER_CORE_API"
+  uint32_t name_id;      // interned name: message, API function, kernel, copy direction
   uint64_t correlation_id;
   union {
     RegionData region;

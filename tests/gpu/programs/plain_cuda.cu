@@ -21,8 +21,13 @@ int main(int argc, char** argv) {
   if (cudaMalloc(&d, n * sizeof(float)) != cudaSuccess) return 2;
   int a = 0, b = 0;
   for (int i = 0; i < launches; ++i) {
-    if (i % 3 == 0) { halve<<<n / 256, 256>>>(d, n); ++b; }
-    else { add_one<<<n / 256, 256>>>(d, n); ++a; }
+    if (i % 3 == 0) {
+      halve<<<n / 256, 256>>>(d, n);
+      ++b;
+    } else {
+      add_one<<<n / 256, 256>>>(d, n);
+      ++a;
+    }
   }
   if (cudaDeviceSynchronize() != cudaSuccess) return 3;
   cudaFree(d);

@@ -7,13 +7,13 @@
 
 #include "roctx.h"
 
-#define CHECK(x)                                                                         \
-  do {                                                                                   \
-    cudaError_t e = (x);                                                                 \
-    if (e != cudaSuccess) {                                                              \
+#define CHECK(x)                                                                             \
+  do {                                                                                       \
+    cudaError_t e = (x);                                                                     \
+    if (e != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
+      std::exit(1);                                                                          \
+    }                                                                                        \
   } while (0)
 
 __global__ void fill_kernel(float* p, float v, int n) {
@@ -39,13 +39,15 @@ int main() {
   unsigned long long ida = 0, idb = 0;
   CHECK(cudaStreamGetId(a, &ida));
   CHECK(cudaStreamGetId(b, &idb));
-  for (int i = 0; i < 3; ++i) CHECK(cudaMemcpyAsync(d, h, n * sizeof(float), cudaMemcpyHostToDevice, a));
+  for (int i = 0; i < 3; ++i)
+    CHECK(cudaMemcpyAsync(d, h, n * sizeof(float), cudaMemcpyHostToDevice, a));
   roctxRangePushA("phase");
   for (int i = 0; i < 50; ++i) fill_kernel<<<n / 256, 256, 0, a>>>(d, float(i), n);
   roctxRangePop();
   CHECK(cudaGetLastError());
   CHECK(cudaStreamSynchronize(a));
-  for (int i = 0; i < 20; ++i) scale_kernel<float><<<dim3(n / 128, 1, 1), dim3(128, 1, 1), 0, b>>>(d, 1.0f, n);
+  for (int i = 0; i < 20; ++i)
+    scale_kernel<float><<<dim3(n / 128, 1, 1), dim3(128, 1, 1), 0, b>>>(d, 1.0f, n);
   for (int i = 0; i < 4; ++i) CHECK(cudaMemsetAsync(d, 0, 256 * 1024, b));
   CHECK(cudaStreamSynchronize(b));
   for (int i = 0; i < 2; ++i) CHECK(cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost));
