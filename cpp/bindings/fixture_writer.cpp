@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -170,6 +171,30 @@ class FixtureWriter {
     write(r);
   }
 
+  // Many dispatches of one shape, for benchmarks: rows of (kernel_id, start, end); dispatch
+  // and correlation ids count from 1 in the order given.
+  void kernels(const std::vector<std::tuple<uint32_t, uint64_t, uint64_t>>& rows, uint32_t tid,
+               uint32_t agent, uint32_t stream, const Dim3& grid, const Dim3& block) {
+    Record r = base(RecordKind::kKernelDispatch, tid, 0, 0, std::string("KERNEL_DISPATCH"),
+                    std::nullopt, 0);
+    r.kernel.agent_id = agent;
+    r.kernel.stream_id = stream;
+    dim3(grid, r.kernel.grid, "grid");
+    dim3(block, r.kernel.block, "block");
+    std::vector<Record> batch;
+    batch.reserve(rows.size());
+    for (const auto& [kernel_id, start, end] : rows) {
+      r.kernel.kernel_id = kernel_id;
+      r.start = start;
+      r.end = end;
+      r.correlation_id = r.kernel.dispatch_id = ++bulk_dispatches_;
+      batch.push_back(r);
+    }
+    check();
+    py::gil_scoped_release nogil;
+    sink_.write_records(batch.data(), batch.size());
+  }
+
   void memory_copy(const std::string& name, uint64_t start, uint64_t end, uint64_t bytes, uint32_t tid,
                    uint32_t src_agent, uint32_t dst_agent, uint64_t src_address, uint64_t dst_address,
                    uint32_t stream, uint32_t queue, uint64_t correlation_id, bool memset, uint32_t value,
@@ -281,6 +306,7 @@ class FixtureWriter {
   RocpdSink sink_;
   bool open_ = false;
   std::unordered_map<std::string, uint32_t> strings_;
+  uint64_t bulk_dispatches_ = 0;
 };
 
 void bind(py::module_& m) {
@@ -325,6 +351,8 @@ void bind(py::module_& m) {
            py::arg("local_per_thread") = 0, py::arg("registers") = 0,
            py::arg("region_name") = py::none(), py::arg("callsite") = 0, py::arg("stack_id") = 0,
            py::arg("category") = "KERNEL_DISPATCH")
+      .def("kernels", &W::kernels, py::arg("rows"), py::kw_only(), py::arg("tid"), py::arg("agent"),
+           py::arg("stream") = 0, py::arg("grid") = Dim3{1, 1, 1}, py::arg("block") = Dim3{1, 1, 1})
       .def("memory_copy", &W::memory_copy, py::arg("name"), py::arg("start"), py::arg("end"),
            py::arg("bytes"), py::kw_only(), py::arg("tid"), py::arg("src_agent"), py::arg("dst_agent"),
            py::arg("src_address") = 0, py::arg("dst_address") = 0, py::arg("stream") = 0,
@@ -359,6 +387,10 @@ void bind(py::module_& m) {
       py::arg("cpu_model") = "", py::arg("machine_id") = "", py::arg("system_name") = "Linux",
       "internal (tests): opens a new rocpd database at `path` written by the real writer "
       "(RocpdSink); every row's values come from the caller. Close it with close().");
+  // The agent numbering every backend uses (rocprof/info.hpp): CPU 1, GPU n at 2 + n.
+  m.attr("_CPU_AGENT_ID") = kCpuAgentId;
+  m.def("_gpu_agent_id", &gpu_agent_id, py::arg("device_ordinal"),
+        "internal (tests): rocpd_info_agent.id of the GPU with this device ordinal");
 }
 
 rocprof::bindings::Register g_register(bind);
