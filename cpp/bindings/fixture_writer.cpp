@@ -5,6 +5,7 @@
 // Strings are interned here (rocpd_string ids 1, 2, ... in the order first seen), as the
 // string table does for a session.
 #include <pybind11/stl.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstdint>
@@ -48,6 +49,9 @@ class FixtureWriter {
     info_.machine_id = machine_id;
     info_.cpu_model = cpu_model;
     for (const auto& kv : metadata) info_.metadata.emplace_back(kv.first, kv.second);
+    // As for a session (session/os_facts.hpp prepares the path): never into an existing file.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) throw std::runtime_error(path + " already exists");
     std::string error;
     if (!sink_.open(info_, &error)) throw std::runtime_error("cannot create " + path + ": " + error);
     open_ = true;
