@@ -1,6 +1,6 @@
 """B6: rocpd kernel summary over 1M and 10M dispatch rows, and over 16 rank databases x 1M rows.
 
-Databases are built through rocpd/schema/*.sql (rocpd.testing) in a scratch directory, then
+Databases are built by rocprof's own writer (rocpd.testing) in a scratch directory, then
 ``rocpd.connect(...).kernel_stats()`` is timed (median of repeats, spread printed), with the CPU
 seconds it used (this process and its workers) and the 1-minute load average, since a shared box's
 wall times say little on their own. Usage:
@@ -28,8 +28,6 @@ def build(path: str, rows: int, seed: int, pid: int = 1000, rank: int | None = N
     if os.path.exists(path + ".tmp"):
         os.unlink(path + ".tmp")
     b = DatabaseBuilder(path + ".tmp", pid=pid, rank=rank)
-    b.conn.commit()
-    b.conn.execute("PRAGMA synchronous = OFF")
     t, chunk = 0, 200_000
     for lo in range(0, rows, chunk):
         batch = []

@@ -1,7 +1,9 @@
 """Issue 12 (6): the drop total is the writer's total row, not that row plus its breakdown
 (a run that lost 40 records was summarised as "80 LOST")."""
 
-from rocpd import connect, stats
+import sqlite3
+
+from rocpd import _schema, connect, stats
 from rocpd.testing import DatabaseBuilder
 
 
@@ -11,6 +13,18 @@ def _db(path, **metadata):
         for tag, value in metadata.items():
             b.metadata(tag, value)
     return str(path)
+
+
+def _older_writer(path):
+    """The database as writers before the total row wrote it: per-cause rows only (today's
+    writer always writes rocprof.dropped_records, 0 at open)."""
+    c = sqlite3.connect(path)
+    guid = c.execute("SELECT value FROM rocpd_metadata WHERE tag = 'guid'").fetchone()[0]
+    c.execute(f'DELETE FROM "rocpd_metadata{_schema.suffix_of(guid)}"'
+              " WHERE tag = 'rocprof.dropped_records'")
+    c.commit()
+    c.close()
+    return path
 
 
 def test_total_row_and_breakdown_are_not_added(tmp_path):
@@ -23,7 +37,8 @@ def test_total_row_and_breakdown_are_not_added(tmp_path):
 
 
 def test_breakdown_alone_is_summed_and_parts_add_up(tmp_path):
-    a = _db(tmp_path / "a.db", **{"rocprof.dropped_records.ring": 3, "rocprof.dropped_records.x": 4})
+    a = _older_writer(_db(tmp_path / "a.db", **{"rocprof.dropped_records.ring": 3,
+                                                 "rocprof.dropped_records.x": 4}))
     b = _db(tmp_path / "b.db", **{"rocprof.dropped_records": 5, "rocprof.dropped_records.ring": 5})
     with connect(a, b) as c:
         assert c.dropped_total() == 12

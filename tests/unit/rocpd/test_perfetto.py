@@ -55,7 +55,7 @@ def test_tracks_slices_nesting_and_flows(run_db, tmp_path):
     threads = [t for t in tracks.values() if t.HasField("thread")]
     assert [p.process.pid for p in procs] == [1000]
     assert [(t.thread.pid, t.thread.tid, t.thread.thread_name) for t in threads] == [(1000, 1000, "MainThread")]
-    gpu = [t for t in tracks.values() if t.name.startswith("GPU 1")]
+    gpu = [t for t in tracks.values() if t.name.startswith("GPU 0")]
     assert len(gpu) == 1 and gpu[0].parent_uuid == procs[0].uuid
     streams = {t.name: t.uuid for t in tracks.values() if t.parent_uuid == gpu[0].uuid}
     assert set(streams) == {"Default Stream", "Stream 1"}

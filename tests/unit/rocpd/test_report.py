@@ -55,7 +55,7 @@ def test_timeline_and_imbalance_match_raw(two_ranks):
     n_gpu = len(a["kernels"]) + len(a["copies"]) + len(b["kernels"]) + len(b["copies"])
     assert total == total2 == len(rows) == n_gpu and len(few) == 10
     assert [r[1] for r in few] == sorted(r[1] for r in rows)[:10]
-    stream1 = [r for r in rows if r[0] == "pid 12 · GPU 1 · Stream 1"]
+    stream1 = [r for r in rows if r[0] == "pid 12 · GPU 0 · Stream 1"]
     assert len(stream1) == len(b["kernels"]) // 2
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == sorted({r[0] for r in rows})

@@ -5,6 +5,7 @@ import csv
 import json
 import pathlib
 import re
+import sqlite3
 
 import pytest
 
@@ -26,8 +27,12 @@ def marker_db(tmp_path):
         b.region("HIP_RUNTIME_API", "hipMemcpy", t + 4000, t + 4100, message="not a marker")
         b.kernel("gemm", t + 100, t + 900)
         b.sample("python", t + 500, call_stack={"frames": ["main"]})
-        b.conn.execute(f"UPDATE {b._t('event')} SET extdata = '{{\"message\": ' "
-                       "WHERE extdata LIKE '%broken%'")
+        guid = b.guid
+    # The writer only stores JSON: break one event's extdata afterwards.
+    with sqlite3.connect(path) as c:
+        c.execute(f'UPDATE "rocpd_event{_schema.suffix_of(guid)}" SET extdata = \'{{"message": \' '
+                  "WHERE extdata LIKE '%broken%'")
+    c.close()
     return str(path)
 
 
