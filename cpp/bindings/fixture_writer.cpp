@@ -33,8 +33,9 @@ class FixtureWriter {
   FixtureWriter(const std::string& path, const std::optional<std::string>& guid, uint32_t pid,
                 uint32_t ppid, const std::string& hostname, const std::string& command,
                 const std::string& environment, const std::map<std::string, std::string>& metadata,
-                uint64_t init, uint64_t start, const std::string& options, const std::string& cpu_model,
-                const std::string& machine_id, const std::string& system_name) {
+                uint64_t init, uint64_t start, const std::string& options,
+                const std::string& cpu_model, const std::string& machine_id,
+                const std::string& system_name) {
     info_.path = path;
     info_.guid = guid ? *guid : make_uuid_v7();
     info_.options_json = options;
@@ -50,10 +51,11 @@ class FixtureWriter {
     info_.cpu_model = cpu_model;
     for (const auto& kv : metadata) info_.metadata.emplace_back(kv.first, kv.second);
     // As for a session (session/os_facts.hpp prepares the path): never into an existing file.
-    struct stat st {};
+    struct stat st{};
     if (::stat(path.c_str(), &st) == 0) throw std::runtime_error(path + " already exists");
     std::string error;
-    if (!sink_.open(info_, &error)) throw std::runtime_error("cannot create " + path + ": " + error);
+    if (!sink_.open(info_, &error))
+      throw std::runtime_error("cannot create " + path + ": " + error);
     open_ = true;
   }
 
@@ -77,7 +79,8 @@ class FixtureWriter {
   void agent(uint32_t id, const std::string& type, uint32_t absolute_index, uint32_t logical_index,
              uint32_t type_index, const std::string& uuid, const std::string& name,
              const std::string& model_name, const std::string& vendor_name,
-             const std::string& product_name, const std::string& user_name, const std::string& extdata) {
+             const std::string& product_name, const std::string& user_name,
+             const std::string& extdata) {
     AgentInfo a;
     a.id = id;
     a.type = type;
@@ -122,7 +125,9 @@ class FixtureWriter {
   void thread(uint32_t tid, const std::string& name, uint64_t start, uint64_t end) {
     info(ThreadInfo{tid, start, end, name});
   }
-  void metadata(const std::string& tag, const std::string& value) { info(MetadataInfo{tag, value}); }
+  void metadata(const std::string& tag, const std::string& value) {
+    info(MetadataInfo{tag, value});
+  }
   void stack(uint64_t id, uint64_t parent_id, const std::optional<std::string>& category,
              const std::string& call_stack, const std::string& line_info) {
     const uint32_t cat = opt_string(category);
@@ -138,8 +143,9 @@ class FixtureWriter {
 
   void region(const std::string& category, const std::string& name, uint64_t start, uint64_t end,
               uint32_t tid, uint64_t correlation_id, bool message, bool instant, bool open_at_exit,
-              const std::optional<std::string>& extdata, uint64_t stack_id, uint64_t parent_stack_id,
-              uint64_t external_id, const std::optional<std::string>& region_name) {
+              const std::optional<std::string>& extdata, uint64_t stack_id,
+              uint64_t parent_stack_id, uint64_t external_id,
+              const std::optional<std::string>& region_name) {
     Record r = base(RecordKind::kRegion, tid, start, end, category, name, correlation_id);
     r.flags = static_cast<uint16_t>((message ? kFlagMessage : 0) | (instant ? kFlagInstant : 0) |
                                     (open_at_exit ? kFlagOpenAtExit : 0));
@@ -154,9 +160,11 @@ class FixtureWriter {
   void kernel(uint32_t kernel_id, uint64_t start, uint64_t end, uint32_t tid, uint32_t agent,
               uint32_t stream, uint32_t queue, uint64_t correlation_id, uint64_t dispatch_id,
               const Dim3& grid, const Dim3& block, uint32_t static_shared, uint32_t dynamic_shared,
-              uint32_t local_per_thread, uint32_t registers, const std::optional<std::string>& region_name,
-              uint32_t callsite, uint64_t stack_id, const std::string& category) {
-    Record r = base(RecordKind::kKernelDispatch, tid, start, end, category, std::nullopt, correlation_id);
+              uint32_t local_per_thread, uint32_t registers,
+              const std::optional<std::string>& region_name, uint32_t callsite, uint64_t stack_id,
+              const std::string& category) {
+    Record r =
+        base(RecordKind::kKernelDispatch, tid, start, end, category, std::nullopt, correlation_id);
     KernelData& k = r.kernel;
     k.agent_id = agent;
     k.stream_id = stream;
@@ -199,11 +207,11 @@ class FixtureWriter {
     sink_.write_records(batch.data(), batch.size());
   }
 
-  void memory_copy(const std::string& name, uint64_t start, uint64_t end, uint64_t bytes, uint32_t tid,
-                   uint32_t src_agent, uint32_t dst_agent, uint64_t src_address, uint64_t dst_address,
-                   uint32_t stream, uint32_t queue, uint64_t correlation_id, bool memset, uint32_t value,
-                   const std::optional<std::string>& region_name, uint32_t callsite, uint64_t stack_id,
-                   const std::string& category) {
+  void memory_copy(const std::string& name, uint64_t start, uint64_t end, uint64_t bytes,
+                   uint32_t tid, uint32_t src_agent, uint32_t dst_agent, uint64_t src_address,
+                   uint64_t dst_address, uint32_t stream, uint32_t queue, uint64_t correlation_id,
+                   bool memset, uint32_t value, const std::optional<std::string>& region_name,
+                   uint32_t callsite, uint64_t stack_id, const std::string& category) {
     Record r = base(RecordKind::kMemoryCopy, tid, start, end, category, name, correlation_id);
     r.flags = memset ? kFlagMemset : 0;
     CopyData& c = r.copy;
@@ -221,12 +229,14 @@ class FixtureWriter {
     write(r);
   }
 
-  void allocation(const std::string& type, uint64_t start, uint64_t end, uint64_t bytes, uint32_t tid,
-                  uint32_t agent, const std::string& level, uint64_t address, uint32_t stream,
-                  uint64_t correlation_id, uint64_t stack_id, const std::string& category) {
+  void allocation(const std::string& type, uint64_t start, uint64_t end, uint64_t bytes,
+                  uint32_t tid, uint32_t agent, const std::string& level, uint64_t address,
+                  uint32_t stream, uint64_t correlation_id, uint64_t stack_id,
+                  const std::string& category) {
     static const char* const kOps[] = {"ALLOC", "FREE", "REALLOC", "RECLAIM"};
     static const char* const kLevels[] = {"REAL", "VIRTUAL", "SCRATCH"};
-    Record r = base(RecordKind::kMemoryAlloc, tid, start, end, category, std::nullopt, correlation_id);
+    Record r =
+        base(RecordKind::kMemoryAlloc, tid, start, end, category, std::nullopt, correlation_id);
     AllocData& a = r.alloc;
     a.op = index_of(kOps, 4, type, "allocation type");
     a.level = index_of(kLevels, 3, level, "allocation level");
@@ -241,7 +251,8 @@ class FixtureWriter {
   void sample(uint64_t timestamp, uint32_t tid, const std::string& category, uint64_t stack_id,
               uint64_t track_id, double value, const std::optional<std::string>& extdata,
               uint64_t correlation_id) {
-    Record r = base(RecordKind::kSample, tid, timestamp, timestamp, category, std::nullopt, correlation_id);
+    Record r = base(RecordKind::kSample, tid, timestamp, timestamp, category, std::nullopt,
+                    correlation_id);
     r.sample.track_id = track_id;
     r.sample.stack_id = stack_id;
     r.sample.value = value;
@@ -300,7 +311,8 @@ class FixtureWriter {
     if (v.size() != 3) throw std::invalid_argument(std::string(what) + " must have three values");
     for (int i = 0; i < 3; ++i) out[i] = v[i];
   }
-  static uint32_t index_of(const char* const* names, uint32_t n, const std::string& v, const char* what) {
+  static uint32_t index_of(const char* const* names, uint32_t n, const std::string& v,
+                           const char* what) {
     for (uint32_t i = 0; i < n; ++i)
       if (v == names[i]) return i;
     throw std::invalid_argument(std::string("unknown ") + what + ": " + v);
@@ -334,22 +346,23 @@ void bind(py::module_& m) {
            py::arg("display_name") = "", py::arg("kernel_object") = 0,
            py::arg("kernarg_segment_size") = 0, py::arg("kernarg_segment_alignment") = 0,
            py::arg("group_segment_size") = 0, py::arg("private_segment_size") = 0,
-           py::arg("sgpr_count") = 0, py::arg("arch_vgpr_count") = 0, py::arg("accum_vgpr_count") = 0,
-           py::arg("extdata") = "{}")
+           py::arg("sgpr_count") = 0, py::arg("arch_vgpr_count") = 0,
+           py::arg("accum_vgpr_count") = 0, py::arg("extdata") = "{}")
       .def("thread", &W::thread, py::arg("tid"), py::arg("name") = "", py::kw_only(),
            py::arg("start") = 0, py::arg("end") = 0)
       .def("metadata", &W::metadata, py::arg("tag"), py::arg("value"))
       .def("stack", &W::stack, py::arg("id"), py::arg("parent_id"), py::kw_only(),
-           py::arg("category") = py::none(), py::arg("call_stack") = "{}", py::arg("line_info") = "{}")
+           py::arg("category") = py::none(), py::arg("call_stack") = "{}",
+           py::arg("line_info") = "{}")
       .def("callsite", &W::callsite, py::arg("frames"), py::arg("line_info"))
       .def("region", &W::region, py::arg("category"), py::arg("name"), py::arg("start"),
            py::arg("end"), py::kw_only(), py::arg("tid"), py::arg("correlation_id") = 0,
            py::arg("message") = false, py::arg("instant") = false, py::arg("open_at_exit") = false,
            py::arg("extdata") = py::none(), py::arg("stack_id") = 0, py::arg("parent_stack_id") = 0,
            py::arg("external_id") = 0, py::arg("region_name") = py::none())
-      .def("kernel", &W::kernel, py::arg("kernel_id"), py::arg("start"), py::arg("end"), py::kw_only(),
-           py::arg("tid"), py::arg("agent"), py::arg("stream") = 0, py::arg("queue") = 0,
-           py::arg("correlation_id") = 0, py::arg("dispatch_id") = 0,
+      .def("kernel", &W::kernel, py::arg("kernel_id"), py::arg("start"), py::arg("end"),
+           py::kw_only(), py::arg("tid"), py::arg("agent"), py::arg("stream") = 0,
+           py::arg("queue") = 0, py::arg("correlation_id") = 0, py::arg("dispatch_id") = 0,
            py::arg("grid") = Dim3{1, 1, 1}, py::arg("block") = Dim3{1, 1, 1},
            py::arg("static_shared") = 0, py::arg("dynamic_shared") = 0,
            py::arg("local_per_thread") = 0, py::arg("registers") = 0,
@@ -358,29 +371,31 @@ void bind(py::module_& m) {
       .def("kernels", &W::kernels, py::arg("rows"), py::kw_only(), py::arg("tid"), py::arg("agent"),
            py::arg("stream") = 0, py::arg("grid") = Dim3{1, 1, 1}, py::arg("block") = Dim3{1, 1, 1})
       .def("memory_copy", &W::memory_copy, py::arg("name"), py::arg("start"), py::arg("end"),
-           py::arg("bytes"), py::kw_only(), py::arg("tid"), py::arg("src_agent"), py::arg("dst_agent"),
-           py::arg("src_address") = 0, py::arg("dst_address") = 0, py::arg("stream") = 0,
-           py::arg("queue") = 0, py::arg("correlation_id") = 0, py::arg("memset") = false,
-           py::arg("value") = 0, py::arg("region_name") = py::none(), py::arg("callsite") = 0,
-           py::arg("stack_id") = 0, py::arg("category") = "MEMORY_COPY")
+           py::arg("bytes"), py::kw_only(), py::arg("tid"), py::arg("src_agent"),
+           py::arg("dst_agent"), py::arg("src_address") = 0, py::arg("dst_address") = 0,
+           py::arg("stream") = 0, py::arg("queue") = 0, py::arg("correlation_id") = 0,
+           py::arg("memset") = false, py::arg("value") = 0, py::arg("region_name") = py::none(),
+           py::arg("callsite") = 0, py::arg("stack_id") = 0, py::arg("category") = "MEMORY_COPY")
       .def("allocation", &W::allocation, py::arg("type"), py::arg("start"), py::arg("end"),
-           py::arg("bytes"), py::kw_only(), py::arg("tid"), py::arg("agent"), py::arg("level") = "REAL",
-           py::arg("address") = 0, py::arg("stream") = 0, py::arg("correlation_id") = 0,
-           py::arg("stack_id") = 0, py::arg("category") = "MEMORY_ALLOCATION")
+           py::arg("bytes"), py::kw_only(), py::arg("tid"), py::arg("agent"),
+           py::arg("level") = "REAL", py::arg("address") = 0, py::arg("stream") = 0,
+           py::arg("correlation_id") = 0, py::arg("stack_id") = 0,
+           py::arg("category") = "MEMORY_ALLOCATION")
       .def("sample", &W::sample, py::arg("timestamp"), py::kw_only(), py::arg("tid"),
            py::arg("category") = "PYTHON_SAMPLE", py::arg("stack_id") = 0, py::arg("track_id") = 0,
            py::arg("value") = std::nan(""), py::arg("extdata") = py::none(),
            py::arg("correlation_id") = 0)
-      .def("thread_name", &W::thread_name, py::arg("tid"), py::arg("name"), py::arg("timestamp") = 0)
+      .def("thread_name", &W::thread_name, py::arg("tid"), py::arg("name"),
+           py::arg("timestamp") = 0)
       .def("commit", &W::commit)
       .def("close", &W::close, py::arg("end") = 0);
   m.def(
       "_fixture_writer",
-      [](const std::string& path, const std::optional<std::string>& guid, uint32_t pid, uint32_t ppid,
-         const std::string& hostname, const std::string& command, const std::string& environment,
-         const std::map<std::string, std::string>& metadata, uint64_t init, uint64_t start,
-         const std::string& options, const std::string& cpu_model, const std::string& machine_id,
-         const std::string& system_name) {
+      [](const std::string& path, const std::optional<std::string>& guid, uint32_t pid,
+         uint32_t ppid, const std::string& hostname, const std::string& command,
+         const std::string& environment, const std::map<std::string, std::string>& metadata,
+         uint64_t init, uint64_t start, const std::string& options, const std::string& cpu_model,
+         const std::string& machine_id, const std::string& system_name) {
         return new FixtureWriter(path, guid, pid, ppid, hostname, command, environment, metadata,
                                  init, start, options, cpu_model, machine_id, system_name);
       },
