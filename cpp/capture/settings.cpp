@@ -90,18 +90,72 @@ void print(const Fields<S>& f, const S& s, const char* section, std::string* out
       *out += std::string(section) + "." + name + "=" + s.*member + "\n";
 }
 
+// Index just past the bracket expression opening at p[i] ('['); p.size() if unterminated.
+size_t bracket_end(const std::string& p, size_t i) {
+  size_t j = i + 1;
+  if (j < p.size() && p[j] == '^') ++j;
+  if (j < p.size() && p[j] == ']') ++j;  // a leading ] is a member, not the end
+  while (j < p.size()) {
+    if (p[j] == '[' && j + 1 < p.size() &&
+        (p[j + 1] == ':' || p[j + 1] == '.' || p[j + 1] == '=')) {
+      const size_t close = p.find(std::string(1, p[j + 1]) + "]", j + 2);
+      j = close != std::string::npos ? close + 2 : j + 1;
+    } else if (p[j] == ']') {
+      return j + 1;
+    } else {
+      ++j;
+    }
+  }
+  return p.size();
+}
+
+// What glibc accepts but reads otherwise than a Python or PCRE user means: the same rule as
+// rocpd.regex.unsupported(), so the CLI, rocpd and capture accept exactly the same patterns.
+std::string unsupported(const std::string& p) {
+  bool after_quantifier = false;
+  for (size_t i = 0; i < p.size();) {
+    const char c = p[i];
+    if (c == '\\') {
+      const char n = i + 1 < p.size() ? p[i + 1] : '\0';
+      if ((n >= 'a' && n <= 'z') || (n >= 'A' && n <= 'Z'))
+        return std::string("\\") + n + " is not POSIX (glibc reads it otherwise)";
+      i += 2, after_quantifier = false;
+    } else if (c == '[') {
+      i = bracket_end(p, i), after_quantifier = false;
+    } else if ((c == '?' || c == '+') && after_quantifier) {
+      return std::string("lazy or possessive quantifier '") + p[i - 1] + c +
+             "' is not POSIX (glibc would read it as greedy)";
+    } else if (c == '*' || c == '+' || c == '?') {
+      ++i, after_quantifier = true;
+    } else if (c == '{') {
+      const size_t close = p.find('}', i);
+      const bool interval = close != std::string::npos && close > i + 1 &&
+                            p.find_first_not_of("0123456789,", i + 1) == close;
+      i = interval ? close + 1 : i + 1;
+      after_quantifier = interval;
+    } else {
+      ++i, after_quantifier = false;
+    }
+  }
+  return "";
+}
+
 bool check_regex(const std::string& pattern, const char* option, std::string* error) {
   if (pattern.empty()) return true;
-  regex_t re;
-  const int rc = regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
-  if (rc == 0) {
-    regfree(&re);
-    return true;
+  const char* hint = " (POSIX extended syntax: use [0-9] not \\d, no (?i) flags)";
+  std::string why = unsupported(pattern);
+  if (why.empty()) {
+    regex_t re;
+    const int rc = regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
+    if (rc == 0) {
+      regfree(&re);
+      return true;
+    }
+    char msg[128];
+    regerror(rc, &re, msg, sizeof msg);
+    why = msg;
   }
-  char msg[128];
-  regerror(rc, &re, msg, sizeof msg);
-  *error = std::string(option) + " '" + pattern + "': " + msg +
-           " (POSIX extended syntax: use [0-9] not \\d, no (?i) flags)";
+  *error = std::string(option) + " '" + pattern + "': " + why + hint;
   return false;
 }
 

@@ -26,6 +26,10 @@ TRACE_HELP = (
 )
 
 
+# `--sample` with no rate (not a string: argparse would run it through type=int).
+DEFAULT_RATE = object()
+
+
 def add_parser(p) -> None:
     p.epilog = TRACE_HELP
     out = p.add_argument_group("output")
@@ -49,8 +53,9 @@ def add_parser(p) -> None:
     tr.add_argument("-T", "--truncate-kernels", action="store_true", help="kernel names without arguments")
     tr.add_argument("-M", "--mangled-kernels", action="store_true", help="keep mangled kernel names")
     sm = p.add_argument_group("sampling")
-    sm.add_argument("--sample", nargs="?", const=1000, type=int, metavar="HZ",
-                    help="call-stack sampling at HZ (default 1000)")
+    sm.add_argument("--sample", nargs="?", const=DEFAULT_RATE, type=int, metavar="HZ",
+                    help="call-stack sampling at HZ (without HZ: the core's default rate, "
+                         "SamplingSettings.DEFAULT_HZ)")
     sm.add_argument("--sampling-mode", choices=("cpu", "wall"), default="cpu")
     sm.add_argument("--native-stacks", action="store_true", help="merge native frames into stacks")
     out.add_argument("--buffer-budget", type=int, default=2048, metavar="MiB",
@@ -110,6 +115,10 @@ def options_from(args) -> Options:
         # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
         o.kernel_trace = o.memory_copy_trace = True
         o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
+    if o.sample is DEFAULT_RATE:  # --sample without a rate: the one default, stated in the core
+        from .. import _core
+
+        o.sample = _core.SamplingSettings.DEFAULT_HZ
     if o.sample is not None and not (1 <= o.sample <= 100_000):
         raise UsageError(f"rocprof run: --sample must be between 1 and 100000 Hz, not {o.sample}")
     for flag in ("kernel_include_regex", "kernel_exclude_regex"):

@@ -49,3 +49,28 @@ def test_launcher_options_become_settings():
     settings, _ = backends.configure(o)
     assert settings.sampling.hz == 123 and settings.sampling.wall
     assert settings.sampling.launcher_file.endswith("target.py")
+
+
+@pytest.mark.parametrize("pattern", [r"gemm_\d+", "(?i)gemm", "a*?", r"\bconv"])
+def test_capture_refuses_what_the_cli_and_rocpd_refuse(pattern):
+    """One dialect: a pattern the CLI's check (rocpd.regex) refuses, the native settings refuse
+    too, so rocprof.profile(kernel_include_regex=...) cannot slip past it."""
+    from rocpd import regex
+
+    with pytest.raises(ValueError):
+        regex.compile(pattern)
+    s = _core.CaptureSettings()
+    s.cupti.kernel_include = pattern
+    with pytest.raises(ValueError, match="POSIX extended syntax"):
+        s.validate()
+
+
+@pytest.mark.parametrize("pattern", ["gemm_[0-9]+", "^void at::native::", "a{2,3}b", "[[:digit:]]+",
+                                     "x|y", "[]a]+"])
+def test_capture_accepts_what_rocpd_accepts(pattern):
+    from rocpd import regex
+
+    regex.compile(pattern)
+    s = _core.CaptureSettings()
+    s.cupti.kernel_include = pattern
+    s.validate()
