@@ -94,13 +94,92 @@ def _collect(db, by: str | None = None, **filters) -> dict[str, object]:
     return out
 
 
+# rocprofiler-sdk source/lib/output/domain_type.cpp: the domain_stats.csv names (column_name).
+def domain_name(category: str) -> str:
+    """rocprofv3's domain_stats name for a category (MARKER_CORE_API -> MARKER_API)."""
+    stem = stem_for(category)
+    return {"hip_api": "HIP_API", "hsa_api": "HSA_API", "marker_api": "MARKER_API"}.get(
+        stem, "RCCL_API" if category.upper().startswith("RCCL") else category)
+
+
+def rocprofv3_domains(df):
+    """``df`` (a domain_stats table) with categories renamed and merged into rocprofv3's domains."""
+    import numpy as np
+    import pandas as pd
+
+    if not len(df) or "Name" not in df.columns:
+        return df
+    df = df.assign(Name=df["Name"].map(lambda v: domain_name(v) if isinstance(v, str) else v))
+    if not df["Name"].duplicated().any():
+        return df
+    rows = []
+    for name, g in df.groupby("Name", sort=False):
+        n = g["Calls"].astype(float)
+        mean = g["AverageNs"].astype(float)
+        var = g["StdDev"].fillna(0).astype(float) ** 2
+        calls = int(n.sum())
+        total = g["TotalDurationNs"].sum()
+        avg = float(total) / calls
+        ss = ((n - 1).clip(lower=0) * var + n * mean ** 2).sum() - calls * avg ** 2
+        std = float(np.sqrt(abs(ss) / (calls - 1))) if calls > 1 else 0.0
+        rows.append({"Name": name, "Calls": calls, "TotalDurationNs": total, "AverageNs": avg,
+                     "Percentage": 0.0, "MinNs": g["MinNs"].min(), "MaxNs": g["MaxNs"].max(),
+                     "StdDev": std})
+    out = pd.DataFrame(rows, columns=df.columns)
+    out["Percentage"] = 100.0 * out["TotalDurationNs"] / out["TotalDurationNs"].sum()
+    return out.sort_values("TotalDurationNs", ascending=False, kind="stable").reset_index(drop=True)
+
+
+# rocprofiler-sdk source/lib/output/statistics.cpp (stats_formatter): a float above 0.01 is written
+# fixed with 6 decimals, else scientific with 8; a Percentage >= 1 fixed with 2 decimals, above
+# 0.01 fixed with 4, else scientific with 3. Integers (calls, total, min, max) as they are.
+def format_stat(value) -> str:
+    v = float(value)
+    return f"{v:.6f}" if v > 1e-2 else f"{v:.8e}"
+
+
+def format_percentage(value) -> str:
+    v = float(value)
+    if v >= 1.0:
+        return f"{v:.2f}"
+    return f"{v:.4f}" if v > 1e-2 else f"{v:.3e}"
+
+
+_FLOAT_COLS = {"AverageNs": format_stat, "StdDev": format_stat, "Percentage": format_percentage}
+
+
+def _cell(col: str, value) -> str:
+    import math
+
+    if isinstance(value, str):
+        return '"' + value.replace('"', '""') + '"'
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if col in _FLOAT_COLS:
+        return _FLOAT_COLS[col](value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def write_stats_frame(df, path: str) -> None:
+    """One stats CSV as rocprofv3 writes it: header and names quoted, numbers as stats_formatter."""
+    cols = list(df.columns)
+    with open(path, "w", newline="") as fh:
+        fh.write(",".join(_cell("", c) for c in cols) + "\n")
+        for row in df.itertuples(index=False, name=None):
+            fh.write(",".join(_cell(c, v) for c, v in zip(cols, row, strict=True)) + "\n")
+
+
 def write_stats_csv(db_path, out_prefix: str, **filters) -> list[str]:
     db, owned = _open(db_path)
     try:
         written = []
         for stem, df in collect(db, **filters).items():
             path = f"{out_prefix}_{stem}_stats.csv"
-            df.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
+            if stem == "domain":
+                df = rocprofv3_domains(df)
+            write_stats_frame(df, path)
             written.append(path)
         drops = db.dropped_records()
         if drops:
