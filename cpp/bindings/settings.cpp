@@ -59,10 +59,14 @@ void bind(py::module_& m) {
       .def_readwrite("native", &SamplingSettings::native)
       .def_readwrite("launcher_file", &SamplingSettings::launcher_file)
       .def_readwrite("runpy_file", &SamplingSettings::runpy_file);
+  py::class_<rocprof::MarkersSettings>(m, "MarkersSettings", "ROCTx")
+      .def(py::init<>())
+      .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
       .def_readwrite("cupti", &CaptureSettings::cupti)
       .def_readwrite("sampling", &CaptureSettings::sampling)
+      .def_readwrite("markers", &CaptureSettings::markers)
       .def(
           "validate",
           [](const CaptureSettings& s) {

@@ -51,6 +51,12 @@ const Fields<SamplingSettings>& sampling_fields() {
   return f;
 }
 
+const Fields<MarkersSettings>& markers_fields() {
+  static const Fields<MarkersSettings> f{
+      {{"start_paused", &MarkersSettings::start_paused}}, {}, {}};
+  return f;
+}
+
 bool parse_bool(const std::string& v, bool* out) {
   if (v == "1" || v == "true" || v == "yes" || v == "on") return *out = true, true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return *out = false, true;
@@ -202,6 +208,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
       why = "expected key=value";
     else if (key.rfind("cupti.", 0) == 0)
       ok = set(cupti_fields(), &s->cupti, key.substr(6), value, &why);
+    else if (key.rfind("markers.", 0) == 0)
+      ok = set(markers_fields(), &s->markers, key.substr(8), value, &why);
     else if (key.rfind("sampling.", 0) == 0)
       ok = set(sampling_fields(), &s->sampling, key.substr(9), value, &why);
     else
@@ -218,6 +226,7 @@ std::string to_text(const CaptureSettings& s) {
   std::string out;
   print(cupti_fields(), s.cupti, "cupti", &out);
   print(sampling_fields(), s.sampling, "sampling", &out);
+  print(markers_fields(), s.markers, "markers", &out);
   return out;
 }
 

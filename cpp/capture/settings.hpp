@@ -37,9 +37,14 @@ struct SamplingSettings {
   std::string launcher_file, runpy_file;
 };
 
+struct MarkersSettings {
+  bool start_paused = false;  // --selected-regions: record only from roctxProfilerResume on
+};
+
 struct CaptureSettings {
   CuptiSettings cupti;
   SamplingSettings sampling;
+  MarkersSettings markers;
 };
 
 namespace capture {

@@ -28,6 +28,7 @@ def child_environment(options: Options, unique_names: bool = True) -> dict[str, 
     manifest give a name to the first process that claims it."""
     spec = dataclasses.asdict(options)
     spec["stats"] = spec["summary"] = False  # children never print reports of their own
+    spec["output_formats"] = []
     # Children may run in another working directory: anchor the folder to ours.
     spec["output_dir"] = os.path.abspath(options.output_dir or paths.DEFAULT_DIR)
     name = options.output_file or "%pid%"

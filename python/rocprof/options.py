@@ -35,6 +35,10 @@ class Options:
     follow_fork: bool = True
     follow_children: bool = True       # Python children (subprocess, torchrun, spawn)
     default_gpu: bool = False          # GPU tracing on by default, not asked for: no notes
+    output_formats: list = dataclasses.field(default_factory=list)  # -f: csv json pftrace otf2
+    summary_units: str = "ns"          # -u, as rocpd.stats names units
+    summary_output_file: str | None = None
+    selected_regions: bool = False     # start paused (roctxProfilerResume starts recording)
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""

@@ -147,14 +147,15 @@ inline CaptureContext* recording_ctx() noexcept {
 }
 
 // Markers as a capture backend: the session starts it with every other backend; its stop
-// closes what is still open. ROCTx is always on (--marker-trace), so it has no settings.
+// closes what is still open. ROCTx is always on (--marker-trace); its one setting is whether
+// the session starts paused (--selected-regions).
 class MarkersBackend final : public Backend {
  public:
   const char* name() const override { return "markers"; }
-  bool start(CaptureContext& ctx, const CaptureSettings&, std::string*) override {
+  bool start(CaptureContext& ctx, const CaptureSettings& settings, std::string*) override {
     g_category = ctx.intern(kCategory);
     free_exited_stacks();
-    g_paused.store(false, std::memory_order_relaxed);
+    g_paused.store(settings.markers.start_paused, std::memory_order_relaxed);
     g_generation.fetch_add(1, std::memory_order_acq_rel);
     g_ctx.store(&ctx, std::memory_order_release);
     return true;

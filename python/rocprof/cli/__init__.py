@@ -45,6 +45,7 @@ def dispatch(argv: list[str]) -> int:
         args = parser.parse_args(argv)
         if target is not None:
             args.target = target
+            args.own_argv = argv[1:]
         if args.command is None:
             parser.print_help()
             return 2

@@ -13,6 +13,7 @@ import sys
 
 from ..options import Options
 from . import UsageError
+from . import rocprofv3_options as v3
 from .target import run_target
 
 TRACE_HELP = (
@@ -38,26 +39,38 @@ def add_parser(p) -> None:
                           "placeholders %%hostname%% %%pid%% %%ppid%% %%rank%% %%env{VAR}%%")
     out.add_argument("-o", "--output-file", metavar="NAME",
                      help="database name: NAME_results.db (default %%pid%%)")
-    out.add_argument("--stats", action="store_true", help="write *_stats.csv beside the database")
-    out.add_argument("-S", "--summary", action="store_true", help="print summary tables at exit")
-    tr = p.add_argument_group("tracing (rocprofv3 names)")
-    tr.add_argument("--marker-trace", action="store_true", help="ROCTx ranges and marks (always on)")
-    tr.add_argument("--kernel-trace", action="store_true", help="GPU kernel dispatches")
-    tr.add_argument("--memory-copy-trace", action="store_true", help="GPU memory copies and sets")
-    tr.add_argument("--memory-allocation-trace", action="store_true", help="GPU allocations and frees")
-    tr.add_argument("--runtime-trace", action="store_true", help="GPU runtime and driver API calls and synchronisations (costly: "
-                         "every CUDA call becomes a record)")
-    tr.add_argument("--sys-trace", action="store_true", help="all of the above")
+    v3.add_bool(out, "--stats", help="write *_stats.csv beside the database")
+    v3.add_bool(out, "-S", "--summary", help="print summary tables at exit")
+    out.add_argument("-f", "--output-format", nargs="+", choices=v3.FORMATS, default=[],
+                     metavar="FMT", help="also write each database as csv, json (Chrome trace), "
+                     "pftrace (Perfetto), otf2 or rocpd at exit, several allowed")
+    out.add_argument("-u", "--summary-units", choices=tuple(v3.UNITS), default="nsec",
+                     help="time unit of the -S tables")
+    out.add_argument("--summary-output-file", metavar="PATH",
+                     help="write the -S tables to PATH instead of standard output")
+    out.add_argument("-i", "--input", metavar="FILE",
+                     help="rocprofv3 input file (YAML or JSON; {jobs: [...]} runs the target once "
+                          "per job)")
+    tr = p.add_argument_group("tracing (rocprofv3 names; each takes an optional BOOL)")
+    v3.add_bool(tr, "--marker-trace", help="ROCTx ranges and marks (always on)")
+    v3.add_bool(tr, "--kernel-trace", help="GPU kernel dispatches")
+    v3.add_bool(tr, "--memory-copy-trace", help="GPU memory copies and sets")
+    v3.add_bool(tr, "--memory-allocation-trace", help="GPU allocations and frees")
+    v3.add_bool(tr, "-r", "--runtime-trace", help="GPU runtime and driver API calls and "
+                "synchronisations (costly: every CUDA call becomes a record)")
+    v3.add_bool(tr, "-s", "--sys-trace", help="all of the above")
+    v3.add_bool(tr, "--selected-regions", help="start paused: record only between "
+                "roctxProfilerResume and roctxProfilerPause (roctx.resume()/pause())")
     tr.add_argument("--kernel-include-regex", metavar="RE", help="keep only kernels matching RE")
     tr.add_argument("--kernel-exclude-regex", metavar="RE", help="drop kernels matching RE")
-    tr.add_argument("-T", "--truncate-kernels", action="store_true", help="kernel names without arguments")
-    tr.add_argument("-M", "--mangled-kernels", action="store_true", help="keep mangled kernel names")
+    v3.add_bool(tr, "-T", "--truncate-kernels", help="kernel names without arguments")
+    v3.add_bool(tr, "-M", "--mangled-kernels", help="keep mangled kernel names")
     sm = p.add_argument_group("sampling")
     sm.add_argument("--sample", nargs="?", const=DEFAULT_RATE, type=int, metavar="HZ",
                     help="call-stack sampling at HZ (without HZ: the core's default rate, "
                          "SamplingSettings.DEFAULT_HZ)")
     sm.add_argument("--sampling-mode", choices=("cpu", "wall"), default="cpu")
-    sm.add_argument("--native-stacks", action="store_true", help="merge native frames into stacks")
+    v3.add_bool(sm, "--native-stacks", help="merge native frames into stacks")
     out.add_argument("--buffer-budget", type=int, default=2048, metavar="MiB",
                      help="memory the record buffers may grow to in a burst (default 2048); "
                           "past it records are dropped, counted and reported at exit")
@@ -72,7 +85,13 @@ def add_parser(p) -> None:
 
 # Options of `run` that take a value: needed to find where the target's own argv begins.
 _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-regex",
-           "--kernel-exclude-regex", "--sampling-mode", "--buffer-budget"}
+           "--kernel-exclude-regex", "--sampling-mode", "--buffer-budget", "-u",
+           "--summary-units", "--summary-output-file", "-i", "--input"}
+# rocprofv3 flags that take an optional BOOL after them (`--sys-trace false`).
+_BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
+          "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace",
+          "--selected-regions", "-T", "--truncate-kernels", "-M", "--mangled-kernels",
+          "--native-stacks"}
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -92,6 +111,11 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
             i += 1
         elif a == "--sample" and i + 1 < len(argv) and argv[i + 1].isdigit():
             i += 1
+        elif a in _BOOLS and i + 1 < len(argv) and v3.is_bool(argv[i + 1]):
+            i += 1
+        elif a in ("-f", "--output-format"):
+            while i + 1 < len(argv) and argv[i + 1] in v3.FORMATS:
+                i += 1
         i += 1
     return argv, []
 
@@ -104,7 +128,10 @@ def options_from(args) -> Options:
                 truncate_kernels=args.truncate_kernels, mangled_kernels=args.mangled_kernels,
                 sample=args.sample, sampling_mode=args.sampling_mode,
                 native_stacks=args.native_stacks, follow_children=args.follow_children,
-                buffer_budget_mb=args.buffer_budget)
+                buffer_budget_mb=args.buffer_budget, output_formats=list(args.output_format),
+                summary_units=v3.UNITS[args.summary_units],
+                summary_output_file=args.summary_output_file,
+                selected_regions=args.selected_regions)
     o.kernel_trace = args.kernel_trace
     o.memory_copy_trace = args.memory_copy_trace
     o.memory_allocation_trace = args.memory_allocation_trace
@@ -139,6 +166,11 @@ def run(args) -> int:
     target = list(args.target)
     if target and target[0] == "--":
         target = target[1:]
+    if args.input:
+        if args.module is not None or not target:
+            raise UsageError("rocprof run: --input needs the program after it: rocprof run -i "
+                             "FILE -- CMD [args]")
+        return v3.run_input_jobs(args.input, _own_without_input(args.own_argv), target)
     if args.module is None and not target:
         raise UsageError("rocprof run: nothing to run: give a script (rocprof run script.py) or -m module")
     options = options_from(args)
@@ -154,3 +186,16 @@ def run(args) -> int:
             return run_command(options, target)
     return run_target(options, script=None if args.module else target[0], module=args.module,
                       argv=target)
+
+
+def _own_without_input(own: list[str]) -> list[str]:
+    """The command line's own options less -i FILE (each job adds its file's options)."""
+    out, skip = [], False
+    for a in own:
+        if skip:
+            skip = False
+        elif a in ("-i", "--input"):
+            skip = True
+        elif not a.startswith(("--input=", "-i=")):
+            out.append(a)
+    return out

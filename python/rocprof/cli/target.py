@@ -81,10 +81,10 @@ def _report(session: Session, options: Options) -> None:
 
 
 def report_databases(databases: list[str], options: Options, reports: bool = True) -> None:
-    """Say where the results are; --stats and -S per database."""
+    """Say where the results are; --stats, -S and -f per database."""
     for path in databases:
         print(f"rocprof: results written to {path}", file=sys.stderr)
-    if not (options.stats or options.summary) or not reports:
+    if not reports or not databases:
         return
     try:
         from rocpd import stats
@@ -94,9 +94,23 @@ def report_databases(databases: list[str], options: Options, reports: bool = Tru
                 prefix = path[: -len("_results.db")] if path.endswith("_results.db") else path
                 for written in stats.write_stats_csv(path, prefix):
                     print(f"rocprof: stats written to {written}", file=sys.stderr)
-            if options.summary:
+        if options.summary:
+            parts = []
+            for path in databases:
                 if len(databases) > 1:
-                    print(f"== {path}")
-                print(stats.format_summary(path))
+                    parts.append(f"== {path}")
+                parts.append(stats.format_summary(path, units=options.summary_units))
+            text = "\n".join(parts)
+            if options.summary_output_file:
+                with open(options.summary_output_file, "w") as f:
+                    f.write(text + "\n")
+                print(f"rocprof: summary written to {options.summary_output_file}", file=sys.stderr)
+            else:
+                print(text)
+        if options.output_formats:
+            from .rocprofv3_options import write_outputs
+
+            for written in write_outputs(databases, options.output_formats):
+                print(f"rocprof: written {written}", file=sys.stderr)
     except Exception as e:  # noqa: BLE001 - a summary failure must not hide the exit code
         print(f"rocprof: summary failed: {e}", file=sys.stderr)

@@ -1,0 +1,126 @@
+"""rocprofv3's own option forms for `rocprof run`: `[BOOL]` values (`--kernel-trace=false`,
+`--sys-trace true`), `-f/--output-format` written at exit, `-u/--summary-units`,
+`--summary-output-file`, `--selected-regions`, and `-i/--input` files (YAML, JSON; each job of
+the multi-job form runs the target once)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from . import UsageError
+
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("0", "false", "no", "off")
+FORMATS = ("csv", "json", "pftrace", "otf2", "rocpd")
+UNITS = {"sec": "s", "msec": "ms", "usec": "us", "nsec": "ns"}  # rocprofv3 → rocpd.stats
+
+
+def parse_bool(text: str) -> bool:
+    if text.lower() in TRUE:
+        return True
+    if text.lower() in FALSE:
+        return False
+    raise ValueError(f"expected true or false, not {text!r}")
+
+
+parse_bool.__name__ = "BOOL"  # argparse names the type in its one-line error
+
+
+def is_bool(text: str) -> bool:
+    return text.lower() in TRUE + FALSE
+
+
+def add_bool(group, *names: str, help: str) -> None:  # noqa: A002 - argparse's own name
+    """A rocprofv3 flag: alone it means true; `=BOOL` or a following BOOL sets it."""
+    group.add_argument(*names, nargs="?", const=True, default=False, type=parse_bool,
+                       metavar="BOOL", help=help)
+
+
+def write_outputs(databases: list[str], formats: list[str]) -> list[str]:
+    """-f: each database also written in these formats, beside it, named as rocprofv3 names
+    them (NAME_kernel_trace.csv ..., NAME_results.json/.pftrace/.otf2)."""
+    import rocpd
+    from rocpd.export import chrome, otf2, perfetto
+    from rocpd.export import csv as csv_export
+
+    written: list[str] = []
+    for path in databases:
+        prefix = path[: -len("_results.db")] if path.endswith("_results.db") else path
+        with rocpd.connect(path) as db:
+            for fmt in dict.fromkeys(formats):
+                if fmt == "csv":
+                    written += csv_export.write(db, prefix)
+                elif fmt == "json":
+                    written.append(chrome.write(db, prefix + "_results.json"))
+                elif fmt == "pftrace":
+                    written.append(perfetto.write(db, prefix + "_results.pftrace"))
+                elif fmt == "otf2":  # an archive beside the database, sharing its folder
+                    written.append(otf2.write(db, os.path.dirname(prefix) or ".", shared=True,
+                                              archive_name=os.path.basename(prefix) + "_results"))
+                # rocpd: the database itself
+    return [str(w) for w in written if w]
+
+
+# ---- -i/--input --------------------------------------------------------------------------
+
+def _load(path: str) -> list[dict]:
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise UsageError(f"rocprof run: --input {path!r}: {e.strerror}") from None
+    if path.endswith((".yaml", ".yml")):
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise UsageError(f"rocprof run: --input {path!r} is not valid YAML: "
+                             f"{str(e).splitlines()[0]}") from None
+    elif path.endswith(".json"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"rocprof run: --input {path!r} is not valid JSON: {e}") from None
+    elif path.endswith(".txt"):
+        raise UsageError(f"rocprof run: --input {path!r}: text input files list hardware counters "
+                         "(pmc:), which this rocprof does not collect yet; use YAML or JSON")
+    else:
+        raise UsageError(f"rocprof run: --input {path!r}: expected a .yaml, .yml or .json file")
+    jobs = data.get("jobs") if isinstance(data, dict) and "jobs" in data else [data]
+    if not isinstance(jobs, list) or not all(isinstance(j, dict) for j in jobs):
+        raise UsageError(f"rocprof run: --input {path!r}: expected a mapping of options or "
+                         "{jobs: [mapping, ...]}")
+    return jobs
+
+
+def job_argv(job: dict) -> list[str]:
+    """A job's options as command-line tokens (`kernel_trace: true` → `--kernel-trace=true`)."""
+    argv: list[str] = []
+    for key, value in job.items():
+        flag = "--" + str(key).replace("_", "-")
+        if isinstance(value, bool):
+            argv.append(f"{flag}={'true' if value else 'false'}")
+        elif isinstance(value, list):
+            argv += [flag, *map(str, value)]
+        elif value is not None:
+            argv += [flag, str(value)]
+    return argv
+
+
+def run_input_jobs(path: str, own: list[str], target: list[str]) -> int:
+    """Each job runs the target once, as `rocprof run JOB-OPTIONS OWN-OPTIONS -- TARGET`
+    (options on the command line win over the file's). Returns the first failing job's
+    status, else 0."""
+    status = 0
+    for n, job in enumerate(_load(path)):
+        cmd = [sys.executable, "-m", "rocprof", "run", *job_argv(job), *own, "--", *target]
+        if len(_load(path)) > 1:
+            print(f"rocprof: job {n + 1}: {' '.join(job_argv(job))}", file=sys.stderr)
+        code = subprocess.run(cmd, env=os.environ.copy()).returncode
+        if code != 0 and status == 0:
+            status = code
+    return status

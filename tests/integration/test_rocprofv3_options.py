@@ -1,0 +1,97 @@
+"""rocprofv3's option forms on `rocprof run`: short forms, [BOOL] values, -f formats written at
+exit, -u/--summary-output-file, --selected-regions and -i input files (YAML, JSON, jobs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from rocprof.cli import build_parser
+from rocprof.cli.run import options_from, split_argv
+from support import WORKLOADS, open_db, run_rocprof
+
+
+def options(*argv):
+    own, target = split_argv(list(argv))
+    args = build_parser().parse_args(["run", *own])
+    return options_from(args), target
+
+
+def test_short_forms_and_bool_values():
+    o, target = options("-s", "script.py")
+    assert o.runtime_trace and o.kernel_trace and target == ["script.py"]
+    o, _ = options("-r", "script.py")
+    assert o.runtime_trace and not o.memory_allocation_trace
+    o, target = options("--sys-trace", "false", "--kernel-trace=true", "script.py", "x")
+    assert o.kernel_trace and not o.runtime_trace and target == ["script.py", "x"]
+    o, target = options("--kernel-trace", "no", "-f", "csv", "json", "--", "app")
+    assert not o.runtime_trace and o.output_formats == ["csv", "json"] and target == ["--", "app"]
+
+
+def test_bad_bool_is_one_line(tmp_path):
+    r = run_rocprof("run", "--kernel-trace=maybe", WORKLOADS / "nested_ranges.py")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "BOOL" in r.stderr
+
+
+def test_output_formats_written_at_exit(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "f", "-f", "csv", "json", "--",
+                    WORKLOADS / "nested_ranges.py")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "f_marker_api_trace.csv").exists()
+    trace = json.loads((tmp_path / "f_results.json").read_text())
+    names = {e.get("name") for e in trace["traceEvents"]}
+    assert {"outer", "inner", "leaf"} <= names
+
+
+def test_summary_units_and_output_file(tmp_path):
+    out = tmp_path / "summary.txt"
+    r = run_rocprof("run", "-d", tmp_path, "-o", "u", "-S", "-u", "msec", "--summary-output-file",
+                    out, WORKLOADS / "nested_ranges.py")
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "TotalDurationMs" in text and "TotalDurationNs" not in text
+    assert "MARKER" in text and "TotalDuration" not in r.stdout
+
+
+def test_selected_regions_records_only_between_resume_and_pause(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "sel", "--selected-regions",
+                    WORKLOADS / "selected_regions.py")
+    assert r.returncode == 0, r.stderr
+    with open_db(tmp_path / "sel_results.db") as db:
+        names = [n for (n,) in db.execute("SELECT name FROM regions")]
+    assert names == ["inside"]
+
+
+@pytest.mark.parametrize("kind", ["yaml", "json"])
+def test_input_file_jobs_each_run_the_target(kind, tmp_path):
+    if kind == "yaml":
+        pytest.importorskip("yaml")
+    jobs = {"jobs": [{"output_directory": str(tmp_path), "output_file": "job1",
+                      "kernel_trace": True},
+                     {"output_directory": str(tmp_path), "output_file": "job2",
+                      "output_format": ["csv"], "selected_regions": True}]}
+    path = tmp_path / f"input.{kind}"
+    if kind == "yaml":
+        import yaml
+
+        path.write_text(yaml.safe_dump(jobs))
+    else:
+        path.write_text(json.dumps(jobs))
+    env = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    r = run_rocprof("run", "-i", path, "--", "python3", WORKLOADS / "selected_regions.py", env=env)
+    assert r.returncode == 0, r.stderr
+    with open_db(tmp_path / "job1_results.db") as db:
+        assert sorted(n for (n,) in db.execute("SELECT name FROM regions")) == ["before", "inside"]
+    with open_db(tmp_path / "job2_results.db") as db:
+        assert [n for (n,) in db.execute("SELECT name FROM regions")] == ["inside"]
+    assert (tmp_path / "job2_marker_api_trace.csv").exists()
+
+
+def test_input_file_errors_are_one_line(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("pmc: SQ_WAVES\n")
+    r = run_rocprof("run", "-i", bad, "--", "true")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "pmc" in r.stderr
