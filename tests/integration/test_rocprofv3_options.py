@@ -95,3 +95,12 @@ def test_input_file_errors_are_one_line(tmp_path):
     bad.write_text("pmc: SQ_WAVES\n")
     r = run_rocprof("run", "-i", bad, "--", "true")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "pmc" in r.stderr
+
+
+def test_marker_records_carry_their_own_correlation_ids(tmp_path):
+    # rocprofv3 gives every ROCTx record a correlation id of its own (never 0).
+    r = run_rocprof("run", "-d", tmp_path, "-o", "c", WORKLOADS / "nested_ranges.py")
+    assert r.returncode == 0, r.stderr
+    with open_db(tmp_path / "c_results.db") as db:
+        ids = [i for (i,) in db.execute("SELECT corr_id FROM regions")]
+    assert len(ids) == 8 and 0 not in ids and len(set(ids)) == len(ids)

@@ -84,6 +84,10 @@ void free_exited_stacks() {
 }
 thread_local StackOwner t_owner;
 thread_local uint32_t t_tid = 0;
+// Each ROCTx record's own correlation id, as rocprofv3 gives every API record one: unique in
+// the process without an atomic on the hot path (thread id in the high half, a per-thread
+// count in the low half).
+thread_local uint32_t t_corr = 0;
 
 inline uint32_t tid() noexcept {
   if (t_tid == 0) t_tid = static_cast<uint32_t>(syscall(SYS_gettid));
@@ -136,7 +140,7 @@ inline void emit_region(CaptureContext& c, uint32_t name_id, uint64_t start, uin
   r.end = end;
   r.category_id = g_category;
   r.name_id = name_id;
-  r.correlation_id = 0;
+  r.correlation_id = (static_cast<uint64_t>(tid()) << 32) | ++t_corr;
   r.region = RegionData{};
   c.emit(r);
 }
