@@ -9,12 +9,35 @@ from __future__ import annotations
 import os
 import re
 import socket
+import sys
+import time
 
 DEFAULT_DIR = "rocprof-output/%hostname%"
 DEFAULT_NAME = "%pid%"
 
-_ENV = re.compile(r"%env\{([A-Za-z_][A-Za-z0-9_]*)\}%")
+# %env{NAME}%, rocprofv3's alternative $env{NAME}, and %q{NAME}%.
+_ENV = re.compile(r"(?:%env|\$env|%q)\{([A-Za-z_][A-Za-z0-9_]*)\}%?")
 _TOKEN = re.compile(r"%([a-z_]+)%")
+# rocprofv3's one-letter shorthands.
+_SHORT = re.compile(r"%([pjrs])(?![a-z_%])")
+_SHORT_NAMES = {"p": "%pid%", "j": "%job%", "r": "%rank%", "s": "%size%"}
+_LAUNCH = time.strftime("%Y-%m-%d_%H.%M.%S")  # this launcher's start, one value for the run
+
+# The profiled program's command line (the launcher sets it; children see their own argv).
+TARGET_ARGV: list[str] = []
+
+
+def _first_env(*names: str, default: str) -> str:
+    for var in names:
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value
+    return default
+
+
+def _condensed(words: list[str]) -> str:
+    # One path component: separators and spaces become '_'.
+    return re.sub(r"[\s/]+", "_", "_".join(words)).strip("_") or "none"
 
 
 def rank() -> str:
@@ -31,11 +54,30 @@ def rank() -> str:
 def expand(template: str, keep: tuple[str, ...] = ("pid", "ppid")) -> str:
     """Resolve every placeholder except those in `keep` (left for the process that writes:
     the native core resolves %pid%, %ppid% and %rank%). Unknown ones are an error."""
-    text = _ENV.sub(lambda m: os.environ.get(m.group(1), ""), template)
+    text = _SHORT.sub(lambda m: _SHORT_NAMES[m.group(1)], template)
+    text = _ENV.sub(lambda m: os.environ.get(m.group(1), ""), text)
+    argv = TARGET_ARGV or sys.argv
+    first = os.path.basename(argv[0]) if argv and argv[0] else "python"
+    ranked = any(os.environ.get(v) for v in ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                              "SLURM_PROCID", "PMIX_RANK"))
     values = {
         "hostname": socket.gethostname(),
         "rank": rank(),
         "user": os.environ.get("USER", str(os.getuid())),
+        # rocprofv3's output prefix keys (its I/O options page).
+        "tag": first,
+        "argt": _condensed([first, *argv[1:]]),
+        "argv": _condensed(list(argv)),
+        "args": _condensed(list(argv[1:])),
+        "job": _first_env("SLURM_JOB_ID", default="0"),
+        "size": _first_env("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
+                           default="1"),
+        "nid": rank() if ranked else "%pid%",
+        "pgid": str(os.getpgid(0)),
+        "psid": str(os.getsid(0)),
+        "launch_time": _LAUNCH,
+        "launch_date": _LAUNCH,
+        "cwd": os.path.basename(os.getcwd()) or "root",
     }
 
     def sub(m: re.Match) -> str:
@@ -46,7 +88,8 @@ def expand(template: str, keep: tuple[str, ...] = ("pid", "ppid")) -> str:
             return values[key]
         raise ValueError(
             f"unknown placeholder %{key}% in output path {template!r} "
-            "(known: %hostname%, %pid%, %ppid%, %rank%, %user%, %env{VAR}%)"
+            "(known: %hostname%, %pid%, %ppid%, %rank%, %user%, %tag%, %argt%, %argv%, %args%, "
+            "%job%, %size%, %nid%, %pgid%, %psid%, %launch_time%, %cwd%, %env{VAR}%)"
         )
 
     return _TOKEN.sub(sub, text)

@@ -104,3 +104,13 @@ def test_marker_records_carry_their_own_correlation_ids(tmp_path):
     with open_db(tmp_path / "c_results.db") as db:
         ids = [i for (i,) in db.execute("SELECT corr_id FROM regions")]
     assert len(ids) == 8 and 0 not in ids and len(set(ids)) == len(ids)
+
+
+def test_rocprofv3_placeholders(tmp_path):
+    env = {"SLURM_JOB_ID": "77", "ROCPROF_TEST_TAG": "exp"}
+    r = run_rocprof("run", "-d", tmp_path / "%job%", "-o", "%tag%_$env{ROCPROF_TEST_TAG}_%p",
+                    WORKLOADS / "nested_ranges.py", env=env)
+    assert r.returncode == 0, r.stderr
+    (db,) = (tmp_path / "77").glob("*_results.db")
+    tag, label, pid = db.name[: -len("_results.db")].rsplit("_", 2)
+    assert (tag, label) == ("nested_ranges.py", "exp") and pid.isdigit()

@@ -36,7 +36,9 @@ def add_parser(p) -> None:
     out = p.add_argument_group("output")
     out.add_argument("-d", "--output-directory", metavar="DIR",
                      help="folder for the database (default rocprof-output/%%hostname%%); "
-                          "placeholders %%hostname%% %%pid%% %%ppid%% %%rank%% %%env{VAR}%%")
+                          "placeholders as rocprofv3's: %%hostname%% %%pid%% %%ppid%% %%rank%% "
+                          "%%tag%% %%argt%% %%job%% %%size%% %%nid%% %%launch_time%% %%cwd%% "
+                          "%%env{VAR}%% ($env{VAR}, %%q{VAR}%%), %%p %%j %%r %%s")
     out.add_argument("-o", "--output-file", metavar="NAME",
                      help="database name: NAME_results.db (default %%pid%%)")
     v3.add_bool(out, "--stats", help="write *_stats.csv beside the database")
@@ -174,6 +176,9 @@ def run(args) -> int:
     if args.module is None and not target:
         raise UsageError("rocprof run: nothing to run: give a script (rocprof run script.py) or -m module")
     options = options_from(args)
+    from .. import paths
+
+    paths.TARGET_ARGV[:] = [args.module, *target] if args.module else target
     if args.module is None:
         from .command import classify, run_command
 
