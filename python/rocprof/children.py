@@ -51,4 +51,9 @@ def start_child_session(spec: str) -> None:
     session.start()
     for note in session.notes:
         print(f"rocprof: {note}", flush=True)
+    if options.collection_periods:
+        from .cli.rocprofv3_options import start_collection_periods
+
+        start_collection_periods([tuple(p) for p in options.collection_periods],
+                                 options.collection_period_unit)
     atexit.register(session.stop)

@@ -39,6 +39,10 @@ class Options:
     summary_units: str = "ns"          # -u, as rocpd.stats names units
     summary_output_file: str | None = None
     selected_regions: bool = False     # start paused (roctxProfilerResume starts recording)
+    collection_periods: list = dataclasses.field(default_factory=list)  # -P: (delay, duration, repeat)
+    collection_period_unit: str = "sec"
+    log_level: str = "warning"         # notes are warnings: hidden at error/fatal
+    preload: list = dataclasses.field(default_factory=list)  # --preload: LD_PRELOAD of commands
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""

@@ -114,3 +114,36 @@ def test_rocprofv3_placeholders(tmp_path):
     (db,) = (tmp_path / "77").glob("*_results.db")
     tag, label, pid = db.name[: -len("_results.db")].rsplit("_", 2)
     assert (tag, label) == ("nested_ranges.py", "exp") and pid.isdigit()
+
+
+def test_collection_period_keeps_one_window(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "p", "-P", "250:250:1",
+                    "--collection-period-unit", "msec", WORKLOADS / "periodic_ranges.py")
+    assert r.returncode == 0, r.stderr
+    ticks = int(r.stdout.split("ticks")[1])
+    with open_db(tmp_path / "p_results.db") as db:
+        kept = sorted(int(n.split("-")[1]) for (n,) in db.execute("SELECT name FROM regions"))
+    # Nothing from the first ticks (the delay), nothing from the last ones, one run of ticks.
+    assert kept and 0 not in kept and ticks - 1 not in kept, (kept, ticks)
+    assert kept == list(range(kept[0], kept[-1] + 1))
+
+
+def test_log_level_error_hides_notes_and_preload_reaches_the_command(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "--kernel-trace", WORKLOADS / "nested_ranges.py")
+    assert "GPU tracing requested" in r.stderr or "rocprof:" in r.stderr
+    r = run_rocprof("run", "-d", tmp_path, "--log-level", "error", "--kernel-trace",
+                    WORKLOADS / "nested_ranges.py")
+    assert "GPU tracing requested" not in r.stderr
+    lib = tmp_path / "libnothing.so"
+    import shutil
+    import subprocess
+
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    subprocess.run([cc, "-shared", "-fPIC", "-x", "c", "-", "-o", lib], input=b"int x;",
+                   check=True)
+    r = run_rocprof("run", "-d", tmp_path, "--preload", lib, "--", "sh", "-c",
+                    'echo "preload=$LD_PRELOAD"')
+    assert r.returncode == 0, r.stderr
+    assert f"preload={lib}" in r.stdout

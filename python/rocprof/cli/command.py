@@ -88,6 +88,11 @@ def command_environment(options: Options, manifest: str) -> tuple[dict[str, str]
         "ROCPROF_MANIFEST": manifest,
         "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [libs, env.get("LD_LIBRARY_PATH")])),
     })
+    if options.preload:
+        env["LD_PRELOAD"] = " ".join([*options.preload, *filter(None, [env.get("LD_PRELOAD")])])
+    if options.collection_periods:
+        notes.append("-P: Python processes of the command follow the collection periods; native "
+                     "programs record from their start")
     if settings.cupti.enabled:
         inject = os.path.join(libs, "librocprof_inject.so")
         current = env.get("CUDA_INJECTION64_PATH")
@@ -125,7 +130,9 @@ def run_command(options: Options, argv: list[str]) -> int:
         except ValueError as e:
             print(f"rocprof run: {e}", file=sys.stderr)
             return 2
-        for note in notes:
+        from .rocprofv3_options import shows_notes
+
+        for note in notes if shows_notes(options.log_level) else ():
             print(f"rocprof: {note}", file=sys.stderr)
         try:
             proc = subprocess.Popen(argv, env=env)

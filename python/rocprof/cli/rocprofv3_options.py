@@ -124,3 +124,55 @@ def run_input_jobs(path: str, own: list[str], target: list[str]) -> int:
         if code != 0 and status == 0:
             status = code
     return status
+
+
+# ---- -P/--collection-period, --log-level, --preload ------------------------------------------
+
+PERIOD_UNITS = {"hour": 3600.0, "min": 60.0, "sec": 1.0, "msec": 1e-3, "usec": 1e-6, "nsec": 1e-9}
+LOG_LEVELS = ("fatal", "error", "warning", "info", "trace", "env")
+
+
+def parse_period(text: str) -> tuple[float, float, int]:
+    """DELAY:DURATION:REPEAT (rocprofv3): wait DELAY, record DURATION, REPEAT times (0: for
+    ever). Units are --collection-period-unit's."""
+    parts = text.split(":")
+    try:
+        if len(parts) != 3:
+            raise ValueError
+        delay, duration, repeat = float(parts[0]), float(parts[1]), int(parts[2])
+        if delay < 0 or duration <= 0 or repeat < 0:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"expected DELAY:DURATION:REPEAT (e.g. 1:5:0), not {text!r}") from None
+    return delay, duration, repeat
+
+
+parse_period.__name__ = "DELAY:DURATION:REPEAT"
+
+
+def start_collection_periods(periods: list[tuple[float, float, int]], unit: str) -> None:
+    """A daemon thread that resumes the (paused-at-start) session for each period's DURATION
+    after its DELAY, REPEAT times; several periods run one after another."""
+    import threading
+    import time
+
+    import roctx
+
+    scale = PERIOD_UNITS[unit]
+
+    def run() -> None:
+        for delay, duration, repeat in periods:
+            n = 0
+            while repeat == 0 or n < repeat:
+                time.sleep(delay * scale)
+                roctx.resume()
+                time.sleep(duration * scale)
+                roctx.pause()
+                n += 1
+
+    threading.Thread(target=run, name="rocprof-collection-period", daemon=True).start()
+
+
+def shows_notes(level: str) -> bool:
+    """Notes (options that cannot apply, GPU backends off) are warnings."""
+    return LOG_LEVELS.index(level) >= LOG_LEVELS.index("warning")

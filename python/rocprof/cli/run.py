@@ -63,6 +63,15 @@ def add_parser(p) -> None:
     v3.add_bool(tr, "-s", "--sys-trace", help="all of the above")
     v3.add_bool(tr, "--selected-regions", help="start paused: record only between "
                 "roctxProfilerResume and roctxProfilerPause (roctx.resume()/pause())")
+    tr.add_argument("-P", "--collection-period", action="append", type=v3.parse_period,
+                    default=[], metavar="DELAY:DURATION:REPEAT",
+                    help="record only DURATION after DELAY, REPEAT times (0: for ever); "
+                         "several -P run one after another (Python processes)")
+    tr.add_argument("--collection-period-unit", choices=tuple(v3.PERIOD_UNITS), default="sec")
+    out.add_argument("--log-level", choices=v3.LOG_LEVELS, default="warning",
+                     help="error or fatal hides rocprof's notes (options that cannot apply)")
+    out.add_argument("--preload", nargs="+", default=[], metavar="LIB",
+                     help="libraries put first in LD_PRELOAD of the command (rocprof run -- CMD)")
     tr.add_argument("--kernel-include-regex", metavar="RE", help="keep only kernels matching RE")
     tr.add_argument("--kernel-exclude-regex", metavar="RE", help="drop kernels matching RE")
     v3.add_bool(tr, "-T", "--truncate-kernels", help="kernel names without arguments")
@@ -88,7 +97,8 @@ def add_parser(p) -> None:
 # Options of `run` that take a value: needed to find where the target's own argv begins.
 _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-regex",
            "--kernel-exclude-regex", "--sampling-mode", "--buffer-budget", "-u",
-           "--summary-units", "--summary-output-file", "-i", "--input"}
+           "--summary-units", "--summary-output-file", "-i", "--input", "-P",
+           "--collection-period", "--collection-period-unit", "--log-level"}
 # rocprofv3 flags that take an optional BOOL after them (`--sys-trace false`).
 _BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
           "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace",
@@ -118,6 +128,10 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
         elif a in ("-f", "--output-format"):
             while i + 1 < len(argv) and argv[i + 1] in v3.FORMATS:
                 i += 1
+        elif a == "--preload":  # libraries up to the next option or `--`
+            while i + 1 < len(argv) and not argv[i + 1].startswith("-") and (
+                    "/" in argv[i + 1] or ".so" in argv[i + 1]):
+                i += 1
         i += 1
     return argv, []
 
@@ -133,7 +147,10 @@ def options_from(args) -> Options:
                 buffer_budget_mb=args.buffer_budget, output_formats=list(args.output_format),
                 summary_units=v3.UNITS[args.summary_units],
                 summary_output_file=args.summary_output_file,
-                selected_regions=args.selected_regions)
+                selected_regions=args.selected_regions or bool(args.collection_period),
+                collection_periods=list(args.collection_period),
+                collection_period_unit=args.collection_period_unit, log_level=args.log_level,
+                preload=list(args.preload))
     o.kernel_trace = args.kernel_trace
     o.memory_copy_trace = args.memory_copy_trace
     o.memory_allocation_trace = args.memory_allocation_trace

@@ -39,8 +39,15 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
     except (OSError, ValueError, RuntimeError) as e:
         print(f"rocprof run: {e}", file=sys.stderr)
         return 2
-    for note in session.notes:
+    from .rocprofv3_options import shows_notes, start_collection_periods
+
+    if options.preload:
+        session.notes.append("--preload applies to commands (rocprof run -- CMD); a script runs "
+                             "in this process, which has already started")
+    for note in session.notes if shows_notes(options.log_level) else ():
         print(f"rocprof: {note}", file=sys.stderr)
+    if options.collection_periods:
+        start_collection_periods(options.collection_periods, options.collection_period_unit)
     if options.follow_children:
         from ..children import child_environment
 
