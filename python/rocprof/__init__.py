@@ -44,3 +44,10 @@ def roctx_include_dir() -> str:
     import os
 
     return os.path.join(library_dir(), "include")
+
+
+def load_ipython_extension(ipython) -> None:
+    """`%load_ext rocprof`: the %%rocprof cell magic (rocprof.notebook)."""
+    from .notebook import load_ipython_extension as load
+
+    load(ipython)
