@@ -64,14 +64,24 @@ def test_pool_terminate_keeps_every_workers_ranges(tmp_path, method):
     r = run_rocprof("run", "-d", tmp_path, WORKLOADS / "pool_terminate.py", method, timeout=180)
     assert r.returncode == 0, r.stderr
     assert "total 16110" in r.stdout
-    # multiprocessing's resource tracker (spawn) outlives the launcher by a moment and
-    # closes its own (empty) database as it exits: wait for it rather than race it.
-    deadline = time.monotonic() + 30
-    while list(tmp_path.glob("*-wal")) and time.monotonic() < deadline:
+    # multiprocessing's resource tracker (spawn) outlives the launcher and closes its own
+    # (empty) database only as it exits, which on a loaded machine can take a while: the
+    # claim is about processes that ended, so wait for each database's process (its pid is
+    # the file name) before checking that its .db is self-contained.
+    def alive(db):
+        try:
+            os.kill(int(db.name.split("_")[0]), 0)
+            return True
+        except (ProcessLookupError, ValueError):
+            return False
+
+    deadline = time.monotonic() + 90
+    while any(alive(db) for db in _dbs(tmp_path)) and time.monotonic() < deadline:
         time.sleep(0.1)
     tasks = 0
     for db in _dbs(tmp_path):
-        _assert_self_contained(db)
+        if not alive(db):
+            _assert_self_contained(db)
         tasks += open_db(db).execute("SELECT count(*) FROM regions WHERE name='task'").fetchone()[0]
     assert tasks == 180, f"{tasks} of 180 task ranges stored ({len(_dbs(tmp_path))} databases)"
 
