@@ -1,38 +1,24 @@
-"""Open rocpd databases read-only, attach several, and expose the plain and human-readable views.
+"""Attach rocpd databases (found, opened read-only and checked by files.py) and expose the plain
+and human-readable views over them.
 
 A *part* is one guid-suffixed set of tables. A file written by a profiled process holds one part; a
-file made by ``rocpd merge`` holds several. Readers never touch suffixed names outside this module.
+file made by ``rocpd merge`` holds several. Readers never touch suffixed names outside this module
+and files.py.
 """
 
 from __future__ import annotations
 
-import glob
 import importlib
 import os
-import re
 import sqlite3
 import sys
 import tempfile
 import types
-from dataclasses import dataclass, field
-from urllib.parse import quote
+from dataclasses import dataclass
 
 from . import _schema, readonly
 from .errors import RocpdError
-
-_SUFFIX_RE = re.compile(r"^rocpd_metadata(_[0-9A-Za-z_]*)?$")
-
-
-@dataclass
-class Part:
-    path: str
-    suffix: str
-    guid: str
-    columns: dict[str, list[str]]  # table (allow-listed short name) -> columns present
-    metadata: dict[str, str] = field(default_factory=dict)
-
-    def table(self, name: str) -> str:
-        return f'"rocpd_{name}{self.suffix}"'
+from .files import Part, expand_paths, inspect, open_ro, ro_uri
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,122 +52,6 @@ class Source:
     def tables(self, name: str) -> list[tuple[Part, str]]:
         """(part, qualified real table on ``conn``) for every part that holds table ``name``."""
         return [(p, t) for p in self.parts if (t := self.table(p, name)) is not None]
-
-
-def _flatten(paths):
-    # ROCm's rocpd.connect takes one list of paths; ours takes paths as arguments: both work.
-    for p in paths:
-        if isinstance(p, (list, tuple, set)):
-            yield from _flatten(p)
-        else:
-            yield p
-
-
-def expand_paths(paths) -> list[str]:
-    """Files, globs, directories (searched recursively for *.db), package index files and
-    ``.rpdb`` folders (:mod:`rocpd.package`), also nested in lists -> unique files in order."""
-    from .package import is_index, is_package_dir, read_index
-
-    out: list[str] = []
-    for p in _flatten(paths):
-        p = os.fspath(p)
-        if is_package_dir(p) or is_index(p):
-            found = read_index(p)
-            if not found:
-                raise RocpdError("package index names no databases", p)
-            missing = [f for f in found if not os.path.isfile(f)]
-            if missing:
-                raise RocpdError(f"package index names a missing database {missing[0]}", p)
-            out.extend(found)
-        elif os.path.isdir(p):
-            found = sorted(glob.glob(os.path.join(p, "**", "*.db"), recursive=True))
-            if not found:
-                raise RocpdError("directory holds no .db files", p)
-            out.extend(found)
-        elif any(ch in p for ch in "*?["):
-            found = sorted(glob.glob(p, recursive=True))
-            if not found:
-                raise RocpdError("pattern matches no files", p)
-            out.extend(found)
-        elif os.path.isfile(p):
-            out.append(p)
-        else:
-            raise RocpdError("no such file", p)
-    seen, uniq = set(), []
-    for p in out:
-        key = os.path.realpath(p)
-        if key not in seen:
-            seen.add(key)
-            uniq.append(p)
-    if not uniq:
-        raise RocpdError("no database given")
-    return uniq
-
-
-def ro_uri(path: str) -> str:
-    # mode=ro and not immutable=1: a database still being written (WAL) must be read consistently.
-    return "file:" + quote(os.path.abspath(path)) + "?mode=ro"
-
-
-def open_ro(path: str) -> sqlite3.Connection:
-    try:
-        conn = sqlite3.connect(ro_uri(path), uri=True, check_same_thread=False)
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as e:
-        raise RocpdError(f"not a readable SQLite database ({e})", path) from None
-    return conn
-
-
-def inspect(conn: sqlite3.Connection, path: str, schema: str = "main") -> list[Part]:
-    """Find the parts of one attached file, checking it is rocpd schema v3."""
-    try:
-        names = [r[0] for r in conn.execute(
-            f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table'")]
-    except sqlite3.DatabaseError as e:
-        raise RocpdError(f"corrupt or not a SQLite database ({e})", path) from None
-    parts = []
-    tables = set(names)
-    for name in names:
-        m = _SUFFIX_RE.match(name)
-        if not m:
-            continue
-        suffix = m.group(1) or ""
-        try:
-            meta = dict(conn.execute(f'SELECT tag, value FROM {schema}."{name}"').fetchall())
-        except sqlite3.DatabaseError as e:
-            raise RocpdError(f"corrupt rocpd metadata ({e})", path) from None
-        version = str(meta.get("schema_version", "")).strip()
-        if version.split(".")[0] != _schema.SCHEMA_VERSION:
-            raise RocpdError(f"unknown rocpd schema version {version or '(none)'!r} (supported: 3)", path)
-        columns = {}
-        for t in _schema.TABLES:
-            full = f"rocpd_{t}{suffix}"
-            if full in tables:
-                columns[t] = [r[1] for r in conn.execute(f'PRAGMA {schema}.table_info("{full}")')]
-        guid = meta.get("guid") or suffix[1:].replace("_", "-")
-        parts.append(Part(path, suffix, guid, columns, meta))
-    if not parts:
-        raise RocpdError("not a rocpd database (no rocpd_metadata table)" + _wal_hint(path), path)
-    return parts
-
-
-def _wal_hint(path: str) -> str:
-    """Why a file may show no rocpd tables: a writer killed before its checkpoint leaves them in
-    NAME.db-wal, and a copy of the .db alone is an empty WAL-mode database. Bytes 18 and 19 of the
-    header (file format versions) are 2 in WAL mode."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(20)
-    except OSError:
-        return ""
-    if not head.startswith(b"SQLite format 3\0") or head[18:20] != b"\2\2":
-        return ""
-    # Empty counts as missing: opening a WAL database, even read-only, creates an empty -wal.
-    if os.path.exists(path + "-wal") and os.path.getsize(path + "-wal") > 0:
-        return ""
-    name = os.path.basename(path)
-    return (f": it is in WAL mode and {name}-wal is missing or empty; the data of an unfinished run"
-            f" lives there: copy {name}-wal along with {name}")
 
 
 def union_sql(table: str, sources: list[tuple[str, Part]]) -> str:

@@ -8,8 +8,9 @@ import os
 import sqlite3
 
 from . import _schema
-from .connection import expand_paths, inspect, open_ro, ro_uri, union_sql
+from .connection import union_sql
 from .errors import RocpdError
+from .files import expand_paths, inspect, open_ro, ro_uri
 
 
 def merge_files(paths, out_path: str, overwrite: bool = False, progress: bool = False) -> str:

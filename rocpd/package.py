@@ -154,7 +154,7 @@ def package(inputs, output_path: str | None = None, consolidate: bool = False,
     """Index (and with ``consolidate`` move, or with ``copy`` copy, into a ``.rpdb`` folder) the
     databases ``inputs`` name (files, globs, folders, index files, .rpdb folders); returns the
     index path."""
-    from .connection import expand_paths
+    from .files import expand_paths
 
     files = expand_paths(inputs)
     out_dir = output_folder(output_path, consolidate)
