@@ -4,7 +4,8 @@
 // calls autostart():
 //   ROCPROF_AUTOSTART_OUTPUT   database path template (%pid%, %ppid%, %rank% resolved here)
 //   ROCPROF_AUTOSTART_OPTIONS  the capture settings' text form (capture/settings.hpp: one
-//                              "cupti.kernels=1" per line), plus "options_json=..."
+//                              "cupti.kernels=1" per line)
+//   ROCPROF_AUTOSTART_OPTIONS_JSON  the launcher's options, stored in the database as given
 // Python processes never start a session this way: their own (sitecustomize or launcher)
 // runs first, and autostart() leaves a running session alone.
 #include <cstdio>
@@ -23,22 +24,10 @@ bool autostart() {
   cfg.options_json = "{\"autostart\":true}";
   // Programs started by hand with ROCPROF_CUPTI=1 (before `rocprof run -- CMD` existed).
   if (const char* cupti = std::getenv("ROCPROF_CUPTI")) cfg.settings.cupti.enabled = *cupti == '1';
+  if (const char* json = std::getenv("ROCPROF_AUTOSTART_OPTIONS_JSON")) cfg.options_json = json;
   if (const char* opts = std::getenv("ROCPROF_AUTOSTART_OPTIONS")) {
-    std::string text, settings_text;
-    text = opts;
-    size_t at = 0;
-    while (at < text.size()) {  // "options_json=..." is the session's; the rest are settings
-      size_t end = text.find('\n', at);
-      if (end == std::string::npos) end = text.size();
-      const std::string line = text.substr(at, end - at);
-      at = end + 1;
-      if (line.rfind("options_json=", 0) == 0)
-        cfg.options_json = line.substr(13);
-      else
-        settings_text += line + "\n";
-    }
     std::string error;
-    if (!capture::parse_text(settings_text, '\n', "", &cfg.settings, &error)) {
+    if (!capture::parse_text(opts, '\n', "", &cfg.settings, &error)) {
       std::fprintf(stderr, "rocprof: ROCPROF_AUTOSTART_OPTIONS: %s; not profiling\n",
                    error.c_str());
       return false;

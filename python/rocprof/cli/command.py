@@ -80,11 +80,11 @@ def command_environment(options: Options, manifest: str) -> tuple[dict[str, str]
         env.pop("ROCPROF_CUPTI_LIBRARY_PATH", None)
     else:
         env["ROCPROF_CUPTI_LIBRARY_PATH"] = cupti.USER_LIBRARY_PATH
-    lines = [settings.to_text().rstrip("\n"), f"options_json={options.to_json()}"]
     libs = library_dir()
     env.update({
         "ROCPROF_AUTOSTART_OUTPUT": os.path.abspath(template),
-        "ROCPROF_AUTOSTART_OPTIONS": "\n".join(lines),
+        "ROCPROF_AUTOSTART_OPTIONS": settings.to_text(),
+        "ROCPROF_AUTOSTART_OPTIONS_JSON": options.to_json(),
         "ROCPROF_MANIFEST": manifest,
         "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [libs, env.get("LD_LIBRARY_PATH")])),
     })

@@ -116,9 +116,10 @@ def run_input_jobs(path: str, own: list[str], target: list[str]) -> int:
     (options on the command line win over the file's). Returns the first failing job's
     status, else 0."""
     status = 0
-    for n, job in enumerate(_load(path)):
+    jobs = _load(path)
+    for n, job in enumerate(jobs):
         cmd = [sys.executable, "-m", "rocprof", "run", *job_argv(job), *own, "--", *target]
-        if len(_load(path)) > 1:
+        if len(jobs) > 1:
             print(f"rocprof: job {n + 1}: {' '.join(job_argv(job))}", file=sys.stderr)
         code = subprocess.run(cmd, env=os.environ.copy()).returncode
         if code != 0 and status == 0:
