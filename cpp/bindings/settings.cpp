@@ -61,7 +61,8 @@ void bind(py::module_& m) {
       .def_readwrite("runpy_file", &SamplingSettings::runpy_file);
   py::class_<rocprof::MarkersSettings>(m, "MarkersSettings", "ROCTx")
       .def(py::init<>())
-      .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused);
+      .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused)
+      .def_readwrite("kernel_rename", &rocprof::MarkersSettings::kernel_rename);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
       .def_readwrite("cupti", &CaptureSettings::cupti)

@@ -53,7 +53,10 @@ const Fields<SamplingSettings>& sampling_fields() {
 
 const Fields<MarkersSettings>& markers_fields() {
   static const Fields<MarkersSettings> f{
-      {{"start_paused", &MarkersSettings::start_paused}}, {}, {}};
+      {{"start_paused", &MarkersSettings::start_paused},
+       {"kernel_rename", &MarkersSettings::kernel_rename}},
+      {},
+      {}};
   return f;
 }
 
@@ -169,8 +172,8 @@ bool check_regex(const std::string& pattern, const char* option, std::string* er
 
 bool validate(const CaptureSettings& s, std::string* error) {
   const CuptiSettings& c = s.cupti;
-  if (!check_regex(c.kernel_include, "--kernel-include-regex", error) ||
-      !check_regex(c.kernel_exclude, "--kernel-exclude-regex", error))
+  if (!check_regex(c.kernel_include, "--trace-kernel-include-regex", error) ||
+      !check_regex(c.kernel_exclude, "--trace-kernel-exclude-regex", error))
     return false;
   if (!c.callbacks.empty() && c.callbacks != "none" && c.callbacks != "launch" &&
       c.callbacks != "all")

@@ -39,6 +39,9 @@ struct SamplingSettings {
 
 struct MarkersSettings {
   bool start_paused = false;  // --selected-regions: record only from roctxProfilerResume on
+  // --kernel-rename: a dispatch's rocpd region name is its innermost ROCTx range's message
+  // (the writer applies it; the range is recorded either way).
+  bool kernel_rename = false;
 };
 
 struct CaptureSettings {

@@ -73,7 +73,8 @@ ProcessRow Mapping::process() const {
                     i64(info_.init_ns),
                     i64(info_.process_start_ns),
                     info_.command,
-                    info_.environment_json};
+                    info_.environment_json,
+                    info_.options_json};
 }
 
 AgentInfo Mapping::cpu_agent() const {
@@ -115,23 +116,26 @@ const std::string& Mapping::message_json(uint32_t name_id) {
 void Mapping::add_callsite(const CallsiteInfo& c) { line_info_[c.id] = c.line_info; }
 
 EventRow Mapping::event(const Record& r, std::string_view extdata) {
-  uint64_t stack = 0, parent = 0;
+  // As ROCm's writer: stack_id is the record's own (internal) correlation id, so an API call
+  // and the GPU work it caused share it. parent_stack_id is the innermost enclosing ROCTx
+  // range's correlation id, which is that range's rocpd_region id (ROCm: the enclosing traced
+  // call's); 0 when none. Samples keep their call-stack node in stack_id (rocprof-sys).
+  uint64_t stack = r.correlation_id, parent = 0;
   uint32_t callsite = 0;
   switch (r.kind) {
     case RecordKind::kRegion:
-      stack = r.region.stack_id;
-      parent = r.region.parent_stack_id;
+      parent = r.region.range_corr;
       break;
     case RecordKind::kKernelDispatch:
-      stack = r.kernel.stack_id;
+      parent = r.kernel.range_corr;
       callsite = r.kernel.callsite_id;
       break;
     case RecordKind::kMemoryCopy:
-      stack = r.copy.stack_id;
+      parent = r.copy.range_corr;
       callsite = r.copy.callsite_id;
       break;
     case RecordKind::kMemoryAlloc:
-      stack = r.alloc.stack_id;
+      parent = r.alloc.range_corr;
       break;
     case RecordKind::kSample:
       stack = r.sample.stack_id;
@@ -157,9 +161,10 @@ std::string_view Mapping::region_extdata(const Record& r) {
   if (r.region.extdata_id != 0) {
     extdata = text(r.region.extdata_id);
   } else if (r.flags & kFlagMessage) {
-    // ROCTx convention: the message travels in the event's extdata. Built once per distinct
-    // message: ranges repeat their names, and this is the writer's hottest row.
-    extdata = message_json(r.name_id);
+    // ROCTx convention: the region is named by the API function, the message travels in the
+    // event's extdata. Built once per distinct message: ranges repeat their names, and this
+    // is the writer's hottest row.
+    extdata = message_json(r.region.message_id);
   }
   if (r.flags & kFlagOpenAtExit) {
     // Its end is the session's end, not the program's: say so where a reader looks.
@@ -170,6 +175,12 @@ std::string_view Mapping::region_extdata(const Record& r) {
     extdata = scratch_;
   }
   return extdata;
+}
+
+Id Mapping::region_name(uint32_t name_id, uint32_t range_message_id) const {
+  // rocprofv3: the dispatch's (or copy's) own name; under --kernel-rename the message of the
+  // innermost enclosing ROCTx range when there is one. Never NULL: ROCm's views INNER-JOIN it.
+  return Id{info_.kernel_rename && range_message_id != 0 ? range_message_id : name_id};
 }
 
 std::pair<int64_t, bool> Mapping::track_for(uint32_t tid, uint32_t category_id) {
@@ -188,7 +199,23 @@ const RecordRows& Mapping::record(const Record& r) {
   switch (r.kind) {
     case RecordKind::kRegion: {
       out.event = event(r, region_extdata(r));
-      out.region = RegionRow{pid_, r.tid, i64(r.start), i64(r.end), Id{r.name_id}, out.event.id};
+      if (r.flags & kFlagInstant) {
+        // A mark is an instant: ROCm stores it as a sample on its thread's track of the
+        // domain (the track named by the category), not as a zero-length region.
+        out.kind = RecordKind::kSample;
+        const auto [id, is_new] = track_for(r.tid, r.category_id);
+        if (is_new) out.new_track = TrackRow{id, pid_, r.tid, Id{r.category_id}};
+        out.sample = SampleRow{id, i64(r.start), out.event.id, kEmptyJson};
+        break;
+      }
+      // ROCTx ranges are keyed by their correlation id (>= 2^32, see markers.cpp), as ROCm
+      // keys regions; what points at a range (parent_stack_id) finds it by primary key.
+      // Other regions are numbered here, below 2^32, so the two never meet.
+      const int64_t id = (r.flags & kFlagMessage) && r.correlation_id > UINT32_MAX
+                             ? i64(r.correlation_id)
+                             : next_region_id_++;
+      out.region =
+          RegionRow{id, pid_, r.tid, i64(r.start), i64(r.end), Id{r.name_id}, out.event.id};
       break;
     }
     case RecordKind::kKernelDispatch: {
@@ -214,7 +241,7 @@ const RecordRows& Mapping::record(const Record& r) {
                              static_cast<int64_t>(k.static_shared) + k.dynamic_shared,
                              {k.block[0], k.block[1], k.block[2]},
                              {k.grid[0], k.grid[1], k.grid[2]},
-                             Id{k.region_name_id},
+                             region_name(r.name_id, k.region_name_id),
                              out.event.id,
                              extdata};
       break;
@@ -235,12 +262,14 @@ const RecordRows& Mapping::record(const Record& r) {
                          Id{r.name_id},
                          c.dst_agent_id,
                          i64(c.dst_address),
-                         memset ? std::nullopt : std::optional<int64_t>(c.src_agent_id),
+                         // A memset has no source: its device stands in, as ROCm's views
+                         // INNER-JOIN the source agent (NULL would hide the row).
+                         memset ? c.dst_agent_id : c.src_agent_id,
                          i64(c.src_address),
                          i64(c.bytes),
                          c.queue_id,
                          c.stream_id,
-                         Id{c.region_name_id},
+                         region_name(r.name_id, c.region_name_id),
                          out.event.id,
                          extdata};
       break;

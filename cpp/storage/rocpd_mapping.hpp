@@ -43,6 +43,7 @@ struct NodeRow {
 struct ProcessRow {  // fini and end are 0 until the session's end (ProcessEndRow)
   int64_t id, ppid, pid, init, start;
   std::string_view command, environment;
+  std::string_view extdata;  // the options the session ran with (ROCm: the tool's config)
 };
 struct ProcessEndRow {
   int64_t pid, fini, end;
@@ -68,7 +69,7 @@ struct EventRow {
   }
 };
 struct RegionRow {
-  int64_t pid, tid, start, end;
+  int64_t id, pid, tid, start, end;
   Id name_id;
   int64_t event_id;
 };
@@ -84,7 +85,7 @@ struct CopyRow {
   int64_t pid, tid, start, end;
   Id name_id;
   int64_t dst_agent_id, dst_address;
-  std::optional<int64_t> src_agent_id;  // NULL for a memset
+  int64_t src_agent_id;  // a memset: its own device
   int64_t src_address, size, queue_id, stream_id;
   Id region_name_id;
   int64_t event_id;
@@ -163,11 +164,13 @@ class Mapping {
   std::string_view region_extdata(const Record& r);
   const std::string& message_json(uint32_t name_id);
   std::pair<int64_t, bool> track_for(uint32_t tid, uint32_t category_id);
+  Id region_name(uint32_t name_id, uint32_t range_message_id) const;
 
   SessionInfo info_;
   std::string suffix_;
   int64_t pid_ = 0, ppid_ = 0;
   int64_t next_event_id_ = 1;
+  int64_t next_region_id_ = 1;
   std::vector<std::string> strings_;       // id - 1 → text, for JSON extdata
   std::vector<std::string> message_json_;  // name id → {"message": ...}, built on first use
   std::unordered_map<uint64_t, int64_t> tracks_;

@@ -17,8 +17,8 @@ void Writer::prepare_events() {
       "INSERT INTO \"rocpd_event{S}\"(id, category_id, stack_id, parent_stack_id, correlation_id, "
       "call_stack, line_info, extdata) VALUES (?,?,0,0,?,'{}','{}',?)");
   stmts_[kRegion] = prepare(
-      "INSERT INTO \"rocpd_region{S}\"(nid, pid, tid, start, \"end\", name_id, event_id, extdata) "
-      "VALUES (1,?,?,?,?,?,?,'{}')");
+      "INSERT INTO \"rocpd_region{S}\"(id, nid, pid, tid, start, \"end\", name_id, event_id, "
+      "extdata) VALUES (?,1,?,?,?,?,?,?,'{}')");
   stmts_[kKernel] = prepare(
       "INSERT INTO \"rocpd_kernel_dispatch{S}\"(nid, pid, tid, agent_id, kernel_id, dispatch_id, "
       "queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, "
@@ -67,12 +67,13 @@ void Writer::event(const EventRow& r) {
 
 void Writer::region(const RegionRow& r) {
   auto* s = stmts_[kRegion];
-  bind(s, 1, r.pid);
-  bind(s, 2, r.tid);
-  bind(s, 3, r.start);
-  bind(s, 4, r.end);
-  bind(s, 5, r.name_id);
-  bind(s, 6, r.event_id);
+  bind(s, 1, r.id);
+  bind(s, 2, r.pid);
+  bind(s, 3, r.tid);
+  bind(s, 4, r.start);
+  bind(s, 5, r.end);
+  bind(s, 6, r.name_id);
+  bind(s, 7, r.event_id);
   run(s);
 }
 

@@ -50,7 +50,7 @@ void Writer::process(const ProcessRow& r) {
   run_once(
       "INSERT INTO \"rocpd_info_process{S}\"(id, nid, ppid, pid, init, fini, start, \"end\", "
       "command, "
-      "environment, extdata) VALUES (?,1,?,?,?,0,?,0,?,?,'{}')",
+      "environment, extdata) VALUES (?,1,?,?,?,0,?,0,?,?,?)",
       [&](sql::sqlite3_stmt* s) {
         bind(s, 1, r.id);
         bind(s, 2, r.ppid);
@@ -59,6 +59,7 @@ void Writer::process(const ProcessRow& r) {
         bind(s, 5, r.start);
         bind(s, 6, r.command);
         bind(s, 7, r.environment);
+        bind(s, 8, r.extdata);
       });
 }
 

@@ -81,6 +81,7 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     capture.load_all()
     settings = _core.CaptureSettings()
     settings.markers.start_paused = bool(options.selected_regions)
+    settings.markers.kernel_rename = bool(options.kernel_rename)
     notes: list[str] = []
     notes += _configure_gpu(options, settings)
     notes += _configure_sampling(options, settings)

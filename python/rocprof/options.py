@@ -22,6 +22,10 @@ class Options:
     runtime_trace: bool = False
     kernel_include_regex: str | None = None
     kernel_exclude_regex: str | None = None
+    trace_kernel_include_regex: str | None = None   # ours: these drop dispatches from the trace
+    trace_kernel_exclude_regex: str | None = None
+    kernel_rename: bool = False        # dispatch region names = innermost ROCTx range
+    minimum_output_data_kb: int = 0    # --minimum-output-data: smaller databases get no outputs
     truncate_kernels: bool = False
     mangled_kernels: bool = False
     sample: int | None = None          # Hz; None: no call-stack sampling

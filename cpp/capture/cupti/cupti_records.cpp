@@ -59,6 +59,7 @@ void give_buffer(uint8_t* b) {
 struct KernelEntry {
   std::string name;
   uint32_t id = 0;
+  uint32_t name_id = 0;  // interned display name: the dispatch's region name (rocpd)
   bool keep = true;
 };
 struct State {
@@ -170,6 +171,7 @@ KernelEntry* kernel_entry(CaptureContext& c, const CUpti_ActivityKernel10& k) {
                   "\"local_memory_per_thread\":%u,\"vendor\":\"NVIDIA\"}",
                   k.registersPerThread, k.staticSharedMemory, k.localMemoryPerThread);
     info.extdata = ext;
+    e->name_id = c.intern(info.display_name);
     if (e->keep) c.info(std::move(info));
     g_kernel_by_name.emplace(e->name, e);
   }
@@ -262,13 +264,14 @@ const char* sync_name(uint32_t type) {
 
 struct Launch {
   uint32_t tid = 0, region = 0, callsite = 0;
+  uint64_t range_corr = 0;
   bool paused = false, known = false;
 };
 
 Launch launch_of(uint32_t corr, uint64_t start) {
   Launch l;
   uint64_t key = 0;
-  l.known = launch_info(corr, &l.tid, &l.region, &l.callsite, &l.paused, &key);
+  l.known = launch_info(corr, &l.tid, &l.region, &l.callsite, &l.paused, &key, &l.range_corr);
   // Launched from Python with a chain first seen then: its names/lines are resolved now.
   if (l.known && l.callsite == 0 && key != 0 && !l.paused) l.callsite = resolve_site(key);
   if (!l.known) l.paused = paused_at(start);
@@ -303,6 +306,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       see_stream(c, k.streamId, k.contextId, k.deviceId);
       Record r = base(c, RecordKind::kKernelDispatch, "KERNEL_DISPATCH", k.start, k.end, l.tid,
                       k.correlationId);
+      r.name_id = e->name_id;
       KernelData& d = r.kernel;
       d.agent_id = gpu_agent_id(k.deviceId);
       d.stream_id = d.queue_id = k.streamId;
@@ -318,6 +322,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       d.local_per_thread = k.localMemoryPerThread;
       d.registers = k.registersPerThread;
       d.region_name_id = l.region;
+      d.range_corr = l.range_corr;
       d.callsite_id = l.callsite;
       d.dispatch_id = static_cast<uint64_t>(k.gridId);
       put(c, r);
@@ -344,6 +349,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       r.copy.stream_id = r.copy.queue_id = m.streamId;
       r.copy.bytes = m.bytes;
       r.copy.region_name_id = l.region;
+      r.copy.range_corr = l.range_corr;
       r.copy.callsite_id = l.callsite;
       put(c, r);
       break;
@@ -363,6 +369,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       r.copy.bytes = m.bytes;
       r.copy.value = m.value;
       r.copy.region_name_id = l.region;
+      r.copy.range_corr = l.range_corr;
       r.copy.callsite_id = l.callsite;
       put(c, r);
       break;
@@ -382,6 +389,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       r.alloc.level = 0;
       r.alloc.address = m.address;
       r.alloc.bytes = m.bytes;
+      r.alloc.range_corr = l.range_corr;
       put(c, r);
       break;
     }
@@ -409,6 +417,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
                       a.start, a.end, tid, a.correlationId);
       r.name_id = it->second;
       r.region.region_name_id = l.region;
+      r.region.range_corr = l.range_corr;
       put(c, r);
       break;
     }
@@ -419,6 +428,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       Record r = base(c, RecordKind::kRegion, "CUDA_SYNCHRONIZATION", s.start, s.end, l.tid,
                       s.correlationId);
       r.name_id = c.intern(sync_name(s.type));
+      r.region.range_corr = l.range_corr;
       put(c, r);
       break;
     }

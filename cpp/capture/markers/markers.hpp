@@ -30,6 +30,9 @@ uint32_t intern(std::string_view s) noexcept;
 // Innermost open push range of the calling thread (0: none): GPU work launched here is
 // attributed to it (rocpd region_name_id).
 uint32_t current_range_name_id() noexcept;
+// The same, and that range's correlation id in *corr (0: none): records made inside point at
+// it (rocpd_event.parent_stack_id -> the range's rocpd_region id).
+uint32_t current_range(uint64_t* corr) noexcept;
 // Session end (the markers backend's stop, after producers can no longer reach `c`): every
 // push range of every thread and every start range still open becomes a record ending at
 // `end_ns`, flagged kFlagOpenAtExit, so an unfinished range is stored and counted instead of

@@ -11,7 +11,7 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 2;  // 2: callsite_id on kernels/copies
+inline constexpr uint32_t kRecordFormatVersion = 3;  // 3: range_corr, RegionData::message_id
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -27,18 +27,24 @@ enum class RecordKind : uint16_t {
 enum RecordFlags : uint16_t {
   kFlagNone = 0,
   kFlagMemset = 1u << 0,      // kMemoryCopy used for a memset: dst only, size = bytes set
-  kFlagInstant = 1u << 1,     // kRegion with start == end (roctxMark)
-  kFlagMessage = 1u << 2,     // kRegion whose name is a ROCTx message: extdata {"message": name}
+  kFlagInstant = 1u << 1,     // kRegion with start == end (roctxMark): stored as a sample
+  kFlagMessage = 1u << 2,     // ROCTx kRegion: name_id is the API function, region.message_id
+                              // the message (rocpd: event extdata {"message": ...})
   kFlagOpenAtExit = 1u << 3,  // kRegion still open when the session ended: end = stop time
 };
 
 // Payloads. All integer fields, natural alignment, no padding surprises (checked below).
+// The correlation id of the innermost enclosing ROCTx range (0: none) is `range_corr` on every
+// record a launch or an API call makes: stored as rocpd_event.parent_stack_id, it points at
+// that range's rocpd_region row (whose id is its correlation id, as ROCm keys regions).
 struct RegionData {
-  uint64_t stack_id;  // call stack (0: none), see rocpd_event.stack_id
-  uint64_t parent_stack_id;
-  uint64_t external_id;     // e.g. the ROCTx range id that encloses an API call
+  uint64_t range_corr;      // innermost enclosing ROCTx range (a range: the one around it)
+  uint64_t reserved0;
+  uint64_t external_id;
   uint32_t extdata_id;      // interned JSON text for rocpd_event.extdata (0: derived by sink)
-  uint32_t region_name_id;  // innermost enclosing ROCTx range
+  uint32_t region_name_id;  // innermost enclosing ROCTx range's message
+  uint32_t message_id;      // ROCTx: the message (name_id is the API function)
+  uint32_t reserved1;
 };
 
 struct KernelData {
@@ -55,7 +61,7 @@ struct KernelData {
   uint32_t region_name_id;  // innermost enclosing ROCTx range
   uint32_t callsite_id;     // interned JSON list of the launching Python frames (0: none)
   uint64_t dispatch_id;
-  uint64_t stack_id;  // launch call stack
+  uint64_t range_corr;  // innermost enclosing ROCTx range at launch
 };
 
 struct CopyData {
@@ -68,7 +74,7 @@ struct CopyData {
   uint64_t bytes;
   uint32_t region_name_id;
   uint32_t value;  // memset byte value
-  uint64_t stack_id;
+  uint64_t range_corr;  // innermost enclosing ROCTx range at launch
   uint32_t callsite_id;  // as KernelData::callsite_id
   uint32_t reserved;
 };
@@ -80,7 +86,7 @@ struct AllocData {
   uint32_t level;  // 0 REAL, 1 VIRTUAL, 2 SCRATCH
   uint64_t address;
   uint64_t bytes;
-  uint64_t stack_id;
+  uint64_t range_corr;
 };
 
 struct SampleData {

@@ -63,8 +63,8 @@ def configure(options: Options, settings) -> list[str]:
     c.callbacks = "all" if options.runtime_trace or options.memory_allocation_trace else "launch"
     c.truncate = options.truncate_kernels
     c.mangled = options.mangled_kernels
-    c.kernel_include = options.kernel_include_regex or ""
-    c.kernel_exclude = options.kernel_exclude_regex or ""
+    c.kernel_include = options.trace_kernel_include_regex or ""
+    c.kernel_exclude = options.trace_kernel_exclude_regex or ""
     c.launch_sites = True
     c.library_candidates = ":".join(library_candidates())
     # Measurement overrides (benchmarks/gpu_b2_b5.py) come from ROCPROF_CUPTI_OPTIONS, read by

@@ -72,8 +72,19 @@ def add_parser(p) -> None:
                      help="error or fatal hides rocprof's notes (options that cannot apply)")
     out.add_argument("--preload", nargs="+", default=[], metavar="LIB",
                      help="libraries put first in LD_PRELOAD of the command (rocprof run -- CMD)")
-    tr.add_argument("--kernel-include-regex", metavar="RE", help="keep only kernels matching RE")
-    tr.add_argument("--kernel-exclude-regex", metavar="RE", help="drop kernels matching RE")
+    # rocprofv3's --kernel-include/exclude-regex select the kernels whose counters are
+    # collected (--pmc) and never drop dispatches from the trace; ours do that by name.
+    tr.add_argument("--kernel-include-regex", metavar="RE",
+                    help="collect counters (--pmc) only of kernels matching RE (the trace keeps "
+                         "every kernel, as rocprofv3)")
+    tr.add_argument("--kernel-exclude-regex", metavar="RE",
+                    help="collect no counters of kernels matching RE")
+    tr.add_argument("--trace-kernel-include-regex", metavar="RE",
+                    help="trace only kernels matching RE (POSIX ERE on the demangled name)")
+    tr.add_argument("--trace-kernel-exclude-regex", metavar="RE",
+                    help="leave kernels matching RE out of the trace")
+    v3.add_bool(tr, "--kernel-rename", help="name each dispatch in the database (region name) by "
+                "the innermost ROCTx range it was launched in, as rocprofv3")
     v3.add_bool(tr, "-T", "--truncate-kernels", help="kernel names without arguments")
     v3.add_bool(tr, "-M", "--mangled-kernels", help="keep mangled kernel names")
     sm = p.add_argument_group("sampling")
@@ -82,6 +93,9 @@ def add_parser(p) -> None:
                          "SamplingSettings.DEFAULT_HZ)")
     sm.add_argument("--sampling-mode", choices=("cpu", "wall"), default="cpu")
     v3.add_bool(sm, "--native-stacks", help="merge native frames into stacks")
+    out.add_argument("--minimum-output-data", type=int, default=0, metavar="KB",
+                     help="write --stats, -S and -f outputs of a database only when it holds "
+                          "more than KB kilobytes (the database itself is always kept)")
     out.add_argument("--buffer-budget", type=int, default=2048, metavar="MiB",
                      help="memory the record buffers may grow to in a burst (default 2048); "
                           "past it records are dropped, counted and reported at exit")
@@ -96,14 +110,15 @@ def add_parser(p) -> None:
 
 # Options of `run` that take a value: needed to find where the target's own argv begins.
 _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-regex",
-           "--kernel-exclude-regex", "--sampling-mode", "--buffer-budget", "-u",
+           "--kernel-exclude-regex", "--trace-kernel-include-regex",
+           "--trace-kernel-exclude-regex", "--minimum-output-data", "--sampling-mode", "--buffer-budget", "-u",
            "--summary-units", "--summary-output-file", "-i", "--input", "-P",
            "--collection-period", "--collection-period-unit", "--log-level"}
 # rocprofv3 flags that take an optional BOOL after them (`--sys-trace false`).
 _BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
           "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace",
           "--selected-regions", "-T", "--truncate-kernels", "-M", "--mangled-kernels",
-          "--native-stacks"}
+          "--native-stacks", "--kernel-rename"}
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -141,6 +156,10 @@ def options_from(args) -> Options:
                 stats=args.stats, summary=args.summary,
                 kernel_include_regex=args.kernel_include_regex,
                 kernel_exclude_regex=args.kernel_exclude_regex,
+                trace_kernel_include_regex=args.trace_kernel_include_regex,
+                trace_kernel_exclude_regex=args.trace_kernel_exclude_regex,
+                kernel_rename=args.kernel_rename,
+                minimum_output_data_kb=args.minimum_output_data,
                 truncate_kernels=args.truncate_kernels, mangled_kernels=args.mangled_kernels,
                 sample=args.sample, sampling_mode=args.sampling_mode,
                 native_stacks=args.native_stacks, follow_children=args.follow_children,
@@ -167,7 +186,10 @@ def options_from(args) -> Options:
         o.sample = _core.SamplingSettings.DEFAULT_HZ
     if o.sample is not None and not (1 <= o.sample <= 100_000):
         raise UsageError(f"rocprof run: --sample must be between 1 and 100000 Hz, not {o.sample}")
-    for flag in ("kernel_include_regex", "kernel_exclude_regex"):
+    if o.minimum_output_data_kb < 0:
+        raise UsageError("rocprof run: --minimum-output-data must be 0 or more kilobytes")
+    for flag in ("kernel_include_regex", "kernel_exclude_regex", "trace_kernel_include_regex",
+                 "trace_kernel_exclude_regex"):
         pattern = getattr(o, flag)
         if pattern:
             # The engine capture applies (glibc POSIX ERE), not Python's re: a pattern that

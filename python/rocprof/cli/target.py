@@ -93,6 +93,19 @@ def report_databases(databases: list[str], options: Options, reports: bool = Tru
         print(f"rocprof: results written to {path}", file=sys.stderr)
     if not reports or not databases:
         return
+    if options.minimum_output_data_kb:
+        kept = []
+        for path in databases:
+            size_kb = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p)) // 1024
+            if size_kb > options.minimum_output_data_kb:
+                kept.append(path)
+            else:
+                print(f"rocprof: {path} holds {size_kb} KB, not more than --minimum-output-data "
+                      f"{options.minimum_output_data_kb} KB: no --stats/-S/-f outputs for it "
+                      "(the database is kept)", file=sys.stderr)
+        databases = kept
+        if not databases:
+            return
     try:
         from rocpd import stats
 

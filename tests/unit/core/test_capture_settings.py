@@ -17,7 +17,7 @@ def test_defaults_are_stated_once():
 def test_validation_names_the_option():
     s = _core.CaptureSettings()
     s.cupti.kernel_include = "gemm_("
-    with pytest.raises(ValueError, match=r"--kernel-include-regex 'gemm_\(':"):
+    with pytest.raises(ValueError, match=r"--trace-kernel-include-regex 'gemm_\(':"):
         s.validate()
     s = _core.CaptureSettings()
     s.cupti.callbacks = "sometimes"
