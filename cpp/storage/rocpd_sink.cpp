@@ -42,8 +42,10 @@ void RocpdSink::write_info(const InfoRow& row) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, MetadataInfo>)
           writer_.metadata(v.tag, v.value);
-        else if constexpr (std::is_same_v<T, ThreadInfo>)
+        else if constexpr (std::is_same_v<T, ThreadInfo>) {
+          threads_.insert(v.tid);
           writer_.thread(map_->thread(v));
+        }
         else if constexpr (std::is_same_v<T, AgentInfo>)
           writer_.agent(v, map_->pid());
         else if constexpr (std::is_same_v<T, StreamInfo>)
@@ -75,6 +77,11 @@ void RocpdSink::write_records(const Record* records, std::size_t n) {
 }
 
 void RocpdSink::write_record(const Record& r) {
+  // Every thread a record names gets its rocpd_info_thread row: GPU work is recorded by the
+  // runtime's buffer thread for the thread that launched it (an autograd worker that records
+  // nothing itself), and ROCm's views INNER-JOIN the thread, so a missing row hides the work.
+  if (r.tid != 0 && threads_.insert(r.tid).second)
+    writer_.thread(map_->thread(ThreadInfo{r.tid, r.start, 0, {}}));
   const rocpd::RecordRows& rows = map_->record(r);
   switch (rows.kind) {
     case RecordKind::kRegion:

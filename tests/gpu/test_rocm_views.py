@@ -1,0 +1,27 @@
+"""ROCm's own view SQL over databases a CUPTI trace wrote (tests/rocm_views.py): every kernel,
+copy, allocation, API region, ROCTx range and sample is visible through ROCm's views, with the
+counts and durations ours give. Backward kernels are launched by autograd's threads, which
+record nothing themselves: their thread rows must exist or ROCm's INNER JOINs drop them."""
+
+import json
+import sys
+
+import pytest
+from gpuutil import LIVE, REASON, ROOT, rocprof_run
+
+sys.path.insert(0, str(ROOT / "tests"))
+from rocm_views import compare, mismatches  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not LIVE, reason=f"CUPTI not live: {REASON}")
+WORKLOAD = ROOT / "tests/gpu/workloads/torch_steps.py"
+
+
+@pytest.mark.parametrize("flags", [[], ["--sys-trace"], ["--kernel-rename"]])
+def test_rocm_views_see_every_record(tmp_path, flags):
+    db, _ = rocprof_run(tmp_path, *flags, str(WORKLOAD), "--steps", "4")
+    got = compare(db)
+    print("rocm-views", " ".join(flags) or "(default)", json.dumps(got))
+    assert got["kernels"][0][0] > 0
+    if "--sys-trace" in flags:
+        assert got["regions"][0][0] > 0 and got["memory_copies"][0][0] > 0
+    assert mismatches(db) == {}
