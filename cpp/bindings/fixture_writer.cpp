@@ -381,8 +381,8 @@ void bind(py::module_& m) {
            py::arg("grid") = Dim3{1, 1, 1}, py::arg("block") = Dim3{1, 1, 1},
            py::arg("static_shared") = 0, py::arg("dynamic_shared") = 0,
            py::arg("local_per_thread") = 0, py::arg("registers") = 0,
-           py::arg("region_name") = py::none(), py::arg("callsite") = 0,
-           py::arg("range_corr") = 0, py::arg("category") = "KERNEL_DISPATCH")
+           py::arg("region_name") = py::none(), py::arg("callsite") = 0, py::arg("range_corr") = 0,
+           py::arg("category") = "KERNEL_DISPATCH")
       .def("kernels", &W::kernels, py::arg("rows"), py::kw_only(), py::arg("tid"), py::arg("agent"),
            py::arg("stream") = 0, py::arg("grid") = Dim3{1, 1, 1}, py::arg("block") = Dim3{1, 1, 1})
       .def("memory_copy", &W::memory_copy, py::arg("name"), py::arg("start"), py::arg("end"),

@@ -52,11 +52,10 @@ const Fields<SamplingSettings>& sampling_fields() {
 }
 
 const Fields<MarkersSettings>& markers_fields() {
-  static const Fields<MarkersSettings> f{
-      {{"start_paused", &MarkersSettings::start_paused},
-       {"kernel_rename", &MarkersSettings::kernel_rename}},
-      {},
-      {}};
+  static const Fields<MarkersSettings> f{{{"start_paused", &MarkersSettings::start_paused},
+                                          {"kernel_rename", &MarkersSettings::kernel_rename}},
+                                         {},
+                                         {}};
   return f;
 }
 

@@ -255,23 +255,12 @@ const RecordRows& Mapping::record(const Record& r) {
         extdata = scratch_;
       }
       out.event = event(r, kEmptyJson);
-      out.copy = CopyRow{pid_,
-                         r.tid,
-                         i64(r.start),
-                         i64(r.end),
-                         Id{r.name_id},
-                         c.dst_agent_id,
-                         i64(c.dst_address),
-                         // A memset has no source: its device stands in, as ROCm's views
-                         // INNER-JOIN the source agent (NULL would hide the row).
-                         memset ? c.dst_agent_id : c.src_agent_id,
-                         i64(c.src_address),
-                         i64(c.bytes),
-                         c.queue_id,
-                         c.stream_id,
-                         region_name(r.name_id, c.region_name_id),
-                         out.event.id,
-                         extdata};
+      out.copy = CopyRow{
+          pid_, r.tid, i64(r.start), i64(r.end), Id{r.name_id}, c.dst_agent_id, i64(c.dst_address),
+          // A memset has no source: its device stands in, as ROCm's views
+          // INNER-JOIN the source agent (NULL would hide the row).
+          memset ? c.dst_agent_id : c.src_agent_id, i64(c.src_address), i64(c.bytes), c.queue_id,
+          c.stream_id, region_name(r.name_id, c.region_name_id), out.event.id, extdata};
       break;
     }
     case RecordKind::kMemoryAlloc: {

@@ -45,8 +45,7 @@ void RocpdSink::write_info(const InfoRow& row) {
         else if constexpr (std::is_same_v<T, ThreadInfo>) {
           threads_.insert(v.tid);
           writer_.thread(map_->thread(v));
-        }
-        else if constexpr (std::is_same_v<T, AgentInfo>)
+        } else if constexpr (std::is_same_v<T, AgentInfo>)
           writer_.agent(v, map_->pid());
         else if constexpr (std::is_same_v<T, StreamInfo>)
           writer_.stream(v, map_->pid());

@@ -158,8 +158,8 @@ void feed(RocpdSink& sink) {
   {
     // A range keyed by its own correlation id (>= 2^32, as markers.cpp makes them), inside the
     // open one above: its region id is that id, its parent the outer range's.
-    Record n = base(RecordKind::kRegion, 7, 262, 268, kMarker, kRangeB, (1ull << 32) | 5,
-                    kFlagMessage);
+    Record n =
+        base(RecordKind::kRegion, 7, 262, 268, kMarker, kRangeB, (1ull << 32) | 5, kFlagMessage);
     n.region.message_id = kRangeA;
     n.region.range_corr = (1ull << 32) | 4;
     rs.push_back(n);

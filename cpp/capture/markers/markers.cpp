@@ -243,8 +243,8 @@ int pop() noexcept {
   if (d >= Stack::kMaxDepth) return static_cast<int>(d);
   // Pause drops what happens between pause and resume: a range touching a pause is dropped.
   if (!b->paused_at_start[d] && !g_paused.load(std::memory_order_relaxed))
-    c->emit(roctx_record(g_fn_push, b->names[d], b->starts[d], end, b->tid, kFlagNone,
-                         b->corrs[d], d > 0 ? b->corrs[d - 1] : 0));
+    c->emit(roctx_record(g_fn_push, b->names[d], b->starts[d], end, b->tid, kFlagNone, b->corrs[d],
+                         d > 0 ? b->corrs[d - 1] : 0));
   return static_cast<int>(d);
 }
 
@@ -304,8 +304,8 @@ void stop(uint64_t range_id) noexcept {
 }
 
 void close_open_ranges(CaptureContext& c, uint64_t end_ns) noexcept {
-  auto closed = [&](uint32_t fn, uint32_t name_id, uint64_t start_ns, uint32_t tid_,
-                    uint64_t corr, uint64_t parent) {
+  auto closed = [&](uint32_t fn, uint32_t name_id, uint64_t start_ns, uint32_t tid_, uint64_t corr,
+                    uint64_t parent) {
     Record r = roctx_record(fn, name_id, start_ns, end_ns > start_ns ? end_ns : start_ns, tid_,
                             kFlagOpenAtExit, corr, parent);
     c.closed_at_exit(r);

@@ -38,7 +38,7 @@ enum RecordFlags : uint16_t {
 // record a launch or an API call makes: stored as rocpd_event.parent_stack_id, it points at
 // that range's rocpd_region row (whose id is its correlation id, as ROCm keys regions).
 struct RegionData {
-  uint64_t range_corr;      // innermost enclosing ROCTx range (a range: the one around it)
+  uint64_t range_corr;  // innermost enclosing ROCTx range (a range: the one around it)
   uint64_t reserved0;
   uint64_t external_id;
   uint32_t extdata_id;      // interned JSON text for rocpd_event.extdata (0: derived by sink)
@@ -73,8 +73,8 @@ struct CopyData {
   uint64_t dst_address;
   uint64_t bytes;
   uint32_t region_name_id;
-  uint32_t value;  // memset byte value
-  uint64_t range_corr;  // innermost enclosing ROCTx range at launch
+  uint32_t value;        // memset byte value
+  uint64_t range_corr;   // innermost enclosing ROCTx range at launch
   uint32_t callsite_id;  // as KernelData::callsite_id
   uint32_t reserved;
 };
