@@ -254,6 +254,13 @@ class FixtureWriter {
     write(r);
   }
 
+  void name_object(uint32_t target, uint64_t object, const std::string& name, uint32_t tid) {
+    Record r = base(RecordKind::kName, tid, 0, 0, std::nullopt, name, 0);
+    r.name.target = target;
+    r.name.object = object;
+    write(r);
+  }
+
   void sample(uint64_t timestamp, uint32_t tid, const std::string& category, uint64_t stack_id,
               uint64_t track_id, double value, const std::optional<std::string>& extdata,
               uint64_t correlation_id) {
@@ -400,6 +407,8 @@ void bind(py::module_& m) {
            py::arg("category") = "PYTHON_SAMPLE", py::arg("stack_id") = 0, py::arg("track_id") = 0,
            py::arg("value") = std::nan(""), py::arg("extdata") = py::none(),
            py::arg("correlation_id") = 0)
+      .def("name_object", &W::name_object, py::arg("target"), py::arg("object"), py::arg("name"),
+           py::kw_only(), py::arg("tid"))
       .def("thread_name", &W::thread_name, py::arg("tid"), py::arg("name"),
            py::arg("timestamp") = 0)
       .def("commit", &W::commit)

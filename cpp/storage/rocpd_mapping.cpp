@@ -296,6 +296,9 @@ const RecordRows& Mapping::record(const Record& r) {
     case RecordKind::kThreadName:
       out.thread_name = ThreadNameRow{text(r.name_id), r.tid};
       break;
+    case RecordKind::kName:
+      out.name = NameRow{r.name.target, i64(r.name.object), text(r.name_id)};
+      break;
     case RecordKind::kNone:
       break;
   }

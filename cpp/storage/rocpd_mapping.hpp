@@ -110,6 +110,11 @@ struct ThreadNameRow {  // a rename of an existing rocpd_info_thread row
   std::string_view name;
   int64_t tid;
 };
+struct NameRow {    // roctxNameHipDevice/HipStream/HsaAgent: the named row may come later
+  uint32_t target;  // NameTarget
+  int64_t object;
+  std::string_view name;
+};
 
 // One record's rows: its event first, then the row of the record's table (a sample may open
 // a new track, written between the two as before). kind kNone: nothing to write.
@@ -124,6 +129,7 @@ struct RecordRows {
     AllocRow alloc;
     SampleRow sample;
     ThreadNameRow thread_name;
+    NameRow name;
   };
   RecordRows() : region{} {}
 };

@@ -107,6 +107,9 @@ void RocpdSink::write_record(const Record& r) {
     case RecordKind::kThreadName:
       writer_.thread_name(rows.thread_name);
       break;
+    case RecordKind::kName:
+      writer_.name_object(rows.name);
+      break;
     case RecordKind::kNone:
       break;
   }

@@ -129,6 +129,7 @@ void Writer::close(const std::optional<ProcessEndRow>& end) {
     process_end(*end);
     threads_end(end->end);
   }
+  reapply_names();
   exec("COMMIT;");
   if (!failure_.empty()) {  // the last commit met a full disk
     close_failed(end);

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <tuple>
 #include <vector>
 
 #include "rocpd_mapping.hpp"
@@ -59,6 +60,8 @@ class Writer {
   void track(const TrackRow& r);
   void sample(const SampleRow& r);
   void thread_name(const ThreadNameRow& r);
+  // Applied now and again at close: a device or stream is often named before its row exists.
+  void name_object(const NameRow& r);
 
   // ---- transactions and failure (rocpd_writer.cpp)
   // One more record in the open transaction; true when the transaction is due for a commit
@@ -88,6 +91,9 @@ class Writer {
     kTrack,
     kThread,
     kThreadName,
+    kNameDevice,
+    kNameAgent,
+    kNameStream,
     kAgent,
     kStream,
     kQueue,
@@ -97,6 +103,8 @@ class Writer {
     kStmtCount
   };
   static constexpr uint64_t kMaxTxnRecords = 4096;
+  void reapply_names();
+  std::vector<std::tuple<Stmt, int64_t, std::string>> names_;  // ROCTx names, for close
 
   bool exec(const std::string& sql, std::string* error = nullptr);
   sql::sqlite3_stmt* prepare(const std::string& sql);

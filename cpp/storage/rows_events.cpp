@@ -41,6 +41,16 @@ void Writer::prepare_events() {
       "INSERT INTO \"rocpd_track{S}\"(id, nid, pid, tid, name_id, extdata) VALUES "
       "(?,1,?,?,?,'{}')");
   stmts_[kThreadName] = prepare("UPDATE \"rocpd_info_thread{S}\" SET name = ? WHERE tid = ?");
+  // HIP device ids are the runtime's ordinals (logical_index of the GPU agents); agents and
+  // streams named by handle carry it in extdata ("handle"), as the AMD backend writes them.
+  stmts_[kNameDevice] = prepare(
+      "UPDATE \"rocpd_info_agent{S}\" SET user_name = ? WHERE type = 'GPU' AND logical_index = ?");
+  stmts_[kNameAgent] = prepare(
+      "UPDATE \"rocpd_info_agent{S}\" SET user_name = ? "
+      "WHERE json_valid(extdata) AND json_extract(extdata, '$.handle') = ?");
+  stmts_[kNameStream] = prepare(
+      "UPDATE \"rocpd_info_stream{S}\" SET name = ? "
+      "WHERE json_valid(extdata) AND json_extract(extdata, '$.handle') = ?");
 }
 
 void Writer::event(const EventRow& r) {
@@ -134,6 +144,29 @@ void Writer::sample(const SampleRow& r) {
   bind(s, 3, r.event_id);
   bind_static(s, 4, r.extdata);
   run(s);
+}
+
+void Writer::name_object(const NameRow& r) {
+  const Stmt which = r.target == kNameHipDevice   ? kNameDevice
+                     : r.target == kNameHsaAgent  ? kNameAgent
+                     : r.target == kNameHipStream ? kNameStream
+                                                  : kStmtCount;
+  if (which == kStmtCount) return;
+  names_.emplace_back(which, r.object, std::string(r.name));
+  auto* s = stmts_[which];
+  bind(s, 1, r.name);
+  bind(s, 2, r.object);
+  run(s);
+}
+
+void Writer::reapply_names() {
+  for (const auto& [which, object, name] : names_) {
+    auto* s = stmts_[which];
+    if (s == nullptr) continue;
+    bind(s, 1, std::string_view(name));
+    bind(s, 2, object);
+    run(s);
+  }
 }
 
 void Writer::thread_name(const ThreadNameRow& r) {

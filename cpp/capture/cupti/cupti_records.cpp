@@ -214,14 +214,27 @@ void device_row(CaptureContext& c, const CUpti_ActivityDevice5& d) {
   a.model_name =
       "sm_" + std::to_string(d.computeCapabilityMajor) + std::to_string(d.computeCapabilityMinor);
   a.vendor_name = "NVIDIA";
-  char ext[512];
+  // Ours first, then the same facts under the names ROCm's agent info uses (rocprofv3's
+  // agent_info.csv reads them): an SM is a CU, a warp a wavefront, a block a workgroup.
+  char ext[1536];
   std::snprintf(
       ext, sizeof ext,
       "{\"compute_capability\":\"%u.%u\",\"multiprocessors\":%u,\"global_memory_bytes\":%llu,"
-      "\"l2_cache_bytes\":%u,\"core_clock_khz\":%u,\"max_threads_per_block\":%u}",
+      "\"l2_cache_bytes\":%u,\"core_clock_khz\":%u,\"max_threads_per_block\":%u,"
+      "\"global_memory_bandwidth_kbps\":%llu,"
+      "\"cu_count\":%u,\"wave_front_size\":%u,\"max_waves_per_cu\":%u,"
+      "\"lds_size_in_kb\":%u,\"workgroup_max_size\":%u,\"local_mem_size\":%llu,"
+      "\"max_engine_clk_fcompute\":%u,\"workgroup_max_dim_x\":%u,\"workgroup_max_dim_y\":%u,"
+      "\"workgroup_max_dim_z\":%u,\"grid_max_dim_x\":%u,\"grid_max_dim_y\":%u,"
+      "\"grid_max_dim_z\":%u,\"grid_max_size\":%llu,\"device_id\":%u,\"vendor_id\":4318}",
       d.computeCapabilityMajor, d.computeCapabilityMinor, d.numMultiprocessors,
       static_cast<unsigned long long>(d.globalMemorySize), d.l2CacheSize, d.coreClockRate,
-      d.maxThreadsPerBlock);
+      d.maxThreadsPerBlock, static_cast<unsigned long long>(d.globalMemoryBandwidth),
+      d.numMultiprocessors, d.numThreadsPerWarp, d.maxWarpsPerMultiprocessor,
+      d.maxSharedMemoryPerMultiprocessor / 1024, d.maxThreadsPerBlock,
+      static_cast<unsigned long long>(d.globalMemorySize), d.coreClockRate / 1000, d.maxBlockDimX,
+      d.maxBlockDimY, d.maxBlockDimZ, d.maxGridDimX, d.maxGridDimY, d.maxGridDimZ,
+      static_cast<unsigned long long>(d.maxGridDimX) * d.maxBlockDimX, d.id);
   a.extdata = ext;
   c.info(std::move(a));
 }

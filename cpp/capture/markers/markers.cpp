@@ -345,6 +345,19 @@ void name_thread(std::string_view name) noexcept {
   c->emit(r);
 }
 
+void name_object(uint32_t target, uint64_t object, std::string_view name) noexcept {
+  CaptureContext* c = g_ctx.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  Record r{};
+  r.kind = RecordKind::kName;
+  r.tid = tid();
+  r.start = r.end = now_ns();
+  r.name_id = intern(name);
+  r.name.object = object;
+  r.name.target = target;
+  c->emit(r);
+}
+
 uint32_t thread_id() noexcept { return tid(); }
 
 }  // namespace rocprof::markers

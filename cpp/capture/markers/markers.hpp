@@ -25,6 +25,10 @@ void stop(uint64_t range_id) noexcept;
 void pause() noexcept;
 void resume() noexcept;
 void name_thread(std::string_view name) noexcept;
+// roctxNameHipDevice / roctxNameHipStream / roctxNameHsaAgent: `target` a NameTarget, `object`
+// the device ordinal or the handle's value. Stored as the user name of that agent / the name
+// of that stream (rocpd_info_agent.user_name, rocpd_info_stream.name).
+void name_object(uint32_t target, uint64_t object, std::string_view name) noexcept;
 uint32_t thread_id() noexcept;
 uint32_t intern(std::string_view s) noexcept;
 // Innermost open push range of the calling thread (0: none): GPU work launched here is

@@ -22,7 +22,11 @@ enum class RecordKind : uint16_t {
   kMemoryAlloc = 4,     // device allocation / free
   kSample = 5,          // one timestamp on a track: call-stack or counter sample
   kThreadName = 6,      // rename of the recording thread (name_id)
+  kName = 7,            // ROCTx name of a device, stream or HSA agent (NameData, name_id)
 };
+
+// What roctxNameHipDevice / roctxNameHipStream / roctxNameHsaAgent name (NameData::target).
+enum NameTarget : uint32_t { kNameHipDevice = 1, kNameHipStream = 2, kNameHsaAgent = 3 };
 
 enum RecordFlags : uint16_t {
   kFlagNone = 0,
@@ -89,6 +93,12 @@ struct AllocData {
   uint64_t range_corr;
 };
 
+struct NameData {
+  uint64_t object;  // device ordinal, or the stream / agent handle's value
+  uint32_t target;  // NameTarget
+  uint32_t reserved;
+};
+
 struct SampleData {
   uint64_t track_id;  // rocpd_track id (sink maps tid → track when 0)
   uint64_t stack_id;
@@ -112,6 +122,7 @@ struct Record {
     CopyData copy;
     AllocData alloc;
     SampleData sample;
+    NameData name;
     unsigned char raw[88];
   };
 };
