@@ -80,7 +80,10 @@ int find_hip(dl_phdr_info* info, size_t, void*) {
   g_hip.remove_api = reinterpret_cast<RemoveFn>(dlsym(h, "hipRemoveApiCallback"));
   g_hip.remove_activity = reinterpret_cast<RemoveFn>(dlsym(h, "hipRemoveActivityCallback"));
   g_hip.api_name = reinterpret_cast<NameFn>(dlsym(h, "hipApiName"));
-  g_hip.path = name && *name ? name : "the program";
+  Dl_info where{};
+  g_hip.path = dladdr(reinterpret_cast<void*>(reg), &where) != 0 && where.dli_fname
+                   ? where.dli_fname
+                   : (name && *name ? name : "the program");
   return 1;  // the handle stays open: HIP calls back into us until the process ends
 }
 

@@ -357,12 +357,9 @@ void discover_agents() {
 }
 
 void write_agents(CaptureContext& c) {
-  bool cpu_written = false;
-  for (int i = 0; i < g_agent_count; ++i) {
-    if (!g_agents[i].gpu && cpu_written) continue;  // one CPU row (the session's own id)
-    cpu_written |= !g_agents[i].gpu;
-    c.info(g_agents[i].info);
-  }
+  // GPU rows only: the CPU row (kCpuAgentId) is the session's own, from the OS.
+  for (int i = 0; i < g_agent_count; ++i)
+    if (g_agents[i].gpu) c.info(g_agents[i].info);
 }
 
 uint64_t capture_site(uint32_t* id) noexcept {
