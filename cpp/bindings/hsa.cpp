@@ -14,8 +14,9 @@ namespace {
 void bind(py::module_& m) {
   m.def("_hsa_set_callsite_prefixes", &rocprof::hsa::install_python_callsite_hooks,
         "internal: library path prefixes whose frames are not launch sites; installs the hooks");
-  m.def("hsa_build_summary", [] { return std::string(rocprof::hsa::build_summary()); },
-        "what this build compiled of the AMD paths: '; '-separated 'path: state' items");
+  m.def(
+      "hsa_build_summary", [] { return std::string(rocprof::hsa::build_summary()); },
+      "what this build compiled of the AMD paths: '; '-separated 'path: state' items");
 }
 
 rocprof::bindings::Register g_register(bind);

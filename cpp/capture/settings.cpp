@@ -59,20 +59,19 @@ const Fields<MarkersSettings>& markers_fields() {
 
 // AMD (capture/hsa/, issue 15).
 const Fields<HsaSettings>& hsa_fields() {
-  static const Fields<HsaSettings> f{
-      {{"enabled", &HsaSettings::enabled},
-       {"kernels", &HsaSettings::kernels},
-       {"copies", &HsaSettings::copies},
-       {"allocations", &HsaSettings::allocations},
-       {"hsa_api", &HsaSettings::hsa_api},
-       {"hip_api", &HsaSettings::hip_api},
-       {"launch_sites", &HsaSettings::launch_sites},
-       {"region", &HsaSettings::region},
-       {"truncate", &HsaSettings::truncate},
-       {"mangled", &HsaSettings::mangled}},
-      {},
-      {{"kernel_include", &HsaSettings::kernel_include},
-       {"kernel_exclude", &HsaSettings::kernel_exclude}}};
+  static const Fields<HsaSettings> f{{{"enabled", &HsaSettings::enabled},
+                                      {"kernels", &HsaSettings::kernels},
+                                      {"copies", &HsaSettings::copies},
+                                      {"allocations", &HsaSettings::allocations},
+                                      {"hsa_api", &HsaSettings::hsa_api},
+                                      {"hip_api", &HsaSettings::hip_api},
+                                      {"launch_sites", &HsaSettings::launch_sites},
+                                      {"region", &HsaSettings::region},
+                                      {"truncate", &HsaSettings::truncate},
+                                      {"mangled", &HsaSettings::mangled}},
+                                     {},
+                                     {{"kernel_include", &HsaSettings::kernel_include},
+                                      {"kernel_exclude", &HsaSettings::kernel_exclude}}};
   return f;
 }
 

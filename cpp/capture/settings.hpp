@@ -45,11 +45,11 @@ struct MarkersSettings {
 struct HsaSettings {
   bool enabled = false;  // AMD GPU tracing asked for (the launcher's default turns it on)
   bool kernels = true, copies = true, allocations = false;
-  bool hsa_api = false;  // --hsa-trace: every HSA core/AMD-extension call
-  bool hip_api = false;  // --hip-trace: HIP runtime calls (HIP's callback registration)
+  bool hsa_api = false;      // --hsa-trace: every HSA core/AMD-extension call
+  bool hip_api = false;      // --hip-trace: HIP runtime calls (HIP's callback registration)
   bool launch_sites = true;  // Python line of each dispatch (needs the Python extension)
   bool region = true;        // innermost ROCTx range of each dispatch
-  bool truncate = false, mangled = false;  // kernel display names (-T, -M)
+  bool truncate = false, mangled = false;      // kernel display names (-T, -M)
   std::string kernel_include, kernel_exclude;  // POSIX extended, as CuptiSettings
 };
 // ---- end of the AMD block ---------------------------------------------------------------

@@ -11,12 +11,12 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                          \
-  do {                                                                    \
-    if ((x) != hipSuccess) {                                              \
-      std::fprintf(stderr, "hip_like_app: %s failed\n", #x);             \
-      return 1;                                                           \
-    }                                                                     \
+#define CHECK(x)                                             \
+  do {                                                       \
+    if ((x) != hipSuccess) {                                 \
+      std::fprintf(stderr, "hip_like_app: %s failed\n", #x); \
+      return 1;                                              \
+    }                                                        \
   } while (0)
 
 // name duration_ns group_segment private_segment kernarg_size

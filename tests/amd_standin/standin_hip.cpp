@@ -124,14 +124,18 @@ API hipError_t hipRegisterApiCallback(uint32_t id, void* fun, void* arg) {
   g_callbacks[id].fun.store(reinterpret_cast<ApiFn>(fun));
   return hipSuccess;
 }
-API hipError_t hipRemoveApiCallback(uint32_t id) { return hipRegisterApiCallback(id, nullptr, nullptr); }
+API hipError_t hipRemoveApiCallback(uint32_t id) {
+  return hipRegisterApiCallback(id, nullptr, nullptr);
+}
 API hipError_t hipRegisterActivityCallback(uint32_t id, void* fun, void* arg) {
   if (id < HIP_API_ID_FIRST || id > HIP_API_ID_LAST) return hipErrorInvalidValue;
   g_callbacks[id].act_arg.store(arg);
   g_callbacks[id].act.store(reinterpret_cast<ActivityFn>(fun));
   return hipSuccess;
 }
-API hipError_t hipRemoveActivityCallback(uint32_t id) { return hipRegisterActivityCallback(id, nullptr, nullptr); }
+API hipError_t hipRemoveActivityCallback(uint32_t id) {
+  return hipRegisterActivityCallback(id, nullptr, nullptr);
+}
 API const char* hipApiName(uint32_t id) { return hip_api_name(id); }
 
 API hipError_t hipInit(unsigned int) {
@@ -214,8 +218,10 @@ API hipError_t hipModuleGetFunction(hipFunction_t* f, hipModule_t m, const char*
     return hipErrorNotFound;
   auto* fn = new ihipModuleSymbol_t();
   hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &fn->kernel_object);
-  hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, &fn->group);
-  hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &fn->priv);
+  hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+                                 &fn->group);
+  hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                                 &fn->priv);
   *f = fn;
   return hipSuccess;
 }

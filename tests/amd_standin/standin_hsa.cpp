@@ -63,17 +63,21 @@ void nap() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
 struct Queue;
 struct Signal {
   std::atomic<int64_t> value{0};
-  uint64_t start = 0, end = 0;  // profiling times, system ticks
+  uint64_t start = 0, end = 0;   // profiling times, system ticks
   Queue* doorbell_of = nullptr;  // the intercept queue this signal is the doorbell of
 };
 Signal* sig(hsa_signal_t s) { return reinterpret_cast<Signal*>(s.handle); }
 hsa_signal_t handle(Signal* s) { return {reinterpret_cast<uint64_t>(s)}; }
 bool satisfied(int64_t v, hsa_signal_condition_t c, int64_t x) {
   switch (c) {
-    case HSA_SIGNAL_CONDITION_EQ: return v == x;
-    case HSA_SIGNAL_CONDITION_NE: return v != x;
-    case HSA_SIGNAL_CONDITION_LT: return v < x;
-    case HSA_SIGNAL_CONDITION_GTE: return v >= x;
+    case HSA_SIGNAL_CONDITION_EQ:
+      return v == x;
+    case HSA_SIGNAL_CONDITION_NE:
+      return v != x;
+    case HSA_SIGNAL_CONDITION_LT:
+      return v < x;
+    case HSA_SIGNAL_CONDITION_GTE:
+      return v >= x;
   }
   return false;
 }
@@ -214,7 +218,9 @@ Queue* new_queue(Agent* a, uint32_t size, bool worker) {
   if (worker) std::thread(queue_worker, q).detach();
   return q;
 }
-Queue* queue_of(const hsa_queue_t* q) { return reinterpret_cast<Queue*>(const_cast<hsa_queue_t*>(q)); }
+Queue* queue_of(const hsa_queue_t* q) {
+  return reinterpret_cast<Queue*>(const_cast<hsa_queue_t*>(q));
+}
 
 // The intercept handler's writer: into the real queue of the queue being submitted.
 thread_local Queue* t_target = nullptr;
@@ -304,11 +310,20 @@ hsa_status_t impl_shut_down() {
 }
 hsa_status_t impl_system_get_info(hsa_system_info_t attr, void* value) {
   switch (attr) {
-    case HSA_SYSTEM_INFO_TIMESTAMP: *static_cast<uint64_t*>(value) = ticks(boottime_ns()); break;
-    case HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY: *static_cast<uint64_t*>(value) = g_tick_hz; break;
-    case HSA_SYSTEM_INFO_VERSION_MAJOR: *static_cast<uint16_t*>(value) = 1; break;
-    case HSA_SYSTEM_INFO_VERSION_MINOR: *static_cast<uint16_t*>(value) = 1; break;
-    default: return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    case HSA_SYSTEM_INFO_TIMESTAMP:
+      *static_cast<uint64_t*>(value) = ticks(boottime_ns());
+      break;
+    case HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY:
+      *static_cast<uint64_t*>(value) = g_tick_hz;
+      break;
+    case HSA_SYSTEM_INFO_VERSION_MAJOR:
+      *static_cast<uint16_t*>(value) = 1;
+      break;
+    case HSA_SYSTEM_INFO_VERSION_MINOR:
+      *static_cast<uint16_t*>(value) = 1;
+      break;
+    default:
+      return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   }
   return HSA_STATUS_SUCCESS;
 }
@@ -327,24 +342,47 @@ hsa_status_t impl_agent_get_info(hsa_agent_t h, hsa_agent_info_t attr, void* val
   const Agent* a = agent(h);
   auto u32 = [&](uint32_t v) { *static_cast<uint32_t*>(value) = v; };
   switch (static_cast<int>(attr)) {
-    case HSA_AGENT_INFO_NAME: put_text(value, a->gpu ? "gfx90a" : "standin-cpu"); break;
-    case HSA_AGENT_INFO_VENDOR_NAME: put_text(value, a->gpu ? "AMD" : "CPU"); break;
+    case HSA_AGENT_INFO_NAME:
+      put_text(value, a->gpu ? "gfx90a" : "standin-cpu");
+      break;
+    case HSA_AGENT_INFO_VENDOR_NAME:
+      put_text(value, a->gpu ? "AMD" : "CPU");
+      break;
     case HSA_AGENT_INFO_DEVICE:
       *static_cast<hsa_device_type_t*>(value) = a->gpu ? HSA_DEVICE_TYPE_GPU : HSA_DEVICE_TYPE_CPU;
       break;
-    case HSA_AGENT_INFO_NODE: u32(a->node); break;
-    case HSA_AGENT_INFO_WAVEFRONT_SIZE: u32(a->gpu ? 64 : 0); break;
-    case HSA_AGENT_INFO_QUEUE_MAX_SIZE: u32(4096); break;
+    case HSA_AGENT_INFO_NODE:
+      u32(a->node);
+      break;
+    case HSA_AGENT_INFO_WAVEFRONT_SIZE:
+      u32(a->gpu ? 64 : 0);
+      break;
+    case HSA_AGENT_INFO_QUEUE_MAX_SIZE:
+      u32(4096);
+      break;
     case HSA_AMD_AGENT_INFO_PRODUCT_NAME:
       put_text(value, a->gpu ? "rocprof software stand-in GPU (test only)" : "stand-in CPU");
       break;
-    case HSA_AMD_AGENT_INFO_UUID: put_text(value, a->gpu ? "GPU-5374616e64696e30" : "CPU-XX"); break;
-    case HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT: u32(a->gpu ? 104 : 2); break;
-    case HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY: u32(a->gpu ? 1700 : 2000); break;
-    case HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU: u32(a->gpu ? 4 : 0); break;
-    case HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU: u32(a->gpu ? 32 : 0); break;
-    case HSA_AMD_AGENT_INFO_CHIP_ID: u32(a->gpu ? 0x740f : 0); break;
-    default: return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    case HSA_AMD_AGENT_INFO_UUID:
+      put_text(value, a->gpu ? "GPU-5374616e64696e30" : "CPU-XX");
+      break;
+    case HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT:
+      u32(a->gpu ? 104 : 2);
+      break;
+    case HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY:
+      u32(a->gpu ? 1700 : 2000);
+      break;
+    case HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU:
+      u32(a->gpu ? 4 : 0);
+      break;
+    case HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU:
+      u32(a->gpu ? 32 : 0);
+      break;
+    case HSA_AMD_AGENT_INFO_CHIP_ID:
+      u32(a->gpu ? 0x740f : 0);
+      break;
+    default:
+      return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   }
   return HSA_STATUS_SUCCESS;
 }
@@ -420,12 +458,8 @@ void impl_signal_store(hsa_signal_t s, hsa_signal_value_t v) {
   if (x->doorbell_of != nullptr)
     ring_intercept(x->doorbell_of);  // on the ringing thread, as ROCr's intercept queue does
 }
-void impl_signal_add(hsa_signal_t s, hsa_signal_value_t v) {
-  sig(s)->value.fetch_add(v);
-}
-void impl_signal_subtract(hsa_signal_t s, hsa_signal_value_t v) {
-  sig(s)->value.fetch_sub(v);
-}
+void impl_signal_add(hsa_signal_t s, hsa_signal_value_t v) { sig(s)->value.fetch_add(v); }
+void impl_signal_subtract(hsa_signal_t s, hsa_signal_value_t v) { sig(s)->value.fetch_sub(v); }
 hsa_signal_value_t impl_signal_wait(hsa_signal_t s, hsa_signal_condition_t c, hsa_signal_value_t v,
                                     uint64_t timeout, hsa_wait_state_t) {
   const uint64_t deadline = timeout == UINT64_MAX ? UINT64_MAX : boottime_ns() + timeout;
@@ -472,8 +506,7 @@ hsa_status_t impl_pool_free(void* ptr) {
   return HSA_STATUS_SUCCESS;
 }
 
-hsa_status_t impl_reader_from_memory(const void* code, size_t size,
-                                     hsa_code_object_reader_t* out) {
+hsa_status_t impl_reader_from_memory(const void* code, size_t size, hsa_code_object_reader_t* out) {
   auto* r = new Reader{std::string(static_cast<const char*>(code), size)};
   out->handle = reinterpret_cast<uint64_t>(r);
   return HSA_STATUS_SUCCESS;
@@ -528,16 +561,35 @@ hsa_status_t impl_symbol_get_info(hsa_executable_symbol_t s, hsa_executable_symb
   const Kernel* k = reinterpret_cast<Kernel*>(s.handle);
   const std::string name = k->name + ".kd";
   switch (attr) {
-    case HSA_EXECUTABLE_SYMBOL_INFO_TYPE: *static_cast<hsa_symbol_kind_t*>(value) = HSA_SYMBOL_KIND_KERNEL; break;
-    case HSA_EXECUTABLE_SYMBOL_INFO_NAME_LENGTH: *static_cast<uint32_t*>(value) = uint32_t(name.size()); break;
-    case HSA_EXECUTABLE_SYMBOL_INFO_NAME: std::memcpy(value, name.data(), name.size()); break;  // not terminated, as HSA says
-    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT: *static_cast<uint64_t*>(value) = reinterpret_cast<uint64_t>(k); break;
-    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE: *static_cast<uint32_t*>(value) = k->kernarg; break;
-    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT: *static_cast<uint32_t*>(value) = 16; break;
-    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE: *static_cast<uint32_t*>(value) = k->group; break;
-    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE: *static_cast<uint32_t*>(value) = k->priv; break;
-    case HSA_EXECUTABLE_SYMBOL_INFO_AGENT: *static_cast<hsa_agent_t*>(value) = agent_handle(&g_gpu); break;
-    default: return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    case HSA_EXECUTABLE_SYMBOL_INFO_TYPE:
+      *static_cast<hsa_symbol_kind_t*>(value) = HSA_SYMBOL_KIND_KERNEL;
+      break;
+    case HSA_EXECUTABLE_SYMBOL_INFO_NAME_LENGTH:
+      *static_cast<uint32_t*>(value) = uint32_t(name.size());
+      break;
+    case HSA_EXECUTABLE_SYMBOL_INFO_NAME:
+      std::memcpy(value, name.data(), name.size());
+      break;  // not terminated, as HSA says
+    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT:
+      *static_cast<uint64_t*>(value) = reinterpret_cast<uint64_t>(k);
+      break;
+    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE:
+      *static_cast<uint32_t*>(value) = k->kernarg;
+      break;
+    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT:
+      *static_cast<uint32_t*>(value) = 16;
+      break;
+    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE:
+      *static_cast<uint32_t*>(value) = k->group;
+      break;
+    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE:
+      *static_cast<uint32_t*>(value) = k->priv;
+      break;
+    case HSA_EXECUTABLE_SYMBOL_INFO_AGENT:
+      *static_cast<hsa_agent_t*>(value) = agent_handle(&g_gpu);
+      break;
+    default:
+      return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   }
   return HSA_STATUS_SUCCESS;
 }
@@ -630,7 +682,8 @@ void load_tools() {
 }
 
 void first_init() {
-  if (const char* hz = std::getenv("ROCPROF_STANDIN_TICK_HZ")) g_tick_hz = std::strtoull(hz, nullptr, 10);
+  if (const char* hz = std::getenv("ROCPROF_STANDIN_TICK_HZ"))
+    g_tick_hz = std::strtoull(hz, nullptr, 10);
   build_table();
   std::thread(async_loop).detach();
   std::thread(copy_engine).detach();
@@ -650,41 +703,85 @@ API hsa_status_t hsa_init() {
   return core().hsa_init_fn();
 }
 API hsa_status_t hsa_shut_down() { return core().hsa_shut_down_fn(); }
-API hsa_status_t hsa_system_get_info(hsa_system_info_t a, void* v) { return core().hsa_system_get_info_fn(a, v); }
-API hsa_status_t hsa_iterate_agents(hsa_status_t (*cb)(hsa_agent_t, void*), void* d) { return core().hsa_iterate_agents_fn(cb, d); }
-API hsa_status_t hsa_agent_get_info(hsa_agent_t a, hsa_agent_info_t at, void* v) { return core().hsa_agent_get_info_fn(a, at, v); }
+API hsa_status_t hsa_system_get_info(hsa_system_info_t a, void* v) {
+  return core().hsa_system_get_info_fn(a, v);
+}
+API hsa_status_t hsa_iterate_agents(hsa_status_t (*cb)(hsa_agent_t, void*), void* d) {
+  return core().hsa_iterate_agents_fn(cb, d);
+}
+API hsa_status_t hsa_agent_get_info(hsa_agent_t a, hsa_agent_info_t at, void* v) {
+  return core().hsa_agent_get_info_fn(a, at, v);
+}
 API hsa_status_t hsa_queue_create(hsa_agent_t a, uint32_t s, hsa_queue_type32_t t,
                                   void (*cb)(hsa_status_t, hsa_queue_t*, void*), void* d,
                                   uint32_t p, uint32_t g, hsa_queue_t** q) {
   return core().hsa_queue_create_fn(a, s, t, cb, d, p, g, q);
 }
-API uint64_t hsa_queue_add_write_index_screlease(const hsa_queue_t* q, uint64_t n) { return core().hsa_queue_add_write_index_screlease_fn(q, n); }
-API uint64_t hsa_queue_load_read_index_scacquire(const hsa_queue_t* q) { return core().hsa_queue_load_read_index_scacquire_fn(q); }
-API hsa_status_t hsa_signal_create(hsa_signal_value_t v, uint32_t n, const hsa_agent_t* c, hsa_signal_t* s) { return core().hsa_signal_create_fn(v, n, c, s); }
+API uint64_t hsa_queue_add_write_index_screlease(const hsa_queue_t* q, uint64_t n) {
+  return core().hsa_queue_add_write_index_screlease_fn(q, n);
+}
+API uint64_t hsa_queue_load_read_index_scacquire(const hsa_queue_t* q) {
+  return core().hsa_queue_load_read_index_scacquire_fn(q);
+}
+API hsa_status_t hsa_signal_create(hsa_signal_value_t v, uint32_t n, const hsa_agent_t* c,
+                                   hsa_signal_t* s) {
+  return core().hsa_signal_create_fn(v, n, c, s);
+}
 API hsa_status_t hsa_signal_destroy(hsa_signal_t s) { return core().hsa_signal_destroy_fn(s); }
-API hsa_signal_value_t hsa_signal_load_scacquire(hsa_signal_t s) { return core().hsa_signal_load_scacquire_fn(s); }
-API void hsa_signal_store_screlease(hsa_signal_t s, hsa_signal_value_t v) { core().hsa_signal_store_screlease_fn(s, v); }
-API void hsa_signal_add_screlease(hsa_signal_t s, hsa_signal_value_t v) { core().hsa_signal_add_screlease_fn(s, v); }
-API hsa_signal_value_t hsa_signal_wait_scacquire(hsa_signal_t s, hsa_signal_condition_t c, hsa_signal_value_t v, uint64_t t, hsa_wait_state_t w) {
+API hsa_signal_value_t hsa_signal_load_scacquire(hsa_signal_t s) {
+  return core().hsa_signal_load_scacquire_fn(s);
+}
+API void hsa_signal_store_screlease(hsa_signal_t s, hsa_signal_value_t v) {
+  core().hsa_signal_store_screlease_fn(s, v);
+}
+API void hsa_signal_add_screlease(hsa_signal_t s, hsa_signal_value_t v) {
+  core().hsa_signal_add_screlease_fn(s, v);
+}
+API hsa_signal_value_t hsa_signal_wait_scacquire(hsa_signal_t s, hsa_signal_condition_t c,
+                                                 hsa_signal_value_t v, uint64_t t,
+                                                 hsa_wait_state_t w) {
   return core().hsa_signal_wait_scacquire_fn(s, c, v, t, w);
 }
-API hsa_status_t hsa_code_object_reader_create_from_memory(const void* c, size_t n, hsa_code_object_reader_t* r) { return core().hsa_code_object_reader_create_from_memory_fn(c, n, r); }
-API hsa_status_t hsa_code_object_reader_destroy(hsa_code_object_reader_t r) { return core().hsa_code_object_reader_destroy_fn(r); }
-API hsa_status_t hsa_executable_create_alt(hsa_profile_t p, hsa_default_float_rounding_mode_t m, const char* o, hsa_executable_t* e) { return core().hsa_executable_create_alt_fn(p, m, o, e); }
-API hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t e, hsa_agent_t a, hsa_code_object_reader_t r, const char* o, hsa_loaded_code_object_t* l) {
+API hsa_status_t hsa_code_object_reader_create_from_memory(const void* c, size_t n,
+                                                           hsa_code_object_reader_t* r) {
+  return core().hsa_code_object_reader_create_from_memory_fn(c, n, r);
+}
+API hsa_status_t hsa_code_object_reader_destroy(hsa_code_object_reader_t r) {
+  return core().hsa_code_object_reader_destroy_fn(r);
+}
+API hsa_status_t hsa_executable_create_alt(hsa_profile_t p, hsa_default_float_rounding_mode_t m,
+                                           const char* o, hsa_executable_t* e) {
+  return core().hsa_executable_create_alt_fn(p, m, o, e);
+}
+API hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t e, hsa_agent_t a,
+                                                       hsa_code_object_reader_t r, const char* o,
+                                                       hsa_loaded_code_object_t* l) {
   return core().hsa_executable_load_agent_code_object_fn(e, a, r, o, l);
 }
-API hsa_status_t hsa_executable_freeze(hsa_executable_t e, const char* o) { return core().hsa_executable_freeze_fn(e, o); }
-API hsa_status_t hsa_executable_get_symbol_by_name(hsa_executable_t e, const char* n, const hsa_agent_t* a, hsa_executable_symbol_t* s) {
+API hsa_status_t hsa_executable_freeze(hsa_executable_t e, const char* o) {
+  return core().hsa_executable_freeze_fn(e, o);
+}
+API hsa_status_t hsa_executable_get_symbol_by_name(hsa_executable_t e, const char* n,
+                                                   const hsa_agent_t* a,
+                                                   hsa_executable_symbol_t* s) {
   return core().hsa_executable_get_symbol_by_name_fn(e, n, a, s);
 }
-API hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t s, hsa_executable_symbol_info_t a, void* v) { return core().hsa_executable_symbol_get_info_fn(s, a, v); }
-API hsa_status_t hsa_amd_memory_async_copy(void* d, hsa_agent_t da, const void* s, hsa_agent_t sa, size_t n, uint32_t nd, const hsa_signal_t* deps, hsa_signal_t c) {
+API hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t s,
+                                                hsa_executable_symbol_info_t a, void* v) {
+  return core().hsa_executable_symbol_get_info_fn(s, a, v);
+}
+API hsa_status_t hsa_amd_memory_async_copy(void* d, hsa_agent_t da, const void* s, hsa_agent_t sa,
+                                           size_t n, uint32_t nd, const hsa_signal_t* deps,
+                                           hsa_signal_t c) {
   return amd().hsa_amd_memory_async_copy_fn(d, da, s, sa, n, nd, deps, c);
 }
-API hsa_status_t hsa_amd_agent_iterate_memory_pools(hsa_agent_t a, hsa_status_t (*cb)(hsa_amd_memory_pool_t, void*), void* d) {
+API hsa_status_t hsa_amd_agent_iterate_memory_pools(
+    hsa_agent_t a, hsa_status_t (*cb)(hsa_amd_memory_pool_t, void*), void* d) {
   return amd().hsa_amd_agent_iterate_memory_pools_fn(a, cb, d);
 }
-API hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t p, size_t n, uint32_t f, void** ptr) { return amd().hsa_amd_memory_pool_allocate_fn(p, n, f, ptr); }
+API hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t p, size_t n, uint32_t f,
+                                              void** ptr) {
+  return amd().hsa_amd_memory_pool_allocate_fn(p, n, f, ptr);
+}
 API hsa_status_t hsa_amd_memory_pool_free(void* p) { return amd().hsa_amd_memory_pool_free_fn(p); }
 }

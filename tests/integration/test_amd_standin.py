@@ -7,6 +7,7 @@ on AMD hardware (rocprof info and the database say so)."""
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
 import shutil
@@ -112,7 +113,7 @@ def test_dispatches_names_order_queues_and_geometry(traced):
     assert all(len(q) == 1 for q in queues.values()) and len(set.union(*queues.values())) == 2
     for name in DURATIONS:  # one queue runs its dispatches one after another
         mine = [r for r in rows if r[1] == name]
-        assert all(a[5] <= b[4] for a, b in zip(mine, mine[1:]))
+        assert all(a[5] <= b[4] for a, b in itertools.pairwise(mine))
     add, reduce = rows[0], rows[1]
     assert add[6:10] == (1024 * 256, 1, 256, 1)
     assert reduce[6:11] == (64 * 128, 2 * 2, 128, 2, 4096 + 1024)

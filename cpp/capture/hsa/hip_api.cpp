@@ -132,9 +132,7 @@ void on_api(uint32_t, uint32_t cid, const void* data, void*) {
 
 }  // namespace
 
-uint64_t current_hip_correlation() noexcept {
-  return t_depth > 0 ? t_frames[t_depth - 1].corr : 0;
-}
+uint64_t current_hip_correlation() noexcept { return t_depth > 0 ? t_frames[t_depth - 1].corr : 0; }
 
 bool hip_available(std::string* where) {
   if (!g_hip_found) {

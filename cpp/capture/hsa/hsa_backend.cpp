@@ -174,8 +174,9 @@ void activate(CaptureContext& c) {
   compile_names(s);
   note(c, "runtime_library", runtime_library());
   note(c, "runtime_version", std::to_string(g_rt.version));
-  note(c, "clock", "system ticks x " + std::to_string(g_rt.ns_per_tick) + " ns + " +
-                       std::to_string(g_rt.offset_ns) + " ns = CLOCK_BOOTTIME");
+  note(c, "clock",
+       "system ticks x " + std::to_string(g_rt.ns_per_tick) + " ns + " +
+           std::to_string(g_rt.offset_ns) + " ns = CLOCK_BOOTTIME");
   write_agents(c);
   if (s.hsa_api) {
     install_api_tracing();
@@ -272,9 +273,9 @@ void probe(bool* live, std::string* reason) {
   if (const char* standin = std::getenv("ROCPROF_HSA_STANDIN")) {
     // Test-only (tests/amd_standin): a software HSA runtime plays the GPU.
     *live = ::access(standin, R_OK) == 0;
-    *reason = *live ? std::string("test-only software HSA runtime ") + standin +
-                          " (not AMD hardware)"
-                    : std::string("ROCPROF_HSA_STANDIN names a missing file: ") + standin;
+    *reason = *live
+                  ? std::string("test-only software HSA runtime ") + standin + " (not AMD hardware)"
+                  : std::string("ROCPROF_HSA_STANDIN names a missing file: ") + standin;
     return;
   }
   int gpus = 0;
@@ -287,8 +288,8 @@ void probe(bool* live, std::string* reason) {
   void* h = nullptr;
   std::string tried;
   std::string rocm = std::getenv("ROCM_PATH") ? std::getenv("ROCM_PATH") : "/opt/rocm";
-  for (const std::string& p : {std::string("libhsa-runtime64.so.1"),
-                               rocm + "/lib/libhsa-runtime64.so.1"}) {
+  for (const std::string& p :
+       {std::string("libhsa-runtime64.so.1"), rocm + "/lib/libhsa-runtime64.so.1"}) {
     if ((h = dlopen(p.c_str(), RTLD_LAZY | RTLD_LOCAL)) != nullptr) {
       tried = p;
       break;
@@ -328,9 +329,7 @@ uint32_t os_tid() noexcept {
   return t_tid;
 }
 
-uint64_t next_correlation() noexcept {
-  return g_next_corr.fetch_add(1, std::memory_order_relaxed);
-}
+uint64_t next_correlation() noexcept { return g_next_corr.fetch_add(1, std::memory_order_relaxed); }
 
 uint32_t agent_id(hsa_agent_t agent) noexcept {
   for (int i = 0; i < g_agent_count; ++i)

@@ -152,13 +152,16 @@ void write_symbol(CaptureContext& c, Symbol& s) {
   if (s.written) return;
   s.written = true;
   const std::string demangled = demangle(s.name);
-  s.keep = !(g_names.has_include && regexec(&g_names.include, demangled.c_str(), 0, nullptr, 0) != 0) &&
-           !(g_names.has_exclude && regexec(&g_names.exclude, demangled.c_str(), 0, nullptr, 0) == 0);
+  s.keep =
+      !(g_names.has_include && regexec(&g_names.include, demangled.c_str(), 0, nullptr, 0) != 0) &&
+      !(g_names.has_exclude && regexec(&g_names.exclude, demangled.c_str(), 0, nullptr, 0) == 0);
   if (!s.keep) return;
   KernelSymbolInfo k;
   k.id = s.id;
   k.kernel_name = s.name;
-  k.display_name = g_names.mangled ? s.name : g_names.truncate ? truncate_name(demangled) : demangled;
+  k.display_name = g_names.mangled    ? s.name
+                   : g_names.truncate ? truncate_name(demangled)
+                                      : demangled;
   k.kernel_object = s.object;
   k.kernarg_segment_size = s.kernarg_size;
   k.kernarg_segment_alignment = s.kernarg_align;
@@ -341,8 +344,8 @@ void on_submit(const void* packets, uint64_t count, uint64_t, void* data,
     uint64_t ntaken = 0;
     for (uint64_t j = 0; j < n; ++j) {
       hsa_kernel_dispatch_packet_t& p = out[j];
-      const unsigned type = (p.header >> HSA_PACKET_HEADER_TYPE) &
-                            ((1u << HSA_PACKET_HEADER_WIDTH_TYPE) - 1);
+      const unsigned type =
+          (p.header >> HSA_PACKET_HEADER_TYPE) & ((1u << HSA_PACKET_HEADER_WIDTH_TYPE) - 1);
       if (type != HSA_PACKET_TYPE_KERNEL_DISPATCH) continue;
       const uint32_t i = take_slot(false);
       if (i == UINT32_MAX) continue;  // passes untimed (counted)
@@ -380,8 +383,10 @@ hsa_status_t queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t t
   hsa_status_t st = g_rt.amd.hsa_amd_queue_intercept_create_fn(
       agent, size, type, callback, data, private_segment_size, group_segment_size, queue);
   if (st != HSA_STATUS_SUCCESS) {
-    std::fprintf(stderr, "rocprof: an HSA queue could not be intercepted (status %d): its kernels "
-                         "are not traced\n", static_cast<int>(st));
+    std::fprintf(stderr,
+                 "rocprof: an HSA queue could not be intercepted (status %d): its kernels "
+                 "are not traced\n",
+                 static_cast<int>(st));
     return g_rt.core.hsa_queue_create_fn(agent, size, type, callback, data, private_segment_size,
                                          group_segment_size, queue);
   }
@@ -397,9 +402,9 @@ hsa_status_t queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t t
   g_queues.push_back(q);
   if (CaptureContext* c = g_ctx.load(std::memory_order_acquire)) {
     c->info(StreamInfo{q->id, true, "HSA queue " + std::to_string(q->id),
-                       "{\"agent_id\":" + std::to_string(q->agent_id) + ",\"size\":" +
-                           std::to_string(size) + ",\"hsa_queue_id\":" +
-                           std::to_string((*queue)->id) + "}"});
+                       "{\"agent_id\":" + std::to_string(q->agent_id) +
+                           ",\"size\":" + std::to_string(size) +
+                           ",\"hsa_queue_id\":" + std::to_string((*queue)->id) + "}"});
   }
   return st;
 }
@@ -452,8 +457,8 @@ hsa_status_t async_copy_rect(const hsa_pitched_ptr_t* dst, const hsa_dim3_t* dst
                      reinterpret_cast<uint64_t>(dst ? dst->base : nullptr), bytes, completion,
                      [&](hsa_signal_t sig) {
                        return g_rt.amd.hsa_amd_memory_async_copy_rect_fn(
-                           dst, dst_offset, src, src_offset, range, copy_agent, dir, num_deps,
-                           deps, sig);
+                           dst, dst_offset, src, src_offset, range, copy_agent, dir, num_deps, deps,
+                           sig);
                      });
 }
 
@@ -589,7 +594,8 @@ void dispatch_session_start(CaptureContext& c) {
                         "{\"agent_id\":" + std::to_string(q->agent_id) +
                             ",\"size\":" + std::to_string(q->size) + "}"});
   }
-  if (g_rt.amd.hsa_amd_profiling_async_copy_enable_fn) g_rt.amd.hsa_amd_profiling_async_copy_enable_fn(true);
+  if (g_rt.amd.hsa_amd_profiling_async_copy_enable_fn)
+    g_rt.amd.hsa_amd_profiling_async_copy_enable_fn(true);
   g_no_slot.store(0);
   g_dispatches_written = g_copies_written = 0;
   g_writer_stop = false;

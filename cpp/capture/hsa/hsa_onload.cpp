@@ -14,10 +14,9 @@ namespace {
 void stop_at_exit() { rocprof::session::stop(); }
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) bool OnLoad(void* table,
-                                                              uint64_t runtime_version,
-                                                              uint64_t failed_tool_count,
-                                                              const char* const* failed_tool_names) {
+extern "C" __attribute__((visibility("default"))) bool OnLoad(
+    void* table, uint64_t runtime_version, uint64_t failed_tool_count,
+    const char* const* failed_tool_names) {
   if (rocprof::session::current() == nullptr && rocprof::session::autostart())
     std::atexit(stop_at_exit);
   return rocprof::hsa::on_load({table, runtime_version, failed_tool_count, failed_tool_names});

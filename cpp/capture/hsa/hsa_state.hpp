@@ -73,8 +73,8 @@ inline uint64_t to_ns(uint64_t ticks) noexcept {
 uint32_t agent_id(hsa_agent_t agent) noexcept;
 bool agent_is_gpu(hsa_agent_t agent) noexcept;
 uint32_t pool_agent_id(hsa_amd_memory_pool_t pool) noexcept;
-void discover_agents();                    // hsa_backend.cpp: at OnLoad
-void write_agents(CaptureContext& c);      // agent rows into a session
+void discover_agents();                // hsa_backend.cpp: at OnLoad
+void write_agents(CaptureContext& c);  // agent rows into a session
 
 // hsa_tool.cpp
 bool check_layout(const HsaApiTable* t, std::string* why);

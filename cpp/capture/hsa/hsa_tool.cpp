@@ -107,8 +107,8 @@ bool check_layout(const HsaApiTable* t, std::string* why) {
   if (t == nullptr || t->version.major_id != HSA_API_TABLE_MAJOR_VERSION ||
       t->version.minor_id < sizeof(HsaApiTable)) {
     *why = "HSA API table of an unknown layout (" +
-           (t ? layout_of("HsaApiTable", t->version) : std::string("none")) + "; this build knows " +
-           "v" + std::to_string(HSA_API_TABLE_MAJOR_VERSION) + ", " +
+           (t ? layout_of("HsaApiTable", t->version) : std::string("none")) +
+           "; this build knows " + "v" + std::to_string(HSA_API_TABLE_MAJOR_VERSION) + ", " +
            std::to_string(sizeof(HsaApiTable)) + " bytes)" + fix;
     return false;
   }
