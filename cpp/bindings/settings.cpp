@@ -63,11 +63,31 @@ void bind(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused)
       .def_readwrite("kernel_rename", &rocprof::MarkersSettings::kernel_rename);
+  using rocprof::HsaSettings;  // AMD (issue 15)
+  py::class_<HsaSettings>(m, "HsaSettings", "AMD GPU tracing: HSA tools interface and HIP")
+      .def(py::init([](const py::kwargs& kw) {
+        HsaSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
+      .def_readwrite("enabled", &HsaSettings::enabled)
+      .def_readwrite("kernels", &HsaSettings::kernels)
+      .def_readwrite("copies", &HsaSettings::copies)
+      .def_readwrite("allocations", &HsaSettings::allocations)
+      .def_readwrite("hsa_api", &HsaSettings::hsa_api)
+      .def_readwrite("hip_api", &HsaSettings::hip_api)
+      .def_readwrite("launch_sites", &HsaSettings::launch_sites)
+      .def_readwrite("region", &HsaSettings::region)
+      .def_readwrite("truncate", &HsaSettings::truncate)
+      .def_readwrite("mangled", &HsaSettings::mangled)
+      .def_readwrite("kernel_include", &HsaSettings::kernel_include)
+      .def_readwrite("kernel_exclude", &HsaSettings::kernel_exclude);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
       .def_readwrite("cupti", &CaptureSettings::cupti)
       .def_readwrite("sampling", &CaptureSettings::sampling)
       .def_readwrite("markers", &CaptureSettings::markers)
+      .def_readwrite("hsa", &CaptureSettings::hsa)
       .def(
           "validate",
           [](const CaptureSettings& s) {

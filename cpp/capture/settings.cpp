@@ -59,6 +59,24 @@ const Fields<MarkersSettings>& markers_fields() {
   return f;
 }
 
+// AMD (capture/hsa/, issue 15).
+const Fields<HsaSettings>& hsa_fields() {
+  static const Fields<HsaSettings> f{{{"enabled", &HsaSettings::enabled},
+                                      {"kernels", &HsaSettings::kernels},
+                                      {"copies", &HsaSettings::copies},
+                                      {"allocations", &HsaSettings::allocations},
+                                      {"hsa_api", &HsaSettings::hsa_api},
+                                      {"hip_api", &HsaSettings::hip_api},
+                                      {"launch_sites", &HsaSettings::launch_sites},
+                                      {"region", &HsaSettings::region},
+                                      {"truncate", &HsaSettings::truncate},
+                                      {"mangled", &HsaSettings::mangled}},
+                                     {},
+                                     {{"kernel_include", &HsaSettings::kernel_include},
+                                      {"kernel_exclude", &HsaSettings::kernel_exclude}}};
+  return f;
+}
+
 bool parse_bool(const std::string& v, bool* out) {
   if (v == "1" || v == "true" || v == "yes" || v == "on") return *out = true, true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return *out = false, true;
@@ -174,6 +192,9 @@ bool validate(const CaptureSettings& s, std::string* error) {
   if (!check_regex(c.kernel_include, "--trace-kernel-include-regex", error) ||
       !check_regex(c.kernel_exclude, "--trace-kernel-exclude-regex", error))
     return false;
+  if (!check_regex(s.hsa.kernel_include, "--kernel-include-regex", error) ||
+      !check_regex(s.hsa.kernel_exclude, "--kernel-exclude-regex", error))
+    return false;
   if (!c.callbacks.empty() && c.callbacks != "none" && c.callbacks != "launch" &&
       c.callbacks != "all")
     return *error = "cupti.callbacks must be none, launch or all, not '" + c.callbacks + "'", false;
@@ -212,6 +233,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
       ok = set(cupti_fields(), &s->cupti, key.substr(6), value, &why);
     else if (key.rfind("markers.", 0) == 0)
       ok = set(markers_fields(), &s->markers, key.substr(8), value, &why);
+    else if (key.rfind("hsa.", 0) == 0)
+      ok = set(hsa_fields(), &s->hsa, key.substr(4), value, &why);
     else if (key.rfind("sampling.", 0) == 0)
       ok = set(sampling_fields(), &s->sampling, key.substr(9), value, &why);
     else
@@ -229,6 +252,7 @@ std::string to_text(const CaptureSettings& s) {
   print(cupti_fields(), s.cupti, "cupti", &out);
   print(sampling_fields(), s.sampling, "sampling", &out);
   print(markers_fields(), s.markers, "markers", &out);
+  print(hsa_fields(), s.hsa, "hsa", &out);
   return out;
 }
 

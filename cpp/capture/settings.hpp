@@ -44,10 +44,24 @@ struct MarkersSettings {
   bool kernel_rename = false;
 };
 
+// ---- AMD: HSA tools interface + HIP API callbacks (capture/hsa/, issue 15) -------------
+struct HsaSettings {
+  bool enabled = false;  // AMD GPU tracing asked for (the launcher's default turns it on)
+  bool kernels = true, copies = true, allocations = false;
+  bool hsa_api = false;      // --hsa-trace: every HSA core/AMD-extension call
+  bool hip_api = false;      // --hip-trace: HIP runtime calls (HIP's callback registration)
+  bool launch_sites = true;  // Python line of each dispatch (needs the Python extension)
+  bool region = true;        // innermost ROCTx range of each dispatch
+  bool truncate = false, mangled = false;      // kernel display names (-T, -M)
+  std::string kernel_include, kernel_exclude;  // POSIX extended, as CuptiSettings
+};
+// ---- end of the AMD block ---------------------------------------------------------------
+
 struct CaptureSettings {
   CuptiSettings cupti;
   SamplingSettings sampling;
   MarkersSettings markers;
+  HsaSettings hsa;  // AMD (issue 15)
 };
 
 namespace capture {

@@ -45,11 +45,15 @@ def _status(name: str) -> dict:
 def _configure_gpu(options: Options, settings) -> list[str]:
     if not options.gpu_requested():
         return []
-    for name in ("cupti", "hsa"):
+    notes: list[str] = []
+    live = False
+    for name in ("cupti", "hsa"):  # every live one: a host may have both kinds of GPU
         configure = CONFIGURE_GPU.get(name)
-        status = _status(name)
-        if configure is not None and status["live"]:
-            return configure(options, settings)
+        if configure is not None and _status(name)["live"]:
+            notes += configure(options, settings)
+            live = True
+    if live:
+        return notes
     if options.default_gpu:
         return []  # nobody asked: a CPU-only machine is not worth a warning
     reasons = "; ".join(f"{s['name']}: {s['reason'] or 'not live'}" for s in map(_status, ("cupti", "hsa")))

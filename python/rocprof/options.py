@@ -20,6 +20,8 @@ class Options:
     memory_copy_trace: bool = False
     memory_allocation_trace: bool = False
     runtime_trace: bool = False
+    hip_trace: bool = False            # AMD: HIP runtime API calls (--hip-trace)
+    hsa_trace: bool = False            # AMD: HSA API calls (--hsa-trace)
     kernel_include_regex: str | None = None
     kernel_exclude_regex: str | None = None
     trace_kernel_include_regex: str | None = None   # ours: these drop dispatches from the trace
@@ -52,10 +54,11 @@ class Options:
         """--sys-trace: everything rocprofv3 traces at system level."""
         self.marker_trace = self.kernel_trace = self.memory_copy_trace = True
         self.memory_allocation_trace = self.runtime_trace = True
+        self.hip_trace = self.hsa_trace = True
 
     def gpu_requested(self) -> bool:
         return (self.kernel_trace or self.memory_copy_trace or self.memory_allocation_trace
-                or self.runtime_trace)
+                or self.runtime_trace or self.hip_trace or self.hsa_trace)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)

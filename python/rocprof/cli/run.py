@@ -60,6 +60,9 @@ def add_parser(p) -> None:
     v3.add_bool(tr, "--memory-allocation-trace", help="GPU allocations and frees")
     v3.add_bool(tr, "-r", "--runtime-trace", help="GPU runtime and driver API calls and "
                 "synchronisations (costly: every CUDA call becomes a record)")
+    v3.add_bool(tr, "--hip-trace", help="AMD: HIP runtime API calls, each tied to its GPU work "
+                "by correlation id")
+    v3.add_bool(tr, "--hsa-trace", help="AMD: HSA API calls (every call: costly)")
     v3.add_bool(tr, "-s", "--sys-trace", help="all of the above")
     v3.add_bool(tr, "--selected-regions", help="start paused: record only between "
                 "roctxProfilerResume and roctxProfilerPause (roctx.resume()/pause())")
@@ -116,7 +119,7 @@ _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-
            "--collection-period", "--collection-period-unit", "--log-level"}
 # rocprofv3 flags that take an optional BOOL after them (`--sys-trace false`).
 _BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
-          "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace",
+          "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace", "--hip-trace", "--hsa-trace",
           "--selected-regions", "-T", "--truncate-kernels", "-M", "--mangled-kernels",
           "--native-stacks", "--kernel-rename"}
 
@@ -174,9 +177,11 @@ def options_from(args) -> Options:
     o.memory_copy_trace = args.memory_copy_trace
     o.memory_allocation_trace = args.memory_allocation_trace
     o.runtime_trace = args.runtime_trace
+    o.hip_trace = args.hip_trace
+    o.hsa_trace = args.hsa_trace
     if args.sys_trace:
         o.sys_trace()
-    elif not (o.kernel_trace or o.memory_copy_trace or o.memory_allocation_trace or o.runtime_trace):
+    elif not o.gpu_requested():
         # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
         o.kernel_trace = o.memory_copy_trace = True
         o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
