@@ -137,12 +137,13 @@ def test_copies_allocations_and_roctx_ranges(traced):
     assert allocs == [("ALLOC", 1 << 20), ("ALLOC", 256 << 10), ("FREE", 1 << 20),
                       ("FREE", 256 << 10)]
     # The innermost ROCTx range at each launch.
-    ranges = db.execute("SELECT DISTINCT s.string FROM rocpd_kernel_dispatch k "
-                        "JOIN rocpd_string s ON s.id = k.region_name_id").fetchall()
+    ranges = db.execute("SELECT DISTINCT roctx_range FROM kernels").fetchall()
     assert ranges == [("compute",)]
-    ranges = db.execute("SELECT DISTINCT s.string FROM rocpd_memory_copy c "
-                        "JOIN rocpd_string s ON s.id = c.region_name_id").fetchall()
+    ranges = db.execute("SELECT DISTINCT roctx_range FROM memory_copies").fetchall()
     assert ranges == [("transfer",)]
+    # As rocprofv3 (without --kernel-rename): the region name of a dispatch is its kernel's.
+    assert db.execute("SELECT count(*) FROM kernels WHERE region IS NULL OR region != name"
+                      ).fetchone()[0] == 0
 
 
 def test_api_calls_correlate_with_their_gpu_work(traced):
@@ -173,6 +174,11 @@ def test_rocm_views_and_metadata_say_what_ran(traced):
     assert db.execute("SELECT count(*) FROM kernels").fetchone()[0] == 2 * N
     top = dict(db.execute("SELECT name, total_calls FROM top_kernels"))
     assert top == {name: N for name in DURATIONS}
+    # ROCm's own view SQL sees every dispatch, copy, allocation and API region we stored.
+    from rocm_views import compare, mismatches
+
+    [path] = traced[2].rglob("*_results.db")
+    assert compare(path)["kernels"][1][0] == 2 * N and mismatches(path) == {}
     meta = _metadata(db)
     assert meta["rocprof.hsa.status"] == "on"
     assert "not yet run on AMD hardware" in meta["rocprof.hsa.hardware"]
