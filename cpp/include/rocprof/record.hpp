@@ -11,7 +11,8 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 2;  // 2: callsite_id on kernels/copies
+inline constexpr uint32_t kRecordFormatVersion = 3;  // 2: callsite_id on kernels/copies
+                                                     // 3: callsite_id on regions, copy memory kinds
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -39,6 +40,8 @@ struct RegionData {
   uint64_t external_id;     // e.g. the ROCTx range id that encloses an API call
   uint32_t extdata_id;      // interned JSON text for rocpd_event.extdata (0: derived by sink)
   uint32_t region_name_id;  // innermost enclosing ROCTx range
+  uint32_t callsite_id;     // API calls: as KernelData::callsite_id (which Python line waited)
+  uint32_t reserved;
 };
 
 struct KernelData {
@@ -58,6 +61,16 @@ struct KernelData {
   uint64_t stack_id;  // launch call stack
 };
 
+// Where a copy's bytes live: a host copy from pageable memory is staged and blocks the host.
+enum class MemoryKind : uint8_t {
+  kUnknown = 0,
+  kPageable = 1,
+  kPinned = 2,
+  kDevice = 3,
+  kArray = 4,
+  kManaged = 5,
+};
+
 struct CopyData {
   uint32_t src_agent_id;
   uint32_t dst_agent_id;
@@ -70,7 +83,9 @@ struct CopyData {
   uint32_t value;  // memset byte value
   uint64_t stack_id;
   uint32_t callsite_id;  // as KernelData::callsite_id
-  uint32_t reserved;
+  uint8_t src_memory;    // MemoryKind of each side (kUnknown where the runtime does not say)
+  uint8_t dst_memory;
+  uint16_t reserved;
 };
 
 struct AllocData {
