@@ -1,0 +1,353 @@
+"""Findings: rules that turn an :class:`~rocpd.analysis.Analysis` into ranked, plain-language
+statements with their evidence and a suggestion.
+
+Each rule is a function ``rule(analysis) -> list[Finding]`` in ``RULES``; a rule fires only on
+numbers that show its pattern (thresholds below, named so that tests and users can read them).
+Findings are ranked by ``score``, the share of the GPU's time at stake (idle time the pattern
+causes, time a kind of work takes); caveats (dropped records, nothing to analyse) come first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .activity import short_site
+
+# Thresholds (fractions of the analysed GPU time unless said otherwise).
+IDLE_MIN = 0.30            # launch/host-bound: GPU idle at least this share of the steps ...
+HOST_LATE_OF_IDLE = 0.5    # ... most of it because the host launched late
+SHORT_SHARE = 0.5          # launch-bound (not just host-bound): most kernels are short
+SYNC_IDLE_MIN = 0.10       # GPU idle charged to host waits
+SYNC_PER_LAUNCH_MIN = 0.2  # or: a wait after at least 1 of every 5 launches, with some idle
+PAGEABLE_MIN = 0.01        # pageable H2D copies in the steps: at least this share of the time
+BLOCKED_COPY_MIN_NS = 10_000
+COMM_OF_BUSY = 0.40        # collectives take this share of the GPU's busy time
+LOW_OVERLAP = 0.20         # ... and overlap compute less than this
+COMM_NOTABLE = 0.10
+STRAGGLER_MIN = 0.10       # a process computes this much longer per step than the median
+BETWEEN_STEPS_MIN = 0.20
+MEMORY_MIN = 0.20
+UNKNOWN_MIN = 0.20
+
+
+@dataclass
+class Finding:
+    rule: str
+    title: str
+    suggestion: str
+    score: float = 0.0
+    evidence: list[str] = field(default_factory=list)
+    sites: list[str] = field(default_factory=list)  # Python lines, file:line as recorded
+    level: str = "issue"  # "caveat" (read the rest with it in mind), "issue", "info"
+
+    @property
+    def severity(self) -> str:
+        if self.level != "issue":
+            return self.level
+        return "high" if self.score >= 0.25 else "medium" if self.score >= 0.10 else "low"
+
+    def text(self) -> str:
+        lines = [f"[{self.severity}] {self.title}"]
+        lines += [f"    - {e}" for e in self.evidence]
+        lines.append(f"    → {self.suggestion}")
+        return "\n".join(lines)
+
+
+def _pct(x: float) -> str:
+    return f"{100.0 * x:.0f} %" if x >= 0.01 or x == 0 else f"{100.0 * x:.1f} %"
+
+
+def _ms(ns: float) -> str:
+    return f"{ns / 1e6:.3f} ms" if ns < 1e9 else f"{ns / 1e9:.2f} s"
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1e3:.1f} µs"
+
+
+def _scope(a):
+    """Totals over the analysed windows: every step (when there are steps) or the run."""
+    rows = a._core()[1]
+    if len(rows):
+        rows = rows[rows["SpanNs"] > 0]
+        unit = "of each step"
+    if not len(rows):
+        rows = a.run
+        unit = "of the run"
+    if not len(rows):
+        return None, unit
+    cols = ["SpanNs", "ComputeNs", "CommunicationNs", "MemoryNs", "IdleNs", "HostLateNs", "SyncNs",
+            "OtherNs", "UnknownNs", "Kernels", "Copies"]
+    return rows[cols].sum(), unit
+
+
+def launch_bound(a) -> list[Finding]:
+    tot, unit = _scope(a)
+    if tot is None or not tot["SpanNs"]:
+        return []
+    span = float(tot["SpanNs"])
+    idle, late = tot["IdleNs"] / span, tot["HostLateNs"] / span
+    if idle < IDLE_MIN or tot["HostLateNs"] < HOST_LATE_OF_IDLE * tot["IdleNs"]:
+        return []
+    ls = a.launch_summary
+    k = ls["Kernels"].sum() if len(ls) else 0
+    short = float((ls["ShortPercent"] * ls["Kernels"]).sum() / k / 100.0) if k else 0.0
+    faster = ls["ShorterThanLaunchPercent"].dropna()
+    ev = [f"GPU idle {_ms(tot['IdleNs'])} of {_ms(span)} {unit.replace('of each', 'in the')}s"
+          if unit == "of each step" else f"GPU idle {_ms(tot['IdleNs'])} of {_ms(span)}",
+          f"{_pct(late)} of the GPU's time is spent waiting for the next launch (the host "
+          "submitted it only after the GPU had run dry)"]
+    if k:
+        med = float(ls["GpuMedianNs"].median())
+        ev.append(f"{_pct(short)} of {k} kernels run < {_us(a.short_ns)}; median kernel {_us(med)}")
+        lm = ls["LaunchMeanNs"].dropna()
+        if len(lm):
+            ev.append(f"a launch call takes {_us(float(lm.mean()))} on the host on average")
+        if len(faster):
+            ev.append(f"{float(faster.mean()):.0f} % of kernels finish faster than the host can launch them")
+    top = a.lines.head(3)
+    sites = list(top["Path"]) if len(top) else []
+    if sites:
+        ev.append("most GPU work is launched from " + ", ".join(
+            f"{s} ({p:.0f} %)" for s, p in zip(top["Site"], top["Percent"], strict=True)))
+    if short >= SHORT_SHARE:
+        title = (f"GPU idle {_pct(idle)} {unit}; {_pct(short)} of kernels run < {_us(a.short_ns)}: "
+                 "the step is launch-bound")
+        sugg = ("give the GPU more work per launch: a larger batch, fused operations "
+                "(torch.compile), or replay the step as a CUDA/HIP graph "
+                "(torch.compile(mode=\"reduce-overhead\"), torch.cuda.graphs)")
+        rule = "launch-bound"
+    else:
+        title = (f"GPU idle {_pct(idle)} {unit}, waiting for the host to launch work: the step is "
+                 "host-bound")
+        sugg = ("find what the host does between launches (rocprof run --sample shows the Python "
+                "stacks); move data preparation to DataLoader workers; keep the step's Python lean")
+        rule = "host-bound"
+    return [Finding(rule, title, sugg, late, ev, sites)]
+
+
+def _waits(a, kind):
+    w = a.waits
+    return w[w["Kind"] == kind] if len(w) else w
+
+
+def host_waits(a) -> list[Finding]:
+    """Synchronisations (and copies to host) that leave the GPU idle while the host waits."""
+    tot, unit = _scope(a)
+    if tot is None or not tot["SpanNs"]:
+        return []
+    span = float(tot["SpanNs"])
+    launches = sum(int(p.gpu["launch_start"].notna().sum()) for p in a.processes)
+    out = []
+    for kind, rule in (("synchronize", "sync-after-launch"), ("copy to host", "copy-to-host")):
+        w = _waits(a, kind)
+        if w.empty:
+            continue
+        calls, idle_ns = int(w["Calls"].sum()), float(w["GpuIdleNs"].sum())
+        per_launch = calls / launches if launches else 0.0
+        share = idle_ns / span
+        if share < SYNC_IDLE_MIN and not (per_launch >= SYNC_PER_LAUNCH_MIN and share >= 0.02):
+            continue
+        top = w.iloc[0]
+        where = top["Site"]
+        every = launches / calls if calls else float("inf")
+        what = "a device synchronisation" if kind == "synchronize" else "a copy to the host"
+        title = (f"{what} follows 1 of every {every:.1f} kernel launches ({where}); the GPU idles "
+                 f"{_pct(share)} {unit} waiting for the host after it")
+        ev = [f"{calls} {kind} calls ({', '.join(sorted(set(w['Example'])))[:80]}) for {launches} "
+              f"launches; the host was blocked in them for {_ms(float(w['BlockedNs'].sum()))}",
+              f"{_ms(idle_ns)} of GPU idle time starts when such a call returns"]
+        for r in w.head(3).itertuples():
+            ev.append(f"{r.Site}: {r.Calls} calls, {_ms(r.GpuIdleNs)} GPU idle after them")
+        if kind == "synchronize":
+            sugg = ("remove torch.cuda.synchronize() (and stream/event synchronisations) from the "
+                    "step; time with CUDA events or the profiler instead of synchronising")
+        else:
+            sugg = ("avoid .item(), .cpu(), .tolist() or printing GPU tensors every step: keep "
+                    "running metrics on the GPU and read them every N steps; use "
+                    "non_blocking=True copies into pinned memory")
+        sites = [p for p in w.head(3)["Path"] if p]
+        out.append(Finding(rule, title, sugg, share, ev, sites))
+    return out
+
+
+def pageable_copies(a) -> list[Finding]:
+    tot, unit = _scope(a)
+    if tot is None or not tot["SpanNs"]:
+        return []
+    span = float(tot["SpanNs"])
+    rows, measured = [], True
+    for p in a.processes:
+        g = p.gpu
+        h2d = g[g["direction"] == "H2D"]
+        if h2d.empty:
+            continue
+        steps = a._core()[4]
+        mine = steps[steps["pid"] == p.pid] if len(steps) else steps
+        if len(mine):
+            from .steps import assign
+
+            in_step = assign(p, mine)[(g["direction"] == "H2D").to_numpy()] >= 0
+            h2d = h2d[in_step]
+        known = h2d["src_memory"] != ""
+        if known.any():
+            rows.append(h2d[known & (h2d["src_memory"] == "PAGEABLE")])
+        else:  # memory kinds not recorded: a host blocked for the whole copy is the sign
+            measured = False
+            blocked = h2d["launch_end"].notna() & (h2d["launch_start"] <= h2d["start"]) & \
+                (h2d["launch_end"] >= h2d["end"]) & (h2d["duration"] >= BLOCKED_COPY_MIN_NS)
+            rows.append(h2d[blocked])
+    if not rows:
+        return []
+    import pandas as pd
+
+    c = pd.concat(rows, ignore_index=True)
+    share = float(c["duration"].sum()) / span if len(c) else 0.0
+    if c.empty or share < PAGEABLE_MIN:
+        return []
+    where = c["site"].dropna()
+    top_sites = list(where.value_counts().index[:3])
+    loc = f" ({short_site(top_sites[0])})" if top_sites else ""
+    scope = "inside the step" if unit == "of each step" else "during the run"
+    how = "from pageable memory" if measured else "that block the host for their whole duration (as copies from pageable memory do)"
+    title = f"{len(c)} host-to-device copies {scope} {how}{loc}"
+    ev = [f"{len(c)} copies, {c['bytes'].fillna(0).sum() / 1e6:.1f} MB, {_ms(float(c['duration'].sum()))} "
+          f"on the GPU ({_pct(share)} {unit})"]
+    if not measured:
+        ev.append("the trace does not record memory kinds; judged from the launch call lasting "
+                  "as long as the copy")
+    ev += [f"launched at {short_site(s)}" for s in top_sites]
+    sugg = ("pin the host buffers (DataLoader(pin_memory=True), tensor.pin_memory()) and copy "
+            "with .to(device, non_blocking=True), so the copy overlaps compute and the host goes on")
+    return [Finding("pageable-h2d", title, sugg, share, ev, top_sites)]
+
+
+def collectives(a) -> list[Finding]:
+    run = a.run
+    if run.empty or not run["CommTotalNs"].sum():
+        return []
+    busy, comm = float(run["BusyNs"].sum()), float(run["CommTotalNs"].sum())
+    overlap = float(run["OverlapNs"].sum()) / comm if comm else 0.0
+    share = comm / busy if busy else 0.0
+    span = float(run["SpanNs"].sum())
+    only = float(run["CommunicationNs"].sum()) / span if span else 0.0
+    n = len(run)
+    who = f" at {n} ranks" if n > 1 else ""
+    ev = [f"collective kernels: {_ms(comm)} of {_ms(busy)} GPU busy time ({_pct(share)})",
+          f"{_pct(overlap)} of the communication time overlaps compute kernels",
+          f"communication alone (no compute running) fills {_pct(only)} of the GPU's time"]
+    if share >= COMM_OF_BUSY:
+        title = f"collective kernels take {_pct(share)} of GPU time{who}; {_pct(overlap)} of it overlaps compute"
+        sugg = ("raise the work per rank (batch size, gradient accumulation with no_sync()), overlap "
+                "communication with the backward pass (DDP bucket_cap_mb, FSDP prefetch), and check "
+                "the interconnect (NCCL_DEBUG=INFO names the transport)")
+        return [Finding("collectives-dominate", title, sugg, only if only else share, ev)]
+    if share >= COMM_NOTABLE and overlap < LOW_OVERLAP:
+        title = f"communication does not overlap compute: {_pct(overlap)} of {_pct(share)} of GPU time{who}"
+        sugg = ("let collectives run while compute continues: DDP overlaps gradient all-reduce with "
+                "backward by default (check find_unused_parameters, static_graph, bucket sizes); "
+                "issue collectives with async_op=True on a side stream")
+        return [Finding("low-overlap", title, sugg, only, ev)]
+    return []
+
+
+def stragglers(a) -> list[Finding]:
+    s = a.stragglers
+    if len(s) < 2:
+        return []
+    med = float(s["ComputeNs"].median())
+    worst = s.iloc[0]
+    rel = worst["ComputeVsMedianPercent"] / 100.0
+    if not med or rel < STRAGGLER_MIN:
+        return []
+    per = "per step" if worst["Steps"] else "over the run"
+    title = (f"{worst['process']} is a straggler: it computes {_pct(rel)} longer {per} than the "
+             "median process; the others wait for it in their collectives")
+    ev = [f"{r.process}: compute {_ms(r.ComputeNs)}, communication {_ms(r.CommunicationNs)} {per}"
+          for r in s.head(4).itertuples()]
+    sugg = ("balance the work (uneven data shards or sequence lengths?), check that rank's GPU "
+            "(clocks, other jobs) and host (data loading)")
+    span = float(s["SpanNs"].mean()) or 1.0
+    return [Finding("straggler", title, sugg, (worst["ComputeNs"] - med) / span, ev)]
+
+
+def between_steps(a) -> list[Finding]:
+    run = a.run
+    if run.empty or a.step_name is None:
+        return []
+    span, between = float(run["SpanNs"].sum()), float(run["BetweenStepsNs"].sum())
+    share = between / span if span else 0.0
+    if share < BETWEEN_STEPS_MIN:
+        return []
+    title = f"GPU idle {_pct(share)} of the run between steps ('{a.step_name}')"
+    ev = [f"{_ms(between)} of {_ms(span)} with no GPU work between one step's last kernel and the "
+          "next step's first"]
+    sugg = ("look at what runs between steps (data loading, logging, checkpoints, evaluation): "
+            "DataLoader(num_workers>0, pin_memory=True, persistent_workers=True), log less often")
+    return [Finding("idle-between-steps", title, sugg, share, ev)]
+
+
+def memory_bound(a) -> list[Finding]:
+    tot, unit = _scope(a)
+    if tot is None or not tot["SpanNs"]:
+        return []
+    share = float(tot["MemoryNs"]) / float(tot["SpanNs"])
+    if share < MEMORY_MIN:
+        return []
+    title = f"copies and memsets alone take {_pct(share)} of the GPU's time {unit}"
+    ev = [f"{int(tot['Copies'])} copies/sets, {_ms(float(tot['MemoryNs']))} with no kernel running"]
+    sugg = ("keep tensors on the GPU between steps, copy once and reuse; overlap the copies that "
+            "remain with compute (pinned memory, non_blocking=True, a side stream)")
+    return [Finding("memory-copies", title, sugg, share, ev)]
+
+
+def top_code(a) -> list[Finding]:
+    lines = a.lines
+    if lines.empty:
+        return []
+    top = lines.head(3)
+    title = "most GPU time is launched from " + ", ".join(
+        f"{s} ({p:.0f} %)" for s, p in zip(top["Site"], top["Percent"], strict=True))
+    ev = [f"{r.Site} in {r.Function}: {_ms(r.GpuTimeNs)}, {r.Ops} launches, top kernel "
+          f"{str(r.TopKernel)[:70]}" for r in top.itertuples()]
+    r = a.ranges
+    if len(r):
+        ev.append("by ROCTx range: " + ", ".join(
+            f"{n} ({p:.0f} %)" for n, p in zip(r["Range"].head(3), r["Percent"].head(3), strict=True)))
+    sugg = "start optimising at these lines: they launch the kernels that take the GPU's time"
+    return [Finding("top-lines", title, sugg, 0.0, ev, list(top["Path"]), level="info")]
+
+
+def caveats(a) -> list[Finding]:
+    out = []
+    if a.dropped:
+        out.append(Finding("dropped-records", f"{a.dropped} records were dropped while profiling: "
+                           "the numbers below undercount",
+                           "profile a shorter window (--selected-regions) or trace less", 1.0,
+                           level="caveat"))
+    if not any(len(p.gpu) for p in a.processes):
+        out.append(Finding("no-gpu-work", "no GPU work was recorded: nothing to break down",
+                           "run on a GPU host with kernel tracing (rocprof run --kernel-trace or "
+                           "--sys-trace)", 1.0, level="caveat"))
+        return out
+    tot, unit = _scope(a)
+    if tot is not None and tot["IdleNs"] and tot["UnknownNs"] >= UNKNOWN_MIN * tot["SpanNs"]:
+        out.append(Finding("no-api-calls", f"{_pct(tot['UnknownNs'] / tot['SpanNs'])} of the GPU's "
+                           "time is idle for reasons the trace cannot tell: no API calls recorded",
+                           "trace the runtime API too (rocprof run --sys-trace or --runtime-trace)",
+                           0.5, level="caveat"))
+    if a.step_name is None and any(len(p.gpu) for p in a.processes):
+        out.append(Finding("no-steps", "no step range found: the whole run is analysed as one",
+                           "wrap each iteration in roctx.range(\"step\") (or name one with --step)",
+                           0.0, level="info"))
+    return out
+
+
+RULES = [caveats, launch_bound, host_waits, pageable_copies, collectives, stragglers,
+         between_steps, memory_bound, top_code]
+
+
+def evaluate(a) -> list[Finding]:
+    found = [f for rule in RULES for f in rule(a)]
+    order = {"caveat": 0, "issue": 1, "info": 2}
+    return sorted(found, key=lambda f: (order[f.level], -f.score))
