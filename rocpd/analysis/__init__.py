@@ -28,7 +28,7 @@ from .attribution import SHORT_KERNEL_NS
 
 __all__ = ["analyze", "Analysis", "Process", "temporal_breakdown", "idle_breakdown", "step_breakdown",
            "kernel_launch_stats", "comm_overlap", "stragglers", "top_lines", "wait_lines",
-           "range_gpu_time", "steps", "SECTIONS", "short_site"]
+           "range_gpu_time", "step_ranges", "SECTIONS", "short_site"]
 
 # Sections of `rocpd analyze` and of the reports, in order: (name, Analysis attribute, title).
 SECTIONS = (
@@ -51,7 +51,7 @@ SECTIONS = (
 class Analysis:
     processes: list[Process]
     step_name: str | None
-    step_source: str  # "given", "detected" or "none"
+    step_source: str  # "given", "detected", "none" (none found) or "off" (turned off)
     short_ns: int = SHORT_KERNEL_NS
     dropped: int = 0  # records lost while profiling (every figure undercounts)
     _cache: dict = field(default_factory=dict, repr=False)
@@ -175,7 +175,7 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
         name = detect(procs)
         source = "detected" if name else "none"
     else:
-        name, source = (step or None), ("given" if step else "none")
+        name, source = (step or None), ("given" if step else "off")
         if name and not any(len(_steps_of(p, name)) for p in procs):
             from ..errors import RocpdError
 
@@ -271,7 +271,7 @@ def _stragglers(run, per_step):
 
 
 # -- the same tables as functions of a Connection (or of an Analysis) ---------------------------
-def steps(db, **kw):
+def step_ranges(db, **kw):
     return _of(db, **kw).steps
 
 

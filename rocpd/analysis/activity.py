@@ -5,7 +5,8 @@ ranges with their nesting depth. Each file is read on its own read-only connecti
 
 Classification, as users of Nsight Systems / HTA expect it:
 - communication: kernels of a collective library (NCCL, RCCL, MSCCL: ``COMM_PATTERN``);
-- memory: copies and sets (rocpd_memory_copy);
+- memory: copies and sets (rocpd_memory_copy), on the GPU that copies (a copy to the host is
+  charged to its source GPU);
 - compute: every other kernel.
 A call *blocks the host* when it is a synchronisation (``*Synchronize``, CUPTI's synchronisation
 records other than stream-wait-event) or an API call whose copy goes to the host (a D2H copy: the
@@ -99,12 +100,16 @@ SELECT * FROM (
   LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
   LEFT JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
   UNION ALL
-  SELECT M.guid, M.pid, M.tid, M.dst_agent_id, M.stream_id, M.start, M."end",
+  SELECT M.guid, M.pid, M.tid,
+         CASE WHEN DA.type = 'CPU' AND M.src_agent_id IS NOT NULL THEN M.src_agent_id
+              ELSE M.dst_agent_id END,
+         M.stream_id, M.start, M."end",
          COALESCE(N.string, 'MEMORY_COPY'), 'copy', E.correlation_id, E.line_info, M.size,
          M.extdata, M.src_agent_id, M.dst_agent_id
   FROM rocpd_memory_copy M
   LEFT JOIN rocpd_string N ON N.id = M.name_id AND N.guid = M.guid
   LEFT JOIN rocpd_event E ON E.id = M.event_id AND E.guid = M.guid
+  LEFT JOIN rocpd_info_agent DA ON DA.id = M.dst_agent_id AND DA.guid = M.guid
 ) WHERE {where}
 """
 
@@ -312,7 +317,7 @@ def blocking_calls(p: Process):
         return b.assign(after_site=pd_none(b))
     b = b.sort_values(["tid", "start", "end"], ascending=[True, True, False], kind="stable")
     keep = np.ones(len(b), dtype=bool)
-    tids, starts, ends = b["tid"].to_numpy(), b["start"].to_numpy(), b["end"].to_numpy()
+    tids, ends = b["tid"].to_numpy(), b["end"].to_numpy()
     reach, last = -1, None
     for i in range(len(b)):
         if tids[i] != last:

@@ -12,7 +12,8 @@ next step's work begins; GPU time between two steps' windows is *between steps*.
 
 Idle breakdown: each gap between GPU activity is charged, by what the host did, to
 - *sync*: a call that blocked the host until the GPU drained (a ``*Synchronize``, a copy to host)
-  returned at the gap's start: the host only then went on to prepare the next launch;
+  returned at the gap's start, and the next op was launched after it returned: the host only
+  then went on to prepare the next launch;
 - *host late*: the next op's launch call ended after the GPU had gone idle (launch gaps: the host
   could not keep the queue filled);
 - *other*: the next op was already submitted (it waited on another stream, an event, a latency);
@@ -61,6 +62,7 @@ def _classify_gaps(ops, gs, ge, blocking):
         return cause, call
     starts = ops["start"].to_numpy()
     nxt = np.minimum(np.searchsorted(starts, ge, side="left"), len(ops) - 1)
+    l_start = ops["launch_start"].to_numpy(dtype=float)[nxt]
     l_end = ops["launch_end"].to_numpy(dtype=float)[nxt]
     l_tid = ops["launch_tid"].to_numpy()[nxt]
     known = ~np.isnan(l_end)
@@ -79,10 +81,12 @@ def _classify_gaps(ops, gs, ge, blocking):
         order = bi[np.argsort(b_end[bi], kind="stable")]
         ends, bst = b_end[order], b_start[order]
         # The last blocking call to return before the next op started: did it straddle the
-        # moment the GPU went idle?
+        # moment the GPU went idle, and was the next op launched only after it returned?
         j = np.searchsorted(ends, ge[gi] + TOLERANCE_NS, side="right") - 1
         jj = np.maximum(j, 0)
         hit = (j >= 0) & (ends[jj] >= gs[gi] - TOLERANCE_NS) & (bst[jj] <= gs[gi] + TOLERANCE_NS)
+        ls = l_start[gi]
+        hit &= np.isnan(ls) | (ls >= ends[jj] - TOLERANCE_NS)
         cause[gi[hit]] = "SyncNs"
         call[gi[hit]] = order[jj[hit]]
     return cause, call

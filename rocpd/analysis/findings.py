@@ -23,10 +23,10 @@ PAGEABLE_MIN = 0.01        # pageable H2D copies in the steps: at least this sha
 BLOCKED_COPY_MIN_NS = 10_000
 COMM_OF_BUSY = 0.40        # collectives take this share of the GPU's busy time
 LOW_OVERLAP = 0.20         # ... and overlap compute less than this
-COMM_NOTABLE = 0.10
+COMM_EXPOSED_MIN = 0.10  # communication with no compute beside it: this share of the time
 STRAGGLER_MIN = 0.10       # a process computes this much longer per step than the median
 BETWEEN_STEPS_MIN = 0.20
-MEMORY_MIN = 0.20
+MEMORY_MIN = 0.25
 UNKNOWN_MIN = 0.20
 
 
@@ -131,32 +131,45 @@ def _waits(a, kind):
     return w[w["Kind"] == kind] if len(w) else w
 
 
+def _charged_idle(a, kind: str) -> float:
+    """GPU idle time (ns, whole run) charged to blocking calls of ``kind`` ("sync"/"d2h")."""
+    total = 0.0
+    for gaps, blocking in zip(a.gaps, a.blocking, strict=True):
+        if gaps.empty or blocking.empty:
+            continue
+        g = gaps[gaps["call"] >= 0]
+        kinds = blocking["blocking"].to_numpy()[g["call"].to_numpy()]
+        total += float((g["end"] - g["start"])[kinds == kind].sum())
+    return total
+
+
 def host_waits(a) -> list[Finding]:
     """Synchronisations (and copies to host) that leave the GPU idle while the host waits."""
-    tot, unit = _scope(a)
-    if tot is None or not tot["SpanNs"]:
+    run = a.run
+    span = float(run["SpanNs"].sum()) if len(run) else 0.0
+    if not span:
         return []
-    span = float(tot["SpanNs"])
     launches = sum(int(p.gpu["launch_start"].notna().sum()) for p in a.processes)
     out = []
-    for kind, rule in (("synchronize", "sync-after-launch"), ("copy to host", "copy-to-host")):
+    for kind, code, rule in (("synchronize", "sync", "sync-after-launch"),
+                             ("copy to host", "d2h", "copy-to-host")):
         w = _waits(a, kind)
         if w.empty:
             continue
-        calls, idle_ns = int(w["Calls"].sum()), float(w["GpuIdleNs"].sum())
+        calls, idle_ns = int(w["Calls"].sum()), _charged_idle(a, code)
         per_launch = calls / launches if launches else 0.0
         share = idle_ns / span
         if share < SYNC_IDLE_MIN and not (per_launch >= SYNC_PER_LAUNCH_MIN and share >= 0.02):
             continue
         top = w.iloc[0]
-        where = top["Site"]
         every = launches / calls if calls else float("inf")
         what = "a device synchronisation" if kind == "synchronize" else "a copy to the host"
-        title = (f"{what} follows 1 of every {every:.1f} kernel launches ({where}); the GPU idles "
-                 f"{_pct(share)} {unit} waiting for the host after it")
+        title = (f"{what} follows 1 of every {every:.1f} kernel launches ({top['Site']}); the GPU "
+                 f"idles {_pct(share)} of the run waiting for the host after it")
         ev = [f"{calls} {kind} calls ({', '.join(sorted(set(w['Example'])))[:80]}) for {launches} "
               f"launches; the host was blocked in them for {_ms(float(w['BlockedNs'].sum()))}",
-              f"{_ms(idle_ns)} of GPU idle time starts when such a call returns"]
+              f"{_ms(idle_ns)} of GPU idle time begins as such a call returns and ends at the "
+              "next launch"]
         for r in w.head(3).itertuples():
             ev.append(f"{r.Site}: {r.Calls} calls, {_ms(r.GpuIdleNs)} GPU idle after them")
         if kind == "synchronize":
@@ -166,7 +179,7 @@ def host_waits(a) -> list[Finding]:
             sugg = ("avoid .item(), .cpu(), .tolist() or printing GPU tensors every step: keep "
                     "running metrics on the GPU and read them every N steps; use "
                     "non_blocking=True copies into pinned memory")
-        sites = [p for p in w.head(3)["Path"] if p]
+        sites = [p for p in w.head(3)["Path"] if isinstance(p, str)]
         out.append(Finding(rule, title, sugg, share, ev, sites))
     return out
 
@@ -230,30 +243,34 @@ def collectives(a) -> list[Finding]:
     overlap = float(run["OverlapNs"].sum()) / comm if comm else 0.0
     share = comm / busy if busy else 0.0
     span = float(run["SpanNs"].sum())
-    only = float(run["CommunicationNs"].sum()) / span if span else 0.0
-    n = len(run)
+    exposed = float(run["CommunicationNs"].sum()) / span if span else 0.0
+    n = run["process"].nunique()
     who = f" at {n} ranks" if n > 1 else ""
     ev = [f"collective kernels: {_ms(comm)} of {_ms(busy)} GPU busy time ({_pct(share)})",
           f"{_pct(overlap)} of the communication time overlaps compute kernels",
-          f"communication alone (no compute running) fills {_pct(only)} of the GPU's time"]
+          f"communication alone (no compute running) fills {_pct(exposed)} of the GPU's time"]
+    if exposed < COMM_EXPOSED_MIN:
+        return []  # hidden behind compute: collectives cost (almost) nothing
     if share >= COMM_OF_BUSY:
-        title = f"collective kernels take {_pct(share)} of GPU time{who}; {_pct(overlap)} of it overlaps compute"
+        title = (f"collective kernels take {_pct(share)} of GPU time{who}; only {_pct(overlap)} "
+                 "of it overlaps compute")
         sugg = ("raise the work per rank (batch size, gradient accumulation with no_sync()), overlap "
                 "communication with the backward pass (DDP bucket_cap_mb, FSDP prefetch), and check "
                 "the interconnect (NCCL_DEBUG=INFO names the transport)")
-        return [Finding("collectives-dominate", title, sugg, only if only else share, ev)]
-    if share >= COMM_NOTABLE and overlap < LOW_OVERLAP:
-        title = f"communication does not overlap compute: {_pct(overlap)} of {_pct(share)} of GPU time{who}"
+        return [Finding("collectives-dominate", title, sugg, exposed, ev)]
+    if overlap < LOW_OVERLAP:
+        title = (f"communication does not overlap compute: {_pct(overlap)} of its "
+                 f"{_pct(share)} of GPU time{who}")
         sugg = ("let collectives run while compute continues: DDP overlaps gradient all-reduce with "
                 "backward by default (check find_unused_parameters, static_graph, bucket sizes); "
                 "issue collectives with async_op=True on a side stream")
-        return [Finding("low-overlap", title, sugg, only, ev)]
+        return [Finding("low-overlap", title, sugg, exposed, ev)]
     return []
 
 
 def stragglers(a) -> list[Finding]:
     s = a.stragglers
-    if len(s) < 2:
+    if s["process"].nunique() < 2:
         return []
     med = float(s["ComputeNs"].median())
     worst = s.iloc[0]
@@ -275,7 +292,10 @@ def between_steps(a) -> list[Finding]:
     run = a.run
     if run.empty or a.step_name is None:
         return []
-    span, between = float(run["SpanNs"].sum()), float(run["BetweenStepsNs"].sum())
+    span = float(run["SpanNs"].sum())
+    # Idle after a host wait is the host-wait finding's; the rest is the host's time between steps.
+    between = sum(float((g["end"] - g["start"] - g["in_steps"])[g["cause"] != "SyncNs"].sum())
+                  for g in a.gaps if len(g))
     share = between / span if span else 0.0
     if share < BETWEEN_STEPS_MIN:
         return []
@@ -336,7 +356,7 @@ def caveats(a) -> list[Finding]:
                            "time is idle for reasons the trace cannot tell: no API calls recorded",
                            "trace the runtime API too (rocprof run --sys-trace or --runtime-trace)",
                            0.5, level="caveat"))
-    if a.step_name is None and any(len(p.gpu) for p in a.processes):
+    if a.step_source == "none" and any(len(p.gpu) for p in a.processes):
         out.append(Finding("no-steps", "no step range found: the whole run is analysed as one",
                            "wrap each iteration in roctx.range(\"step\") (or name one with --step)",
                            0.0, level="info"))

@@ -1,12 +1,16 @@
 """Steps: the repeated ROCTx range that a training or inference loop wraps around one iteration.
 
 Chosen by the user (``step="train_step"``: a range whose message is that, or is that followed by
-a number, as ``ProfilerStep#12``/``epoch 3``), or detected: among range names repeated at least
-twice whose instances enclose at least half of the process's GPU launches (half of the ranged
-time where there is no GPU work), the outermost, most frequent one — unless a name nested inside
-it repeats at least 4 times as often while enclosing about as much (``step`` inside ``epoch``).
-The issue's rule ("the most frequent top-level range") is the first half of this; the coverage
-test keeps a per-layer range that repeats 12 times a step from being taken for the step.
+a number, as ``ProfilerStep#12``/``epoch 3``), or detected. Candidates are range names repeated at
+least twice whose instances enclose at least half of the process's GPU launches (half of the
+ranged time where there is no GPU work). Among them:
+1. a name that says it is a step (``step``, ``iteration``, ``batch``: ``STEP_WORDS``), outermost
+   and most frequent first (``ProfilerStep#N``, ``train_step``);
+2. else the outermost, most frequent one (the issue's rule: the most frequent top-level range),
+   except that a name repeated fewer than ``FEW`` times (an epoch) gives way to a name nested in
+   it that repeats at least ``DEEPER_FACTOR`` times as often while enclosing about as much.
+The coverage test keeps a short range (data loading, logging) that repeats more often than the
+step from being taken for it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import re
 import numpy as np
 
 _NUMBERED = re.compile(r"[\s#:_\-]*\d+$")
+STEP_WORDS = re.compile(r"(?i)step|iter|batch")
 MIN_COVERAGE = 0.5
+FEW = 5
 DEEPER_FACTOR = 4
 COVERAGE_SLACK = 0.1
 
@@ -96,12 +102,23 @@ def candidates(procs) -> list[dict]:
 
 
 def detect(procs) -> str | None:
-    cands = [c for c in candidates(procs) if c["count"] >= 2 and c["coverage"] >= MIN_COVERAGE]
+    """The step range's name for these processes, or None."""
+    return detect_from(candidates(procs))
+
+
+def detect_from(cands: list[dict]) -> str | None:
+    """The choice among :func:`candidates` (dicts of name, count, depth, coverage)."""
+    cands = sorted((c for c in cands if c["count"] >= 2 and c["coverage"] >= MIN_COVERAGE),
+                   key=lambda c: (c["depth"], -c["count"], -c["coverage"]))
     if not cands:
         return None
+    named = [c for c in cands if STEP_WORDS.search(c["name"])]
+    if named:
+        return named[0]["name"]
     best = cands[0]
     for c in cands[1:]:
-        if c["depth"] > best["depth"] and c["count"] >= DEEPER_FACTOR * best["count"] \
+        if best["count"] < FEW and c["depth"] > best["depth"] \
+                and c["count"] >= DEEPER_FACTOR * best["count"] \
                 and c["coverage"] >= best["coverage"] - COVERAGE_SLACK:
             best = c
     return best["name"]

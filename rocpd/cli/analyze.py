@@ -105,7 +105,8 @@ def _header(db, a) -> str:
     procs = a.processes
     ranks = sorted({p.rank for p in procs if p.rank is not None})
     steps = {"given": f"'{a.step_name}' (given)", "detected": f"'{a.step_name}' (detected)",
-             "none": "none (the whole run is analysed)"}[a.step_source]
+             "none": "none found (the whole run is analysed)",
+             "off": "off (the whole run is analysed)"}[a.step_source]
     lines = [f"rocpd analyze: {len(db.paths)} database(s), {len(procs)} process(es)"
              + (f", ranks {', '.join(map(str, ranks))}" if ranks else ""),
              f"step range: {steps}"]
