@@ -202,15 +202,14 @@ def _prepare_gpu(gpu, comm_re):
     for c in ("start", "end", "tid", "agent", "stream"):
         gpu[c] = gpu[c].fillna(0).astype("int64")
     gpu["corr"] = gpu["corr"].fillna(0).astype("int64")
-    names = gpu["name"].astype(str)
-    is_copy = gpu["op"] == "copy"
-    comm = names.map(lambda n, _r=comm_re: bool(_r.search(n))) if len(gpu) else names.astype(bool)
+    names = gpu["name"].astype(object)
+    is_copy = (gpu["op"] == "copy").to_numpy()
+    # Per distinct name (a few hundred), not per row (100k+).
+    uniq = pd_unique(names)
+    comm = names.map({n: bool(comm_re.search(str(n))) for n in uniq}).to_numpy(dtype=bool)
     gpu["kind"] = np.where(is_copy, "memory", np.where(comm, "comm", "compute"))
-    gpu["direction"] = np.select(
-        [names.str.contains("HOST_TO_DEVICE"), names.str.contains("DEVICE_TO_HOST"),
-         names.str.contains("DEVICE_TO_DEVICE"), names.str.contains("MEMORY_SET")],
-        ["H2D", "D2H", "D2D", "SET"], default="")
-    gpu.loc[~is_copy, "direction"] = ""
+    direction = {n: _direction(str(n)) for n in uniq}
+    gpu["direction"] = np.where(is_copy, names.map(direction).to_numpy(dtype=object), "")
     ext = gpu["extdata"].fillna("{}")
     mem = {u: _memory_kinds(u) for u in ext.unique()}
     gpu["src_memory"] = ext.map(lambda u: mem[u][0])
@@ -219,6 +218,20 @@ def _prepare_gpu(gpu, comm_re):
     gpu["duration"] = gpu["end"] - gpu["start"]
     gpu = gpu.drop(columns=["extdata", "line_info"])
     return gpu.sort_values("start", kind="stable", ignore_index=True)
+
+
+def _direction(name: str) -> str:
+    for key, short in (("HOST_TO_DEVICE", "H2D"), ("DEVICE_TO_HOST", "D2H"),
+                       ("DEVICE_TO_DEVICE", "D2D"), ("MEMORY_SET", "SET")):
+        if key in name:
+            return short
+    return ""
+
+
+def pd_unique(series):
+    import pandas as pd
+
+    return pd.unique(series.to_numpy(dtype=object))
 
 
 def _memory_kinds(text):
