@@ -17,6 +17,7 @@ from .activity import short_site
 IDLE_MIN = 0.30            # launch/host-bound: GPU idle at least this share of the steps ...
 HOST_LATE_OF_IDLE = 0.5    # ... most of it because the host launched late
 SHORT_SHARE = 0.5          # launch-bound (not just host-bound): most kernels are short
+LAUNCH_GAP_NS = 50_000     # without API calls: gaps this short between kernels are launch gaps
 SYNC_IDLE_MIN = 0.10       # GPU idle charged to host waits
 SYNC_PER_LAUNCH_MIN = 0.2  # or: a wait after at least 1 of every 5 launches, with some idle
 PAGEABLE_MIN = 0.01        # pageable H2D copies in the steps: at least this share of the time
@@ -81,30 +82,63 @@ def _scope(a):
     return rows[cols].sum(), unit
 
 
+def _short_share(a) -> tuple[float, int]:
+    ls = a.launch_summary
+    k = int(ls["Kernels"].sum()) if len(ls) else 0
+    return (float((ls["ShortPercent"] * ls["Kernels"]).sum() / k / 100.0) if k else 0.0), k
+
+
+def _median_gap(a) -> float:
+    """Median GPU idle gap inside the steps (or the run), ns."""
+    import numpy as np
+
+    lens = [(g["end"] - g["start"]).to_numpy()[(g["step"] >= 0).to_numpy() if a.step_name else
+                                                slice(None)] for g in a.gaps if len(g)]
+    lens = [x for x in lens if len(x)]
+    return float(np.median(np.concatenate(lens))) if lens else float("inf")
+
+
 def launch_bound(a) -> list[Finding]:
+    """The GPU waits for the host to launch work. With API calls recorded, the idle gaps whose
+    next launch came late say so; without them (kernel tracing only) the GPU side alone is read:
+    many short kernels separated by short, launch-sized gaps."""
     tot, unit = _scope(a)
     if tot is None or not tot["SpanNs"]:
         return []
     span = float(tot["SpanNs"])
     idle, late = tot["IdleNs"] / span, tot["HostLateNs"] / span
-    if idle < IDLE_MIN or tot["HostLateNs"] < HOST_LATE_OF_IDLE * tot["IdleNs"]:
+    short, k = _short_share(a)
+    gpu_only = tot["UnknownNs"] >= HOST_LATE_OF_IDLE * tot["IdleNs"]
+    if idle < IDLE_MIN:
         return []
+    if gpu_only:
+        gap = _median_gap(a)
+        if short < SHORT_SHARE or gap > LAUNCH_GAP_NS:
+            return []
+        score = float(tot["UnknownNs"]) / span
+    elif tot["HostLateNs"] < HOST_LATE_OF_IDLE * tot["IdleNs"]:
+        return []
+    else:
+        score = late
     ls = a.launch_summary
-    k = ls["Kernels"].sum() if len(ls) else 0
-    short = float((ls["ShortPercent"] * ls["Kernels"]).sum() / k / 100.0) if k else 0.0
-    faster = ls["ShorterThanLaunchPercent"].dropna()
-    ev = [f"GPU idle {_ms(tot['IdleNs'])} of {_ms(span)} {unit.replace('of each', 'in the')}s"
-          if unit == "of each step" else f"GPU idle {_ms(tot['IdleNs'])} of {_ms(span)}",
-          f"{_pct(late)} of the GPU's time is spent waiting for the next launch (the host "
-          "submitted it only after the GPU had run dry)"]
+    where = unit.replace("of each", "in the") + "s" if unit == "of each step" else ""
+    ev = [f"GPU idle {_ms(tot['IdleNs'])} of {_ms(span)} {where}".rstrip()]
+    if gpu_only:
+        ev.append(f"no API calls recorded, judged from the GPU side: median gap between kernels "
+                  f"{_us(_median_gap(a))}, about what one launch costs the host")
+    else:
+        ev.append(f"{_pct(late)} of the GPU's time is spent waiting for the next launch (the "
+                  "host submitted it only after the GPU had run dry)")
     if k:
         med = float(ls["GpuMedianNs"].median())
         ev.append(f"{_pct(short)} of {k} kernels run < {_us(a.short_ns)}; median kernel {_us(med)}")
         lm = ls["LaunchMeanNs"].dropna()
         if len(lm):
             ev.append(f"a launch call takes {_us(float(lm.mean()))} on the host on average")
+        faster = ls["ShorterThanLaunchPercent"].dropna()
         if len(faster):
-            ev.append(f"{float(faster.mean()):.0f} % of kernels finish faster than the host can launch them")
+            ev.append(f"{float(faster.mean()):.0f} % of kernels finish faster than the host can "
+                      "launch them")
     top = a.lines.head(3)
     sites = list(top["Path"]) if len(top) else []
     if sites:
@@ -123,7 +157,7 @@ def launch_bound(a) -> list[Finding]:
         sugg = ("find what the host does between launches (rocprof run --sample shows the Python "
                 "stacks); move data preparation to DataLoader workers; keep the step's Python lean")
         rule = "host-bound"
-    return [Finding(rule, title, sugg, late, ev, sites)]
+    return [Finding(rule, title, sugg, score, ev, sites)]
 
 
 def _waits(a, kind):
@@ -371,3 +405,23 @@ def evaluate(a) -> list[Finding]:
     found = [f for rule in RULES for f in rule(a)]
     order = {"caveat": 0, "issue": 1, "info": 2}
     return sorted(found, key=lambda f: (order[f.level], -f.score))
+
+
+def top_text(databases, n: int = 3) -> str:
+    """The ``n`` first findings over ``databases`` as text, for ``rocprof run -S``; never raises
+    (a failed analysis is one line, so the summary above it still stands)."""
+    import rocpd
+
+    from . import analyze
+
+    try:
+        with rocpd.connect(*databases) as db:
+            fs = analyze(db).findings()
+    except Exception as e:  # noqa: BLE001 - the run's summary must survive a failed analysis
+        return f"== TOP FINDINGS ==\n(analysis failed: {type(e).__name__}: {e})"
+    shown = fs[:n]
+    head = (f"== TOP FINDINGS ({len(shown)} of {len(fs)}; all of them: rocpd analyze DB, "
+            "the page: rocpd report DB -o report.html) ==")
+    if not shown:
+        return head + "\n(none)"
+    return head + "\n" + "\n".join(f"{i}. {f.text()}" for i, f in enumerate(shown, 1))

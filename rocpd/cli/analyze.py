@@ -107,7 +107,7 @@ def _header(db, a) -> str:
     steps = {"given": f"'{a.step_name}' (given)", "detected": f"'{a.step_name}' (detected)",
              "none": "none found (the whole run is analysed)",
              "off": "off (the whole run is analysed)"}[a.step_source]
-    lines = [f"rocpd analyze: {len(db.paths)} database(s), {len(procs)} process(es)"
+    lines = [f"rocpd analyze: {len(db.sources())} database(s), {len(procs)} process(es)"
              + (f", ranks {', '.join(map(str, ranks))}" if ranks else ""),
              f"step range: {steps}"]
     if a.dropped:

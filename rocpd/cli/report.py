@@ -44,7 +44,7 @@ def run(args) -> int:
         raise rocpd.RocpdError(f"rocpd report: folder {out_dir} does not exist; create it or choose"
                                " another -o")
     with rocpd.connect(*args.databases) as db:
-        paths = report.write(db, args.output, format=args.format, plots=args.plots,
+        paths = report.write_files(db, args.output, format=args.format, plots=args.plots,
                              perfetto=not args.no_perfetto, top=args.top, units=args.units,
                              title=args.title, step="" if args.no_steps else args.step,
                              max_slices=args.max_slices, **filters_of(args))

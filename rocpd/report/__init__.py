@@ -66,11 +66,18 @@ def build(db, top: int = 20, units: str = "us", title: str = "rocpd report", for
         return _html(ctx, secs)
 
 
-def write(db, path: str, format: str | None = None, plots: str | None = None,
-          perfetto: bool = True, **options) -> list[str]:
+def write(db, path: str, **options) -> str:
+    """Write the report to ``path``; returns ``path`` (see :func:`write_files` for the options
+    and for every file written)."""
+    return write_files(db, path, **options)[0]
+
+
+def write_files(db, path: str, format: str | None = None, plots: str | None = None,
+                perfetto: bool = False, **options) -> list[str]:
     """Write the report to ``path`` (format from ``format`` or the extension: .md is Markdown);
-    with ``perfetto``, the Perfetto trace beside it (``<stem>.pftrace``) for the page to link to;
-    ``plots``: a folder for PNGs of the figures. Returns the paths written."""
+    with ``perfetto`` (``rocpd report``'s default), the Perfetto trace beside it
+    (``<stem>.pftrace``) for the page to link to; ``plots``: a folder for PNGs of the figures
+    (Markdown: default ``<stem>_files``). Returns the paths written, the report first."""
     fmt = format or ("md" if str(path).endswith(".md") else "html")
     stem = os.path.splitext(str(path))[0]
     written = []

@@ -26,6 +26,14 @@ CONFIG = {"displaylogo": False, "responsive": True,
           "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
+def available() -> bool:
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def go():
     try:
         import plotly.graph_objects as go_

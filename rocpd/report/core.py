@@ -10,6 +10,17 @@ from . import timeline as tl
 from .sections import Section, esc, table_html, table_md
 
 
+def _chart(ctx, make, *args, post_script=None) -> str:
+    """A plotly chart's div; without plotly installed, one line saying so (the tables and the
+    timeline do not need it)."""
+    if not ctx.html:
+        return ""
+    if not charts.available():
+        return ("<p class='warn'>chart left out: plotly is not installed (pip install plotly)</p>")
+    fig = make(*args)
+    return charts.div(fig, post_script) if fig is not None else ""
+
+
 def findings(ctx) -> Section:
     fs = ctx.analysis.findings()
     if not fs:
@@ -65,9 +76,7 @@ def breakdown(ctx) -> Section | None:
     if a.run.empty:
         return None
     parts_html, figs = [], {"breakdown": lambda: figures.time_breakdown(a)}
-    fig = charts.time_breakdown(a) if ctx.html else None
-    if fig is not None:
-        parts_html.append(charts.div(fig))
+    parts_html.append(_chart(ctx, charts.time_breakdown, a))
     t, i = a.temporal, a.idle
     parts_html += ["<h3>Temporal breakdown</h3>", table_html(t, ctx.units),
                    "<h3>Idle breakdown</h3>", table_html(i, ctx.units)]
@@ -83,8 +92,7 @@ def steps(ctx) -> Section | None:
     a = ctx.analysis
     if a.per_step.empty:
         return None
-    fig = charts.step_breakdown(a) if ctx.html else None
-    body = charts.div(fig, charts.STEP_CLICK) if fig is not None else ""
+    body = _chart(ctx, charts.step_breakdown, a, post_script=charts.STEP_CLICK)
     cols = [c for c in a.per_step.columns if c not in ("host_start", "host_end", "start", "end")]
     body += "<h3>Per-step table</h3>" + table_html(a.per_step[cols], ctx.units, ctx.top * 5)
     figs = {"steps": lambda: figures.step_breakdown(a)}
@@ -97,8 +105,7 @@ def launches(ctx) -> Section | None:
     a = ctx.analysis
     if a.launch_stats.empty:
         return None
-    fig = charts.launch_scatter(a) if ctx.html else None
-    body = charts.div(fig) if fig is not None else ""
+    body = _chart(ctx, charts.launch_scatter, a)
     body += ("<h3>Per kernel</h3>" + table_html(a.launch_stats, ctx.units, ctx.top)
              + "<h3>Per process</h3>" + table_html(a.launch_summary, ctx.units))
     figs = {"launches": lambda: figures.launch_scatter(a)}
@@ -114,9 +121,7 @@ def code(ctx) -> Section | None:
         return None
     body, md = [], []
     figs = {"lines": lambda: figures.top_lines(a)} if len(a.lines) else {}
-    fig = charts.top_lines(a) if ctx.html else None
-    if fig is not None:
-        body.append(charts.div(fig))
+    body.append(_chart(ctx, charts.top_lines, a))
     for title, df in (("GPU time by Python line (launch sites)", a.lines),
                       ("Host waits by Python line", a.waits), ("GPU time by ROCTx range", a.ranges)):
         if len(df):

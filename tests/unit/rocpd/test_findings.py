@@ -163,3 +163,24 @@ def test_ranking_and_text():
     assert a.text() == "[high] t\n    - e1\n    → s"
     order = {"caveat": 0, "issue": 1, "info": 2}
     assert [f.rule for f in sorted([b, a, c], key=lambda f: (order[f.level], -f.score))] == ["z", "x", "y"]
+
+
+def test_launch_bound_from_the_gpu_side_alone(tmp_path):
+    """Kernel tracing only (rocprof run's default: no API calls): many 2 µs kernels 8 µs apart
+    still read as launch-bound, with the caveat that causes are judged from the GPU side; long
+    gaps (the host doing something else) do not."""
+    def build(path, gap_us):
+        with DatabaseBuilder(path) as b:
+            for s in range(4):
+                at = s * (20 * (2 + gap_us) + 50.0)
+                b.marker("step", P.ns(at), P.ns(at + 20 * (2 + gap_us) + 10))
+                for i in range(20):
+                    k = at + 5 + i * (2 + gap_us)
+                    b.kernel("tiny", P.ns(k), P.ns(k + 2), site=("/w/t.py", 9, "step"))
+        return path
+
+    fs = found(build(tmp_path / "a.db", 8))
+    assert rules(fs)[0] == "no-api-calls"
+    f = one(fs, "launch-bound")
+    assert "judged from the GPU side: median gap between kernels 8.0 µs" in " ".join(f.evidence)
+    assert "launch-bound" not in rules(found(build(tmp_path / "b.db", 200)))

@@ -274,3 +274,15 @@ def test_report_counter_tracks_from_pmc_rows(tmp_path):
     assert c["label"] == "GPU 0 · GPU_UTIL (%)" and c["v"] == [10.0, 80.0, 40.0]
     assert c["t"] == [0, 1000, 2000]
     assert data["tracks"][c["index"]]["kind"] == "counter"
+
+
+def test_report_without_plotly_keeps_tables_and_timeline(two_ranks, monkeypatch):
+    from rocpd import report
+    from rocpd.report import charts
+
+    monkeypatch.setattr(charts, "available", lambda: False)
+    paths, _, _ = two_ranks
+    with rocpd.connect(*paths) as db:
+        text = report.build(db)
+    assert "chart left out: plotly is not installed" in text
+    assert "Plotly.newPlot" not in text and "id='tl-data'" in text and "KERNEL_STATS" in text
