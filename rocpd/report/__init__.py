@@ -134,7 +134,8 @@ _CSS = """
 body { font-family: system-ui, sans-serif; margin: 20px 28px; color: #222; max-width: 1500px; }
 h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 30px;
   border-bottom: 1px solid #ccc; padding-bottom: 3px; } h3 { font-size: 14px; margin: 16px 0 4px; }
-table { border-collapse: collapse; font-size: 12px; margin: 6px 0; }
+table { border-collapse: collapse; font-size: 12px; margin: 6px 0; display: block; overflow-x: auto;
+  max-width: 100%; }
 th, td { border: 1px solid #d6dbe0; padding: 2px 7px; text-align: right; }
 th { background: #eef2f7; } td:first-child, th:first-child { text-align: left; }
 .facts th, .facts td { text-align: left; } .muted { color: #777; font-size: 12px; }

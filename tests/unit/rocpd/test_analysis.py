@@ -242,3 +242,24 @@ def test_pmc_free_database_and_json_sites(tmp_path):
     assert json.loads(li) == {"file": "/a/b/train.py", "line": 42, "function": "main"}
     assert a.lines["Site"].tolist() == ["train.py:42"] and a.lines["Function"].tolist() == ["main"]
     assert np.isclose(a.lines["Percent"].iloc[0], 100.0)
+
+
+def test_one_wait_counts_once_across_runtime_driver_and_sync_records(tmp_path):
+    """CUPTI records a cudaStreamSynchronize three times: the runtime call (with its Python line),
+    the driver call inside it, and a synchronisation record. The wait counts once, named by the
+    runtime call's line; the GPU idles after it returns until the next launch."""
+    path = tmp_path / "w.db"
+    with DatabaseBuilder(path) as b:
+        launch(b, "k", 0, 5, 10, 100, site=("/w/t.py", 3, "f"))
+        b.region("CUDA_RUNTIME_API", "cudaStreamSynchronize", ns(6), ns(112), site=("/w/t.py", 4, "f"))
+        b.region("CUDA_DRIVER_API", "cuStreamSynchronize", ns(7), ns(111), site=("/w/t.py", 4, "f"))
+        b.region("CUDA_SYNCHRONIZATION", "STREAM_SYNCHRONIZE", ns(8), ns(110))
+        launch(b, "k", 150, 5, 160, 100, site=("/w/t.py", 3, "f"))
+    with rocpd.connect(str(path)) as db:
+        a = analysis.analyze(db)
+    w = a.waits
+    assert len(w) == 1 and w.iloc[0]["Calls"] == 1 and w.iloc[0]["Site"] == "t.py:4"
+    assert w.iloc[0]["BlockedNs"] == 106 * US and w.iloc[0]["GpuIdleNs"] == 50 * US  # [110,160)
+    assert a.idle.iloc[0]["SyncNs"] == 50 * US
+    # the launch calls are matched to their kernels, never the sync record of the same id
+    assert a.launch_stats.iloc[0]["LaunchMeanNs"] == 5 * US
