@@ -159,16 +159,18 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
         pids = _as_list(flt.pid)
         for part in src.parts:
             prow = procs[procs["guid"] == part.guid]
-            if prow.empty:
-                continue
+            gpu = gpu_all[gpu_all["guid"] == part.guid].reset_index(drop=True)
+            regs = reg_all[reg_all["guid"] == part.guid].reset_index(drop=True)
+            if prow.empty:  # a writer killed before its process row: the records still count
+                known = [int(x) for x in (*gpu["pid"].dropna()[:1], *regs["pid"].dropna()[:1])]
+                prow = pd.DataFrame([{"pid": known[0] if known else 0, "command": "",
+                                      "hostname": ""}])
             pid = int(prow["pid"].iloc[0])
             rank = ranks.get(part.guid)
             if pids is not None and pid not in pids:
                 continue
             if flt.rank is not None and rank not in (_as_list(flt.rank) or []):
                 continue
-            gpu = gpu_all[gpu_all["guid"] == part.guid].reset_index(drop=True)
-            regs = reg_all[reg_all["guid"] == part.guid].reset_index(drop=True)
             is_marker = regs["category"].fillna("").str.startswith("MARKER")
             api = regs[~is_marker & ~regs["category"].isin(_NOT_API)].reset_index(drop=True)
             ranges = regs[is_marker & (regs["end"] > regs["start"])].reset_index(drop=True)
@@ -177,7 +179,7 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
                 host=str(prow["hostname"].iloc[0] or ""), command=str(prow["command"].iloc[0] or ""),
                 gpu=_prepare_gpu(gpu, comm_re), api=_prepare_api(api), ranges=_prepare_ranges(ranges),
                 threads={int(t): (n or "") for g, t, n in threads.itertuples(index=False) if g == part.guid},
-                agents={int(i): (int(ix) if ix is not None else int(i), pn or n or f"GPU {ix}")
+                agents={int(i): (int(ix) if _known(ix) else int(i), pn or n or f"GPU {ix}")
                         for g, i, ty, ix, pn, n in agents.itertuples(index=False)
                         if g == part.guid and ty == "GPU"},
                 streams={int(i): (n or f"Stream {i}") for g, i, n in streams.itertuples(index=False)
@@ -185,8 +187,11 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
             )
             _join_launches(p)
             out.append(p)
-    _ = pd  # pandas is this module's dependency; imported here so `import rocpd` stays light
     return out
+
+
+def _known(v) -> bool:
+    return v is not None and v == v  # NaN is not equal to itself
 
 
 def _as_list(v):

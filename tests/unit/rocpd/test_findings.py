@@ -155,14 +155,17 @@ def test_top_lines_and_caveats(tmp_path):
     assert "no-steps" not in rules(found(nosteps, step=""))  # asked for no steps: no advice
 
 
-def test_ranking_and_text():
+def test_ranking_and_text(monkeypatch):
+    from rocpd.analysis import rules
+
     a = F.Finding("x", "t", "s", 0.3, ["e1"])
     b = F.Finding("y", "u", "s", 0.05)
     c = F.Finding("z", "v", "s", 0.0, level="caveat")
-    assert (a.severity, b.severity, c.severity) == ("high", "low", "caveat")
+    d = F.Finding("w", "i", "s", 0.9, level="info")
+    assert (a.severity, b.severity, c.severity, d.severity) == ("high", "low", "caveat", "info")
     assert a.text() == "[high] t\n    - e1\n    → s"
-    order = {"caveat": 0, "issue": 1, "info": 2}
-    assert [f.rule for f in sorted([b, a, c], key=lambda f: (order[f.level], -f.score))] == ["z", "x", "y"]
+    monkeypatch.setattr(rules, "RULES", [lambda _: [b, d], lambda _: [a, c]])
+    assert [f.rule for f in F.evaluate(None)] == ["z", "x", "y", "w"]  # caveats, by score, info
 
 
 def test_launch_bound_from_the_gpu_side_alone(tmp_path):
