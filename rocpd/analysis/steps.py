@@ -25,6 +25,7 @@ MIN_COVERAGE = 0.5
 FEW = 5
 DEEPER_FACTOR = 4
 COVERAGE_SLACK = 0.1
+MAX_CANDIDATES = 64
 
 
 def key_of(message: str) -> str:
@@ -79,7 +80,10 @@ def candidates(procs) -> list[dict]:
         keys = r["name"].map(key_of)
         times = launch_times(p)
         span_s, span_e = r["start"].to_numpy(), r["end"].to_numpy()
-        for k in keys.unique():
+        counts = keys.value_counts()
+        # A step repeats: names seen once are no candidates, and a trace with thousands of
+        # distinct names is judged on its most repeated ones.
+        for k in counts[counts >= 2].index[:MAX_CANDIDATES]:
             m = (keys == k).to_numpy()
             s, e, _ = _instances(r, m)
             st = stats.setdefault(k, {"name": k, "count": 0, "depth": 1 << 30, "covered": 0,
