@@ -60,6 +60,7 @@ class DatabaseBuilder:
         self._threads: set[int] = set()
         self._streams: set[int] = set()
         self._stacks: dict[tuple, int] = {}
+        self._sites: dict[tuple, int] = {}
         self._corr = 0
         self._roctx_corr = 0
         self._ranges: dict[int, tuple[int, int, int]] = {}  # ROCTx corr -> (tid, start, end)
@@ -101,14 +102,27 @@ class DatabaseBuilder:
     def metadata(self, tag: str, value) -> None:
         self._w.metadata(tag, str(value))
 
+    def callsite(self, *frames) -> int:
+        """The id of a Python call site, as the launch-site capture stores one: ``frames`` are
+        ("file", line, "function") tuples, innermost user frame first; 0 for none."""
+        if not frames:
+            return 0
+        key = tuple(tuple(f) for f in frames)
+        if key not in self._sites:
+            items = [{"file": f, "line": int(n), "function": fn} for f, n, fn in key]
+            self._sites[key] = self._w.callsite(json.dumps(items, separators=(",", ":")),
+                                                json.dumps(items[0], separators=(",", ":")))
+        return self._sites[key]
+
     # -- records ---------------------------------------------------------------------------------
     def region(self, category: str, name: str, start: int, end: int, tid: int | None = None,
                message: str | None = None, correlation_id: int | None = None,
-               range_corr: int = 0) -> int:
+               range_corr: int = 0, site: tuple | None = None) -> int:
         """A region (an instant, start == end, is stored as a sample, as ROCm does). ``message``:
         for a ROCTx record (category MARKER*) the message, ``name`` being the API function; the
         writer puts it into the event's extdata as ``{"message": ...}``. For other categories
-        it is written into extdata as given. ``range_corr``: the enclosing ROCTx range."""
+        it is written into extdata as given. ``range_corr``: the enclosing ROCTx range.
+        ``site``: the Python call site of an API call, ("file", line, "function")."""
         tid = self.thread(tid if tid is not None else self.pid)
         kw = {}
         if message is not None and category.startswith("MARKER"):
@@ -116,7 +130,8 @@ class DatabaseBuilder:
         elif message is not None:
             kw["extdata"] = json.dumps({"message": message}, separators=(",", ":"))
         self._w.region(category, name, start, end, tid=tid, correlation_id=correlation_id or 0,
-                       instant=start == end, range_corr=range_corr, **kw)
+                       instant=start == end, range_corr=range_corr,
+                       callsite=self.callsite(site) if site else 0, **kw)
         return correlation_id or 0
 
     def marker(self, message: str, start: int, end: int, tid: int | None = None,
@@ -144,9 +159,11 @@ class DatabaseBuilder:
 
     def kernel(self, name: str, start: int, end: int, agent: int | None = None, stream: int = 0,
                tid: int | None = None, correlation_id: int | None = None, region: str | None = None,
-               grid=(1024, 1, 1), block=(256, 1, 1), range_corr: int | None = None) -> int:
+               grid=(1024, 1, 1), block=(256, 1, 1), range_corr: int | None = None,
+               site: tuple | None = None) -> int:
         """A dispatch; ``region``: the message of the ROCTx range it was launched in (the last
-        ``marker`` with that message; ``range_corr`` names the range by correlation id)."""
+        ``marker`` with that message; ``range_corr`` names the range by correlation id);
+        ``site``: its Python launch site, ("file", line, "function")."""
         tid = self.thread(tid if tid is not None else self.pid)
         corr = correlation_id if correlation_id is not None else self.next_correlation()
         if range_corr is None:
@@ -154,18 +171,25 @@ class DatabaseBuilder:
         self._w.kernel(self.symbol(name), start, end, tid=tid,
                        agent=gpu_agent(0) if agent is None else agent, stream=self.stream(stream),
                        correlation_id=corr, dispatch_id=corr, grid=list(grid), block=list(block),
-                       region_name=region, range_corr=range_corr)
+                       region_name=region, range_corr=range_corr,
+                       callsite=self.callsite(site) if site else 0)
         return corr
 
     def memory_copy(self, name: str, start: int, end: int, size: int, src_agent: int = CPU_AGENT,
                     dst_agent: int | None = None, stream: int = 0, tid: int | None = None,
-                    correlation_id: int | None = None) -> int:
+                    correlation_id: int | None = None, site: tuple | None = None,
+                    src_memory: str = "", dst_memory: str = "", memset: bool = False) -> int:
+        """A copy (or, ``memset``, a set: name MEMORY_SET by convention). ``src_memory`` /
+        ``dst_memory``: PAGEABLE, PINNED, DEVICE ... as the CUPTI mapping records them ("" =
+        not recorded)."""
         tid = self.thread(tid if tid is not None else self.pid)
         corr = correlation_id if correlation_id is not None else self.next_correlation()
-        self._w.memory_copy(name, start, end, size, tid=tid, src_agent=src_agent,
-                            dst_agent=gpu_agent(0) if dst_agent is None else dst_agent,
-                            src_address=8192, dst_address=4096, stream=self.stream(stream),
-                            correlation_id=corr)
+        dst = gpu_agent(0) if dst_agent is None else dst_agent
+        self._w.memory_copy(name, start, end, size, tid=tid, src_agent=dst if memset else src_agent,
+                            dst_agent=dst, src_address=8192, dst_address=4096,
+                            stream=self.stream(stream), correlation_id=corr, memset=memset,
+                            callsite=self.callsite(site) if site else 0,
+                            src_memory=src_memory, dst_memory=dst_memory)
         return corr
 
     def allocation(self, type_: str, start: int, end: int, size: int, agent: int | None = None,

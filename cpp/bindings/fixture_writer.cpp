@@ -149,7 +149,7 @@ class FixtureWriter {
               uint32_t tid, uint64_t correlation_id, const std::optional<std::string>& message,
               bool instant, bool open_at_exit, const std::optional<std::string>& extdata,
               uint64_t range_corr, uint64_t external_id,
-              const std::optional<std::string>& region_name) {
+              const std::optional<std::string>& region_name, uint32_t callsite) {
     Record r = base(RecordKind::kRegion, tid, start, end, category, name, correlation_id);
     r.flags = static_cast<uint16_t>((message ? kFlagMessage : 0) | (instant ? kFlagInstant : 0) |
                                     (open_at_exit ? kFlagOpenAtExit : 0));
@@ -158,6 +158,7 @@ class FixtureWriter {
     r.region.range_corr = range_corr;
     r.region.external_id = external_id;
     r.region.region_name_id = opt_string(region_name);
+    r.region.callsite_id = callsite;
     write(r);
   }
 
@@ -217,7 +218,8 @@ class FixtureWriter {
                    uint32_t tid, uint32_t src_agent, uint32_t dst_agent, uint64_t src_address,
                    uint64_t dst_address, uint32_t stream, uint32_t queue, uint64_t correlation_id,
                    bool memset, uint32_t value, const std::optional<std::string>& region_name,
-                   uint32_t callsite, uint64_t range_corr, const std::string& category) {
+                   uint32_t callsite, uint64_t range_corr, const std::string& category,
+                   const std::string& src_memory, const std::string& dst_memory) {
     Record r = base(RecordKind::kMemoryCopy, tid, start, end, category, name, correlation_id);
     r.flags = memset ? kFlagMemset : 0;
     CopyData& c = r.copy;
@@ -232,6 +234,8 @@ class FixtureWriter {
     c.value = value;
     c.range_corr = range_corr;
     c.callsite_id = callsite;
+    c.src_memory = memory_kind(src_memory);
+    c.dst_memory = memory_kind(dst_memory);
     write(r);
   }
 
@@ -331,6 +335,11 @@ class FixtureWriter {
     if (v.size() != 3) throw std::invalid_argument(std::string(what) + " must have three values");
     for (int i = 0; i < 3; ++i) out[i] = v[i];
   }
+  // "" = not recorded; otherwise the extdata name (PAGEABLE, PINNED, DEVICE, ARRAY, MANAGED).
+  static uint8_t memory_kind(const std::string& v) {
+    static const char* const kKinds[] = {"", "PAGEABLE", "PINNED", "DEVICE", "ARRAY", "MANAGED"};
+    return static_cast<uint8_t>(index_of(kKinds, 6, v, "memory kind"));
+  }
   static uint32_t index_of(const char* const* names, uint32_t n, const std::string& v,
                            const char* what) {
     for (uint32_t i = 0; i < n; ++i)
@@ -381,7 +390,7 @@ void bind(py::module_& m) {
            py::arg("message") = py::none(), py::arg("instant") = false,
            py::arg("open_at_exit") = false, py::arg("extdata") = py::none(),
            py::arg("range_corr") = 0, py::arg("external_id") = 0,
-           py::arg("region_name") = py::none())
+           py::arg("region_name") = py::none(), py::arg("callsite") = 0)
       .def("kernel", &W::kernel, py::arg("kernel_id"), py::arg("start"), py::arg("end"),
            py::kw_only(), py::arg("tid"), py::arg("agent"), py::arg("stream") = 0,
            py::arg("queue") = 0, py::arg("correlation_id") = 0, py::arg("dispatch_id") = 0,
@@ -397,7 +406,8 @@ void bind(py::module_& m) {
            py::arg("dst_agent"), py::arg("src_address") = 0, py::arg("dst_address") = 0,
            py::arg("stream") = 0, py::arg("queue") = 0, py::arg("correlation_id") = 0,
            py::arg("memset") = false, py::arg("value") = 0, py::arg("region_name") = py::none(),
-           py::arg("callsite") = 0, py::arg("range_corr") = 0, py::arg("category") = "MEMORY_COPY")
+           py::arg("callsite") = 0, py::arg("range_corr") = 0, py::arg("category") = "MEMORY_COPY",
+           py::arg("src_memory") = "", py::arg("dst_memory") = "")
       .def("allocation", &W::allocation, py::arg("type"), py::arg("start"), py::arg("end"),
            py::arg("bytes"), py::kw_only(), py::arg("tid"), py::arg("agent"),
            py::arg("level") = "REAL", py::arg("address") = 0, py::arg("stream") = 0,

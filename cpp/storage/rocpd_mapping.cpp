@@ -22,6 +22,12 @@ uint64_t fnv1a(const std::string& s) {
 
 int64_t i64(uint64_t v) { return static_cast<int64_t>(v); }
 
+const char* memory_kind_name(uint8_t kind) {
+  static const char* const kNames[] = {"UNKNOWN", "PAGEABLE", "PINNED",
+                                       "DEVICE",  "ARRAY",    "MANAGED"};
+  return kind < 6 ? kNames[kind] : "UNKNOWN";
+}
+
 }  // namespace
 
 std::string rocpd_suffix(const std::string& guid) { return "_" + replace_all(guid, "-", "_"); }
@@ -125,6 +131,7 @@ EventRow Mapping::event(const Record& r, std::string_view extdata) {
   switch (r.kind) {
     case RecordKind::kRegion:
       parent = r.region.range_corr;
+      callsite = r.region.callsite_id;
       break;
     case RecordKind::kKernelDispatch:
       parent = r.kernel.range_corr;
@@ -252,6 +259,11 @@ const RecordRows& Mapping::record(const Record& r) {
       std::string_view extdata = kEmptyJson;
       if (memset) {
         scratch_ = "{\"memset_value\":" + std::to_string(c.value) + "}";
+        extdata = scratch_;
+      } else if (c.src_memory != 0 || c.dst_memory != 0) {
+        // Only when the runtime said: a reader tells "pageable" from "not recorded".
+        scratch_ = std::string("{\"src_memory\":\"") + memory_kind_name(c.src_memory) +
+                   "\",\"dst_memory\":\"" + memory_kind_name(c.dst_memory) + "\"}";
         extdata = scratch_;
       }
       out.event = event(r, kEmptyJson);

@@ -11,10 +11,13 @@
 //                     memory per thread, arch_vgpr_count = registers per thread (the nearest
 //                     column: NVIDIA registers are per-thread, like VGPRs), sgpr/accum = 0;
 //                     extdata: registers_per_thread, static_shared_memory, local_memory_per_thread
-//   memcpy / memset   memory_copy: name MEMORY_COPY_<SRC>_TO_<DST> / MEMORY_SET
+//   memcpy / memset   memory_copy: name MEMORY_COPY_<SRC>_TO_<DST> / MEMORY_SET; the memory
+//                     kind of each side (pageable, pinned, device ...) in extdata
 //   MEMORY2           memory_allocate ALLOC/FREE, level REAL; device memory on the GPU agent,
 //                     pinned/pageable host memory on the CPU agent
-//   RUNTIME / DRIVER  region, category CUDA_RUNTIME_API / CUDA_DRIVER_API, name without _vNNNN
+//   RUNTIME / DRIVER  region, category CUDA_RUNTIME_API / CUDA_DRIVER_API, name without _vNNNN;
+//                     the Python call site where the ENTER callback captured one (launches,
+//                     copies, synchronisations)
 //   SYNCHRONIZATION   region, category CUDA_SYNCHRONIZATION, name e.g. STREAM_SYNCHRONIZE
 //   queue = stream    CUDA has no separate hardware-queue notion visible to CUPTI
 #include <cxxabi.h>
@@ -260,6 +263,25 @@ const char* copy_name(uint8_t kind) {
   }
 }
 
+MemoryKind memory_kind(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return MemoryKind::kPageable;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return MemoryKind::kPinned;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return MemoryKind::kDevice;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return MemoryKind::kArray;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return MemoryKind::kManaged;
+    default:
+      return MemoryKind::kUnknown;
+  }
+}
+
 const char* sync_name(uint32_t type) {
   switch (type) {
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
@@ -364,6 +386,8 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       r.copy.region_name_id = l.region;
       r.copy.range_corr = l.range_corr;
       r.copy.callsite_id = l.callsite;
+      r.copy.src_memory = static_cast<uint8_t>(memory_kind(m.srcKind));
+      r.copy.dst_memory = static_cast<uint8_t>(memory_kind(m.dstKind));
       put(c, r);
       break;
     }
@@ -431,6 +455,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       r.name_id = it->second;
       r.region.region_name_id = l.region;
       r.region.range_corr = l.range_corr;
+      r.region.callsite_id = l.callsite;
       put(c, r);
       break;
     }

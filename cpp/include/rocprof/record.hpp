@@ -11,7 +11,9 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 3;  // 3: range_corr, RegionData::message_id
+inline constexpr uint32_t kRecordFormatVersion = 4;  // 2: callsite_id on kernels/copies
+                                                     // 3: callsite_id on regions, copy memory kinds
+                                                     // 4: range_corr, RegionData::message_id
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -48,7 +50,7 @@ struct RegionData {
   uint32_t extdata_id;      // interned JSON text for rocpd_event.extdata (0: derived by sink)
   uint32_t region_name_id;  // innermost enclosing ROCTx range's message
   uint32_t message_id;      // ROCTx: the message (name_id is the API function)
-  uint32_t reserved1;
+  uint32_t callsite_id;     // API calls: as KernelData::callsite_id (which Python line waited)
 };
 
 struct KernelData {
@@ -68,6 +70,16 @@ struct KernelData {
   uint64_t range_corr;  // innermost enclosing ROCTx range at launch
 };
 
+// Where a copy's bytes live: a host copy from pageable memory is staged and blocks the host.
+enum class MemoryKind : uint8_t {
+  kUnknown = 0,
+  kPageable = 1,
+  kPinned = 2,
+  kDevice = 3,
+  kArray = 4,
+  kManaged = 5,
+};
+
 struct CopyData {
   uint32_t src_agent_id;
   uint32_t dst_agent_id;
@@ -80,7 +92,9 @@ struct CopyData {
   uint32_t value;        // memset byte value
   uint64_t range_corr;   // innermost enclosing ROCTx range at launch
   uint32_t callsite_id;  // as KernelData::callsite_id
-  uint32_t reserved;
+  uint8_t src_memory;    // MemoryKind of each side (kUnknown where the runtime does not say)
+  uint8_t dst_memory;
+  uint16_t reserved;
 };
 
 struct AllocData {

@@ -120,6 +120,9 @@ def report_databases(databases: list[str], options: Options, reports: bool = Tru
                 if len(databases) > 1:
                     parts.append(f"== {path}")
                 parts.append(stats.format_summary(path, units=options.summary_units))
+            from rocpd.analysis.findings import top_text
+
+            parts.append(top_text(databases, 3))
             text = "\n".join(parts)
             if options.summary_output_file:
                 with open(options.summary_output_file, "w") as f:
