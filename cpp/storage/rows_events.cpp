@@ -1,6 +1,6 @@
 // The rows of records: rocpd_event (one per record, and per call-stack node), rocpd_region,
 // rocpd_kernel_dispatch, rocpd_memory_copy, rocpd_memory_allocate, rocpd_track, rocpd_sample,
-// and thread renames. The hottest code of the writer: statements are prepared once, most
+// rocpd_pmc_event, and thread renames. The hottest code of the writer: statements are prepared once, most
 // text is bound without a copy.
 #include "rocpd_writer.hpp"
 
@@ -37,6 +37,8 @@ void Writer::prepare_events() {
       "(1,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   stmts_[kSampleRow] = prepare(
       "INSERT INTO \"rocpd_sample{S}\"(track_id, timestamp, event_id, extdata) VALUES (?,?,?,?)");
+  stmts_[kPmcEvent] = prepare(
+      "INSERT INTO \"rocpd_pmc_event{S}\"(event_id, pmc_id, value, extdata) VALUES (?,?,?,'{}')");
   stmts_[kTrack] = prepare(
       "INSERT INTO \"rocpd_track{S}\"(id, nid, pid, tid, name_id, extdata) VALUES "
       "(?,1,?,?,?,'{}')");
@@ -132,6 +134,14 @@ void Writer::sample(const SampleRow& r) {
   bind(s, 2, r.timestamp);
   bind(s, 3, r.event_id);
   bind_static(s, 4, r.extdata);
+  run(s);
+}
+
+void Writer::pmc_event(const PmcEventRow& r) {
+  auto* s = stmts_[kPmcEvent];
+  bind(s, 1, r.event_id);
+  bind(s, 2, r.pmc_id);
+  bind(s, 3, r.value);
   run(s);
 }
 

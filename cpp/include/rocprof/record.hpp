@@ -11,7 +11,8 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 2;  // 2: callsite_id on kernels/copies
+// 2: callsite_id on kernels/copies; 3: counter samples (kFlagCounter, SampleData::pmc_key)
+inline constexpr uint32_t kRecordFormatVersion = 3;
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -30,6 +31,9 @@ enum RecordFlags : uint16_t {
   kFlagInstant = 1u << 1,     // kRegion with start == end (roctxMark)
   kFlagMessage = 1u << 2,     // kRegion whose name is a ROCTx message: extdata {"message": name}
   kFlagOpenAtExit = 1u << 3,  // kRegion still open when the session ended: end = stop time
+  // kSample holding a counter value (capture/metrics/): name_id is the track's name,
+  // sample.pmc_key the PmcInfo it is a value of, sample.value the value.
+  kFlagCounter = 1u << 4,
 };
 
 // Payloads. All integer fields, natural alignment, no padding surprises (checked below).
@@ -88,7 +92,7 @@ struct SampleData {
   uint64_t stack_id;
   double value;  // counter value (NaN for stack samples)
   uint32_t extdata_id;
-  uint32_t reserved;
+  uint32_t pmc_key;  // kFlagCounter: PmcInfo::key of the counter (0 otherwise)
 };
 
 struct Record {

@@ -73,12 +73,16 @@ def _is_our_script(path: str) -> bool:
 def run(args) -> int:
     from .. import backends, library_dir
 
+    from ..capture import metrics
+
     statuses = backends.statuses()
+    sources = metrics.sources()
     if args.json:
         import json
 
         print(json.dumps({"version": __version__, "python": sys.version.split()[0],
                           "library_dir": library_dir(), "backends": statuses,
+                          "metrics_sources": sources,
                           "native_stacks": _core_native_stacks() or "available",
                           "name_clashes": name_clashes()}, indent=2))
         return 0
@@ -94,9 +98,18 @@ def run(args) -> int:
         else:
             state = "compiled, not live"
         reason = f" — {s['reason']}" if s["reason"] else ""
+        if s["name"] == "metrics" and sources:
+            reason = ""  # said per source below
         print(f"  {s['name']:<9} {state}{reason}")
         if s["description"]:
             print(f"            {s['description']}")
+        if s["name"] == "metrics":
+            for src in sources:
+                live = "live" if src["live"] else ("not live" if src["compiled"] else "not compiled in")
+                detail = src["detail"]
+                if detail.startswith("not compiled in"):
+                    detail = detail[len("not compiled in"):].strip(" ()")
+                print(f"            {src['name'] + ':':<10}{live} — {detail}")
     print("AMD (HSA/HIP) capture has not yet run on AMD hardware.")
     for line in name_clashes():
         print(f"name clash: {line}")
