@@ -1,0 +1,130 @@
+"""Host and process metrics (rocprof run --process-freq) read from this machine's real /proc:
+a workload touches a known number of fresh pages, spins one thread, then sleeps, each inside a
+ROCTx range, and the recorded page faults, resident memory, CPU use, per-core load and sample
+rate must say so."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+
+import pytest
+from support import WORKLOADS, open_db, run_rocprof
+
+HZ = 50
+MIB = 64
+
+
+@pytest.fixture(scope="module")
+def host_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("host")
+    r = run_rocprof("run", "-d", out, "-o", "h", "--process-freq", HZ, "--gpus", "none",
+                    WORKLOADS / "metrics_host.py", MIB, 1.0, 1.0)
+    assert r.returncode == 0, r.stderr
+    facts = json.loads(r.stdout.strip().splitlines()[-1])
+    db = str(out / "h_results.db")
+    with open_db(db) as c:
+        ranges = {n: (s, e) for n, s, e in c.execute(
+            "SELECT name, start, \"end\" FROM regions WHERE category LIKE 'MARKER%'")}
+        values: dict[str, list] = {}
+        for name, ts, v in c.execute(
+                "SELECT N.string, SA.timestamp, PE.value FROM rocpd_sample SA JOIN rocpd_track T"
+                " ON T.id = SA.track_id JOIN rocpd_string N ON N.id = T.name_id JOIN rocpd_pmc_event"
+                " PE ON PE.event_id = SA.event_id ORDER BY SA.timestamp"):
+            values.setdefault(name, []).append((ts, v))
+        meta = dict(c.execute("SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.metrics.%'"))
+        pmc = {n: (a, arch, u, i) for n, a, arch, u, i in c.execute(
+            "SELECT name, agent_id, target_arch, units, instance_id FROM rocpd_info_pmc")}
+        cats = {r[0] for r in c.execute("SELECT DISTINCT category FROM samples")}
+    return dict(db=db, facts=facts, ranges=ranges, values=values, meta=meta, pmc=pmc, cats=cats,
+                stderr=r.stderr)
+
+
+def inside(series, lo, hi):
+    return [(t, v) for t, v in series if lo < t <= hi]
+
+
+def test_page_faults_add_up_to_the_pages_touched(host_run):
+    """The fault rates integrated over the readings around the "touch" range give back the
+    faults the workload measured for itself (one per 4 KiB page: THP is off for its buffer)."""
+    pages = host_run["facts"]["pages"]
+    assert host_run["facts"]["minflt_delta"] == pytest.approx(pages, rel=0.02)
+    lo, hi = host_run["ranges"]["touch"]
+    faults = host_run["values"]["process_page_faults"]
+    times = [t for t, _ in faults]
+    first = next(i for i, t in enumerate(times) if t > lo)
+    last = next(i for i, t in enumerate(times) if t >= hi)
+    prev = host_run["values"]["process_rss"][0][0] if first == 0 else times[first - 1]
+    counted = 0.0
+    for t, rate in faults[first:last + 1]:
+        counted += rate * (t - prev) / 1e9
+        prev = t
+    assert pages <= counted + 1 <= pages + 2000  # + the interpreter's own faults meanwhile
+
+
+def test_rss_grows_by_the_buffer(host_run):
+    lo, hi = host_run["ranges"]["touch"]
+    rss = host_run["values"]["process_rss"]
+    before = [v for t, v in rss if t <= lo][-1]
+    after = [v for t, v in rss if t <= hi][-1]
+    assert after - before == pytest.approx(MIB * 2**20 / 1e6, rel=0.1)
+
+
+def test_cpu_use_is_one_core_while_spinning_and_none_while_sleeping(host_run):
+    cpu = host_run["values"]["process_cpu_usage"]
+    period = 1e9 / HZ
+    lo, hi = host_run["ranges"]["spin"]
+    spin = [v for _, v in inside(cpu, lo + 2 * period, hi)]
+    lo, hi = host_run["ranges"]["sleep"]
+    sleep = [v for _, v in inside(cpu, lo + 2 * period, hi)]
+    # One busy thread is 100 %; on a shared machine the spinner may get less than a core.
+    assert 50 <= statistics.mean(spin) <= 110, spin
+    assert statistics.mean(sleep) <= 10, sleep
+    # Some core was busy while the workload spun, and loads are percentages.
+    loads = {n: s for n, s in host_run["values"].items() if n.startswith("cpu_load [")}
+    assert len(loads) == len(open("/proc/stat").read().split("\ncpu")) - 1
+    assert all(0 <= v <= 100 for s in loads.values() for _, v in s)
+    lo, hi = host_run["ranges"]["spin"]
+    busiest = max(statistics.mean(v for _, v in inside(s, lo + 2 * period, hi)) for s in loads.values())
+    assert busiest >= 50
+
+
+def test_sample_rate_and_what_is_described(host_run):
+    rss = host_run["values"]["process_rss"]
+    gaps = [b[0] - a[0] for a, b in zip(rss, rss[1:])]
+    assert statistics.median(gaps) == pytest.approx(1e9 / HZ, rel=0.15)
+    assert int(host_run["meta"]["rocprof.metrics.readings"]) == len(rss)
+    assert host_run["meta"]["rocprof.metrics.gpu_source"] == "none (--gpus none)"
+    assert "no GPU metrics" not in host_run["stderr"]  # --gpus none asked for none
+    pmc = host_run["pmc"]
+    assert pmc["process_rss"] == (1, "CPU", "MB", 0)
+    assert pmc["process_page_faults"] == (1, "CPU", "1/s", 0)
+    assert pmc["process_cpu_usage"] == (1, "CPU", "%", 0)
+    cores = sorted(int(n[len("cpu_load ["):-1]) for n in pmc if n.startswith("cpu_load ["))
+    assert cores == sorted(int(ln.split()[0][3:]) for ln in open("/proc/stat")
+                           if ln.startswith("cpu") and ln[3].isdigit())
+    assert pmc[f"cpu_load [{cores[-1]}]"] == (1, "CPU", "%", cores[-1])
+    assert host_run["cats"] >= {"cpu_frequency"}
+
+
+def test_core_frequencies_where_the_machine_reports_them(host_run):
+    source = host_run["meta"]["rocprof.metrics.cpu_frequency_source"]
+    sysfs = os.path.exists("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq")
+    cpuinfo = "cpu MHz" in open("/proc/cpuinfo").read()
+    if not (sysfs or cpuinfo):
+        assert source == "none found"
+        pytest.skip("this machine reports no core frequency (no cpufreq, no 'cpu MHz')")
+    assert source == ("cpufreq scaling_cur_freq" if sysfs else "/proc/cpuinfo")
+    freqs = {n: s for n, s in host_run["values"].items() if n.startswith("cpu_frequency [")}
+    assert freqs and all(100 < v < 10000 for s in freqs.values() for _, v in s)
+
+
+def test_cpus_limits_the_per_core_series(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "c", "--process-freq", 20, "--gpus", "none",
+                    "--cpus", "0", WORKLOADS / "sleep_for.py", 0.3)
+    assert r.returncode == 0, r.stderr
+    with open_db(tmp_path / "c_results.db") as c:
+        names = {n for (n,) in c.execute("SELECT name FROM rocpd_info_pmc")}
+    assert {n for n in names if n.startswith("cpu_")} <= {"cpu_load [0]", "cpu_frequency [0]"}
+    assert "cpu_load [0]" in names and "process_rss" in names
