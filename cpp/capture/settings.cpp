@@ -58,10 +58,10 @@ const Fields<MarkersSettings>& markers_fields() {
 }
 
 const Fields<MetricsSettings>& metrics_fields() {
-  static const Fields<MetricsSettings> f{{},
-                                         {{"hz", &MetricsSettings::hz}},
-                                         {{"gpus", &MetricsSettings::gpus},
-                                          {"cpus", &MetricsSettings::cpus}}};
+  static const Fields<MetricsSettings> f{
+      {},
+      {{"hz", &MetricsSettings::hz}},
+      {{"gpus", &MetricsSettings::gpus}, {"cpus", &MetricsSettings::cpus}}};
   return f;
 }
 

@@ -180,12 +180,12 @@ class Mapping {
   std::string suffix_;
   int64_t pid_ = 0, ppid_ = 0;
   int64_t next_event_id_ = 1;
-  std::vector<std::string> strings_;       // id - 1 → text, for JSON extdata
-  std::vector<std::string> message_json_;  // name id → {"message": ...}, built on first use
-  std::unordered_map<uint64_t, int64_t> tracks_;          // (category, tid) → track id
+  std::vector<std::string> strings_;              // id - 1 → text, for JSON extdata
+  std::vector<std::string> message_json_;         // name id → {"message": ...}, built on first use
+  std::unordered_map<uint64_t, int64_t> tracks_;  // (category, tid) → track id
   std::unordered_map<uint32_t, int64_t> counter_tracks_;  // track name id → track id
   int64_t next_track_id_ = 1;
-  std::unordered_map<uint32_t, int64_t> pmc_ids_;  // PmcInfo::key → rocpd_info_pmc.id
+  std::unordered_map<uint32_t, int64_t> pmc_ids_;        // PmcInfo::key → rocpd_info_pmc.id
   std::unordered_map<uint32_t, std::string> line_info_;  // call site id → its line_info
   std::string scratch_;
   RecordRows rows_;

@@ -1,7 +1,7 @@
 // The rows of records: rocpd_event (one per record, and per call-stack node), rocpd_region,
 // rocpd_kernel_dispatch, rocpd_memory_copy, rocpd_memory_allocate, rocpd_track, rocpd_sample,
-// rocpd_pmc_event, and thread renames. The hottest code of the writer: statements are prepared once, most
-// text is bound without a copy.
+// rocpd_pmc_event, and thread renames. The hottest code of the writer: statements are prepared
+// once, most text is bound without a copy.
 #include "rocpd_writer.hpp"
 
 namespace rocprof::rocpd {

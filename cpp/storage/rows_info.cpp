@@ -29,7 +29,8 @@ void Writer::prepare_info() {
       "group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count, "
       "extdata) VALUES (?,1,?,0,?,?,?,?,?,?,?,?,?,?,?)");
   stmts_[kPmc] = prepare(
-      "INSERT OR REPLACE INTO \"rocpd_info_pmc{S}\"(id, nid, pid, agent_id, target_arch, event_code, "
+      "INSERT OR REPLACE INTO \"rocpd_info_pmc{S}\"(id, nid, pid, agent_id, target_arch, "
+      "event_code, "
       "instance_id, name, symbol, description, long_description, component, units, value_type, "
       "block, expression, is_constant, is_derived, extdata) "
       "VALUES (?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");

@@ -83,16 +83,18 @@ TEST(Metrics, CounterSamplesBecomeRocprofSysRows) {
   sink.write_records(recs, 3);
   sink.close(3000);
   // A track per counter and device, no thread; each value on its sample's own event.
-  EXPECT_EQ(text(info.path, "SELECT S.string || '|' || COALESCE(T.tid, 'NULL') FROM rocpd_track T "
-                            "JOIN rocpd_string S ON S.id = T.name_id ORDER BY T.id"),
-            "device_power [0]|NULL\ndevice_power [1]|NULL\n");
   EXPECT_EQ(text(info.path,
-                 "SELECT T.id || '|' || SA.timestamp || '|' || PE.value || '|' || I.agent_id || '|' "
-                 "|| I.units || '|' || C.string FROM rocpd_sample SA JOIN rocpd_track T ON "
-                 "T.id = SA.track_id JOIN rocpd_pmc_event PE ON PE.event_id = SA.event_id JOIN "
-                 "rocpd_info_pmc I ON I.id = PE.pmc_id JOIN rocpd_event E ON E.id = SA.event_id "
-                 "JOIN rocpd_string C ON C.id = E.category_id ORDER BY SA.id"),
-            "1|1000|150.5|2|W|nvml\n2|1000|99.0|3|W|nvml\n1|2000|151.5|2|W|nvml\n");
+                 "SELECT S.string || '|' || COALESCE(T.tid, 'NULL') FROM rocpd_track T "
+                 "JOIN rocpd_string S ON S.id = T.name_id ORDER BY T.id"),
+            "device_power [0]|NULL\ndevice_power [1]|NULL\n");
+  EXPECT_EQ(
+      text(info.path,
+           "SELECT T.id || '|' || SA.timestamp || '|' || PE.value || '|' || I.agent_id || '|' "
+           "|| I.units || '|' || C.string FROM rocpd_sample SA JOIN rocpd_track T ON "
+           "T.id = SA.track_id JOIN rocpd_pmc_event PE ON PE.event_id = SA.event_id JOIN "
+           "rocpd_info_pmc I ON I.id = PE.pmc_id JOIN rocpd_event E ON E.id = SA.event_id "
+           "JOIN rocpd_string C ON C.id = E.category_id ORDER BY SA.id"),
+      "1|1000|150.5|2|W|nvml\n2|1000|99.0|3|W|nvml\n1|2000|151.5|2|W|nvml\n");
   EXPECT_EQ(text(info.path, "SELECT COUNT(DISTINCT event_id) FROM rocpd_pmc_event"), "3\n");
   std::remove(info.path.c_str());
 }
@@ -144,7 +146,8 @@ TEST(Metrics, ProcReadingsOfThisProcess) {
   ASSERT_NE(p, MAP_FAILED);
   madvise(p, bytes, MADV_NOHUGEPAGE);
   const long page = sysconf(_SC_PAGESIZE);
-  for (size_t off = 0; off < bytes; off += static_cast<size_t>(page)) static_cast<char*>(p)[off] = 1;
+  for (size_t off = 0; off < bytes; off += static_cast<size_t>(page))
+    static_cast<char*>(p)[off] = 1;
   const uint64_t t1 = now_ns();
   std::vector<double> proc2(metrics::kHostMetricCount), core2(core.size());
   r.read(t1, proc2.data(), core2.data());
@@ -152,7 +155,8 @@ TEST(Metrics, ProcReadingsOfThisProcess) {
   const double faults = proc2[metrics::kProcessPageFaults] * static_cast<double>(t1 - t0) / 1e9;
   // The rate is over the time between the two readings, which began just before t0.
   EXPECT_GE(faults * 1.05 + 1, pages);
-  EXPECT_NEAR(proc2[metrics::kProcessRss] - proc[metrics::kProcessRss], bytes / 1e6, bytes / 1e6 * 0.1);
+  EXPECT_NEAR(proc2[metrics::kProcessRss] - proc[metrics::kProcessRss], bytes / 1e6,
+              bytes / 1e6 * 0.1);
   for (size_t c = 0; c < r.cores().size(); ++c) {
     const double load = core2[c * metrics::kCoreMetricCount + metrics::kCoreLoad];
     EXPECT_TRUE(std::isnan(load) || (load >= 0 && load <= 100)) << load;

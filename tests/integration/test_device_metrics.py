@@ -95,7 +95,7 @@ def test_nvml_values_are_the_stand_ins_reading_for_reading(nvml_db, standins):
             values = s[f"{metric} [{d}]"]
             if metric in NVML_LINK_BYTES:  # a rate: from the second reading, over the time apart
                 assert len(values) == readings - 1
-                for (t0, _), (t1, v) in zip([s[f"device_busy_gfx [{d}]"][0], *values], values):
+                for (t0, _), (t1, v) in zip([s[f"device_busy_gfx [{d}]"][0], *values], values, strict=False):
                     expected = NVML_LINK_BYTES[metric] / 1e6 / ((t1 - t0) / 1e9)
                     assert v == pytest.approx(expected, rel=1e-9), (metric, d)
                 continue
@@ -108,7 +108,7 @@ def test_nvml_values_are_the_stand_ins_reading_for_reading(nvml_db, standins):
 def test_nvml_rate_and_tracks_as_rocprof_sys_writes_them(nvml_db):
     s = series(nvml_db)
     times = [t for t, _ in s["device_busy_gfx [0]"]]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
     assert statistics.median(gaps) == pytest.approx(1e9 / HZ, rel=0.2)
     with open_db(nvml_db) as c:
         # One track per counter and device, no thread; every sample's event in category nvml.

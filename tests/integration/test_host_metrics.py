@@ -92,7 +92,7 @@ def test_cpu_use_is_one_core_while_spinning_and_none_while_sleeping(host_run):
 
 def test_sample_rate_and_what_is_described(host_run):
     rss = host_run["values"]["process_rss"]
-    gaps = [b[0] - a[0] for a, b in zip(rss, rss[1:])]
+    gaps = [b[0] - a[0] for a, b in zip(rss, rss[1:], strict=False)]
     assert statistics.median(gaps) == pytest.approx(1e9 / HZ, rel=0.15)
     assert int(host_run["meta"]["rocprof.metrics.readings"]) == len(rss)
     assert host_run["meta"]["rocprof.metrics.gpu_source"] == "none (--gpus none)"

@@ -45,7 +45,9 @@ nvmlReturn_t nvmlShutdown(void) {
   initialised = 0;
   return NVML_SUCCESS;
 }
-const char* nvmlErrorString(nvmlReturn_t r) { return r == NVML_SUCCESS ? "Success" : "stand-in error"; }
+const char* nvmlErrorString(nvmlReturn_t r) {
+  return r == NVML_SUCCESS ? "Success" : "stand-in error";
+}
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* n) {
   if (!initialised) return NVML_ERROR_UNINITIALIZED;
@@ -101,9 +103,12 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, nvmlTemperatureSensors_t s
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, nvmlClockType_t type, unsigned int* mhz) {
   struct slot* s = of(h);
   if (!s) return NVML_ERROR_INVALID_ARGUMENT;
-  if (type == NVML_CLOCK_SM) *mhz = (unsigned int)(1000 + k_of(s));
-  else if (type == NVML_CLOCK_MEM) *mhz = 2000 + s->d;
-  else return NVML_ERROR_NOT_SUPPORTED;
+  if (type == NVML_CLOCK_SM)
+    *mhz = (unsigned int)(1000 + k_of(s));
+  else if (type == NVML_CLOCK_MEM)
+    *mhz = 2000 + s->d;
+  else
+    return NVML_ERROR_NOT_SUPPORTED;
   return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t h, unsigned long long* bits) {
@@ -112,7 +117,8 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t h, unsigned lon
   *bits = (k_of(s) % 2) ? 0x4ull : 0x1ull; /* SW power cap / GPU idle */
   return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, nvmlPcieUtilCounter_t c, unsigned int* kb) {
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, nvmlPcieUtilCounter_t c,
+                                         unsigned int* kb) {
   struct slot* s = of(h);
   if (!s) return NVML_ERROR_INVALID_ARGUMENT;
   *kb = (unsigned int)(c == NVML_PCIE_UTIL_TX_BYTES ? 1000 * k_of(s) + s->d : 2000 * k_of(s));

@@ -21,8 +21,8 @@ static uint32_t count(void) {
   return n > MAX_DEVICES ? MAX_DEVICES : n;
 }
 static unsigned long long k_of(uint32_t d) { return reads[d] == 0 ? 0 : reads[d] - 1; }
-#define CHECK(d)                                          \
-  if (!initialised) return RSMI_STATUS_INIT_ERROR;        \
+#define CHECK(d)                                   \
+  if (!initialised) return RSMI_STATUS_INIT_ERROR; \
   if ((d) >= count()) return RSMI_STATUS_INVALID_ARGS
 
 rsmi_status_t rsmi_init(uint64_t flags) {

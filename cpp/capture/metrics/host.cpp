@@ -62,7 +62,8 @@ std::vector<uint32_t> HostReader::all_cores() {
   for (size_t at = 0; at < text.size();) {
     size_t end = text.find('\n', at);
     if (end == std::string::npos) end = text.size();
-    if (text.compare(at, 3, "cpu") == 0 && at + 3 < end && text[at + 3] >= '0' && text[at + 3] <= '9')
+    if (text.compare(at, 3, "cpu") == 0 && at + 3 < end && text[at + 3] >= '0' &&
+        text[at + 3] <= '9')
       out.push_back(static_cast<uint32_t>(std::strtoul(text.c_str() + at + 3, nullptr, 10)));
     at = end + 1;
   }
@@ -109,8 +110,8 @@ void HostReader::open(const std::vector<uint32_t>& cores) {
   freq_fds_.assign(cores_.size(), -1);
   bool all_sysfs = !cores_.empty();
   for (size_t i = 0; i < cores_.size(); ++i) {
-    const std::string p = "/sys/devices/system/cpu/cpu" + std::to_string(cores_[i]) +
-                          "/cpufreq/scaling_cur_freq";
+    const std::string p =
+        "/sys/devices/system/cpu/cpu" + std::to_string(cores_[i]) + "/cpufreq/scaling_cur_freq";
     freq_fds_[i] = open_ro(p.c_str());
     all_sysfs = all_sysfs && freq_fds_[i] >= 0;
   }
@@ -179,8 +180,8 @@ void HostReader::read(uint64_t now_ns, double* process, double* core) {
       process[kProcessPageFaults] =
           static_cast<double>((minflt + majflt) - (prev_minflt_ + prev_majflt_)) / seconds;
       process[kProcessMajorFaults] = static_cast<double>(majflt - prev_majflt_) / seconds;
-      process[kProcessCpu] =
-          100.0 * static_cast<double>(cpu - prev_cpu_ticks_) / static_cast<double>(ticks_) / seconds;
+      process[kProcessCpu] = 100.0 * static_cast<double>(cpu - prev_cpu_ticks_) /
+                             static_cast<double>(ticks_) / seconds;
     }
     prev_minflt_ = minflt;
     prev_majflt_ = majflt;
@@ -201,9 +202,9 @@ void HostReader::read(uint64_t now_ns, double* process, double* core) {
       for (uint64_t x : v) total += x;
       const uint64_t busy = total - v[3] - v[4];  // less idle and iowait
       if (have_prev && total > prev_total_[slot])
-        core[slot * kCoreMetricCount + kCoreLoad] =
-            100.0 * static_cast<double>(busy - prev_busy_[slot]) /
-            static_cast<double>(total - prev_total_[slot]);
+        core[slot * kCoreMetricCount + kCoreLoad] = 100.0 *
+                                                    static_cast<double>(busy - prev_busy_[slot]) /
+                                                    static_cast<double>(total - prev_total_[slot]);
       prev_busy_[slot] = busy;
       prev_total_[slot] = total;
     }

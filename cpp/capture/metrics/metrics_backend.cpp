@@ -89,7 +89,7 @@ class Sampler {
     ctx.info(MetadataInfo{"rocprof.metrics.hz", std::to_string(s.hz)});
     ctx.info(MetadataInfo{"rocprof.metrics.gpu_source", gpu_note_});
     ctx.info(MetadataInfo{"rocprof.metrics.cpu_frequency_source",
-                          host_.cores().empty() ? "none (--cpus none)"
+                          host_.cores().empty()              ? "none (--cpus none)"
                           : host_.frequency_source().empty() ? "none found"
                                                              : host_.frequency_source()});
     ticks_ = late_ = 0;
@@ -207,8 +207,10 @@ class Sampler {
     // Once per process tree: fork children (data loader workers) start samplers of their own.
     static bool said = false;
     if (!said)
-      std::fprintf(stderr, "rocprof: --process-freq: no GPU metrics here (%s); recording host and "
-                   "process metrics\n", reasons.c_str());
+      std::fprintf(stderr,
+                   "rocprof: --process-freq: no GPU metrics here (%s); recording host and "
+                   "process metrics\n",
+                   reasons.c_str());
     said = true;
   }
 

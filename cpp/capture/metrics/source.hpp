@@ -29,9 +29,9 @@ enum GpuMetric : uint32_t {
 };
 
 struct MetricDef {
-  const char* name;     // rocpd_info_pmc.name; the track is "<name> [<ordinal>]"
-  const char* symbol;   // rocpd_info_pmc.symbol: a short label
-  const char* units;    // rocpd_info_pmc.units
+  const char* name;    // rocpd_info_pmc.name; the track is "<name> [<ordinal>]"
+  const char* symbol;  // rocpd_info_pmc.symbol: a short label
+  const char* units;   // rocpd_info_pmc.units
   const char* description;
 };
 

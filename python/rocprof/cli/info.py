@@ -72,7 +72,6 @@ def _is_our_script(path: str) -> bool:
 
 def run(args) -> int:
     from .. import backends, library_dir
-
     from ..capture import metrics
 
     statuses = backends.statuses()

@@ -58,7 +58,8 @@ class RocmSmiSource final : public GpuSource {
       return false;
     *path = lib.path;
     // Without the amdgpu driver rsmi_init fails anyway, after printing its own error lines.
-    if (!lib.stand_in && ::access("/dev/kfd", F_OK) != 0 && ::access("/sys/module/amdgpu", F_OK) != 0) {
+    if (!lib.stand_in && ::access("/dev/kfd", F_OK) != 0 &&
+        ::access("/sys/module/amdgpu", F_OK) != 0) {
       *why = "found (" + lib.path + ") but no AMD GPU driver here (/dev/kfd absent)";
       return false;
     }
