@@ -61,6 +61,8 @@ const MetricDef kGpu[kGpuMetricCount] = {
     {"device_pcie_rx", "PCIe RX", "MB/s", "PCIe data received by the device"},
     {"device_link_tx", "Link TX", "MB/s", "NVLink/XGMI data sent, all links together"},
     {"device_link_rx", "Link RX", "MB/s", "NVLink/XGMI data received, all links together"},
+    {"device_pcie_bandwidth_inst", "PCIe Bandwidth", "MB/s",
+     "PCIe bandwidth in use, both directions (AMD SMI gpu_metrics, in GB/s steps)"},
 };
 
 constexpr const char* kHostCategory = "cpu_frequency";

@@ -13,18 +13,19 @@ namespace rocprof::metrics {
 // The per-GPU quantities, named as rocprofiler-systems names its AMD SMI counters
 // (device_busy_gfx, device_temp, ...) and in the same style where it has none.
 enum GpuMetric : uint32_t {
-  kBusyGfx,      // % of the last sample period the GPU was executing (NVML util.gpu)
-  kBusyUmc,      // % of it device memory was read or written (NVML util.memory)
-  kMemoryUsage,  // MB (10^6 bytes) of device memory in use
-  kPower,        // W
-  kTemp,         // °C
-  kGfxClock,     // MHz (SM clock on NVIDIA, GFX/SYS clock on AMD)
-  kMemClock,     // MHz
-  kThrottle,     // the library's throttle/clock-event reason bits, as a number
-  kPcieTx,       // MB/s
-  kPcieRx,       // MB/s
-  kLinkTx,       // MB/s over NVLink / XGMI
-  kLinkRx,       // MB/s
+  kBusyGfx,        // % of the last sample period the GPU was executing (NVML util.gpu)
+  kBusyUmc,        // % of it device memory was read or written (NVML util.memory)
+  kMemoryUsage,    // MB (10^6 bytes) of device memory in use
+  kPower,          // W
+  kTemp,           // °C
+  kGfxClock,       // MHz (SM clock on NVIDIA, GFX/SYS clock on AMD)
+  kMemClock,       // MHz
+  kThrottle,       // the library's throttle/clock-event reason bits, as a number
+  kPcieTx,         // MB/s
+  kPcieRx,         // MB/s
+  kLinkTx,         // MB/s over NVLink / XGMI
+  kLinkRx,         // MB/s
+  kPcieBandwidth,  // MB/s both directions, as AMD SMI's gpu_metrics gives it (GB/s steps)
   kGpuMetricCount
 };
 

@@ -1,7 +1,7 @@
 """Device metrics on a real NVIDIA GPU (issue 14's done-when): NVML's utilisation read by
 `rocprof run --process-freq` is ~100 % during a long GEMM loop and ~0 % during time.sleep.
 
-    python -m pytest -q -s tests/gpu/test_device_metrics.py
+    python -m pytest -q -s tests/gpu/test_gpu_metrics.py
 
 prints the figures (samples, mean/min/max utilisation and power per phase) for RESULTS.md."""
 
