@@ -128,3 +128,19 @@ def test_cpus_limits_the_per_core_series(tmp_path):
         names = {n for (n,) in c.execute("SELECT name FROM rocpd_info_pmc")}
     assert {n for n in names if n.startswith("cpu_")} <= {"cpu_load [0]", "cpu_frequency [0]"}
     assert "cpu_load [0]" in names and "process_rss" in names
+
+
+def test_fork_children_leave_the_sampling_to_their_parent(tmp_path):
+    """A fork child (a data loader worker, or a fork about to exec) starts no sampler: its
+    parent samples the devices, and a child that records nothing leaves no database."""
+    r = run_rocprof("run", "-d", tmp_path, "-o", "f", "--process-freq", 50, "--gpus", "none",
+                    WORKLOADS / "forking.py", 5)
+    assert r.returncode == 0, r.stderr
+    child = int(r.stdout.split("child", 1)[1].split()[0])
+    parent_db, child_db = tmp_path / "f_results.db", tmp_path / f"f_{child}_results.db"
+    with open_db(parent_db) as c:
+        assert c.execute("SELECT COUNT(*) FROM rocpd_pmc_event").fetchone()[0] > 0
+    with open_db(child_db) as c:
+        assert c.execute("SELECT COUNT(*) FROM regions WHERE name = 'child'").fetchone()[0] == 5
+        assert c.execute("SELECT COUNT(*) FROM rocpd_info_pmc").fetchone()[0] == 0
+        assert c.execute("SELECT COUNT(*) FROM rocpd_sample").fetchone()[0] == 0

@@ -78,7 +78,10 @@ struct Series {
 class Sampler {
  public:
   bool start(CaptureContext& ctx, const MetricsSettings& s, std::string* why) {
-    if (running_) return true;
+    // Not in a fork child (a data loader worker, or a fork about to exec): the GPUs and cores
+    // are its parent's to sample, and a reading would give a child that only execs a
+    // database of its own. rocprof-sys samples nothing in children either.
+    if (running_ || fork_child_) return true;
     ctx_ = &ctx;
     period_ns_ = 1000000000ull / s.hz;
     stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
@@ -128,6 +131,7 @@ class Sampler {
   void fork_child() {
     // The thread does not exist here and the libraries' state is the parent's: forget both
     // without calling into them; the session starts a new sampler in this process.
+    fork_child_ = true;
     if (!running_) return;
     running_ = false;
     (void)source_.release();
@@ -347,6 +351,7 @@ class Sampler {
 
   CaptureContext* ctx_ = nullptr;
   bool running_ = false;
+  bool fork_child_ = false;  // this process is a fork of a profiled one
   pthread_t thread_{};
   std::atomic<bool> stopping_{false};
   int stop_fd_ = -1;
