@@ -1,6 +1,6 @@
 """Host-metrics workload: touches MIB fresh pages (counted page faults, RSS growth) inside a
-ROCTx range "touch", spins one thread inside "spin", sleeps inside "sleep". Prints the
-figures the test compares against as one JSON line."""
+ROCTx range "touch", spins one thread inside "spin" (the CPU time it got, measured here),
+sleeps inside "sleep". Prints the figures the test compares against as one JSON line."""
 
 import json
 import mmap
@@ -26,11 +26,13 @@ with roctx.range("touch"):
     after = open("/proc/self/stat").read().rsplit(")", 1)[1].split()[7]
     time.sleep(0.3)
 with roctx.range("spin"):
+    cpu0 = time.process_time()
     end = time.perf_counter() + SPIN
     n = 0
     while time.perf_counter() < end:
         n += 1
+    spin_cpu = time.process_time() - cpu0
 with roctx.range("sleep"):
     time.sleep(SLEEP)
 print(json.dumps({"pages": (MIB << 20) // PAGE, "minflt_delta": int(after) - int(before),
-                  "pid": os.getpid()}))
+                  "spin_cpu_s": spin_cpu, "pid": os.getpid()}))

@@ -1,6 +1,8 @@
 #include "capture/metrics/host.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -19,7 +21,8 @@ const HostMetricDef kHost[kHostMetricCount] = {
     {"process_major_page_faults", "Major Faults", "1/s",
      "Major page faults (read from disk) of this process per second over the last interval"},
     {"process_cpu_usage", "CPU Usage", "%",
-     "CPU time of this process (user + system, all threads) over wall time; 100 = one core"},
+     "CPU time of this process (user + system, all threads, the sampler's own included) over "
+     "wall time; 100 = one core"},
 };
 const HostMetricDef kCore[kCoreMetricCount] = {
     {"cpu_load", "Load", "%", "Busy time of the core (not idle or iowait) over the last interval"},
@@ -84,9 +87,7 @@ bool HostReader::reread(int fd, std::vector<char>& buf, size_t* len) {
 void HostReader::open(const std::vector<uint32_t>& cores) {
   close();
   page_size_ = ::sysconf(_SC_PAGESIZE);
-  ticks_ = ::sysconf(_SC_CLK_TCK);
   if (page_size_ <= 0) page_size_ = 4096;
-  if (ticks_ <= 0) ticks_ = 100;
   const std::vector<uint32_t> present = all_cores();
   uint32_t max_core = 0;
   for (uint32_t c : present) max_core = c > max_core ? c : max_core;
@@ -100,11 +101,9 @@ void HostReader::open(const std::vector<uint32_t>& cores) {
       cores_.push_back(c);
     }
   stat_fd_ = open_ro("/proc/stat");
-  self_stat_fd_ = open_ro("/proc/self/stat");
   statm_fd_ = open_ro("/proc/self/statm");
   // Sized from what the files hold now, with room: a line per core at most ~100 bytes.
   stat_buf_.assign(65536 + 160 * present.size(), 0);
-  self_buf_.assign(4096, 0);
   statm_buf_.assign(512, 0);
   small_buf_.assign(64, 0);
   freq_fds_.assign(cores_.size(), -1);
@@ -138,7 +137,7 @@ void HostReader::open(const std::vector<uint32_t>& cores) {
 }
 
 void HostReader::close() {
-  for (int* fd : {&stat_fd_, &self_stat_fd_, &statm_fd_, &cpuinfo_fd_})
+  for (int* fd : {&stat_fd_, &statm_fd_, &cpuinfo_fd_})
     if (*fd >= 0) ::close(*fd), *fd = -1;
   for (int& fd : freq_fds_)
     if (fd >= 0) ::close(fd), fd = -1;
@@ -161,31 +160,25 @@ void HostReader::read(uint64_t now_ns, double* process, double* core) {
     const uint64_t resident = number(p, end);
     process[kProcessRss] = static_cast<double>(resident) * static_cast<double>(page_size_) / 1e6;
   }
-  if (reread(self_stat_fd_, self_buf_, &len)) {
-    // Fields after the command, which may itself hold spaces and ')'.
-    const char* end = self_buf_.data() + len;
-    const char* p = end;
-    while (p > self_buf_.data() && p[-1] != ')') --p;
-    uint64_t f[13] = {};  // fields 3.. of proc(5): [7] minflt, [9] majflt, [11] utime, [12] stime
-    for (int k = 0; k < 13 && p < end; ++k) {
-      while (p < end && *p == ' ') ++p;
-      if (k == 0) {
-        ++p;  // state, a letter
-        continue;
-      }
-      f[k] = number(p, end);
-    }
-    const uint64_t minflt = f[7], majflt = f[9], cpu = f[11] + f[12];
+  // Page faults from getrusage and CPU time from the process CPU clock (nanoseconds, every
+  // thread): /proc/self/stat counts CPU in clock ticks, which made a 20 ms reading 0 or 50 %.
+  rusage ru{};
+  timespec cpu_ts{};
+  if (::getrusage(RUSAGE_SELF, &ru) == 0 &&
+      ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu_ts) == 0) {
+    const uint64_t minflt = static_cast<uint64_t>(ru.ru_minflt);
+    const uint64_t majflt = static_cast<uint64_t>(ru.ru_majflt);
+    const uint64_t cpu = static_cast<uint64_t>(cpu_ts.tv_sec) * 1000000000ull +
+                         static_cast<uint64_t>(cpu_ts.tv_nsec);
     if (have_prev) {
       process[kProcessPageFaults] =
           static_cast<double>((minflt + majflt) - (prev_minflt_ + prev_majflt_)) / seconds;
       process[kProcessMajorFaults] = static_cast<double>(majflt - prev_majflt_) / seconds;
-      process[kProcessCpu] = 100.0 * static_cast<double>(cpu - prev_cpu_ticks_) /
-                             static_cast<double>(ticks_) / seconds;
+      process[kProcessCpu] = 100.0 * static_cast<double>(cpu - prev_cpu_ns_) / 1e9 / seconds;
     }
     prev_minflt_ = minflt;
     prev_majflt_ = majflt;
-    prev_cpu_ticks_ = cpu;
+    prev_cpu_ns_ = cpu;
   }
   if (!cores_.empty() && reread(stat_fd_, stat_buf_, &len)) {
     const char* p = stat_buf_.data();

@@ -1,7 +1,7 @@
-// Host and process metrics from /proc and /sys, read by the metrics thread: per-core load
-// and frequency, and this process's resident memory, page faults and CPU use. Files are
-// opened once at start and re-read with pread into buffers sized then (no allocation while
-// sampling).
+// Host and process metrics, read by the metrics thread: per-core load and frequency (/proc,
+// /sys), this process's resident memory (/proc/self/statm), page faults (getrusage) and CPU
+// use (its CPU clock). Files are opened once at start and re-read into buffers sized then
+// (no allocation while sampling).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -55,14 +55,14 @@ class HostReader {
   bool reread(int fd, std::vector<char>& buf, size_t* len);
 
   std::vector<uint32_t> cores_;
-  int stat_fd_ = -1, self_stat_fd_ = -1, statm_fd_ = -1, cpuinfo_fd_ = -1;
+  int stat_fd_ = -1, statm_fd_ = -1, cpuinfo_fd_ = -1;
   std::vector<int> freq_fds_;  // per core; -1: none
-  std::vector<char> stat_buf_, self_buf_, statm_buf_, cpuinfo_buf_, small_buf_;
+  std::vector<char> stat_buf_, statm_buf_, cpuinfo_buf_, small_buf_;
   std::string freq_source_;
-  long page_size_ = 4096, ticks_ = 100;
+  long page_size_ = 4096;
   // Previous reading, for rates.
   uint64_t prev_t_ = 0;
-  uint64_t prev_minflt_ = 0, prev_majflt_ = 0, prev_cpu_ticks_ = 0;
+  uint64_t prev_minflt_ = 0, prev_majflt_ = 0, prev_cpu_ns_ = 0;
   std::vector<uint64_t> prev_busy_, prev_total_;
   std::vector<int32_t> core_slot_;  // core number → position in cores_ (-1: not read)
 };
