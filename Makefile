@@ -33,7 +33,8 @@ $(VENV)/.torch: $(VENV)/.stamp
 	touch $@
 
 # Debian packages: libunwind-dev (native frames for --native-stacks; needed by the build),
-# GoogleTest (C++ suite) and Chromium (renders the HTML report; tests only). Installed with
+# librocm-smi-dev (ROCm SMI headers for AMD GPU metrics, --process-freq; the library is opened
+# at run time), GoogleTest (C++ suite) and Chromium (renders the HTML report; tests only). Installed with
 # apt-get when missing and we are root, announced first; otherwise the build leaves native
 # stacks out and those tests are skipped, each with a visible reason.
 NATIVE_PKGS := $(if $(wildcard /usr/include/libunwind.h /usr/include/*/libunwind.h),,libunwind-dev)
@@ -54,7 +55,7 @@ define apt_install
 endef
 native-deps:
 	$(call apt_install,$(NATIVE_PKGS),--native-stacks is left out of the build)
-	$(call apt_install,$(AMD_PKGS),the AMD backend is left out of the build)
+	$(call apt_install,$(AMD_PKGS),the AMD backend or ROCm SMI device metrics are left out of the build)
 system-deps:
 	$(call apt_install,$(TEST_PKGS),the tests that need them will be skipped)
 

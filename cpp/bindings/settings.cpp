@@ -59,6 +59,18 @@ void bind(py::module_& m) {
       .def_readwrite("native", &SamplingSettings::native)
       .def_readwrite("launcher_file", &SamplingSettings::launcher_file)
       .def_readwrite("runpy_file", &SamplingSettings::runpy_file);
+  py::class_<rocprof::MetricsSettings>(m, "MetricsSettings",
+                                       "device and host metrics over time (--process-freq)")
+      .def(py::init([](const py::kwargs& kw) {
+        rocprof::MetricsSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
+      .def_readonly_static("DEFAULT_HZ", &rocprof::MetricsSettings::kDefaultHz)
+      .def_readonly_static("MAX_HZ", &rocprof::MetricsSettings::kMaxHz)
+      .def_readwrite("hz", &rocprof::MetricsSettings::hz)
+      .def_readwrite("gpus", &rocprof::MetricsSettings::gpus)
+      .def_readwrite("cpus", &rocprof::MetricsSettings::cpus);
   py::class_<rocprof::MarkersSettings>(m, "MarkersSettings", "ROCTx")
       .def(py::init<>())
       .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused)
@@ -88,6 +100,7 @@ void bind(py::module_& m) {
       .def_readwrite("sampling", &CaptureSettings::sampling)
       .def_readwrite("markers", &CaptureSettings::markers)
       .def_readwrite("hsa", &CaptureSettings::hsa)
+      .def_readwrite("metrics", &CaptureSettings::metrics)
       .def(
           "validate",
           [](const CaptureSettings& s) {

@@ -77,6 +77,14 @@ const Fields<HsaSettings>& hsa_fields() {
   return f;
 }
 
+const Fields<MetricsSettings>& metrics_fields() {
+  static const Fields<MetricsSettings> f{
+      {},
+      {{"hz", &MetricsSettings::hz}},
+      {{"gpus", &MetricsSettings::gpus}, {"cpus", &MetricsSettings::cpus}}};
+  return f;
+}
+
 bool parse_bool(const std::string& v, bool* out) {
   if (v == "1" || v == "true" || v == "yes" || v == "on") return *out = true, true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return *out = false, true;
@@ -187,6 +195,31 @@ bool check_regex(const std::string& pattern, const char* option, std::string* er
 
 }  // namespace
 
+bool parse_index_list(const std::string& text, std::vector<uint32_t>* out, bool* all) {
+  out->clear();
+  *all = text == "all" || text.empty();
+  if (*all || text == "none") return true;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(at, end - at);
+    at = end + 1;
+    const size_t dash = item.find('-');
+    const std::string lo_s = item.substr(0, dash);
+    const std::string hi_s = dash == std::string::npos ? lo_s : item.substr(dash + 1);
+    if (lo_s.empty() || hi_s.empty() || lo_s.find_first_not_of("0123456789") != std::string::npos ||
+        hi_s.find_first_not_of("0123456789") != std::string::npos || lo_s.size() > 6 ||
+        hi_s.size() > 6)
+      return false;
+    const uint32_t lo = static_cast<uint32_t>(std::stoul(lo_s));
+    const uint32_t hi = static_cast<uint32_t>(std::stoul(hi_s));
+    if (hi < lo || hi - lo > 65536) return false;
+    for (uint32_t i = lo; i <= hi; ++i) out->push_back(i);
+  }
+  return true;
+}
+
 bool validate(const CaptureSettings& s, std::string* error) {
   const CuptiSettings& c = s.cupti;
   if (!check_regex(c.kernel_include, "--trace-kernel-include-regex", error) ||
@@ -203,6 +236,19 @@ bool validate(const CaptureSettings& s, std::string* error) {
            false;
   if (c.buffer_mb < 1 || c.buffer_mb > 256)
     return *error = "cupti.buffer_mb must be between 1 and 256, not " + std::to_string(c.buffer_mb),
+           false;
+  if (s.metrics.hz > MetricsSettings::kMaxHz)
+    return *error = "--process-freq must be between 1 and " +
+                    std::to_string(MetricsSettings::kMaxHz) + " Hz, not " +
+                    std::to_string(s.metrics.hz),
+           false;
+  std::vector<uint32_t> list;
+  bool all = false;
+  if (!parse_index_list(s.metrics.gpus, &list, &all))
+    return *error = "--gpus '" + s.metrics.gpus + "': expected all, none or a list like 0,2-3",
+           false;
+  if (!parse_index_list(s.metrics.cpus, &list, &all))
+    return *error = "--cpus '" + s.metrics.cpus + "': expected all, none or a list like 0,2-3",
            false;
   if (s.sampling.hz > 100000)
     return *error =
@@ -237,6 +283,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
       ok = set(hsa_fields(), &s->hsa, key.substr(4), value, &why);
     else if (key.rfind("sampling.", 0) == 0)
       ok = set(sampling_fields(), &s->sampling, key.substr(9), value, &why);
+    else if (key.rfind("metrics.", 0) == 0)
+      ok = set(metrics_fields(), &s->metrics, key.substr(8), value, &why);
     else
       why = "unknown setting";
     if (!ok) {
@@ -253,6 +301,7 @@ std::string to_text(const CaptureSettings& s) {
   print(sampling_fields(), s.sampling, "sampling", &out);
   print(markers_fields(), s.markers, "markers", &out);
   print(hsa_fields(), s.hsa, "hsa", &out);
+  print(metrics_fields(), s.metrics, "metrics", &out);
   return out;
 }
 

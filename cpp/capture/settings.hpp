@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace rocprof {
 
@@ -56,12 +57,27 @@ struct HsaSettings {
   std::string kernel_include, kernel_exclude;  // POSIX extended, as CuptiSettings
 };
 // ---- end of the AMD block ---------------------------------------------------------------
+// ---- device and host metrics over time (capture/metrics/) --------------------------------
+// rocprof-sys's process sampling (its --process-freq, --gpus, --cpus): a thread of its own
+// reads NVML / AMD SMI / ROCm SMI and /proc `hz` times a second and stores every value as a
+// sampled counter (rocpd_info_pmc + rocpd_track + rocpd_sample + rocpd_pmc_event).
+struct MetricsSettings {
+  static constexpr uint32_t kDefaultHz = 20;  // --process-freq without a rate
+  static constexpr uint32_t kMaxHz = 1000;
+  uint32_t hz = 0;  // 0: no metrics
+  // "all", "none", or ordinals and ranges ("0,2-3"). GPUs are numbered as the process's GPU
+  // runtime numbers them (CUDA/HIP ordinals, after *_VISIBLE_DEVICES); CPUs are the host's
+  // cores, for per-core load and frequency (this process's own figures are always kept).
+  std::string gpus = "all", cpus = "all";
+};
+// ---- end of device and host metrics -----------------------------------------------------
 
 struct CaptureSettings {
   CuptiSettings cupti;
   SamplingSettings sampling;
   MarkersSettings markers;
   HsaSettings hsa;  // AMD (issue 15)
+  MetricsSettings metrics;
 };
 
 namespace capture {
@@ -75,6 +91,9 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
                 CaptureSettings* s, std::string* error);
 // The text form parse_text reads back (one "section.key=value" per line).
 std::string to_text(const CaptureSettings& s);
+// MetricsSettings::gpus/cpus: "all" (or "") sets *all; "none" gives an empty list; else the
+// listed indices in order. false: not that syntax.
+bool parse_index_list(const std::string& text, std::vector<uint32_t>* out, bool* all);
 }  // namespace capture
 
 }  // namespace rocprof

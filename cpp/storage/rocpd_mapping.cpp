@@ -121,6 +121,13 @@ const std::string& Mapping::message_json(uint32_t name_id) {
 
 void Mapping::add_callsite(const CallsiteInfo& c) { line_info_[c.id] = c.line_info; }
 
+PmcRow Mapping::pmc(const PmcInfo& p) {
+  // A counter described twice (a backend restarted in the same session) keeps its first id.
+  const auto [it, is_new] = pmc_ids_.emplace(p.key, static_cast<int64_t>(pmc_ids_.size()) + 1);
+  (void)is_new;
+  return PmcRow{it->second, pid_, &p};
+}
+
 EventRow Mapping::event(const Record& r, std::string_view extdata) {
   // As ROCm's writer: stack_id is the record's own (internal) correlation id, so an API call
   // and the GPU work it caused share it. parent_stack_id is the innermost enclosing ROCTx
@@ -194,8 +201,16 @@ std::pair<int64_t, bool> Mapping::track_for(uint32_t tid, uint32_t category_id) 
   const uint64_t key = (static_cast<uint64_t>(category_id) << 32) | tid;
   auto it = tracks_.find(key);
   if (it != tracks_.end()) return {it->second, false};
-  const int64_t id = static_cast<int64_t>(tracks_.size()) + 1;
+  const int64_t id = next_track_id_++;
   tracks_.emplace(key, id);
+  return {id, true};
+}
+
+std::pair<int64_t, bool> Mapping::counter_track(uint32_t name_id) {
+  auto it = counter_tracks_.find(name_id);
+  if (it != counter_tracks_.end()) return {it->second, false};
+  const int64_t id = next_track_id_++;
+  counter_tracks_.emplace(name_id, id);
   return {id, true};
 }
 
@@ -203,6 +218,7 @@ const RecordRows& Mapping::record(const Record& r) {
   RecordRows& out = rows_;
   out.kind = r.kind;
   out.new_track.reset();
+  out.pmc_event.reset();
   switch (r.kind) {
     case RecordKind::kRegion: {
       out.event = event(r, region_extdata(r));
@@ -297,7 +313,16 @@ const RecordRows& Mapping::record(const Record& r) {
       const SampleData& p = r.sample;
       out.event = event(r, p.extdata_id ? std::string_view(text(p.extdata_id)) : kEmptyJson);
       int64_t track = static_cast<int64_t>(p.track_id);
-      if (track == 0) {  // the sink's track per (thread, category)
+      if (r.flags & kFlagCounter) {
+        // rocprofiler-systems' layout for sampled counters (its rocpd writer; AMD SMI, CPU
+        // frequency): one track per counter and device, named by the record, no thread; the
+        // value in rocpd_pmc_event on the sample's own event, pointing at rocpd_info_pmc.
+        const auto [id, is_new] = counter_track(r.name_id);
+        track = id;
+        if (is_new) out.new_track = TrackRow{id, pid_, std::nullopt, Id{r.name_id}};
+        const auto pmc = pmc_ids_.find(p.pmc_key);
+        if (pmc != pmc_ids_.end()) out.pmc_event = PmcEventRow{out.event.id, pmc->second, p.value};
+      } else if (track == 0) {  // the sink's track per (thread, category)
         const auto [id, is_new] = track_for(r.tid, r.category_id);
         track = id;
         if (is_new) out.new_track = TrackRow{id, pid_, r.tid, Id{r.category_id}};

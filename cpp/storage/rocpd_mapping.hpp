@@ -99,12 +99,21 @@ struct AllocRow {
   std::string_view extdata;
 };
 struct TrackRow {
-  int64_t id, pid, tid;
+  int64_t id, pid;
+  std::optional<int64_t> tid;  // NULL: a counter's track, no thread's (as rocprof-sys writes)
   Id name_id;
 };
 struct SampleRow {
   int64_t track_id, timestamp, event_id;
   std::string_view extdata;
+};
+struct PmcRow {  // rocpd_info_pmc: the PmcInfo's columns, plus its id and this process
+  int64_t id, pid;
+  const PmcInfo* info;
+};
+struct PmcEventRow {  // rocpd_pmc_event: a counter sample's value, on the sample's event
+  int64_t event_id, pmc_id;
+  double value;
 };
 struct ThreadNameRow {  // a rename of an existing rocpd_info_thread row
   std::string_view name;
@@ -122,6 +131,7 @@ struct RecordRows {
   RecordKind kind = RecordKind::kNone;
   EventRow event{};
   std::optional<TrackRow> new_track;
+  std::optional<PmcEventRow> pmc_event;  // a counter sample's value (kFlagCounter)
   union {
     RegionRow region;
     KernelRow kernel;
@@ -159,6 +169,7 @@ class Mapping {
   ThreadRow thread(const ThreadInfo& t) const;
   EventRow stack(const StackInfo& s);        // stack nodes share rocpd_event (no stack table in v3)
   void add_callsite(const CallsiteInfo& c);  // no row of its own: its records' line_info
+  PmcRow pmc(const PmcInfo& p);              // ids 1, 2, ... in the order counters arrive
   int64_t pid() const { return pid_; }
 
   // Records. The views returned point into the Mapping (or the strings): valid until the
@@ -171,15 +182,19 @@ class Mapping {
   const std::string& message_json(uint32_t name_id);
   std::pair<int64_t, bool> track_for(uint32_t tid, uint32_t category_id);
   Id region_name(uint32_t name_id, uint32_t range_message_id) const;
+  std::pair<int64_t, bool> counter_track(uint32_t name_id);
 
   SessionInfo info_;
   std::string suffix_;
   int64_t pid_ = 0, ppid_ = 0;
   int64_t next_event_id_ = 1;
   int64_t next_region_id_ = 1;
-  std::vector<std::string> strings_;       // id - 1 → text, for JSON extdata
-  std::vector<std::string> message_json_;  // name id → {"message": ...}, built on first use
-  std::unordered_map<uint64_t, int64_t> tracks_;
+  std::vector<std::string> strings_;              // id - 1 → text, for JSON extdata
+  std::vector<std::string> message_json_;         // name id → {"message": ...}, built on first use
+  std::unordered_map<uint64_t, int64_t> tracks_;  // (category, tid) → track id
+  std::unordered_map<uint32_t, int64_t> counter_tracks_;  // track name id → track id
+  int64_t next_track_id_ = 1;
+  std::unordered_map<uint32_t, int64_t> pmc_ids_;        // PmcInfo::key → rocpd_info_pmc.id
   std::unordered_map<uint32_t, std::string> line_info_;  // call site id → its line_info
   std::string scratch_;
   RecordRows rows_;

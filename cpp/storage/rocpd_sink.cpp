@@ -55,6 +55,8 @@ void RocpdSink::write_info(const InfoRow& row) {
           writer_.kernel_symbol(v, map_->pid());
         else if constexpr (std::is_same_v<T, CallsiteInfo>)
           map_->add_callsite(v);
+        else if constexpr (std::is_same_v<T, PmcInfo>)
+          writer_.pmc(map_->pmc(v));
       },
       row);
 }
@@ -103,6 +105,7 @@ void RocpdSink::write_record(const Record& r) {
       writer_.event(rows.event);
       if (rows.new_track) writer_.track(*rows.new_track);
       writer_.sample(rows.sample);
+      if (rows.pmc_event) writer_.pmc_event(*rows.pmc_event);
       break;
     case RecordKind::kThreadName:
       writer_.thread_name(rows.thread_name);

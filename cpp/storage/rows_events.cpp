@@ -1,7 +1,7 @@
 // The rows of records: rocpd_event (one per record, and per call-stack node), rocpd_region,
 // rocpd_kernel_dispatch, rocpd_memory_copy, rocpd_memory_allocate, rocpd_track, rocpd_sample,
-// and thread renames. The hottest code of the writer: statements are prepared once, most
-// text is bound without a copy.
+// rocpd_pmc_event, and thread renames. The hottest code of the writer: statements are prepared
+// once, most text is bound without a copy.
 #include "rocpd_writer.hpp"
 
 namespace rocprof::rocpd {
@@ -37,6 +37,8 @@ void Writer::prepare_events() {
       "(1,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   stmts_[kSampleRow] = prepare(
       "INSERT INTO \"rocpd_sample{S}\"(track_id, timestamp, event_id, extdata) VALUES (?,?,?,?)");
+  stmts_[kPmcEvent] = prepare(
+      "INSERT INTO \"rocpd_pmc_event{S}\"(event_id, pmc_id, value, extdata) VALUES (?,?,?,'{}')");
   stmts_[kTrack] = prepare(
       "INSERT INTO \"rocpd_track{S}\"(id, nid, pid, tid, name_id, extdata) VALUES "
       "(?,1,?,?,?,'{}')");
@@ -167,6 +169,14 @@ void Writer::reapply_names() {
     bind(s, 2, object);
     run(s);
   }
+}
+
+void Writer::pmc_event(const PmcEventRow& r) {
+  auto* s = stmts_[kPmcEvent];
+  bind(s, 1, r.event_id);
+  bind(s, 2, r.pmc_id);
+  bind(s, 3, r.value);
+  run(s);
 }
 
 void Writer::thread_name(const ThreadNameRow& r) {

@@ -20,6 +20,7 @@ KNOWN = {
     "cupti": "NVIDIA GPU tracing through CUPTI",
     "hsa": "AMD GPU tracing through the HSA tools interface and HIP",
     "sampling": "Python and native call-stack sampling",
+    "metrics": "device and host metrics over time (--process-freq): NVML, AMD SMI, ROCm SMI, /proc",
 }
 
 
@@ -70,10 +71,21 @@ def _configure_sampling(options: Options, settings) -> list[str]:
     return configure(options, settings)
 
 
+def _configure_metrics(options: Options, settings) -> list[str]:
+    if options.process_freq is None:
+        return []
+    configure = CONFIGURE_METRICS.get("metrics")
+    status = _status("metrics")
+    if configure is None or not status["compiled"]:
+        return [f"--process-freq requested but device/host metrics are unavailable here ({status['reason']})"]
+    return configure(options, settings)
+
+
 # name → configure(options, settings) -> notes. Filled by the backends' Python modules
 # (rocprof/capture/<name>.py), each filling its own part of the typed settings.
 CONFIGURE_GPU: dict[str, Callable] = {}
 CONFIGURE_SAMPLING: dict[str, Callable] = {}
+CONFIGURE_METRICS: dict[str, Callable] = {}
 
 
 def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
@@ -89,5 +101,6 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     notes: list[str] = []
     notes += _configure_gpu(options, settings)
     notes += _configure_sampling(options, settings)
+    notes += _configure_metrics(options, settings)
     settings.validate()
     return settings, notes

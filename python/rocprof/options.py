@@ -33,6 +33,9 @@ class Options:
     sample: int | None = None          # Hz; None: no call-stack sampling
     sampling_mode: str = "cpu"         # cpu | wall
     native_stacks: bool = False
+    process_freq: int | None = None    # Hz of device/host metrics (--process-freq); None: off
+    gpus: str = "all"                  # --gpus: which GPUs' metrics (all, none, 0,2-3)
+    cpus: str = "all"                  # --cpus: which cores' load and frequency
     stats: bool = False
     summary: bool = False
     commit_ms: int = 250

@@ -11,9 +11,10 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 4;  // 2: callsite_id on kernels/copies
+inline constexpr uint32_t kRecordFormatVersion = 5;  // 2: callsite_id on kernels/copies
                                                      // 3: callsite_id on regions, copy memory kinds
                                                      // 4: range_corr, RegionData::message_id
+                                                     // 5: counter samples (kFlagCounter, pmc_key)
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -37,6 +38,9 @@ enum RecordFlags : uint16_t {
   kFlagMessage = 1u << 2,     // ROCTx kRegion: name_id is the API function, region.message_id
                               // the message (rocpd: event extdata {"message": ...})
   kFlagOpenAtExit = 1u << 3,  // kRegion still open when the session ended: end = stop time
+  // kSample holding a counter value (capture/metrics/): name_id is the track's name,
+  // sample.pmc_key the PmcInfo it is a value of, sample.value the value.
+  kFlagCounter = 1u << 4,
 };
 
 // Payloads. All integer fields, natural alignment, no padding surprises (checked below).
@@ -118,7 +122,7 @@ struct SampleData {
   uint64_t stack_id;
   double value;  // counter value (NaN for stack samples)
   uint32_t extdata_id;
-  uint32_t reserved;
+  uint32_t pmc_key;  // kFlagCounter: PmcInfo::key of the counter (0 otherwise)
 };
 
 struct Record {

@@ -88,13 +88,16 @@ def amd_paths() -> dict:
 
 def run(args) -> int:
     from .. import backends, library_dir
+    from ..capture import metrics
 
     statuses = backends.statuses()
+    sources = metrics.sources()
     if args.json:
         import json
 
         print(json.dumps({"version": __version__, "python": sys.version.split()[0],
                           "library_dir": library_dir(), "backends": statuses,
+                          "metrics_sources": sources,
                           "native_stacks": _core_native_stacks() or "available",
                           "amd": amd_paths(),
                           "name_clashes": name_clashes()}, indent=2))
@@ -111,9 +114,18 @@ def run(args) -> int:
         else:
             state = "compiled, not live"
         reason = f" — {s['reason']}" if s["reason"] else ""
+        if s["name"] == "metrics" and sources:
+            reason = ""  # said per source below
         print(f"  {s['name']:<9} {state}{reason}")
         if s["description"]:
             print(f"            {s['description']}")
+        if s["name"] == "metrics":
+            for src in sources:
+                live = "live" if src["live"] else ("not live" if src["compiled"] else "not compiled in")
+                detail = src["detail"]
+                if detail.startswith("not compiled in"):
+                    detail = detail[len("not compiled in"):].strip(" ()")
+                print(f"            {src['name'] + ':':<10}{live} — {detail}")
     print("AMD paths: " + "; ".join(f"{k}: {v}" for k, v in amd_paths().items() if k != "hardware"))
     print("AMD (HSA/HIP) capture has not yet run on AMD hardware.")
     for line in name_clashes():

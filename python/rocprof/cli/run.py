@@ -99,6 +99,23 @@ def add_parser(p) -> None:
     out.add_argument("--minimum-output-data", type=int, default=0, metavar="KB",
                      help="write --stats, -S and -f outputs of a database only when it holds "
                           "more than KB kilobytes (the database itself is always kept)")
+    mt = p.add_argument_group(
+        "device and host metrics over time (rocprof-sys's process sampling options)",
+        "A thread of its own reads each GPU's utilisation, memory in use, power, temperature, "
+        "clocks, throttle reasons and PCIe/NVLink throughput (NVML on NVIDIA, AMD SMI or ROCm "
+        "SMI on AMD) and, from /proc, each core's load and frequency and this process's RSS, "
+        "page faults and CPU use; stored as sampled counters (rocpd_info_pmc, rocpd_pmc_event), "
+        "shown as counter tracks in the pftrace/json exports, summarised by `rocpd summary` and "
+        "plotted by `rocpd plot`.")
+    mt.add_argument("--process-freq", nargs="?", const=DEFAULT_RATE, type=int, metavar="HZ",
+                    help="sample device and host metrics HZ times a second (without HZ: "
+                         "MetricsSettings.DEFAULT_HZ, 20; at most 1000); off by default")
+    mt.add_argument("--gpus", metavar="LIST", default="all",
+                    help="GPUs to sample, as the program numbers them (CUDA/HIP ordinals): all "
+                         "(default), none, or a list like 0,2-3")
+    mt.add_argument("--cpus", metavar="LIST", default="all",
+                    help="cores whose load and frequency to sample: all (default), none, or a "
+                         "list like 0-7")
     out.add_argument("--buffer-budget", type=int, default=2048, metavar="MiB",
                      help="memory the record buffers may grow to in a burst (default 2048); "
                           "past it records are dropped, counted and reported at exit")
@@ -116,7 +133,7 @@ _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-
            "--kernel-exclude-regex", "--trace-kernel-include-regex",
            "--trace-kernel-exclude-regex", "--minimum-output-data", "--sampling-mode", "--buffer-budget", "-u",
            "--summary-units", "--summary-output-file", "-i", "--input", "-P",
-           "--collection-period", "--collection-period-unit", "--log-level"}
+           "--collection-period", "--collection-period-unit", "--log-level", "--gpus", "--cpus"}
 # rocprofv3 flags that take an optional BOOL after them (`--sys-trace false`).
 _BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
           "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace", "--hip-trace", "--hsa-trace",
@@ -139,7 +156,7 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
             return argv[:i], argv[i:]
         if a in _VALUED:
             i += 1
-        elif a == "--sample" and i + 1 < len(argv) and argv[i + 1].isdigit():
+        elif a in ("--sample", "--process-freq") and i + 1 < len(argv) and argv[i + 1].isdigit():
             i += 1
         elif a in _BOOLS and i + 1 < len(argv) and v3.is_bool(argv[i + 1]):
             i += 1
@@ -172,7 +189,8 @@ def options_from(args) -> Options:
                 selected_regions=args.selected_regions or bool(args.collection_period),
                 collection_periods=list(args.collection_period),
                 collection_period_unit=args.collection_period_unit, log_level=args.log_level,
-                preload=list(args.preload))
+                preload=list(args.preload), process_freq=args.process_freq, gpus=args.gpus,
+                cpus=args.cpus)
     o.kernel_trace = args.kernel_trace
     o.memory_copy_trace = args.memory_copy_trace
     o.memory_allocation_trace = args.memory_allocation_trace
@@ -189,6 +207,22 @@ def options_from(args) -> Options:
         from .. import _core
 
         o.sample = _core.SamplingSettings.DEFAULT_HZ
+    if o.process_freq is DEFAULT_RATE:
+        from .. import _core
+
+        o.process_freq = _core.MetricsSettings.DEFAULT_HZ
+    if o.process_freq is not None:
+        from .. import _core
+
+        top = _core.MetricsSettings.MAX_HZ
+        if not (1 <= o.process_freq <= top):
+            raise UsageError(f"rocprof run: --process-freq must be between 1 and {top} Hz, not "
+                             f"{o.process_freq}")
+    for flag in ("gpus", "cpus"):
+        value = getattr(o, flag)
+        if not _index_list_ok(value):
+            raise UsageError(f"rocprof run: --{flag} {value!r}: expected all, none or a list like "
+                             "0,2-3")
     if o.sample is not None and not (1 <= o.sample <= 100_000):
         raise UsageError(f"rocprof run: --sample must be between 1 and 100000 Hz, not {o.sample}")
     if o.minimum_output_data_kb < 0:
@@ -206,6 +240,14 @@ def options_from(args) -> Options:
             except ValueError as e:
                 raise UsageError(f"rocprof run: --{flag.replace('_', '-')}: {e}") from None
     return o
+
+
+def _index_list_ok(text: str) -> bool:
+    """--gpus/--cpus syntax, as the core's parse_index_list reads it."""
+    import re
+
+    return text in ("all", "none") or re.fullmatch(r"\d{1,6}(-\d{1,6})?(,\d{1,6}(-\d{1,6})?)*",
+                                                    text) is not None
 
 
 def run(args) -> int:
