@@ -119,7 +119,11 @@ const std::string& Mapping::message_json(uint32_t name_id) {
   return json;
 }
 
-void Mapping::add_callsite(const CallsiteInfo& c) { line_info_[c.id] = c.line_info; }
+void Mapping::add_callsite(const CallsiteInfo& c) {
+  // The frames are already a rocpd_string row (c.id); every record launched from this site
+  // points at it instead of carrying its own copy (issue 16: the copies were 200 B a kernel).
+  site_ref_[c.id] = "{\"site\":" + std::to_string(c.id) + "}";
+}
 
 PmcRow Mapping::pmc(const PmcInfo& p) {
   // A counter described twice (a backend restarted in the same session) keeps its first id.
@@ -159,13 +163,18 @@ EventRow Mapping::event(const Record& r, std::string_view extdata) {
   }
   EventRow e{next_event_id_++,      Id{r.category_id}, i64(stack), i64(parent),
              i64(r.correlation_id), kEmptyJson,        kEmptyJson, extdata};
-  // GPU work launched from Python carries its call site (interned JSON list of frames,
-  // innermost user frame first): call_stack is the list, line_info its first frame as the
-  // producer gave it (CallsiteInfo).
-  if (callsite != 0 && callsite <= strings_.size()) {
-    e.call_stack = strings_[callsite - 1];
-    const auto it = line_info_.find(callsite);
-    if (it != line_info_.end()) e.line_info = it->second;
+  // GPU work (and API calls) launched from Python carry their call site: the interned JSON
+  // list of frames, innermost user frame first, stored once as a rocpd_string row. call_stack
+  // holds {"site": <that string's id>} and line_info stays empty; readers (rocpd's views,
+  // rocpd._schema.call_stack_sql/line_info_sql) give back the list and its first frame.
+  if (callsite != 0) {
+    const auto it = site_ref_.find(callsite);
+    if (it != site_ref_.end()) {
+      e.call_stack = it->second;
+    } else if (callsite <= strings_.size()) {  // a site announced without CallsiteInfo
+      e.call_stack =
+          site_ref_.emplace(callsite, "{\"site\":" + std::to_string(callsite) + "}").first->second;
+    }
   }
   return e;
 }

@@ -168,7 +168,7 @@ class Mapping {
   // fields carry rocpd's column names), plus nid and this process's pid.
   ThreadRow thread(const ThreadInfo& t) const;
   EventRow stack(const StackInfo& s);        // stack nodes share rocpd_event (no stack table in v3)
-  void add_callsite(const CallsiteInfo& c);  // no row of its own: its records' line_info
+  void add_callsite(const CallsiteInfo& c);  // no row of its own: its frames are a string
   PmcRow pmc(const PmcInfo& p);              // ids 1, 2, ... in the order counters arrive
   int64_t pid() const { return pid_; }
 
@@ -194,8 +194,8 @@ class Mapping {
   std::unordered_map<uint64_t, int64_t> tracks_;  // (category, tid) → track id
   std::unordered_map<uint32_t, int64_t> counter_tracks_;  // track name id → track id
   int64_t next_track_id_ = 1;
-  std::unordered_map<uint32_t, int64_t> pmc_ids_;        // PmcInfo::key → rocpd_info_pmc.id
-  std::unordered_map<uint32_t, std::string> line_info_;  // call site id → its line_info
+  std::unordered_map<uint32_t, int64_t> pmc_ids_;       // PmcInfo::key → rocpd_info_pmc.id
+  std::unordered_map<uint32_t, std::string> site_ref_;  // call site id → {"site": id}
   std::string scratch_;
   RecordRows rows_;
 };

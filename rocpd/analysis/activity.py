@@ -94,7 +94,7 @@ _GPU_SQL = """
 SELECT * FROM (
   SELECT K.guid, K.pid, K.tid, K.agent_id AS agent, K.stream_id AS stream, K.start, K."end",
          COALESCE(S.display_name, S.kernel_name, '(unknown)') AS name, 'kernel' AS op,
-         E.correlation_id AS corr, E.line_info, NULL AS bytes, NULL AS extdata,
+         E.correlation_id AS corr, {line_info} AS line_info, NULL AS bytes, NULL AS extdata,
          NULL AS src_agent, NULL AS dst_agent
   FROM rocpd_kernel_dispatch K
   LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
@@ -104,7 +104,7 @@ SELECT * FROM (
          CASE WHEN DA.type = 'CPU' AND M.src_agent_id IS NOT NULL THEN M.src_agent_id
               ELSE M.dst_agent_id END,
          M.stream_id, M.start, M."end",
-         COALESCE(N.string, 'MEMORY_COPY'), 'copy', E.correlation_id, E.line_info, M.size,
+         COALESCE(N.string, 'MEMORY_COPY'), 'copy', E.correlation_id, {line_info}, M.size,
          M.extdata, M.src_agent_id, M.dst_agent_id
   FROM rocpd_memory_copy M
   LEFT JOIN rocpd_string N ON N.id = M.name_id AND N.guid = M.guid
@@ -116,7 +116,7 @@ SELECT * FROM (
 _REGION_SQL = """
 SELECT * FROM (
   SELECT R.guid, R.pid, R.tid, R.start, R."end", C.string AS category,
-         {name} AS name, E.correlation_id AS corr, E.line_info
+         {name} AS name, E.correlation_id AS corr, {line_info} AS line_info
   FROM rocpd_region R
   LEFT JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid
   LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid
@@ -144,12 +144,12 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
     out = []
     for src in db.sources():
         conn = src.conn
-        gpu_all = _frame(conn, _GPU_SQL.format(where=where), params)
+        gpu_all = _frame(conn, _GPU_SQL.format(where=where, line_info=_schema.line_info_sql("E")), params)
         if (flt.include or flt.exclude) and len(gpu_all):
             is_kernel = gpu_all["op"] == "kernel"
             gpu_all = gpu_all[~is_kernel | name_mask(gpu_all["name"], flt)]
         name_sql = _schema.region_name_sql("C.string", "E.extdata", "S.string")
-        reg_all = _frame(conn, _REGION_SQL.format(name=name_sql, where=where), params)
+        reg_all = _frame(conn, _REGION_SQL.format(name=name_sql, where=where, line_info=_schema.line_info_sql("E")), params)
         procs = _frame(conn, "SELECT P.guid, P.pid, P.command, N.hostname FROM rocpd_info_process P"
                              " LEFT JOIN rocpd_info_node N ON N.id = P.nid AND N.guid = P.guid", ())
         threads = _frame(conn, "SELECT guid, tid, name FROM rocpd_info_thread", ())

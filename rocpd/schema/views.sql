@@ -14,7 +14,14 @@ SELECT
     COALESCE(P.pid, R.pid) AS pid, COALESCE(T.tid, R.tid) AS tid,
     R.start, R."end", (R."end" - R.start) AS duration, R.event_id,
     E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
-    E.extdata, E.call_stack, E.line_info
+    -- A launch site is stored once (a rocpd_string row of its frames): call_stack holds
+    -- {"site": id}. Shown here as the frames and their first frame, as ROCm's columns read.
+    E.extdata, CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT CS.string FROM "rocpd_string" CS
+               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+         ELSE E.call_stack END AS call_stack,
+    CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT json_extract(CS.string, '$[0]') FROM "rocpd_string" CS
+               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+         ELSE E.line_info END AS line_info
 FROM "rocpd_region" R
 LEFT JOIN "rocpd_event" E ON E.id = R.event_id AND E.guid = R.guid
 LEFT JOIN "rocpd_string" C ON C.id = E.category_id AND C.guid = E.guid
@@ -34,7 +41,12 @@ SELECT
     COALESCE(CASE WHEN C.string LIKE 'MARKER%' AND json_valid(E.extdata) THEN NULLIF(json_extract(E.extdata, '$.message'), '') END, N.string) AS name, TR.nid,
     COALESCE(P.pid, TR.pid) AS pid, COALESCE(TH.tid, TR.tid) AS tid,
     SA.timestamp, SA.event_id, E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
-    E.extdata, E.call_stack, E.line_info
+    E.extdata, CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT CS.string FROM "rocpd_string" CS
+               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+         ELSE E.call_stack END AS call_stack,
+    CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT json_extract(CS.string, '$[0]') FROM "rocpd_string" CS
+               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+         ELSE E.line_info END AS line_info
 FROM "rocpd_sample" SA
 LEFT JOIN "rocpd_track" TR ON TR.id = SA.track_id AND TR.guid = SA.guid
 LEFT JOIN "rocpd_event" E ON E.id = SA.event_id AND E.guid = SA.guid

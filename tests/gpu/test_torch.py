@@ -42,7 +42,10 @@ def test_forward_region_and_launch_site(runs):
     # As rocprofv3: the dispatch's region is its kernel's name (never NULL: ROCm's views
     # INNER-JOIN it); the range is reached through the event's parent_stack_id.
     assert query(db, "SELECT count(*) FROM kernels WHERE region IS NULL OR region != name") == [(0,)]
-    sites = query(db, "SELECT E.line_info, E.call_stack FROM rocpd_kernel_dispatch K "
+    from rocpd import _schema
+
+    sites = query(db, f"SELECT {_schema.line_info_sql('E')}, {_schema.call_stack_sql('E')} "
+                      "FROM rocpd_kernel_dispatch K "
                       "JOIN rocpd_event E ON E.id = K.event_id WHERE K.id IN "
                       "(SELECT id FROM kernels WHERE roctx_range = 'forward')")
     infos = [json.loads(li) for li, _ in sites]

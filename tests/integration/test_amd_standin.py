@@ -224,7 +224,9 @@ def test_python_launch_site_of_each_dispatch(standin, tmp_path):
     line = next(i for i, text in enumerate(script.read_text().splitlines(), 1)
                 if "hipModuleLaunchKernel" in text)
     with support.open_db(path) as db:
-        sites = db.execute("SELECT e.line_info FROM rocpd_kernel_dispatch k "
+        from rocpd import _schema
+
+        sites = db.execute(f"SELECT {_schema.line_info_sql('e')} FROM rocpd_kernel_dispatch k "
                            "JOIN rocpd_event e ON e.id = k.event_id").fetchall()
     assert len(sites) == 3
     assert all(json.loads(s) == {"file": str(script), "line": line, "function": "launch"}
