@@ -107,7 +107,9 @@ def wait_lines(blocking_by_proc, gaps_by_proc, top: int | None = None):
         return pd.DataFrame(columns=cols)
     b = pd.concat(rows, ignore_index=True)
     # A call without its own call site is named by the launch it followed.
-    after = b["after_site"].map(lambda s: f"(after the launch at {short_site(s)})" if s else None)
+    # Missing values come back from pandas as NaN (a float), not None.
+    after = b["after_site"].map(
+        lambda s: f"(after the launch at {short_site(s)})" if isinstance(s, str) and s else None)
     b["site"] = b["site"].fillna(after).fillna("(no Python line recorded)")
     out = b.groupby(["site", "blocking"], sort=False).agg(
         Function=("function", "first"), Calls=("dur", "size"), BlockedNs=("dur", "sum"),

@@ -54,8 +54,10 @@ def test_forward_region_and_launch_site(runs):
     assert all(json.loads(cs)[0] == li for li, cs in zip(infos, (c for _, c in sites), strict=True))
     # The line is a line of the function named, in the script (ast ranges of its functions).
     tree = ast.parse(WORKLOAD.read_text())
-    spans = {n.name: (n.lineno, n.end_lineno) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
-    spans["Net.forward"] = spans["forward"]
+    spans = {n.name: (n.lineno, n.end_lineno) for n in tree.body if isinstance(n, ast.FunctionDef)}
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):  # methods as Class.method
+        spans.update({f"{cls.name}.{m.name}": (m.lineno, m.end_lineno) for m in cls.body
+                      if isinstance(m, ast.FunctionDef)})
     for i in infos:
         lo, hi = spans[i["function"]]
         assert lo < i["line"] <= hi, i
