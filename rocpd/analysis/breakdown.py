@@ -80,11 +80,14 @@ def _classify_gaps(ops, gs, ge, blocking):
             continue
         order = bi[np.argsort(b_end[bi], kind="stable")]
         ends, bst = b_end[order], b_start[order]
-        # The last blocking call to return before the next op started: did it straddle the
-        # moment the GPU went idle, and was the next op launched only after it returned?
+        # The last blocking call to return before the next op started: did it return inside
+        # the gap, and was the next op launched only after it returned? It need not have
+        # begun before the GPU went idle: kernels of a few µs are done before the host even
+        # enters the synchronisation after them (seen on an H100), and the gap is then the
+        # host synchronising instead of launching.
         j = np.searchsorted(ends, ge[gi] + TOLERANCE_NS, side="right") - 1
         jj = np.maximum(j, 0)
-        hit = (j >= 0) & (ends[jj] >= gs[gi] - TOLERANCE_NS) & (bst[jj] <= gs[gi] + TOLERANCE_NS)
+        hit = (j >= 0) & (ends[jj] >= gs[gi] - TOLERANCE_NS) & (bst[jj] <= ge[gi] + TOLERANCE_NS)
         ls = l_start[gi]
         hit &= np.isnan(ls) | (ls >= ends[jj] - TOLERANCE_NS)
         cause[gi[hit]] = "SyncNs"

@@ -112,7 +112,12 @@ def test_report_of_a_gpu_trace_shows_kernels_in_chromium(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     text = out.read_text()
-    assert "launch-bound" in text and (tmp_path / "report.pftrace").exists()
+    assert "launch-bound" in text
+    # The Perfetto file beside it needs the perfetto package (absent on hosts without a package
+    # registry): then the page says why instead of linking it.
+    import importlib.util
+
+    assert (tmp_path / "report.pftrace").exists() or importlib.util.find_spec("perfetto") is None
     if chromium is None:
         pytest.skip("no chromium on this host: the report was built, its rendering not checked")
     sys.path.insert(0, str(ROOT / "tests/unit/rocpd"))
