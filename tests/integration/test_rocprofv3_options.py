@@ -147,3 +147,42 @@ def test_log_level_error_hides_notes_and_preload_reaches_the_command(tmp_path):
                     'echo "preload=$LD_PRELOAD"')
     assert r.returncode == 0, r.stderr
     assert f"preload={lib}" in r.stdout
+
+
+def test_minimum_output_data_skips_outputs_of_small_databases_but_keeps_them(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "m", "--stats", "-f", "csv",
+                    "--minimum-output-data", "100000", WORKLOADS / "nested_ranges.py")
+    assert r.returncode == 0, r.stderr
+    assert "not more than --minimum-output-data 100000 KB" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m_results.db"]
+    r = run_rocprof("run", "-d", tmp_path / "big", "-o", "m", "--stats",
+                    "--minimum-output-data", "1", WORKLOADS / "nested_ranges.py")
+    assert r.returncode == 0, r.stderr
+    assert any(p.name.endswith("_stats.csv") for p in (tmp_path / "big").iterdir())
+    bad = run_rocprof("run", "--minimum-output-data", "-1", WORKLOADS / "nested_ranges.py")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_kernel_rename_and_the_two_kinds_of_kernel_regex():
+    """--kernel-rename reaches the writer's settings; rocprofv3's --kernel-include-regex selects
+    counter kernels only (the trace keeps every kernel), ours --trace-kernel-*-regex filter the
+    trace."""
+    import argparse
+
+    from rocprof import backends
+    from rocprof.capture import cupti
+    from rocprof.cli import run as run_cli
+
+    p = argparse.ArgumentParser()
+    run_cli.add_parser(p)
+    args = p.parse_args(["--kernel-rename", "--kernel-include-regex", "gemm",
+                         "--trace-kernel-exclude-regex", "elementwise", "x.py"])
+    o = run_cli.options_from(args)
+    assert o.kernel_rename and o.kernel_include_regex == "gemm"
+    settings, _ = backends.configure(o)
+    assert settings.markers.kernel_rename is True
+    from rocprof import _core
+
+    s = _core.CaptureSettings()
+    cupti.configure(o, s)  # what the CUPTI backend would trace, live GPU or not
+    assert s.cupti.kernel_include == "" and s.cupti.kernel_exclude == "elementwise"
