@@ -90,6 +90,28 @@ def add_time_window_options(p: argparse.ArgumentParser) -> None:
                         " wholly inside it")
 
 
+def add_dask_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Dask (pip install 'rocprof[dask]')")
+    g.add_argument("--dask", action="store_true",
+                   help="compute on Dask workers, one task per database: a local cluster, or the"
+                        " scheduler at $DASK_SCHEDULER_ADDRESS when set")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="use the running Dask scheduler at ADDRESS (e.g. tcp://head:8786); implies"
+                        " --dask")
+    g.add_argument("--dask-workers", type=int, metavar="N",
+                   help="worker processes of the local cluster (default: usable cores)")
+
+
+def connect_for(args, paths, strict: bool = False):
+    """rocpd.connect for a subcommand with add_dask_options: local unless --dask/--scheduler."""
+    import rocpd
+
+    dask = args.scheduler or (True if args.dask else None)
+    if dask is None and args.dask_workers is not None:
+        raise RocpdError("--dask-workers needs --dask")
+    return rocpd.connect(*paths, strict=strict, dask=dask, workers=args.dask_workers)
+
+
 def _kernel_regex(pattern: str) -> str:
     """argparse type: the pattern itself, refused at parse time with rocpd.regex's one line."""
     try:
