@@ -276,6 +276,11 @@ class Connection:
     def __exit__(self, *exc):
         self.close()
 
+    def _repr_html_(self) -> str:
+        from .html_view import connection_html
+
+        return connection_html(self)
+
     # The pandas API lives in frames.py, a layer above this one: bound lazily, so that importing
     # the connection loads neither frames/summary/fastagg nor pandas (and no import cycle forms).
     agents = _Higher("frames", "agents")

@@ -200,6 +200,11 @@ class DaskConnection:
     def __exit__(self, *exc):
         self.close()
 
+    def _repr_html_(self) -> str:
+        from ..html_view import connection_html
+
+        return connection_html(self)
+
     def __repr__(self) -> str:
         return f"<rocpd DaskConnection: {len(self.paths)} database(s), {len(self.parts)} part(s)>"
 
