@@ -105,11 +105,18 @@ def add_dask_options(p: argparse.ArgumentParser) -> None:
 
 def connect_for(args, paths, strict: bool = False):
     """rocpd.connect for a subcommand with add_dask_options: local unless --dask/--scheduler."""
+    import os
+
     import rocpd
 
     dask = args.scheduler or (True if args.dask else None)
     if dask is None and args.dask_workers is not None:
         raise RocpdError("--dask-workers needs --dask")
+    if args.dask_workers is not None and (args.scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")):
+        raise RocpdError("--dask-workers sizes a local cluster; a running scheduler"
+                         " (--scheduler, DASK_SCHEDULER_ADDRESS) has the workers it has")
+    if args.dask_workers is not None and args.dask_workers < 1:
+        raise RocpdError("--dask-workers must be at least 1")
     return rocpd.connect(*paths, strict=strict, dask=dask, workers=args.dask_workers)
 
 

@@ -151,6 +151,8 @@ def test_cli_errors_are_one_line(ranks, cli, monkeypatch):
 
     rc, _, err = cli("summary", *ranks, "--dask-workers", "2")
     assert rc == 1 and err.strip() == "rocpd: error: --dask-workers needs --dask"
+    rc, _, err = cli("summary", *ranks, "--scheduler", "tcp://127.0.0.1:1", "--dask-workers", "2")
+    assert rc == 1 and "--dask-workers sizes a local cluster" in err
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
     rc, _, err = cli("summary", *ranks, "--dask")
     assert rc == 1 and len(err.strip().splitlines()) == 1
