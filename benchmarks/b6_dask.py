@@ -56,6 +56,18 @@ def build_all(folder: str, dbs: int, rows: int) -> list[str]:
 
 
 # -- one measurement, in its own process ---------------------------------------------------------
+def _cpu() -> float:
+    """CPU seconds of this process and its reaped children (a local pool's workers)."""
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def _worker_cpu() -> float:
+    return time.process_time()
+
+
 def child(mode: str, paths: list[str], out: str, workers: int, scheduler: str | None) -> None:
     import resource
 
@@ -66,15 +78,16 @@ def child(mode: str, paths: list[str], out: str, workers: int, scheduler: str | 
         db = rocpd.connect(*paths)
     else:
         db = rocpd.connect(*paths, dask=scheduler or True, workers=workers)
-    t1 = time.perf_counter()
+    remote = (lambda: sum(db.client.run(_worker_cpu).values())) if mode != "local" else (lambda: 0.0)
+    t1, c1, r1 = time.perf_counter(), _cpu(), remote()
     df = db.kernel_stats()
-    t2 = time.perf_counter()
+    t2, c2, r2 = time.perf_counter(), _cpu(), remote()
     db.close()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     df.to_pickle(out + ".pkl")
     with open(out, "w") as fh:
         json.dump({"open_s": t1 - t0, "summary_s": t2 - t1, "total_s": t2 - t0, "rss_mb": rss,
-                   "calls": int(df["Calls"].sum())}, fh)
+                   "cpu_s": (c2 - c1) + (r2 - r1), "calls": int(df["Calls"].sum())}, fh)
 
 
 def measure(mode, paths, tmp, workers=2, scheduler=None) -> dict:
@@ -135,6 +148,14 @@ class Loopback:
             p.wait()
 
 
+def _mem_available() -> int:
+    with open("/proc/meminfo") as fh:
+        for line in fh:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", default="/tmp/b6/dask")
@@ -159,6 +180,16 @@ def main():
 
     cores = len(os.sched_getaffinity(0))
     paths = build_all(args.dir, args.dbs, args.rows)
+    size = sum(os.path.getsize(p) for p in paths)
+    avail = _mem_available()
+    cache = "warm page cache" if size < 0.6 * avail else \
+        f"cold: {size / 1e9:.0f} GB of databases > {avail / 1e9:.0f} GB free memory, read from disk"
+    if size < 0.6 * avail:  # all of it fits: read once, so that every run sees the same cache
+        for p in paths:
+            with open(p, "rb") as fh:
+                while fh.read(1 << 24):
+                    pass
+    print(f"page cache: {cache}", flush=True)
     tmp = os.path.join(args.dir, "_runs")
     os.makedirs(tmp, exist_ok=True)
     fig = {}
@@ -173,7 +204,8 @@ def main():
             med = sorted(rs, key=lambda r: r["total_s"])[len(rs) // 2]
             fig[mode] = med
             print(f"{mode:6s} {args.dbs} x {args.rows}: total {med['total_s']:.1f} s (open"
-                  f" {med['open_s']:.1f} s, summary {med['summary_s']:.1f} s), client peak RSS"
+                  f" {med['open_s']:.1f} s, summary {med['summary_s']:.1f} s, CPU"
+                  f" {med['cpu_s']:.1f} s), client peak RSS"
                   f" {med['rss_mb']:.0f} MB, calls {med['calls']}, load {med['load'][0]:.1f}->"
                   f"{med['load'][1]:.1f}", flush=True)
         print(f"Dask result identical to the local one: {all(same)}", flush=True)
@@ -185,8 +217,8 @@ def main():
                 r = measure("dask", paths, tmp, workers=n, scheduler=lb.address)
                 same.append(pd.read_pickle(r["result"]).equals(want))
                 curve.append((n, r))
-                print(f"loopback, {n} worker process(es): summary {r['summary_s']:.1f} s, total"
-                      f" {r['total_s']:.1f} s, load {r['load'][0]:.1f}->{r['load'][1]:.1f}", flush=True)
+                print(f"loopback, {n} worker process(es): summary {r['summary_s']:.1f} s (CPU"
+                      f" {r['cpu_s']:.1f} s), total {r['total_s']:.1f} s, load {r['load'][0]:.1f}->{r['load'][1]:.1f}", flush=True)
             mem = []
             lb.scale(cores)
             for n in [int(x) for x in args.memory.split(",") if int(x) <= len(paths)]:
@@ -202,10 +234,12 @@ def main():
         if args.record:
             from _common import append_row
 
-            row = (f"{args.dbs} DBs x {args.rows:,} rows, {cores} cores: local {fig['local']['total_s']:.1f} s"
-                   f" (RSS {fig['local']['rss_mb']:.0f} MB); Dask LocalCluster {fig['dask']['total_s']:.1f} s"
-                   f" incl. start ({fig['dask']['summary_s']:.1f} s summary, client RSS"
-                   f" {fig['dask']['rss_mb']:.0f} MB); loopback workers "
+            load = max(max(r["load"]) for rs in runs.values() for r in rs)
+            row = (f"{args.dbs} DBs x {args.rows:,} rows, {cores} cores, {cache}, load up to {load:.1f}:"
+                   f" local {fig['local']['total_s']:.1f} s (CPU {fig['local']['cpu_s']:.0f} s, RSS"
+                   f" {fig['local']['rss_mb']:.0f} MB); Dask LocalCluster {fig['dask']['total_s']:.1f} s"
+                   f" incl. start ({fig['dask']['summary_s']:.1f} s summary, CPU {fig['dask']['cpu_s']:.0f} s,"
+                   f" client RSS {fig['dask']['rss_mb']:.0f} MB); loopback workers "
                    + ", ".join(f"{n}: {r['summary_s']:.1f} s" for n, r in curve)
                    + "; client RSS by DB count (Dask / local) "
                    + ", ".join(f"{n}: {d:.0f}/{lo:.0f} MB" for n, d, lo, _, _ in mem)
