@@ -243,8 +243,9 @@ def main():
                    + ", ".join(f"{n}: {r['summary_s']:.1f} s" for n, r in curve)
                    + "; client RSS by DB count (Dask / local) "
                    + ", ".join(f"{n}: {d:.0f}/{lo:.0f} MB" for n, d, lo, _, _ in mem)
-                   + f"; results identical: {all(same)}; goal 256x1M <= 60 s:"
-                   + (" met" if fig["dask"]["total_s"] <= 60 else " MISSED"))
+                   + f"; results identical: {all(same)}; goal 256x1M <= 60 s: "
+                   + (("met" if fig["dask"]["total_s"] <= 60 else "MISSED")
+                      if (args.dbs, args.rows) == (256, 1_000_000) else "not judged (scaled down)"))
             append_row("B6 on Dask (issue 17)", row)
     finally:
         if not args.keep:
