@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+EVEN_PCT = 5.0  # below this excess over the median rank, no rank is called the slowest
 _UNIT = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
@@ -19,6 +20,9 @@ def headline(rep) -> str:
         return "no ranks with kernels or steps"
     top = rep.slowest.iloc[0]
     r, metric = int(top["rank"]), top["metric"]
+    if len(rep.slowest) > 1 and top["excess_pct"] < EVEN_PCT:
+        return (f"no rank stands out: the slowest by {metric}, rank {r}, is"
+                f" {top['excess_pct']:+.1f} % over the median rank ({_t(top['median_ns'])})")
     text = (f"rank {r} is the slowest by {metric}: {_t(top['value_ns'])}, "
             f"{_t(top['excess_ns'])} ({top['excess_pct']:+.1f} %) over the median rank "
             f"({_t(top['median_ns'])})")

@@ -147,7 +147,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _spawn_safe_main() -> None:
+    """A console script without an ``if __name__ == "__main__"`` guard (the Makefile's launchers,
+    some installers) would run again in every process that multiprocessing spawns, e.g. the
+    workers of ``--dask``'s local cluster. Named as the module ``rocpd.__main__`` (what ``python -m
+    rocpd`` gives), the script is left alone by spawn: the workers need nothing from it."""
+    import importlib.util
+
+    main = sys.modules.get("__main__")
+    if main is not None and getattr(main, "__spec__", None) is None:
+        main.__spec__ = importlib.util.find_spec("rocpd.__main__")
+
+
 def main(argv=None) -> int:
+    _spawn_safe_main()
     parser = build_parser()
     args = parser.parse_args(argv)
     progress.enable(True)  # drawn only where stderr is a terminal

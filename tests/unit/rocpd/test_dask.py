@@ -157,3 +157,18 @@ def test_cli_errors_are_one_line(ranks, cli, monkeypatch):
     rc, _, err = cli("summary", *ranks, "--dask")
     assert rc == 1 and len(err.strip().splitlines()) == 1
     assert "needs dask and distributed" in err and "rocprof[dask]" in err
+
+
+def test_console_script_without_main_guard(ranks, tmp_path):
+    """The Makefile's launcher calls main() at import: spawned local-cluster workers must not run
+    it again."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "rocpd"
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom rocpd.cli import main\nsys.exit(main())\n")
+    env = {k: v for k, v in os.environ.items() if k != "DASK_SCHEDULER_ADDRESS"}
+    r = subprocess.run([sys.executable, str(script), "summary", *ranks, "--dask", "--dask-workers",
+                        "1", "--top", "1"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "KERNEL_STATS" in r.stdout and "bootstrapping phase" not in r.stderr

@@ -123,6 +123,14 @@ def test_step_detection(tmp_path):
             ranks.analyze(db, "stp")
 
 
+def test_even_ranks_name_no_straggler(tmp_path):
+    build_ranks(tmp_path, ranks=4, steps=3, straggler=None, agent=False)
+    with rocpd.connect(tmp_path) as db:
+        rep = ranks.analyze(db)
+    assert rep.headline().startswith("no rank stands out: the slowest by compute per step")
+    assert rep.slowest["excess_pct"].iloc[0] < 5
+
+
 def test_no_rank_anywhere_numbers_in_path_order(tmp_path):
     for i in range(3):
         with DatabaseBuilder(tmp_path / f"p{i}.db", pid=10 + i) as b:
