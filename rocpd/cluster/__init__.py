@@ -206,7 +206,8 @@ class DaskConnection:
         return connection_html(self)
 
     def __repr__(self) -> str:
-        return f"<rocpd DaskConnection: {len(self.paths)} database(s), {len(self.parts)} part(s)>"
+        files = len({p.path for p in self.parts})
+        return f"<rocpd DaskConnection: {files} database(s), {len(self.parts)} part(s)>"
 
     agents = _Higher("frames", "agents")
     busy = _Higher("frames", "busy")
