@@ -18,14 +18,22 @@ __all__ = ["connect", "execute", "read_agents", "read_nodes", "read_processes", 
            "RocpdImportData", "RocpdError", "Connection"]
 
 
-def connect(*paths, progress: bool = False, strict: bool = False):
+def connect(*paths, progress: bool = False, strict: bool = False, dask=None, workers=None):
     """Open rocpd databases read-only as one :class:`Connection`: files, globs, directories, package
     index files / .rpdb folders (:mod:`rocpd.package`), as arguments or in a list (ROCm's
     ``rocpd.connect(["a.db", "b.db"])``).
 
     A file that cannot be read (corrupt, not rocpd) among several is left out with a one-line
     warning on stderr and listed in ``Connection.skipped``; ``strict=True`` raises instead.
+
+    ``dask``: True (a LocalCluster of ``workers`` processes, or $DASK_SCHEDULER_ADDRESS), a
+    scheduler address or a ``distributed.Client``: summaries then run on Dask workers, one task
+    per database (:mod:`rocpd.cluster`), with the same results.
     """
+    if dask is not None and dask is not False:
+        from .cluster import connect as dask_connect
+
+        return dask_connect(*paths, dask=dask, workers=workers, strict=strict)
     from .connection import Connection
 
     return Connection(*paths, progress=progress, strict=strict)

@@ -155,6 +155,19 @@ class Connection:
         iterate these; a temporary merged copy made for more than 10 inputs is not among them."""
         return self._sources
 
+    def map(self, fn, *args, label: str | None = None, parallel: bool = False) -> list:
+        """``[fn(source, *args) for source in sources()]``: the one way summaries read files one
+        by one, so that a Dask connection (:mod:`rocpd.cluster`) can run the same ``fn`` on its
+        workers. ``parallel``: up to 4 threads (sqlite3 releases the GIL while it scans)."""
+        del label  # a local scan of a few files draws no bar
+        files = self.sources()
+        if parallel and len(files) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(len(files), 4)) as ex:
+                return list(ex.map(lambda s: fn(s, *args), files))
+        return [fn(s, *args) for s in files]
+
     # -- the union connection (all files in one SQL namespace) ---------------------------------
     @property
     def conn(self) -> sqlite3.Connection:
@@ -262,6 +275,11 @@ class Connection:
 
     def __exit__(self, *exc):
         self.close()
+
+    def _repr_html_(self) -> str:
+        from .html_view import connection_html
+
+        return connection_html(self)
 
     # The pandas API lives in frames.py, a layer above this one: bound lazily, so that importing
     # the connection loads neither frames/summary/fastagg nor pandas (and no import cycle forms).

@@ -55,8 +55,37 @@ def _codes(x):
     return uniq, inv.reshape(-1)
 
 
+def _sum_at(m: int, codes, values):
+    import numpy as np
+
+    out = np.zeros(m, np.int64)
+    np.add.at(out, codes, values)
+    return out
+
+
+def _exact_squares(m: int, codes, d) -> list[int]:
+    """Per code, the exact sum of d*d as Python ints (see rocpd.summary: d = h*2^16 + l, each
+    part summed in int64). Where a part could overflow int64 (|d| >= 2^37 ns, 137 s, in a range
+    of 2M rows) that part is summed in Python ints instead."""
+    import numpy as np
+
+    h, lo = d >> 16, d & 0xFFFF
+    hmax = int(np.abs(h).max()) if len(h) else 0
+    ll = _sum_at(m, codes, lo * lo)
+    if hmax * hmax * len(d) < (1 << 62):
+        hh, hl = _sum_at(m, codes, h * h), _sum_at(m, codes, h * lo)
+        return [(a << 32) + (b << 17) + c for a, b, c in zip(hh.tolist(), hl.tolist(), ll.tolist(),
+                                                              strict=True)]
+    hh, hl = [0] * m, [0] * m
+    for c, hv, lv in zip(codes.tolist(), h.tolist(), lo.tolist(), strict=True):
+        hh[c] += hv * hv
+        hl[c] += hv * lv
+    return [(a << 32) + (b << 17) + c for a, b, c in zip(hh, hl, ll.tolist(), strict=True)]
+
+
 def aggregate(keys: list, d):
-    """Per distinct key tuple: (key columns, count, sum, min, max, sum of squares as float)."""
+    """Per distinct key tuple: (key columns, count, sum, min, max, exact sum of squares as a list
+    of Python ints)."""
     import numpy as np
 
     uniq, codes = _codes(keys[0])
@@ -68,16 +97,15 @@ def aggregate(keys: list, d):
         cols = [c[cu // len(u2)] for c in cols] + [u2[cu % len(u2)]]
     m = len(cols[0])
     n = np.bincount(codes, minlength=m)
-    s = np.zeros(m, np.int64)
-    np.add.at(s, codes, d)
+    s = _sum_at(m, codes, d)
     mn = np.full(m, np.iinfo(np.int64).max, np.int64)
     np.minimum.at(mn, codes, d)
     mx = np.full(m, np.iinfo(np.int64).min, np.int64)
     np.maximum.at(mx, codes, d)
-    df = d.astype(np.float64)
-    ss = np.bincount(codes, weights=df * df, minlength=m)
+    ss = _exact_squares(m, codes, d)
     keep = n > 0
-    return [c[keep] for c in cols], n[keep], s[keep], mn[keep], mx[keep], ss[keep]
+    ss = [v for v, k in zip(ss, keep.tolist(), strict=True) if k]
+    return [c[keep] for c in cols], n[keep], s[keep], mn[keep], mx[keep], ss
 
 
 def run_task(task):
@@ -105,7 +133,7 @@ def run_task(task):
     cols, cnt, s, mn, mx, ss = aggregate(keys, d)
     pids = cols[1].tolist() if by_pid else [None] * len(cnt)
     return list(zip(cols[0].tolist(), pids, cnt.tolist(), s.tolist(), mn.tolist(), mx.tolist(),
-                    ss.tolist(), strict=True))
+                    ss, strict=True))
 
 
 def _pool(workers: int):
@@ -118,29 +146,39 @@ def _pool(workers: int):
     return ProcessPoolExecutor(workers, mp_context=mp.get_context(method))
 
 
+def file_plan(src) -> tuple[list, dict]:
+    """One file's kernel tables as (path, guid, table, first id, last id + 1) spans, and the
+    kernel names per part. Runs wherever ``db.map`` runs it (locally, or on a Dask worker)."""
+    spans, names = [], {}
+    for part, table in src.tables("kernel_dispatch"):
+        if not _NEEDED <= set(part.columns["kernel_dispatch"]):
+            return None, None
+        # Two queries: SQLite answers a lone min()/max() of the rowid from the b-tree's ends,
+        # but scans the whole table for "SELECT min(id), max(id)".
+        lo = src.conn.execute(f"SELECT min(id) FROM {table}").fetchone()[0]
+        hi = src.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
+        if lo is None:
+            continue
+        spans.append((src.path, part.guid, table, lo, hi + 1))
+        sym = src.table(part, "info_kernel_symbol")
+        names[part.guid] = {} if sym is None else dict(src.conn.execute(
+            f"SELECT id, COALESCE(display_name, kernel_name) FROM {sym}"))
+    return spans, names
+
+
 def plan(db, where: str, params: list, by_pid: bool, workers: int):
     """Tasks (rowid ranges) per part, the symbol names per part, and the total row estimate."""
-    tasks, names, total = [], {}, 0
-    spans = []
-    for src in db.sources():
-        for part, table in src.tables("kernel_dispatch"):
-            if not _NEEDED <= set(part.columns["kernel_dispatch"]):
-                raise _Unreadable()
-            # Two queries: SQLite answers a lone min()/max() of the rowid from the b-tree's ends,
-            # but scans the whole table for "SELECT min(id), max(id)".
-            lo = src.conn.execute(f"SELECT min(id) FROM {table}").fetchone()[0]
-            hi = src.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
-            if lo is None:
-                continue
-            spans.append((src.path, part, table, lo, hi + 1))
-            total += hi + 1 - lo
-            sym = src.table(part, "info_kernel_symbol")
-            names[part.guid] = {} if sym is None else dict(src.conn.execute(
-                f"SELECT id, COALESCE(display_name, kernel_name) FROM {sym}"))
+    tasks, names, spans = [], {}, []
+    for file_spans, file_names in db.map(file_plan, label="kernel tables"):
+        if file_spans is None:
+            raise _Unreadable()
+        spans += file_spans
+        names.update(file_names)
+    total = sum(hi - lo for *_, lo, hi in spans)
     chunk = max(_CHUNK_MIN, min(_CHUNK_MAX, total // max(1, 4 * workers) + 1))
-    for path, part, table, lo, hi in spans:
+    for path, guid, table, lo, hi in spans:
         for a in range(lo, hi, chunk):
-            tasks.append(((path, table, a, min(a + chunk, hi), where, list(params), by_pid), part.guid))
+            tasks.append(((path, table, a, min(a + chunk, hi), where, list(params), by_pid), guid))
     return tasks, names, total
 
 
@@ -154,14 +192,17 @@ def _usable_cpus() -> int:
 def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers: int | None = None):
     import pandas as pd
 
-    workers = workers or _usable_cpus()
+    remote = getattr(db, "run_tasks", None)  # a Dask connection runs the ranges on its workers
+    workers = workers or (db.workers() if remote else _usable_cpus())
     try:
         tasks, names, total = plan(db, where, params, by_pid, workers)
     except _Unreadable:
         return None
     jobs = [t for t, _ in tasks]
     results = None
-    if workers > 1 and total >= _MIN_PARALLEL_ROWS and len(jobs) > 1:
+    if remote is not None:
+        results = remote(run_task, jobs, "kernel summary")
+    elif workers > 1 and total >= _MIN_PARALLEL_ROWS and len(jobs) > 1:
         from concurrent.futures.process import BrokenProcessPool
 
         try:
@@ -176,6 +217,7 @@ def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers:
     rows = [(guid, *r) for (_, guid), res in zip(tasks, results, strict=True) for r in res]
     cols = ["guid", "k1", "pid", "n", "s", "mn", "mx", "ss"]
     df = pd.DataFrame.from_records(rows, columns=cols)
+    df["ss"] = df["ss"].astype(object)  # Python ints: an int64 sum of squares would overflow
     if df.empty:
         return pd.DataFrame(columns=["guid", "k1", "k2", "n", "s", "mn", "mx", "ss", "pid", "name", "category"])
     keys = ["guid", "k1", "pid"] if by_pid else ["guid", "k1"]

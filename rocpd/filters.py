@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass
 
 from . import _schema, regex
@@ -56,35 +57,76 @@ def _as_list(v):
 def run_bounds(db) -> tuple[int, int]:
     """(first start, last end) over kernels, copies, allocations and regions of every file."""
     lo, hi = None, None
-    for src in db.sources():
-        for t in ("kernel_dispatch", "memory_copy", "memory_allocate", "region"):
-            a, b = src.conn.execute(f'SELECT MIN(start), MAX("end") FROM "rocpd_{t}"').fetchone()
-            if a is not None:
-                lo = a if lo is None else min(lo, a)
-                hi = b if hi is None else max(hi, b)
+    for a, b in db.map(file_bounds, label="run bounds"):
+        if a is not None:
+            lo = a if lo is None else min(lo, a)
+            hi = b if hi is None else max(hi, b)
     return (lo or 0, hi or 0)
 
 
+def file_bounds(src) -> tuple[int | None, int | None]:
+    lo, hi = None, None
+    for t in ("kernel_dispatch", "memory_copy", "memory_allocate", "region"):
+        a, b = src.conn.execute(f'SELECT MIN(start), MAX("end") FROM "rocpd_{t}"').fetchone()
+        if a is not None:
+            lo = a if lo is None else min(lo, a)
+            hi = b if hi is None else max(hi, b)
+    return lo, hi
+
+
 def rank_of(db) -> dict[str, int | None]:
-    """guid -> rank, from the process environment (torchrun/MPI/Slurm) or rocprof.rank metadata."""
+    """guid -> rank (None where the process was not one of several ranks); see :func:`file_ranks`."""
+    return {guid: rank for found in db.map(file_ranks) for guid, rank in found.items()}
+
+
+def _rank_value(value) -> int | None:
+    text = str(value).strip() if value is not None else ""
+    return int(text) if text.isdigit() else None
+
+
+_RANK_IN_NAME = re.compile(r"(?:^|[^a-z])rank[-_.]?(\d+)(?!\d)", re.I)
+
+
+def rank_in_path(path: str) -> int | None:
+    """A rank written into the file name by an output template (``-o rank%rank%``,
+    ``rank_%rank%/...``): the digits after the last "rank" in the path's last two components."""
+    import os
+
+    tail = os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
+    found = _RANK_IN_NAME.findall(tail)
+    return int(found[-1]) if found else None
+
+
+def file_ranks(src) -> dict[str, int | None]:
+    """guid -> rank for one file's parts. The recorded environment decides where it exists: the
+    first of RANK (torchrun), OMPI_COMM_WORLD_RANK (Open MPI), PMI_RANK (MPICH, Intel MPI),
+    SLURM_PROCID (srun), PMIX_RANK that holds a number, else no rank (a torchrun agent, a
+    DataLoader worker's parent...). Without an environment (other writers) the ``rocprof.rank``
+    metadata, then a rank in the file name (``%rank%`` in the output template)."""
     out: dict[str, int | None] = {}
-    for src in db.sources():
-        for p in src.parts:
-            rank = p.metadata.get("rocprof.rank")
-            if rank is None:
-                rows = src.conn.execute(
-                    "SELECT environment FROM rocpd_info_process WHERE guid = ?", (p.guid,)).fetchall()
-                for (env,) in rows:
-                    try:
-                        env = json.loads(env or "{}")
-                    except ValueError:
-                        continue
-                    if isinstance(env, dict):
-                        rank = next((env[k] for k in _RANK_VARS if k in env), rank)
+    for p in src.parts:
+        rows = src.conn.execute(
+            "SELECT environment FROM rocpd_info_process WHERE guid = ?", (p.guid,)).fetchall()
+        envs = []
+        for (env,) in rows:
             try:
-                out[p.guid] = int(rank) if rank is not None else None
+                env = json.loads(env or "{}")
             except ValueError:
-                out[p.guid] = None
+                continue
+            if isinstance(env, dict) and env:
+                envs.append(env)
+        rank = None
+        if envs:
+            for env in envs:
+                rank = next((r for k in _RANK_VARS if (r := _rank_value(env.get(k))) is not None),
+                            None)
+                if rank is not None:
+                    break
+        else:
+            rank = _rank_value(p.metadata.get("rocprof.rank"))
+            if rank is None:
+                rank = rank_in_path(src.path)
+        out[p.guid] = rank
     return out
 
 
@@ -130,19 +172,25 @@ def resolve(db, flt: Filter) -> tuple[str, list]:
 
 
 def _marker_window(db, a: str, b: str) -> tuple[int, int]:
-    sql = f"SELECT MIN(start) FROM regions WHERE name = ? OR {_schema.roctx_message_sql()} = ?"
-    starts = [src.conn.execute(sql, (a, a)).fetchone()[0] for src in db.sources()]
-    starts = [s for s in starts if s is not None]
+    starts = [s for s in db.map(file_first_range_start, a) if s is not None]
     if not starts:
         raise RocpdError(f"no ROCTx range named {a!r}")
     lo = min(starts)
-    sql = (f"SELECT MIN(\"end\") FROM regions WHERE (name = ? OR {_schema.roctx_message_sql()} = ?)"
-           " AND start >= ?")
-    ends = [src.conn.execute(sql, (b, b, lo)).fetchone()[0] for src in db.sources()]
-    ends = [e for e in ends if e is not None]
+    ends = [e for e in db.map(file_first_range_end, b, lo) if e is not None]
     if not ends:
         raise RocpdError(f"no ROCTx range named {b!r} after {a!r}")
     return lo, min(ends) + 1
+
+
+def file_first_range_start(src, name: str):
+    sql = f"SELECT MIN(start) FROM regions WHERE name = ? OR {_schema.roctx_message_sql()} = ?"
+    return src.conn.execute(sql, (name, name)).fetchone()[0]
+
+
+def file_first_range_end(src, name: str, lo: int):
+    sql = (f"SELECT MIN(\"end\") FROM regions WHERE (name = ? OR {_schema.roctx_message_sql()} = ?)"
+           " AND start >= ?")
+    return src.conn.execute(sql, (name, name, lo)).fetchone()[0]
 
 
 @functools.lru_cache(maxsize=32)

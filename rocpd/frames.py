@@ -21,10 +21,7 @@ def _frame(db, view: str, flt: Filter, extra: str = "", params=(), order: str = 
     sql = f'SELECT * FROM "{view}" WHERE {where} {extra}'
     if order:
         sql += f' ORDER BY "{order}"'
-    frames = []
-    for f in db.sources():
-        cur = f.conn.execute(sql, [*wparams, *params])
-        frames.append(pd.DataFrame.from_records(cur.fetchall(), columns=[d[0] for d in cur.description]))
+    frames = db.map(file_frame, sql, [*wparams, *params], label=view)
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if len(frames) > 1 and order in df.columns:
         df = df.sort_values(order, kind="stable", ignore_index=True)
@@ -70,18 +67,16 @@ def samples(self, **filters):
 
     where, params = resolve(self, flt)
     where = where.replace('"end"', "timestamp").replace("start", "timestamp")
-    frames = [
-        self_frame for self_frame in (
-            _sql_frame(f.conn, f'SELECT * FROM samples WHERE {where} ORDER BY timestamp', params)
-            for f in self.sources())
-    ]
+    frames = self.map(file_frame, f'SELECT * FROM samples WHERE {where} ORDER BY timestamp', params,
+                      label="samples")
     return pd.concat(frames, ignore_index=True).sort_values("timestamp", ignore_index=True)
 
 
-def _sql_frame(conn, sql, params):
+def file_frame(src, sql, params):
+    """One file's rows of ``sql`` as a DataFrame (run by ``db.map``, locally or on a worker)."""
     import pandas as pd
 
-    cur = conn.execute(sql, params)
+    cur = src.conn.execute(sql, params)
     return pd.DataFrame.from_records(cur.fetchall(), columns=[d[0] for d in cur.description])
 
 
@@ -110,13 +105,7 @@ def busy(self, **filters):
            f' SELECT guid, pid, agent_id, start, "end" AS e, "end" - start AS d FROM rocpd_kernel_dispatch'
            f' UNION ALL SELECT guid, pid, dst_agent_id, start, "end", "end" - start FROM rocpd_memory_copy)'
            f' WHERE {where} GROUP BY guid, agent_id')
-    rows = []
-    for f in self.sources():
-        agents = {(g, i): (t, a, p) for g, i, t, a, p in f.conn.execute(
-            "SELECT guid, id, type, absolute_index, pid FROM rocpd_info_agent")}
-        for guid, agent, gpu, lo, hi in f.conn.execute(sql, params):
-            t, a, p = agents.get((guid, agent), (None, None, None))
-            rows.append((guid, p, agent, a, t, gpu, lo, hi))
+    rows = [r for found in self.map(file_busy, sql, params, label="busy") for r in found]
     df = pd.DataFrame(rows, columns=["guid", "pid", "agent_id", "agent_abs_index", "type", "GpuTime",
                                      "lo", "hi"])
     if df.empty:
@@ -127,6 +116,16 @@ def busy(self, **filters):
     df["Busy"] = df["GpuTime"] / wall if wall else 0.0
     df["BusyPercent"] = 100.0 * df["Busy"]
     return df
+
+
+def file_busy(src, sql, params) -> list[tuple]:
+    agents = {(g, i): (t, a, p) for g, i, t, a, p in src.conn.execute(
+        "SELECT guid, id, type, absolute_index, pid FROM rocpd_info_agent")}
+    rows = []
+    for guid, agent, gpu, lo, hi in src.conn.execute(sql, params):
+        t, a, p = agents.get((guid, agent), (None, None, None))
+        rows.append((guid, p, agent, a, t, gpu, lo, hi))
+    return rows
 
 
 def agents(self):
@@ -144,7 +143,7 @@ def threads(self):
 def _sql_frame_all(db, sql):
     import pandas as pd
 
-    return pd.concat([_sql_frame(f.conn, sql, ()) for f in db.sources()], ignore_index=True)
+    return pd.concat(db.map(file_frame, sql, ()), ignore_index=True)
 
 
 def run_bounds(self):

@@ -70,11 +70,9 @@ def samples(db, metrics=None, **filters):
 
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
-    frames = []
-    for f in db.sources():
-        cur = f.conn.execute(f"SELECT * FROM ({_ROWS}) WHERE {where}", params)
-        cols = [d[0] for d in cur.description]
-        frames.append(pd.DataFrame.from_records(cur.fetchall(), columns=cols))
+    # Through db.map, as the summaries read files: on a Dask connection the workers read them.
+    frames = [pd.DataFrame.from_records(rows, columns=cols)
+              for cols, rows in db.map(file_samples, where, params, label="device metrics")]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
     if df.empty:
         return pd.DataFrame(columns=COLUMNS)
@@ -85,6 +83,12 @@ def samples(db, metrics=None, **filters):
         df = df[df["metric"].isin(wanted) | df["track"].isin(wanted)]
     df = df.sort_values(["timestamp", "track"], kind="stable")
     return df[COLUMNS].reset_index(drop=True)
+
+
+def file_samples(src, where: str, params: list) -> tuple[list[str], list[tuple]]:
+    """One database's sampled counter rows in ``where``: (column names, rows)."""
+    cur = src.conn.execute(f"SELECT * FROM ({_ROWS}) WHERE {where}", params)
+    return [d[0] for d in cur.description], cur.fetchall()
 
 
 def names(db) -> list[str]:

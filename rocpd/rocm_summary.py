@@ -43,13 +43,12 @@ def _matches(view: str, wanted: str) -> bool:
 
 
 def _hosts_by_pid(db) -> dict:
-    out = {}
-    for f in db.sources():
-        for pid, host in f.conn.execute(
-                "SELECT P.pid, N.hostname FROM rocpd_info_process P"
-                " LEFT JOIN rocpd_info_node N ON N.id = P.nid AND N.guid = P.guid"):
-            out[pid] = host
-    return out
+    return {pid: host for rows in db.map(file_hosts_by_pid) for pid, host in rows}
+
+
+def file_hosts_by_pid(src) -> list:
+    return src.conn.execute("SELECT P.pid, N.hostname FROM rocpd_info_process P"
+                            " LEFT JOIN rocpd_info_node N ON N.id = P.nid AND N.guid = P.guid").fetchall()
 
 
 def _table(df, by_rank: bool, hosts: dict):

@@ -78,6 +78,38 @@ def collect(db, by: str | None = None, **filters) -> dict[str, object]:
         return _collect(db, by, **filters)
 
 
+class Summary(dict):
+    """{stem: DataFrame} as :func:`collect` returns, that prints as ``rocpd summary`` does and
+    shows as HTML tables in Jupyter."""
+
+    def __init__(self, tables: dict, drops: str, top: int | None = None, units: str = "ns"):
+        super().__init__(tables)
+        self.drops, self.top, self.units = drops, top, units
+
+    def __str__(self) -> str:
+        parts = [format_table(f"== {stem.upper()}_STATS ==", df, self.units, self.top)
+                 for stem, df in self.items()]
+        if not self:
+            parts.append("No timed records in this database.\n")
+        return "\n".join([*parts, self.drops])
+
+    def _repr_html_(self) -> str:
+        from .html_view import summary_html
+
+        return summary_html(self)
+
+
+def summarize(db, top: int | None = None, units: str = "ns", by: str | None = None,
+              **filters) -> Summary:
+    """Every domain's table (:func:`collect`) and the dropped-record counts, as one object."""
+    db_, owned = _open(db)
+    try:
+        return Summary(collect(db_, by=by, **filters), format_drops(db_), top, units)
+    finally:
+        if owned:
+            db_.close()
+
+
 def _collect(db, by: str | None = None, **filters) -> dict[str, object]:
     out = {}
     for kind, stem in (("kernel", "kernel"), ("memory_copy", "memory_copy"),

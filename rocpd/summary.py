@@ -3,7 +3,14 @@
 Kernels are aggregated in numpy (:mod:`rocpd.fastagg`: SQLite's GROUP BY sorts every row); the
 other, much smaller, tables inside SQLite. Each file is aggregated on its own connection (partial
 count/sum/min/max/sum of squares per name) and the partials are combined in pandas: one table scan
-per file, and any number of files summarised without attaching them together.
+per file, and any number of files summarised without attaching them together. The per-file work
+goes through ``db.map`` so that a Dask connection (:mod:`rocpd.cluster`) runs it on its workers.
+
+Every partial is an exact integer, the sum of squares included (a Python int, summed from three
+int64 parts): so the totals and the standard deviation do not depend on how the rows were split
+into files, rowid ranges or tasks, nor on the order the partials are combined in; the Dask path
+gives the local path's numbers to the last bit. The variance is computed from integers too
+(n*ss - s*s), which also avoids float cancellation when durations hardly vary.
 """
 
 from __future__ import annotations
@@ -11,24 +18,30 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from concurrent.futures import ThreadPoolExecutor
+import sqlite3
 
 from . import _schema
 from .filters import Filter, name_mask, rank_of, resolve
 
 COLUMNS = ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage", "MinNs", "MaxNs", "StdDev"]
-_AGG = ('COUNT(*) AS n, SUM(d) AS s, MIN(d) AS mn, MAX(d) AS mx, TOTAL(CAST(d AS REAL) * d) AS ss')
+# d*d summed exactly in int64 from d = h*2^16 + l: d^2 = h^2<<32 + (h*l)<<17 + l^2. Each part
+# overflows only past ~39 hours of total time of one name in one file (SQLite then raises, and the
+# float form below answers for that file).
+_AGG = ('COUNT(*) AS n, SUM(d) AS s, MIN(d) AS mn, MAX(d) AS mx, SUM((d >> 16) * (d >> 16)) AS hh,'
+        ' SUM((d >> 16) * (d & 65535)) AS hl, SUM((d & 65535) * (d & 65535)) AS ll')
+_AGG_FLOAT = ('COUNT(*) AS n, SUM(d) AS s, MIN(d) AS mn, MAX(d) AS mx,'
+              ' TOTAL(CAST(d AS REAL) * d) AS hh, 0 AS hl, 0 AS ll')
 
 # Inner queries: one row per timed record with (guid, pid, start, d, key...), filtered by `where`.
 _SOURCES = {
     "kernel": (
-        'SELECT K.guid, K.kernel_id AS k1, NULL AS k2, n, s, mn, mx, ss, K.pid, '
+        'SELECT K.guid, K.kernel_id AS k1, NULL AS k2, n, s, mn, mx, hh, hl, ll, K.pid, '
         'COALESCE(S.display_name, S.kernel_name) AS name, \'KERNEL_DISPATCH\' AS category FROM ('
         ' SELECT guid, kernel_id, pid, ' + _AGG + ' FROM (SELECT guid, kernel_id, pid, start,'
         ' "end" - start AS d FROM rocpd_kernel_dispatch) WHERE {where} GROUP BY guid, kernel_id{bypid}) K'
         ' LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid'),
     "memory_copy": (
-        'SELECT M.guid, M.name_id AS k1, NULL AS k2, n, s, mn, mx, ss, M.pid, S.string AS name,'
+        'SELECT M.guid, M.name_id AS k1, NULL AS k2, n, s, mn, mx, hh, hl, ll, M.pid, S.string AS name,'
         ' \'MEMORY_COPY\' AS category FROM ('
         ' SELECT guid, name_id, pid, ' + _AGG + ' FROM (SELECT guid, name_id, pid, start,'
         ' "end" - start AS d FROM rocpd_memory_copy) WHERE {where} GROUP BY guid, name_id{bypid}) M'
@@ -95,25 +108,60 @@ def _partials(db, kind: str, flt: Filter, by_pid: bool, categories):
             df["name"] = df["name"].fillna("(unknown)")
             return df
     sql = _SOURCES[kind].format(where=where, bypid=", pid" if by_pid else "", category=cat_sql)
-    files = db.sources()
-
-    def run(f):
-        cur = f.conn.execute(sql, params)
-        return cur.fetchall(), [d[0] for d in cur.description]
-
-    workers = min(len(files), 4)
-    if workers > 1:
-        with ThreadPoolExecutor(workers) as ex:  # sqlite3 releases the GIL while scanning
-            results = list(ex.map(run, files))
-    else:
-        results = [run(f) for f in files]
+    results = db.map(file_partials, sql, params, label=f"{kind} summary", parallel=True)
     cols = results[0][1]
     rows = [r for res, _ in results for r in res]
     df = pd.DataFrame.from_records(rows, columns=cols)
+    df["ss"] = df["ss"].astype(object)
     if kind == "kernel":
         df = df[name_mask(df["name"], flt)] if (flt.include or flt.exclude) else df
     df["name"] = df["name"].fillna("(unknown)")
     return df
+
+
+def sum_of_squares(hh, hl, ll):
+    """d*d summed, from the three parts of _AGG (a Python int), or the float form's total."""
+    if isinstance(hh, float):
+        return hh
+    return ((hh or 0) << 32) + ((hl or 0) << 17) + (ll or 0)
+
+
+def file_partials(src, sql: str, params: list):
+    """One file's partial rows for ``sql`` (one of _SOURCES, formatted): (rows, columns) with the
+    three sum-of-squares parts folded into one exact ``ss``. Runs wherever ``db.map`` runs it."""
+    try:
+        cur = src.conn.execute(sql, params)
+        rows = cur.fetchall()
+    except sqlite3.OperationalError as e:
+        if "integer overflow" not in str(e):
+            raise
+        cur = src.conn.execute(sql.replace(_AGG, _AGG_FLOAT), params)
+        rows = cur.fetchall()
+    cols = [d[0] for d in cur.description]
+    a, b, c = cols.index("hh"), cols.index("hl"), cols.index("ll")
+    keep = [i for i in range(len(cols)) if i not in (b, c)]
+    out = []
+    for r in rows:
+        r = list(r)
+        r[a] = sum_of_squares(r[a], r[b], r[c])
+        out.append([r[i] for i in keep])
+    cols = ["ss" if i == a else cols[i] for i in keep]
+    return out, cols
+
+
+def std_dev(n, s, ss) -> float:
+    """Sample standard deviation from count, sum and sum of squares; exact up to the final
+    rounding when ``s`` and ``ss`` are integers."""
+    if n < 2 or s is None or s != s:  # NaN: no durations
+        return 0.0
+    n, s = int(n), int(s)
+    if n < 2:
+        return 0.0
+    if isinstance(ss, int):
+        var = (n * ss - s * s) / (n * (n - 1))  # int / int: correctly rounded
+    else:
+        var = (float(ss) - float(s) * s / n) / (n - 1)
+    return math.sqrt(max(var, 0.0))
 
 
 def finish(df, keys=("name",)):
@@ -122,11 +170,11 @@ def finish(df, keys=("name",)):
 
     if df.empty:
         return pd.DataFrame(columns=[*[k for k in keys if k != "name"], *COLUMNS])
+    df = df.assign(ss=df["ss"].astype(object))  # exact Python ints (see the module's doc)
     g = df.groupby(list(keys), dropna=False, sort=False).agg(
         n=("n", "sum"), s=("s", "sum"), mn=("mn", "min"), mx=("mx", "max"), ss=("ss", "sum"))
     g = g.reset_index()
-    n, s, ss = g["n"].astype("float64"), g["s"].astype("float64"), g["ss"].astype("float64")
-    var = ((ss - s * s / n) / (n - 1)).where(n > 1, 0.0).clip(lower=0.0)
+    n, s = g["n"].astype("float64"), g["s"].astype("float64")
     out = pd.DataFrame({k: g[k] for k in keys if k != "name"})
     out["Name"] = g["name"].astype(str)
     out["Calls"] = g["n"].astype("int64")
@@ -138,7 +186,8 @@ def finish(df, keys=("name",)):
     out["Percentage"] = out["Percentage"].fillna(0.0)
     out["MinNs"] = g["mn"].astype("int64")
     out["MaxNs"] = g["mx"].astype("int64")
-    out["StdDev"] = var.map(math.sqrt)
+    out["StdDev"] = [std_dev(a, b, c) for a, b, c in
+                     zip(g["n"].tolist(), g["s"].tolist(), g["ss"].tolist(), strict=True)]
     out = out.sort_values([*group, "TotalDurationNs"], ascending=[True] * len(group) + [False])
     return out.reset_index(drop=True)
 
@@ -168,11 +217,11 @@ def stats(db, kind: str, by: str | None = None, categories=None, **filters):
 
 
 def _hosts(db) -> dict[str, str]:
-    out = {}
-    for f in db.sources():
-        for guid, host in f.conn.execute("SELECT guid, hostname FROM rocpd_info_node"):
-            out[guid] = host
-    return out
+    return {guid: host for rows in db.map(file_hosts) for guid, host in rows}
+
+
+def file_hosts(src) -> list:
+    return src.conn.execute("SELECT guid, hostname FROM rocpd_info_node").fetchall()
 
 
 def domain_stats(db, **filters):
@@ -191,13 +240,15 @@ def domain_stats(db, **filters):
 
 
 def region_categories(db) -> list[str]:
-    cats = set()
-    for f in db.sources():
-        cats.update(r[0] for r in f.conn.execute(
-            "SELECT DISTINCT C.string FROM rocpd_event E JOIN rocpd_string C"
-            " ON C.id = E.category_id AND C.guid = E.guid"
-            " WHERE E.id IN (SELECT event_id FROM rocpd_region)"))
+    cats = {c for found in db.map(file_region_categories) for c in found}
     return sorted(c for c in cats if c)
+
+
+def file_region_categories(src) -> list[str]:
+    return [r[0] for r in src.conn.execute(
+        "SELECT DISTINCT C.string FROM rocpd_event E JOIN rocpd_string C"
+        " ON C.id = E.category_id AND C.guid = E.guid"
+        " WHERE E.id IN (SELECT event_id FROM rocpd_region)")]
 
 
 def finish_percent(df, by: str | None = None):

@@ -51,10 +51,7 @@ def parse_time(value, t0: int, t1: int, label: str) -> int:
 
 def marker_time(db, name: str, which: str) -> int:
     """Start (``which='start'``) or end of the one ROCTx marker whose message is ``name``."""
-    col = "start" if which == "start" else '"end"'
-    sql = (f"SELECT {col} FROM regions WHERE category LIKE 'MARKER%'"
-           f" AND {_schema.roctx_message_sql()} = ?")
-    found = [r[0] for src in db.sources() for r in src.conn.execute(sql, (name,))]
+    found = [t for times in db.map(file_marker_times, name, which) for t in times]
     opt = f"--{which}-marker"
     if not found:
         raise TimeWindowError(f"{opt}: no ROCTx marker named {name!r}; list them with"
@@ -64,6 +61,13 @@ def marker_time(db, name: str, which: str) -> int:
         raise TimeWindowError(f"{opt}: {len(found)} ROCTx markers are named {name!r}; name a unique"
                               " one, or use --between A B (first A to the next B)")
     return int(found[0])
+
+
+def file_marker_times(src, name: str, which: str) -> list[int]:
+    col = "start" if which == "start" else '"end"'
+    sql = (f"SELECT {col} FROM regions WHERE category LIKE 'MARKER%'"
+           f" AND {_schema.roctx_message_sql()} = ?")
+    return [r[0] for r in src.conn.execute(sql, (name,))]
 
 
 def bounds(db, start=None, end=None, start_marker=None, end_marker=None) -> tuple[int, int]:

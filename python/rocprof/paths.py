@@ -51,6 +51,12 @@ def rank() -> str:
     return "0"
 
 
+def ranked() -> bool:
+    """Whether this process is one of several launched ranks (a rank variable holds a number)."""
+    return any(os.environ.get(v, "").strip().isdigit()
+               for v in ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK"))
+
+
 def expand(template: str, keep: tuple[str, ...] = ("pid", "ppid")) -> str:
     """Resolve every placeholder except those in `keep` (left for the process that writes:
     the native core resolves %pid%, %ppid% and %rank%). Unknown ones are an error."""

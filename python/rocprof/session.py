@@ -49,8 +49,9 @@ class Session:
         self.path = _core.start_session(
             template,
             options_json=self.options.to_json(),
+            # rocprof.rank only for a ranked process: a torchrun agent is no rank 0.
             metadata={"rocprof.python": sys.version.split()[0],
-                      "rocprof.rank": paths.rank()},
+                      **({"rocprof.rank": paths.rank()} if paths.ranked() else {})},
             ring_capacity=self.options.ring_capacity,
             buffer_budget_mb=self.options.buffer_budget_mb,
             commit_ms=self.options.commit_ms,

@@ -12,7 +12,7 @@ from .. import progress, regex
 from ..errors import RocpdError
 
 SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "package", "samples", "report",
-               "analyze", "plot")
+               "analyze", "plot", "ranks")
 # ROCm's defaults for -d/--output-path and -o/--output-file (environment first, as ROCm reads them).
 DEFAULT_OUTPUT_PATH = "./rocpd-output-data"
 DEFAULT_OUTPUT_FILE = "out"
@@ -91,6 +91,35 @@ def add_time_window_options(p: argparse.ArgumentParser) -> None:
                         " wholly inside it")
 
 
+def add_dask_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Dask (pip install 'rocprof[dask]')")
+    g.add_argument("--dask", action="store_true",
+                   help="compute on Dask workers, one task per database: a local cluster, or the"
+                        " scheduler at $DASK_SCHEDULER_ADDRESS when set")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="use the running Dask scheduler at ADDRESS (e.g. tcp://head:8786); implies"
+                        " --dask")
+    g.add_argument("--dask-workers", type=int, metavar="N",
+                   help="worker processes of the local cluster (default: usable cores)")
+
+
+def connect_for(args, paths, strict: bool = False):
+    """rocpd.connect for a subcommand with add_dask_options: local unless --dask/--scheduler."""
+    import os
+
+    import rocpd
+
+    dask = args.scheduler or (True if args.dask else None)
+    if dask is None and args.dask_workers is not None:
+        raise RocpdError("--dask-workers needs --dask")
+    if args.dask_workers is not None and (args.scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")):
+        raise RocpdError("--dask-workers sizes a local cluster; a running scheduler"
+                         " (--scheduler, DASK_SCHEDULER_ADDRESS) has the workers it has")
+    if args.dask_workers is not None and args.dask_workers < 1:
+        raise RocpdError("--dask-workers must be at least 1")
+    return rocpd.connect(*paths, strict=strict, dask=dask, workers=args.dask_workers)
+
+
 def _kernel_regex(pattern: str) -> str:
     """argparse type: the pattern itself, refused at parse time with rocpd.regex's one line."""
     try:
@@ -118,7 +147,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _spawn_safe_main() -> None:
+    """A console script without an ``if __name__ == "__main__"`` guard (the Makefile's launchers,
+    some installers) would run again in every process that multiprocessing spawns, e.g. the
+    workers of ``--dask``'s local cluster. Named as the module ``rocpd.__main__`` (what ``python -m
+    rocpd`` gives), the script is left alone by spawn: the workers need nothing from it."""
+    import importlib.util
+
+    main = sys.modules.get("__main__")
+    if main is not None and getattr(main, "__spec__", None) is None:
+        main.__spec__ = importlib.util.find_spec("rocpd.__main__")
+
+
 def main(argv=None) -> int:
+    _spawn_safe_main()
     parser = build_parser()
     args = parser.parse_args(argv)
     progress.enable(True)  # drawn only where stderr is a terminal

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from ..rocm_summary import FORMATS
 from . import (
+    add_dask_options,
     add_filter_options,
     add_inputs,
     add_output_naming,
+    connect_for,
     filters_of,
     inputs_of,
     output_naming,
@@ -40,6 +42,7 @@ def add_parser(sub) -> None:
                    help="only these region families (HIP HSA MARKERS KERNEL ...); NONE: no regions")
     add_output_naming(p, "base name of the output files (default out)")
     add_filter_options(p)
+    add_dask_options(p)
     p.set_defaults(run=run)
 
 
@@ -49,12 +52,11 @@ def _rocm_form(args) -> bool:
 
 
 def run(args) -> int:
-    import rocpd
     from rocpd import rocm_summary, stats
     from rocpd.summary import cached
 
     flt = filters_of(args)
-    with rocpd.connect(*inputs_of(args), strict=args.strict) as db, cached():
+    with connect_for(args, inputs_of(args), strict=args.strict) as db, cached():
         if _rocm_form(args):
             tabs = rocm_summary.tables(db, args.domain_summary, args.summary_by_rank,
                                        args.region_categories, **flt)

@@ -16,8 +16,7 @@ import importlib
 from dataclasses import dataclass, field
 
 OPTIONAL: list[str] = [
-    # "rocpd.heatmap:report_section",   # ranks x steps heat map
-    # "rocpd.roofline:report_section",  # roofline from counters
+    "rocpd.rank_plots:report_section_for",  # ranks x steps heat map (two ranks or more)
 ]
 _REGISTERED: list = []
 

@@ -92,12 +92,51 @@ for rank in (0, 1):
 EOF
 }
 
+ranks_view() {  # ranks_view DIR: issue 17's cross-rank view and Dask path over a real torchrun run
+  $PY -m rocpd ranks "$1" --plot "$1/ranks.png" --csv "$1/ranks" || return $?
+  $PY -m rocpd summary "$1" --by rank --top 5 || return $?
+  $PY - "$1" <<'EOF' || return $?
+import sys
+import pandas as pd
+import rocpd
+from rocpd import ranks, stats
+with rocpd.connect(sys.argv[1]) as db:
+    rep = ranks.analyze(db)
+    local = stats.collect(db, by="rank")
+print(rep.headline())
+assert list(rep.per_rank["rank"]) == [0, 1], rep.per_rank      # the torchrun agent is no rank
+assert rep.range_name == "rank-#-step", rep.range_name          # ddp_nccl.py's per-rank step ranges
+assert (rep.per_rank["steps"] == 5).all(), rep.per_rank
+assert (rep.per_rank["collective_ns"] > 0).all(), "no NCCL kernel found on a rank"
+assert (rep.per_rank["compute_ns"] > 0).all(), "no compute kernel found on a rank"
+try:
+    import distributed  # noqa: F401
+except ImportError:
+    print("SKIPPED: Dask path (dask/distributed not installed on this host)")
+    sys.exit(0)
+with rocpd.connect(sys.argv[1], dask=True, workers=2) as ddb:
+    rep_d = ranks.analyze(ddb)
+    remote = stats.collect(ddb, by="rank")
+for name in ("steps", "per_rank", "slowest", "kernel_skew"):
+    pd.testing.assert_frame_equal(getattr(rep, name), getattr(rep_d, name), obj=name)
+assert list(local) == list(remote)
+for k in local:
+    pd.testing.assert_frame_equal(local[k], remote[k], check_exact=True, obj=k)
+print("Dask: identical tables")
+EOF
+  if $PY -c 'import distributed' 2>/dev/null; then
+    $PY -m rocpd summary "$1" --by rank --top 5 --dask --dask-workers 2 || return $?
+    $PY -m rocpd ranks "$1" --dask --dask-workers 2 || return $?
+  fi
+}
+
 torchrun_two_ranks() {  # in-process launcher (-m torch.distributed.run), then as a command
   rm -rf "$OUTDIR/ddp" "$OUTDIR/ddp-cmd"
   $PY -m rocprof run -d "$OUTDIR/ddp" -o "rank%rank%" --kernel-trace -m torch.distributed.run \
       --standalone --nproc-per-node 2 tests/gpu/workloads/ddp_nccl.py || return $?
   ls "$OUTDIR/ddp"
   kernels_in "$OUTDIR/ddp" || return $?
+  ranks_view "$OUTDIR/ddp" || return $?
   command -v torchrun >/dev/null || { echo "no torchrun on PATH: command form skipped"; return 0; }
   $PY -m rocprof run -d "$OUTDIR/ddp-cmd" -o "rank%rank%" --kernel-trace -- torchrun \
       --standalone --nproc-per-node 2 tests/gpu/workloads/ddp_nccl.py || return $?

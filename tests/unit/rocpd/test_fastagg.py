@@ -83,9 +83,27 @@ def test_aggregate_sparse_and_two_keys():
     cols, n, s, mn, mx, ss = fastagg.aggregate([k, pid], d)
     got = {(a, b): (c, t, lo, hi, q) for a, b, c, t, lo, hi, q in
            zip(cols[0].tolist(), cols[1].tolist(), n.tolist(), s.tolist(), mn.tolist(), mx.tolist(),
-               ss.tolist(), strict=True)}
-    assert got == {(5, 1): (1, 10, 10, 10, 100.0), (5, 2): (1, 30, 30, 30, 900.0),
-                   (7, 1): (1, 40, 40, 40, 1600.0), (1 << 50, 1): (2, 80, 20, 60, 4000.0)}
+               ss, strict=True)}
+    assert got == {(5, 1): (1, 10, 10, 10, 100), (5, 2): (1, 30, 30, 30, 900),
+                   (7, 1): (1, 40, 40, 40, 1600), (1 << 50, 1): (2, 80, 20, 60, 4000)}
+    assert all(type(q) is int for q in ss)  # exact, not float
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_sum_of_squares_is_exact(big):
+    """Past 2^53 a float sum of squares loses the low digits; the partials keep every one, also on
+    the path for durations over 2^37 ns (where the int64 parts could overflow)."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(3)
+    base = (1 << 40) if big else 100_000_000
+    d = (base + rng.integers(-1000, 1000, size=5000)).astype(np.int64)
+    d[::7] = -d[::7] // 3  # negative durations (end before start in a broken file) too
+    k = np.zeros(len(d), np.int64)
+    _, n, s, _, _, ss = fastagg.aggregate([k], d)
+    vals = d.tolist()
+    assert ss == [sum(v * v for v in vals)] and s.tolist() == [sum(vals)]
+    exact = summary.std_dev(n[0], s[0], ss[0])
+    assert exact == pytest.approx(statistics.stdev(vals), rel=1e-12)
 
 
 def test_unreadable_column_falls_back(tmp_path, make_run, monkeypatch):

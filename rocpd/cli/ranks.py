@@ -1,0 +1,61 @@
+"""rocpd ranks DB...: the cross-rank view of a multi-rank run (one database per rank, as torchrun,
+srun or mpirun under ``rocprof run`` leave them): step times per rank from a ROCTx range, the
+slowest ranks and by how much, compute vs collectives (NCCL/RCCL kernels), kernel-time skew."""
+
+from __future__ import annotations
+
+from . import add_dask_options, add_inputs, connect_for, inputs_of
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("ranks", help="cross-rank view: step times, stragglers, collectives, skew")
+    add_inputs(p)
+    p.add_argument("--range", dest="range_name", metavar="NAME",
+                   help="ROCTx range that marks one step (default: detected, the repeating range"
+                        " nested least deep); numbered names match as one (\"step 3\" = \"step #\")")
+    p.add_argument("--collectives", metavar="REGEX", default=None,
+                   help="kernel names that are collectives (Python regex, any case; default"
+                        " nccl|rccl)")
+    p.add_argument("--skip-steps", type=int, default=0, metavar="N",
+                   help="leave out each rank's first N steps (warm-up)")
+    p.add_argument("--top", type=int, default=10, help="rows of the slowest-rank and skew tables")
+    p.add_argument("--units", default="ms", choices=["ns", "us", "ms", "s"])
+    p.add_argument("--all-ranks", action="store_true", help="also print the table of every rank")
+    p.add_argument("--plot", metavar="PNG", help="write the ranks x steps heat map (needs matplotlib)")
+    p.add_argument("--metric", choices=["compute", "duration", "collective", "kernels"],
+                   help="what the heat map shows (default compute per step where steps have"
+                        " kernels, else step time)")
+    p.add_argument("--csv", metavar="PREFIX", help="also write PREFIX_rank_steps.csv,"
+                   " PREFIX_rank_summary.csv and PREFIX_kernel_skew.csv")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on an unreadable database instead of skipping it with a warning")
+    add_dask_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from rocpd import ranks
+    from rocpd.errors import RocpdError
+
+    if args.skip_steps < 0 or args.top < 1:
+        raise RocpdError("--skip-steps must be >= 0 and --top >= 1")
+    with connect_for(args, inputs_of(args), strict=args.strict) as db:
+        rep = ranks.analyze(db, args.range_name, args.collectives or ranks.COLLECTIVE_REGEX,
+                            args.skip_steps)
+    print(rep.format(top=args.top, units=args.units, all_ranks=args.all_ranks), end="")
+    if args.plot:
+        from rocpd.rank_plots import write_png
+
+        metric = None if args.metric is None else (
+            "kernels" if args.metric == "kernels" else f"{args.metric}_ns")
+        if rep.steps.empty:
+            raise RocpdError("--plot: no steps to draw (no repeating ROCTx range; name one with"
+                             " --range)")
+        print(f"wrote {write_png(rep, args.plot, metric)}")
+    if args.csv:
+        for stem, df in (("rank_steps", rep.steps), ("rank_summary", rep.per_rank),
+                         ("kernel_skew", rep.kernel_skew)):
+            path = f"{args.csv}_{stem}.csv"
+            df.to_csv(path, index=False)
+            print(f"wrote {path}")
+    return 0

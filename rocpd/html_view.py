@@ -1,0 +1,46 @@
+"""HTML views for Jupyter (``_repr_html_``): a connection's inputs and a summary's tables. Built
+from what is already at hand (parts, metadata, finished tables): showing an object never scans a
+database."""
+
+from __future__ import annotations
+
+import html
+
+_SHOWN_PATHS = 8
+
+
+def connection_html(db) -> str:
+    kind = "Dask connection" if hasattr(db, "run_tasks") else "connection"
+    paths = list(db.paths)
+    items = "".join(f"<li><code>{html.escape(p)}</code></li>" for p in paths[:_SHOWN_PATHS])
+    if len(paths) > _SHOWN_PATHS:
+        items += f"<li>... and {len(paths) - _SHOWN_PATHS} more</li>"
+    drops = db.dropped_records()
+    lost = db.dropped_total()
+    facts = [("databases", str(len(paths))), ("parts (processes)", str(len(db.parts))),
+             ("dropped records", "not recorded" if not drops else
+              ("none" if lost == 0 else f"<span style='color:#b00020'>{lost} LOST</span>"))]
+    if db.skipped:
+        facts.append(("skipped (unreadable)", html.escape(", ".join(p for p, _ in db.skipped))))
+    rows = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td>"
+                   "</tr>" for k, v in facts)
+    return (f"<p><b>rocpd {kind}</b></p><table>{rows}</table><ul>{items}</ul>"
+            "<p><small>db.kernel_stats(), rocpd.stats.summarize(db), rocpd.ranks.analyze(db)"
+            "</small></p>")
+
+
+def summary_html(summary) -> str:
+    from .stats import clip_frame, scale
+
+    parts = []
+    for stem, df in summary.items():
+        shown = scale(df, summary.units)
+        if summary.top is not None:
+            shown = shown.head(summary.top)
+        more = f" (top {summary.top} of {len(df)})" if summary.top and len(df) > summary.top else ""
+        parts.append(f"<h4>{html.escape(stem)} stats{more}</h4>"
+                     + clip_frame(shown).to_html(index=False, border=0, float_format="{:.3f}".format))
+    if not summary:
+        parts.append("<p>No timed records in these databases.</p>")
+    parts.append(f"<p><i>{html.escape(summary.drops.strip().replace(chr(10), '; '))}</i></p>")
+    return "\n".join(parts)
