@@ -62,11 +62,22 @@ void bind(py::module_& m) {
   py::class_<rocprof::MarkersSettings>(m, "MarkersSettings", "ROCTx")
       .def(py::init<>())
       .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused);
+  py::class_<rocprof::CounterSettings>(m, "CounterSettings",
+                                       "per-kernel hardware counters (serialises kernels)")
+      .def(py::init([](const py::kwargs& kw) {
+        rocprof::CounterSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
+      .def_readonly_static("MAX_METRICS", &rocprof::CounterSettings::kMaxMetrics)
+      .def_readwrite("metrics", &rocprof::CounterSettings::metrics)
+      .def_readwrite("origin", &rocprof::CounterSettings::origin);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
       .def_readwrite("cupti", &CaptureSettings::cupti)
       .def_readwrite("sampling", &CaptureSettings::sampling)
       .def_readwrite("markers", &CaptureSettings::markers)
+      .def_readwrite("counters", &CaptureSettings::counters)
       .def(
           "validate",
           [](const CaptureSettings& s) {

@@ -4,6 +4,8 @@
 
 #include <regex.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -54,6 +56,12 @@ const Fields<SamplingSettings>& sampling_fields() {
 const Fields<MarkersSettings>& markers_fields() {
   static const Fields<MarkersSettings> f{
       {{"start_paused", &MarkersSettings::start_paused}}, {}, {}};
+  return f;
+}
+
+const Fields<CounterSettings>& counter_fields() {
+  static const Fields<CounterSettings> f{
+      {}, {}, {{"metrics", &CounterSettings::metrics}, {"origin", &CounterSettings::origin}}};
   return f;
 }
 
@@ -165,6 +173,30 @@ bool check_regex(const std::string& pattern, const char* option, std::string* er
   return false;
 }
 
+// Metric names as CUPTI spells them: letters, digits, '_' and '.', nothing else (a typo such
+// as a comma-joined list is named here rather than by CUPTI inside the profiled program).
+bool check_metrics(const std::string& metrics, std::string* error) {
+  size_t count = 0;
+  for (size_t at = 0; at < metrics.size();) {
+    const size_t end = std::min(metrics.find(' ', at), metrics.size());
+    const std::string name = metrics.substr(at, end - at);
+    at = end + 1;
+    if (name.empty()) continue;
+    ++count;
+    for (char c : name)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'))
+        return *error = "--pmc: '" + name +
+                        "' is not a counter name (letters, digits, '_' and '.' only; separate "
+                        "names with spaces)",
+               false;
+  }
+  if (count > CounterSettings::kMaxMetrics)
+    return *error = "--pmc: " + std::to_string(count) + " counters asked for, at most " +
+                    std::to_string(CounterSettings::kMaxMetrics) + " per run",
+           false;
+  return true;
+}
+
 }  // namespace
 
 bool validate(const CaptureSettings& s, std::string* error) {
@@ -181,6 +213,7 @@ bool validate(const CaptureSettings& s, std::string* error) {
   if (c.buffer_mb < 1 || c.buffer_mb > 256)
     return *error = "cupti.buffer_mb must be between 1 and 256, not " + std::to_string(c.buffer_mb),
            false;
+  if (!check_metrics(s.counters.metrics, error)) return false;
   if (s.sampling.hz > 100000)
     return *error =
                "--sample must be between 1 and 100000 Hz, not " + std::to_string(s.sampling.hz),
@@ -212,6 +245,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
       ok = set(markers_fields(), &s->markers, key.substr(8), value, &why);
     else if (key.rfind("sampling.", 0) == 0)
       ok = set(sampling_fields(), &s->sampling, key.substr(9), value, &why);
+    else if (key.rfind("counters.", 0) == 0)
+      ok = set(counter_fields(), &s->counters, key.substr(9), value, &why);
     else
       why = "unknown setting";
     if (!ok) {
@@ -227,6 +262,7 @@ std::string to_text(const CaptureSettings& s) {
   print(cupti_fields(), s.cupti, "cupti", &out);
   print(sampling_fields(), s.sampling, "sampling", &out);
   print(markers_fields(), s.markers, "markers", &out);
+  print(counter_fields(), s.counters, "counters", &out);
   return out;
 }
 

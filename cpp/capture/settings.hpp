@@ -37,6 +37,18 @@ struct SamplingSettings {
   std::string launcher_file, runpy_file;
 };
 
+// Per-kernel hardware counters (rocprof run --pmc / --sol). Collecting them serialises kernels:
+// each launch is profiled on its own (CUPTI range profiler, one auto range per kernel, kernel
+// replay for the passes the metrics need), as rocprofv3 --pmc and Nsight Compute do.
+struct CounterSettings {
+  static constexpr uint32_t kMaxMetrics = 256;  // per run; CUPTI schedules them into passes
+  // Vendor metric names (NVIDIA: CUPTI names with rollup, e.g. dram__bytes_read.sum),
+  // separated by spaces; empty: no counter collection. The launcher resolves rocprofv3-style
+  // names to these (rocpd/metrics.py); the native side takes them as given.
+  std::string metrics;
+  std::string origin;  // what asked for them ("pmc", "sol"): stored in the database metadata
+};
+
 struct MarkersSettings {
   bool start_paused = false;  // --selected-regions: record only from roctxProfilerResume on
 };
@@ -45,6 +57,7 @@ struct CaptureSettings {
   CuptiSettings cupti;
   SamplingSettings sampling;
   MarkersSettings markers;
+  CounterSettings counters;
 };
 
 namespace capture {

@@ -99,6 +99,48 @@ EventRow Mapping::stack(const StackInfo& s) {
                   s.call_stack,     s.line_info,       kEmptyJson};
 }
 
+// ---- counters --------------------------------------------------------------------------
+
+void Mapping::add_pmc(const PmcInfo&) { pmc_ = true; }
+
+uint64_t Mapping::unmatched_pmc_values() const {
+  uint64_t n = 0;
+  for (const auto& kv : pmc_pending_) n += kv.second.size();
+  return n;
+}
+
+void Mapping::pmc_value(const Record& r, RecordRows* out) {
+  pmc_ = true;  // a value ahead of its PmcInfo row still makes later dispatches findable
+  const uint64_t corr = r.correlation_id;
+  auto it = dispatch_event_.find(corr);
+  if (it == dispatch_event_.end() && r.pmc.alt_correlation_id != 0)
+    it = dispatch_event_.find(r.pmc.alt_correlation_id);
+  if (it != dispatch_event_.end()) {
+    out->pmc_events.push_back(PmcEventRow{it->second, r.pmc.pmc_id, r.pmc.value});
+    return;
+  }
+  pmc_pending_[corr].push_back(PendingValue{r.pmc.pmc_id, r.pmc.value});
+  if (r.pmc.alt_correlation_id != 0 && r.pmc.alt_correlation_id != corr)
+    pmc_alias_[r.pmc.alt_correlation_id] = corr;
+}
+
+void Mapping::pmc_dispatch(uint64_t correlation_id, int64_t event_id, RecordRows* out) {
+  dispatch_event_[correlation_id] = event_id;
+  uint64_t key = correlation_id;
+  auto it = pmc_pending_.find(key);
+  if (it == pmc_pending_.end()) {
+    const auto a = pmc_alias_.find(correlation_id);
+    if (a == pmc_alias_.end()) return;
+    key = a->second;
+    pmc_alias_.erase(a);
+    it = pmc_pending_.find(key);
+    if (it == pmc_pending_.end()) return;
+  }
+  for (const PendingValue& v : it->second)
+    out->pmc_events.push_back(PmcEventRow{event_id, v.pmc_id, v.value});
+  pmc_pending_.erase(it);
+}
+
 // ---- records ---------------------------------------------------------------------------
 
 const std::string& Mapping::message_json(uint32_t name_id) {
@@ -185,6 +227,7 @@ const RecordRows& Mapping::record(const Record& r) {
   RecordRows& out = rows_;
   out.kind = r.kind;
   out.new_track.reset();
+  out.pmc_events.clear();
   switch (r.kind) {
     case RecordKind::kRegion: {
       out.event = event(r, region_extdata(r));
@@ -217,6 +260,7 @@ const RecordRows& Mapping::record(const Record& r) {
                              Id{k.region_name_id},
                              out.event.id,
                              extdata};
+      if (pmc_ && r.correlation_id != 0) pmc_dispatch(r.correlation_id, out.event.id, &out);
       break;
     }
     case RecordKind::kMemoryCopy: {
@@ -277,6 +321,9 @@ const RecordRows& Mapping::record(const Record& r) {
     }
     case RecordKind::kThreadName:
       out.thread_name = ThreadNameRow{text(r.name_id), r.tid};
+      break;
+    case RecordKind::kPmcValue:
+      pmc_value(r, &out);
       break;
     case RecordKind::kNone:
       break;

@@ -105,17 +105,24 @@ struct SampleRow {
   int64_t track_id, timestamp, event_id;
   std::string_view extdata;
 };
+struct PmcEventRow {  // one counter value of one dispatch: points at the dispatch's event
+  int64_t event_id, pmc_id;
+  double value;
+};
 struct ThreadNameRow {  // a rename of an existing rocpd_info_thread row
   std::string_view name;
   int64_t tid;
 };
 
 // One record's rows: its event first, then the row of the record's table (a sample may open
-// a new track, written between the two as before). kind kNone: nothing to write.
+// a new track, written between the two as before), then counter values that waited for this
+// dispatch (or, for kPmcValue, the value itself once its dispatch is known). kind kNone:
+// nothing to write.
 struct RecordRows {
   RecordKind kind = RecordKind::kNone;
   EventRow event{};
   std::optional<TrackRow> new_track;
+  std::vector<PmcEventRow> pmc_events;
   union {
     RegionRow region;
     KernelRow kernel;
@@ -150,6 +157,12 @@ class Mapping {
   // Info rows. Agents, streams/queues and kernel symbols map column for column (their
   // fields carry rocpd's column names), plus nid and this process's pid.
   ThreadRow thread(const ThreadInfo& t) const;
+  // A counter's rocpd_info_pmc row is the PmcInfo as given; from then on kernel dispatches
+  // are remembered by correlation id so that counter values find their dispatch's event.
+  void add_pmc(const PmcInfo& p);
+  // Counter values whose dispatch never arrived (its kernel was filtered out, or its record
+  // lost): stored nowhere, so counted (metadata at close).
+  uint64_t unmatched_pmc_values() const;
   EventRow stack(const StackInfo& s);        // stack nodes share rocpd_event (no stack table in v3)
   void add_callsite(const CallsiteInfo& c);  // no row of its own: its records' line_info
   int64_t pid() const { return pid_; }
@@ -163,6 +176,8 @@ class Mapping {
   std::string_view region_extdata(const Record& r);
   const std::string& message_json(uint32_t name_id);
   std::pair<int64_t, bool> track_for(uint32_t tid, uint32_t category_id);
+  void pmc_value(const Record& r, RecordRows* out);
+  void pmc_dispatch(uint64_t correlation_id, int64_t event_id, RecordRows* out);
 
   SessionInfo info_;
   std::string suffix_;
@@ -174,6 +189,17 @@ class Mapping {
   std::unordered_map<uint32_t, std::string> line_info_;  // call site id → its line_info
   std::string scratch_;
   RecordRows rows_;
+  // Counters (kPmcValue): off until the first PmcInfo. A value may arrive before its dispatch
+  // (counters are read when the launch returns, kernel records when CUPTI flushes): it waits
+  // in pmc_pending_ under its correlation id; pmc_alias_ maps its other id to that one.
+  struct PendingValue {
+    int64_t pmc_id;
+    double value;
+  };
+  bool pmc_ = false;
+  std::unordered_map<uint64_t, int64_t> dispatch_event_;  // correlation id → event id
+  std::unordered_map<uint64_t, std::vector<PendingValue>> pmc_pending_;
+  std::unordered_map<uint64_t, uint64_t> pmc_alias_;
 };
 
 }  // namespace rocpd

@@ -54,6 +54,10 @@ void RocpdSink::write_info(const InfoRow& row) {
           writer_.kernel_symbol(v, map_->pid());
         else if constexpr (std::is_same_v<T, CallsiteInfo>)
           map_->add_callsite(v);
+        else if constexpr (std::is_same_v<T, PmcInfo>) {
+          map_->add_pmc(v);
+          writer_.pmc_info(v, map_->pid());
+        }
       },
       row);
 }
@@ -101,15 +105,24 @@ void RocpdSink::write_record(const Record& r) {
     case RecordKind::kThreadName:
       writer_.thread_name(rows.thread_name);
       break;
+    case RecordKind::kPmcValue:
     case RecordKind::kNone:
       break;
   }
+  for (const rocpd::PmcEventRow& p : rows.pmc_events) writer_.pmc_event(p);
 }
 
 void RocpdSink::commit() { writer_.commit(); }
 
 void RocpdSink::close(uint64_t end_ns) {
   if (!writer_.is_open()) return;
+  // Counter values that never met their dispatch are stored nowhere: say how many.
+  if (const uint64_t n = map_->unmatched_pmc_values()) {
+    if (writer_.failure().empty())
+      writer_.metadata("rocprof.counters.unmatched_values", std::to_string(n));
+    else
+      writer_.late_metadata("rocprof.counters.unmatched_values", std::to_string(n));
+  }
   writer_.close(end_ns != 0 ? std::optional<rocpd::ProcessEndRow>(map_->process_end(end_ns))
                             : std::nullopt);
 }

@@ -100,6 +100,7 @@ bool Writer::open(const std::string& path, const std::string& guid, const std::s
   prepare_meta();
   prepare_info();
   prepare_events();
+  prepare_pmc();
   if (failed_) {
     if (error) *error = "schema and writer disagree (see the message above)";
     return false;

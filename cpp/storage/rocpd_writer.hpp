@@ -3,7 +3,8 @@
 // output itself fails (disk full, I/O error, read-only). It decides nothing about what a row
 // holds. The row writers are split by table group: rows_info.cpp (node, process, thread,
 // agent, stream, queue, kernel symbol), rows_events.cpp (event, region, kernel dispatch,
-// memory copy/allocation, track, sample), rows_meta.cpp (metadata, strings).
+// memory copy/allocation, track, sample), rows_meta.cpp (metadata, strings), rows_pmc.cpp
+// (hardware counters and their values).
 //
 // The caller hands it a path where no database is (session/os_facts.hpp prepares it).
 #pragma once
@@ -60,6 +61,10 @@ class Writer {
   void sample(const SampleRow& r);
   void thread_name(const ThreadNameRow& r);
 
+  // ---- rows_pmc.cpp
+  void pmc_info(const PmcInfo& p, int64_t pid);
+  void pmc_event(const PmcEventRow& r);
+
   // ---- transactions and failure (rocpd_writer.cpp)
   // One more record in the open transaction; true when the transaction is due for a commit
   // (bounded: a burst drained in one go must not become one transaction that a nearly full
@@ -94,6 +99,8 @@ class Writer {
     kSymbol,
     kMetaUpdate,
     kMetaInsert,
+    kPmcInfo,
+    kPmcEvent,
     kStmtCount
   };
   static constexpr uint64_t kMaxTxnRecords = 4096;
@@ -104,6 +111,7 @@ class Writer {
   void prepare_meta();
   void prepare_info();
   void prepare_events();
+  void prepare_pmc();
   void run(sql::sqlite3_stmt* s);
   // One-off statements (base rows, end times): prepared, run once, finalized.
   template <class Bind>

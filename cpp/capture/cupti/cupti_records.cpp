@@ -29,6 +29,7 @@
 #include <unordered_set>
 
 #include "capture/context.hpp"
+#include "counters.hpp"
 #include "cupti_state.hpp"
 #include "rocprof/info.hpp"
 
@@ -212,14 +213,17 @@ void device_row(CaptureContext& c, const CUpti_ActivityDevice5& d) {
   a.model_name =
       "sm_" + std::to_string(d.computeCapabilityMajor) + std::to_string(d.computeCapabilityMinor);
   a.vendor_name = "NVIDIA";
-  char ext[512];
+  // Bandwidth (KB/s) and warps per SM: the device-property peaks `rocpd sol` falls back to.
+  char ext[768];
   std::snprintf(
       ext, sizeof ext,
       "{\"compute_capability\":\"%u.%u\",\"multiprocessors\":%u,\"global_memory_bytes\":%llu,"
-      "\"l2_cache_bytes\":%u,\"core_clock_khz\":%u,\"max_threads_per_block\":%u}",
+      "\"l2_cache_bytes\":%u,\"core_clock_khz\":%u,\"max_threads_per_block\":%u,"
+      "\"global_memory_bandwidth_kbps\":%llu,\"max_warps_per_multiprocessor\":%u}",
       d.computeCapabilityMajor, d.computeCapabilityMinor, d.numMultiprocessors,
       static_cast<unsigned long long>(d.globalMemorySize), d.l2CacheSize, d.coreClockRate,
-      d.maxThreadsPerBlock);
+      d.maxThreadsPerBlock, static_cast<unsigned long long>(d.globalMemoryBandwidth),
+      d.maxWarpsPerMultiprocessor);
   a.extdata = ext;
   c.info(std::move(a));
 }
@@ -295,6 +299,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+      if (!counters::first_kernel_record(k.correlationId)) return;  // a counter pass's replay
       const Launch l = launch_of(k.correlationId, k.start);
       if (l.paused) return;
       KernelEntry* e = kernel_entry(c, k);

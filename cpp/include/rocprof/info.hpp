@@ -67,7 +67,22 @@ struct CallsiteInfo {
   std::string line_info;
 };
 
+// One hardware counter of an agent (rocpd_info_pmc), sent once per session before its values
+// (PmcData records). Columns as ROCm's writer fills them: symbol = name, value_type 'ABS'.
+struct PmcInfo {
+  uint32_t id = 0;
+  uint32_t agent_id = 0;
+  std::string target_arch = "GPU";  // 'CPU' or 'GPU'
+  std::string name, symbol, description, long_description;
+  std::string component;  // what read it: "cupti", "rocprofiler-sdk"
+  std::string units;
+  std::string value_type = "ABS";  // 'ABS', 'ACCUM' or 'RELATIVE'
+  std::string block, expression;
+  bool is_constant = false, is_derived = false;
+  std::string extdata = "{}";
+};
+
 using InfoRow = std::variant<AgentInfo, StreamInfo, KernelSymbolInfo, ThreadInfo, MetadataInfo,
-                             StackInfo, CallsiteInfo>;
+                             StackInfo, CallsiteInfo, PmcInfo>;
 
 }  // namespace rocprof

@@ -11,7 +11,7 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 2;  // 2: callsite_id on kernels/copies
+inline constexpr uint32_t kRecordFormatVersion = 3;  // 3: kPmcValue; 2: callsite_id on kernels/copies
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -22,6 +22,7 @@ enum class RecordKind : uint16_t {
   kMemoryAlloc = 4,     // device allocation / free
   kSample = 5,          // one timestamp on a track: call-stack or counter sample
   kThreadName = 6,      // rename of the recording thread (name_id)
+  kPmcValue = 7,        // one hardware counter value of one kernel dispatch (PmcData)
 };
 
 enum RecordFlags : uint16_t {
@@ -91,6 +92,16 @@ struct SampleData {
   uint32_t reserved;
 };
 
+// A counter value of the dispatch whose kernel record has this record's correlation_id (the
+// sink pairs them, whichever arrives first). alt_correlation_id: the launch's other id (the
+// driver call's, when the runtime's is the primary one), tried when the first finds nothing.
+struct PmcData {
+  uint32_t pmc_id;    // rocpd_info_pmc.id (PmcInfo::id)
+  uint32_t agent_id;  // the GPU agent the value was read on
+  double value;
+  uint64_t alt_correlation_id;
+};
+
 struct Record {
   RecordKind kind;
   uint16_t flags;
@@ -106,6 +117,7 @@ struct Record {
     CopyData copy;
     AllocData alloc;
     SampleData sample;
+    PmcData pmc;
     unsigned char raw[88];
   };
 };
@@ -114,7 +126,7 @@ static_assert(std::is_trivially_copyable_v<Record>, "records are copied as bytes
 static_assert(std::is_standard_layout_v<Record>, "records are read by offset");
 static_assert(sizeof(Record) == kRecordSize, "ring slots are 128 bytes");
 static_assert(sizeof(RegionData) <= 88 && sizeof(KernelData) <= 88 && sizeof(CopyData) <= 88 &&
-                  sizeof(AllocData) <= 88 && sizeof(SampleData) <= 88,
+                  sizeof(AllocData) <= 88 && sizeof(SampleData) <= 88 && sizeof(PmcData) <= 88,
               "payloads fit the slot");
 static_assert(offsetof(Record, raw) == 40, "header is 40 bytes");
 
