@@ -179,8 +179,9 @@ bool check_metrics(const std::string& metrics, std::string* error) {
   size_t count = 0;
   for (size_t at = 0; at < metrics.size();) {
     const size_t end = std::min(metrics.find(' ', at), metrics.size());
-    const std::string name = metrics.substr(at, end - at);
+    std::string name = metrics.substr(at, end - at);
     at = end + 1;
+    if (!name.empty() && name[0] == '?') name.erase(0, 1);  // optional: "?name"
     if (name.empty()) continue;
     ++count;
     for (char c : name)

@@ -43,7 +43,8 @@ struct SamplingSettings {
 struct CounterSettings {
   static constexpr uint32_t kMaxMetrics = 256;  // per run; CUPTI schedules them into passes
   // Vendor metric names (NVIDIA: CUPTI names with rollup, e.g. dram__bytes_read.sum),
-  // separated by spaces; empty: no counter collection. The launcher resolves rocprofv3-style
+  // separated by spaces; "?name": optional, left out on a chip without it (the --sol set spans
+  // GPU generations). Empty: no counter collection. The launcher resolves rocprofv3-style
   // names to these (rocpd/metrics.py); the native side takes them as given.
   std::string metrics;
   std::string origin;  // what asked for them ("pmc", "sol"): stored in the database metadata

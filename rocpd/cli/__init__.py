@@ -11,7 +11,8 @@ import sys
 from .. import progress, regex
 from ..errors import RocpdError
 
-SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "package", "samples", "report")
+SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "package", "samples", "report",
+               "sol")
 # ROCm's defaults for -d/--output-path and -o/--output-file (environment first, as ROCm reads them).
 DEFAULT_OUTPUT_PATH = "./rocpd-output-data"
 DEFAULT_OUTPUT_FILE = "out"

@@ -31,6 +31,14 @@ struct ContextState {
   CUpti_RangeProfiler_Object* profiler = nullptr;
   std::vector<uint8_t> config, data;
   size_t passes = 0;
+  // The metrics this device collects: the asked ones less optional ones its chip lacks.
+  std::vector<std::string> names;
+  std::vector<const char*> name_ptrs;
+};
+
+struct Asked {
+  std::string name;
+  bool optional;  // "?name": left out where the chip has no such metric (--sol's sets)
 };
 
 const Api* g_a = nullptr;
@@ -39,8 +47,7 @@ std::atomic<CaptureContext*> g_ctx{nullptr};
 // Held from a launch's ENTER to its EXIT: launches of all threads run one at a time. Also
 // guards everything below (contexts are created and destroyed under it).
 std::mutex g_mu;
-std::vector<std::string> g_names;
-std::vector<const char*> g_name_ptrs;
+std::vector<Asked> g_asked;
 std::string g_origin;
 std::vector<ContextState*> g_contexts;
 std::set<uint32_t> g_described;  // devices whose PmcInfo rows were sent
@@ -113,8 +120,8 @@ void describe(const ContextState& st) {
   if (!g_described.insert(st.device).second) return;
   CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   if (c == nullptr) return;
-  for (size_t j = 0; j < g_names.size(); ++j) {
-    const std::string& name = g_names[j];
+  for (size_t j = 0; j < st.names.size(); ++j) {
+    const std::string& name = st.names[j];
     MetricProps props;
     st.host.properties(name, &props);
     PmcInfo p;
@@ -176,9 +183,33 @@ bool configure(ContextState& st) {
   if (!checked(st, "cuptiProfilerGetCounterAvailability",
                f.cuptiProfilerGetCounterAvailability(&av)))
     return false;
+  // Each name judged on its own first, so that a bad one is named (CUPTI's configuration call
+  // only says that one of them is bad) and an optional one the chip lacks is left out.
+  std::string bad, skipped;
+  for (const Asked& a : g_asked) {
+    const std::string problem = check_metric(*g_a, chip_name, a.name);
+    if (problem.empty())
+      st.names.push_back(a.name);
+    else if (a.optional)
+      skipped += (skipped.empty() ? "" : " ") + a.name;
+    else
+      bad += (bad.empty() ? "" : "; ") + a.name + ": " + problem;
+  }
+  if (!skipped.empty())
+    note("skipped_on_gpu" + std::to_string(device), skipped + " (not metrics of " + chip_name + ")");
+  if (!bad.empty()) {
+    fail(st, "not collectable on " + chip_name + ": " + bad + " (rocprof avail --chip " +
+                 chip_name + " lists what is)");
+    return false;
+  }
+  if (st.names.empty()) {
+    fail(st, "none of the counters asked for exists on " + chip_name);
+    return false;
+  }
+  for (const std::string& n : st.names) st.name_ptrs.push_back(n.c_str());
   std::string why;
   if (!st.host.init(chip_name, &availability, &why) ||
-      !st.host.config_image(g_name_ptrs, &st.config, &st.passes, &why)) {
+      !st.host.config_image(st.name_ptrs, &st.config, &st.passes, &why)) {
     fail(st, why + " (check the names with: rocprof avail --chip " + chip_name + ")");
     return false;
   }
@@ -194,8 +225,8 @@ bool configure(ContextState& st) {
   st.profiler = en.pRangeProfilerObject;
   auto sz = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
   sz.pRangeProfilerObject = st.profiler;
-  sz.pMetricNames = g_name_ptrs.data();
-  sz.numMetrics = g_name_ptrs.size();
+  sz.pMetricNames = st.name_ptrs.data();
+  sz.numMetrics = st.name_ptrs.size();
   sz.maxNumOfRanges = 1;  // one launch per start/stop
   sz.maxNumRangeTreeNodes = 1;
   if (!checked(st, "cuptiRangeProfilerGetCounterDataSize",
@@ -256,10 +287,10 @@ void collect(ContextState& st) {
                f.cuptiRangeProfilerGetCounterDataInfo(&info)))
     return;
   CaptureContext* c = g_ctx.load(std::memory_order_acquire);
-  std::vector<double> values(g_names.size());
+  std::vector<double> values(st.names.size());
   for (size_t range = 0; range < info.numTotalRanges && c != nullptr; ++range) {
     std::string why;
-    if (!st.host.evaluate(st.data, range, g_name_ptrs, values.data(), &why)) {
+    if (!st.host.evaluate(st.data, range, st.name_ptrs, values.data(), &why)) {
       fail(st, why);
       return;
     }
@@ -307,18 +338,20 @@ bool start(CaptureContext& c, const CounterSettings& s, const Api& a, std::strin
            " (per-kernel counters need CUPTI's range profiler, CUDA 12.6 or newer)";
     return false;
   }
-  g_names.clear();
+  g_asked.clear();
   for (size_t at = 0; at < s.metrics.size();) {
     const size_t end = std::min(s.metrics.find(' ', at), s.metrics.size());
-    if (end > at) g_names.push_back(s.metrics.substr(at, end - at));
+    if (end > at) {
+      const bool optional = s.metrics[at] == '?';
+      const std::string name = s.metrics.substr(at + (optional ? 1 : 0), end - at - (optional ? 1 : 0));
+      if (!name.empty()) g_asked.push_back(Asked{name, optional});
+    }
     at = end + 1;
   }
-  if (g_names.empty()) {
+  if (g_asked.empty()) {
     *why = "no counter names given";
     return false;
   }
-  g_name_ptrs.clear();
-  for (const std::string& n : g_names) g_name_ptrs.push_back(n.c_str());
   g_a = &a;
   g_origin = s.origin;
   g_described.clear();
@@ -329,9 +362,7 @@ bool start(CaptureContext& c, const CounterSettings& s, const Api& a, std::strin
   g_replayed.store(0);
   g_dedupe.store(true);
   g_ctx.store(&c, std::memory_order_release);
-  std::string names;
-  for (const std::string& n : g_names) names += (names.empty() ? "" : " ") + n;
-  c.info(MetadataInfo{"rocprof.counters.metrics", names});
+  c.info(MetadataInfo{"rocprof.counters.metrics", s.metrics});
   c.info(MetadataInfo{"rocprof.counters.origin", g_origin});
   c.info(MetadataInfo{"rocprof.counters.method",
                       "CUPTI range profiler: one auto range per kernel launch, kernel replay"});
