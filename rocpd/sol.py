@@ -200,15 +200,20 @@ def empirical_peaks(db, agents: dict[int, dict], peaks_file: str | None = None) 
     out = {}
     for aid, a in agents.items():
         for table in tables:
-            entry = table.get(a["uuid"]) if a["uuid"] else None
-            entry = entry or next((v for v in table.values() if isinstance(v, dict)
-                                   and v.get("device") == a["name"]), None)
+            by_uuid = {_uuid_key(k): v for k, v in table.items() if isinstance(v, dict)}
+            entry = by_uuid.get(_uuid_key(a["uuid"])) if a["uuid"] else None
+            entry = entry or next((v for v in by_uuid.values() if v.get("device") == a["name"]), None)
             if entry:
                 found = {"dram": entry.get("dram_bytes_per_second"),
                          "l2": entry.get("l2_bytes_per_second"), **entry.get("flops", {})}
                 out[aid] = {k: float(v) for k, v in found.items() if isinstance(v, (int, float))}
                 break
     return out
+
+
+def _uuid_key(uuid: str) -> str:
+    """"GPU-5E1F0C3A-..." and "5e1f0c3a..." name the same device."""
+    return str(uuid).lower().replace("gpu-", "").replace("-", "")
 
 
 def compute(db, peaks_file: str | None = None, **filters) -> SolResult:

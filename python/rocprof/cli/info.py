@@ -86,6 +86,7 @@ def run(args) -> int:
     print(f"Python {sys.version.split()[0]} ({platform.python_implementation()}) on {platform.machine()}")
     print(f"native libraries: {library_dir()}")
     print("backends:")
+    width = max(9, *(len(s["name"]) for s in statuses))
     for s in statuses:
         if not s["compiled"]:
             state = "not compiled in"
@@ -94,9 +95,9 @@ def run(args) -> int:
         else:
             state = "compiled, not live"
         reason = f" — {s['reason']}" if s["reason"] else ""
-        print(f"  {s['name']:<9} {state}{reason}")
+        print(f"  {s['name']:<{width}} {state}{reason}")
         if s["description"]:
-            print(f"            {s['description']}")
+            print(f"  {'':<{width}} {s['description']}")
     print("AMD (HSA/HIP) capture has not yet run on AMD hardware.")
     for line in name_clashes():
         print(f"name clash: {line}")
