@@ -109,14 +109,21 @@ uint64_t Mapping::unmatched_pmc_values() const {
   return n;
 }
 
+int64_t Mapping::dispatch_event(uint64_t correlation_id) const {
+  if (correlation_id == 0) return 0;
+  const auto it = dispatch_event_.find(correlation_id);
+  if (it != dispatch_event_.end()) return it->second;
+  const auto& slot = recent_dispatch_[correlation_id & (kRecentDispatches - 1)];
+  return slot.first == correlation_id ? slot.second : 0;
+}
+
 void Mapping::pmc_value(const Record& r, RecordRows* out) {
   pmc_ = true;  // a value ahead of its PmcInfo row still makes later dispatches findable
   const uint64_t corr = r.correlation_id;
-  auto it = dispatch_event_.find(corr);
-  if (it == dispatch_event_.end() && r.pmc.alt_correlation_id != 0)
-    it = dispatch_event_.find(r.pmc.alt_correlation_id);
-  if (it != dispatch_event_.end()) {
-    out->pmc_events.push_back(PmcEventRow{it->second, r.pmc.pmc_id, r.pmc.value});
+  int64_t event = dispatch_event(corr);
+  if (event == 0) event = dispatch_event(r.pmc.alt_correlation_id);
+  if (event != 0) {
+    out->pmc_events.push_back(PmcEventRow{event, r.pmc.pmc_id, r.pmc.value});
     return;
   }
   pmc_pending_[corr].push_back(PendingValue{r.pmc.pmc_id, r.pmc.value});
@@ -260,7 +267,11 @@ const RecordRows& Mapping::record(const Record& r) {
                              Id{k.region_name_id},
                              out.event.id,
                              extdata};
-      if (pmc_ && r.correlation_id != 0) pmc_dispatch(r.correlation_id, out.event.id, &out);
+      if (r.correlation_id != 0) {
+        recent_dispatch_[r.correlation_id & (kRecentDispatches - 1)] = {r.correlation_id,
+                                                                        out.event.id};
+        if (pmc_) pmc_dispatch(r.correlation_id, out.event.id, &out);
+      }
       break;
     }
     case RecordKind::kMemoryCopy: {

@@ -198,6 +198,12 @@ class Mapping {
   };
   bool pmc_ = false;
   std::unordered_map<uint64_t, int64_t> dispatch_event_;  // correlation id → event id
+  // The last dispatches by correlation id (direct-mapped, always kept: two stores a dispatch),
+  // for a value that meets a dispatch written before the first PmcInfo arrived.
+  static constexpr size_t kRecentDispatches = 1u << 16;
+  std::vector<std::pair<uint64_t, int64_t>> recent_dispatch_ =
+      std::vector<std::pair<uint64_t, int64_t>>(kRecentDispatches);
+  int64_t dispatch_event(uint64_t correlation_id) const;
   std::unordered_map<uint64_t, std::vector<PendingValue>> pmc_pending_;
   std::unordered_map<uint64_t, uint64_t> pmc_alias_;
 };
