@@ -262,8 +262,9 @@ class FixtureWriter {
 
   // A counter (rocpd_info_pmc row) and a value of it for the dispatch with `correlation_id`
   // (a kPmcValue record: the sink pairs it with its dispatch, before or after it arrives).
-  void pmc_info(uint32_t id, const std::string& name, uint32_t agent, const std::string& description,
-                const std::string& units, const std::string& component, const std::string& block,
+  void pmc_info(uint32_t id, const std::string& name, uint32_t agent,
+                const std::string& description, const std::string& units,
+                const std::string& component, const std::string& block,
                 const std::string& expression, bool is_constant, bool is_derived,
                 const std::string& value_type, const std::string& extdata) {
     PmcInfo p;

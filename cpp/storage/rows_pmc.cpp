@@ -27,9 +27,9 @@ void Writer::pmc_info(const PmcInfo& p, int64_t pid) {
     bind(s, i++, int64_t{p.agent_id});
   else
     api_->bind_null(s, i++);
-  for (const std::string* v : {&p.target_arch, &p.name, &p.symbol, &p.description,
-                               &p.long_description, &p.component, &p.units, &p.value_type,
-                               &p.block, &p.expression})
+  for (const std::string* v :
+       {&p.target_arch, &p.name, &p.symbol, &p.description, &p.long_description, &p.component,
+        &p.units, &p.value_type, &p.block, &p.expression})
     bind(s, i++, *v);
   bind(s, i++, int64_t{p.is_constant ? 1 : 0});
   bind(s, i++, int64_t{p.is_derived ? 1 : 0});

@@ -143,12 +143,9 @@ TEST(RocpdSink, CounterValuesPairWithTheirDispatch) {
     return k;
   };
   Record rs[] = {value(10, 0, 1000.0),  // before its dispatch
-                 dispatch(10, 100),
-                 dispatch(11, 200),
-                 value(11, 0, 2000.0),   // after it
-                 value(12, 13, 3000.0),  // the dispatch carries the other id
-                 dispatch(13, 300),
-                 value(99, 0, 1.0)};  // never matched
+                 dispatch(10, 100),     dispatch(11, 200), value(11, 0, 2000.0),  // after it
+                 value(12, 13, 3000.0),                      // the dispatch carries the other id
+                 dispatch(13, 300),     value(99, 0, 1.0)};  // never matched
   sink.write_records(rs, sizeof rs / sizeof rs[0]);
   sink.close(500);
   const std::string& p = info.path;
@@ -156,8 +153,9 @@ TEST(RocpdSink, CounterValuesPairWithTheirDispatch) {
   EXPECT_EQ(scalar(p, "SELECT counter_value FROM pmc_events WHERE dispatch_id=10"), 1000);
   EXPECT_EQ(scalar(p, "SELECT counter_value FROM pmc_events WHERE dispatch_id=11"), 2000);
   EXPECT_EQ(scalar(p, "SELECT value FROM counters_collection WHERE dispatch_id=13"), 3000);
-  EXPECT_EQ(scalar(p, "SELECT value FROM rocpd_metadata WHERE tag='rocprof.counters.unmatched_values'"),
-            1);
+  EXPECT_EQ(
+      scalar(p, "SELECT value FROM rocpd_metadata WHERE tag='rocprof.counters.unmatched_values'"),
+      1);
   EXPECT_EQ(scalar(p, "SELECT count(*) FROM rocpd_info_pmc WHERE component='cupti' AND agent_id=2"),
             1);
   std::remove(p.c_str());

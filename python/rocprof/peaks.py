@@ -64,24 +64,9 @@ def measure(index: int) -> dict:
     entry = {"device": props.name, "uuid": _uuid_of(props), "measured":
              datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
              "torch": torch.__version__, "flops": {}, "method": {}}
-    n = max(1 << 20, min(1 << 28, int(free * 0.2) // 8))  # float32 elements per buffer
-    x = torch.ones(n, device=dev)
-    y = torch.empty_like(x)
-    best = 0.0
-    for label, fn in (("copy_", lambda: y.copy_(x)), ("mul", lambda: torch.mul(x, 1.0, out=y))):
-        rate = 2 * n * 4 / _best_seconds(fn, sync)
-        if rate > best:
-            best, entry["method"]["dram"] = rate, f"{label} of {n * 4 >> 20} MiB float32, read+write"
-    entry["dram_bytes_per_second"] = best
-    del x, y
+    entry["dram_bytes_per_second"], entry["method"]["dram"] = _dram(torch, dev, free, sync)
     l2 = getattr(props, "L2_cache_size", 0) or (40 << 20)
-    m = max(1 << 16, l2 // 4 // 4)  # a quarter of L2 per buffer: both stay resident
-    a = torch.ones(m, device=dev)
-    b = torch.empty_like(a)
-    entry["l2_bytes_per_second"] = 2 * m * 4 / _best_seconds(lambda: torch.mul(a, 1.0, out=b), sync,
-                                                              inner=200)
-    entry["method"]["l2"] = f"mul of {m * 4 >> 10} KiB float32 (L2-resident), read+write"
-    del a, b
+    entry["l2_bytes_per_second"], entry["method"]["l2"] = _l2(torch, dev, l2, sync)
     for key, dtype, size, tf32 in GEMMS:
         old = torch.backends.cuda.matmul.allow_tf32
         try:
@@ -99,6 +84,28 @@ def measure(index: int) -> dict:
             torch.backends.cuda.matmul.allow_tf32 = old
     torch.cuda.empty_cache()
     return entry
+
+
+def _dram(torch, dev, free: int, sync) -> tuple[float, str]:
+    """A copy far larger than L2, read + written: the best of a memcpy and a copy kernel."""
+    n = max(1 << 20, min(1 << 28, int(free * 0.2) // 8))  # float32 elements per buffer
+    x = torch.ones(n, device=dev)
+    y = torch.empty_like(x)
+    best, how = 0.0, ""
+    for label, fn in (("copy_", lambda: y.copy_(x)), ("mul", lambda: torch.mul(x, 1.0, out=y))):
+        rate = 2 * n * 4 / _best_seconds(fn, sync)
+        if rate > best:
+            best, how = rate, f"{label} of {n * 4 >> 20} MiB float32, read+write"
+    return best, how
+
+
+def _l2(torch, dev, l2_bytes: int, sync) -> tuple[float, str]:
+    """A copy between two buffers of a quarter of L2 each (both stay resident)."""
+    m = max(1 << 16, l2_bytes // 4 // 4)
+    a = torch.ones(m, device=dev)
+    b = torch.empty_like(a)
+    rate = 2 * m * 4 / _best_seconds(lambda: torch.mul(a, 1.0, out=b), sync, inner=200)
+    return rate, f"mul of {m * 4 >> 10} KiB float32 (L2-resident), read+write"
 
 
 def _uuid_of(props) -> str:

@@ -30,6 +30,8 @@ struct ContextState {
   MetricHost host;
   CUpti_RangeProfiler_Object* profiler = nullptr;
   std::vector<uint8_t> config, data;
+  // Kept as long as the host object that was initialised with it.
+  std::vector<uint8_t> availability;
   size_t passes = 0;
   // The metrics this device collects: the asked ones less optional ones its chip lacks.
   std::vector<std::string> names;
@@ -85,7 +87,8 @@ void fail(ContextState& st, const std::string& why) {
   g_status = "off for GPU " + std::to_string(st.device) + ": " + why;
   note("status", g_status);
   if (st.profiler != nullptr) {
-    auto d = params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+    auto d =
+        params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
     d.pRangeProfilerObject = st.profiler;
     g_a->counters.cuptiRangeProfilerDisable(&d);
     st.profiler = nullptr;
@@ -96,8 +99,9 @@ bool checked(ContextState& st, const char* what, CUptiResult r) {
   if (r == CUPTI_SUCCESS) return true;
   std::string why = call_error(*g_a, what, r);
   if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-    why += " (GPU performance counters are restricted to administrators on this host: run as "
-           "root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0)";
+    why +=
+        " (GPU performance counters are restricted to administrators on this host: run as "
+        "root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0)";
   fail(st, why);
   return false;
 }
@@ -132,7 +136,8 @@ void describe(const ContextState& st) {
     p.units = props.dim_unit;
     p.block = props.hw_unit;
     p.component = "cupti";
-    const bool peak = name.size() > 15 && name.compare(name.size() - 15, 15, ".peak_sustained") == 0;
+    const bool peak =
+        name.size() > 15 && name.compare(name.size() - 15, 15, ".peak_sustained") == 0;
     p.is_constant = peak;  // the hardware's own per-cycle peak: the same for every dispatch
     p.is_derived = props.type != CUPTI_METRIC_TYPE_COUNTER ||
                    name.find(".pct_of_") != std::string::npos ||
@@ -156,16 +161,20 @@ bool configure(ContextState& st) {
   if (!checked(st, "cuptiGetDeviceId", f.cuptiGetDeviceId(st.ctx, &device))) return false;
   st.device = device;
   if (!g_profiler_initialized) {
-    auto init = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    auto init =
+        params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
     if (!checked(st, "cuptiProfilerInitialize", f.cuptiProfilerInitialize(&init))) return false;
     g_profiler_initialized = true;
   }
-  auto sup = params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+  auto sup = params<CUpti_Profiler_DeviceSupported_Params>(
+      CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
   sup.cuDevice = static_cast<CUdevice>(device);
   sup.api = CUPTI_PROFILER_RANGE_PROFILING;
-  if (!checked(st, "cuptiProfilerDeviceSupported", f.cuptiProfilerDeviceSupported(&sup)))
-    return false;
-  if (sup.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+  // A failed query is no verdict (the calls below say what is wrong); an answer of "no" is.
+  const CUptiResult sr = f.cuptiProfilerDeviceSupported(&sup);
+  if (sr != CUPTI_SUCCESS)
+    note("device_supported_query", call_error(*g_a, "cuptiProfilerDeviceSupported", sr));
+  else if (sup.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
     fail(st, support_problem(sup));
     return false;
   }
@@ -173,13 +182,14 @@ bool configure(ContextState& st) {
   chip.deviceIndex = device;
   if (!checked(st, "cuptiDeviceGetChipName", f.cuptiDeviceGetChipName(&chip))) return false;
   const std::string chip_name = chip.pChipName ? chip.pChipName : "";
-  auto av = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+  auto av = params<CUpti_Profiler_GetCounterAvailability_Params>(
+      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
   av.ctx = st.ctx;
   if (!checked(st, "cuptiProfilerGetCounterAvailability (size)",
                f.cuptiProfilerGetCounterAvailability(&av)))
     return false;
-  std::vector<uint8_t> availability(av.counterAvailabilityImageSize);
-  av.pCounterAvailabilityImage = availability.data();
+  st.availability.assign(av.counterAvailabilityImageSize, 0);
+  av.pCounterAvailabilityImage = st.availability.data();
   if (!checked(st, "cuptiProfilerGetCounterAvailability",
                f.cuptiProfilerGetCounterAvailability(&av)))
     return false;
@@ -196,7 +206,8 @@ bool configure(ContextState& st) {
       bad += (bad.empty() ? "" : "; ") + a.name + ": " + problem;
   }
   if (!skipped.empty())
-    note("skipped_on_gpu" + std::to_string(device), skipped + " (not metrics of " + chip_name + ")");
+    note("skipped_on_gpu" + std::to_string(device),
+         skipped + " (not metrics of " + chip_name + ")");
   if (!bad.empty()) {
     fail(st, "not collectable on " + chip_name + ": " + bad + " (rocprof avail --chip " +
                  chip_name + " lists what is)");
@@ -208,7 +219,7 @@ bool configure(ContextState& st) {
   }
   for (const std::string& n : st.names) st.name_ptrs.push_back(n.c_str());
   std::string why;
-  if (!st.host.init(chip_name, &availability, &why) ||
+  if (!st.host.init(chip_name, &st.availability, &why) ||
       !st.host.config_image(st.name_ptrs, &st.config, &st.passes, &why)) {
     fail(st, why + " (check the names with: rocprof avail --chip " + chip_name + ")");
     return false;
@@ -219,11 +230,13 @@ bool configure(ContextState& st) {
     for (const auto& p : g_passes) s += (s.empty() ? "" : ",") + p;
     return s;
   }());
-  auto en = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+  auto en =
+      params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
   en.ctx = st.ctx;
   if (!checked(st, "cuptiRangeProfilerEnable", f.cuptiRangeProfilerEnable(&en))) return false;
   st.profiler = en.pRangeProfilerObject;
-  auto sz = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  auto sz = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
   sz.pRangeProfilerObject = st.profiler;
   sz.pMetricNames = st.name_ptrs.data();
   sz.numMetrics = st.name_ptrs.size();
@@ -233,14 +246,16 @@ bool configure(ContextState& st) {
                f.cuptiRangeProfilerGetCounterDataSize(&sz)))
     return false;
   st.data.assign(sz.counterDataSize, 0);
-  auto ci = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  auto ci = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   ci.pRangeProfilerObject = st.profiler;
   ci.counterDataSize = st.data.size();
   ci.pCounterData = st.data.data();
   if (!checked(st, "cuptiRangeProfilerCounterDataImageInitialize",
                f.cuptiRangeProfilerCounterDataImageInitialize(&ci)))
     return false;
-  auto sc = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  auto sc = params<CUpti_RangeProfiler_SetConfig_Params>(
+      CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   sc.pRangeProfilerObject = st.profiler;
   sc.configSize = st.config.size();
   sc.pConfig = st.config.data();
@@ -253,8 +268,7 @@ bool configure(ContextState& st) {
   sc.minNestingLevel = 1;
   sc.passIndex = 0;
   sc.targetNestingLevel = 1;
-  if (!checked(st, "cuptiRangeProfilerSetConfig", f.cuptiRangeProfilerSetConfig(&sc)))
-    return false;
+  if (!checked(st, "cuptiRangeProfilerSetConfig", f.cuptiRangeProfilerSetConfig(&sc))) return false;
   describe(st);
   return true;
 }
@@ -276,11 +290,13 @@ void collect(ContextState& st) {
   stop.pRangeProfilerObject = st.profiler;
   if (!checked(st, "cuptiRangeProfilerStop", f.cuptiRangeProfilerStop(&stop))) return;
   if (!stop.isAllPassSubmitted) ++g_incomplete;
-  auto dec = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  auto dec = params<CUpti_RangeProfiler_DecodeData_Params>(
+      CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   dec.pRangeProfilerObject = st.profiler;
   if (!checked(st, "cuptiRangeProfilerDecodeData", f.cuptiRangeProfilerDecodeData(&dec))) return;
   g_ranges_dropped += dec.numOfRangeDropped;
-  auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = st.data.data();
   info.counterDataImageSize = st.data.size();
   if (!checked(st, "cuptiRangeProfilerGetCounterDataInfo",
@@ -311,7 +327,8 @@ void collect(ContextState& st) {
       if (c->emit(r)) ++g_values;
     }
   }
-  auto ci = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  auto ci = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   ci.pRangeProfilerObject = st.profiler;
   ci.counterDataSize = st.data.size();
   ci.pCounterData = st.data.data();
@@ -321,7 +338,8 @@ void collect(ContextState& st) {
 
 void disable(ContextState* st) {
   if (st->profiler != nullptr) {
-    auto d = params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+    auto d =
+        params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
     d.pRangeProfilerObject = st->profiler;
     g_a->counters.cuptiRangeProfilerDisable(&d);
     st->profiler = nullptr;
@@ -343,7 +361,8 @@ bool start(CaptureContext& c, const CounterSettings& s, const Api& a, std::strin
     const size_t end = std::min(s.metrics.find(' ', at), s.metrics.size());
     if (end > at) {
       const bool optional = s.metrics[at] == '?';
-      const std::string name = s.metrics.substr(at + (optional ? 1 : 0), end - at - (optional ? 1 : 0));
+      const std::string name =
+          s.metrics.substr(at + (optional ? 1 : 0), end - at - (optional ? 1 : 0));
       if (!name.empty()) g_asked.push_back(Asked{name, optional});
     }
     at = end + 1;
@@ -408,7 +427,8 @@ void on_launch(const CUpti_CallbackData* cb, uint32_t kernel_correlation) noexce
     if (!active()) return;  // stopped while this thread waited: EXIT only unlocks
     ContextState* st = state_for(cb->context);
     if (st->broken) return;
-    auto sp = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+    auto sp =
+        params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     sp.pRangeProfilerObject = st->profiler;
     if (checked(*st, "cuptiRangeProfilerStart", g_a->counters.cuptiRangeProfilerStart(&sp)))
       t_state = st;

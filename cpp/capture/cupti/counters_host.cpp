@@ -21,7 +21,8 @@ const char* metric_type_name(int type) {
 
 MetricHost::~MetricHost() {
   if (host_ != nullptr && a_.counters.cuptiProfilerHostDeinitialize != nullptr) {
-    auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     p.pHostObject = host_;
     a_.counters.cuptiProfilerHostDeinitialize(&p);
   }
@@ -33,9 +34,11 @@ bool MetricHost::init(const std::string& chip, const std::vector<uint8_t>* avail
     *why = a_.path + " lacks " + a_.counters_missing + " (hardware counters need CUDA 12.6+)";
     return false;
   }
-  auto p = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  chip_ = chip;  // CUPTI may keep the pointer: the string lives as long as this object
+  auto p = params<CUpti_Profiler_Host_Initialize_Params>(
+      CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-  p.pChipName = chip.c_str();
+  p.pChipName = chip_.c_str();
   p.pCounterAvailabilityImage =
       availability != nullptr && !availability->empty() ? availability->data() : nullptr;
   const CUptiResult r = a_.counters.cuptiProfilerHostInitialize(&p);
@@ -44,12 +47,12 @@ bool MetricHost::init(const std::string& chip, const std::vector<uint8_t>* avail
     return false;
   }
   host_ = p.pHostObject;
-  chip_ = chip;
   return true;
 }
 
 bool MetricHost::properties(const std::string& name, MetricProps* out) const {
-  auto p = params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
+  auto p = params<CUpti_Profiler_Host_GetMetricProperties_Params>(
+      CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
   p.pHostObject = host_;
   p.pMetricName = name.c_str();
   if (host_ == nullptr || a_.counters.cuptiProfilerHostGetMetricProperties(&p) != CUPTI_SUCCESS)
@@ -62,7 +65,8 @@ bool MetricHost::properties(const std::string& name, MetricProps* out) const {
 }
 
 bool MetricHost::base_metrics(int type, std::vector<std::string>* out, std::string* why) const {
-  auto p = params<CUpti_Profiler_Host_GetBaseMetrics_Params>(CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE);
+  auto p = params<CUpti_Profiler_Host_GetBaseMetrics_Params>(
+      CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE);
   p.pHostObject = host_;
   p.metricType = static_cast<CUpti_MetricType>(type);
   const CUptiResult r = a_.counters.cuptiProfilerHostGetBaseMetrics(&p);
@@ -77,7 +81,8 @@ bool MetricHost::base_metrics(int type, std::vector<std::string>* out, std::stri
 
 bool MetricHost::sub_metrics(int type, const std::string& base,
                              std::vector<std::string>* out) const {
-  auto p = params<CUpti_Profiler_Host_GetSubMetrics_Params>(CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE);
+  auto p = params<CUpti_Profiler_Host_GetSubMetrics_Params>(
+      CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE);
   p.pHostObject = host_;
   p.metricType = static_cast<CUpti_MetricType>(type);
   p.pMetricName = base.c_str();
@@ -88,7 +93,8 @@ bool MetricHost::sub_metrics(int type, const std::string& base,
 }
 
 bool MetricHost::add_metrics(const std::vector<const char*>& names, std::string* why) {
-  auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
   add.pHostObject = host_;
   add.ppMetricNames = const_cast<const char**>(names.data());
   add.numMetrics = names.size();
@@ -105,7 +111,8 @@ bool MetricHost::config_image(const std::vector<const char*>& names, std::vector
   const auto& c = a_.counters;
   if (!add_metrics(names, why)) return false;
   CUptiResult r;
-  auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
   size.pHostObject = host_;
   if ((r = c.cuptiProfilerHostGetConfigImageSize(&size)) != CUPTI_SUCCESS ||
       size.configImageSize == 0) {
@@ -115,7 +122,8 @@ bool MetricHost::config_image(const std::vector<const char*>& names, std::vector
     return false;
   }
   image->assign(size.configImageSize, 0);
-  auto get = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  auto get = params<CUpti_Profiler_Host_GetConfigImage_Params>(
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
   get.pHostObject = host_;
   get.configImageSize = image->size();
   get.pConfigImage = image->data();
@@ -123,7 +131,8 @@ bool MetricHost::config_image(const std::vector<const char*>& names, std::vector
     *why = call_error(a_, "cuptiProfilerHostGetConfigImage", r);
     return false;
   }
-  auto np = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  auto np = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
   np.configImageSize = image->size();
   np.pConfigImage = image->data();
   if ((r = c.cuptiProfilerHostGetNumOfPasses(&np)) != CUPTI_SUCCESS) {
@@ -137,7 +146,8 @@ bool MetricHost::config_image(const std::vector<const char*>& names, std::vector
 bool MetricHost::evaluate(const std::vector<uint8_t>& counter_data, size_t range,
                           const std::vector<const char*>& names, double* values,
                           std::string* why) const {
-  auto p = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+  auto p = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
   p.pHostObject = host_;
   p.pCounterDataImage = counter_data.data();
   p.counterDataImageSize = counter_data.size();
@@ -172,7 +182,8 @@ bool supported_chips(const Api& a, std::vector<std::string>* out, std::string* w
     *why = a.path + " lacks " + a.counters_missing + " (hardware counters need CUDA 12.6+)";
     return false;
   }
-  auto p = params<CUpti_Profiler_Host_GetSupportedChips_Params>(CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE);
+  auto p = params<CUpti_Profiler_Host_GetSupportedChips_Params>(
+      CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE);
   const CUptiResult r = a.counters.cuptiProfilerHostGetSupportedChips(&p);
   if (r != CUPTI_SUCCESS) {
     *why = call_error(a, "cuptiProfilerHostGetSupportedChips", r);

@@ -41,7 +41,7 @@ class MetricHost {
   MetricHost& operator=(const MetricHost&) = delete;
 
   // `availability`: the device's counter availability image (null on a machine without the
-  // GPU: names and properties still work, collection does not).
+  // GPU: names and properties still work, collection does not); it must outlive this object.
   bool init(const std::string& chip, const std::vector<uint8_t>* availability, std::string* why);
   bool ready() const { return host_ != nullptr; }
   const std::string& chip() const { return chip_; }

@@ -114,7 +114,8 @@ bool list_devices(bool submetrics, std::vector<CounterDevice>* out, std::string*
     return false;
   }
   const CounterApi& f = a->counters;
-  auto init = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+  auto init =
+      params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
   CUptiResult r = f.cuptiProfilerInitialize(&init);
   if (r != CUPTI_SUCCESS) return *why = call_error(*a, "cuptiProfilerInitialize", r), false;
   for (int i = 0; i < count; ++i) {
@@ -125,7 +126,8 @@ bool list_devices(bool submetrics, std::vector<CounterDevice>* out, std::string*
     if (d.get(&cu, i) != CUDA_SUCCESS) continue;
     d.name(name, sizeof name, cu);
     dev.name = name;
-    auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+    auto chip =
+        params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = static_cast<size_t>(i);
     if ((r = f.cuptiDeviceGetChipName(&chip)) != CUPTI_SUCCESS)
       return *why = call_error(*a, "cuptiDeviceGetChipName", r), false;
@@ -133,7 +135,8 @@ bool list_devices(bool submetrics, std::vector<CounterDevice>* out, std::string*
     std::vector<uint8_t> availability;
     CUcontext ctx = nullptr;
     if (d.retain(&ctx, cu) == CUDA_SUCCESS) {
-      auto av = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+      auto av = params<CUpti_Profiler_GetCounterAvailability_Params>(
+          CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
       av.ctx = ctx;
       if (f.cuptiProfilerGetCounterAvailability(&av) == CUPTI_SUCCESS) {
         availability.resize(av.counterAvailabilityImageSize);

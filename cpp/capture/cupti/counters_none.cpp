@@ -27,7 +27,9 @@ uint64_t replayed_kernel_records() noexcept { return 0; }
 void end_dedupe() noexcept {}
 }  // namespace counters
 
-bool list_devices(bool, std::vector<CounterDevice>*, std::string* why) { return *why = kWhy, false; }
+bool list_devices(bool, std::vector<CounterDevice>*, std::string* why) {
+  return *why = kWhy, false;
+}
 bool list_chip(const std::string&, bool, CounterDevice*, std::string* why) {
   return *why = kWhy, false;
 }

@@ -11,7 +11,8 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 3;  // 3: kPmcValue; 2: callsite_id on kernels/copies
+inline constexpr uint32_t kRecordFormatVersion =
+    3;  // 3: kPmcValue; 2: callsite_id on kernels/copies
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {

@@ -12,8 +12,9 @@ from rocprof import _core, backends
 from rocprof.cli import build_parser
 from rocprof.cli.run import options_from, split_argv
 from rocprof.options import Options
-from rocpd import metrics
 from support import run_rocprof
+
+from rocpd import metrics
 
 
 def _cupti_tables() -> str:

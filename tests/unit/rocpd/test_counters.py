@@ -8,6 +8,7 @@ import csv
 import re
 
 import pytest
+
 import rocpd
 from rocpd import pmc
 from rocpd.testing import DatabaseBuilder

@@ -8,6 +8,7 @@ import json
 import math
 
 import pytest
+
 import rocpd
 from rocpd import metrics, roofline, sol, sol_example
 from rocpd.testing import DatabaseBuilder
