@@ -148,10 +148,10 @@ def _aggregate(df, keys: list[str]):
 def _agents(db) -> dict[int, dict]:
     out = {}
     for f in db.sources():
-        for aid, name, uuid, model, ext in f.conn.execute(
+        for aid, name, uuid, model, agent_json in f.conn.execute(
                 "SELECT id, name, uuid, model_name, extdata FROM rocpd_info_agent WHERE type = 'GPU'"):
             try:
-                info = json.loads(ext or "{}")
+                info = json.loads(agent_json or "{}")
             except ValueError:
                 info = {}
             out[int(aid)] = {"name": name or f"GPU agent {aid}", "uuid": uuid or "", "model": model or "",
@@ -275,6 +275,10 @@ def value_of(row, key: str) -> float:
     return float("nan") if v is None else float(v)
 
 
+_RUN_COLUMNS = ["agent_id", "device", "key", "metric", "unit", "value", "peak", "pct_of_peak",
+                "empirical_peak", "pct_of_empirical", "peak_source"]
+
+
 def _long(row, pk: Peaks):
     import pandas as pd
 
@@ -291,7 +295,7 @@ def _long(row, pk: Peaks):
                      "empirical_peak": emp,
                      "pct_of_empirical": 100.0 * v / emp if emp and not _isnan(emp) else math.nan,
                      "peak_source": pk.source.get(r.key, "")})
-    return pd.DataFrame.from_records(recs)
+    return pd.DataFrame.from_records(recs, columns=_RUN_COLUMNS)
 
 
 # ---- text ----------------------------------------------------------------------------------
@@ -380,6 +384,11 @@ def format_sol(res: SolResult, top: int | None = None) -> str:
     if res.kernels is None or len(res.kernels) == 0:
         return ("No hardware counters in these databases: profile with `rocprof run --sol` (or "
                 "--pmc with the speed-of-light counters) to get them.\n")
+    if len(res.run) == 0:
+        names = sorted(c for c in res.dispatches.columns if "__" in c or c.isupper())
+        return ("These databases hold counters, but none that speed of light is computed from "
+                f"({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}): profile with "
+                "`rocprof run --sol`.\n")
     return format_run(res) + "\n" + format_kernels(res, top)
 
 

@@ -419,6 +419,10 @@ void on_launch(const CUpti_CallbackData* cb, uint32_t kernel_correlation) noexce
       ++t_nested;
       return;
     }
+    // Paused (roctxProfilerPause, --selected-regions): its kernel record is not kept, so its
+    // counters would have nowhere to go; the launch runs as usual, unserialised.
+    if (CaptureContext* c = g_ctx.load(std::memory_order_acquire); c != nullptr && c->paused())
+      return;
     g_mu.lock();
     t_holding = true;
     t_state = nullptr;

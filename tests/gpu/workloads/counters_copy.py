@@ -1,4 +1,4 @@
-"""A copy kernel of a known size, for per-kernel counter checks (tests/gpu/test_counters.py,
+"""A copy kernel of a known size, for per-kernel counter checks (tests/gpu/test_gpu_counters.py,
 benchmarks/gpu_counters.py): y = x * 1.0 over N bytes of float32 reads exactly N bytes of x and
 writes N bytes of y. Before it, a flush kernel writes a buffer of twice the L2's size, so none
 of x is still in L2 and every byte of x comes from DRAM.

@@ -184,3 +184,14 @@ def test_sol_set_is_optional_names_covering_every_precision():
     for p in metrics.PRECISIONS:
         assert {m for group in p.alternatives for m, _ in group} <= bare
         assert set(p.peak_metrics) <= bare
+
+
+def test_counters_sol_cannot_use_are_said_so(tmp_path, cli):
+    """A rocprofv3-style --pmc run (AMD names): counters, but no speed-of-light inputs."""
+    with DatabaseBuilder(tmp_path / "amd.db") as b:
+        corr = b.kernel("k", 0, 1000)
+        b.counter_value(corr, "SQ_WAVES", 64.0)
+        b.counter_value(corr, "GRBM_COUNT", 1234.0)
+    rc, out, err = cli("sol", tmp_path / "amd.db")
+    assert rc == 0, err
+    assert "none that speed of light is computed from (GRBM_COUNT, SQ_WAVES)" in out
