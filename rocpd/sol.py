@@ -24,8 +24,11 @@ from dataclasses import dataclass, field
 from . import metrics as m
 from .pmc import per_dispatch
 
-CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                     "rocprof", "peaks.json")
+
+def cache_path() -> str:
+    """Where `rocprof peaks` keeps each GPU's measured peaks ($XDG_CACHE_HOME or ~/.cache)."""
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                        "rocprof", "peaks.json")
 
 # Dense rates per SM per clock from the architecture's published peaks, for databases without the
 # hardware's own peak counters: (fp32 lanes, fp64 lanes, {precision: tensor FLOP per clock}).
@@ -193,7 +196,7 @@ def empirical_peaks(db, agents: dict[int, dict], peaks_file: str | None = None) 
                 if isinstance(opts, dict) and isinstance(opts.get("empirical_peaks"), dict):
                     tables.append(opts["empirical_peaks"])
         try:
-            with open(CACHE) as fh:
+            with open(cache_path()) as fh:
                 tables.append(json.load(fh))
         except (OSError, ValueError):
             pass

@@ -1,6 +1,6 @@
 """Empirical peaks of each GPU, as rocprof-compute measures its empirical roofline: a DRAM copy, an
 L2-resident copy and a few GEMMs (PyTorch, cuBLAS) timed once per device, cached in
-``~/.cache/rocprof/peaks.json`` (``rocpd.sol.CACHE``) keyed by the device's UUID.
+``~/.cache/rocprof/peaks.json`` (``rocpd.sol.cache_path()``) keyed by the device's UUID.
 
 ``rocprof run --sol`` takes the cached numbers into the run's options (so ``rocpd sol`` finds them
 in the database); a device without an entry is measured first, in a child process, so that the
@@ -23,9 +23,9 @@ GEMMS = (("tensor_bf16", "bfloat16", 8192, False), ("tensor_fp16", "float16", 81
 
 
 def cache_path() -> str:
-    from rocpd.sol import CACHE
+    from rocpd.sol import cache_path as path
 
-    return CACHE
+    return path()
 
 
 def load() -> dict:
@@ -139,6 +139,10 @@ def measure_all(force: bool = False) -> dict:
 
 
 def _gpus_here() -> int | None:
+    """GPUs the program will see: CUDA_VISIBLE_DEVICES's count where set, else the driver's."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([d for d in visible.split(",") if d.strip() and not d.strip().startswith("-")])
     try:
         return len([d for d in os.listdir("/proc/driver/nvidia/gpus") if not d.startswith(".")])
     except OSError:

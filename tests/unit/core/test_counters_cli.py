@@ -180,3 +180,19 @@ def test_peaks_without_a_gpu_fail_in_one_line(tmp_path):
     env = {"XDG_CACHE_HOME": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
     r = run_rocprof("peaks", env=env)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "rocprof peaks" in r.stderr
+
+
+def test_sol_peaks_for_a_run(monkeypatch, tmp_path):
+    """--sol keeps the cached peaks with the run; with no GPU visible it measures nothing and
+    says that `rocpd sol` compares with theoretical peaks only."""
+    from rocprof import peaks
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert peaks.for_run() == (None, "no NVIDIA GPU here: no empirical peaks measured; `rocpd sol` "
+                                     "compares with theoretical peaks only")
+    cached = {"GPU-1": {"device": "d", "dram_bytes_per_second": 1e12, "flops": {}}}
+    (tmp_path / "rocprof").mkdir()
+    (tmp_path / "rocprof" / "peaks.json").write_text(json.dumps(cached))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert peaks.for_run() == (cached, "")  # one GPU visible, one cached: no measurement
