@@ -16,6 +16,7 @@ import math
 from . import metrics as m
 from . import sol as _sol
 from .plots import _plt, _short, png
+from .sol_format import si
 
 # One colour per precision, tensor paths solid and scalar paths dashed.
 _COLORS = {"tensor_fp64": "#6a3d9a", "tensor_tf32": "#1f78b4", "tensor_bf16": "#e31a1c",
@@ -98,9 +99,9 @@ def figure(db_or_result, agent_id: int | None = None, peaks_file: str | None = N
             name += " tensor" if tensor else ""
             ax.plot([lo, ridge, hi], [bw * lo, peak, peak], "-" if tensor else "--",
                     color=_COLORS.get(keys[0], "#555"), lw=1.3,
-                    label=f"{name} {_sol.si(peak, 'FLOP/s')} {kind} (ridge {ridge:.3g} FLOP/B)")
+                    label=f"{name} {si(peak, 'FLOP/s')} {kind} (ridge {ridge:.3g} FLOP/B)")
         ax.plot([lo, top / bw], [bw * lo, top], "-", color="#333", lw=2,
-                label=f"DRAM {_sol.si(bw, 'B/s')} {bw_kind}")
+                label=f"DRAM {si(bw, 'B/s')} {bw_kind}")
     for _, r in pts.iterrows():
         size = 30 + 170 * math.sqrt(r["seconds"] / max(pts["seconds"].max(), 1e-12))
         ax.scatter([r["intensity"]], [r["flops_per_second"]], s=size, zorder=5,

@@ -173,7 +173,7 @@ def for_run(timeout: float = 600.0) -> tuple[dict | None, str]:
 
 
 def format_table(cache: dict) -> str:
-    from rocpd.sol import si
+    from rocpd.sol_format import si
 
     lines = []
     for uuid, e in cache.items():

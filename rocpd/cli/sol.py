@@ -26,7 +26,7 @@ def run(args) -> int:
     import os
 
     import rocpd
-    from rocpd import pmc, roofline, sol
+    from rocpd import pmc, roofline, sol, sol_format
 
     if args.peaks and not os.path.isfile(args.peaks):
         raise RocpdError(f"rocpd sol: --peaks {args.peaks}: no such file")
@@ -36,12 +36,12 @@ def run(args) -> int:
                              "`rocprof run --sol ...` (or --pmc) first")
         res = sol.compute(db, peaks_file=args.peaks, **filters_of(args))
         if args.json == "-":
-            print(json.dumps(sol.to_json(res), indent=2))
+            print(json.dumps(sol_format.to_json(res), indent=2))
             return 0
-        print(sol.format_sol(res, top=args.top), end="")
+        print(sol_format.format_sol(res, top=args.top), end="")
         if args.json:
             with open(args.json, "w") as fh:
-                json.dump(sol.to_json(res), fh, indent=2)
+                json.dump(sol_format.to_json(res), fh, indent=2)
             print(f"wrote {args.json}")
         if args.roofline:
             print(f"wrote {roofline.write_png(res, args.roofline)}")
