@@ -33,10 +33,16 @@ $(VENV)/.torch: $(VENV)/.stamp
 	touch $@
 
 # Debian packages: libunwind-dev (native frames for --native-stacks; needed by the build),
-# GoogleTest (C++ suite) and Chromium (renders the HTML report; tests only). Installed with
+# librocm-smi-dev (ROCm SMI headers for AMD GPU metrics, --process-freq; the library is opened
+# at run time), GoogleTest (C++ suite) and Chromium (renders the HTML report; tests only). Installed with
 # apt-get when missing and we are root, announced first; otherwise the build leaves native
 # stacks out and those tests are skipped, each with a visible reason.
 NATIVE_PKGS := $(if $(wildcard /usr/include/libunwind.h /usr/include/*/libunwind.h),,libunwind-dev)
+# ROCm 5.2 headers (Debian): the AMD backend is compiled against them (its libraries are opened
+# at run time) and tested on the software stand-in of tests/amd_standin. ROCm SMI for the metrics.
+AMD_PKGS    := $(if $(wildcard /usr/include/hsa/hsa_api_trace.h /opt/rocm/include/hsa/hsa_api_trace.h),,libhsa-runtime-dev) \
+               $(if $(wildcard /usr/include/hip/amd_detail/hip_prof_str.h /opt/rocm/include/hip/amd_detail/hip_prof_str.h),,libamdhip64-dev) \
+               $(if $(wildcard /usr/include/rocm_smi/rocm_smi.h /opt/rocm/include/rocm_smi/rocm_smi.h),,librocm-smi-dev)
 TEST_PKGS   := $(if $(wildcard /usr/include/gtest/gtest.h),,libgtest-dev) \
                $(if $(shell command -v chromium),,chromium)
 define apt_install
@@ -49,6 +55,7 @@ define apt_install
 endef
 native-deps:
 	$(call apt_install,$(NATIVE_PKGS),--native-stacks is left out of the build)
+	$(call apt_install,$(AMD_PKGS),the AMD backend or ROCm SMI device metrics are left out of the build)
 system-deps:
 	$(call apt_install,$(TEST_PKGS),the tests that need them will be skipped)
 

@@ -1,7 +1,8 @@
 """B2 (GPU tracing slowdown of a PyTorch training step) and B5 (bytes on disk per GPU
 activity record), run on the GPU machine.
 
-Workload: tests/gpu/workloads/torch_steps.py (small CNN, CIFAR-shaped batch 128), 30 warm-up
+Workload: tests/gpu/workloads/torch_steps.py (B2_MODEL=cnn: small CNN, CIFAR-shaped batch 128;
+B2_MODEL=transformer: small launch-bound bf16 transformer encoder), 30 warm-up
 steps then STEPS timed steps, each variant in its own process, variants alternated (round
 robin), REPEATS rounds. Prints median ms/step with min-max and the slowdown over plain, plus
 records per step for the rocprof variants.
@@ -40,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOAD = ROOT / "tests/gpu/workloads/torch_steps.py"
 STEPS = int(os.environ.get("B2_STEPS", "200"))
+MODEL = os.environ.get("B2_MODEL", "cnn")
 REPEATS = int(os.environ.get("B2_REPEATS", "3"))
 
 _ALL_OFF = "kernels=0,copies=0,allocations=0,runtime_api=0,driver_api=0,sync=0,callbacks=none,launch_sites=0"
@@ -61,7 +63,7 @@ MODES = ["plain", "nogpu", *CUPTI, "nosites", "default", "systrace", "torchprof"
 def run(mode, out):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'python'}:{ROOT}")
     env.pop("ROCPROF_CUPTI_OPTIONS", None)
-    args = [str(WORKLOAD), "--steps", str(STEPS), "--warmup", "30"]
+    args = [str(WORKLOAD), "--steps", str(STEPS), "--warmup", "30", "--model", MODEL]
     rp = [sys.executable, "-m", "rocprof", "run", "-d", str(out), "-o", mode]
     if mode == "plain":
         cmd = [sys.executable, *args]
@@ -118,6 +120,23 @@ def table(modes, times, out):
             gpu, total = counts(db)
             recs = f"  rec/step {gpu / steps_total:6.1f} / {total / steps_total:6.1f}"
         print(f"  {m:12s} {med:7.3f} ({min(times[m]):.3f}-{max(times[m]):.3f})  {rel}{recs}", flush=True)
+    # Cost per kernel above CUPTI's own floor (kernel activity alone, variant k), from the
+    # kernels per step of the default run's database.
+    db = out / "default_results.db"
+    if times.get("k") and db.exists():
+        floor = statistics.median(times["k"])
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        k, lines = con.execute(
+            "SELECT count(*), total(E.line_info != '{}') FROM rocpd_kernel_dispatch K "
+            "JOIN rocpd_event E ON E.id = K.event_id").fetchone()
+        con.close()
+        per_step = k / steps_total
+        print(f"  kernels/step {per_step:.1f}; with a Python line {100 * lines / max(k, 1):.1f}%",
+              flush=True)
+        for m in modes:
+            if times.get(m) and m not in ("plain", "k"):
+                extra = (statistics.median(times[m]) - floor) * 1000 / per_step
+                print(f"  {m:12s} {extra:+7.2f} us/kernel above the floor (k)", flush=True)
 
 
 def api_histogram(db, steps):

@@ -64,3 +64,20 @@ def region_name_sql(category: str = "category", extdata: str = "extdata", name: 
     """SQL for the name a region is shown by: a ROCTx range (category MARKER*) by its message,
     anything else, and a range without a message, by its name. Arguments are column expressions."""
     return f"COALESCE(CASE WHEN {category} LIKE 'MARKER%' THEN {roctx_message_sql(extdata)} END, {name})"
+
+
+# A launch site is stored once, as the rocpd_string row of its frames (a JSON list, innermost
+# user frame first); an event launched there holds {"site": <that id>} in call_stack and an empty
+# line_info. These give back what the columns mean (ROCm's databases store the JSON itself, and
+# pass through unchanged). ``event`` is the alias of a rocpd_event row.
+def call_stack_sql(event: str = "E") -> str:
+    return (f"CASE WHEN {event}.call_stack LIKE '{{\"site\":%' THEN (SELECT CS.string FROM "
+            f"rocpd_string CS WHERE CS.id = json_extract({event}.call_stack, '$.site') "
+            f"AND CS.guid = {event}.guid) ELSE {event}.call_stack END")
+
+
+def line_info_sql(event: str = "E") -> str:
+    return (f"CASE WHEN {event}.call_stack LIKE '{{\"site\":%' THEN (SELECT "
+            f"json_extract(CS.string, '$[0]') FROM rocpd_string CS WHERE CS.id = "
+            f"json_extract({event}.call_stack, '$.site') AND CS.guid = {event}.guid) "
+            f"ELSE {event}.line_info END")

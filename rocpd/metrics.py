@@ -1,153 +1,142 @@
-"""Hardware-counter names: what ``rocprof run --pmc NAME`` and ``--sol`` collect on NVIDIA GPUs
-(CUPTI metric names), and how ``rocpd sol`` turns those values into FLOP/s, bandwidth and % of
-peak. Pure data and pure functions: no GPU, no CUPTI.
+"""Sampled counters over time: the device and host metrics of ``rocprof run --process-freq``,
+and any database that stores sampled counters as rocprofiler-systems does (its AMD SMI, CPU
+frequency and process samples).
 
-Names a rocprofv3 user passes (``--pmc SQ_WAVES FETCH_SIZE``) resolve to the nearest NVIDIA
-metric (:data:`ALIASES`); the database then holds the metric actually measured, under its own
-name and units (``FETCH_SIZE`` is KiB on AMD, ``dram__bytes_read.sum`` is bytes: no hidden
-scaling). Each mapping is checked against CUPTI's own metric tables by the tests.
+The layout (rocprof-sys's rocpd writer, which ours follows): a ``rocpd_info_pmc`` row per
+(agent, counter); a ``rocpd_track`` per counter and device, named ``"<counter> [<device>]"``
+(or the counter's own name) with no thread; per value a ``rocpd_sample`` on that track holding
+the time and a ``rocpd_pmc_event`` on the sample's event holding the value. Per-kernel counters
+(``--pmc``) have no sample and are not read here.
+
+    samples(db, metrics=None, **filters) -> DataFrame    one row per value
+    summary(db, metrics=None, **filters) -> DataFrame    min/mean/max per counter and device
+    format_summary(db, **filters) -> str                 the table `rocpd summary` prints
+
+Filters are the shared ones (:mod:`rocpd.filters`): a window keeps values whose time lies in it.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from .filters import Filter, resolve
 
-# rocprofv3 (AMD) counter name -> (NVIDIA metric, what it measures there).
-ALIASES: dict[str, tuple[str, str]] = {
-    "GRBM_COUNT": ("gpc__cycles_elapsed.max", "GPU clock cycles elapsed during the kernel"),
-    "GRBM_GUI_ACTIVE": ("gpc__cycles_elapsed.max", "GPU busy cycles (a profiled kernel keeps it busy)"),
-    "SQ_WAVES": ("sm__warps_launched.sum", "warps launched (AMD: wavefronts)"),
-    "SQ_BUSY_CYCLES": ("sm__cycles_active.max", "cycles with at least one warp in flight"),
-    "SQ_WAVE_CYCLES": ("sm__warps_active.sum", "warp-cycles in flight"),
-    "SQ_INSTS": ("smsp__inst_executed.sum", "warp instructions executed"),
-    "SQ_INSTS_VALU": ("sm__inst_executed_pipe_fma.sum", "FMA-pipe warp instructions (nearest to VALU)"),
-    "SQ_INSTS_LDS": ("sm__sass_inst_executed_op_shared_ld.sum", "shared-memory load instructions"),
-    "SQ_INSTS_VMEM_RD": ("smsp__sass_inst_executed_op_global_ld.sum", "global load instructions"),
-    "FETCH_SIZE": ("dram__bytes_read.sum", "bytes read from DRAM (AMD counts KiB)"),
-    "WRITE_SIZE": ("dram__bytes_write.sum", "bytes written to DRAM (AMD counts KiB)"),
-    "TCC_HIT_sum": ("lts__t_sectors_lookup_hit.sum", "L2 sector lookups that hit"),
-    "TCC_MISS_sum": ("lts__t_sectors_lookup_miss.sum", "L2 sector lookups that missed"),
-    "TCC_REQ_sum": ("lts__t_requests.sum", "L2 requests"),
-    "TCC_HIT": ("lts__t_sectors_lookup_hit.sum", "L2 sector lookups that hit"),
-    "TCC_MISS": ("lts__t_sectors_lookup_miss.sum", "L2 sector lookups that missed"),
-    "TCC_EA0_RDREQ_sum": ("lts__t_sectors_op_read.sum", "L2 read sectors"),
-    "TCC_EA0_WRREQ_sum": ("lts__t_sectors_op_write.sum", "L2 write sectors"),
-    "TCP_TOTAL_CACHE_ACCESSES_sum": ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-                                     "L1 global load sectors"),
-    "SQ_LDS_BANK_CONFLICT": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
-                             "shared-memory bank conflicts"),
-    "OccupancyPercent": ("sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy, %"),
-    "MemUnitBusy": ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-                    "memory pipeline throughput, % of peak"),
-    "VALUBusy": ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM throughput, % of peak"),
-}
+# Older rocprof-sys versions put all counters of one reading on one event; a sample belongs to
+# the counter its track is named after (the counter's name, or the name and " [device]").
+_ROWS = """
+SELECT SA.guid AS guid, COALESCE(T.pid, I.pid) AS pid, SA.timestamp AS start,
+       SA.timestamp AS "end", SA.timestamp AS timestamp, PE.value AS value, I.id AS pmc_id,
+       I.name AS metric, I.symbol AS symbol, I.units AS units, I.description AS description,
+       I.agent_id AS agent_id, A.type AS agent_type, A.absolute_index AS agent_index,
+       TN.string AS track, C.string AS category
+FROM rocpd_pmc_event PE
+JOIN rocpd_sample SA ON SA.event_id = PE.event_id AND SA.guid = PE.guid
+JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid
+LEFT JOIN rocpd_track T ON T.id = SA.track_id AND T.guid = SA.guid
+LEFT JOIN rocpd_string TN ON TN.id = T.name_id AND TN.guid = T.guid
+LEFT JOIN rocpd_event E ON E.id = PE.event_id AND E.guid = PE.guid
+LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid
+LEFT JOIN rocpd_info_agent A ON A.id = I.agent_id AND A.guid = I.guid
+WHERE TN.string IS NULL OR TN.string = I.name OR TN.string LIKE I.name || ' [%'
+   OR (SELECT COUNT(*) FROM rocpd_pmc_event P2 WHERE P2.event_id = PE.event_id
+       AND P2.guid = PE.guid) = 1
+"""
 
-_NAME = re.compile(r"^[A-Za-z0-9_.]+$")
+COLUMNS = ["guid", "pid", "timestamp", "value", "metric", "symbol", "units", "description",
+           "agent_id", "agent_type", "agent_index", "agent", "track", "category"]
+SUMMARY_COLUMNS = ["Agent", "Metric", "Units", "Samples", "Min", "Mean", "Max"]
 
 
-def resolve(names) -> tuple[list[str], dict[str, str]]:
-    """``--pmc`` names -> (CUPTI metric names to collect, {alias: metric} for the ones mapped).
-    Names that are not aliases are taken as CUPTI names (``dram__bytes_read.sum``); duplicates
-    are collected once. A malformed name raises ValueError naming it."""
-    out: list[str] = []
-    mapped: dict[str, str] = {}
-    for raw in names:
-        for name in str(raw).replace(",", " ").split():
-            if not _NAME.match(name):
-                raise ValueError(f"--pmc: {name!r} is not a counter name (letters, digits, '_' and"
-                                 " '.' only)")
-            metric = ALIASES.get(name, (name, ""))[0]
-            if metric != name:
-                mapped[name] = metric
-            if metric not in out:
-                out.append(metric)
-    return out, mapped
+def _agent_label(agent_type, index) -> str:
+    if agent_type == "CPU":
+        return "CPU"
+    if agent_type is None:
+        return "(unknown agent)"
+    return f"{agent_type} {index if index is not None else '?'}"
 
 
-# ---- speed of light ------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Precision:
-    """A kind of arithmetic: the counters whose weighted sum is its FLOP count (ops for int8),
-    and the per-cycle peak metric(s) of the same path. ``alternatives``: groups of
-    (metric, weight); the first group the database has is used (GPU generations name the same
-    path differently: Hopper's ``src_fp16`` is Ampere's ``src_fp16_dst_fp16`` +
-    ``src_fp16_dst_fp32``)."""
-
-    key: str
-    label: str
-    tensor: bool
-    alternatives: tuple[tuple[tuple[str, float], ...], ...]
-    peak_metrics: tuple[str, ...]   # per-cycle peaks (max is taken); x peak_factor x SM clock
-    peak_factor: float = 1.0
-    unit: str = "FLOP/s"
+def source_rows(conn, where: str, params: list) -> list[tuple]:
+    """(guid, pid, timestamp, value, track, units, agent_type, agent_index) of one file's sampled
+    counter values in ``where`` (a :func:`rocpd.filters.resolve` condition), ordered by time:
+    what the timeline exporters draw as counter tracks."""
+    return conn.execute(
+        f'SELECT guid, pid, timestamp, value, COALESCE(track, metric), units, agent_type,'
+        f' agent_index FROM ({_ROWS}) WHERE {where} ORDER BY timestamp', params).fetchall()
 
 
-def _sass(op: str) -> str:
-    return f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum"
+def samples(db, metrics=None, **filters):
+    """Every sampled counter value: one row per (counter, device, time), ordered by time.
+    ``metrics``: counter names (``device_busy_gfx``) or track names (``device_busy_gfx [0]``)
+    to keep; None keeps all."""
+    import pandas as pd
+
+    flt = Filter.of(filters)
+    where, params = resolve(db, flt)
+    frames = []
+    for f in db.sources():
+        cur = f.conn.execute(f"SELECT * FROM ({_ROWS}) WHERE {where}", params)
+        cols = [d[0] for d in cur.description]
+        frames.append(pd.DataFrame.from_records(cur.fetchall(), columns=cols))
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    if df.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    df["agent"] = [_agent_label(t, i) for t, i in zip(df["agent_type"], df["agent_index"], strict=True)]
+    df["track"] = df["track"].fillna(df["metric"])
+    if metrics is not None:
+        wanted = {metrics} if isinstance(metrics, str) else set(metrics)
+        df = df[df["metric"].isin(wanted) | df["track"].isin(wanted)]
+    df = df.sort_values(["timestamp", "track"], kind="stable")
+    return df[COLUMNS].reset_index(drop=True)
 
 
-def _tensor(src: str) -> str:
-    return f"sm__ops_path_tensor_src_{src}.sum"
+def names(db) -> list[str]:
+    """Counter names that have sampled values, sorted."""
+    out: set[str] = set()
+    for f in db.sources():
+        out.update(r[0] for r in f.conn.execute(
+            "SELECT DISTINCT I.name FROM rocpd_info_pmc I WHERE EXISTS (SELECT 1 FROM"
+            " rocpd_pmc_event PE JOIN rocpd_sample SA ON SA.event_id = PE.event_id AND"
+            " SA.guid = PE.guid WHERE PE.pmc_id = I.id AND PE.guid = I.guid)"))
+    return sorted(n for n in out if n)
 
 
-# Tensor-path "math ops" count each multiply and each add (an FMA is 2): FLOPs, as Nsight
-# Compute's tensor roofline reads them. Scalar FMAs are one thread instruction: weight 2.
-PRECISIONS: tuple[Precision, ...] = (
-    Precision("tensor_fp64", "FP64 tensor", True, (((_tensor("fp64"), 1.0),),),
-              (_tensor("fp64") + ".peak_sustained",)),
-    Precision("tensor_tf32", "TF32 tensor", True, (((_tensor("tf32_dst_fp32"), 1.0),),),
-              (_tensor("tf32_dst_fp32") + ".peak_sustained",)),
-    Precision("tensor_bf16", "BF16 tensor", True, (((_tensor("bf16_dst_fp32"), 1.0),),),
-              (_tensor("bf16_dst_fp32") + ".peak_sustained",)),
-    Precision("tensor_fp16", "FP16 tensor", True,
-              (((_tensor("fp16"), 1.0),),
-               ((_tensor("fp16_dst_fp16"), 1.0), (_tensor("fp16_dst_fp32"), 1.0))),
-              (_tensor("fp16") + ".peak_sustained", _tensor("fp16_dst_fp32") + ".peak_sustained",
-               _tensor("fp16_dst_fp16") + ".peak_sustained")),
-    Precision("tensor_fp8", "FP8 tensor", True,
-              (((_tensor("fp8"), 1.0),),
-               ((_tensor("fp4_fp6_fp8_dst_fp16"), 1.0), (_tensor("fp4_fp6_fp8_dst_fp32"), 1.0))),
-              (_tensor("fp8") + ".peak_sustained",
-               _tensor("fp4_fp6_fp8_dst_fp32") + ".peak_sustained")),
-    Precision("tensor_int8", "INT8 tensor", True, (((_tensor("int8"), 1.0),),),
-              (_tensor("int8") + ".peak_sustained",), unit="OP/s"),
-    Precision("fp64", "FP64", False,
-              (((_sass("dadd"), 1.0), (_sass("dmul"), 1.0), (_sass("dfma"), 2.0)),),
-              (_sass("dfma") + ".peak_sustained",), peak_factor=2.0),
-    Precision("fp32", "FP32", False,
-              (((_sass("fadd"), 1.0), (_sass("fmul"), 1.0), (_sass("ffma"), 2.0)),),
-              (_sass("ffma") + ".peak_sustained",), peak_factor=2.0),
-    Precision("fp16", "FP16", False,
-              (((_sass("hadd"), 1.0), (_sass("hmul"), 1.0), (_sass("hfma"), 2.0)),),
-              (_sass("hfma") + ".peak_sustained",), peak_factor=2.0),
-)
+def summary(db, metrics=None, **filters):
+    """Min, mean and max of every counter per device (the mean of the samples, which are
+    evenly spaced in time), with the number of samples. One row per (process, agent, track):
+    a pid column leads when the databases hold more than one process."""
+    import pandas as pd
 
-DURATION = "gpu__time_duration.sum"            # ns, as the counters saw the kernel
-SM_CLOCK = "sm__cycles_elapsed.avg.per_second"     # Hz while the kernel ran
-DRAM_CLOCK = "dram__cycles_elapsed.avg.per_second"
-L2_CLOCK = "lts__cycles_elapsed.avg.per_second"
-DRAM_READ, DRAM_WRITE = "dram__bytes_read.sum", "dram__bytes_write.sum"
-L2_BYTES = "lts__t_bytes.sum"
-DRAM_PEAK = "dram__bytes.sum.peak_sustained"       # bytes per DRAM cycle, whole GPU
-L2_PEAK = "lts__t_bytes.sum.peak_sustained"        # bytes per L2 cycle
-SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
-MEM_THROUGHPUT = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
-DRAM_THROUGHPUT = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
-L2_THROUGHPUT = "lts__throughput.avg.pct_of_peak_sustained_elapsed"
-OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
-TENSOR_ACTIVE = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
+    df = samples(db, metrics, **filters)
+    if df.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    g = df.groupby(["pid", "agent", "track", "units"], sort=False, dropna=False)["value"].agg(
+        ["count", "min", "mean", "max"]).reset_index()
+    out = pd.DataFrame({"pid": g["pid"], "Agent": g["agent"], "Metric": g["track"],
+                        "Units": g["units"].fillna(""), "Samples": g["count"].astype("int64"),
+                        "Min": g["min"], "Mean": g["mean"], "Max": g["max"]})
+    out = out.sort_values(["pid", "Agent", "Metric"], key=_natural, kind="stable")
+    if out["pid"].nunique() == 1:
+        out = out.drop(columns="pid")
+    return out.reset_index(drop=True)
 
 
-def sol_metrics() -> list[str]:
-    """The ``--sol`` counter set (rocprof-compute's "Speed-of-Light" panel in NVIDIA terms). Every
-    name is optional ("?name"): the native side leaves out what the GPU's chip does not have."""
-    names = [DURATION, SM_CLOCK, DRAM_CLOCK, L2_CLOCK, DRAM_READ, DRAM_WRITE, L2_BYTES, DRAM_PEAK,
-             L2_PEAK, SM_THROUGHPUT, MEM_THROUGHPUT, DRAM_THROUGHPUT, L2_THROUGHPUT, OCCUPANCY,
-             TENSOR_ACTIVE]
-    for p in PRECISIONS:
-        for group in p.alternatives:
-            names += [m for m, _ in group]
-        names += list(p.peak_metrics)
-    return ["?" + n for n in dict.fromkeys(names)]
+def _natural(col):
+    """Sort key: "cpu_load [10]" after "cpu_load [9]"."""
+    import re
+
+    if col.dtype.kind in "iuf":
+        return col
+    return col.map(lambda s: tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(s))))
+
+
+def format_summary(db, top: int | None = None, **filters) -> str:
+    """`rocpd summary`'s DEVICE_METRICS table ("" when the databases hold no sampled counters)."""
+    import pandas as pd
+
+    df = summary(db, **filters)
+    if df.empty:
+        return ""
+    shown = df.head(top) if top is not None else df
+    with pd.option_context("display.max_rows", None, "display.max_columns", None,
+                           "display.width", 250, "display.float_format", "{:.3f}".format):
+        body = shown.to_string(index=False)
+    more = f" (top {top} of {len(df)})" if top is not None and len(df) > top else ""
+    return f"== DEVICE_METRICS =={more}\n{body}\n"

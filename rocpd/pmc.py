@@ -35,8 +35,11 @@ def _rows(db, flt: Filter):
 
 
 def has_counters(db) -> bool:
-    return any(f.conn.execute("SELECT 1 FROM rocpd_pmc_event LIMIT 1").fetchone()
-               for f in db.sources())
+    """Whether any file has per-dispatch counter values (sampled device metrics, which also
+    live in rocpd_pmc_event, are :mod:`rocpd.metrics`'s and do not count)."""
+    sql = ("SELECT 1 FROM rocpd_pmc_event PE JOIN rocpd_kernel_dispatch K ON K.event_id = PE.event_id"
+           " AND K.guid = PE.guid LIMIT 1")
+    return any(f.conn.execute(sql).fetchone() for f in db.sources())
 
 
 def counters(db, **filters):

@@ -21,7 +21,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
-from . import metrics as m
+from . import kernel_metrics as m
 from .pmc import per_dispatch
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from . import metrics as m
+from . import kernel_metrics as m
 from .testing import DatabaseBuilder, gpu_agent
 
 GPU_UUID = "GPU-5e1f0c3a-0000-4a1b-9c2d-000000000001"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from . import metrics as m
+from . import kernel_metrics as m
 from .sol import SolResult, _isnan, dominant, rows, value_of
 
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))

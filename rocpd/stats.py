@@ -3,10 +3,13 @@
     write_stats_csv(db_path, out_prefix, **filters) -> list[str]
         Writes ``<out_prefix>_<domain>_stats.csv`` for every domain that has rows (kernel_stats,
         memory_copy_stats, memory_allocation_stats, marker_api_stats, hip_api_stats,
-        cuda_runtime_api_stats, ..., domain_stats) and ``<out_prefix>_dropped_records.csv`` when the
-        database records drop counts. Returns the paths written.
+        cuda_runtime_api_stats, ..., domain_stats), ``<out_prefix>_device_metrics_stats.csv``
+        (min/mean/max per sampled counter and device, ``--process-freq``) and
+        ``<out_prefix>_dropped_records.csv`` when the database records drop counts. Returns the
+        paths written.
     format_summary(db_path, *, top=None, units="ns", by=None, **filters) -> str
-        The same tables as printable text, always followed by the dropped-record counts.
+        The same tables as printable text (sampled counters as DEVICE_METRICS), always followed by
+        the dropped-record counts.
 
 ``db_path`` may be a path, a list of paths/globs/directories, or an open rocpd Connection.
 """
@@ -181,6 +184,13 @@ def write_stats_csv(db_path, out_prefix: str, **filters) -> list[str]:
                 df = rocprofv3_domains(df)
             write_stats_frame(df, path)
             written.append(path)
+        from . import metrics
+
+        dev = metrics.summary(db, **filters)
+        if len(dev):  # sampled counters (--process-freq): min/mean/max, not durations
+            path = f"{out_prefix}_device_metrics_stats.csv"
+            dev.to_csv(path, index=False)
+            written.append(path)
         drops = db.dropped_records()
         if drops:
             path = f"{out_prefix}_dropped_records.csv"
@@ -246,6 +256,12 @@ def format_summary(db_path, *, top: int | None = None, units: str = "ns", by: st
                 parts.append(format_table(f"== {stem.upper()}_STATS ==", df, units, top))
         if not tables:
             parts.append("No timed records in this database.\n")
+        if domains is None or "device_metrics" in domains:
+            from . import metrics
+
+            table = metrics.format_summary(db, top=top, **filters)
+            if table:
+                parts.append(table)
         if domains is None or "counter_collection" in domains:
             from . import pmc
 

@@ -44,7 +44,8 @@ def gpu_agent(ordinal: int = 0) -> int:
 
 class DatabaseBuilder:
     def __init__(self, path, guid: str | None = None, pid: int = 1000, hostname: str = "host0",
-                 gpus: int = 1, rank: int | None = None, command: str = "python train.py"):
+                 gpus: int = 1, rank: int | None = None, command: str = "python train.py",
+                 kernel_rename: bool = False):
         core = _core()
         assert core._CPU_AGENT_ID == CPU_AGENT and core._gpu_agent_id(0) == gpu_agent(0)
         self.path = os.fspath(path)
@@ -52,14 +53,19 @@ class DatabaseBuilder:
         env = {"RANK": str(rank)} if rank is not None else {}
         self._w = core._fixture_writer(self.path, guid or new_guid(), pid=pid, ppid=1,
                                        hostname=hostname, command=command,
-                                       environment=json.dumps(env), cpu_model="Test CPU")
+                                       environment=json.dumps(env), cpu_model="Test CPU",
+                                       kernel_rename=kernel_rename)
         self.guid = self._w.guid
         self._symbols: dict[str, int] = {}
         self._threads: set[int] = set()
         self._streams: set[int] = set()
         self._stacks: dict[tuple, int] = {}
         self._counters: dict[tuple[int, str], int] = {}
+        self._sites: dict[tuple, int] = {}
         self._corr = 0
+        self._roctx_corr = 0
+        self._ranges: dict[int, tuple[int, int, int]] = {}  # ROCTx corr -> (tid, start, end)
+        self._range_by_message: dict[str, int] = {}
         self.thread(pid, "MainThread")
         for i in range(gpus):
             self._w.agent(gpu_agent(i), type="GPU", absolute_index=i, logical_index=i, type_index=i,
@@ -97,45 +103,94 @@ class DatabaseBuilder:
     def metadata(self, tag: str, value) -> None:
         self._w.metadata(tag, str(value))
 
+    def callsite(self, *frames) -> int:
+        """The id of a Python call site, as the launch-site capture stores one: ``frames`` are
+        ("file", line, "function") tuples, innermost user frame first; 0 for none."""
+        if not frames:
+            return 0
+        key = tuple(tuple(f) for f in frames)
+        if key not in self._sites:
+            items = [{"file": f, "line": int(n), "function": fn} for f, n, fn in key]
+            self._sites[key] = self._w.callsite(json.dumps(items, separators=(",", ":")),
+                                                json.dumps(items[0], separators=(",", ":")))
+        return self._sites[key]
+
     # -- records ---------------------------------------------------------------------------------
     def region(self, category: str, name: str, start: int, end: int, tid: int | None = None,
-               message: str | None = None, correlation_id: int | None = None) -> int:
-        """A region; ``message`` (a ROCTx message) goes into its event's extdata as
-        ``{"message": ...}``, as the writer stores a ROCTx range's message."""
+               message: str | None = None, correlation_id: int | None = None,
+               range_corr: int = 0, site: tuple | None = None) -> int:
+        """A region (an instant, start == end, is stored as a sample, as ROCm does). ``message``:
+        for a ROCTx record (category MARKER*) the message, ``name`` being the API function; the
+        writer puts it into the event's extdata as ``{"message": ...}``. For other categories
+        it is written into extdata as given. ``range_corr``: the enclosing ROCTx range.
+        ``site``: the Python call site of an API call, ("file", line, "function")."""
         tid = self.thread(tid if tid is not None else self.pid)
         kw = {}
-        if message is not None and message == name:
-            kw["message"] = True  # the writer's own path for ROCTx ranges
+        if message is not None and category.startswith("MARKER"):
+            kw["message"] = message  # the writer's own path for ROCTx records
         elif message is not None:
             kw["extdata"] = json.dumps({"message": message}, separators=(",", ":"))
         self._w.region(category, name, start, end, tid=tid, correlation_id=correlation_id or 0,
-                       instant=start == end, **kw)
+                       instant=start == end, range_corr=range_corr,
+                       callsite=self.callsite(site) if site else 0, **kw)
         return correlation_id or 0
 
-    def marker(self, message: str, start: int, end: int, tid: int | None = None) -> int:
-        """A ROCTx range as it is stored: region named by the message, message in extdata."""
-        return self.region("MARKER_CORE_API", message, start, end, tid=tid, message=message)
+    def marker(self, message: str, start: int, end: int, tid: int | None = None,
+               function: str = "roctxRangePushA") -> int:
+        """A ROCTx range (or, start == end, a mark) as the markers backend records it: named by
+        the API function, the message in extdata, its own correlation id (>= 2^32, the region's
+        id) and the enclosing range of the same thread, the one opened last that covers it.
+        Returns the correlation id; kernels launched inside pass it (or the message) on."""
+        tid_ = self.thread(tid if tid is not None else self.pid)
+        self._roctx_corr += 1
+        corr = (1 << 32) | self._roctx_corr
+        parent = 0
+        for m_corr, (m_tid, m_start, m_end) in reversed(self._ranges.items()):
+            if m_tid == tid_ and m_start <= start and end <= m_end:
+                parent = m_corr
+                break
+        if start == end and function == "roctxRangePushA":
+            function = "roctxMarkA"
+        self.region("MARKER_CORE_API", function, start, end, tid=tid_, message=message,
+                    correlation_id=corr, range_corr=parent)
+        if start != end:
+            self._ranges[corr] = (tid_, start, end)
+            self._range_by_message[message] = corr
+        return corr
 
     def kernel(self, name: str, start: int, end: int, agent: int | None = None, stream: int = 0,
                tid: int | None = None, correlation_id: int | None = None, region: str | None = None,
-               grid=(1024, 1, 1), block=(256, 1, 1)) -> int:
+               grid=(1024, 1, 1), block=(256, 1, 1), range_corr: int | None = None,
+               site: tuple | None = None) -> int:
+        """A dispatch; ``region``: the message of the ROCTx range it was launched in (the last
+        ``marker`` with that message; ``range_corr`` names the range by correlation id);
+        ``site``: its Python launch site, ("file", line, "function")."""
         tid = self.thread(tid if tid is not None else self.pid)
         corr = correlation_id if correlation_id is not None else self.next_correlation()
+        if range_corr is None:
+            range_corr = self._range_by_message.get(region, 0) if region is not None else 0
         self._w.kernel(self.symbol(name), start, end, tid=tid,
                        agent=gpu_agent(0) if agent is None else agent, stream=self.stream(stream),
                        correlation_id=corr, dispatch_id=corr, grid=list(grid), block=list(block),
-                       region_name=region)
+                       region_name=region, range_corr=range_corr,
+                       callsite=self.callsite(site) if site else 0)
         return corr
 
     def memory_copy(self, name: str, start: int, end: int, size: int, src_agent: int = CPU_AGENT,
                     dst_agent: int | None = None, stream: int = 0, tid: int | None = None,
-                    correlation_id: int | None = None) -> int:
+                    correlation_id: int | None = None, site: tuple | None = None,
+                    src_memory: str = "", dst_memory: str = "", memset: bool = False) -> int:
+        """A copy (or, ``memset``, a set: name MEMORY_SET by convention). ``src_memory`` /
+        ``dst_memory``: PAGEABLE, PINNED, DEVICE ... as the CUPTI mapping records them ("" =
+        not recorded)."""
         tid = self.thread(tid if tid is not None else self.pid)
         corr = correlation_id if correlation_id is not None else self.next_correlation()
-        self._w.memory_copy(name, start, end, size, tid=tid, src_agent=src_agent,
-                            dst_agent=gpu_agent(0) if dst_agent is None else dst_agent,
-                            src_address=8192, dst_address=4096, stream=self.stream(stream),
-                            correlation_id=corr)
+        dst = gpu_agent(0) if dst_agent is None else dst_agent
+        self._w.memory_copy(name, start, end, size, tid=tid, src_agent=dst if memset else src_agent,
+                            dst_agent=dst, src_address=8192, dst_address=4096,
+                            stream=self.stream(stream), correlation_id=corr, memset=memset,
+                            callsite=self.callsite(site) if site else 0,
+                            src_memory=src_memory, dst_memory=dst_memory)
         return corr
 
     def allocation(self, type_: str, start: int, end: int, size: int, agent: int | None = None,

@@ -45,6 +45,7 @@ ALLOWED = {
     "librocprof_core.so": re.compile(r"^_Z(N|NK|T[ISV]N|TT|Th[n0-9_]+N|Tv[n0-9_]+N|GVN|TH|TW)7rocprof"),
     "_core": re.compile(r"^PyInit__core$"),
     "librocprof_inject.so": re.compile(r"^InitializeInjection$"),
+    "librocprof_hsa.so": re.compile(r"^(OnLoad|OnUnload)$"),  # built with the HSA headers
 }
 # The C++ runtime: namespace std and its abbreviations, the ABI support library, operator
 # new/delete, personality and unwinder entry points.

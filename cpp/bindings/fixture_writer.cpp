@@ -35,8 +35,9 @@ class FixtureWriter {
                 const std::string& environment, const std::map<std::string, std::string>& metadata,
                 uint64_t init, uint64_t start, const std::string& options,
                 const std::string& cpu_model, const std::string& machine_id,
-                const std::string& system_name) {
+                const std::string& system_name, bool kernel_rename) {
     info_.path = path;
+    info_.kernel_rename = kernel_rename;
     info_.guid = guid ? *guid : make_uuid_v7();
     info_.options_json = options;
     info_.pid = pid;
@@ -119,6 +120,8 @@ class FixtureWriter {
     k.arch_vgpr_count = arch_vgpr_count;
     k.accum_vgpr_count = accum_vgpr_count;
     k.extdata = extdata;
+    // Its dispatches carry the display name's string id, as the GPU backends give it.
+    kernel_names_[id] = string(display_name.empty() ? kernel_name : display_name);
     info(k);
   }
 
@@ -141,19 +144,21 @@ class FixtureWriter {
     return id;
   }
 
+  // `message`: a ROCTx record, `name` its API function (roctxRangePushA, ...).
   void region(const std::string& category, const std::string& name, uint64_t start, uint64_t end,
-              uint32_t tid, uint64_t correlation_id, bool message, bool instant, bool open_at_exit,
-              const std::optional<std::string>& extdata, uint64_t stack_id,
-              uint64_t parent_stack_id, uint64_t external_id,
-              const std::optional<std::string>& region_name) {
+              uint32_t tid, uint64_t correlation_id, const std::optional<std::string>& message,
+              bool instant, bool open_at_exit, const std::optional<std::string>& extdata,
+              uint64_t range_corr, uint64_t external_id,
+              const std::optional<std::string>& region_name, uint32_t callsite) {
     Record r = base(RecordKind::kRegion, tid, start, end, category, name, correlation_id);
     r.flags = static_cast<uint16_t>((message ? kFlagMessage : 0) | (instant ? kFlagInstant : 0) |
                                     (open_at_exit ? kFlagOpenAtExit : 0));
     r.region.extdata_id = opt_string(extdata);
-    r.region.stack_id = stack_id;
-    r.region.parent_stack_id = parent_stack_id;
+    r.region.message_id = opt_string(message);
+    r.region.range_corr = range_corr;
     r.region.external_id = external_id;
     r.region.region_name_id = opt_string(region_name);
+    r.region.callsite_id = callsite;
     write(r);
   }
 
@@ -161,10 +166,11 @@ class FixtureWriter {
               uint32_t stream, uint32_t queue, uint64_t correlation_id, uint64_t dispatch_id,
               const Dim3& grid, const Dim3& block, uint32_t static_shared, uint32_t dynamic_shared,
               uint32_t local_per_thread, uint32_t registers,
-              const std::optional<std::string>& region_name, uint32_t callsite, uint64_t stack_id,
+              const std::optional<std::string>& region_name, uint32_t callsite, uint64_t range_corr,
               const std::string& category) {
     Record r =
         base(RecordKind::kKernelDispatch, tid, start, end, category, std::nullopt, correlation_id);
+    r.name_id = kernel_name_id(kernel_id);
     KernelData& k = r.kernel;
     k.agent_id = agent;
     k.stream_id = stream;
@@ -179,7 +185,7 @@ class FixtureWriter {
     k.region_name_id = opt_string(region_name);
     k.callsite_id = callsite;
     k.dispatch_id = dispatch_id;
-    k.stack_id = stack_id;
+    k.range_corr = range_corr;
     write(r);
   }
 
@@ -197,6 +203,7 @@ class FixtureWriter {
     batch.reserve(rows.size());
     for (const auto& [kernel_id, start, end] : rows) {
       r.kernel.kernel_id = kernel_id;
+      r.name_id = kernel_name_id(kernel_id);
       r.start = start;
       r.end = end;
       r.correlation_id = r.kernel.dispatch_id = ++bulk_dispatches_;
@@ -211,7 +218,8 @@ class FixtureWriter {
                    uint32_t tid, uint32_t src_agent, uint32_t dst_agent, uint64_t src_address,
                    uint64_t dst_address, uint32_t stream, uint32_t queue, uint64_t correlation_id,
                    bool memset, uint32_t value, const std::optional<std::string>& region_name,
-                   uint32_t callsite, uint64_t stack_id, const std::string& category) {
+                   uint32_t callsite, uint64_t range_corr, const std::string& category,
+                   const std::string& src_memory, const std::string& dst_memory) {
     Record r = base(RecordKind::kMemoryCopy, tid, start, end, category, name, correlation_id);
     r.flags = memset ? kFlagMemset : 0;
     CopyData& c = r.copy;
@@ -224,14 +232,16 @@ class FixtureWriter {
     c.bytes = bytes;
     c.region_name_id = opt_string(region_name);
     c.value = value;
-    c.stack_id = stack_id;
+    c.range_corr = range_corr;
     c.callsite_id = callsite;
+    c.src_memory = memory_kind(src_memory);
+    c.dst_memory = memory_kind(dst_memory);
     write(r);
   }
 
   void allocation(const std::string& type, uint64_t start, uint64_t end, uint64_t bytes,
                   uint32_t tid, uint32_t agent, const std::string& level, uint64_t address,
-                  uint32_t stream, uint64_t correlation_id, uint64_t stack_id,
+                  uint32_t stream, uint64_t correlation_id, uint64_t range_corr,
                   const std::string& category) {
     static const char* const kOps[] = {"ALLOC", "FREE", "REALLOC", "RECLAIM"};
     static const char* const kLevels[] = {"REAL", "VIRTUAL", "SCRATCH"};
@@ -244,7 +254,14 @@ class FixtureWriter {
     a.stream_id = stream;
     a.address = address;
     a.bytes = bytes;
-    a.stack_id = stack_id;
+    a.range_corr = range_corr;
+    write(r);
+  }
+
+  void name_object(uint32_t target, uint64_t object, const std::string& name, uint32_t tid) {
+    Record r = base(RecordKind::kName, tid, 0, 0, std::nullopt, name, 0);
+    r.name.target = target;
+    r.name.object = object;
     write(r);
   }
 
@@ -262,13 +279,15 @@ class FixtureWriter {
 
   // A counter (rocpd_info_pmc row) and a value of it for the dispatch with `correlation_id`
   // (a kPmcValue record: the sink pairs it with its dispatch, before or after it arrives).
+  // `id` names the counter here, as a PmcInfo key does in a capture; the writer numbers the
+  // rows 1, 2, ... in the order counters are described, so ids given in that order are kept.
   void pmc_info(uint32_t id, const std::string& name, uint32_t agent,
                 const std::string& description, const std::string& units,
                 const std::string& component, const std::string& block,
                 const std::string& expression, bool is_constant, bool is_derived,
                 const std::string& value_type, const std::string& extdata) {
     PmcInfo p;
-    p.id = id;
+    p.key = pmc_key(id);
     p.agent_id = agent;
     p.name = p.symbol = name;
     p.description = description;
@@ -286,12 +305,14 @@ class FixtureWriter {
   void pmc_value(uint64_t correlation_id, uint32_t pmc_id, double value, uint32_t agent,
                  uint64_t alt_correlation_id) {
     Record r = base(RecordKind::kPmcValue, 0, 0, 0, std::nullopt, std::nullopt, correlation_id);
-    r.pmc.pmc_id = pmc_id;
+    r.pmc.pmc_key = pmc_key(pmc_id);
     r.pmc.agent_id = agent;
     r.pmc.value = value;
     r.pmc.alt_correlation_id = alt_correlation_id;
     write(r);
   }
+
+  uint32_t pmc_key(uint32_t id) { return string("pmc:fixture:" + std::to_string(id)); }
 
   void thread_name(uint32_t tid, const std::string& name, uint64_t timestamp) {
     Record r = base(RecordKind::kThreadName, tid, timestamp, timestamp, std::nullopt, name, 0);
@@ -340,9 +361,21 @@ class FixtureWriter {
     r.correlation_id = corr;
     return r;
   }
+  uint32_t kernel_name_id(uint32_t kernel_id) {
+    const auto it = kernel_names_.find(kernel_id);
+    if (it == kernel_names_.end())
+      throw std::invalid_argument("kernel " + std::to_string(kernel_id) +
+                                  ": write its kernel_symbol first");
+    return it->second;
+  }
   static void dim3(const Dim3& v, uint32_t* out, const char* what) {
     if (v.size() != 3) throw std::invalid_argument(std::string(what) + " must have three values");
     for (int i = 0; i < 3; ++i) out[i] = v[i];
+  }
+  // "" = not recorded; otherwise the extdata name (PAGEABLE, PINNED, DEVICE, ARRAY, MANAGED).
+  static uint8_t memory_kind(const std::string& v) {
+    static const char* const kKinds[] = {"", "PAGEABLE", "PINNED", "DEVICE", "ARRAY", "MANAGED"};
+    return static_cast<uint8_t>(index_of(kKinds, 6, v, "memory kind"));
   }
   static uint32_t index_of(const char* const* names, uint32_t n, const std::string& v,
                            const char* what) {
@@ -355,6 +388,7 @@ class FixtureWriter {
   RocpdSink sink_;
   bool open_ = false;
   std::unordered_map<std::string, uint32_t> strings_;
+  std::unordered_map<uint32_t, uint32_t> kernel_names_;  // kernel id -> display name's string
   uint64_t bulk_dispatches_ = 0;
 };
 
@@ -390,16 +424,17 @@ void bind(py::module_& m) {
       .def("callsite", &W::callsite, py::arg("frames"), py::arg("line_info"))
       .def("region", &W::region, py::arg("category"), py::arg("name"), py::arg("start"),
            py::arg("end"), py::kw_only(), py::arg("tid"), py::arg("correlation_id") = 0,
-           py::arg("message") = false, py::arg("instant") = false, py::arg("open_at_exit") = false,
-           py::arg("extdata") = py::none(), py::arg("stack_id") = 0, py::arg("parent_stack_id") = 0,
-           py::arg("external_id") = 0, py::arg("region_name") = py::none())
+           py::arg("message") = py::none(), py::arg("instant") = false,
+           py::arg("open_at_exit") = false, py::arg("extdata") = py::none(),
+           py::arg("range_corr") = 0, py::arg("external_id") = 0,
+           py::arg("region_name") = py::none(), py::arg("callsite") = 0)
       .def("kernel", &W::kernel, py::arg("kernel_id"), py::arg("start"), py::arg("end"),
            py::kw_only(), py::arg("tid"), py::arg("agent"), py::arg("stream") = 0,
            py::arg("queue") = 0, py::arg("correlation_id") = 0, py::arg("dispatch_id") = 0,
            py::arg("grid") = Dim3{1, 1, 1}, py::arg("block") = Dim3{1, 1, 1},
            py::arg("static_shared") = 0, py::arg("dynamic_shared") = 0,
            py::arg("local_per_thread") = 0, py::arg("registers") = 0,
-           py::arg("region_name") = py::none(), py::arg("callsite") = 0, py::arg("stack_id") = 0,
+           py::arg("region_name") = py::none(), py::arg("callsite") = 0, py::arg("range_corr") = 0,
            py::arg("category") = "KERNEL_DISPATCH")
       .def("kernels", &W::kernels, py::arg("rows"), py::kw_only(), py::arg("tid"), py::arg("agent"),
            py::arg("stream") = 0, py::arg("grid") = Dim3{1, 1, 1}, py::arg("block") = Dim3{1, 1, 1})
@@ -408,11 +443,12 @@ void bind(py::module_& m) {
            py::arg("dst_agent"), py::arg("src_address") = 0, py::arg("dst_address") = 0,
            py::arg("stream") = 0, py::arg("queue") = 0, py::arg("correlation_id") = 0,
            py::arg("memset") = false, py::arg("value") = 0, py::arg("region_name") = py::none(),
-           py::arg("callsite") = 0, py::arg("stack_id") = 0, py::arg("category") = "MEMORY_COPY")
+           py::arg("callsite") = 0, py::arg("range_corr") = 0, py::arg("category") = "MEMORY_COPY",
+           py::arg("src_memory") = "", py::arg("dst_memory") = "")
       .def("allocation", &W::allocation, py::arg("type"), py::arg("start"), py::arg("end"),
            py::arg("bytes"), py::kw_only(), py::arg("tid"), py::arg("agent"),
            py::arg("level") = "REAL", py::arg("address") = 0, py::arg("stream") = 0,
-           py::arg("correlation_id") = 0, py::arg("stack_id") = 0,
+           py::arg("correlation_id") = 0, py::arg("range_corr") = 0,
            py::arg("category") = "MEMORY_ALLOCATION")
       .def("sample", &W::sample, py::arg("timestamp"), py::kw_only(), py::arg("tid"),
            py::arg("category") = "PYTHON_SAMPLE", py::arg("stack_id") = 0, py::arg("track_id") = 0,
@@ -425,6 +461,8 @@ void bind(py::module_& m) {
            py::arg("value_type") = "ABS", py::arg("extdata") = "{}")
       .def("pmc_value", &W::pmc_value, py::arg("correlation_id"), py::arg("pmc_id"),
            py::arg("value"), py::kw_only(), py::arg("agent"), py::arg("alt_correlation_id") = 0)
+      .def("name_object", &W::name_object, py::arg("target"), py::arg("object"), py::arg("name"),
+           py::kw_only(), py::arg("tid"))
       .def("thread_name", &W::thread_name, py::arg("tid"), py::arg("name"),
            py::arg("timestamp") = 0)
       .def("commit", &W::commit)
@@ -435,15 +473,17 @@ void bind(py::module_& m) {
          uint32_t ppid, const std::string& hostname, const std::string& command,
          const std::string& environment, const std::map<std::string, std::string>& metadata,
          uint64_t init, uint64_t start, const std::string& options, const std::string& cpu_model,
-         const std::string& machine_id, const std::string& system_name) {
+         const std::string& machine_id, const std::string& system_name, bool kernel_rename) {
         return new FixtureWriter(path, guid, pid, ppid, hostname, command, environment, metadata,
-                                 init, start, options, cpu_model, machine_id, system_name);
+                                 init, start, options, cpu_model, machine_id, system_name,
+                                 kernel_rename);
       },
       py::return_value_policy::take_ownership, py::arg("path"), py::arg("guid") = py::none(),
       py::kw_only(), py::arg("pid"), py::arg("ppid") = 1, py::arg("hostname") = "host0",
       py::arg("command") = "", py::arg("environment") = "{}", py::arg("metadata") = no_metadata,
       py::arg("init") = 0, py::arg("start") = 0, py::arg("options") = "{}",
       py::arg("cpu_model") = "", py::arg("machine_id") = "", py::arg("system_name") = "Linux",
+      py::arg("kernel_rename") = false,
       "internal (tests): opens a new rocpd database at `path` written by the real writer "
       "(RocpdSink); every row's values come from the caller. Close it with close().");
   // The agent numbering every backend uses (rocprof/info.hpp): CPU 1, GPU n at 2 + n.

@@ -272,6 +272,18 @@ PyObject* py_name_thread(PyObject*, PyObject* arg) {
   Py_RETURN_NONE;
 }
 
+// _name_object(target, object, name): roctxNameHipDevice/HipStream/HsaAgent's one path.
+PyObject* py_name_object(PyObject*, PyObject* args) {
+  unsigned int target = 0;
+  unsigned long long object = 0;
+  PyObject* name = nullptr;
+  if (!PyArg_ParseTuple(args, "IKU", &target, &object, &name)) return nullptr;
+  std::string_view v;
+  if (!utf8(name, &v)) return nullptr;
+  m::name_object(target, object, v);
+  Py_RETURN_NONE;
+}
+
 PyObject* py_thread_id(PyObject*, PyObject*) { return PyLong_FromUnsignedLong(m::thread_id()); }
 
 PyObject* py_set_decorator(PyObject*, PyObject* fn) {
@@ -293,6 +305,8 @@ PyMethodDef kRoctxMethods[] = {
     {"resume", ROCPROF_FASTCALL(py_resume), METH_FASTCALL, "resume([tid])"},
     {"name_thread", py_name_thread, METH_O, "name_thread(name)"},
     {"get_thread_id", py_thread_id, METH_NOARGS, "OS thread id of the caller"},
+    {"_name_object", py_name_object, METH_VARARGS,
+     "internal: _name_object(target, object, name) (roctx.name_hip_device etc.)"},
     {"_set_decorator", py_set_decorator, METH_O, "internal: the range decorator factory"},
     {nullptr, nullptr, 0, nullptr}};
 

@@ -59,9 +59,41 @@ void bind(py::module_& m) {
       .def_readwrite("native", &SamplingSettings::native)
       .def_readwrite("launcher_file", &SamplingSettings::launcher_file)
       .def_readwrite("runpy_file", &SamplingSettings::runpy_file);
+  py::class_<rocprof::MetricsSettings>(m, "MetricsSettings",
+                                       "device and host metrics over time (--process-freq)")
+      .def(py::init([](const py::kwargs& kw) {
+        rocprof::MetricsSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
+      .def_readonly_static("DEFAULT_HZ", &rocprof::MetricsSettings::kDefaultHz)
+      .def_readonly_static("MAX_HZ", &rocprof::MetricsSettings::kMaxHz)
+      .def_readwrite("hz", &rocprof::MetricsSettings::hz)
+      .def_readwrite("gpus", &rocprof::MetricsSettings::gpus)
+      .def_readwrite("cpus", &rocprof::MetricsSettings::cpus);
   py::class_<rocprof::MarkersSettings>(m, "MarkersSettings", "ROCTx")
       .def(py::init<>())
-      .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused);
+      .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused)
+      .def_readwrite("kernel_rename", &rocprof::MarkersSettings::kernel_rename);
+  using rocprof::HsaSettings;  // AMD (issue 15)
+  py::class_<HsaSettings>(m, "HsaSettings", "AMD GPU tracing: HSA tools interface and HIP")
+      .def(py::init([](const py::kwargs& kw) {
+        HsaSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
+      .def_readwrite("enabled", &HsaSettings::enabled)
+      .def_readwrite("kernels", &HsaSettings::kernels)
+      .def_readwrite("copies", &HsaSettings::copies)
+      .def_readwrite("allocations", &HsaSettings::allocations)
+      .def_readwrite("hsa_api", &HsaSettings::hsa_api)
+      .def_readwrite("hip_api", &HsaSettings::hip_api)
+      .def_readwrite("launch_sites", &HsaSettings::launch_sites)
+      .def_readwrite("region", &HsaSettings::region)
+      .def_readwrite("truncate", &HsaSettings::truncate)
+      .def_readwrite("mangled", &HsaSettings::mangled)
+      .def_readwrite("kernel_include", &HsaSettings::kernel_include)
+      .def_readwrite("kernel_exclude", &HsaSettings::kernel_exclude);
   py::class_<rocprof::CounterSettings>(m, "CounterSettings",
                                        "per-kernel hardware counters (serialises kernels)")
       .def(py::init([](const py::kwargs& kw) {
@@ -71,13 +103,17 @@ void bind(py::module_& m) {
       }))
       .def_readonly_static("MAX_METRICS", &rocprof::CounterSettings::kMaxMetrics)
       .def_readwrite("metrics", &rocprof::CounterSettings::metrics)
-      .def_readwrite("origin", &rocprof::CounterSettings::origin);
+      .def_readwrite("origin", &rocprof::CounterSettings::origin)
+      .def_readwrite("kernel_include", &rocprof::CounterSettings::kernel_include)
+      .def_readwrite("kernel_exclude", &rocprof::CounterSettings::kernel_exclude);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
       .def_readwrite("cupti", &CaptureSettings::cupti)
       .def_readwrite("sampling", &CaptureSettings::sampling)
       .def_readwrite("markers", &CaptureSettings::markers)
       .def_readwrite("counters", &CaptureSettings::counters)
+      .def_readwrite("hsa", &CaptureSettings::hsa)
+      .def_readwrite("metrics", &CaptureSettings::metrics)
       .def(
           "validate",
           [](const CaptureSettings& s) {

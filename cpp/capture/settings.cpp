@@ -54,14 +54,46 @@ const Fields<SamplingSettings>& sampling_fields() {
 }
 
 const Fields<MarkersSettings>& markers_fields() {
-  static const Fields<MarkersSettings> f{
-      {{"start_paused", &MarkersSettings::start_paused}}, {}, {}};
+  static const Fields<MarkersSettings> f{{{"start_paused", &MarkersSettings::start_paused},
+                                          {"kernel_rename", &MarkersSettings::kernel_rename}},
+                                         {},
+                                         {}};
+  return f;
+}
+
+// AMD (capture/hsa/, issue 15).
+const Fields<HsaSettings>& hsa_fields() {
+  static const Fields<HsaSettings> f{{{"enabled", &HsaSettings::enabled},
+                                      {"kernels", &HsaSettings::kernels},
+                                      {"copies", &HsaSettings::copies},
+                                      {"allocations", &HsaSettings::allocations},
+                                      {"hsa_api", &HsaSettings::hsa_api},
+                                      {"hip_api", &HsaSettings::hip_api},
+                                      {"launch_sites", &HsaSettings::launch_sites},
+                                      {"region", &HsaSettings::region},
+                                      {"truncate", &HsaSettings::truncate},
+                                      {"mangled", &HsaSettings::mangled}},
+                                     {},
+                                     {{"kernel_include", &HsaSettings::kernel_include},
+                                      {"kernel_exclude", &HsaSettings::kernel_exclude}}};
+  return f;
+}
+
+const Fields<MetricsSettings>& metrics_fields() {
+  static const Fields<MetricsSettings> f{
+      {},
+      {{"hz", &MetricsSettings::hz}},
+      {{"gpus", &MetricsSettings::gpus}, {"cpus", &MetricsSettings::cpus}}};
   return f;
 }
 
 const Fields<CounterSettings>& counter_fields() {
-  static const Fields<CounterSettings> f{
-      {}, {}, {{"metrics", &CounterSettings::metrics}, {"origin", &CounterSettings::origin}}};
+  static const Fields<CounterSettings> f{{},
+                                         {},
+                                         {{"metrics", &CounterSettings::metrics},
+                                          {"origin", &CounterSettings::origin},
+                                          {"kernel_include", &CounterSettings::kernel_include},
+                                          {"kernel_exclude", &CounterSettings::kernel_exclude}}};
   return f;
 }
 
@@ -200,10 +232,38 @@ bool check_metrics(const std::string& metrics, std::string* error) {
 
 }  // namespace
 
+bool parse_index_list(const std::string& text, std::vector<uint32_t>* out, bool* all) {
+  out->clear();
+  *all = text == "all" || text.empty();
+  if (*all || text == "none") return true;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(at, end - at);
+    at = end + 1;
+    const size_t dash = item.find('-');
+    const std::string lo_s = item.substr(0, dash);
+    const std::string hi_s = dash == std::string::npos ? lo_s : item.substr(dash + 1);
+    if (lo_s.empty() || hi_s.empty() || lo_s.find_first_not_of("0123456789") != std::string::npos ||
+        hi_s.find_first_not_of("0123456789") != std::string::npos || lo_s.size() > 6 ||
+        hi_s.size() > 6)
+      return false;
+    const uint32_t lo = static_cast<uint32_t>(std::stoul(lo_s));
+    const uint32_t hi = static_cast<uint32_t>(std::stoul(hi_s));
+    if (hi < lo || hi - lo > 65536) return false;
+    for (uint32_t i = lo; i <= hi; ++i) out->push_back(i);
+  }
+  return true;
+}
+
 bool validate(const CaptureSettings& s, std::string* error) {
   const CuptiSettings& c = s.cupti;
-  if (!check_regex(c.kernel_include, "--kernel-include-regex", error) ||
-      !check_regex(c.kernel_exclude, "--kernel-exclude-regex", error))
+  if (!check_regex(c.kernel_include, "--trace-kernel-include-regex", error) ||
+      !check_regex(c.kernel_exclude, "--trace-kernel-exclude-regex", error))
+    return false;
+  if (!check_regex(s.hsa.kernel_include, "--kernel-include-regex", error) ||
+      !check_regex(s.hsa.kernel_exclude, "--kernel-exclude-regex", error))
     return false;
   if (!c.callbacks.empty() && c.callbacks != "none" && c.callbacks != "launch" &&
       c.callbacks != "all")
@@ -214,7 +274,23 @@ bool validate(const CaptureSettings& s, std::string* error) {
   if (c.buffer_mb < 1 || c.buffer_mb > 256)
     return *error = "cupti.buffer_mb must be between 1 and 256, not " + std::to_string(c.buffer_mb),
            false;
+  if (s.metrics.hz > MetricsSettings::kMaxHz)
+    return *error = "--process-freq must be between 1 and " +
+                    std::to_string(MetricsSettings::kMaxHz) + " Hz, not " +
+                    std::to_string(s.metrics.hz),
+           false;
+  std::vector<uint32_t> list;
+  bool all = false;
+  if (!parse_index_list(s.metrics.gpus, &list, &all))
+    return *error = "--gpus '" + s.metrics.gpus + "': expected all, none or a list like 0,2-3",
+           false;
+  if (!parse_index_list(s.metrics.cpus, &list, &all))
+    return *error = "--cpus '" + s.metrics.cpus + "': expected all, none or a list like 0,2-3",
+           false;
   if (!check_metrics(s.counters.metrics, error)) return false;
+  if (!check_regex(s.counters.kernel_include, "--kernel-include-regex", error) ||
+      !check_regex(s.counters.kernel_exclude, "--kernel-exclude-regex", error))
+    return false;
   if (s.sampling.hz > 100000)
     return *error =
                "--sample must be between 1 and 100000 Hz, not " + std::to_string(s.sampling.hz),
@@ -244,8 +320,12 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
       ok = set(cupti_fields(), &s->cupti, key.substr(6), value, &why);
     else if (key.rfind("markers.", 0) == 0)
       ok = set(markers_fields(), &s->markers, key.substr(8), value, &why);
+    else if (key.rfind("hsa.", 0) == 0)
+      ok = set(hsa_fields(), &s->hsa, key.substr(4), value, &why);
     else if (key.rfind("sampling.", 0) == 0)
       ok = set(sampling_fields(), &s->sampling, key.substr(9), value, &why);
+    else if (key.rfind("metrics.", 0) == 0)
+      ok = set(metrics_fields(), &s->metrics, key.substr(8), value, &why);
     else if (key.rfind("counters.", 0) == 0)
       ok = set(counter_fields(), &s->counters, key.substr(9), value, &why);
     else
@@ -263,6 +343,8 @@ std::string to_text(const CaptureSettings& s) {
   print(cupti_fields(), s.cupti, "cupti", &out);
   print(sampling_fields(), s.sampling, "sampling", &out);
   print(markers_fields(), s.markers, "markers", &out);
+  print(hsa_fields(), s.hsa, "hsa", &out);
+  print(metrics_fields(), s.metrics, "metrics", &out);
   print(counter_fields(), s.counters, "counters", &out);
   return out;
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace rocprof {
 
@@ -45,19 +46,54 @@ struct CounterSettings {
   // Vendor metric names (NVIDIA: CUPTI names with rollup, e.g. dram__bytes_read.sum),
   // separated by spaces; "?name": optional, left out on a chip without it (the --sol set spans
   // GPU generations). Empty: no counter collection. The launcher resolves rocprofv3-style
-  // names to these (rocpd/metrics.py); the native side takes them as given.
+  // names to these (rocpd/kernel_metrics.py); the native side takes them as given.
   std::string metrics;
   std::string origin;  // what asked for them ("pmc", "sol"): stored in the database metadata
+  // --kernel-include/exclude-regex (POSIX ERE on the demangled name): as rocprofv3's, they
+  // pick the kernels whose counters are read; other kernels run unserialised, still traced.
+  std::string kernel_include, kernel_exclude;
 };
 
 struct MarkersSettings {
   bool start_paused = false;  // --selected-regions: record only from roctxProfilerResume on
+  // --kernel-rename: a dispatch's rocpd region name is its innermost ROCTx range's message
+  // (the writer applies it; the range is recorded either way).
+  bool kernel_rename = false;
 };
+
+// ---- AMD: HSA tools interface + HIP API callbacks (capture/hsa/, issue 15) -------------
+struct HsaSettings {
+  bool enabled = false;  // AMD GPU tracing asked for (the launcher's default turns it on)
+  bool kernels = true, copies = true, allocations = false;
+  bool hsa_api = false;      // --hsa-trace: every HSA core/AMD-extension call
+  bool hip_api = false;      // --hip-trace: HIP runtime calls (HIP's callback registration)
+  bool launch_sites = true;  // Python line of each dispatch (needs the Python extension)
+  bool region = true;        // innermost ROCTx range of each dispatch
+  bool truncate = false, mangled = false;      // kernel display names (-T, -M)
+  std::string kernel_include, kernel_exclude;  // POSIX extended, as CuptiSettings
+};
+// ---- end of the AMD block ---------------------------------------------------------------
+// ---- device and host metrics over time (capture/metrics/) --------------------------------
+// rocprof-sys's process sampling (its --process-freq, --gpus, --cpus): a thread of its own
+// reads NVML / AMD SMI / ROCm SMI and /proc `hz` times a second and stores every value as a
+// sampled counter (rocpd_info_pmc + rocpd_track + rocpd_sample + rocpd_pmc_event).
+struct MetricsSettings {
+  static constexpr uint32_t kDefaultHz = 20;  // --process-freq without a rate
+  static constexpr uint32_t kMaxHz = 1000;
+  uint32_t hz = 0;  // 0: no metrics
+  // "all", "none", or ordinals and ranges ("0,2-3"). GPUs are numbered as the process's GPU
+  // runtime numbers them (CUDA/HIP ordinals, after *_VISIBLE_DEVICES); CPUs are the host's
+  // cores, for per-core load and frequency (this process's own figures are always kept).
+  std::string gpus = "all", cpus = "all";
+};
+// ---- end of device and host metrics -----------------------------------------------------
 
 struct CaptureSettings {
   CuptiSettings cupti;
   SamplingSettings sampling;
   MarkersSettings markers;
+  HsaSettings hsa;  // AMD (issue 15)
+  MetricsSettings metrics;
   CounterSettings counters;
 };
 
@@ -72,6 +108,9 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
                 CaptureSettings* s, std::string* error);
 // The text form parse_text reads back (one "section.key=value" per line).
 std::string to_text(const CaptureSettings& s);
+// MetricsSettings::gpus/cpus: "all" (or "") sets *all; "none" gives an empty list; else the
+// listed indices in order. false: not that syntax.
+bool parse_index_list(const std::string& text, std::vector<uint32_t>* out, bool* all);
 }  // namespace capture
 
 }  // namespace rocprof

@@ -4,9 +4,12 @@
 // ROCPROF_AUTOSTART_OUTPUT — records into that session.
 #include "roctx.h"
 
+#include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "capture/markers/markers.hpp"
+#include "rocprof/record.hpp"
 #include "session/session.hpp"
 
 namespace m = rocprof::markers;
@@ -49,6 +52,30 @@ __attribute__((visibility("default"))) int roctxProfilerResume(roctx_thread_id_t
 
 __attribute__((visibility("default"))) int roctxNameOsThread(const char* name) {
   m::name_thread(view(name));
+  return 0;
+}
+
+// ROCm passes the agent and stream by pointer: hsa_agent_t is a struct holding a 64-bit
+// handle, a HIP stream is an opaque pointer; both are stored by their value.
+__attribute__((visibility("default"))) int roctxNameHsaAgent(const char* name,
+                                                             const struct hsa_agent_s* agent) {
+  if (name == nullptr || agent == nullptr) return -1;
+  uint64_t handle = 0;
+  std::memcpy(&handle, agent, sizeof handle);
+  m::name_object(rocprof::kNameHsaAgent, handle, view(name));
+  return 0;
+}
+
+__attribute__((visibility("default"))) int roctxNameHipDevice(const char* name, int device_id) {
+  if (name == nullptr || device_id < 0) return -1;
+  m::name_object(rocprof::kNameHipDevice, static_cast<uint64_t>(device_id), view(name));
+  return 0;
+}
+
+__attribute__((visibility("default"))) int roctxNameHipStream(const char* name,
+                                                              const struct ihipStream_t* stream) {
+  if (name == nullptr) return -1;
+  m::name_object(rocprof::kNameHipStream, reinterpret_cast<uintptr_t>(stream), view(name));
   return 0;
 }
 

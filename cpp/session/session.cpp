@@ -54,6 +54,10 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   info.guid = make_uuid_v7();
   info.path = claim_in_manifest(resolve_path(config.output_template, fork_child));
   info.options_json = config.options_json;
+  {
+    const CaptureSettings& s = g_config != nullptr ? g_config->settings : config.settings;
+    info.kernel_rename = s.markers.kernel_rename;
+  }
   info.metadata = config.metadata;
   info.metadata.emplace_back("rocprof.version", kVersion);
   if (fork_child) info.metadata.emplace_back("rocprof.forked_from", std::to_string(getppid()));

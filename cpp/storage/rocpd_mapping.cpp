@@ -22,6 +22,12 @@ uint64_t fnv1a(const std::string& s) {
 
 int64_t i64(uint64_t v) { return static_cast<int64_t>(v); }
 
+const char* memory_kind_name(uint8_t kind) {
+  static const char* const kNames[] = {"UNKNOWN", "PAGEABLE", "PINNED",
+                                       "DEVICE",  "ARRAY",    "MANAGED"};
+  return kind < 6 ? kNames[kind] : "UNKNOWN";
+}
+
 }  // namespace
 
 std::string rocpd_suffix(const std::string& guid) { return "_" + replace_all(guid, "-", "_"); }
@@ -73,7 +79,8 @@ ProcessRow Mapping::process() const {
                     i64(info_.init_ns),
                     i64(info_.process_start_ns),
                     info_.command,
-                    info_.environment_json};
+                    info_.environment_json,
+                    info_.options_json};
 }
 
 AgentInfo Mapping::cpu_agent() const {
@@ -101,8 +108,6 @@ EventRow Mapping::stack(const StackInfo& s) {
 
 // ---- counters --------------------------------------------------------------------------
 
-void Mapping::add_pmc(const PmcInfo&) { pmc_ = true; }
-
 uint64_t Mapping::unmatched_pmc_values() const {
   uint64_t n = 0;
   for (const auto& kv : pmc_pending_) n += kv.second.size();
@@ -123,10 +128,10 @@ void Mapping::pmc_value(const Record& r, RecordRows* out) {
   int64_t event = dispatch_event(corr);
   if (event == 0) event = dispatch_event(r.pmc.alt_correlation_id);
   if (event != 0) {
-    out->pmc_events.push_back(PmcEventRow{event, r.pmc.pmc_id, r.pmc.value});
+    out->pmc_events.push_back(PmcEventRow{event, pmc_id(r.pmc.pmc_key), r.pmc.value});
     return;
   }
-  pmc_pending_[corr].push_back(PendingValue{r.pmc.pmc_id, r.pmc.value});
+  pmc_pending_[corr].push_back(PendingValue{pmc_id(r.pmc.pmc_key), r.pmc.value});
   if (r.pmc.alt_correlation_id != 0 && r.pmc.alt_correlation_id != corr)
     pmc_alias_[r.pmc.alt_correlation_id] = corr;
 }
@@ -161,26 +166,44 @@ const std::string& Mapping::message_json(uint32_t name_id) {
   return json;
 }
 
-void Mapping::add_callsite(const CallsiteInfo& c) { line_info_[c.id] = c.line_info; }
+void Mapping::add_callsite(const CallsiteInfo& c) {
+  // The frames are already a rocpd_string row (c.id); every record launched from this site
+  // points at it instead of carrying its own copy (issue 16: the copies were 200 B a kernel).
+  site_ref_[c.id] = "{\"site\":" + std::to_string(c.id) + "}";
+}
+
+int64_t Mapping::pmc_id(uint32_t key) {
+  // A counter described twice (a backend restarted in the same session) keeps its first id.
+  return pmc_ids_.emplace(key, static_cast<int64_t>(pmc_ids_.size()) + 1).first->second;
+}
+
+PmcRow Mapping::pmc(const PmcInfo& p) {
+  pmc_ = true;
+  return PmcRow{pmc_id(p.key), pid_, &p};
+}
 
 EventRow Mapping::event(const Record& r, std::string_view extdata) {
-  uint64_t stack = 0, parent = 0;
+  // As ROCm's writer: stack_id is the record's own (internal) correlation id, so an API call
+  // and the GPU work it caused share it. parent_stack_id is the innermost enclosing ROCTx
+  // range's correlation id, which is that range's rocpd_region id (ROCm: the enclosing traced
+  // call's); 0 when none. Samples keep their call-stack node in stack_id (rocprof-sys).
+  uint64_t stack = r.correlation_id, parent = 0;
   uint32_t callsite = 0;
   switch (r.kind) {
     case RecordKind::kRegion:
-      stack = r.region.stack_id;
-      parent = r.region.parent_stack_id;
+      parent = r.region.range_corr;
+      callsite = r.region.callsite_id;
       break;
     case RecordKind::kKernelDispatch:
-      stack = r.kernel.stack_id;
+      parent = r.kernel.range_corr;
       callsite = r.kernel.callsite_id;
       break;
     case RecordKind::kMemoryCopy:
-      stack = r.copy.stack_id;
+      parent = r.copy.range_corr;
       callsite = r.copy.callsite_id;
       break;
     case RecordKind::kMemoryAlloc:
-      stack = r.alloc.stack_id;
+      parent = r.alloc.range_corr;
       break;
     case RecordKind::kSample:
       stack = r.sample.stack_id;
@@ -190,13 +213,18 @@ EventRow Mapping::event(const Record& r, std::string_view extdata) {
   }
   EventRow e{next_event_id_++,      Id{r.category_id}, i64(stack), i64(parent),
              i64(r.correlation_id), kEmptyJson,        kEmptyJson, extdata};
-  // GPU work launched from Python carries its call site (interned JSON list of frames,
-  // innermost user frame first): call_stack is the list, line_info its first frame as the
-  // producer gave it (CallsiteInfo).
-  if (callsite != 0 && callsite <= strings_.size()) {
-    e.call_stack = strings_[callsite - 1];
-    const auto it = line_info_.find(callsite);
-    if (it != line_info_.end()) e.line_info = it->second;
+  // GPU work (and API calls) launched from Python carry their call site: the interned JSON
+  // list of frames, innermost user frame first, stored once as a rocpd_string row. call_stack
+  // holds {"site": <that string's id>} and line_info stays empty; readers (rocpd's views,
+  // rocpd._schema.call_stack_sql/line_info_sql) give back the list and its first frame.
+  if (callsite != 0) {
+    const auto it = site_ref_.find(callsite);
+    if (it != site_ref_.end()) {
+      e.call_stack = it->second;
+    } else if (callsite <= strings_.size()) {  // a site announced without CallsiteInfo
+      e.call_stack =
+          site_ref_.emplace(callsite, "{\"site\":" + std::to_string(callsite) + "}").first->second;
+    }
   }
   return e;
 }
@@ -206,9 +234,10 @@ std::string_view Mapping::region_extdata(const Record& r) {
   if (r.region.extdata_id != 0) {
     extdata = text(r.region.extdata_id);
   } else if (r.flags & kFlagMessage) {
-    // ROCTx convention: the message travels in the event's extdata. Built once per distinct
-    // message: ranges repeat their names, and this is the writer's hottest row.
-    extdata = message_json(r.name_id);
+    // ROCTx convention: the region is named by the API function, the message travels in the
+    // event's extdata. Built once per distinct message: ranges repeat their names, and this
+    // is the writer's hottest row.
+    extdata = message_json(r.region.message_id);
   }
   if (r.flags & kFlagOpenAtExit) {
     // Its end is the session's end, not the program's: say so where a reader looks.
@@ -221,12 +250,26 @@ std::string_view Mapping::region_extdata(const Record& r) {
   return extdata;
 }
 
+Id Mapping::region_name(uint32_t name_id, uint32_t range_message_id) const {
+  // rocprofv3: the dispatch's (or copy's) own name; under --kernel-rename the message of the
+  // innermost enclosing ROCTx range when there is one. Never NULL: ROCm's views INNER-JOIN it.
+  return Id{info_.kernel_rename && range_message_id != 0 ? range_message_id : name_id};
+}
+
 std::pair<int64_t, bool> Mapping::track_for(uint32_t tid, uint32_t category_id) {
   const uint64_t key = (static_cast<uint64_t>(category_id) << 32) | tid;
   auto it = tracks_.find(key);
   if (it != tracks_.end()) return {it->second, false};
-  const int64_t id = static_cast<int64_t>(tracks_.size()) + 1;
+  const int64_t id = next_track_id_++;
   tracks_.emplace(key, id);
+  return {id, true};
+}
+
+std::pair<int64_t, bool> Mapping::counter_track(uint32_t name_id) {
+  auto it = counter_tracks_.find(name_id);
+  if (it != counter_tracks_.end()) return {it->second, false};
+  const int64_t id = next_track_id_++;
+  counter_tracks_.emplace(name_id, id);
   return {id, true};
 }
 
@@ -238,7 +281,23 @@ const RecordRows& Mapping::record(const Record& r) {
   switch (r.kind) {
     case RecordKind::kRegion: {
       out.event = event(r, region_extdata(r));
-      out.region = RegionRow{pid_, r.tid, i64(r.start), i64(r.end), Id{r.name_id}, out.event.id};
+      if (r.flags & kFlagInstant) {
+        // A mark is an instant: ROCm stores it as a sample on its thread's track of the
+        // domain (the track named by the category), not as a zero-length region.
+        out.kind = RecordKind::kSample;
+        const auto [id, is_new] = track_for(r.tid, r.category_id);
+        if (is_new) out.new_track = TrackRow{id, pid_, r.tid, Id{r.category_id}};
+        out.sample = SampleRow{id, i64(r.start), out.event.id, kEmptyJson};
+        break;
+      }
+      // ROCTx ranges are keyed by their correlation id (>= 2^32, see markers.cpp), as ROCm
+      // keys regions; what points at a range (parent_stack_id) finds it by primary key.
+      // Other regions are numbered here, below 2^32, so the two never meet.
+      const int64_t id = (r.flags & kFlagMessage) && r.correlation_id > UINT32_MAX
+                             ? i64(r.correlation_id)
+                             : next_region_id_++;
+      out.region =
+          RegionRow{id, pid_, r.tid, i64(r.start), i64(r.end), Id{r.name_id}, out.event.id};
       break;
     }
     case RecordKind::kKernelDispatch: {
@@ -264,7 +323,7 @@ const RecordRows& Mapping::record(const Record& r) {
                              static_cast<int64_t>(k.static_shared) + k.dynamic_shared,
                              {k.block[0], k.block[1], k.block[2]},
                              {k.grid[0], k.grid[1], k.grid[2]},
-                             Id{k.region_name_id},
+                             region_name(r.name_id, k.region_name_id),
                              out.event.id,
                              extdata};
       if (r.correlation_id != 0) {
@@ -281,23 +340,19 @@ const RecordRows& Mapping::record(const Record& r) {
       if (memset) {
         scratch_ = "{\"memset_value\":" + std::to_string(c.value) + "}";
         extdata = scratch_;
+      } else if (c.src_memory != 0 || c.dst_memory != 0) {
+        // Only when the runtime said: a reader tells "pageable" from "not recorded".
+        scratch_ = std::string("{\"src_memory\":\"") + memory_kind_name(c.src_memory) +
+                   "\",\"dst_memory\":\"" + memory_kind_name(c.dst_memory) + "\"}";
+        extdata = scratch_;
       }
       out.event = event(r, kEmptyJson);
-      out.copy = CopyRow{pid_,
-                         r.tid,
-                         i64(r.start),
-                         i64(r.end),
-                         Id{r.name_id},
-                         c.dst_agent_id,
-                         i64(c.dst_address),
-                         memset ? std::nullopt : std::optional<int64_t>(c.src_agent_id),
-                         i64(c.src_address),
-                         i64(c.bytes),
-                         c.queue_id,
-                         c.stream_id,
-                         Id{c.region_name_id},
-                         out.event.id,
-                         extdata};
+      out.copy = CopyRow{
+          pid_, r.tid, i64(r.start), i64(r.end), Id{r.name_id}, c.dst_agent_id, i64(c.dst_address),
+          // A memset has no source: its device stands in, as ROCm's views
+          // INNER-JOIN the source agent (NULL would hide the row).
+          memset ? c.dst_agent_id : c.src_agent_id, i64(c.src_address), i64(c.bytes), c.queue_id,
+          c.stream_id, region_name(r.name_id, c.region_name_id), out.event.id, extdata};
       break;
     }
     case RecordKind::kMemoryAlloc: {
@@ -322,7 +377,17 @@ const RecordRows& Mapping::record(const Record& r) {
       const SampleData& p = r.sample;
       out.event = event(r, p.extdata_id ? std::string_view(text(p.extdata_id)) : kEmptyJson);
       int64_t track = static_cast<int64_t>(p.track_id);
-      if (track == 0) {  // the sink's track per (thread, category)
+      if (r.flags & kFlagCounter) {
+        // rocprofiler-systems' layout for sampled counters (its rocpd writer; AMD SMI, CPU
+        // frequency): one track per counter and device, named by the record, no thread; the
+        // value in rocpd_pmc_event on the sample's own event, pointing at rocpd_info_pmc.
+        const auto [id, is_new] = counter_track(r.name_id);
+        track = id;
+        if (is_new) out.new_track = TrackRow{id, pid_, std::nullopt, Id{r.name_id}};
+        const auto pmc = pmc_ids_.find(p.pmc_key);
+        if (pmc != pmc_ids_.end())
+          out.pmc_events.push_back(PmcEventRow{out.event.id, pmc->second, p.value});
+      } else if (track == 0) {  // the sink's track per (thread, category)
         const auto [id, is_new] = track_for(r.tid, r.category_id);
         track = id;
         if (is_new) out.new_track = TrackRow{id, pid_, r.tid, Id{r.category_id}};
@@ -332,6 +397,9 @@ const RecordRows& Mapping::record(const Record& r) {
     }
     case RecordKind::kThreadName:
       out.thread_name = ThreadNameRow{text(r.name_id), r.tid};
+      break;
+    case RecordKind::kName:
+      out.name = NameRow{r.name.target, i64(r.name.object), text(r.name_id)};
       break;
     case RecordKind::kPmcValue:
       pmc_value(r, &out);

@@ -43,6 +43,7 @@ struct NodeRow {
 struct ProcessRow {  // fini and end are 0 until the session's end (ProcessEndRow)
   int64_t id, ppid, pid, init, start;
   std::string_view command, environment;
+  std::string_view extdata;  // the options the session ran with (ROCm: the tool's config)
 };
 struct ProcessEndRow {
   int64_t pid, fini, end;
@@ -68,7 +69,7 @@ struct EventRow {
   }
 };
 struct RegionRow {
-  int64_t pid, tid, start, end;
+  int64_t id, pid, tid, start, end;
   Id name_id;
   int64_t event_id;
 };
@@ -84,7 +85,7 @@ struct CopyRow {
   int64_t pid, tid, start, end;
   Id name_id;
   int64_t dst_agent_id, dst_address;
-  std::optional<int64_t> src_agent_id;  // NULL for a memset
+  int64_t src_agent_id;  // a memset: its own device
   int64_t src_address, size, queue_id, stream_id;
   Id region_name_id;
   int64_t event_id;
@@ -98,20 +99,32 @@ struct AllocRow {
   std::string_view extdata;
 };
 struct TrackRow {
-  int64_t id, pid, tid;
+  int64_t id, pid;
+  std::optional<int64_t> tid;  // NULL: a counter's track, no thread's (as rocprof-sys writes)
   Id name_id;
 };
 struct SampleRow {
   int64_t track_id, timestamp, event_id;
   std::string_view extdata;
 };
-struct PmcEventRow {  // one counter value of one dispatch: points at the dispatch's event
+struct PmcRow {  // rocpd_info_pmc: the PmcInfo's columns, plus its id and this process
+  int64_t id, pid;
+  const PmcInfo* info;
+};
+// rocpd_pmc_event: a counter sample's value on the sample's own event, or a per-dispatch
+// counter value on its dispatch's event.
+struct PmcEventRow {
   int64_t event_id, pmc_id;
   double value;
 };
 struct ThreadNameRow {  // a rename of an existing rocpd_info_thread row
   std::string_view name;
   int64_t tid;
+};
+struct NameRow {    // roctxNameHipDevice/HipStream/HsaAgent: the named row may come later
+  uint32_t target;  // NameTarget
+  int64_t object;
+  std::string_view name;
 };
 
 // One record's rows: its event first, then the row of the record's table (a sample may open
@@ -122,7 +135,7 @@ struct RecordRows {
   RecordKind kind = RecordKind::kNone;
   EventRow event{};
   std::optional<TrackRow> new_track;
-  std::vector<PmcEventRow> pmc_events;
+  std::vector<PmcEventRow> pmc_events;  // written after the record's own rows
   union {
     RegionRow region;
     KernelRow kernel;
@@ -130,6 +143,7 @@ struct RecordRows {
     AllocRow alloc;
     SampleRow sample;
     ThreadNameRow thread_name;
+    NameRow name;
   };
   RecordRows() : region{} {}
 };
@@ -157,14 +171,14 @@ class Mapping {
   // Info rows. Agents, streams/queues and kernel symbols map column for column (their
   // fields carry rocpd's column names), plus nid and this process's pid.
   ThreadRow thread(const ThreadInfo& t) const;
-  // A counter's rocpd_info_pmc row is the PmcInfo as given; from then on kernel dispatches
-  // are remembered by correlation id so that counter values find their dispatch's event.
-  void add_pmc(const PmcInfo& p);
   // Counter values whose dispatch never arrived (its kernel was filtered out, or its record
   // lost): stored nowhere, so counted (metadata at close).
   uint64_t unmatched_pmc_values() const;
   EventRow stack(const StackInfo& s);        // stack nodes share rocpd_event (no stack table in v3)
-  void add_callsite(const CallsiteInfo& c);  // no row of its own: its records' line_info
+  void add_callsite(const CallsiteInfo& c);  // no row of its own: its frames are a string
+  // ids 1, 2, ... in the order counters arrive; from the first one on, kernel dispatches are
+  // remembered by correlation id so that per-dispatch values find their dispatch's event.
+  PmcRow pmc(const PmcInfo& p);
   int64_t pid() const { return pid_; }
 
   // Records. The views returned point into the Mapping (or the strings): valid until the
@@ -176,6 +190,9 @@ class Mapping {
   std::string_view region_extdata(const Record& r);
   const std::string& message_json(uint32_t name_id);
   std::pair<int64_t, bool> track_for(uint32_t tid, uint32_t category_id);
+  Id region_name(uint32_t name_id, uint32_t range_message_id) const;
+  std::pair<int64_t, bool> counter_track(uint32_t name_id);
+  int64_t pmc_id(uint32_t key);  // a value may name its counter before the PmcInfo arrives
   void pmc_value(const Record& r, RecordRows* out);
   void pmc_dispatch(uint64_t correlation_id, int64_t event_id, RecordRows* out);
 
@@ -183,10 +200,14 @@ class Mapping {
   std::string suffix_;
   int64_t pid_ = 0, ppid_ = 0;
   int64_t next_event_id_ = 1;
-  std::vector<std::string> strings_;       // id - 1 → text, for JSON extdata
-  std::vector<std::string> message_json_;  // name id → {"message": ...}, built on first use
-  std::unordered_map<uint64_t, int64_t> tracks_;
-  std::unordered_map<uint32_t, std::string> line_info_;  // call site id → its line_info
+  int64_t next_region_id_ = 1;
+  std::vector<std::string> strings_;              // id - 1 → text, for JSON extdata
+  std::vector<std::string> message_json_;         // name id → {"message": ...}, built on first use
+  std::unordered_map<uint64_t, int64_t> tracks_;  // (category, tid) → track id
+  std::unordered_map<uint32_t, int64_t> counter_tracks_;  // track name id → track id
+  int64_t next_track_id_ = 1;
+  std::unordered_map<uint32_t, int64_t> pmc_ids_;       // PmcInfo::key → rocpd_info_pmc.id
+  std::unordered_map<uint32_t, std::string> site_ref_;  // call site id → {"site": id}
   std::string scratch_;
   RecordRows rows_;
   // Counters (kPmcValue): off until the first PmcInfo. A value may arrive before its dispatch

@@ -42,9 +42,10 @@ void RocpdSink::write_info(const InfoRow& row) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, MetadataInfo>)
           writer_.metadata(v.tag, v.value);
-        else if constexpr (std::is_same_v<T, ThreadInfo>)
+        else if constexpr (std::is_same_v<T, ThreadInfo>) {
+          threads_.insert(v.tid);
           writer_.thread(map_->thread(v));
-        else if constexpr (std::is_same_v<T, AgentInfo>)
+        } else if constexpr (std::is_same_v<T, AgentInfo>)
           writer_.agent(v, map_->pid());
         else if constexpr (std::is_same_v<T, StreamInfo>)
           writer_.stream(v, map_->pid());
@@ -54,10 +55,8 @@ void RocpdSink::write_info(const InfoRow& row) {
           writer_.kernel_symbol(v, map_->pid());
         else if constexpr (std::is_same_v<T, CallsiteInfo>)
           map_->add_callsite(v);
-        else if constexpr (std::is_same_v<T, PmcInfo>) {
-          map_->add_pmc(v);
-          writer_.pmc_info(v, map_->pid());
-        }
+        else if constexpr (std::is_same_v<T, PmcInfo>)
+          writer_.pmc(map_->pmc(v));
       },
       row);
 }
@@ -79,6 +78,11 @@ void RocpdSink::write_records(const Record* records, std::size_t n) {
 }
 
 void RocpdSink::write_record(const Record& r) {
+  // Every thread a record names gets its rocpd_info_thread row: GPU work is recorded by the
+  // runtime's buffer thread for the thread that launched it (an autograd worker that records
+  // nothing itself), and ROCm's views INNER-JOIN the thread, so a missing row hides the work.
+  if (r.tid != 0 && threads_.insert(r.tid).second)
+    writer_.thread(map_->thread(ThreadInfo{r.tid, r.start, 0, {}}));
   const rocpd::RecordRows& rows = map_->record(r);
   switch (rows.kind) {
     case RecordKind::kRegion:
@@ -105,10 +109,14 @@ void RocpdSink::write_record(const Record& r) {
     case RecordKind::kThreadName:
       writer_.thread_name(rows.thread_name);
       break;
-    case RecordKind::kPmcValue:
+    case RecordKind::kName:
+      writer_.name_object(rows.name);
+      break;
+    case RecordKind::kPmcValue:  // its rows (if its dispatch is known) are in pmc_events
     case RecordKind::kNone:
       break;
   }
+  // A counter sample's value, or per-dispatch values that waited for this dispatch.
   for (const rocpd::PmcEventRow& p : rows.pmc_events) writer_.pmc_event(p);
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "rocpd_mapping.hpp"
@@ -38,6 +39,7 @@ class RocpdSink final : public Sink {
   void write_record(const Record& r);
 
   std::unique_ptr<rocpd::Mapping> map_;
+  std::unordered_set<uint32_t> threads_;  // tids with a rocpd_info_thread row
   rocpd::Writer writer_;
 };
 

@@ -100,7 +100,6 @@ bool Writer::open(const std::string& path, const std::string& guid, const std::s
   prepare_meta();
   prepare_info();
   prepare_events();
-  prepare_pmc();
   if (failed_) {
     if (error) *error = "schema and writer disagree (see the message above)";
     return false;
@@ -130,6 +129,7 @@ void Writer::close(const std::optional<ProcessEndRow>& end) {
     process_end(*end);
     threads_end(end->end);
   }
+  reapply_names();
   exec("COMMIT;");
   if (!failure_.empty()) {  // the last commit met a full disk
     close_failed(end);

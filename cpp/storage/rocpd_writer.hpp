@@ -2,9 +2,8 @@
 // (rocpd/schema/*.sql), prepared statements, bounded transactions, and what happens when the
 // output itself fails (disk full, I/O error, read-only). It decides nothing about what a row
 // holds. The row writers are split by table group: rows_info.cpp (node, process, thread,
-// agent, stream, queue, kernel symbol), rows_events.cpp (event, region, kernel dispatch,
-// memory copy/allocation, track, sample), rows_meta.cpp (metadata, strings), rows_pmc.cpp
-// (hardware counters and their values).
+// agent, stream, queue, kernel symbol, pmc), rows_events.cpp (event, region, kernel dispatch,
+// memory copy/allocation, track, sample, pmc event), rows_meta.cpp (metadata, strings).
 //
 // The caller hands it a path where no database is (session/os_facts.hpp prepares it).
 #pragma once
@@ -14,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <tuple>
 #include <vector>
 
 #include "rocpd_mapping.hpp"
@@ -48,6 +48,7 @@ class Writer {
   void agent(const AgentInfo& a, int64_t pid);
   void stream(const StreamInfo& s, int64_t pid);  // rocpd_info_queue when s.is_queue
   void kernel_symbol(const KernelSymbolInfo& k, int64_t pid);
+  void pmc(const PmcRow& r);
   void process_end(const ProcessEndRow& r);
   void threads_end(int64_t end);  // every thread row still without an end
 
@@ -59,11 +60,10 @@ class Writer {
   void alloc(const AllocRow& r);
   void track(const TrackRow& r);
   void sample(const SampleRow& r);
-  void thread_name(const ThreadNameRow& r);
-
-  // ---- rows_pmc.cpp
-  void pmc_info(const PmcInfo& p, int64_t pid);
   void pmc_event(const PmcEventRow& r);
+  void thread_name(const ThreadNameRow& r);
+  // Applied now and again at close: a device or stream is often named before its row exists.
+  void name_object(const NameRow& r);
 
   // ---- transactions and failure (rocpd_writer.cpp)
   // One more record in the open transaction; true when the transaction is due for a commit
@@ -90,20 +90,25 @@ class Writer {
     kCopy,
     kAlloc,
     kSampleRow,
+    kPmcEvent,
     kTrack,
     kThread,
     kThreadName,
+    kNameDevice,
+    kNameAgent,
+    kNameStream,
     kAgent,
     kStream,
     kQueue,
     kSymbol,
+    kPmc,
     kMetaUpdate,
     kMetaInsert,
-    kPmcInfo,
-    kPmcEvent,
     kStmtCount
   };
   static constexpr uint64_t kMaxTxnRecords = 4096;
+  void reapply_names();
+  std::vector<std::tuple<Stmt, int64_t, std::string>> names_;  // ROCTx names, for close
 
   bool exec(const std::string& sql, std::string* error = nullptr);
   sql::sqlite3_stmt* prepare(const std::string& sql);
@@ -111,7 +116,6 @@ class Writer {
   void prepare_meta();
   void prepare_info();
   void prepare_events();
-  void prepare_pmc();
   void run(sql::sqlite3_stmt* s);
   // One-off statements (base rows, end times): prepared, run once, finalized.
   template <class Bind>
@@ -124,6 +128,7 @@ class Writer {
   }
 
   void bind(sql::sqlite3_stmt* s, int i, int64_t v) { api_->bind_int64(s, i, v); }
+  void bind(sql::sqlite3_stmt* s, int i, double v) { api_->bind_double(s, i, v); }
   void bind(sql::sqlite3_stmt* s, int i, Id id) {
     if (id.value == 0)
       api_->bind_null(s, i);

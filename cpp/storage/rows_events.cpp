@@ -1,7 +1,7 @@
 // The rows of records: rocpd_event (one per record, and per call-stack node), rocpd_region,
 // rocpd_kernel_dispatch, rocpd_memory_copy, rocpd_memory_allocate, rocpd_track, rocpd_sample,
-// and thread renames. The hottest code of the writer: statements are prepared once, most
-// text is bound without a copy.
+// rocpd_pmc_event, and thread renames. The hottest code of the writer: statements are prepared
+// once, most text is bound without a copy.
 #include "rocpd_writer.hpp"
 
 namespace rocprof::rocpd {
@@ -17,8 +17,8 @@ void Writer::prepare_events() {
       "INSERT INTO \"rocpd_event{S}\"(id, category_id, stack_id, parent_stack_id, correlation_id, "
       "call_stack, line_info, extdata) VALUES (?,?,0,0,?,'{}','{}',?)");
   stmts_[kRegion] = prepare(
-      "INSERT INTO \"rocpd_region{S}\"(nid, pid, tid, start, \"end\", name_id, event_id, extdata) "
-      "VALUES (1,?,?,?,?,?,?,'{}')");
+      "INSERT INTO \"rocpd_region{S}\"(id, nid, pid, tid, start, \"end\", name_id, event_id, "
+      "extdata) VALUES (?,1,?,?,?,?,?,?,'{}')");
   stmts_[kKernel] = prepare(
       "INSERT INTO \"rocpd_kernel_dispatch{S}\"(nid, pid, tid, agent_id, kernel_id, dispatch_id, "
       "queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, "
@@ -37,10 +37,22 @@ void Writer::prepare_events() {
       "(1,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   stmts_[kSampleRow] = prepare(
       "INSERT INTO \"rocpd_sample{S}\"(track_id, timestamp, event_id, extdata) VALUES (?,?,?,?)");
+  stmts_[kPmcEvent] = prepare(
+      "INSERT INTO \"rocpd_pmc_event{S}\"(event_id, pmc_id, value, extdata) VALUES (?,?,?,'{}')");
   stmts_[kTrack] = prepare(
       "INSERT INTO \"rocpd_track{S}\"(id, nid, pid, tid, name_id, extdata) VALUES "
       "(?,1,?,?,?,'{}')");
   stmts_[kThreadName] = prepare("UPDATE \"rocpd_info_thread{S}\" SET name = ? WHERE tid = ?");
+  // HIP device ids are the runtime's ordinals (logical_index of the GPU agents); agents and
+  // streams named by handle carry it in extdata ("handle"), as the AMD backend writes them.
+  stmts_[kNameDevice] = prepare(
+      "UPDATE \"rocpd_info_agent{S}\" SET user_name = ? WHERE type = 'GPU' AND logical_index = ?");
+  stmts_[kNameAgent] = prepare(
+      "UPDATE \"rocpd_info_agent{S}\" SET user_name = ? "
+      "WHERE json_valid(extdata) AND json_extract(extdata, '$.handle') = ?");
+  stmts_[kNameStream] = prepare(
+      "UPDATE \"rocpd_info_stream{S}\" SET name = ? "
+      "WHERE json_valid(extdata) AND json_extract(extdata, '$.handle') = ?");
 }
 
 void Writer::event(const EventRow& r) {
@@ -67,12 +79,13 @@ void Writer::event(const EventRow& r) {
 
 void Writer::region(const RegionRow& r) {
   auto* s = stmts_[kRegion];
-  bind(s, 1, r.pid);
-  bind(s, 2, r.tid);
-  bind(s, 3, r.start);
-  bind(s, 4, r.end);
-  bind(s, 5, r.name_id);
-  bind(s, 6, r.event_id);
+  bind(s, 1, r.id);
+  bind(s, 2, r.pid);
+  bind(s, 3, r.tid);
+  bind(s, 4, r.start);
+  bind(s, 5, r.end);
+  bind(s, 6, r.name_id);
+  bind(s, 7, r.event_id);
   run(s);
 }
 
@@ -132,6 +145,37 @@ void Writer::sample(const SampleRow& r) {
   bind(s, 2, r.timestamp);
   bind(s, 3, r.event_id);
   bind_static(s, 4, r.extdata);
+  run(s);
+}
+
+void Writer::name_object(const NameRow& r) {
+  const Stmt which = r.target == kNameHipDevice   ? kNameDevice
+                     : r.target == kNameHsaAgent  ? kNameAgent
+                     : r.target == kNameHipStream ? kNameStream
+                                                  : kStmtCount;
+  if (which == kStmtCount) return;
+  names_.emplace_back(which, r.object, std::string(r.name));
+  auto* s = stmts_[which];
+  bind(s, 1, r.name);
+  bind(s, 2, r.object);
+  run(s);
+}
+
+void Writer::reapply_names() {
+  for (const auto& [which, object, name] : names_) {
+    auto* s = stmts_[which];
+    if (s == nullptr) continue;
+    bind(s, 1, std::string_view(name));
+    bind(s, 2, object);
+    run(s);
+  }
+}
+
+void Writer::pmc_event(const PmcEventRow& r) {
+  auto* s = stmts_[kPmcEvent];
+  bind(s, 1, r.event_id);
+  bind(s, 2, r.pmc_id);
+  bind(s, 3, r.value);
   run(s);
 }
 

@@ -1,5 +1,5 @@
 // Descriptive rows: rocpd_info_node, _process, _thread, _agent, _stream, _queue,
-// _kernel_symbol. nid is always kNodeId (1), a literal of the statements.
+// _kernel_symbol, _pmc. nid is always kNodeId (1), a literal of the statements.
 #include "rocpd_writer.hpp"
 
 namespace rocprof::rocpd {
@@ -28,6 +28,12 @@ void Writer::prepare_info() {
       "kernel_name, display_name, kernel_object, kernarg_segment_size, kernarg_segment_alignment, "
       "group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count, "
       "extdata) VALUES (?,1,?,0,?,?,?,?,?,?,?,?,?,?,?)");
+  stmts_[kPmc] = prepare(
+      "INSERT OR REPLACE INTO \"rocpd_info_pmc{S}\"(id, nid, pid, agent_id, target_arch, "
+      "event_code, "
+      "instance_id, name, symbol, description, long_description, component, units, value_type, "
+      "block, expression, is_constant, is_derived, extdata) "
+      "VALUES (?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 }
 
 void Writer::node(const NodeRow& r) {
@@ -50,7 +56,7 @@ void Writer::process(const ProcessRow& r) {
   run_once(
       "INSERT INTO \"rocpd_info_process{S}\"(id, nid, ppid, pid, init, fini, start, \"end\", "
       "command, "
-      "environment, extdata) VALUES (?,1,?,?,?,0,?,0,?,?,'{}')",
+      "environment, extdata) VALUES (?,1,?,?,?,0,?,0,?,?,?)",
       [&](sql::sqlite3_stmt* s) {
         bind(s, 1, r.id);
         bind(s, 2, r.ppid);
@@ -59,6 +65,7 @@ void Writer::process(const ProcessRow& r) {
         bind(s, 5, r.start);
         bind(s, 6, r.command);
         bind(s, 7, r.environment);
+        bind(s, 8, r.extdata);
       });
 }
 
@@ -130,6 +137,21 @@ void Writer::kernel_symbol(const KernelSymbolInfo& v, int64_t pid) {
   bind(s, 11, int64_t{v.arch_vgpr_count});
   bind(s, 12, int64_t{v.accum_vgpr_count});
   bind(s, 13, v.extdata);
+  run(s);
+}
+
+void Writer::pmc(const PmcRow& r) {
+  const PmcInfo& p = *r.info;
+  auto* s = stmts_[kPmc];
+  int i = 1;
+  for (int64_t v : {r.id, r.pid, int64_t{p.agent_id}}) bind(s, i++, v);
+  bind(s, i++, p.target_arch);
+  for (int64_t v : {int64_t{p.event_code}, int64_t{p.instance_id}}) bind(s, i++, v);
+  for (const std::string* t : {&p.name, &p.symbol, &p.description, &p.long_description,
+                               &p.component, &p.units, &p.value_type, &p.block, &p.expression})
+    bind(s, i++, *t);
+  for (int64_t v : {int64_t{p.is_constant}, int64_t{p.is_derived}}) bind(s, i++, v);
+  bind(s, i++, p.extdata);
   run(s);
 }
 

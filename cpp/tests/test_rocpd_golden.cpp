@@ -126,8 +126,8 @@ void feed(RocpdSink& sink) {
   sink.write_info(StreamInfo{0, false, "Default Stream", "{}"});
   sink.write_info(StreamInfo{7, false, "Stream 7", "{\"context\":1}"});
   sink.write_info(StreamInfo{0, true, "Default Queue", "{}"});
-  PmcInfo pmc;
-  pmc.id = 1;
+  PmcInfo pmc;  // keys are opaque to the writer: rocpd_info_pmc ids follow arrival order
+  pmc.key = 101;
   pmc.agent_id = gpu_agent_id(0);
   pmc.name = pmc.symbol = "dram__bytes_read.sum";
   pmc.description = "# of bytes read from DRAM";
@@ -136,12 +136,11 @@ void feed(RocpdSink& sink) {
   pmc.block = "dram";
   pmc.extdata = "{\"metric_type\":\"counter\"}";
   sink.write_info(pmc);
-  pmc.id = 2;
+  pmc.key = 102;
   pmc.name = pmc.symbol = "dram__bytes.sum.peak_sustained";
   pmc.units = "byte/dram_cycle";
   pmc.is_constant = true;
   pmc.is_derived = true;
-  pmc.agent_id = 0;  // no agent: NULL
   sink.write_info(pmc);
   KernelSymbolInfo sym;
   sym.id = 1;
@@ -169,6 +168,18 @@ void feed(RocpdSink& sink) {
   rs.push_back(
       base(RecordKind::kRegion, 7, 240, 999, kMarker, kRangeA, 4, kFlagMessage | kFlagOpenAtExit));
   rs.push_back(base(RecordKind::kRegion, 8, 250, 260, 0, kRangeA));  // no category: NULL
+  // ROCTx records carry their message apart from the name (the API function).
+  for (Record& m : rs)
+    if (m.flags & kFlagMessage) m.region.message_id = kRangeA;
+  {
+    // A range keyed by its own correlation id (>= 2^32, as markers.cpp makes them), inside the
+    // open one above: its region id is that id, its parent the outer range's.
+    Record n =
+        base(RecordKind::kRegion, 7, 262, 268, kMarker, kRangeB, (1ull << 32) | 5, kFlagMessage);
+    n.region.message_id = kRangeA;
+    n.region.range_corr = (1ull << 32) | 4;
+    rs.push_back(n);
+  }
   sink.write_records(rs.data(), rs.size());
   rs.clear();
   {
@@ -208,8 +219,7 @@ void feed(RocpdSink& sink) {
   {
     Record r = base(RecordKind::kRegion, 7, 500, 600, kRuntimeCat, kLaunch, 21);
     r.region.extdata_id = kCustomExt;
-    r.region.stack_id = 2;
-    r.region.parent_stack_id = 1;
+    r.region.range_corr = (1ull << 32) | 5;
     r.region.external_id = 4;
     r.region.region_name_id = kRangeA;
     rs.push_back(r);
@@ -219,7 +229,7 @@ void feed(RocpdSink& sink) {
     ox.region.extdata_id = kCustomExt;
     rs.push_back(ox);
     Record p = base(RecordKind::kRegion, 7, 630, 640, kRuntimeCat, kLaunch, 24);
-    p.region.parent_stack_id = 3;  // a parent only: not a plain event
+    p.region.range_corr = 3;
     rs.push_back(p);
   }
   {
@@ -240,12 +250,12 @@ void feed(RocpdSink& sink) {
     k.kernel.region_name_id = kRangeA;
     k.kernel.callsite_id = kCallsite;
     k.kernel.dispatch_id = 2;
-    k.kernel.stack_id = 5;
+    k.kernel.range_corr = (1ull << 32) | 5;
     rs.push_back(k);
     Record s = base(RecordKind::kKernelDispatch, 8, 810, 820, kKernelCat, kKernA, 32);
     s.kernel.agent_id = gpu_agent_id(0);
     s.kernel.kernel_id = 1;
-    s.kernel.stack_id = 6;  // a stack but no call site
+    s.kernel.range_corr = 6;  // a range but no call site
     s.kernel.dispatch_id = 3;
     rs.push_back(s);
   }
@@ -262,7 +272,7 @@ void feed(RocpdSink& sink) {
     c.copy.callsite_id = kCallsite;
     rs.push_back(c);
     Record m = base(RecordKind::kMemoryCopy, 7, 960, 970, kCopyCat, kMemset, 42, kFlagMemset);
-    m.copy.src_agent_id = 99;  // ignored for a memset: NULL
+    m.copy.src_agent_id = 99;  // ignored for a memset: its own device
     m.copy.dst_agent_id = gpu_agent_id(0);
     m.copy.dst_address = 0x1000;
     m.copy.bytes = 256;
@@ -273,7 +283,7 @@ void feed(RocpdSink& sink) {
     n.copy.src_agent_id = kCpuAgentId;
     n.copy.dst_agent_id = gpu_agent_id(0);
     n.copy.bytes = 8;
-    n.copy.stack_id = 9;
+    n.copy.range_corr = 9;
     rs.push_back(n);
   }
   const uint32_t ops[][2] = {{0, 0}, {1, 1}, {2, 2}, {3, 7}, {5, 0}};
@@ -286,7 +296,7 @@ void feed(RocpdSink& sink) {
     a.alloc.level = ol[1];
     a.alloc.address = 0x2000 + t;
     a.alloc.bytes = t * 2;
-    a.alloc.stack_id = ol[0] == 1 ? 4 : 0;
+    a.alloc.range_corr = ol[0] == 1 ? 4 : 0;
     rs.push_back(a);
     t += 10;
   }
@@ -313,14 +323,14 @@ void feed(RocpdSink& sink) {
     // Counter values (issue 14): before their dispatch (31, also named by its other id 131),
     // after it (32), and one whose dispatch never comes (counted in metadata at close).
     Record v = base(RecordKind::kPmcValue, 8, 1150, 1150, 0, 0, 31);
-    v.pmc.pmc_id = 1;
+    v.pmc.pmc_key = 101;
     v.pmc.agent_id = gpu_agent_id(0);
     v.pmc.value = 4096.5;
     v.pmc.alt_correlation_id = 131;
     rs.insert(rs.begin(), v);
     v.correlation_id = 32;
     v.pmc.alt_correlation_id = 0;
-    v.pmc.pmc_id = 2;
+    v.pmc.pmc_key = 102;
     v.pmc.value = 1e-9;
     rs.push_back(v);
     v.correlation_id = 999;

@@ -116,7 +116,7 @@ TEST(RocpdSink, CounterValuesPairWithTheirDispatch) {
   ASSERT_TRUE(sink.open(info, &error)) << error;
   sink.write_strings(1, {"KERNEL_DISPATCH"});
   PmcInfo bytes;
-  bytes.id = 1;
+  bytes.key = 7;
   bytes.agent_id = gpu_agent_id(0);
   bytes.name = bytes.symbol = "dram__bytes_read.sum";
   bytes.component = "cupti";
@@ -125,7 +125,7 @@ TEST(RocpdSink, CounterValuesPairWithTheirDispatch) {
     Record r{};
     r.kind = RecordKind::kPmcValue;
     r.correlation_id = corr;
-    r.pmc.pmc_id = 1;
+    r.pmc.pmc_key = 7;
     r.pmc.agent_id = gpu_agent_id(0);
     r.pmc.value = v;
     r.pmc.alt_correlation_id = alt;

@@ -23,6 +23,7 @@ KNOWN = {
     "hsa": "AMD GPU tracing through the HSA tools interface and HIP",
     "rocprofiler-sdk-counters": "AMD per-kernel hardware counters (--pmc) through rocprofiler-sdk",
     "sampling": "Python and native call-stack sampling",
+    "metrics": "device and host metrics over time (--process-freq): NVML, AMD SMI, ROCm SMI, /proc",
 }
 
 # Why a known backend is missing from a build, where more can be said than "not compiled".
@@ -56,11 +57,15 @@ def _status(name: str) -> dict:
 def _configure_gpu(options: Options, settings) -> list[str]:
     if not options.gpu_requested():
         return []
-    for name in ("cupti", "hsa"):
+    notes: list[str] = []
+    live = False
+    for name in ("cupti", "hsa"):  # every live one: a host may have both kinds of GPU
         configure = CONFIGURE_GPU.get(name)
-        status = _status(name)
-        if configure is not None and status["live"]:
-            return configure(options, settings)
+        if configure is not None and _status(name)["live"]:
+            notes += configure(options, settings)
+            live = True
+    if live:
+        return notes
     if options.default_gpu:
         return []  # nobody asked: a CPU-only machine is not worth a warning
     reasons = "; ".join(f"{s['name']}: {s['reason'] or 'not live'}" for s in map(_status, ("cupti", "hsa")))
@@ -78,10 +83,21 @@ def _configure_sampling(options: Options, settings) -> list[str]:
     return configure(options, settings)
 
 
+def _configure_metrics(options: Options, settings) -> list[str]:
+    if options.process_freq is None:
+        return []
+    configure = CONFIGURE_METRICS.get("metrics")
+    status = _status("metrics")
+    if configure is None or not status["compiled"]:
+        return [f"--process-freq requested but device/host metrics are unavailable here ({status['reason']})"]
+    return configure(options, settings)
+
+
 # name → configure(options, settings) -> notes. Filled by the backends' Python modules
 # (rocprof/capture/<name>.py), each filling its own part of the typed settings.
 CONFIGURE_GPU: dict[str, Callable] = {}
 CONFIGURE_SAMPLING: dict[str, Callable] = {}
+CONFIGURE_METRICS: dict[str, Callable] = {}
 
 
 def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
@@ -93,8 +109,10 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     capture.load_all()
     settings = _core.CaptureSettings()
     settings.markers.start_paused = bool(options.selected_regions)
+    settings.markers.kernel_rename = bool(options.kernel_rename)
     notes: list[str] = []
     notes += _configure_gpu(options, settings)
     notes += _configure_sampling(options, settings)
+    notes += _configure_metrics(options, settings)
     settings.validate()
     return settings, notes

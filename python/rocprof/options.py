@@ -20,13 +20,22 @@ class Options:
     memory_copy_trace: bool = False
     memory_allocation_trace: bool = False
     runtime_trace: bool = False
+    hip_trace: bool = False            # AMD: HIP runtime API calls (--hip-trace)
+    hsa_trace: bool = False            # AMD: HSA API calls (--hsa-trace)
     kernel_include_regex: str | None = None
     kernel_exclude_regex: str | None = None
+    trace_kernel_include_regex: str | None = None   # ours: these drop dispatches from the trace
+    trace_kernel_exclude_regex: str | None = None
+    kernel_rename: bool = False        # dispatch region names = innermost ROCTx range
+    minimum_output_data_kb: int = 0    # --minimum-output-data: smaller databases get no outputs
     truncate_kernels: bool = False
     mangled_kernels: bool = False
     sample: int | None = None          # Hz; None: no call-stack sampling
     sampling_mode: str = "cpu"         # cpu | wall
     native_stacks: bool = False
+    process_freq: int | None = None    # Hz of device/host metrics (--process-freq); None: off
+    gpus: str = "all"                  # --gpus: which GPUs' metrics (all, none, 0,2-3)
+    cpus: str = "all"                  # --cpus: which cores' load and frequency
     stats: bool = False
     summary: bool = False
     commit_ms: int = 250
@@ -55,10 +64,12 @@ class Options:
         """--sys-trace: everything rocprofv3 traces at system level."""
         self.marker_trace = self.kernel_trace = self.memory_copy_trace = True
         self.memory_allocation_trace = self.runtime_trace = True
+        self.hip_trace = self.hsa_trace = True
 
     def gpu_requested(self) -> bool:
         return (self.kernel_trace or self.memory_copy_trace or self.memory_allocation_trace
-                or self.runtime_trace or self.counters_requested())
+                or self.runtime_trace or self.hip_trace or self.hsa_trace
+                or self.counters_requested())
 
     def counters_requested(self) -> bool:
         return bool(self.pmc) or self.sol

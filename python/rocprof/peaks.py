@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 
-# (precision key in rocpd.metrics, torch dtype name, matrix size, allow TF32)
+# (precision key in rocpd.kernel_metrics, torch dtype name, matrix size, allow TF32)
 GEMMS = (("tensor_bf16", "bfloat16", 8192, False), ("tensor_fp16", "float16", 8192, False),
          ("tensor_tf32", "float32", 8192, True), ("fp32", "float32", 4096, False),
          ("tensor_fp64", "float64", 4096, False))

@@ -55,24 +55,48 @@ profilerResume = resume
 nameOsThread = name_thread
 getThreadId = get_thread_id
 
-# Names given to HIP devices in this process (device id -> name), for tools and tests to read.
-hip_device_names: dict[int, str] = {}
+# NameTarget (rocprof/record.hpp): what roctxNameHipDevice / HipStream / HsaAgent name.
+_HIP_DEVICE, _HIP_STREAM, _HSA_AGENT = 1, 2, 3
+
+
+def _handle(obj) -> int:
+    """A stream or agent as its handle's value: an int, a ctypes pointer/struct, or an object
+    with ``.handle`` (hsa_agent_t) or ``.cuda_stream``/``.value`` (PyTorch streams)."""
+    for attr in ("handle", "cuda_stream", "value"):
+        if hasattr(obj, attr) and not isinstance(obj, int):
+            obj = getattr(obj, attr)
+    if obj is None:
+        return 0
+    if not isinstance(obj, int):
+        raise TypeError(f"expected a handle (int, ctypes pointer or .handle), not {type(obj).__name__}")
+    return obj
 
 
 def name_hip_device(name: str, device_id: int = 0) -> int:
-    """Name HIP device ``device_id`` ``name`` (ROCm's roctxNameHipDevice); returns 0.
+    """Name HIP device ``device_id`` (ROCm's roctxNameHipDevice): stored as that GPU agent's
+    ``rocpd_info_agent.user_name``. Returns 0."""
+    if not isinstance(name, str) or int(device_id) < 0:
+        raise TypeError("roctx.nameHipDevice() takes a name string and a device id >= 0")
+    _core._name_object(_HIP_DEVICE, int(device_id), name)
+    return 0
 
-    TODO(native): the name is only kept in :data:`hip_device_names` for now; storing it in the
-    database needs the C function ``roctxNameHipDevice(const char* name, int device_id)`` in
-    libroctx64 and a ``rocprof._core.name_hip_device(name, device_id)`` binding that records it
-    as the agent's ``rocpd_info_agent.user_name``."""
-    if not isinstance(name, str):
-        raise TypeError("roctx.nameHipDevice() takes a name string and a device id")
-    hip_device_names[int(device_id)] = name
+
+def name_hip_stream(name: str, stream) -> int:
+    """Name a HIP stream (ROCm's roctxNameHipStream): stored as the name of the stream row whose
+    extdata handle is that stream's. Returns 0."""
+    _core._name_object(_HIP_STREAM, _handle(stream), name)
+    return 0
+
+
+def name_hsa_agent(name: str, agent) -> int:
+    """Name an HSA agent (ROCm's roctxNameHsaAgent): stored as that agent's user_name."""
+    _core._name_object(_HSA_AGENT, _handle(agent), name)
     return 0
 
 
 nameHipDevice = name_hip_device
+nameHipStream = name_hip_stream
+nameHsaAgent = name_hsa_agent
 
 
 def _version_info() -> dict:
@@ -90,5 +114,6 @@ __all__ = [
     "range", "push", "pop", "mark", "start", "stop", "pause", "resume", "name_thread",
     "get_thread_id", "Range", "rangePush", "rangePop", "rangeStart", "rangeStop",
     "profilerPause", "profilerResume", "nameOsThread", "getThreadId", "name_hip_device",
-    "nameHipDevice", "hip_device_names", "context_decorators", "version_info",
+    "nameHipDevice", "name_hip_stream", "nameHipStream", "name_hsa_agent", "nameHsaAgent",
+    "context_decorators", "version_info",
 ]

@@ -1,15 +1,34 @@
-"""rocpd report DB... -o report.html: one self-contained HTML file (tables and inlined plots)."""
+"""rocpd report DB... -o report.html: one self-contained HTML page — findings first, then an
+interactive timeline, per-step charts and the tables — with the Perfetto trace written beside it;
+``--format md`` (or -o report.md) writes Markdown with PNG plots."""
 
 from __future__ import annotations
+
+import os
 
 from . import add_filter_options, filters_of
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="self-contained HTML report: summary tables and plots")
+    p = sub.add_parser("report", help="the guided report: findings, interactive timeline, per-step "
+                                      "charts and tables (HTML, or Markdown with PNG plots)")
     p.add_argument("databases", nargs="+", help="files, globs or directories")
-    p.add_argument("-o", "--output", required=True, help="HTML file to write")
-    p.add_argument("--top", type=int, default=20, help="rows per summary table (default 20)")
+    p.add_argument("-o", "--output", required=True, help="report file (.html, or .md for Markdown)")
+    p.add_argument("--format", choices=["html", "md"],
+                   help="html (default) or md; default from the -o extension")
+    p.add_argument("--plots", metavar="DIR",
+                   help="also write the figures as PNG files into DIR (Markdown: default "
+                        "<report>_files)")
+    p.add_argument("--no-perfetto", action="store_true",
+                   help="do not write the Perfetto trace (<report>.pftrace) beside the report")
+    steps = p.add_mutually_exclusive_group()
+    steps.add_argument("--step", metavar="RANGE", help="the ROCTx range that marks one step "
+                                                      "(default: detected)")
+    steps.add_argument("--no-steps", action="store_true", help="analyse the whole run as one")
+    p.add_argument("--max-slices", type=int, default=400_000,
+                   help="most slices drawn on the timeline (default 400000; the Perfetto trace "
+                        "has all)")
+    p.add_argument("--top", type=int, default=20, help="rows per table (default 20)")
     p.add_argument("--units", default="us", choices=["ns", "us", "ms", "s"])
     p.add_argument("--title", default="rocpd report")
     add_filter_options(p)
@@ -20,8 +39,15 @@ def run(args) -> int:
     import rocpd
     from rocpd import report
 
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):
+        raise rocpd.RocpdError(f"rocpd report: folder {out_dir} does not exist; create it or choose"
+                               " another -o")
     with rocpd.connect(*args.databases) as db:
-        path = report.write(db, args.output, top=args.top, units=args.units, title=args.title,
-                            **filters_of(args))
-    print(f"wrote {path}")
+        paths = report.write_files(db, args.output, format=args.format, plots=args.plots,
+                             perfetto=not args.no_perfetto, top=args.top, units=args.units,
+                             title=args.title, step="" if args.no_steps else args.step,
+                             max_slices=args.max_slices, **filters_of(args))
+    for path in paths:
+        print(f"wrote {path}")
     return 0

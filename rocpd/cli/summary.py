@@ -24,7 +24,8 @@ def add_parser(sub) -> None:
     p.add_argument("--units", default="ns", choices=["ns", "us", "ms", "s"])
     p.add_argument("--by", choices=["pid", "rank", "host"], help="one table per process/rank/host")
     p.add_argument("--domain", action="append", dest="domains",
-                   help="only this table (kernel, memory_copy, marker_api, hip_api, domain, ...)")
+                   help="only this table (kernel, memory_copy, marker_api, hip_api, domain, "
+                        "device_metrics, ...)")
     p.add_argument("--busy", action="store_true", help="also print GPU busy percent per agent")
     p.add_argument("--csv", metavar="PREFIX", help="also write PREFIX_<domain>_stats.csv files")
     p.add_argument("--strict", action="store_true",

@@ -1,12 +1,15 @@
 """Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): CPU regions on their process/thread,
 kernels and copies on one track per GPU and stream, flow arrows from the launching API call to the
-kernel or copy with the same correlation id. Timestamps are microseconds as the format requires."""
+kernel or copy with the same correlation id, sampled counters (``--process-freq`` metrics) as
+counter events ("ph": "C") named as their rocpd track, the value under "value". Timestamps are
+microseconds as the format requires."""
 
 from __future__ import annotations
 
 import json
 
 from ..filters import Filter, resolve
+from ..metrics import source_rows
 from ..progress import iterate
 from ._activity import REGION_NAME, gpu_activity
 
@@ -55,6 +58,9 @@ def write(db, path: str, **filters) -> str:
                                "tid": src[1], "ts": _us(src[2])})
                 events.append({"ph": "f", "bp": "e", "id": fid, "name": "launch", "cat": "flow",
                                "pid": pid, "tid": tid, "ts": _us(start)})
+        for _guid, pid, ts, value, track, _units, _type, _index in source_rows(f.conn, where, params):
+            events.append({"ph": "C", "name": track, "cat": "metrics", "pid": pid, "ts": _us(ts),
+                           "args": {"value": value}})
     with open(path, "w") as fh:
         json.dump({"traceEvents": events, "displayTimeUnit": "ns"}, fh)
     return path

@@ -3,7 +3,10 @@ trace builder and its generated protos (no hand-written protobuf encoding).
 
 Tracks: one per process (ProcessDescriptor) and per CPU thread (ThreadDescriptor); under each
 process one track per GPU agent and under it one per stream. Slices: regions (API calls, ROCTx
-ranges, nested as recorded) on their thread; kernels and copies on their stream. A flow joins an
+ranges, nested as recorded) on their thread; kernels and copies on their stream. Sampled
+counters (device and host metrics, ``--process-freq``) are counter tracks named as their rocpd
+track ("device_busy_gfx [0]"), with their units: a GPU's under its GPU track, the host's and
+process's under the process. A flow joins an
 API call that has a correlation id to the kernel or copy with the same correlation id in the same
 database part. TrackEvent slices must nest on a track, so a slice that overlaps its neighbour
 without nesting goes to an extra "(overlap N)" track under the same parent instead of being cut.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from ..errors import RocpdError
 from ..filters import Filter, resolve
+from ..metrics import source_rows
 from ..progress import Bar, iterate
 from ._activity import REGION_NAME, gpu_activity
 
@@ -74,6 +78,7 @@ def write(db, path: str, **filters) -> str:
     where, params = resolve(db, flt)
     tracks = _Tracks()
     per_track: dict[int, list] = {}  # track uuid -> [(start, end, name, category, corr, flow_out, flow_in)]
+    counters: list[tuple] = []  # (ts, track uuid, value)
     flow_ids: dict[tuple, int] = {}
 
     def flow(guid, corr):
@@ -113,6 +118,16 @@ def write(db, path: str, **filters) -> str:
             inn = (guid, corr) if corr is not None else None
             per_track.setdefault(s, []).append((start, end, name or "(unknown)", kind, corr, None, inn))
 
+        for guid, pid, ts, value, track, units, a_type, a_index in source_rows(f.conn, where, params):
+            parent = proc(guid, pid)
+            if a_type == "GPU":
+                a_name = agents.get((guid, a_index), (a_index, None))[1]
+                parent = tracks.get(("g", guid, pid, a_index), parent,
+                                    name=f"GPU {a_index}" + (f" ({a_name})" if a_name else ""))
+            c = tracks.get(("c", guid, pid, track), parent, kind="counter", name=track,
+                           units=units or "")
+            counters.append((ts, c, value))
+
     # Only draw flows whose both ends exist (an API call may launch something filtered out).
     ends = {x[6] for sl in per_track.values() for x in sl if x[6] is not None}
     linked = {x[5] for sl in per_track.values() for x in sl if x[5] is not None} & ends
@@ -128,6 +143,9 @@ def write(db, path: str, **filters) -> str:
             for ts, begin, s in evs:
                 events.append((ts, seq, t, begin, s))
                 seq += 1
+    for ts, track, value in counters:
+        events.append((ts, seq, track, None, value))
+        seq += 1
     events.sort(key=lambda e: (e[0], e[1]))
 
     with open(path, "wb") as fh:
@@ -150,6 +168,9 @@ def write(db, path: str, **filters) -> str:
                 d.thread.pid = fields["pid"]
                 d.thread.tid = fields["tid"]
                 d.thread.thread_name = fields["name"]
+            elif kind == "counter":
+                d.name = fields["name"]
+                d.counter.unit_name = fields["units"]
             else:
                 d.name = fields["name"]
             b.write_packet(p)
@@ -162,7 +183,10 @@ def write(db, path: str, **filters) -> str:
             p.timestamp = ts
             e = p.track_event
             e.track_uuid = track
-            if begin:
+            if begin is None:  # a counter value
+                e.type = pb.TrackEvent.TYPE_COUNTER
+                e.double_counter_value = s
+            elif begin:
                 start, end, name, cat, corr, out, inn = s
                 e.type = pb.TrackEvent.TYPE_SLICE_BEGIN
                 e.name = name

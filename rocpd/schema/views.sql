@@ -4,13 +4,24 @@
 -- Joins to info/string rows are LEFT JOINs where a missing row (a writer killed mid-run, an optional
 -- id) must not hide the timed record itself, and every join matches id AND guid.
 
+-- A ROCTx record is shown by its message (its row is named by the API function, roctxRangePushA,
+-- and carries the message in the event's extdata, as rocprofv3 writes it). Everything else by
+-- its name.
 CREATE VIEW IF NOT EXISTS "regions" AS
 SELECT
-    R.id, R.guid, C.string AS category, S.string AS name, R.nid,
+    R.id, R.guid, C.string AS category,
+    COALESCE(CASE WHEN C.string LIKE 'MARKER%' AND json_valid(E.extdata) THEN NULLIF(json_extract(E.extdata, '$.message'), '') END, S.string) AS name, R.nid,
     COALESCE(P.pid, R.pid) AS pid, COALESCE(T.tid, R.tid) AS tid,
     R.start, R."end", (R."end" - R.start) AS duration, R.event_id,
     E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
-    E.extdata, E.call_stack, E.line_info
+    -- A launch site is stored once (a rocpd_string row of its frames): call_stack holds
+    -- {"site": id}. Shown here as the frames and their first frame, as ROCm's columns read.
+    E.extdata, CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT CS.string FROM "rocpd_string" CS
+               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+         ELSE E.call_stack END AS call_stack,
+    CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT json_extract(CS.string, '$[0]') FROM "rocpd_string" CS
+               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+         ELSE E.line_info END AS line_info
 FROM "rocpd_region" R
 LEFT JOIN "rocpd_event" E ON E.id = R.event_id AND E.guid = R.guid
 LEFT JOIN "rocpd_string" C ON C.id = E.category_id AND C.guid = E.guid
@@ -26,10 +37,16 @@ LEFT JOIN "rocpd_info_process" P ON P.id = R.pid AND P.guid = R.guid;
 
 CREATE VIEW IF NOT EXISTS "samples" AS
 SELECT
-    SA.id, SA.guid, C.string AS category, N.string AS name, TR.nid,
+    SA.id, SA.guid, C.string AS category,
+    COALESCE(CASE WHEN C.string LIKE 'MARKER%' AND json_valid(E.extdata) THEN NULLIF(json_extract(E.extdata, '$.message'), '') END, N.string) AS name, TR.nid,
     COALESCE(P.pid, TR.pid) AS pid, COALESCE(TH.tid, TR.tid) AS tid,
     SA.timestamp, SA.event_id, E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
-    E.extdata, E.call_stack, E.line_info
+    E.extdata, CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT CS.string FROM "rocpd_string" CS
+               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+         ELSE E.call_stack END AS call_stack,
+    CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT json_extract(CS.string, '$[0]') FROM "rocpd_string" CS
+               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+         ELSE E.line_info END AS line_info
 FROM "rocpd_sample" SA
 LEFT JOIN "rocpd_track" TR ON TR.id = SA.track_id AND TR.guid = SA.guid
 LEFT JOIN "rocpd_event" E ON E.id = SA.event_id AND E.guid = SA.guid
@@ -64,7 +81,11 @@ SELECT
     K.group_segment_size AS lds_size, K.private_segment_size AS scratch_size,
     S.arch_vgpr_count AS vgpr_count, S.accum_vgpr_count, S.sgpr_count,
     S.group_segment_size AS static_lds_size, S.private_segment_size AS static_scratch_size,
-    E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id
+    E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
+    -- Ours, after ROCm's columns: the innermost ROCTx range around the launch. The event's
+    -- parent_stack_id is that range's correlation id, which is its rocpd_region id.
+    CASE WHEN json_valid(RE.extdata) THEN NULLIF(json_extract(RE.extdata, '$.message'), '') END
+        AS roctx_range
 FROM "rocpd_kernel_dispatch" K
 LEFT JOIN "rocpd_info_agent" A ON A.id = K.agent_id AND A.guid = K.guid
 LEFT JOIN "rocpd_event" E ON E.id = K.event_id AND E.guid = K.guid
@@ -74,7 +95,9 @@ LEFT JOIN "rocpd_info_kernel_symbol" S ON S.id = K.kernel_id AND S.guid = K.guid
 LEFT JOIN "rocpd_info_stream" ST ON ST.id = K.stream_id AND ST.guid = K.guid
 LEFT JOIN "rocpd_info_queue" Q ON Q.id = K.queue_id AND Q.guid = K.guid
 LEFT JOIN "rocpd_info_process" P ON P.id = K.pid AND P.guid = K.guid
-LEFT JOIN "rocpd_info_thread" T ON T.id = K.tid AND T.guid = K.guid;
+LEFT JOIN "rocpd_info_thread" T ON T.id = K.tid AND T.guid = K.guid
+LEFT JOIN "rocpd_region" RR ON RR.id = E.parent_stack_id AND RR.guid = E.guid
+LEFT JOIN "rocpd_event" RE ON RE.id = RR.event_id AND RE.guid = RR.guid;
 
 CREATE VIEW IF NOT EXISTS "memory_copies" AS
 SELECT
@@ -88,7 +111,11 @@ SELECT
     SA.name AS src_device, SA.absolute_index AS src_agent_abs_index,
     SA.logical_index AS src_agent_log_index, SA.type_index AS src_agent_type_index,
     SA.type AS src_agent_type, M.src_address,
-    E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id
+    E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
+    -- Ours, after ROCm's columns: the innermost ROCTx range around the launch. The event's
+    -- parent_stack_id is that range's correlation id, which is its rocpd_region id.
+    CASE WHEN json_valid(RE.extdata) THEN NULLIF(json_extract(RE.extdata, '$.message'), '') END
+        AS roctx_range
 FROM "rocpd_memory_copy" M
 LEFT JOIN "rocpd_string" S ON S.id = M.name_id AND S.guid = M.guid
 LEFT JOIN "rocpd_string" RN ON RN.id = M.region_name_id AND RN.guid = M.guid
@@ -99,7 +126,9 @@ LEFT JOIN "rocpd_info_stream" ST ON ST.id = M.stream_id AND ST.guid = M.guid
 LEFT JOIN "rocpd_event" E ON E.id = M.event_id AND E.guid = M.guid
 LEFT JOIN "rocpd_string" C ON C.id = E.category_id AND C.guid = E.guid
 LEFT JOIN "rocpd_info_process" P ON P.id = M.pid AND P.guid = M.guid
-LEFT JOIN "rocpd_info_thread" T ON T.id = M.tid AND T.guid = M.guid;
+LEFT JOIN "rocpd_info_thread" T ON T.id = M.tid AND T.guid = M.guid
+LEFT JOIN "rocpd_region" RR ON RR.id = E.parent_stack_id AND RR.guid = E.guid
+LEFT JOIN "rocpd_event" RE ON RE.id = RR.event_id AND RE.guid = RR.guid;
 
 CREATE VIEW IF NOT EXISTS "memory_allocations" AS
 SELECT
@@ -118,6 +147,23 @@ LEFT JOIN "rocpd_event" E ON E.id = M.event_id AND E.guid = M.guid
 LEFT JOIN "rocpd_string" C ON C.id = E.category_id AND C.guid = E.guid
 LEFT JOIN "rocpd_info_process" P ON P.id = M.pid AND P.guid = M.guid
 LEFT JOIN "rocpd_info_thread" T ON T.id = M.tid AND T.guid = M.guid;
+
+-- Scratch-memory operations (AMD), as ROCm's view shows them.
+CREATE VIEW IF NOT EXISTS "scratch_memory" AS
+SELECT
+    M.id, M.guid, M.nid, COALESCE(P.pid, M.pid) AS pid, COALESCE(T.tid, M.tid) AS tid,
+    M.type AS operation, A.name AS agent_name, A.absolute_index AS agent_abs_index,
+    A.logical_index AS agent_log_index, A.type_index AS agent_type_index, A.type AS agent_type,
+    json_extract(M.extdata, '$.flags') AS alloc_flags, M.start, M."end",
+    (M."end" - M.start) AS duration, M.size, M.address, M.queue_id, E.correlation_id AS corr_id,
+    C.string AS category, E.extdata AS event_extdata
+FROM "rocpd_memory_allocate" M
+LEFT JOIN "rocpd_info_agent" A ON A.id = M.agent_id AND A.guid = M.guid
+LEFT JOIN "rocpd_event" E ON E.id = M.event_id AND E.guid = M.guid
+LEFT JOIN "rocpd_string" C ON C.id = E.category_id AND C.guid = E.guid
+LEFT JOIN "rocpd_info_process" P ON P.id = M.pid AND P.guid = M.guid
+LEFT JOIN "rocpd_info_thread" T ON T.id = M.tid AND T.guid = M.guid
+WHERE M.level = 'SCRATCH';
 
 CREATE VIEW IF NOT EXISTS "processes" AS
 SELECT
@@ -192,6 +238,18 @@ SELECT
 FROM "rocpd_event" E
 INNER JOIN "rocpd_arg" A ON A.event_id = E.id AND A.guid = E.guid
 LEFT JOIN "rocpd_string" C ON C.id = E.category_id AND C.guid = E.guid;
+
+-- Stream arguments of API calls with the stream they name (the argument's extdata holds the
+-- stream's id), as ROCm's view shows them.
+CREATE VIEW IF NOT EXISTS "stream_args" AS
+SELECT
+    A.id AS argument_id, A.guid, A.event_id, A.position AS arg_position, A.type AS arg_type,
+    A.value AS arg_value, json_extract(A.extdata, '$.stream_id') AS stream_id,
+    S.name AS stream_name, S.extdata
+FROM "rocpd_arg" A
+INNER JOIN "rocpd_info_stream" S
+    ON S.id = json_extract(A.extdata, '$.stream_id') AND S.guid = A.guid
+WHERE A.name = 'stream';
 
 -- One row per (dispatch, counter): counters of one dispatch may arrive as several partial values.
 CREATE VIEW IF NOT EXISTS "counters_collection" AS

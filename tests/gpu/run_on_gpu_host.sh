@@ -126,6 +126,10 @@ step "hardware counters: rocprof avail, --pmc, --sol vs ncu (benchmarks/gpu_coun
   $PY benchmarks/gpu_counters.py --out "$OUTDIR/counters"
 step "demo: rocprof run --stats -S examples/train_cifar.py" \
   $PY -m rocprof run -d "$OUTDIR/demo" -o train_cifar --stats -S examples/train_cifar.py
+step "ROCm's view SQL over the demo database (ours | ROCm's: count, total ns)" \
+  $PY -c 'import json, sys; sys.path.insert(0, "tests"); from rocm_views import compare, mismatches
+db = sys.argv[1]; print(json.dumps(compare(db), indent=1)); sys.exit(1 if mismatches(db) else 0)' \
+  "$OUTDIR/demo/train_cifar_results.db"
 if [ "$GPUS" -ge 2 ]; then
   step "torchrun 2 ranks (NCCL) under rocprof run" torchrun_two_ranks
 else

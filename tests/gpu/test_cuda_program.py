@@ -70,7 +70,7 @@ def test_api_correlation_and_region(traced):
                      "LEFT JOIN regions R ON R.corr_id = K.corr_id AND R.category = 'CUDA_RUNTIME_API'")
     assert len(rows) == 70
     assert all(r[1] is not None and r[1].startswith("cudaLaunchKernel") and r[2] and r[3] for r in rows), rows[:3]
-    regions = dict(query(db, "SELECT name, group_concat(DISTINCT region) FROM kernels GROUP BY name"))
+    regions = dict(query(db, "SELECT name, group_concat(DISTINCT roctx_range) FROM kernels GROUP BY name"))
     assert [v for k, v in regions.items() if k.startswith("fill")] == ["phase"]
     assert [v for k, v in regions.items() if "scale" in k] == [None]
     agents = query(db, "SELECT type, vendor_name, uuid FROM rocpd_info_agent WHERE type = 'GPU'")

@@ -70,7 +70,10 @@ def test_copies_carry_launch_sites(tmp_path):
                       "    y = x.to('cuda')  # the copy\n"
                       "torch.cuda.synchronize()\n")
     db, _ = rocprof_run(tmp_path, str(script))
-    rows = query(db, "SELECT E.line_info FROM rocpd_memory_copy C JOIN rocpd_event E ON E.id = C.event_id "
-                     "WHERE C.src_agent_id != C.dst_agent_id")
+    from rocpd import _schema
+
+    # A site is stored once (call_stack {"site": id}); line_info_sql gives its first frame.
+    rows = query(db, f"SELECT {_schema.line_info_sql('E')} FROM rocpd_memory_copy C "
+                     "JOIN rocpd_event E ON E.id = C.event_id WHERE C.src_agent_id != C.dst_agent_id")
     infos = [json.loads(r[0]) for r in rows]
     assert sum(1 for i in infos if i.get("file") == str(script) and i.get("line") == 4) >= 3, infos

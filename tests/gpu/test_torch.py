@@ -37,11 +37,17 @@ def test_kernel_count_and_names_match_torch_profiler(runs):
 
 def test_forward_region_and_launch_site(runs):
     _, db, _ = runs
-    fwd = query(db, "SELECT count(*) FROM kernels WHERE region = 'forward'")[0][0]
+    fwd = query(db, "SELECT count(*) FROM kernels WHERE roctx_range = 'forward'")[0][0]
     assert fwd >= int(STEPS) * 5
-    sites = query(db, "SELECT E.line_info, E.call_stack FROM rocpd_kernel_dispatch K "
-                      "JOIN rocpd_event E ON E.id = K.event_id WHERE K.region_name_id = "
-                      "(SELECT id FROM rocpd_string WHERE string = 'forward')")
+    # As rocprofv3: the dispatch's region is its kernel's name (never NULL: ROCm's views
+    # INNER-JOIN it); the range is reached through the event's parent_stack_id.
+    assert query(db, "SELECT count(*) FROM kernels WHERE region IS NULL OR region != name") == [(0,)]
+    from rocpd import _schema
+
+    sites = query(db, f"SELECT {_schema.line_info_sql('E')}, {_schema.call_stack_sql('E')} "
+                      "FROM rocpd_kernel_dispatch K "
+                      "JOIN rocpd_event E ON E.id = K.event_id WHERE K.id IN "
+                      "(SELECT id FROM kernels WHERE roctx_range = 'forward')")
     infos = [json.loads(li) for li, _ in sites]
     assert all(i.get("file", "").endswith("torch_steps.py") for i in infos), infos[:3]
     assert {i["function"] for i in infos} >= {"step"} or {i["function"] for i in infos} >= {"Net.forward"}

@@ -33,7 +33,7 @@ def test_sync_variant_has_larger_launch_gaps(nvcc, tmp_path):
     db, _ = native_run(tmp_path, tmp_path / "vcopy", "200")
     gaps = {}
     for variant in ("sync", "fixed"):
-        spans = query(db, "SELECT start, \"end\" FROM kernels WHERE region = ? ORDER BY start", variant)
+        spans = query(db, "SELECT start, \"end\" FROM kernels WHERE roctx_range = ? ORDER BY start", variant)
         assert len(spans) == 200, (variant, len(spans))
         gaps[variant] = statistics.median(s1 - e0 for (_, e0), (s1, _) in zip(spans, spans[1:], strict=False))
     print("median launch gap ns:", gaps)

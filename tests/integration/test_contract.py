@@ -55,7 +55,7 @@ VIEWS = {
                 "duration", "grid_x", "grid_y", "grid_z", "workgroup_x", "workgroup_y",
                 "workgroup_z", "lds_size", "scratch_size", "vgpr_count", "accum_vgpr_count",
                 "sgpr_count", "static_lds_size", "static_scratch_size", "stack_id",
-                "parent_stack_id", "corr_id"],
+                "parent_stack_id", "corr_id", "roctx_range"],
     "regions": ["id", "guid", "category", "name", "nid", "pid", "tid", "start", "end", "duration",
                 "event_id", "stack_id", "parent_stack_id", "corr_id", "extdata", "call_stack",
                 "line_info"],
@@ -65,7 +65,7 @@ VIEWS = {
 }
 OTHER_VIEWS = ["samples", "regions_and_samples", "memory_copies", "memory_allocations", "processes",
                "threads", "code_objects", "kernel_symbols", "pmc_info", "pmc_events",
-               "counters_collection"]
+               "counters_collection", "scratch_memory", "stream_args"]
 
 
 @pytest.fixture(scope="module")
@@ -126,8 +126,12 @@ def test_ranges_nested_as_written(profiled):
     rows = con.execute("SELECT name, start, end, category, tid FROM regions ORDER BY start").fetchall()
     names = [r[0] for r in rows]
     assert names.count("outer") == 1 and names.count("inner") == 3 and names.count("leaf") == 3
-    assert names.count("checkpoint") == 1
     assert {r[3] for r in rows} == {"MARKER_CORE_API"}
+    # A mark is an instant: a sample on its thread's marker track, as ROCm stores it.
+    marks = con.execute("SELECT name, start, end, category, tid FROM regions_and_samples "
+                        "WHERE category = 'MARKER_CORE_API' AND start = end").fetchall()
+    assert [m[0] for m in marks] == ["checkpoint"]
+    rows += marks
     outer = next(r for r in rows if r[0] == "outer")
     inners = [r for r in rows if r[0] == "inner"]
     leaves = [r for r in rows if r[0] == "leaf"]
@@ -149,9 +153,24 @@ def test_timestamps_are_boottime(profiled):
 def test_message_in_event_extdata(profiled):
     con = open_db(profiled["db"])
     rows = con.execute(
-        "SELECT s.string, e.extdata FROM rocpd_region r JOIN rocpd_event e ON e.id = r.event_id "
+        "SELECT s.string, e.extdata, r.id, e.correlation_id, e.stack_id, e.parent_stack_id "
+        "FROM rocpd_region r JOIN rocpd_event e ON e.id = r.event_id "
         "AND e.guid = r.guid JOIN rocpd_string s ON s.id = r.name_id AND s.guid = r.guid").fetchall()
-    assert rows and all(json.loads(extdata)["message"] == name for name, extdata in rows)
+    # As rocprofv3 writes ROCTx: the region is named by the API function, the message is in the
+    # event's extdata, the region's id is its correlation id (= stack_id), and parent_stack_id
+    # is the enclosing range's.
+    assert {r[0] for r in rows} == {"roctxRangePushA"}
+    assert sorted(json.loads(r[1])["message"] for r in rows) == sorted(
+        ["outer"] + ["inner"] * 3 + ["leaf"] * 3)
+    by_id = {r[2]: r for r in rows}
+    for _, extdata, rid, corr, stack, parent in rows:
+        assert rid == corr == stack and corr >= 2**32
+        message = json.loads(extdata)["message"]
+        expected_parent = {"outer": None, "inner": "outer", "leaf": "inner"}[message]
+        if expected_parent is None:
+            assert parent == 0
+        else:
+            assert json.loads(by_id[parent][1])["message"] == expected_parent
 
 
 def test_process_thread_and_cpu_agent_rows(profiled):

@@ -112,7 +112,7 @@ def test_os_exit_database_is_self_contained(tmp_path):
     # Only the .db, copied elsewhere, holds everything.
     copy = tmp_path / "copy.db"
     copy.write_bytes(db.read_bytes())
-    names = {n for (n,) in sqlite3.connect(copy).execute("SELECT name FROM regions")}
+    names = {n for (n,) in sqlite3.connect(copy).execute("SELECT name FROM regions_and_samples")}
     assert names == {"before-exit", "about to os._exit"}
 
 

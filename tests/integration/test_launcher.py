@@ -10,7 +10,7 @@ from support import WORKLOADS, open_db, run_rocprof
 
 
 def regions(db):
-    return [r[0] for r in open_db(db).execute("SELECT name FROM regions ORDER BY start")]
+    return [r[0] for r in open_db(db).execute("SELECT name FROM regions_and_samples ORDER BY start")]
 
 
 def test_exit_code_passes_through(tmp_path):
@@ -144,6 +144,10 @@ def test_stats_and_summary(tmp_path):
     assert header == ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage", "MinNs",
                       "MaxNs", "StdDev"]
     assert "inner" in r.stdout and "TotalDurationNs" in r.stdout and "Dropped records" in r.stdout
+    # -S ends with the top findings (a CPU-only run: the caveat that there is no GPU work)
+    findings = r.stdout[r.stdout.index("== TOP FINDINGS"):]
+    assert r.stdout.index("Dropped records") < r.stdout.index("== TOP FINDINGS")
+    assert "1. [caveat] no GPU work was recorded" in findings
 
 
 def test_info_explains_backends():

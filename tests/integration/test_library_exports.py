@@ -21,9 +21,12 @@ def shipped_libraries() -> list[Path]:
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="nm (binutils) is not installed")
 @pytest.mark.parametrize("name", ["libroctx64.so", "librocprof_core.so", "_core",
-                                  "librocprof_inject.so"])
+                                  "librocprof_inject.so", "librocprof_hsa.so"])
 def test_no_cxx_runtime_symbol_is_exported(name):
-    (lib,) = [p for p in shipped_libraries() if p.name.split(".")[0] == name.split(".")[0]]
+    found = [p for p in shipped_libraries() if p.name.split(".")[0] == name.split(".")[0]]
+    if not found and name == "librocprof_hsa.so":
+        pytest.skip("the AMD backend is not compiled into this build (HSA headers absent)")
+    (lib,) = found
     names = exported(lib)
     runtime = [n for n in names if RUNTIME.match(n)]
     assert not runtime, f"{lib.name} exports {len(runtime)} C++ runtime symbols, e.g. {runtime[:5]}"

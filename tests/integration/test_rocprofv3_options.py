@@ -118,7 +118,7 @@ def test_marker_records_carry_their_own_correlation_ids(tmp_path):
     r = run_rocprof("run", "-d", tmp_path, "-o", "c", WORKLOADS / "nested_ranges.py")
     assert r.returncode == 0, r.stderr
     with open_db(tmp_path / "c_results.db") as db:
-        ids = [i for (i,) in db.execute("SELECT corr_id FROM regions")]
+        ids = [i for (i,) in db.execute("SELECT corr_id FROM regions_and_samples")]
     assert len(ids) == 8 and 0 not in ids and len(set(ids)) == len(ids)
 
 

@@ -28,7 +28,7 @@ def dlopen_prog(tmp_path_factory):
 
 def regions(db: Path) -> list[str]:
     with open_db(db) as c:
-        return [n for (n,) in c.execute("SELECT name FROM regions ORDER BY start")]
+        return [n for (n,) in c.execute("SELECT name FROM regions_and_samples ORDER BY start")]
 
 
 def python_path_env() -> dict:

@@ -7,6 +7,13 @@ int main(void) {
   roctx_thread_id_t tid = 0;
   if (roctxGetThreadId(&tid) != 0 || tid == 0) return 10;
   roctxNameOsThread("c-main");
+  /* Recorded as names of the GPU agent / HSA agent / stream rows (none exist on a CPU host). */
+  struct {
+    unsigned long long handle;
+  } agent = {0x99};
+  if (roctxNameHipDevice("c-gpu", 0) != 0) return 11;
+  if (roctxNameHsaAgent("c-agent", (const struct hsa_agent_s*)&agent) != 0) return 12;
+  if (roctxNameHipStream("c-stream", (const struct ihipStream_t*)0x1234) != 0) return 13;
   roctxMarkA("c-mark");
   roctxRangePushA("c-outer");
   roctxRangePushA("c-inner");

@@ -3,14 +3,19 @@
 // on stderr and in the database's metadata, and the program runs on.
 #include "counters.hpp"
 
+#include <cxxabi.h>
+#include <regex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "capture/context.hpp"
@@ -36,6 +41,7 @@ struct ContextState {
   // The metrics this device collects: the asked ones less optional ones its chip lacks.
   std::vector<std::string> names;
   std::vector<const char*> name_ptrs;
+  std::vector<uint32_t> keys;  // names[j]'s PmcInfo key, interned once when configured
 };
 
 struct Asked {
@@ -57,6 +63,11 @@ std::string g_status = "on";
 std::vector<std::string> g_passes;  // "GPU<n>=<passes>"
 bool g_profiler_initialized = false;
 uint64_t g_launches = 0, g_ranges_dropped = 0, g_incomplete = 0, g_values = 0;
+// --kernel-include/exclude-regex: as rocprofv3's, they pick the kernels whose counters are read
+// (the trace keeps every kernel); matched on the demangled name, as the trace's own filters.
+regex_t g_include, g_exclude;
+bool g_has_include = false, g_has_exclude = false;
+std::atomic<uint64_t> g_unselected{0};
 
 // Kernel replay: first-seen check of activity records, direct-mapped by correlation id.
 constexpr uint32_t kSeenSlots = 1u << 16;
@@ -71,8 +82,21 @@ thread_local uint32_t t_corr = 0, t_alt = 0;
 
 uint32_t os_tid() noexcept { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
-uint32_t pmc_id(uint32_t device, size_t metric) {
-  return device * CounterSettings::kMaxMetrics + static_cast<uint32_t>(metric) + 1;
+// Whether a launch of `symbol` (the mangled name CUPTI gives a launch callback) is profiled.
+// Decided once per kernel name and thread: launches of unselected kernels run unserialised.
+bool selected(const char* symbol) {
+  if (!g_has_include && !g_has_exclude) return true;
+  if (symbol == nullptr) return !g_has_include;
+  thread_local std::unordered_map<std::string, bool> t_verdicts;
+  const auto [it, is_new] = t_verdicts.emplace(symbol, false);
+  if (!is_new) return it->second;
+  int status = 0;
+  char* d = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+  const char* name = status == 0 && d != nullptr ? d : symbol;
+  it->second = (!g_has_include || regexec(&g_include, name, 0, nullptr, 0) == 0) &&
+               !(g_has_exclude && regexec(&g_exclude, name, 0, nullptr, 0) == 0);
+  std::free(d);
+  return it->second;
 }
 
 void note(const std::string& tag, const std::string& value) {
@@ -119,17 +143,21 @@ const char* support_problem(const CUpti_Profiler_DeviceSupported_Params& p) {
   return "CUPTI says the device does not support profiling";
 }
 
-// The rocpd_info_pmc rows of one device's counters, once per session.
-void describe(const ContextState& st) {
-  if (!g_described.insert(st.device).second) return;
+// The keys of a context's counters (one per device and metric, as the writer's rocpd_info_pmc
+// ids are), and their rocpd_info_pmc rows, once per session and device.
+void describe(ContextState& st) {
   CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   if (c == nullptr) return;
+  st.keys.clear();
+  for (const std::string& name : st.names)
+    st.keys.push_back(c->intern("pmc:cupti:" + std::to_string(st.device) + ":" + name));
+  if (!g_described.insert(st.device).second) return;
   for (size_t j = 0; j < st.names.size(); ++j) {
     const std::string& name = st.names[j];
     MetricProps props;
     st.host.properties(name, &props);
     PmcInfo p;
-    p.id = pmc_id(st.device, j);
+    p.key = st.keys[j];
     p.agent_id = gpu_agent_id(st.device);
     p.name = p.symbol = name;
     p.description = props.description;
@@ -304,7 +332,8 @@ void collect(ContextState& st) {
     return;
   CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   std::vector<double> values(st.names.size());
-  for (size_t range = 0; range < info.numTotalRanges && c != nullptr; ++range) {
+  const bool keyed = st.keys.size() == values.size();
+  for (size_t range = 0; range < info.numTotalRanges && c != nullptr && keyed; ++range) {
     std::string why;
     if (!st.host.evaluate(st.data, range, st.name_ptrs, values.data(), &why)) {
       fail(st, why);
@@ -320,7 +349,7 @@ void collect(ContextState& st) {
       r.tid = tid;
       r.start = r.end = now;
       r.correlation_id = t_corr;
-      r.pmc.pmc_id = pmc_id(st.device, j);
+      r.pmc.pmc_key = st.keys[j];
       r.pmc.agent_id = gpu_agent_id(st.device);
       r.pmc.value = values[j];
       r.pmc.alt_correlation_id = t_alt != t_corr ? t_alt : 0;
@@ -371,6 +400,24 @@ bool start(CaptureContext& c, const CounterSettings& s, const Api& a, std::strin
     *why = "no counter names given";
     return false;
   }
+  if (g_has_include) regfree(&g_include);
+  if (g_has_exclude) regfree(&g_exclude);
+  g_has_include = g_has_exclude = false;
+  if (!s.kernel_include.empty()) {
+    if (regcomp(&g_include, s.kernel_include.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
+      *why = "--kernel-include-regex rejected: " + s.kernel_include;
+      return false;
+    }
+    g_has_include = true;
+  }
+  if (!s.kernel_exclude.empty()) {
+    if (regcomp(&g_exclude, s.kernel_exclude.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
+      *why = "--kernel-exclude-regex rejected: " + s.kernel_exclude;
+      return false;
+    }
+    g_has_exclude = true;
+  }
+  g_unselected.store(0);
   g_a = &a;
   g_origin = s.origin;
   g_described.clear();
@@ -389,6 +436,9 @@ bool start(CaptureContext& c, const CounterSettings& s, const Api& a, std::strin
                       "1: kernels ran one at a time, each replayed once per counter pass; their "
                       "durations are not those of an unprofiled run"});
   c.info(MetadataInfo{"rocprof.counters.status", g_status});
+  if (g_has_include || g_has_exclude)
+    c.info(MetadataInfo{"rocprof.counters.kernel_regex",
+                        "include '" + s.kernel_include + "', exclude '" + s.kernel_exclude + "'"});
   g_active.store(true, std::memory_order_release);
   return true;
 }
@@ -423,6 +473,10 @@ void on_launch(const CUpti_CallbackData* cb, uint32_t kernel_correlation) noexce
     // counters would have nowhere to go; the launch runs as usual, unserialised.
     if (CaptureContext* c = g_ctx.load(std::memory_order_acquire); c != nullptr && c->paused())
       return;
+    if (!selected(cb->symbolName)) {
+      g_unselected.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     g_mu.lock();
     t_holding = true;
     t_state = nullptr;
@@ -473,6 +527,8 @@ void stop(CaptureContext& c) noexcept {
   c.info(MetadataInfo{"rocprof.counters.launches_profiled", std::to_string(g_launches)});
   c.info(MetadataInfo{"rocprof.counters.values", std::to_string(g_values)});
   c.info(MetadataInfo{"rocprof.counters.ranges_dropped", std::to_string(g_ranges_dropped)});
+  c.info(
+      MetadataInfo{"rocprof.counters.launches_not_selected", std::to_string(g_unselected.load())});
   if (g_incomplete != 0)
     c.info(MetadataInfo{"rocprof.counters.incomplete_replays", std::to_string(g_incomplete)});
   if (g_ranges_dropped != 0) c.drops("counter_ranges", g_ranges_dropped);

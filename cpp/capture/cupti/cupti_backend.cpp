@@ -58,8 +58,8 @@ bool g_poll_stop = false;
 thread_local uint32_t t_tid = 0;
 thread_local int t_runtime_depth = 0;  // inside a runtime API call on this thread
 thread_local uint32_t t_outer_region = 0, t_outer_callsite = 0;
-thread_local uint64_t t_outer_key = 0;
 thread_local uint32_t t_outer_corr = 0;  // the runtime call's id: its kernels carry it
+thread_local uint64_t t_outer_key = 0, t_outer_range = 0;
 
 inline uint32_t os_tid() noexcept {
   if (t_tid == 0) t_tid = static_cast<uint32_t>(syscall(SYS_gettid));
@@ -88,14 +88,15 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
     return;
   }
   uint32_t region = 0, callsite = 0;
-  uint64_t key = 0;
+  uint64_t key = 0, range = 0;
   if (!runtime && t_runtime_depth > 0) {
     // A driver call made by the runtime call just seen: same launch, same attribution.
     region = t_outer_region;
     callsite = t_outer_callsite;
     key = t_outer_key;
+    range = t_outer_range;
   } else {
-    if (g_settings.region) region = markers::current_range_name_id();
+    if (g_settings.region) region = markers::current_range(&range);
     if (const CallsiteHooks* h = g_session_hooks.load(std::memory_order_acquire))
       key = h->capture(&callsite);
     if (runtime) {
@@ -104,6 +105,7 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
       t_outer_region = region;
       t_outer_callsite = callsite;
       t_outer_key = key;
+      t_outer_range = range;
     }
   }
   LaunchInfo& s = g_launch[cb->correlationId & (kLaunchSlots - 1)];
@@ -113,6 +115,7 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
   s.region_name_id = region;
   s.callsite_id = callsite;
   s.site_key = key;
+  s.range_corr = range;
   CaptureContext* ctx = g_ctx.load(std::memory_order_acquire);
   s.paused = ctx != nullptr && ctx->paused() ? 1 : 0;
   s.corr.store(cb->correlationId, std::memory_order_release);

@@ -11,10 +11,13 @@
 //                     memory per thread, arch_vgpr_count = registers per thread (the nearest
 //                     column: NVIDIA registers are per-thread, like VGPRs), sgpr/accum = 0;
 //                     extdata: registers_per_thread, static_shared_memory, local_memory_per_thread
-//   memcpy / memset   memory_copy: name MEMORY_COPY_<SRC>_TO_<DST> / MEMORY_SET
+//   memcpy / memset   memory_copy: name MEMORY_COPY_<SRC>_TO_<DST> / MEMORY_SET; the memory
+//                     kind of each side (pageable, pinned, device ...) in extdata
 //   MEMORY2           memory_allocate ALLOC/FREE, level REAL; device memory on the GPU agent,
 //                     pinned/pageable host memory on the CPU agent
-//   RUNTIME / DRIVER  region, category CUDA_RUNTIME_API / CUDA_DRIVER_API, name without _vNNNN
+//   RUNTIME / DRIVER  region, category CUDA_RUNTIME_API / CUDA_DRIVER_API, name without _vNNNN;
+//                     the Python call site where the ENTER callback captured one (launches,
+//                     copies, synchronisations)
 //   SYNCHRONIZATION   region, category CUDA_SYNCHRONIZATION, name e.g. STREAM_SYNCHRONIZE
 //   queue = stream    CUDA has no separate hardware-queue notion visible to CUPTI
 #include <cxxabi.h>
@@ -60,6 +63,7 @@ void give_buffer(uint8_t* b) {
 struct KernelEntry {
   std::string name;
   uint32_t id = 0;
+  uint32_t name_id = 0;  // interned display name: the dispatch's region name (rocpd)
   bool keep = true;
 };
 struct State {
@@ -171,6 +175,7 @@ KernelEntry* kernel_entry(CaptureContext& c, const CUpti_ActivityKernel10& k) {
                   "\"local_memory_per_thread\":%u,\"vendor\":\"NVIDIA\"}",
                   k.registersPerThread, k.staticSharedMemory, k.localMemoryPerThread);
     info.extdata = ext;
+    e->name_id = c.intern(info.display_name);
     if (e->keep) c.info(std::move(info));
     g_kernel_by_name.emplace(e->name, e);
   }
@@ -213,17 +218,29 @@ void device_row(CaptureContext& c, const CUpti_ActivityDevice5& d) {
   a.model_name =
       "sm_" + std::to_string(d.computeCapabilityMajor) + std::to_string(d.computeCapabilityMinor);
   a.vendor_name = "NVIDIA";
-  // Bandwidth (KB/s) and warps per SM: the device-property peaks `rocpd sol` falls back to.
-  char ext[768];
+  // Ours first, then the same facts under the names ROCm's agent info uses (rocprofv3's
+  // agent_info.csv reads them): an SM is a CU, a warp a wavefront, a block a workgroup.
+  // Bandwidth (KB/s) and warps per SM are also the device-property peaks `rocpd sol` falls
+  // back to.
+  char ext[1536];
   std::snprintf(
       ext, sizeof ext,
       "{\"compute_capability\":\"%u.%u\",\"multiprocessors\":%u,\"global_memory_bytes\":%llu,"
       "\"l2_cache_bytes\":%u,\"core_clock_khz\":%u,\"max_threads_per_block\":%u,"
-      "\"global_memory_bandwidth_kbps\":%llu,\"max_warps_per_multiprocessor\":%u}",
+      "\"global_memory_bandwidth_kbps\":%llu,\"max_warps_per_multiprocessor\":%u,"
+      "\"cu_count\":%u,\"wave_front_size\":%u,\"max_waves_per_cu\":%u,"
+      "\"lds_size_in_kb\":%u,\"workgroup_max_size\":%u,\"local_mem_size\":%llu,"
+      "\"max_engine_clk_fcompute\":%u,\"workgroup_max_dim_x\":%u,\"workgroup_max_dim_y\":%u,"
+      "\"workgroup_max_dim_z\":%u,\"grid_max_dim_x\":%u,\"grid_max_dim_y\":%u,"
+      "\"grid_max_dim_z\":%u,\"grid_max_size\":%llu,\"device_id\":%u,\"vendor_id\":4318}",
       d.computeCapabilityMajor, d.computeCapabilityMinor, d.numMultiprocessors,
       static_cast<unsigned long long>(d.globalMemorySize), d.l2CacheSize, d.coreClockRate,
       d.maxThreadsPerBlock, static_cast<unsigned long long>(d.globalMemoryBandwidth),
-      d.maxWarpsPerMultiprocessor);
+      d.maxWarpsPerMultiprocessor, d.numMultiprocessors, d.numThreadsPerWarp,
+      d.maxWarpsPerMultiprocessor, d.maxSharedMemoryPerMultiprocessor / 1024, d.maxThreadsPerBlock,
+      static_cast<unsigned long long>(d.globalMemorySize), d.coreClockRate / 1000, d.maxBlockDimX,
+      d.maxBlockDimY, d.maxBlockDimZ, d.maxGridDimX, d.maxGridDimY, d.maxGridDimZ,
+      static_cast<unsigned long long>(d.maxGridDimX) * d.maxBlockDimX, d.id);
   a.extdata = ext;
   c.info(std::move(a));
 }
@@ -249,6 +266,25 @@ const char* copy_name(uint8_t kind) {
   }
 }
 
+MemoryKind memory_kind(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return MemoryKind::kPageable;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return MemoryKind::kPinned;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return MemoryKind::kDevice;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return MemoryKind::kArray;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return MemoryKind::kManaged;
+    default:
+      return MemoryKind::kUnknown;
+  }
+}
+
 const char* sync_name(uint32_t type) {
   switch (type) {
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
@@ -266,13 +302,14 @@ const char* sync_name(uint32_t type) {
 
 struct Launch {
   uint32_t tid = 0, region = 0, callsite = 0;
+  uint64_t range_corr = 0;
   bool paused = false, known = false;
 };
 
 Launch launch_of(uint32_t corr, uint64_t start) {
   Launch l;
   uint64_t key = 0;
-  l.known = launch_info(corr, &l.tid, &l.region, &l.callsite, &l.paused, &key);
+  l.known = launch_info(corr, &l.tid, &l.region, &l.callsite, &l.paused, &key, &l.range_corr);
   // Launched from Python with a chain first seen then: its names/lines are resolved now.
   if (l.known && l.callsite == 0 && key != 0 && !l.paused) l.callsite = resolve_site(key);
   if (!l.known) l.paused = paused_at(start);
@@ -308,6 +345,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       see_stream(c, k.streamId, k.contextId, k.deviceId);
       Record r = base(c, RecordKind::kKernelDispatch, "KERNEL_DISPATCH", k.start, k.end, l.tid,
                       k.correlationId);
+      r.name_id = e->name_id;
       KernelData& d = r.kernel;
       d.agent_id = gpu_agent_id(k.deviceId);
       d.stream_id = d.queue_id = k.streamId;
@@ -323,6 +361,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       d.local_per_thread = k.localMemoryPerThread;
       d.registers = k.registersPerThread;
       d.region_name_id = l.region;
+      d.range_corr = l.range_corr;
       d.callsite_id = l.callsite;
       d.dispatch_id = static_cast<uint64_t>(k.gridId);
       put(c, r);
@@ -349,7 +388,10 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       r.copy.stream_id = r.copy.queue_id = m.streamId;
       r.copy.bytes = m.bytes;
       r.copy.region_name_id = l.region;
+      r.copy.range_corr = l.range_corr;
       r.copy.callsite_id = l.callsite;
+      r.copy.src_memory = static_cast<uint8_t>(memory_kind(m.srcKind));
+      r.copy.dst_memory = static_cast<uint8_t>(memory_kind(m.dstKind));
       put(c, r);
       break;
     }
@@ -368,6 +410,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       r.copy.bytes = m.bytes;
       r.copy.value = m.value;
       r.copy.region_name_id = l.region;
+      r.copy.range_corr = l.range_corr;
       r.copy.callsite_id = l.callsite;
       put(c, r);
       break;
@@ -387,6 +430,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       r.alloc.level = 0;
       r.alloc.address = m.address;
       r.alloc.bytes = m.bytes;
+      r.alloc.range_corr = l.range_corr;
       put(c, r);
       break;
     }
@@ -414,6 +458,8 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
                       a.start, a.end, tid, a.correlationId);
       r.name_id = it->second;
       r.region.region_name_id = l.region;
+      r.region.range_corr = l.range_corr;
+      r.region.callsite_id = l.callsite;
       put(c, r);
       break;
     }
@@ -424,6 +470,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       Record r = base(c, RecordKind::kRegion, "CUDA_SYNCHRONIZATION", s.start, s.end, l.tid,
                       s.correlationId);
       r.name_id = c.intern(sync_name(s.type));
+      r.region.range_corr = l.range_corr;
       put(c, r);
       break;
     }

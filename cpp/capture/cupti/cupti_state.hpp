@@ -25,6 +25,7 @@ struct LaunchInfo {
   uint32_t region_name_id = 0;
   uint32_t callsite_id = 0;  // interned JSON, when known at launch time
   uint64_t site_key = 0;     // the launch's Python frame chain (callsite.hpp), else 0
+  uint64_t range_corr = 0;   // correlation id of the innermost ROCTx range (region_name_id's)
   uint8_t paused = 0;
 };
 inline constexpr uint32_t kLaunchSlots = 1u << 18;  // 256 Ki launches in flight before reuse
@@ -32,7 +33,8 @@ extern LaunchInfo g_launch[kLaunchSlots];
 
 // Returns true and fills the fields when the slot still holds `corr`.
 inline bool launch_info(uint32_t corr, uint32_t* tid, uint32_t* region, uint32_t* callsite,
-                        bool* paused, uint64_t* site_key = nullptr) {
+                        bool* paused, uint64_t* site_key = nullptr,
+                        uint64_t* range_corr = nullptr) {
   const LaunchInfo& s = g_launch[corr & (kLaunchSlots - 1)];
   if (s.corr.load(std::memory_order_acquire) != corr) return false;
   *tid = s.tid;
@@ -40,6 +42,7 @@ inline bool launch_info(uint32_t corr, uint32_t* tid, uint32_t* region, uint32_t
   *callsite = s.callsite_id;
   *paused = s.paused != 0;
   if (site_key != nullptr) *site_key = s.site_key;
+  if (range_corr != nullptr) *range_corr = s.range_corr;
   return s.corr.load(std::memory_order_acquire) == corr;  // not overwritten while reading
 }
 

@@ -134,6 +134,8 @@ TEST_F(CuptiMapping, CopiesAndSets) {
   std::memset(&m, 0, sizeof m);
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   m.bytes = 1 << 20;
   m.start = 10, m.end = 30;
   m.deviceId = 0, m.contextId = 1, m.streamId = 3;
@@ -159,6 +161,8 @@ TEST_F(CuptiMapping, CopiesAndSets) {
   EXPECT_EQ(c.copy.dst_agent_id, gpu_agent_id(0));
   EXPECT_EQ(c.copy.bytes, 1u << 20);
   EXPECT_EQ(c.copy.stream_id, 3u);
+  EXPECT_EQ(c.copy.src_memory, static_cast<uint8_t>(MemoryKind::kPageable));
+  EXPECT_EQ(c.copy.dst_memory, static_cast<uint8_t>(MemoryKind::kDevice));
   EXPECT_EQ(c.tid, 555u);
   EXPECT_EQ(c.start, 10u);
   EXPECT_EQ(c.end, 30u);
@@ -168,6 +172,7 @@ TEST_F(CuptiMapping, CopiesAndSets) {
   EXPECT_EQ(st.copy.value, 0xabu);
   EXPECT_EQ(st.copy.bytes, 4096u);
   EXPECT_EQ(st.copy.src_agent_id, gpu_agent_id(0));
+  EXPECT_EQ(st.copy.src_memory, 0u);  // a set has no source; CUPTI's record names no kinds
 }
 
 TEST_F(CuptiMapping, AllocationsAndSynchronisations) {

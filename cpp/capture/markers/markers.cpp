@@ -20,7 +20,12 @@ namespace {
 std::atomic<CaptureContext*> g_ctx{nullptr};
 std::atomic<uint64_t> g_generation{1};
 std::atomic<bool> g_paused{false};
-uint32_t g_category = 0;  // interned at start, on the starting thread (never at exit)
+// Interned at start, on the starting thread (never at exit): the domain and, as rocprofv3
+// names ROCTx regions, the API function of each kind (the message goes into extdata).
+uint32_t g_category = 0, g_fn_push = 0, g_fn_start = 0, g_fn_mark = 0;
+// Threads get a serial number on their first ROCTx record: the high half of the correlation
+// ids they make (see next_corr).
+std::atomic<uint32_t> g_thread_serial{0};
 
 // Outstanding start/stop ranges: a fixed table indexed by id, claimed with atomics, so
 // start/stop never lock. More than kSlots ranges open at once overwrite the oldest (counted).
@@ -28,6 +33,7 @@ constexpr uint32_t kSlots = 4096;
 struct OpenRange {
   std::atomic<uint64_t> id{0};
   uint64_t start = 0;
+  uint64_t corr = 0, parent = 0;
   uint32_t name_id = 0;
   uint32_t tid = 0;
 };
@@ -44,6 +50,8 @@ struct Stack {
   uint32_t depth = 0;
   uint32_t tid = 0;
   uint64_t starts[kMaxDepth];
+  uint64_t corrs[kMaxDepth];  // each range's correlation id, given at push: launches inside
+                              // point at it before the range ends
   uint32_t names[kMaxDepth];
   bool paused_at_start[kMaxDepth];
 };
@@ -85,9 +93,15 @@ void free_exited_stacks() {
 thread_local StackOwner t_owner;
 thread_local uint32_t t_tid = 0;
 // Each ROCTx record's own correlation id, as rocprofv3 gives every API record one: unique in
-// the process without an atomic on the hot path (thread id in the high half, a per-thread
-// count in the low half).
-thread_local uint32_t t_corr = 0;
+// the process without an atomic on the hot path (the thread's serial in the high half, a
+// per-thread count in the low half). Not the OS tid: a tid is reused by a later thread, whose
+// count starts again. Always >= 2^32, so never equal to a GPU runtime's correlation id; the
+// writer uses it as the range's rocpd_region id (ROCm keys regions by correlation id).
+thread_local uint32_t t_serial = 0, t_corr = 0;
+inline uint64_t next_corr() noexcept {
+  if (t_serial == 0) t_serial = g_thread_serial.fetch_add(1, std::memory_order_relaxed) + 1;
+  return (static_cast<uint64_t>(t_serial) << 32) | ++t_corr;
+}
 
 inline uint32_t tid() noexcept {
   if (t_tid == 0) t_tid = static_cast<uint32_t>(syscall(SYS_gettid));
@@ -130,8 +144,10 @@ struct ForkReset {
   }
 } g_fork_reset;
 
-inline void emit_region(CaptureContext& c, uint32_t name_id, uint64_t start, uint64_t end,
-                        uint32_t tid_, uint16_t flags) noexcept {
+// One ROCTx record: `fn` the API function (rocpd_region.name), `message_id` the message,
+// `corr` its own correlation id, `parent` the enclosing push range's.
+inline Record roctx_record(uint32_t fn, uint32_t message_id, uint64_t start, uint64_t end,
+                           uint32_t tid_, uint16_t flags, uint64_t corr, uint64_t parent) noexcept {
   Record r;
   r.kind = RecordKind::kRegion;
   r.flags = static_cast<uint16_t>(flags | kFlagMessage);
@@ -139,10 +155,12 @@ inline void emit_region(CaptureContext& c, uint32_t name_id, uint64_t start, uin
   r.start = start;
   r.end = end;
   r.category_id = g_category;
-  r.name_id = name_id;
-  r.correlation_id = (static_cast<uint64_t>(tid()) << 32) | ++t_corr;
+  r.name_id = fn;
+  r.correlation_id = corr;
   r.region = RegionData{};
-  c.emit(r);
+  r.region.message_id = message_id;
+  r.region.range_corr = parent;
+  return r;
 }
 
 inline CaptureContext* recording_ctx() noexcept {
@@ -158,6 +176,9 @@ class MarkersBackend final : public Backend {
   const char* name() const override { return "markers"; }
   bool start(CaptureContext& ctx, const CaptureSettings& settings, std::string*) override {
     g_category = ctx.intern(kCategory);
+    g_fn_push = ctx.intern("roctxRangePushA");
+    g_fn_start = ctx.intern("roctxRangeStartA");
+    g_fn_mark = ctx.intern("roctxMarkA");
     free_exited_stacks();
     g_paused.store(settings.markers.start_paused, std::memory_order_relaxed);
     g_generation.fetch_add(1, std::memory_order_acq_rel);
@@ -201,6 +222,7 @@ int push_id(uint32_t name_id) noexcept {
     return static_cast<int>(d);
   }
   b->names[d] = name_id;
+  b->corrs[d] = next_corr();
   b->paused_at_start[d] = g_paused.load(std::memory_order_relaxed);
   b->starts[d] = now_ns();
   return static_cast<int>(d);
@@ -221,24 +243,35 @@ int pop() noexcept {
   if (d >= Stack::kMaxDepth) return static_cast<int>(d);
   // Pause drops what happens between pause and resume: a range touching a pause is dropped.
   if (!b->paused_at_start[d] && !g_paused.load(std::memory_order_relaxed))
-    emit_region(*c, b->names[d], b->starts[d], end, b->tid, kFlagNone);
+    c->emit(roctx_record(g_fn_push, b->names[d], b->starts[d], end, b->tid, kFlagNone, b->corrs[d],
+                         d > 0 ? b->corrs[d - 1] : 0));
   return static_cast<int>(d);
 }
 
-uint32_t current_range_name_id() noexcept {
+uint32_t current_range(uint64_t* corr) noexcept {
+  *corr = 0;
   if (g_ctx.load(std::memory_order_acquire) == nullptr) return 0;
   const Stack* b = t_owner.stack;
   if (b == nullptr || b->depth == 0 ||
       b->generation != g_generation.load(std::memory_order_acquire))
     return 0;
-  return b->names[b->depth <= Stack::kMaxDepth ? b->depth - 1 : Stack::kMaxDepth - 1];
+  const uint32_t d = b->depth <= Stack::kMaxDepth ? b->depth - 1 : Stack::kMaxDepth - 1;
+  *corr = b->corrs[d];
+  return b->names[d];
+}
+
+uint32_t current_range_name_id() noexcept {
+  uint64_t corr;
+  return current_range(&corr);
 }
 
 void mark(std::string_view message) noexcept {
   CaptureContext* c = recording_ctx();
   if (c == nullptr) return;
   const uint64_t t = now_ns();
-  emit_region(*c, intern(message), t, t, tid(), kFlagInstant);
+  uint64_t parent;
+  current_range(&parent);
+  c->emit(roctx_record(g_fn_mark, intern(message), t, t, tid(), kFlagInstant, next_corr(), parent));
 }
 
 uint64_t start(std::string_view message) noexcept {
@@ -249,6 +282,8 @@ uint64_t start(std::string_view message) noexcept {
   if (slot.id.load(std::memory_order_relaxed) != 0) c->drops("roctx_open_ranges", 1);
   slot.name_id = intern(message);
   slot.tid = tid();
+  slot.corr = next_corr();
+  current_range(&slot.parent);
   slot.start = now_ns();
   slot.id.store(id, std::memory_order_release);
   return id;
@@ -261,22 +296,18 @@ void stop(uint64_t range_id) noexcept {
   uint64_t expected = range_id;
   const uint64_t start_ns = slot.start;
   const uint32_t name_id = slot.name_id, start_tid = slot.tid;
+  const uint64_t corr = slot.corr, parent = slot.parent;
   // Claim the slot; a second stop of the same id, or an overwritten slot, records nothing.
   if (!slot.id.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
   if (CaptureContext* c = recording_ctx())
-    emit_region(*c, name_id, start_ns, end, start_tid, kFlagNone);
+    c->emit(roctx_record(g_fn_start, name_id, start_ns, end, start_tid, kFlagNone, corr, parent));
 }
 
 void close_open_ranges(CaptureContext& c, uint64_t end_ns) noexcept {
-  auto closed = [&](uint32_t name_id, uint64_t start_ns, uint32_t tid_) {
-    Record r{};
-    r.kind = RecordKind::kRegion;
-    r.flags = kFlagMessage | kFlagOpenAtExit;
-    r.tid = tid_;
-    r.start = start_ns;
-    r.end = end_ns > start_ns ? end_ns : start_ns;
-    r.category_id = g_category;
-    r.name_id = name_id;
+  auto closed = [&](uint32_t fn, uint32_t name_id, uint64_t start_ns, uint32_t tid_, uint64_t corr,
+                    uint64_t parent) {
+    Record r = roctx_record(fn, name_id, start_ns, end_ns > start_ns ? end_ns : start_ns, tid_,
+                            kFlagOpenAtExit, corr, parent);
     c.closed_at_exit(r);
   };
   // Outermost first, as they were opened. A pause at push time means the range would not
@@ -288,13 +319,15 @@ void close_open_ranges(CaptureContext& c, uint64_t end_ns) noexcept {
       if (b->generation != gen) continue;
       const uint32_t depth = b->depth < Stack::kMaxDepth ? b->depth : Stack::kMaxDepth;
       for (uint32_t d = 0; d < depth; ++d)
-        if (!b->paused_at_start[d]) closed(b->names[d], b->starts[d], b->tid);
+        if (!b->paused_at_start[d])
+          closed(g_fn_push, b->names[d], b->starts[d], b->tid, b->corrs[d],
+                 d > 0 ? b->corrs[d - 1] : 0);
       b->depth = 0;
     }
   }
   for (OpenRange& slot : g_open) {
     const uint64_t id = slot.id.exchange(0, std::memory_order_acq_rel);
-    if (id != 0) closed(slot.name_id, slot.start, slot.tid);
+    if (id != 0) closed(g_fn_start, slot.name_id, slot.start, slot.tid, slot.corr, slot.parent);
   }
 }
 
@@ -309,6 +342,19 @@ void name_thread(std::string_view name) noexcept {
   r.tid = tid();
   r.start = r.end = now_ns();
   r.name_id = intern(name);
+  c->emit(r);
+}
+
+void name_object(uint32_t target, uint64_t object, std::string_view name) noexcept {
+  CaptureContext* c = g_ctx.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  Record r{};
+  r.kind = RecordKind::kName;
+  r.tid = tid();
+  r.start = r.end = now_ns();
+  r.name_id = intern(name);
+  r.name.object = object;
+  r.name.target = target;
   c->emit(r);
 }
 

@@ -67,15 +67,15 @@ struct CallsiteInfo {
   std::string line_info;
 };
 
-// One hardware counter of an agent (rocpd_info_pmc), sent once per session before its values
-// (PmcData records). Columns as ROCm's writer fills them: symbol = name, value_type 'ABS'.
+// A counter's description: one rocpd_info_pmc row. Its rocpd id is chosen by the writer;
+// producers name the counter by `key`, an interned string unique to (agent, counter), and
+// counter samples (kFlagCounter) carry that key. Sent before the first sample that uses it.
 struct PmcInfo {
-  uint32_t id = 0;
+  uint32_t key = 0;
   uint32_t agent_id = 0;
   std::string target_arch = "GPU";  // 'CPU' or 'GPU'
-  std::string name, symbol, description, long_description;
-  std::string component;  // what read it: "cupti", "rocprofiler-sdk"
-  std::string units;
+  uint32_t event_code = 0, instance_id = 0;
+  std::string name, symbol, description, long_description, component, units;
   std::string value_type = "ABS";  // 'ABS', 'ACCUM' or 'RELATIVE'
   std::string block, expression;
   bool is_constant = false, is_derived = false;

@@ -11,8 +11,11 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion =
-    3;  // 3: kPmcValue; 2: callsite_id on kernels/copies
+inline constexpr uint32_t kRecordFormatVersion = 6;  // 2: callsite_id on kernels/copies
+                                                     // 3: callsite_id on regions, copy memory kinds
+                                                     // 4: range_corr, RegionData::message_id
+                                                     // 5: counter samples (kFlagCounter, pmc_key)
+                                                     // 6: per-dispatch counters (kPmcValue)
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -23,24 +26,37 @@ enum class RecordKind : uint16_t {
   kMemoryAlloc = 4,     // device allocation / free
   kSample = 5,          // one timestamp on a track: call-stack or counter sample
   kThreadName = 6,      // rename of the recording thread (name_id)
-  kPmcValue = 7,        // one hardware counter value of one kernel dispatch (PmcData)
+  kName = 7,            // ROCTx name of a device, stream or HSA agent (NameData, name_id)
+  kPmcValue = 8,        // one hardware counter value of one kernel dispatch (PmcData)
 };
+
+// What roctxNameHipDevice / roctxNameHipStream / roctxNameHsaAgent name (NameData::target).
+enum NameTarget : uint32_t { kNameHipDevice = 1, kNameHipStream = 2, kNameHsaAgent = 3 };
 
 enum RecordFlags : uint16_t {
   kFlagNone = 0,
   kFlagMemset = 1u << 0,      // kMemoryCopy used for a memset: dst only, size = bytes set
-  kFlagInstant = 1u << 1,     // kRegion with start == end (roctxMark)
-  kFlagMessage = 1u << 2,     // kRegion whose name is a ROCTx message: extdata {"message": name}
+  kFlagInstant = 1u << 1,     // kRegion with start == end (roctxMark): stored as a sample
+  kFlagMessage = 1u << 2,     // ROCTx kRegion: name_id is the API function, region.message_id
+                              // the message (rocpd: event extdata {"message": ...})
   kFlagOpenAtExit = 1u << 3,  // kRegion still open when the session ended: end = stop time
+  // kSample holding a counter value (capture/metrics/): name_id is the track's name,
+  // sample.pmc_key the PmcInfo it is a value of, sample.value the value.
+  kFlagCounter = 1u << 4,
 };
 
 // Payloads. All integer fields, natural alignment, no padding surprises (checked below).
+// The correlation id of the innermost enclosing ROCTx range (0: none) is `range_corr` on every
+// record a launch or an API call makes: stored as rocpd_event.parent_stack_id, it points at
+// that range's rocpd_region row (whose id is its correlation id, as ROCm keys regions).
 struct RegionData {
-  uint64_t stack_id;  // call stack (0: none), see rocpd_event.stack_id
-  uint64_t parent_stack_id;
-  uint64_t external_id;     // e.g. the ROCTx range id that encloses an API call
+  uint64_t range_corr;  // innermost enclosing ROCTx range (a range: the one around it)
+  uint64_t reserved0;
+  uint64_t external_id;
   uint32_t extdata_id;      // interned JSON text for rocpd_event.extdata (0: derived by sink)
-  uint32_t region_name_id;  // innermost enclosing ROCTx range
+  uint32_t region_name_id;  // innermost enclosing ROCTx range's message
+  uint32_t message_id;      // ROCTx: the message (name_id is the API function)
+  uint32_t callsite_id;     // API calls: as KernelData::callsite_id (which Python line waited)
 };
 
 struct KernelData {
@@ -57,7 +73,17 @@ struct KernelData {
   uint32_t region_name_id;  // innermost enclosing ROCTx range
   uint32_t callsite_id;     // interned JSON list of the launching Python frames (0: none)
   uint64_t dispatch_id;
-  uint64_t stack_id;  // launch call stack
+  uint64_t range_corr;  // innermost enclosing ROCTx range at launch
+};
+
+// Where a copy's bytes live: a host copy from pageable memory is staged and blocks the host.
+enum class MemoryKind : uint8_t {
+  kUnknown = 0,
+  kPageable = 1,
+  kPinned = 2,
+  kDevice = 3,
+  kArray = 4,
+  kManaged = 5,
 };
 
 struct CopyData {
@@ -69,10 +95,12 @@ struct CopyData {
   uint64_t dst_address;
   uint64_t bytes;
   uint32_t region_name_id;
-  uint32_t value;  // memset byte value
-  uint64_t stack_id;
+  uint32_t value;        // memset byte value
+  uint64_t range_corr;   // innermost enclosing ROCTx range at launch
   uint32_t callsite_id;  // as KernelData::callsite_id
-  uint32_t reserved;
+  uint8_t src_memory;    // MemoryKind of each side (kUnknown where the runtime does not say)
+  uint8_t dst_memory;
+  uint16_t reserved;
 };
 
 struct AllocData {
@@ -82,7 +110,13 @@ struct AllocData {
   uint32_t level;  // 0 REAL, 1 VIRTUAL, 2 SCRATCH
   uint64_t address;
   uint64_t bytes;
-  uint64_t stack_id;
+  uint64_t range_corr;
+};
+
+struct NameData {
+  uint64_t object;  // device ordinal, or the stream / agent handle's value
+  uint32_t target;  // NameTarget
+  uint32_t reserved;
 };
 
 struct SampleData {
@@ -90,14 +124,14 @@ struct SampleData {
   uint64_t stack_id;
   double value;  // counter value (NaN for stack samples)
   uint32_t extdata_id;
-  uint32_t reserved;
+  uint32_t pmc_key;  // kFlagCounter: PmcInfo::key of the counter (0 otherwise)
 };
 
 // A counter value of the dispatch whose kernel record has this record's correlation_id (the
 // sink pairs them, whichever arrives first). alt_correlation_id: the launch's other id (the
 // driver call's, when the runtime's is the primary one), tried when the first finds nothing.
 struct PmcData {
-  uint32_t pmc_id;    // rocpd_info_pmc.id (PmcInfo::id)
+  uint32_t pmc_key;   // PmcInfo::key of the counter (the writer maps it to rocpd_info_pmc.id)
   uint32_t agent_id;  // the GPU agent the value was read on
   double value;
   uint64_t alt_correlation_id;
@@ -118,6 +152,7 @@ struct Record {
     CopyData copy;
     AllocData alloc;
     SampleData sample;
+    NameData name;
     PmcData pmc;
     unsigned char raw[88];
   };

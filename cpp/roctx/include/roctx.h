@@ -21,6 +21,12 @@ void roctxRangeStop(roctx_range_id_t id);
 int roctxProfilerPause(roctx_thread_id_t tid);
 int roctxProfilerResume(roctx_thread_id_t tid);
 int roctxNameOsThread(const char* name);
+struct hsa_agent_s;
+struct ihipStream_t;
+/* Names recorded on the agent / stream rows they refer to (ROCm's roctx.h signatures). */
+int roctxNameHsaAgent(const char* name, const struct hsa_agent_s* agent);
+int roctxNameHipDevice(const char* name, int device_id);
+int roctxNameHipStream(const char* name, const struct ihipStream_t* stream);
 int roctxGetThreadId(roctx_thread_id_t* tid);
 
 #define roctxMark(message) roctxMarkA(message)

@@ -63,19 +63,22 @@ def configure(options: Options, settings) -> list[str]:
     c.callbacks = "all" if options.runtime_trace or options.memory_allocation_trace else "launch"
     c.truncate = options.truncate_kernels
     c.mangled = options.mangled_kernels
-    c.kernel_include = options.kernel_include_regex or ""
-    c.kernel_exclude = options.kernel_exclude_regex or ""
+    c.kernel_include = options.trace_kernel_include_regex or ""
+    c.kernel_exclude = options.trace_kernel_exclude_regex or ""
     c.launch_sites = True
     c.library_candidates = ":".join(library_candidates())
     if options.counters_requested():
         # --pmc names are required (a bad one turns counters off with its reason); the --sol set
         # is optional per name ("?name": a chip without the metric leaves it out).
-        from rocpd import metrics
+        from rocpd import kernel_metrics as metrics
 
         names = list(dict.fromkeys(options.pmc))
         if options.sol:
             names += [n for n in metrics.sol_metrics() if n[1:] not in names]
         settings.counters.metrics = " ".join(names)
+        # rocprofv3's --kernel-include/exclude-regex pick the kernels whose counters are read.
+        settings.counters.kernel_include = options.kernel_include_regex or ""
+        settings.counters.kernel_exclude = options.kernel_exclude_regex or ""
         settings.counters.origin = "+".join(
             k for k, on in (("pmc", bool(options.pmc)), ("sol", options.sol)) if on)
     # Measurement overrides (benchmarks/gpu_b2_b5.py) come from ROCPROF_CUPTI_OPTIONS, read by

@@ -66,6 +66,10 @@ def command_environment(options: Options, manifest: str) -> tuple[dict[str, str]
         env.update(child_environment(options, unique_names=False))
     settings, more = backends.configure(options)
     notes += more
+    from ..capture import hsa
+
+    if settings.hsa.enabled:  # the HSA runtime loads our tool through these (capture/hsa.py)
+        env.update(hsa.tool_environment(env))
     if options.sample is not None:
         notes.append("--sample: call stacks are sampled in the Python processes the command "
                      "starts; native programs are not sampled (the sampler needs an interpreter)")

@@ -70,16 +70,36 @@ def _is_our_script(path: str) -> bool:
         return False
 
 
+HARDWARE = "not yet run on AMD hardware"
+
+
+def amd_paths() -> dict:
+    """What this build compiled of the AMD paths, and that none has run on AMD hardware."""
+    from .. import _core
+
+    summary = getattr(_core, "hsa_build_summary", None)
+    if summary is None:
+        absent = "not compiled: HSA headers absent at build time"
+        return {"hsa_tools": absent, "hip_api": absent, "rocprofiler_sdk": absent,
+                "hardware": HARDWARE}
+    items = dict(part.split(": ", 1) for part in summary().split("; "))
+    return {**items, "hardware": HARDWARE}
+
+
 def run(args) -> int:
     from .. import backends, library_dir
+    from ..capture import metrics
 
     statuses = backends.statuses()
+    sources = metrics.sources()
     if args.json:
         import json
 
         print(json.dumps({"version": __version__, "python": sys.version.split()[0],
                           "library_dir": library_dir(), "backends": statuses,
+                          "metrics_sources": sources,
                           "native_stacks": _core_native_stacks() or "available",
+                          "amd": amd_paths(),
                           "name_clashes": name_clashes()}, indent=2))
         return 0
     print(f"rocprof {__version__}")
@@ -95,9 +115,19 @@ def run(args) -> int:
         else:
             state = "compiled, not live"
         reason = f" — {s['reason']}" if s["reason"] else ""
+        if s["name"] == "metrics" and sources:
+            reason = ""  # said per source below
         print(f"  {s['name']:<{width}} {state}{reason}")
         if s["description"]:
             print(f"  {'':<{width}} {s['description']}")
+        if s["name"] == "metrics":
+            for src in sources:
+                live = "live" if src["live"] else ("not live" if src["compiled"] else "not compiled in")
+                detail = src["detail"]
+                if detail.startswith("not compiled in"):
+                    detail = detail[len("not compiled in"):].strip(" ()")
+                print(f"  {'':<{width}} {src['name'] + ':':<10}{live} — {detail}")
+    print("AMD paths: " + "; ".join(f"{k}: {v}" for k, v in amd_paths().items() if k != "hardware"))
     print("AMD (HSA/HIP) capture has not yet run on AMD hardware.")
     for line in name_clashes():
         print(f"name clash: {line}")

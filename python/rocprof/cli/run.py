@@ -69,6 +69,9 @@ def add_parser(p) -> None:
     v3.add_bool(tr, "--memory-allocation-trace", help="GPU allocations and frees")
     v3.add_bool(tr, "-r", "--runtime-trace", help="GPU runtime and driver API calls and "
                 "synchronisations (costly: every CUDA call becomes a record)")
+    v3.add_bool(tr, "--hip-trace", help="AMD: HIP runtime API calls, each tied to its GPU work "
+                "by correlation id")
+    v3.add_bool(tr, "--hsa-trace", help="AMD: HSA API calls (every call: costly)")
     v3.add_bool(tr, "-s", "--sys-trace", help="all of the above")
     v3.add_bool(tr, "--selected-regions", help="start paused: record only between "
                 "roctxProfilerResume and roctxProfilerPause (roctx.resume()/pause())")
@@ -81,8 +84,19 @@ def add_parser(p) -> None:
                      help="error or fatal hides rocprof's notes (options that cannot apply)")
     out.add_argument("--preload", nargs="+", default=[], metavar="LIB",
                      help="libraries put first in LD_PRELOAD of the command (rocprof run -- CMD)")
-    tr.add_argument("--kernel-include-regex", metavar="RE", help="keep only kernels matching RE")
-    tr.add_argument("--kernel-exclude-regex", metavar="RE", help="drop kernels matching RE")
+    # rocprofv3's --kernel-include/exclude-regex select the kernels whose counters are
+    # collected (--pmc) and never drop dispatches from the trace; ours do that by name.
+    tr.add_argument("--kernel-include-regex", metavar="RE",
+                    help="collect counters (--pmc) only of kernels matching RE (the trace keeps "
+                         "every kernel, as rocprofv3)")
+    tr.add_argument("--kernel-exclude-regex", metavar="RE",
+                    help="collect no counters of kernels matching RE")
+    tr.add_argument("--trace-kernel-include-regex", metavar="RE",
+                    help="trace only kernels matching RE (POSIX ERE on the demangled name)")
+    tr.add_argument("--trace-kernel-exclude-regex", metavar="RE",
+                    help="leave kernels matching RE out of the trace")
+    v3.add_bool(tr, "--kernel-rename", help="name each dispatch in the database (region name) by "
+                "the innermost ROCTx range it was launched in, as rocprofv3")
     v3.add_bool(tr, "-T", "--truncate-kernels", help="kernel names without arguments")
     v3.add_bool(tr, "-M", "--mangled-kernels", help="keep mangled kernel names")
     hw = p.add_argument_group("hardware counters (serialise kernels: see below)")
@@ -104,6 +118,26 @@ def add_parser(p) -> None:
                          "SamplingSettings.DEFAULT_HZ)")
     sm.add_argument("--sampling-mode", choices=("cpu", "wall"), default="cpu")
     v3.add_bool(sm, "--native-stacks", help="merge native frames into stacks")
+    out.add_argument("--minimum-output-data", type=int, default=0, metavar="KB",
+                     help="write --stats, -S and -f outputs of a database only when it holds "
+                          "more than KB kilobytes (the database itself is always kept)")
+    mt = p.add_argument_group(
+        "device and host metrics over time (rocprof-sys's process sampling options)",
+        "A thread of its own reads each GPU's utilisation, memory in use, power, temperature, "
+        "clocks, throttle reasons and PCIe/NVLink throughput (NVML on NVIDIA, AMD SMI or ROCm "
+        "SMI on AMD) and, from /proc, each core's load and frequency and this process's RSS, "
+        "page faults and CPU use; stored as sampled counters (rocpd_info_pmc, rocpd_pmc_event), "
+        "shown as counter tracks in the pftrace/json exports, summarised by `rocpd summary` and "
+        "plotted by `rocpd plot`.")
+    mt.add_argument("--process-freq", nargs="?", const=DEFAULT_RATE, type=int, metavar="HZ",
+                    help="sample device and host metrics HZ times a second (without HZ: "
+                         "MetricsSettings.DEFAULT_HZ, 20; at most 1000); off by default")
+    mt.add_argument("--gpus", metavar="LIST", default="all",
+                    help="GPUs to sample, as the program numbers them (CUDA/HIP ordinals): all "
+                         "(default), none, or a list like 0,2-3")
+    mt.add_argument("--cpus", metavar="LIST", default="all",
+                    help="cores whose load and frequency to sample: all (default), none, or a "
+                         "list like 0-7")
     out.add_argument("--buffer-budget", type=int, default=2048, metavar="MiB",
                      help="memory the record buffers may grow to in a burst (default 2048); "
                           "past it records are dropped, counted and reported at exit")
@@ -118,14 +152,15 @@ def add_parser(p) -> None:
 
 # Options of `run` that take a value: needed to find where the target's own argv begins.
 _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-regex",
-           "--kernel-exclude-regex", "--sampling-mode", "--buffer-budget", "-u",
+           "--kernel-exclude-regex", "--trace-kernel-include-regex",
+           "--trace-kernel-exclude-regex", "--minimum-output-data", "--sampling-mode", "--buffer-budget", "-u",
            "--summary-units", "--summary-output-file", "-i", "--input", "-P",
-           "--collection-period", "--collection-period-unit", "--log-level"}
+           "--collection-period", "--collection-period-unit", "--log-level", "--gpus", "--cpus"}
 # rocprofv3 flags that take an optional BOOL after them (`--sys-trace false`).
 _BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
-          "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace",
+          "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace", "--hip-trace", "--hsa-trace",
           "--selected-regions", "-T", "--truncate-kernels", "-M", "--mangled-kernels",
-          "--native-stacks", "--sol"}
+          "--native-stacks", "--kernel-rename", "--sol"}
 
 
 def _is_counter_name(token: str) -> bool:
@@ -151,7 +186,7 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
             return argv[:i], argv[i:]
         if a in _VALUED:
             i += 1
-        elif a == "--sample" and i + 1 < len(argv) and argv[i + 1].isdigit():
+        elif a in ("--sample", "--process-freq") and i + 1 < len(argv) and argv[i + 1].isdigit():
             i += 1
         elif a in _BOOLS and i + 1 < len(argv) and v3.is_bool(argv[i + 1]):
             i += 1
@@ -174,6 +209,10 @@ def options_from(args) -> Options:
                 stats=args.stats, summary=args.summary,
                 kernel_include_regex=args.kernel_include_regex,
                 kernel_exclude_regex=args.kernel_exclude_regex,
+                trace_kernel_include_regex=args.trace_kernel_include_regex,
+                trace_kernel_exclude_regex=args.trace_kernel_exclude_regex,
+                kernel_rename=args.kernel_rename,
+                minimum_output_data_kb=args.minimum_output_data,
                 truncate_kernels=args.truncate_kernels, mangled_kernels=args.mangled_kernels,
                 sample=args.sample, sampling_mode=args.sampling_mode,
                 native_stacks=args.native_stacks, follow_children=args.follow_children,
@@ -183,20 +222,23 @@ def options_from(args) -> Options:
                 selected_regions=args.selected_regions or bool(args.collection_period),
                 collection_periods=list(args.collection_period),
                 collection_period_unit=args.collection_period_unit, log_level=args.log_level,
-                preload=list(args.preload))
+                preload=list(args.preload), process_freq=args.process_freq, gpus=args.gpus,
+                cpus=args.cpus)
     o.kernel_trace = args.kernel_trace
     o.memory_copy_trace = args.memory_copy_trace
     o.memory_allocation_trace = args.memory_allocation_trace
     o.runtime_trace = args.runtime_trace
+    o.hip_trace = args.hip_trace
+    o.hsa_trace = args.hsa_trace
     if args.sys_trace:
         o.sys_trace()
-    elif not (o.kernel_trace or o.memory_copy_trace or o.memory_allocation_trace or o.runtime_trace):
+    elif not o.gpu_requested():
         # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
         o.kernel_trace = o.memory_copy_trace = True
         o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
     o.sol = bool(args.sol)
     if args.pmc or o.sol:
-        from rocpd import metrics
+        from rocpd import kernel_metrics as metrics
 
         try:
             o.pmc, o.counter_aliases = metrics.resolve(args.pmc)
@@ -216,9 +258,28 @@ def options_from(args) -> Options:
         from .. import _core
 
         o.sample = _core.SamplingSettings.DEFAULT_HZ
+    if o.process_freq is DEFAULT_RATE:
+        from .. import _core
+
+        o.process_freq = _core.MetricsSettings.DEFAULT_HZ
+    if o.process_freq is not None:
+        from .. import _core
+
+        top = _core.MetricsSettings.MAX_HZ
+        if not (1 <= o.process_freq <= top):
+            raise UsageError(f"rocprof run: --process-freq must be between 1 and {top} Hz, not "
+                             f"{o.process_freq}")
+    for flag in ("gpus", "cpus"):
+        value = getattr(o, flag)
+        if not _index_list_ok(value):
+            raise UsageError(f"rocprof run: --{flag} {value!r}: expected all, none or a list like "
+                             "0,2-3")
     if o.sample is not None and not (1 <= o.sample <= 100_000):
         raise UsageError(f"rocprof run: --sample must be between 1 and 100000 Hz, not {o.sample}")
-    for flag in ("kernel_include_regex", "kernel_exclude_regex"):
+    if o.minimum_output_data_kb < 0:
+        raise UsageError("rocprof run: --minimum-output-data must be 0 or more kilobytes")
+    for flag in ("kernel_include_regex", "kernel_exclude_regex", "trace_kernel_include_regex",
+                 "trace_kernel_exclude_regex"):
         pattern = getattr(o, flag)
         if pattern:
             # The engine capture applies (glibc POSIX ERE), not Python's re: a pattern that
@@ -230,6 +291,14 @@ def options_from(args) -> Options:
             except ValueError as e:
                 raise UsageError(f"rocprof run: --{flag.replace('_', '-')}: {e}") from None
     return o
+
+
+def _index_list_ok(text: str) -> bool:
+    """--gpus/--cpus syntax, as the core's parse_index_list reads it."""
+    import re
+
+    return text in ("all", "none") or re.fullmatch(r"\d{1,6}(-\d{1,6})?(,\d{1,6}(-\d{1,6})?)*",
+                                                    text) is not None
 
 
 def run(args) -> int:

@@ -93,6 +93,19 @@ def report_databases(databases: list[str], options: Options, reports: bool = Tru
         print(f"rocprof: results written to {path}", file=sys.stderr)
     if not reports or not databases:
         return
+    if options.minimum_output_data_kb:
+        kept = []
+        for path in databases:
+            size_kb = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p)) // 1024
+            if size_kb > options.minimum_output_data_kb:
+                kept.append(path)
+            else:
+                print(f"rocprof: {path} holds {size_kb} KB, not more than --minimum-output-data "
+                      f"{options.minimum_output_data_kb} KB: no --stats/-S/-f outputs for it "
+                      "(the database is kept)", file=sys.stderr)
+        databases = kept
+        if not databases:
+            return
     try:
         from rocpd import stats
 
@@ -107,6 +120,9 @@ def report_databases(databases: list[str], options: Options, reports: bool = Tru
                 if len(databases) > 1:
                     parts.append(f"== {path}")
                 parts.append(stats.format_summary(path, units=options.summary_units))
+            from rocpd.analysis.findings import top_text
+
+            parts.append(top_text(databases, 3))
             text = "\n".join(parts)
             if options.summary_output_file:
                 with open(options.summary_output_file, "w") as f:

@@ -1,4 +1,6 @@
-"""Deterministic small-CNN training steps on CUDA for tests/gpu and benchmarks/gpu_b2_*.
+"""Deterministic training steps on CUDA for tests/gpu and benchmarks/gpu_b2_*: a small CNN
+(default) or, with --model transformer, a small launch-bound transformer encoder under bf16
+autocast (~300 kernels per step, most of them a few microseconds: the launch path dominates).
 
   --mode plain      just run (under `rocprof run` or not)
   --mode torchprof  the same steps under torch.profiler (CPU+CUDA); writes --trace JSON
@@ -32,6 +34,22 @@ class Net(nn.Module):
         return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
 
 
+class Transformer(nn.Module):
+    """4 pre-norm encoder layers, d_model 256, 4 heads, sequence 128, batch 16, 100 classes."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, batch_first=True,
+                                           norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
+        self.embed = nn.Linear(64, 256)
+        self.head = nn.Linear(256, 100)
+
+    def forward(self, x):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return self.head(self.encoder(self.embed(x)).mean(1)).float()
+
+
 def step(model, opt, x, y):
     with roctx.range("forward"):
         loss = F.cross_entropy(model(x), y)
@@ -50,6 +68,7 @@ def main():
     p.add_argument("--warmup", type=int, default=0)
     p.add_argument("--paused-steps", type=int, default=0)
     p.add_argument("--trace", default=None)
+    p.add_argument("--model", choices=("cnn", "transformer"), default="cnn")
     a = p.parse_args()
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = False
@@ -60,10 +79,16 @@ def main():
 
         prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
     with prof as p_:
-        model = Net().to(dev)
-        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-        x = torch.randn(128, 3, 32, 32, device=dev)
-        y = torch.randint(0, 100, (128,), device=dev)
+        if a.model == "transformer":
+            model = Transformer().to(dev)
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+            x = torch.randn(16, 128, 64, device=dev)
+            y = torch.randint(0, 100, (16,), device=dev)
+        else:
+            model = Net().to(dev)
+            opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+            x = torch.randn(128, 3, 32, 32, device=dev)
+            y = torch.randint(0, 100, (128,), device=dev)
         for _ in range(a.warmup):
             step(model, opt, x, y)
         torch.cuda.synchronize()

@@ -17,7 +17,7 @@ def test_defaults_are_stated_once():
 def test_validation_names_the_option():
     s = _core.CaptureSettings()
     s.cupti.kernel_include = "gemm_("
-    with pytest.raises(ValueError, match=r"--kernel-include-regex 'gemm_\(':"):
+    with pytest.raises(ValueError, match=r"--trace-kernel-include-regex 'gemm_\(':"):
         s.validate()
     s = _core.CaptureSettings()
     s.cupti.callbacks = "sometimes"
@@ -74,3 +74,29 @@ def test_capture_accepts_what_rocpd_accepts(pattern):
     s = _core.CaptureSettings()
     s.cupti.kernel_include = pattern
     s.validate()
+
+
+def test_metrics_settings_defaults_text_form_and_validation():
+    s = _core.CaptureSettings()
+    assert s.metrics.hz == 0 and (s.metrics.gpus, s.metrics.cpus) == ("all", "all")
+    assert (_core.MetricsSettings.DEFAULT_HZ, _core.MetricsSettings.MAX_HZ) == (20, 1000)
+    s.metrics.hz = 50
+    s.metrics.gpus = "0,2-3"
+    s.metrics.cpus = "none"
+    back = _core.CaptureSettings.from_text(s.to_text())
+    assert (back.metrics.hz, back.metrics.gpus, back.metrics.cpus) == (50, "0,2-3", "none")
+    s.metrics.gpus = "3-1"
+    with pytest.raises(ValueError, match=r"--gpus '3-1': expected all, none or a list like 0,2-3"):
+        s.validate()
+    s.metrics.gpus = "all"
+    s.metrics.hz = 1001
+    with pytest.raises(ValueError, match="--process-freq must be between 1 and 1000 Hz, not 1001"):
+        s.validate()
+
+
+def test_process_freq_option_becomes_metrics_settings():
+    settings, notes = backends.configure(Options(process_freq=10, gpus="1", cpus="0-1"))
+    assert (settings.metrics.hz, settings.metrics.gpus, settings.metrics.cpus) == (10, "1", "0-1")
+    assert notes == []
+    settings, _ = backends.configure(Options())
+    assert settings.metrics.hz == 0

@@ -14,7 +14,7 @@ from rocprof.cli.run import options_from, split_argv
 from rocprof.options import Options
 from support import run_rocprof
 
-from rocpd import metrics
+from rocpd import kernel_metrics as metrics
 
 
 def _cupti_tables() -> str:
@@ -136,7 +136,12 @@ def test_counter_settings_reach_the_native_side_and_round_trip(monkeypatch):
     from rocprof.capture import cupti
 
     settings = _core.CaptureSettings()
-    cupti.configure(Options(pmc=["dram__bytes_read.sum"], sol=True), settings)
+    # rocprofv3's --kernel-include/exclude-regex pick the counter kernels; the trace's own
+    # filters are --trace-kernel-include/exclude-regex.
+    cupti.configure(Options(pmc=["dram__bytes_read.sum"], sol=True, kernel_include_regex="^gemm",
+                            kernel_exclude_regex="fill"), settings)
+    assert (settings.counters.kernel_include, settings.counters.kernel_exclude) == ("^gemm", "fill")
+    assert settings.cupti.kernel_include == "" and settings.cupti.kernel_exclude == ""
     names = settings.counters.metrics.split()
     assert names[0] == "dram__bytes_read.sum"            # asked for: required
     assert "?dram__bytes_read.sum" not in names           # not again as optional
@@ -144,6 +149,7 @@ def test_counter_settings_reach_the_native_side_and_round_trip(monkeypatch):
     settings.validate()
     back = _core.CaptureSettings.from_text(settings.to_text())
     assert back.counters.metrics == settings.counters.metrics
+    assert back.counters.kernel_include == "^gemm" and back.counters.kernel_exclude == "fill"
 
 
 def test_counter_settings_validation_names_the_option():
@@ -153,6 +159,10 @@ def test_counter_settings_validation_names_the_option():
         s.validate()
     s.counters.metrics = " ".join(f"m{i}.sum" for i in range(_core.CounterSettings.MAX_METRICS + 1))
     with pytest.raises(ValueError, match="at most 256 per run"):
+        s.validate()
+    s.counters.metrics = "dram__bytes_read.sum"
+    s.counters.kernel_include = "gemm("
+    with pytest.raises(ValueError, match="--kernel-include-regex"):
         s.validate()
 
 

@@ -119,3 +119,53 @@ def test_no_counters_writes_no_counter_csv(tmp_path, cli):
     assert rc == 0
     assert not (tmp_path / "out" / "p_counter_collection.csv").exists()
     assert (tmp_path / "out" / "p_kernel_trace.csv").exists()
+
+
+def _device_metric_value(path, guid, value):
+    """A sampled device metric as the metrics backend stores it (rocprof-sys's layout), written
+    with plain SQL into a closed fixture: a rocpd_info_pmc row and a rocpd_pmc_event on the last
+    sample's event."""
+    import sqlite3
+
+    suffix = "_" + guid.replace("-", "_")
+    con = sqlite3.connect(path)
+    (pmc_id,) = con.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM rocpd_info_pmc{suffix}").fetchone()
+    con.execute(f"INSERT INTO rocpd_info_pmc{suffix} (id, guid, nid, pid, agent_id, target_arch,"
+                f" event_code, instance_id, name, symbol, description, long_description, component,"
+                f" units, value_type, block, expression, is_constant, is_derived, extdata)"
+                f" SELECT ?, guid, nid, pid, 2, 'GPU', 0, 0, 'device_busy_gfx', 'GPU_UTIL', 'busy',"
+                f" '', 'nvml', '%', 'ABS', '', '', 0, 0, '{{}}' FROM rocpd_info_process{suffix}",
+                (pmc_id,))
+    (ev,) = con.execute(f"SELECT MAX(event_id) FROM rocpd_sample{suffix}").fetchone()
+    con.execute(f"INSERT INTO rocpd_pmc_event{suffix} (guid, event_id, pmc_id, value, extdata)"
+                f" SELECT guid, ?, ?, ?, '{{}}' FROM rocpd_info_process{suffix}", (ev, pmc_id, value))
+    con.commit()
+    con.close()
+
+
+def test_device_metrics_and_dispatch_counters_share_the_tables(tmp_path):
+    """Sampled device metrics (--process-freq) and per-dispatch counters (--pmc) both live in
+    rocpd_info_pmc/rocpd_pmc_event: each reader keeps to its own (a sample's event vs a
+    dispatch's), and a database with only samples has no per-dispatch counters."""
+    from rocpd import metrics
+
+    path = tmp_path / "both.db"
+    with DatabaseBuilder(path) as b:
+        corr = b.kernel("gemm", 1000, 5000)
+        b.counter_value(corr, "dram__bytes_read.sum", 4096.0)
+        b.sample("gpu", 2000, category="DEVICE_METRIC")
+    _device_metric_value(path, b.guid, 55.0)
+    with rocpd.connect(str(path)) as db:
+        assert pmc.has_counters(db)
+        df = pmc.counters(db)
+        assert list(df["counter_name"]) == ["dram__bytes_read.sum"] and list(df["value"]) == [4096.0]
+        s = metrics.samples(db)
+        assert list(s["metric"]) == ["device_busy_gfx"] and list(s["value"]) == [55.0]
+    only = tmp_path / "samples_only.db"
+    with DatabaseBuilder(only) as b:
+        b.kernel("gemm", 1000, 5000)
+        b.sample("gpu", 2000, category="DEVICE_METRIC")
+    _device_metric_value(only, b.guid, 10.0)
+    with rocpd.connect(str(only)) as db:
+        assert len(metrics.samples(db)) == 1
+        assert not pmc.has_counters(db)

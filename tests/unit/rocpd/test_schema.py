@@ -53,12 +53,12 @@ def test_view_columns_match_contract(tmp_path):
                     "stream", "start", "end", "duration", "grid_x", "grid_y", "grid_z",
                     "workgroup_x", "workgroup_y", "workgroup_z", "lds_size", "scratch_size",
                     "vgpr_count", "accum_vgpr_count", "sgpr_count", "static_lds_size",
-                    "static_scratch_size", "stack_id", "parent_stack_id", "corr_id"],
+                    "static_scratch_size", "stack_id", "parent_stack_id", "corr_id", "roctx_range"],
     }
     for view, cols in expect.items():
         got = [d[0] for d in c.execute(f'SELECT * FROM "{view}" LIMIT 0').description]
         assert got == cols, view
     for view in ("samples", "regions_and_samples", "memory_copies", "memory_allocations",
                  "processes", "threads", "code_objects", "kernel_symbols", "pmc_info",
-                 "pmc_events", "counters_collection"):
+                 "pmc_events", "counters_collection", "scratch_memory", "stream_args"):
         c.execute(f'SELECT * FROM "{view}" LIMIT 0')

@@ -10,7 +10,8 @@ import math
 import pytest
 
 import rocpd
-from rocpd import metrics, roofline, sol, sol_example
+from rocpd import kernel_metrics as metrics
+from rocpd import roofline, sol, sol_example
 from rocpd.testing import DatabaseBuilder
 
 GEMM = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64"
@@ -195,3 +196,20 @@ def test_counters_sol_cannot_use_are_said_so(tmp_path, cli):
     rc, out, err = cli("sol", tmp_path / "amd.db")
     assert rc == 0, err
     assert "none that speed of light is computed from (GRBM_COUNT, SQ_WAVES)" in out
+
+
+def test_report_has_the_speed_of_light_section(sol_db, tmp_path):
+    """`rocpd report` shows speed of light and the roofline (rocpd.report.sections.OPTIONAL) for a
+    run with per-kernel counters, and no such section for one without."""
+    from rocpd import report
+    from rocpd.testing import DatabaseBuilder
+
+    with rocpd.connect(sol_db) as db:
+        text = report.build(db)
+    assert "<section id='roofline'>" in text
+    assert "SPEED OF LIGHT: per kernel" in text and "data:image/png;base64," in text
+    plain = tmp_path / "plain.db"
+    with DatabaseBuilder(plain) as b:
+        b.kernel("k", 0, 1000)
+    with rocpd.connect(str(plain)) as db:
+        assert "id='roofline'" not in report.build(db)

@@ -1,0 +1,77 @@
+"""AMD GPU tracing (native part: cpp/capture/hsa/): Options → "hsa.*" settings, and the
+environment that makes the HSA runtime load rocprof's tool.
+
+The HSA runtime loads the libraries named in HSA_TOOLS_LIB inside the program's first
+hsa_init and calls their OnLoad with its API table: that is where kernel, copy, allocation and
+HSA/HIP API tracing start. So the variable must be set before the program first uses the GPU:
+`rocprof run` sets it for the script it runs in this process and for every command it starts.
+ROCm >= 6.1 also needs HSA_TOOLS_ROCPROFILER_V1_TOOLS=1, or rocprofiler-register keeps such
+tools from loading.
+
+Not yet run on AMD hardware: tested against the software stand-in runtime of tests/amd_standin.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import _core, backends, library_dir
+from ..options import Options
+from . import cupti
+
+TOOL_LIBRARY = "librocprof_hsa.so"
+# What command_environment copies into a command's environment (rocprof run -- CMD).
+TOOL_VARIABLES = ("HSA_TOOLS_LIB", "HSA_TOOLS_ROCPROFILER_V1_TOOLS")
+
+
+def tool_path() -> str:
+    return os.path.join(library_dir(), TOOL_LIBRARY)
+
+
+def tool_environment(environ: dict | None = None) -> dict[str, str]:
+    """HSA_TOOLS_LIB with our tool added (tools already named stay, space-separated, as the
+    runtime reads them) and the ROCm >= 6.1 switch that keeps such tools loaded."""
+    environ = os.environ if environ is None else environ
+    tools = environ.get("HSA_TOOLS_LIB", "").split()
+    ours = tool_path()
+    if not any(os.path.realpath(t) == os.path.realpath(ours) for t in tools):
+        tools.append(ours)
+    return {"HSA_TOOLS_LIB": " ".join(tools), "HSA_TOOLS_ROCPROFILER_V1_TOOLS": "1"}
+
+
+def _hsa_already_loaded() -> bool:
+    """Whether this process already mapped an HSA runtime (the tool would come too late)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            return any("libhsa-runtime64" in line for line in maps)
+    except OSError:
+        return False
+
+
+def configure(options: Options, settings) -> list[str]:
+    """Fill settings.hsa (rocprof._core.HsaSettings) and set the tool's environment."""
+    h = settings.hsa
+    h.enabled = True
+    h.kernels = options.kernel_trace
+    h.copies = options.memory_copy_trace
+    h.allocations = options.memory_allocation_trace
+    # --runtime-trace means the GPU runtime's API, HIP's here (rocprofv3: HIP runtime API).
+    h.hip_api = options.hip_trace or options.runtime_trace
+    h.hsa_api = options.hsa_trace
+    h.truncate = options.truncate_kernels
+    h.mangled = options.mangled_kernels
+    h.kernel_include = options.kernel_include_regex or ""
+    h.kernel_exclude = options.kernel_exclude_regex or ""
+    h.launch_sites = True
+    if hasattr(_core, "_hsa_set_callsite_prefixes"):
+        _core._hsa_set_callsite_prefixes("\n".join(cupti.library_prefixes()))
+    notes = []
+    if _hsa_already_loaded() and "librocprof_hsa" not in os.environ.get("HSA_TOOLS_LIB", ""):
+        notes.append("the HSA runtime was loaded before profiling started, so AMD GPU work is "
+                     "not traced: run under `rocprof run`, or set HSA_TOOLS_LIB="
+                     f"{tool_path()} before the program first uses the GPU")
+    os.environ.update(tool_environment())
+    return notes
+
+
+backends.CONFIGURE_GPU["hsa"] = configure

@@ -1,0 +1,311 @@
+"""Guided analysis of rocpd databases: where the GPU's time goes and why, per process/rank and per
+step, as DataFrames (the numbers) and findings (what they mean, what to do).
+
+    a = rocpd.analysis.analyze(db)               # or analyze(db, step="train_step", rank=0)
+    a.temporal        # per process and GPU: compute / communication / memory / idle over the run
+    a.per_step        # the same per step, with the idle breakdown (host late, sync, other ...)
+    a.idle            # idle breakdown over the run, including idle between steps
+    a.launch_stats    # per kernel name: GPU vs launch-call duration, launch delay, short share
+    a.overlap         # per process: communication time and how much of it overlaps compute
+    a.stragglers      # per process: compute per step against the median process
+    a.lines           # GPU time per Python line (launch sites)
+    a.waits           # host waits (synchronisations, copies to host) per Python line
+    a.ranges          # GPU time launched inside each ROCTx range
+    a.findings()      # ranked plain-language findings (rocpd.analysis.findings)
+
+Every table is also a function of a Connection (``rocpd.analysis.temporal_breakdown(db)``), and
+``rocpd analyze DB... [--section ...]`` prints them. Definitions: breakdown.py, steps.py,
+attribution.py.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from .activity import COMM_PATTERN, Process, load, short_site
+from .attribution import SHORT_KERNEL_NS
+
+__all__ = ["analyze", "Analysis", "Process", "temporal_breakdown", "idle_breakdown", "step_breakdown",
+           "kernel_launch_stats", "comm_overlap", "stragglers", "top_lines", "wait_lines",
+           "range_gpu_time", "step_ranges", "SECTIONS", "short_site"]
+
+# Sections of `rocpd analyze` and of the reports, in order: (name, Analysis attribute, title).
+SECTIONS = (
+    ("findings", None, "Findings"),
+    ("steps", "steps", "Steps"),
+    ("temporal", "temporal", "Temporal breakdown (whole run, from each GPU's first activity)"),
+    ("idle", "idle", "Idle breakdown (whole run)"),
+    ("per-step", "per_step", "Per-step breakdown"),
+    ("launch", "launch_stats", "Kernel launch statistics"),
+    ("launch-summary", "launch_summary", "Launch summary per process"),
+    ("overlap", "overlap", "Communication / computation overlap"),
+    ("stragglers", "stragglers", "Stragglers"),
+    ("lines", "lines", "Top Python lines by GPU time"),
+    ("waits", "waits", "Host waits by Python line"),
+    ("ranges", "ranges", "GPU time by ROCTx range"),
+)
+
+
+@dataclass
+class Analysis:
+    processes: list[Process]
+    step_name: str | None
+    step_source: str  # "given", "detected", "none" (none found) or "off" (turned off)
+    short_ns: int = SHORT_KERNEL_NS
+    dropped: int = 0  # records lost while profiling (every figure undercounts)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def _core(self):
+        if "core" not in self._cache:
+            import pandas as pd
+
+            from .breakdown import analyze_process
+            from .steps import steps_of
+
+            run, per_step, gaps, blocking, steps = [], [], [], [], []
+            for p in self.processes:
+                st = steps_of(p, self.step_name) if self.step_name else steps_of(p, "")
+                r, s, g, b = analyze_process(p, st)
+                run += r
+                per_step += s
+                gaps.append(g)
+                blocking.append(b)
+                steps.append(st.assign(process=p.label, rank=p.rank, pid=p.pid))
+            self._cache["core"] = (pd.DataFrame(run), pd.DataFrame(per_step), gaps, blocking,
+                                   pd.concat(steps, ignore_index=True) if steps else pd.DataFrame())
+        return self._cache["core"]
+
+    # -- tables -------------------------------------------------------------------------------
+    @property
+    def run(self):
+        """Every number per process and GPU over the run (temporal, idle, overlap)."""
+        return self._core()[0]
+
+    @property
+    def per_step(self):
+        return _per_step_columns(self._core()[1])
+
+    @property
+    def steps(self):
+        s = self._core()[4]
+        if s.empty:
+            return s
+        s = s.assign(HostNs=s["end"] - s["start"])
+        return s[["process", "rank", "pid", "step", "name", "start", "end", "HostNs", "tid"]]
+
+    @property
+    def gaps(self):
+        """One row per GPU idle gap with its cause, per process (list, in process order)."""
+        return self._core()[2]
+
+    @property
+    def blocking(self):
+        return self._core()[3]
+
+    @property
+    def temporal(self):
+        return _temporal_columns(self.run)
+
+    @property
+    def idle(self):
+        return _idle_columns(self.run)
+
+    @functools.cached_property
+    def launch_stats(self):
+        from .attribution import kernel_launch_stats as f
+
+        return f(self.processes, self.short_ns)
+
+    @functools.cached_property
+    def launch_summary(self):
+        from .attribution import launch_summary as f
+
+        return f(self.processes, self.short_ns)
+
+    @property
+    def overlap(self):
+        return _overlap(self.run)
+
+    @property
+    def stragglers(self):
+        return _stragglers(self.run, self._core()[1])
+
+    @functools.cached_property
+    def lines(self):
+        from .attribution import top_lines as f
+
+        return f(self.processes)
+
+    @functools.cached_property
+    def waits(self):
+        from .attribution import wait_lines as f
+
+        return f(self.blocking, self.gaps)
+
+    @functools.cached_property
+    def ranges(self):
+        from .attribution import range_gpu_time as f
+
+        return f(self.processes)
+
+    def findings(self):
+        from .findings import evaluate
+
+        if "findings" not in self._cache:
+            self._cache["findings"] = evaluate(self)
+        return self._cache["findings"]
+
+    def table(self, section: str):
+        for name, attr, _ in SECTIONS:
+            if name == section and attr:
+                return getattr(self, attr)
+        raise ValueError(f"unknown section {section!r}")
+
+
+def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
+            short_ns: int = SHORT_KERNEL_NS, **filters) -> Analysis:
+    """Load ``db`` (a Connection) once and return the :class:`Analysis`. ``step``: the ROCTx range
+    that marks one step (its message, or the message without a trailing number); None detects it
+    (:mod:`rocpd.analysis.steps`); "" turns steps off."""
+    from .steps import detect
+
+    procs = load(db, comm_pattern=comm_pattern, **filters)
+    if step is None:
+        name = detect(procs)
+        source = "detected" if name else "none"
+    else:
+        name, source = (step or None), ("given" if step else "off")
+        if name and not any(len(_steps_of(p, name)) for p in procs):
+            from ..errors import RocpdError
+
+            raise RocpdError(f"--step {name!r}: no ROCTx range of that name (or that name followed by"
+                             " a number); list ranges with `rocpd analyze DB --section ranges`")
+    return Analysis(procs, name, source, short_ns, db.dropped_total())
+
+
+def _steps_of(p, name):
+    from .steps import steps_of
+
+    return steps_of(p, name)
+
+
+def _of(x, **kw) -> Analysis:
+    return x if isinstance(x, Analysis) else analyze(x, **kw)
+
+
+def _temporal_columns(run):
+    import pandas as pd
+
+    cols = ["process", "rank", "pid", "gpu", "SpanNs", "ComputeNs", "CommunicationNs", "MemoryNs",
+            "IdleNs", "ComputePercent", "CommunicationPercent", "MemoryPercent", "IdlePercent",
+            "Kernels", "Copies"]
+    if run.empty:
+        return pd.DataFrame(columns=cols)
+    out = run.copy()
+    span = out["SpanNs"].where(out["SpanNs"] > 0)
+    for k in ("Compute", "Communication", "Memory", "Idle"):
+        out[f"{k}Percent"] = (100.0 * out[f"{k}Ns"] / span).fillna(0.0)
+    return out[cols]
+
+
+def _idle_columns(run):
+    import pandas as pd
+
+    cols = ["process", "rank", "pid", "gpu", "IdleNs", "HostLateNs", "SyncNs", "BetweenStepsNs",
+            "OtherNs", "UnknownNs", "IdlePercent"]
+    if run.empty:
+        return pd.DataFrame(columns=cols)
+    out = run.copy()
+    out["IdlePercent"] = (100.0 * out["IdleNs"] / out["SpanNs"].where(out["SpanNs"] > 0)).fillna(0.0)
+    return out[cols]
+
+
+def _per_step_columns(rows):
+    import pandas as pd
+
+    cols = ["process", "rank", "pid", "gpu", "step", "step_name", "HostNs", "SpanNs", "ComputeNs",
+            "CommunicationNs", "MemoryNs", "IdleNs", "HostLateNs", "SyncNs", "OtherNs", "UnknownNs",
+            "IdlePercent", "Kernels", "Copies", "host_start", "host_end", "start", "end"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    out = rows.copy()
+    out["IdlePercent"] = (100.0 * out["IdleNs"] / out["SpanNs"].where(out["SpanNs"] > 0)).fillna(0.0)
+    return out[cols]
+
+
+def _overlap(run):
+    import pandas as pd
+
+    cols = ["process", "rank", "pid", "gpu", "CommTotalNs", "ComputeNs", "OverlapNs",
+            "OverlapPercent", "CommPercentOfBusy"]
+    if run.empty:
+        return pd.DataFrame(columns=cols)
+    out = run.copy()
+    out["OverlapPercent"] = (100.0 * out["OverlapNs"] / out["CommTotalNs"].where(out["CommTotalNs"] > 0))
+    out["CommPercentOfBusy"] = (100.0 * out["CommTotalNs"] / out["BusyNs"].where(out["BusyNs"] > 0)).fillna(0.0)
+    return out[cols]
+
+
+def _stragglers(run, per_step):
+    """Per process: mean compute (and communication) per step — over the run when there are no
+    steps — against the median process. A straggler computes longest; the others wait for it
+    inside their collectives."""
+    import pandas as pd
+
+    cols = ["process", "rank", "pid", "gpu", "Steps", "ComputeNs", "CommunicationNs", "SpanNs",
+            "ComputeVsMedianPercent"]
+    if per_step is not None and len(per_step):
+        src = per_step[per_step["SpanNs"] > 0]
+        g = src.groupby(["process", "rank", "pid", "gpu"], dropna=False).agg(
+            Steps=("step", "nunique"), ComputeNs=("ComputeNs", "mean"),
+            CommunicationNs=("CommunicationNs", "mean"), SpanNs=("SpanNs", "mean")).reset_index()
+    elif len(run):
+        g = run[["process", "rank", "pid", "gpu", "ComputeNs", "CommunicationNs", "SpanNs"]].copy()
+        g["Steps"] = 0
+    else:
+        return pd.DataFrame(columns=cols)
+    med = g["ComputeNs"].median()
+    g["ComputeVsMedianPercent"] = 100.0 * (g["ComputeNs"] - med) / med if med else 0.0
+    return g.sort_values("ComputeVsMedianPercent", ascending=False, ignore_index=True)[cols]
+
+
+# -- the same tables as functions of a Connection (or of an Analysis) ---------------------------
+def step_ranges(db, **kw):
+    return _of(db, **kw).steps
+
+
+def temporal_breakdown(db, **kw):
+    return _of(db, **kw).temporal
+
+
+def idle_breakdown(db, **kw):
+    return _of(db, **kw).idle
+
+
+def step_breakdown(db, **kw):
+    return _of(db, **kw).per_step
+
+
+def kernel_launch_stats(db, **kw):
+    return _of(db, **kw).launch_stats
+
+
+def comm_overlap(db, **kw):
+    return _of(db, **kw).overlap
+
+
+def stragglers(db, **kw):  # noqa: F811 - the public name of _stragglers' table
+    return _of(db, **kw).stragglers
+
+
+def top_lines(db, **kw):
+    return _of(db, **kw).lines
+
+
+def wait_lines(db, **kw):
+    return _of(db, **kw).waits
+
+
+def range_gpu_time(db, **kw):
+    return _of(db, **kw).ranges

@@ -1,0 +1,364 @@
+"""What the analyses read, loaded once per process (one guid-suffixed part = one process): its GPU
+work (kernels, copies, sets) classified as compute, communication or memory and joined to the API
+call that launched it (correlation id), its API calls (launches, synchronisations), and its ROCTx
+ranges with their nesting depth. Each file is read on its own read-only connection.
+
+Classification, as users of Nsight Systems / HTA expect it:
+- communication: kernels of a collective library (NCCL, RCCL, MSCCL: ``COMM_PATTERN``);
+- memory: copies and sets (rocpd_memory_copy), on the GPU that copies (a copy to the host is
+  charged to its source GPU);
+- compute: every other kernel.
+A call *blocks the host* when it is a synchronisation (``*Synchronize``, CUPTI's synchronisation
+records other than stream-wait-event) or an API call whose copy goes to the host (a D2H copy: the
+caller waits for it, as ``tensor.item()`` does).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from .. import _schema
+from ..filters import Filter, name_mask, rank_of, resolve
+
+COMM_PATTERN = r"(?i)nccl|rccl|msccl"
+SYNC_PATTERN = r"(?i)synchroni[sz]e"
+# API domains whose calls launch GPU work; when a correlation id appears in several (a runtime
+# call and the driver call it makes), the first listed wins.
+_API_PRIORITY = ("CUDA_RUNTIME_API", "HIP_RUNTIME_API_EXT", "HIP_RUNTIME_API", "CUDA_DRIVER_API")
+_NOT_API = ("PYTHON_SAMPLE", "CPU_SAMPLE")
+
+
+@dataclass
+class Process:
+    """One profiled process. Times are CLOCK_BOOTTIME ns as stored."""
+
+    guid: str
+    pid: int
+    rank: int | None
+    host: str
+    command: str
+    gpu: object = field(repr=False)     # DataFrame, one row per kernel/copy/set
+    api: object = field(repr=False)     # DataFrame, one row per API call (not ROCTx)
+    ranges: object = field(repr=False)  # DataFrame, one row per ROCTx range
+    threads: dict = field(default_factory=dict, repr=False)  # tid -> name
+    agents: dict = field(default_factory=dict, repr=False)   # agent id -> (index, name)
+    streams: dict = field(default_factory=dict, repr=False)  # stream id -> name
+
+    @property
+    def label(self) -> str:
+        return f"rank {self.rank}" if self.rank is not None else f"pid {self.pid}"
+
+    @property
+    def has_api(self) -> bool:
+        return bool(len(self.api))
+
+
+def _parse_site(text):
+    """'file:line' and function of a line_info JSON text, or (None, None)."""
+    if not text or text == "{}":
+        return None, None
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return None, None
+    if not isinstance(d, dict) or not d.get("file"):
+        return None, None
+    line = d.get("line")
+    return f"{d['file']}:{line}" if line is not None else str(d["file"]), d.get("function")
+
+
+def _sites(series):
+    """Columns (site, function) for a Series of line_info texts, parsing each distinct text once."""
+    import pandas as pd
+
+    uniq = pd.unique(series.fillna("{}"))
+    parsed = {u: _parse_site(u) for u in uniq}
+    filled = series.fillna("{}")
+    return (filled.map(lambda u: parsed[u][0]).astype(object),
+            filled.map(lambda u: parsed[u][1]).astype(object))
+
+
+def short_site(site: str | None) -> str:
+    """'train.py:42' from '/home/u/train.py:42' (the report's and findings' form)."""
+    if not site:
+        return "(unknown)"
+    path, _, line = site.rpartition(":")
+    if not path:
+        return site
+    return f"{path.rsplit('/', 1)[-1]}:{line}"
+
+
+_GPU_SQL = """
+SELECT * FROM (
+  SELECT K.guid, K.pid, K.tid, K.agent_id AS agent, K.stream_id AS stream, K.start, K."end",
+         COALESCE(S.display_name, S.kernel_name, '(unknown)') AS name, 'kernel' AS op,
+         E.correlation_id AS corr, {line_info} AS line_info, NULL AS bytes, NULL AS extdata,
+         NULL AS src_agent, NULL AS dst_agent
+  FROM rocpd_kernel_dispatch K
+  LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
+  LEFT JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
+  UNION ALL
+  SELECT M.guid, M.pid, M.tid,
+         CASE WHEN DA.type = 'CPU' AND M.src_agent_id IS NOT NULL THEN M.src_agent_id
+              ELSE M.dst_agent_id END,
+         M.stream_id, M.start, M."end",
+         COALESCE(N.string, 'MEMORY_COPY'), 'copy', E.correlation_id, {line_info}, M.size,
+         M.extdata, M.src_agent_id, M.dst_agent_id
+  FROM rocpd_memory_copy M
+  LEFT JOIN rocpd_string N ON N.id = M.name_id AND N.guid = M.guid
+  LEFT JOIN rocpd_event E ON E.id = M.event_id AND E.guid = M.guid
+  LEFT JOIN rocpd_info_agent DA ON DA.id = M.dst_agent_id AND DA.guid = M.guid
+) WHERE {where}
+"""
+
+_REGION_SQL = """
+SELECT * FROM (
+  SELECT R.guid, R.pid, R.tid, R.start, R."end", C.string AS category,
+         {name} AS name, E.correlation_id AS corr, {line_info} AS line_info
+  FROM rocpd_region R
+  LEFT JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid
+  LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid
+  LEFT JOIN rocpd_string S ON S.id = R.name_id AND S.guid = R.guid
+) WHERE {where}
+"""
+
+
+def _frame(conn, sql, params, columns=None):
+    import pandas as pd
+
+    cur = conn.execute(sql, params)
+    cols = columns or [d[0] for d in cur.description]
+    return pd.DataFrame.from_records(cur.fetchall(), columns=cols)
+
+
+def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
+    """Every process of ``db`` (after the shared filters: time window, pid, rank, kernel regex)."""
+    import pandas as pd
+
+    flt = Filter.of(filters)
+    where, params = resolve(db, flt)
+    ranks = rank_of(db)
+    comm_re = re.compile(comm_pattern)
+    out = []
+    for src in db.sources():
+        conn = src.conn
+        gpu_all = _frame(conn, _GPU_SQL.format(where=where, line_info=_schema.line_info_sql("E")), params)
+        if (flt.include or flt.exclude) and len(gpu_all):
+            is_kernel = gpu_all["op"] == "kernel"
+            gpu_all = gpu_all[~is_kernel | name_mask(gpu_all["name"], flt)]
+        name_sql = _schema.region_name_sql("C.string", "E.extdata", "S.string")
+        reg_all = _frame(conn, _REGION_SQL.format(name=name_sql, where=where, line_info=_schema.line_info_sql("E")), params)
+        procs = _frame(conn, "SELECT P.guid, P.pid, P.command, N.hostname FROM rocpd_info_process P"
+                             " LEFT JOIN rocpd_info_node N ON N.id = P.nid AND N.guid = P.guid", ())
+        threads = _frame(conn, "SELECT guid, tid, name FROM rocpd_info_thread", ())
+        agents = _frame(conn, "SELECT guid, id, type, absolute_index, product_name, name"
+                              " FROM rocpd_info_agent", ())
+        streams = _frame(conn, "SELECT guid, id, name FROM rocpd_info_stream", ())
+        pids = _as_list(flt.pid)
+        for part in src.parts:
+            prow = procs[procs["guid"] == part.guid]
+            gpu = gpu_all[gpu_all["guid"] == part.guid].reset_index(drop=True)
+            regs = reg_all[reg_all["guid"] == part.guid].reset_index(drop=True)
+            if prow.empty:  # a writer killed before its process row: the records still count
+                known = [int(x) for x in (*gpu["pid"].dropna()[:1], *regs["pid"].dropna()[:1])]
+                prow = pd.DataFrame([{"pid": known[0] if known else 0, "command": "",
+                                      "hostname": ""}])
+            pid = int(prow["pid"].iloc[0])
+            rank = ranks.get(part.guid)
+            if pids is not None and pid not in pids:
+                continue
+            if flt.rank is not None and rank not in (_as_list(flt.rank) or []):
+                continue
+            is_marker = regs["category"].fillna("").str.startswith("MARKER")
+            api = regs[~is_marker & ~regs["category"].isin(_NOT_API)].reset_index(drop=True)
+            ranges = regs[is_marker & (regs["end"] > regs["start"])].reset_index(drop=True)
+            p = Process(
+                guid=part.guid, pid=pid, rank=rank,
+                host=str(prow["hostname"].iloc[0] or ""), command=str(prow["command"].iloc[0] or ""),
+                gpu=_prepare_gpu(gpu, comm_re), api=_prepare_api(api), ranges=_prepare_ranges(ranges),
+                threads={int(t): (n or "") for g, t, n in threads.itertuples(index=False) if g == part.guid},
+                agents={int(i): (int(ix) if _known(ix) else int(i), pn or n or f"GPU {ix}")
+                        for g, i, ty, ix, pn, n in agents.itertuples(index=False)
+                        if g == part.guid and ty == "GPU"},
+                streams={int(i): (n or f"Stream {i}") for g, i, n in streams.itertuples(index=False)
+                         if g == part.guid},
+            )
+            _join_launches(p)
+            out.append(p)
+    return out
+
+
+def _known(v) -> bool:
+    return v is not None and v == v  # NaN is not equal to itself
+
+
+def _as_list(v):
+    if v is None:
+        return None
+    return [int(x) for x in (v if isinstance(v, (list, tuple, set)) else [v])]
+
+
+def _prepare_gpu(gpu, comm_re):
+    import numpy as np
+
+    gpu = gpu.copy()
+    for c in ("start", "end", "tid", "agent", "stream"):
+        gpu[c] = gpu[c].fillna(0).astype("int64")
+    gpu["corr"] = gpu["corr"].fillna(0).astype("int64")
+    names = gpu["name"].astype(object)
+    is_copy = (gpu["op"] == "copy").to_numpy()
+    # Per distinct name (a few hundred), not per row (100k+).
+    uniq = pd_unique(names)
+    comm = names.map({n: bool(comm_re.search(str(n))) for n in uniq}).to_numpy(dtype=bool)
+    gpu["kind"] = np.where(is_copy, "memory", np.where(comm, "comm", "compute"))
+    direction = {n: _direction(str(n)) for n in uniq}
+    gpu["direction"] = np.where(is_copy, names.map(direction).to_numpy(dtype=object), "")
+    ext = gpu["extdata"].fillna("{}")
+    mem = {u: _memory_kinds(u) for u in ext.unique()}
+    gpu["src_memory"] = ext.map(lambda u: mem[u][0])
+    gpu["dst_memory"] = ext.map(lambda u: mem[u][1])
+    gpu["site"], gpu["function"] = _sites(gpu["line_info"])
+    gpu["duration"] = gpu["end"] - gpu["start"]
+    gpu = gpu.drop(columns=["extdata", "line_info"])
+    return gpu.sort_values("start", kind="stable", ignore_index=True)
+
+
+def _direction(name: str) -> str:
+    for key, short in (("HOST_TO_DEVICE", "H2D"), ("DEVICE_TO_HOST", "D2H"),
+                       ("DEVICE_TO_DEVICE", "D2D"), ("MEMORY_SET", "SET")):
+        if key in name:
+            return short
+    return ""
+
+
+def pd_unique(series):
+    import pandas as pd
+
+    return pd.unique(series.to_numpy(dtype=object))
+
+
+def _memory_kinds(text):
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return "", ""
+    if not isinstance(d, dict):
+        return "", ""
+    return str(d.get("src_memory", "") or ""), str(d.get("dst_memory", "") or "")
+
+
+def _prepare_api(api):
+    api = api.copy()
+    for c in ("start", "end", "tid"):
+        api[c] = api[c].fillna(0).astype("int64")
+    api["corr"] = api["corr"].fillna(0).astype("int64")
+    api["name"] = api["name"].fillna("(unknown)").astype(str)
+    api["category"] = api["category"].fillna("").astype(str)
+    api["site"], api["function"] = _sites(api["line_info"])
+    api = api.drop(columns=["line_info"])
+    sync = api["name"].str.contains(SYNC_PATTERN, regex=True)
+    api["blocking"] = sync.map({True: "sync", False: ""})
+    return api.sort_values("start", kind="stable", ignore_index=True)
+
+
+def _prepare_ranges(ranges):
+    import numpy as np
+
+    ranges = ranges.copy()
+    for c in ("start", "end", "tid"):
+        ranges[c] = ranges[c].fillna(0).astype("int64")
+    ranges["name"] = ranges["name"].fillna("(unnamed)").astype(str)
+    ranges = ranges.sort_values(["tid", "start", "end"], ascending=[True, True, False],
+                                kind="stable", ignore_index=True)
+    depth = np.zeros(len(ranges), dtype=np.int64)
+    stack: list[int] = []
+    last_tid = None
+    for i, (tid, s, e) in enumerate(zip(ranges["tid"].to_numpy(), ranges["start"].to_numpy(),
+                                        ranges["end"].to_numpy(), strict=True)):
+        if tid != last_tid:
+            stack, last_tid = [], tid
+        while stack and stack[-1] <= s:
+            stack.pop()
+        depth[i] = len(stack)
+        stack.append(e)
+    ranges["depth"] = depth
+    return ranges.drop(columns=["line_info", "corr"], errors="ignore")
+
+
+def _join_launches(p: Process) -> None:
+    """Each GPU op gets the API call that launched it (same correlation id, same process):
+    launch_start/launch_end/launch_name/launch_tid (NaN/None where none was recorded), and its
+    Python line from the launch call where the op itself has none. API calls whose copy goes to
+    the host are marked blocking ("d2h")."""
+    import numpy as np
+
+    gpu, api = p.gpu, p.api
+    gpu["launch_start"] = np.nan
+    gpu["launch_end"] = np.nan
+    gpu["launch_name"] = None
+    gpu["launch_tid"] = gpu["tid"]
+    if api.empty or gpu.empty:
+        return
+    prio = {c: i for i, c in enumerate(_API_PRIORITY)}
+    cand = api[api["corr"] != 0].assign(_p=api["category"].map(lambda c: prio.get(c, len(prio))))
+    cand = cand[~cand["category"].str.contains("SYNCHRONIZATION")]
+    cand = cand.sort_values(["corr", "_p", "start"]).drop_duplicates("corr")
+    idx = cand.set_index("corr")
+    hit = gpu["corr"].isin(idx.index) & (gpu["corr"] != 0)
+    corr = gpu.loc[hit, "corr"]
+    gpu.loc[hit, "launch_start"] = corr.map(idx["start"]).astype(float).to_numpy()
+    gpu.loc[hit, "launch_end"] = corr.map(idx["end"]).astype(float).to_numpy()
+    gpu.loc[hit, "launch_name"] = corr.map(idx["name"]).to_numpy()
+    gpu.loc[hit, "launch_tid"] = corr.map(idx["tid"]).astype("int64").to_numpy()
+    nosite = hit & gpu["site"].isna()
+    if nosite.any():
+        gpu.loc[nosite, "site"] = gpu.loc[nosite, "corr"].map(idx["site"]).to_numpy()
+        gpu.loc[nosite, "function"] = gpu.loc[nosite, "corr"].map(idx["function"]).to_numpy()
+    d2h = set(gpu.loc[gpu["direction"] == "D2H", "corr"]) - {0}
+    if d2h:
+        mark = api["corr"].isin(d2h) & (api["blocking"] == "") & \
+            ~api["category"].str.contains("SYNCHRONIZATION")
+        api.loc[mark, "blocking"] = "d2h"
+
+
+def blocking_calls(p: Process):
+    """The calls during which the host waited for the GPU, outermost only: a runtime call, the
+    driver call inside it and CUPTI's synchronisation record of the same wait count once. Column
+    ``after_site``: the Python line of the last GPU work launched before the call on its thread,
+    which names the place where no call site was recorded for the call itself."""
+    import numpy as np
+
+    b = p.api[p.api["blocking"] != ""]
+    if b.empty:
+        return b.assign(after_site=pd_none(b))
+    b = b.sort_values(["tid", "start", "end"], ascending=[True, True, False], kind="stable")
+    keep = np.ones(len(b), dtype=bool)
+    tids, ends = b["tid"].to_numpy(), b["end"].to_numpy()
+    reach, last = -1, None
+    for i in range(len(b)):
+        if tids[i] != last:
+            reach, last = -1, tids[i]
+        if ends[i] <= reach:
+            keep[i] = False
+        else:
+            reach = max(reach, ends[i])
+    b = b[keep].reset_index(drop=True)
+    after = np.full(len(b), None, dtype=object)
+    g = p.gpu[p.gpu["launch_start"].notna()]
+    for tid in b["tid"].unique():
+        launched = g[g["launch_tid"] == tid].sort_values("launch_start", kind="stable")
+        if launched.empty:
+            continue
+        rows = np.flatnonzero(b["tid"].to_numpy() == tid)
+        j = np.searchsorted(launched["launch_start"].to_numpy(), b["start"].to_numpy()[rows],
+                            side="right") - 1
+        sites = launched["site"].to_numpy()
+        after[rows[j >= 0]] = sites[j[j >= 0]]
+    b["after_site"] = after
+    return b
+
+
+def pd_none(frame):
+    return [None] * len(frame)

@@ -1,0 +1,163 @@
+"""Tables that point at code: kernel launch statistics per kernel name, GPU time per Python line
+(from launch sites), host waits per Python line, and GPU time per ROCTx range."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .activity import short_site
+from .steps import launch_times
+
+SHORT_KERNEL_NS = 10_000  # "short": under 10 µs, about what one launch costs the host
+
+
+def _concat(frames, columns):
+    import pandas as pd
+
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def kernel_launch_stats(procs, short_ns: int = SHORT_KERNEL_NS):
+    """Per kernel name: GPU duration, the CPU launch call's duration, launch delay (kernel start
+    minus launch call start: queueing plus latency), the share of short kernels and of kernels
+    that ran shorter than their launch took (HTA's launch-bound test)."""
+    cols = ["Name", "Calls", "GpuTotalNs", "GpuMeanNs", "GpuMedianNs", "LaunchMeanNs",
+            "LaunchDelayMeanNs", "ShortPercent", "ShorterThanLaunchPercent"]
+    k = _concat([p.gpu[p.gpu["kind"] != "memory"] for p in procs], cols)
+    if k.empty:
+        return k.reindex(columns=cols)
+    k = k.assign(api=k["launch_end"] - k["launch_start"], delay=k["start"] - k["launch_start"],
+                 short=k["duration"] < short_ns)
+    k["faster"] = (k["duration"] < k["api"]).where(k["api"].notna())
+    g = k.groupby("name", sort=False)
+    out = g.agg(Calls=("duration", "size"), GpuTotalNs=("duration", "sum"),
+                GpuMeanNs=("duration", "mean"), GpuMedianNs=("duration", "median"),
+                LaunchMeanNs=("api", "mean"), LaunchDelayMeanNs=("delay", "mean"),
+                ShortPercent=("short", "mean"), ShorterThanLaunchPercent=("faster", "mean"))
+    out["ShortPercent"] *= 100.0
+    out["ShorterThanLaunchPercent"] = out["ShorterThanLaunchPercent"].astype(float) * 100.0
+    out = out.reset_index().rename(columns={"name": "Name"})
+    return out.sort_values("GpuTotalNs", ascending=False, ignore_index=True)[cols]
+
+
+def launch_summary(procs, short_ns: int = SHORT_KERNEL_NS):
+    """Per process: kernels, median GPU duration, share of short kernels, mean launch call
+    duration, share of kernels shorter than their launch call."""
+    import pandas as pd
+
+    rows = []
+    for p in procs:
+        k = p.gpu[p.gpu["kind"] != "memory"]
+        if k.empty:
+            continue
+        api = k["launch_end"] - k["launch_start"]
+        faster = (k["duration"] < api)[api.notna()]
+        rows.append({"process": p.label, "rank": p.rank, "pid": p.pid, "Kernels": len(k),
+                     "GpuMedianNs": float(k["duration"].median()),
+                     "ShortPercent": 100.0 * float((k["duration"] < short_ns).mean()),
+                     "LaunchMeanNs": float(api.mean()) if api.notna().any() else float("nan"),
+                     "ShorterThanLaunchPercent":
+                         100.0 * float(faster.mean()) if len(faster) else float("nan")})
+    return pd.DataFrame(rows, columns=["process", "rank", "pid", "Kernels", "GpuMedianNs",
+                                       "ShortPercent", "LaunchMeanNs", "ShorterThanLaunchPercent"])
+
+
+def top_lines(procs, top: int | None = None):
+    """GPU time per Python line (the launch site of each kernel/copy), over every process."""
+    cols = ["Site", "Function", "GpuTimeNs", "Percent", "Ops", "Kernels", "TopKernel", "Path"]
+    g = _concat([p.gpu[["site", "function", "name", "duration"]] for p in procs], cols)
+    if g.empty:
+        return g.reindex(columns=cols)
+    total = float(g["duration"].sum())
+    g = g[g["site"].notna()]
+    if g.empty:
+        return g.reindex(columns=cols)
+    by_name = g.groupby(["site", "name"], sort=False)["duration"].sum().reset_index()
+    top_kernel = by_name.sort_values("duration", ascending=False).drop_duplicates("site")
+    top_kernel = top_kernel.set_index("site")["name"]
+    out = g.groupby("site", sort=False).agg(Function=("function", "first"),
+                                            GpuTimeNs=("duration", "sum"), Ops=("duration", "size"),
+                                            Kernels=("name", "nunique")).reset_index()
+    out["Percent"] = 100.0 * out["GpuTimeNs"] / total if total else 0.0
+    out["TopKernel"] = out["site"].map(top_kernel)
+    out["Path"] = out["site"]
+    out["Site"] = out["site"].map(short_site)
+    out = out.sort_values("GpuTimeNs", ascending=False, ignore_index=True)[cols]
+    return out.head(top) if top else out
+
+
+def wait_lines(blocking_by_proc, gaps_by_proc, top: int | None = None):
+    """Host waits per Python line: calls that blocked the host (synchronisations, copies to host),
+    the host time spent in them and the GPU idle time charged to them."""
+    import pandas as pd
+
+    cols = ["Site", "Function", "Kind", "Calls", "BlockedNs", "GpuIdleNs", "Example", "Path"]
+    rows = []
+    for blocking, gaps in zip(blocking_by_proc, gaps_by_proc, strict=True):
+        if blocking.empty:
+            continue
+        b = blocking.assign(dur=blocking["end"] - blocking["start"], idle=0)
+        if len(gaps):
+            charged = gaps[gaps["call"] >= 0]
+            per = (charged["end"] - charged["start"]).groupby(charged["call"].to_numpy()).sum()
+            b.loc[b.index[per.index.to_numpy()], "idle"] = per.to_numpy()
+        rows.append(b)
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    b = pd.concat(rows, ignore_index=True)
+    # A call without its own call site is named by the launch it followed.
+    after = b["after_site"].map(lambda s: f"(after the launch at {short_site(s)})" if s else None)
+    b["site"] = b["site"].fillna(after).fillna("(no Python line recorded)")
+    out = b.groupby(["site", "blocking"], sort=False).agg(
+        Function=("function", "first"), Calls=("dur", "size"), BlockedNs=("dur", "sum"),
+        GpuIdleNs=("idle", "sum"), Example=("name", "first")).reset_index()
+    out["Kind"] = out["blocking"].map({"sync": "synchronize", "d2h": "copy to host"})
+    out["Path"] = out["site"]
+    out["Site"] = out["site"].map(lambda s: s if s.startswith("(") else short_site(s))
+    out.loc[out["site"].str.startswith("("), "Path"] = None
+    out = out.sort_values(["GpuIdleNs", "BlockedNs"], ascending=False, ignore_index=True)[cols]
+    return out.head(top) if top else out
+
+
+def range_gpu_time(procs, top: int | None = None):
+    """Per ROCTx range name: instances, host time inside them, and the GPU time of the work
+    launched inside them on the same thread (inclusive of nested ranges)."""
+    import pandas as pd
+
+    cols = ["Range", "Instances", "HostNs", "GpuTimeNs", "Ops", "Percent"]
+    rows = []
+    total = 0
+    for p in procs:
+        r = p.ranges
+        g = p.gpu
+        total += int(g["duration"].sum()) if len(g) else 0
+        if r.empty:
+            continue
+        t = launch_times(p)
+        tid = g["launch_tid"].to_numpy() if len(g) else np.zeros(0, dtype=np.int64)
+        dur = g["duration"].to_numpy() if len(g) else np.zeros(0, dtype=np.int64)
+        gpu_ns = np.zeros(len(r), dtype=np.int64)
+        ops = np.zeros(len(r), dtype=np.int64)
+        rt = r["tid"].to_numpy()
+        for th in np.unique(rt):
+            sel = np.flatnonzero(tid == th)
+            order = sel[np.argsort(t[sel], kind="stable")]
+            ts = t[order]
+            cum = np.concatenate([[0], np.cumsum(dur[order])])
+            ri = np.flatnonzero(rt == th)
+            a = np.searchsorted(ts, r["start"].to_numpy()[ri], side="left")
+            b = np.searchsorted(ts, r["end"].to_numpy()[ri], side="left")
+            gpu_ns[ri] = cum[b] - cum[a]
+            ops[ri] = b - a
+        rows.append(pd.DataFrame({"Range": r["name"].to_numpy(), "host": (r["end"] - r["start"]).to_numpy(),
+                                  "gpu": gpu_ns, "ops": ops}))
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    d = pd.concat(rows, ignore_index=True)
+    out = d.groupby("Range", sort=False).agg(Instances=("host", "size"), HostNs=("host", "sum"),
+                                             GpuTimeNs=("gpu", "sum"), Ops=("ops", "sum"))
+    out = out.reset_index()
+    out["Percent"] = 100.0 * out["GpuTimeNs"] / total if total else 0.0
+    out = out.sort_values(["GpuTimeNs", "HostNs"], ascending=False, ignore_index=True)[cols]
+    return out.head(top) if top else out

@@ -1,0 +1,36 @@
+"""rocpd plot DB...: device and host metrics over time (``rocprof run --process-freq``) as a PNG,
+one panel per counter and one line per device."""
+
+from __future__ import annotations
+
+from . import add_filter_options, add_inputs, filters_of, inputs_of
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("plot", help="device/host metrics over time (--process-freq) as a PNG")
+    add_inputs(p)
+    p.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
+                   help="only this counter (device_busy_gfx, device_power, cpu_load, or a track "
+                        "such as 'device_busy_gfx [0]'); repeatable; default all")
+    p.add_argument("-o", "--output", default="metrics.png", metavar="PNG",
+                   help="the image to write (default metrics.png)")
+    p.add_argument("--list", action="store_true", help="list the counters that have values")
+    add_filter_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    import rocpd
+    from rocpd import metric_plots, metrics
+    from rocpd.plots import png
+
+    with rocpd.connect(*inputs_of(args)) as db:
+        if args.list:
+            for name in metrics.names(db):
+                print(name)
+            return 0
+        fig = metric_plots.metrics_over_time(db, args.metrics, **filters_of(args))
+        with open(args.output, "wb") as fh:
+            fh.write(png(fig))
+    print(f"wrote {args.output}")
+    return 0

@@ -1,0 +1,189 @@
+"""Each findings rule on a small database that has its pattern and on one that has not
+(analysis_patterns.py builds both with the real writer)."""
+
+import analysis_patterns as P
+import pytest
+
+import rocpd
+from rocpd import analysis
+from rocpd.analysis import findings as F
+from rocpd.testing import DatabaseBuilder
+
+
+def found(*paths, **kw):
+    with rocpd.connect(*map(str, paths)) as db:
+        return analysis.analyze(db, **kw).findings()
+
+
+def rules(fs):
+    return [f.rule for f in fs]
+
+
+def one(fs, rule):
+    hits = [f for f in fs if f.rule == rule]
+    assert len(hits) == 1, rules(fs)
+    return hits[0]
+
+
+def test_launch_bound(tmp_path):
+    fs = found(P.launch_bound(tmp_path / "lb.db"))
+    f = one(fs, "launch-bound")
+    assert fs[0] is f and f.severity == "high"
+    # 4 steps x 20 kernels of 2 µs every 10 µs: step windows [+12, +204) = 192 µs, busy 40 µs
+    assert f.score == pytest.approx((192 - 40) / 192)
+    assert f.title.startswith("GPU idle 79 % of each step; 100 % of kernels run < 10.0 µs")
+    assert "launch-bound" in f.title and "CUDA/HIP graph" in f.suggestion
+    assert f.sites == ["/w/train.py:41"]
+    assert "launch-bound" not in rules(found(P.gpu_bound(tmp_path / "gb.db")))
+
+
+def test_host_bound(tmp_path):
+    f = one(found(P.host_bound(tmp_path / "hb.db")), "host-bound")
+    assert "waiting for the host" in f.title and "--sample" in f.suggestion
+    fs = found(P.gpu_bound(tmp_path / "gb.db"))
+    assert not {"host-bound", "launch-bound"} & set(rules(fs))
+
+
+def test_sync_after_every_launch_names_its_line(tmp_path):
+    fs = found(P.sync_after_launch(tmp_path / "sy.db"))
+    f = one(fs, "sync-after-launch")
+    assert fs[0] is f
+    assert f.title.startswith("a device synchronisation follows 1 of every 1.0 kernel launches (train.py:42)")
+    assert f.sites[0] == "/w/train.py:42"
+    assert "torch.cuda.synchronize()" in f.suggestion
+    assert "launch-bound" not in rules(fs) and "host-bound" not in rules(fs)
+    assert "sync-after-launch" not in rules(found(P.gpu_bound(tmp_path / "gb.db")))
+
+
+def test_sync_without_its_own_call_site_is_named_by_the_launch_before_it(tmp_path):
+    path = tmp_path / "nosite.db"
+    with DatabaseBuilder(path) as b:
+        for i in range(10):
+            a = i * 100.0
+            P.launch(b, "k", a, 5, a + 8, 40, site=("/w/t.py", 7, "f"))
+            P.sync(b, a + 6, 43)
+    f = one(found(path), "sync-after-launch")
+    assert "(after the launch at t.py:7)" in f.title and f.sites == []
+
+
+def test_copy_to_host_each_step(tmp_path):
+    fs = found(P.copy_to_host(tmp_path / "d2h.db"))
+    f = one(fs, "copy-to-host")
+    assert "follows 1 of every 5.0 kernel launches (train.py:55)" in f.title
+    assert ".item()" in f.suggestion
+    # its idle is the host wait's, not also "between steps"
+    assert "idle-between-steps" not in rules(fs)
+    assert "copy-to-host" not in rules(found(P.gpu_bound(tmp_path / "gb.db")))
+
+
+def test_pageable_h2d_copies(tmp_path):
+    f = one(found(P.h2d_copies(tmp_path / "pg.db")), "pageable-h2d")
+    assert f.title == "4 host-to-device copies inside the step from pageable memory (train.py:20)"
+    assert "pin_memory=True" in f.suggestion and f.sites == ["/w/train.py:20"]
+    assert "pageable-h2d" not in rules(found(P.h2d_copies(tmp_path / "pn.db", src_memory="PINNED",
+                                                          blocking=False)))
+    # memory kinds not recorded (e.g. a ROCm trace): judged from the host blocking in the call
+    g = one(found(P.h2d_copies(tmp_path / "u.db", src_memory="")), "pageable-h2d")
+    assert "block the host for their whole duration" in g.title
+    assert "pageable-h2d" not in rules(found(P.h2d_copies(tmp_path / "v.db", src_memory="",
+                                                          blocking=False)))
+
+
+def test_collectives_dominate_and_low_overlap(tmp_path):
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir(), (tmp_path / "c").mkdir()
+    f = one(found(*P.ranks(tmp_path / "a", comm_us=(900, 900), compute_us=(600, 600))),
+            "collectives-dominate")
+    assert f.title.startswith("collective kernels take 60 % of GPU time at 2 ranks; only 0 %")
+    g = one(found(*P.ranks(tmp_path / "b", comm_us=(200, 200), compute_us=(800, 800))), "low-overlap")
+    assert "does not overlap compute" in g.title
+    hidden = found(*P.ranks(tmp_path / "c", comm_us=(300, 300), compute_us=(600, 600), overlap=True))
+    assert not {"collectives-dominate", "low-overlap"} & set(rules(hidden))
+
+
+def test_straggler(tmp_path):
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    f = one(found(*P.ranks(tmp_path / "a", compute_us=(600, 800), overlap=True)), "straggler")
+    assert f.title.startswith("rank 1 is a straggler: it computes 14 % longer per step")
+    even = found(*P.ranks(tmp_path / "b", compute_us=(600, 610), overlap=True))
+    assert "straggler" not in rules(even)
+
+
+def test_idle_between_steps(tmp_path):
+    path = tmp_path / "gap.db"
+    with DatabaseBuilder(path) as b:
+        for s in range(4):
+            at = s * 1000.0
+            b.marker("step", P.ns(at), P.ns(at + 300))
+            for i in range(3):
+                P.launch(b, "gemm", at + 1 + i * 6, 5, at + 10 + i * 100, 99)
+    f = one(found(path), "idle-between-steps")
+    # kernels [+10,+109) [+110,+209) [+210,+309): windows [+10,+309); between them
+    # 3 x (1010 - 309) µs of the run's [10, 3309)
+    assert f.score == pytest.approx(3 * 701 / 3299)
+    assert "idle-between-steps" not in rules(found(P.gpu_bound(tmp_path / "gb.db")))
+
+
+def test_memory_copies_dominate(tmp_path):
+    path = tmp_path / "mem.db"
+    with DatabaseBuilder(path) as b:
+        for s in range(4):
+            at = s * 500.0
+            b.marker("step", P.ns(at), P.ns(at + 495))
+            P.copy(b, "D2D", at + 1, 4, at + 10, 300, src_memory="DEVICE", dst_memory="DEVICE")
+            P.launch(b, "gemm", at + 6, 4, at + 310, 180)
+    f = one(found(path), "memory-copies")
+    assert f.title.startswith("copies and memsets alone take 62 % of the GPU's time of each step")
+    assert "memory-copies" not in rules(found(P.gpu_bound(tmp_path / "gb.db")))
+
+
+def test_top_lines_and_caveats(tmp_path):
+    fs = found(P.gpu_bound(tmp_path / "gb.db"))
+    assert rules(fs) == ["top-lines"] and fs[0].severity == "info"
+    assert fs[0].title == "most GPU time is launched from model.py:12 (100 %)"
+    cpu = tmp_path / "cpu.db"
+    with DatabaseBuilder(cpu) as b:
+        b.marker("step", 10, 20)
+        b.marker("step", 30, 40)
+        b.metadata("rocprof.dropped_records", 12)
+    fs = found(cpu)
+    assert rules(fs) == ["dropped-records", "no-gpu-work"]
+    assert fs[0].title.startswith("12 records were dropped") and fs[0].severity == "caveat"
+    nosteps = tmp_path / "nosteps.db"
+    with DatabaseBuilder(nosteps) as b:
+        P.launch(b, "gemm", 0, 5, 10, 100, site=("/w/x.py", 1, "f"))
+    assert "no-steps" in rules(found(nosteps))
+    assert "no-steps" not in rules(found(nosteps, step=""))  # asked for no steps: no advice
+
+
+def test_ranking_and_text(monkeypatch):
+    from rocpd.analysis import rules
+
+    a = F.Finding("x", "t", "s", 0.3, ["e1"])
+    b = F.Finding("y", "u", "s", 0.05)
+    c = F.Finding("z", "v", "s", 0.0, level="caveat")
+    d = F.Finding("w", "i", "s", 0.9, level="info")
+    assert (a.severity, b.severity, c.severity, d.severity) == ("high", "low", "caveat", "info")
+    assert a.text() == "[high] t\n    - e1\n    → s"
+    monkeypatch.setattr(rules, "RULES", [lambda _: [b, d], lambda _: [a, c]])
+    assert [f.rule for f in F.evaluate(None)] == ["z", "x", "y", "w"]  # caveats, by score, info
+
+
+def test_launch_bound_from_the_gpu_side_alone(tmp_path):
+    """Kernel tracing only (rocprof run's default: no API calls): many 2 µs kernels 8 µs apart
+    still read as launch-bound, with the caveat that causes are judged from the GPU side; long
+    gaps (the host doing something else) do not."""
+    def build(path, gap_us):
+        with DatabaseBuilder(path) as b:
+            for s in range(4):
+                at = s * (20 * (2 + gap_us) + 50.0)
+                b.marker("step", P.ns(at), P.ns(at + 20 * (2 + gap_us) + 10))
+                for i in range(20):
+                    k = at + 5 + i * (2 + gap_us)
+                    b.kernel("tiny", P.ns(k), P.ns(k + 2), site=("/w/t.py", 9, "step"))
+        return path
+
+    fs = found(build(tmp_path / "a.db", 8))
+    assert rules(fs)[0] == "no-api-calls"
+    f = one(fs, "launch-bound")
+    assert "judged from the GPU side: median gap between kernels 8.0 µs" in " ".join(f.evidence)
+    assert "launch-bound" not in rules(found(build(tmp_path / "b.db", 200)))

@@ -1,0 +1,25 @@
+"""Launches kernels on the TEST-ONLY stand-in HIP runtime (tests/amd_standin) from Python
+through ctypes, so each dispatch's Python launch site can be checked. argv: the stand-in
+libamdhip64 path."""
+
+import ctypes
+import sys
+
+hip = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+CODE = b"ROCPROF-STANDIN-CO\n_Z6scalePfi 100000 0 0 16\n"
+vp = ctypes.c_void_p
+assert hip.hipInit(0) == 0
+stream, module, fn = vp(), vp(), vp()
+assert hip.hipStreamCreate(ctypes.byref(stream)) == 0
+assert hip.hipModuleLoadData(ctypes.byref(module), CODE) == 0
+assert hip.hipModuleGetFunction(ctypes.byref(fn), module, b"_Z6scalePfi") == 0
+u = ctypes.c_uint
+
+
+def launch():
+    return hip.hipModuleLaunchKernel(fn, u(4), u(1), u(1), u(64), u(1), u(1), u(0), stream, None, None)
+
+
+for _ in range(3):
+    assert launch() == 0  # LAUNCH LINE
+assert hip.hipStreamSynchronize(stream) == 0
