@@ -294,6 +294,11 @@ def format_summary(db_path, *, top: int | None = None, units: str = "ns", by: st
             table = metrics.format_summary(db, top=top, **filters)
             if table:
                 parts.append(table)
+        if domains is None or "counter_collection" in domains:
+            from . import pmc
+
+            if pmc.has_counters(db):  # hardware counters (--pmc/--sol): per kernel
+                parts.append(pmc.format_kernel_counters(pmc.kernel_counters(db, **filters), top))
         parts.append(format_drops(db))
         return "\n".join(parts)
     finally:

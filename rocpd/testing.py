@@ -61,6 +61,7 @@ class DatabaseBuilder:
         self._threads: set[int] = set()
         self._streams: set[int] = set()
         self._stacks: dict[tuple, int] = {}
+        self._counters: dict[tuple[int, str], int] = {}
         self._sites: dict[tuple, int] = {}
         self._corr = 0
         self._roctx_corr = 0
@@ -226,6 +227,42 @@ class DatabaseBuilder:
                               line_info=json.dumps(line))
             parent = node
         return parent
+
+    def gpu(self, ordinal: int = 0, *, name: str, model_name: str = "", uuid: str = "",
+            vendor_name: str = "NVIDIA", extdata: dict | None = None) -> int:
+        """Describe GPU ``ordinal`` as a capture backend would (the row is replaced)."""
+        agent = gpu_agent(ordinal)
+        self._w.agent(agent, type="GPU", absolute_index=ordinal, logical_index=ordinal,
+                      type_index=ordinal, uuid=uuid, name=name, model_name=model_name,
+                      vendor_name=vendor_name, product_name=name,
+                      extdata=json.dumps(extdata or {}, separators=(",", ":")))
+        return agent
+
+    def counter(self, name: str, *, agent: int | None = None, description: str = "",
+                units: str = "", block: str = "", is_constant: bool | None = None,
+                extdata: dict | None = None) -> int:
+        """A hardware counter of a GPU (its rocpd_info_pmc row, written once); returns its id.
+        ``is_constant`` defaults to what the capture decides: names ending in
+        ``.peak_sustained`` (the hardware's per-cycle peak) are constant."""
+        agent = gpu_agent(0) if agent is None else agent
+        key = (agent, name)
+        if key not in self._counters:
+            pmc_id = len(self._counters) + 1
+            constant = name.endswith(".peak_sustained") if is_constant is None else is_constant
+            derived = ".pct_of_" in name or ".per_" in name
+            self._w.pmc_info(pmc_id, name, agent=agent, description=description, units=units,
+                             block=block or name.split("__")[0], is_constant=constant,
+                             is_derived=derived, extdata=json.dumps(extdata or {}))
+            self._counters[key] = pmc_id
+        return self._counters[key]
+
+    def counter_value(self, correlation_id: int, name: str, value: float,
+                      agent: int | None = None) -> None:
+        """A value of counter ``name`` for the dispatch with ``correlation_id`` (before or after
+        the dispatch itself: the writer pairs them as it does a session's)."""
+        agent = gpu_agent(0) if agent is None else agent
+        self._w.pmc_value(correlation_id, self.counter(name, agent=agent), float(value),
+                          agent=agent)
 
     def kernels_bulk(self, rows) -> None:
         """Fast path for benchmarks: rows of (name, start, end) on GPU 0, stream 0."""

@@ -277,6 +277,43 @@ class FixtureWriter {
     write(r);
   }
 
+  // A counter (rocpd_info_pmc row) and a value of it for the dispatch with `correlation_id`
+  // (a kPmcValue record: the sink pairs it with its dispatch, before or after it arrives).
+  // `id` names the counter here, as a PmcInfo key does in a capture; the writer numbers the
+  // rows 1, 2, ... in the order counters are described, so ids given in that order are kept.
+  void pmc_info(uint32_t id, const std::string& name, uint32_t agent,
+                const std::string& description, const std::string& units,
+                const std::string& component, const std::string& block,
+                const std::string& expression, bool is_constant, bool is_derived,
+                const std::string& value_type, const std::string& extdata) {
+    PmcInfo p;
+    p.key = pmc_key(id);
+    p.agent_id = agent;
+    p.name = p.symbol = name;
+    p.description = description;
+    p.units = units;
+    p.component = component;
+    p.block = block;
+    p.expression = expression;
+    p.is_constant = is_constant;
+    p.is_derived = is_derived;
+    p.value_type = value_type;
+    p.extdata = extdata;
+    info(p);
+  }
+
+  void pmc_value(uint64_t correlation_id, uint32_t pmc_id, double value, uint32_t agent,
+                 uint64_t alt_correlation_id) {
+    Record r = base(RecordKind::kPmcValue, 0, 0, 0, std::nullopt, std::nullopt, correlation_id);
+    r.pmc.pmc_key = pmc_key(pmc_id);
+    r.pmc.agent_id = agent;
+    r.pmc.value = value;
+    r.pmc.alt_correlation_id = alt_correlation_id;
+    write(r);
+  }
+
+  uint32_t pmc_key(uint32_t id) { return string("pmc:fixture:" + std::to_string(id)); }
+
   void thread_name(uint32_t tid, const std::string& name, uint64_t timestamp) {
     Record r = base(RecordKind::kThreadName, tid, timestamp, timestamp, std::nullopt, name, 0);
     write(r);
@@ -417,6 +454,13 @@ void bind(py::module_& m) {
            py::arg("category") = "PYTHON_SAMPLE", py::arg("stack_id") = 0, py::arg("track_id") = 0,
            py::arg("value") = std::nan(""), py::arg("extdata") = py::none(),
            py::arg("correlation_id") = 0)
+      .def("pmc_info", &W::pmc_info, py::arg("id"), py::arg("name"), py::kw_only(),
+           py::arg("agent"), py::arg("description") = "", py::arg("units") = "",
+           py::arg("component") = "cupti", py::arg("block") = "", py::arg("expression") = "",
+           py::arg("is_constant") = false, py::arg("is_derived") = false,
+           py::arg("value_type") = "ABS", py::arg("extdata") = "{}")
+      .def("pmc_value", &W::pmc_value, py::arg("correlation_id"), py::arg("pmc_id"),
+           py::arg("value"), py::kw_only(), py::arg("agent"), py::arg("alt_correlation_id") = 0)
       .def("name_object", &W::name_object, py::arg("target"), py::arg("object"), py::arg("name"),
            py::kw_only(), py::arg("tid"))
       .def("thread_name", &W::thread_name, py::arg("tid"), py::arg("name"),

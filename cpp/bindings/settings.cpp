@@ -94,11 +94,24 @@ void bind(py::module_& m) {
       .def_readwrite("mangled", &HsaSettings::mangled)
       .def_readwrite("kernel_include", &HsaSettings::kernel_include)
       .def_readwrite("kernel_exclude", &HsaSettings::kernel_exclude);
+  py::class_<rocprof::CounterSettings>(m, "CounterSettings",
+                                       "per-kernel hardware counters (serialises kernels)")
+      .def(py::init([](const py::kwargs& kw) {
+        rocprof::CounterSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
+      .def_readonly_static("MAX_METRICS", &rocprof::CounterSettings::kMaxMetrics)
+      .def_readwrite("metrics", &rocprof::CounterSettings::metrics)
+      .def_readwrite("origin", &rocprof::CounterSettings::origin)
+      .def_readwrite("kernel_include", &rocprof::CounterSettings::kernel_include)
+      .def_readwrite("kernel_exclude", &rocprof::CounterSettings::kernel_exclude);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
       .def_readwrite("cupti", &CaptureSettings::cupti)
       .def_readwrite("sampling", &CaptureSettings::sampling)
       .def_readwrite("markers", &CaptureSettings::markers)
+      .def_readwrite("counters", &CaptureSettings::counters)
       .def_readwrite("hsa", &CaptureSettings::hsa)
       .def_readwrite("metrics", &CaptureSettings::metrics)
       .def(

@@ -4,6 +4,8 @@
 
 #include <regex.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -82,6 +84,16 @@ const Fields<MetricsSettings>& metrics_fields() {
       {},
       {{"hz", &MetricsSettings::hz}},
       {{"gpus", &MetricsSettings::gpus}, {"cpus", &MetricsSettings::cpus}}};
+  return f;
+}
+
+const Fields<CounterSettings>& counter_fields() {
+  static const Fields<CounterSettings> f{{},
+                                         {},
+                                         {{"metrics", &CounterSettings::metrics},
+                                          {"origin", &CounterSettings::origin},
+                                          {"kernel_include", &CounterSettings::kernel_include},
+                                          {"kernel_exclude", &CounterSettings::kernel_exclude}}};
   return f;
 }
 
@@ -193,6 +205,31 @@ bool check_regex(const std::string& pattern, const char* option, std::string* er
   return false;
 }
 
+// Metric names as CUPTI spells them: letters, digits, '_' and '.', nothing else (a typo such
+// as a comma-joined list is named here rather than by CUPTI inside the profiled program).
+bool check_metrics(const std::string& metrics, std::string* error) {
+  size_t count = 0;
+  for (size_t at = 0; at < metrics.size();) {
+    const size_t end = std::min(metrics.find(' ', at), metrics.size());
+    std::string name = metrics.substr(at, end - at);
+    at = end + 1;
+    if (!name.empty() && name[0] == '?') name.erase(0, 1);  // optional: "?name"
+    if (name.empty()) continue;
+    ++count;
+    for (char c : name)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'))
+        return *error = "--pmc: '" + name +
+                        "' is not a counter name (letters, digits, '_' and '.' only; separate "
+                        "names with spaces)",
+               false;
+  }
+  if (count > CounterSettings::kMaxMetrics)
+    return *error = "--pmc: " + std::to_string(count) + " counters asked for, at most " +
+                    std::to_string(CounterSettings::kMaxMetrics) + " per run",
+           false;
+  return true;
+}
+
 }  // namespace
 
 bool parse_index_list(const std::string& text, std::vector<uint32_t>* out, bool* all) {
@@ -250,6 +287,10 @@ bool validate(const CaptureSettings& s, std::string* error) {
   if (!parse_index_list(s.metrics.cpus, &list, &all))
     return *error = "--cpus '" + s.metrics.cpus + "': expected all, none or a list like 0,2-3",
            false;
+  if (!check_metrics(s.counters.metrics, error)) return false;
+  if (!check_regex(s.counters.kernel_include, "--kernel-include-regex", error) ||
+      !check_regex(s.counters.kernel_exclude, "--kernel-exclude-regex", error))
+    return false;
   if (s.sampling.hz > 100000)
     return *error =
                "--sample must be between 1 and 100000 Hz, not " + std::to_string(s.sampling.hz),
@@ -285,6 +326,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
       ok = set(sampling_fields(), &s->sampling, key.substr(9), value, &why);
     else if (key.rfind("metrics.", 0) == 0)
       ok = set(metrics_fields(), &s->metrics, key.substr(8), value, &why);
+    else if (key.rfind("counters.", 0) == 0)
+      ok = set(counter_fields(), &s->counters, key.substr(9), value, &why);
     else
       why = "unknown setting";
     if (!ok) {
@@ -302,6 +345,7 @@ std::string to_text(const CaptureSettings& s) {
   print(markers_fields(), s.markers, "markers", &out);
   print(hsa_fields(), s.hsa, "hsa", &out);
   print(metrics_fields(), s.metrics, "metrics", &out);
+  print(counter_fields(), s.counters, "counters", &out);
   return out;
 }
 

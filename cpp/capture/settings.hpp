@@ -38,6 +38,22 @@ struct SamplingSettings {
   std::string launcher_file, runpy_file;
 };
 
+// Per-kernel hardware counters (rocprof run --pmc / --sol). Collecting them serialises kernels:
+// each launch is profiled on its own (CUPTI range profiler, one auto range per kernel, kernel
+// replay for the passes the metrics need), as rocprofv3 --pmc and Nsight Compute do.
+struct CounterSettings {
+  static constexpr uint32_t kMaxMetrics = 256;  // per run; CUPTI schedules them into passes
+  // Vendor metric names (NVIDIA: CUPTI names with rollup, e.g. dram__bytes_read.sum),
+  // separated by spaces; "?name": optional, left out on a chip without it (the --sol set spans
+  // GPU generations). Empty: no counter collection. The launcher resolves rocprofv3-style
+  // names to these (rocpd/kernel_metrics.py); the native side takes them as given.
+  std::string metrics;
+  std::string origin;  // what asked for them ("pmc", "sol"): stored in the database metadata
+  // --kernel-include/exclude-regex (POSIX ERE on the demangled name): as rocprofv3's, they
+  // pick the kernels whose counters are read; other kernels run unserialised, still traced.
+  std::string kernel_include, kernel_exclude;
+};
+
 struct MarkersSettings {
   bool start_paused = false;  // --selected-regions: record only from roctxProfilerResume on
   // --kernel-rename: a dispatch's rocpd region name is its innermost ROCTx range's message
@@ -78,6 +94,7 @@ struct CaptureSettings {
   MarkersSettings markers;
   HsaSettings hsa;  // AMD (issue 15)
   MetricsSettings metrics;
+  CounterSettings counters;
 };
 
 namespace capture {

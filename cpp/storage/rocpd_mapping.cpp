@@ -106,6 +106,53 @@ EventRow Mapping::stack(const StackInfo& s) {
                   s.call_stack,     s.line_info,       kEmptyJson};
 }
 
+// ---- counters --------------------------------------------------------------------------
+
+uint64_t Mapping::unmatched_pmc_values() const {
+  uint64_t n = 0;
+  for (const auto& kv : pmc_pending_) n += kv.second.size();
+  return n;
+}
+
+int64_t Mapping::dispatch_event(uint64_t correlation_id) const {
+  if (correlation_id == 0) return 0;
+  const auto it = dispatch_event_.find(correlation_id);
+  if (it != dispatch_event_.end()) return it->second;
+  const auto& slot = recent_dispatch_[correlation_id & (kRecentDispatches - 1)];
+  return slot.first == correlation_id ? slot.second : 0;
+}
+
+void Mapping::pmc_value(const Record& r, RecordRows* out) {
+  pmc_ = true;  // a value ahead of its PmcInfo row still makes later dispatches findable
+  const uint64_t corr = r.correlation_id;
+  int64_t event = dispatch_event(corr);
+  if (event == 0) event = dispatch_event(r.pmc.alt_correlation_id);
+  if (event != 0) {
+    out->pmc_events.push_back(PmcEventRow{event, pmc_id(r.pmc.pmc_key), r.pmc.value});
+    return;
+  }
+  pmc_pending_[corr].push_back(PendingValue{pmc_id(r.pmc.pmc_key), r.pmc.value});
+  if (r.pmc.alt_correlation_id != 0 && r.pmc.alt_correlation_id != corr)
+    pmc_alias_[r.pmc.alt_correlation_id] = corr;
+}
+
+void Mapping::pmc_dispatch(uint64_t correlation_id, int64_t event_id, RecordRows* out) {
+  dispatch_event_[correlation_id] = event_id;
+  uint64_t key = correlation_id;
+  auto it = pmc_pending_.find(key);
+  if (it == pmc_pending_.end()) {
+    const auto a = pmc_alias_.find(correlation_id);
+    if (a == pmc_alias_.end()) return;
+    key = a->second;
+    pmc_alias_.erase(a);
+    it = pmc_pending_.find(key);
+    if (it == pmc_pending_.end()) return;
+  }
+  for (const PendingValue& v : it->second)
+    out->pmc_events.push_back(PmcEventRow{event_id, v.pmc_id, v.value});
+  pmc_pending_.erase(it);
+}
+
 // ---- records ---------------------------------------------------------------------------
 
 const std::string& Mapping::message_json(uint32_t name_id) {
@@ -125,11 +172,14 @@ void Mapping::add_callsite(const CallsiteInfo& c) {
   site_ref_[c.id] = "{\"site\":" + std::to_string(c.id) + "}";
 }
 
-PmcRow Mapping::pmc(const PmcInfo& p) {
+int64_t Mapping::pmc_id(uint32_t key) {
   // A counter described twice (a backend restarted in the same session) keeps its first id.
-  const auto [it, is_new] = pmc_ids_.emplace(p.key, static_cast<int64_t>(pmc_ids_.size()) + 1);
-  (void)is_new;
-  return PmcRow{it->second, pid_, &p};
+  return pmc_ids_.emplace(key, static_cast<int64_t>(pmc_ids_.size()) + 1).first->second;
+}
+
+PmcRow Mapping::pmc(const PmcInfo& p) {
+  pmc_ = true;
+  return PmcRow{pmc_id(p.key), pid_, &p};
 }
 
 EventRow Mapping::event(const Record& r, std::string_view extdata) {
@@ -227,7 +277,7 @@ const RecordRows& Mapping::record(const Record& r) {
   RecordRows& out = rows_;
   out.kind = r.kind;
   out.new_track.reset();
-  out.pmc_event.reset();
+  out.pmc_events.clear();
   switch (r.kind) {
     case RecordKind::kRegion: {
       out.event = event(r, region_extdata(r));
@@ -276,6 +326,11 @@ const RecordRows& Mapping::record(const Record& r) {
                              region_name(r.name_id, k.region_name_id),
                              out.event.id,
                              extdata};
+      if (r.correlation_id != 0) {
+        recent_dispatch_[r.correlation_id & (kRecentDispatches - 1)] = {r.correlation_id,
+                                                                        out.event.id};
+        if (pmc_) pmc_dispatch(r.correlation_id, out.event.id, &out);
+      }
       break;
     }
     case RecordKind::kMemoryCopy: {
@@ -330,7 +385,8 @@ const RecordRows& Mapping::record(const Record& r) {
         track = id;
         if (is_new) out.new_track = TrackRow{id, pid_, std::nullopt, Id{r.name_id}};
         const auto pmc = pmc_ids_.find(p.pmc_key);
-        if (pmc != pmc_ids_.end()) out.pmc_event = PmcEventRow{out.event.id, pmc->second, p.value};
+        if (pmc != pmc_ids_.end())
+          out.pmc_events.push_back(PmcEventRow{out.event.id, pmc->second, p.value});
       } else if (track == 0) {  // the sink's track per (thread, category)
         const auto [id, is_new] = track_for(r.tid, r.category_id);
         track = id;
@@ -344,6 +400,9 @@ const RecordRows& Mapping::record(const Record& r) {
       break;
     case RecordKind::kName:
       out.name = NameRow{r.name.target, i64(r.name.object), text(r.name_id)};
+      break;
+    case RecordKind::kPmcValue:
+      pmc_value(r, &out);
       break;
     case RecordKind::kNone:
       break;

@@ -111,7 +111,9 @@ struct PmcRow {  // rocpd_info_pmc: the PmcInfo's columns, plus its id and this 
   int64_t id, pid;
   const PmcInfo* info;
 };
-struct PmcEventRow {  // rocpd_pmc_event: a counter sample's value, on the sample's event
+// rocpd_pmc_event: a counter sample's value on the sample's own event, or a per-dispatch
+// counter value on its dispatch's event.
+struct PmcEventRow {
   int64_t event_id, pmc_id;
   double value;
 };
@@ -126,12 +128,14 @@ struct NameRow {    // roctxNameHipDevice/HipStream/HsaAgent: the named row may 
 };
 
 // One record's rows: its event first, then the row of the record's table (a sample may open
-// a new track, written between the two as before). kind kNone: nothing to write.
+// a new track, written between the two as before), then counter values that waited for this
+// dispatch (or, for kPmcValue, the value itself once its dispatch is known). kind kNone:
+// nothing to write.
 struct RecordRows {
   RecordKind kind = RecordKind::kNone;
   EventRow event{};
   std::optional<TrackRow> new_track;
-  std::optional<PmcEventRow> pmc_event;  // a counter sample's value (kFlagCounter)
+  std::vector<PmcEventRow> pmc_events;  // written after the record's own rows
   union {
     RegionRow region;
     KernelRow kernel;
@@ -167,9 +171,14 @@ class Mapping {
   // Info rows. Agents, streams/queues and kernel symbols map column for column (their
   // fields carry rocpd's column names), plus nid and this process's pid.
   ThreadRow thread(const ThreadInfo& t) const;
+  // Counter values whose dispatch never arrived (its kernel was filtered out, or its record
+  // lost): stored nowhere, so counted (metadata at close).
+  uint64_t unmatched_pmc_values() const;
   EventRow stack(const StackInfo& s);        // stack nodes share rocpd_event (no stack table in v3)
   void add_callsite(const CallsiteInfo& c);  // no row of its own: its frames are a string
-  PmcRow pmc(const PmcInfo& p);              // ids 1, 2, ... in the order counters arrive
+  // ids 1, 2, ... in the order counters arrive; from the first one on, kernel dispatches are
+  // remembered by correlation id so that per-dispatch values find their dispatch's event.
+  PmcRow pmc(const PmcInfo& p);
   int64_t pid() const { return pid_; }
 
   // Records. The views returned point into the Mapping (or the strings): valid until the
@@ -183,6 +192,9 @@ class Mapping {
   std::pair<int64_t, bool> track_for(uint32_t tid, uint32_t category_id);
   Id region_name(uint32_t name_id, uint32_t range_message_id) const;
   std::pair<int64_t, bool> counter_track(uint32_t name_id);
+  int64_t pmc_id(uint32_t key);  // a value may name its counter before the PmcInfo arrives
+  void pmc_value(const Record& r, RecordRows* out);
+  void pmc_dispatch(uint64_t correlation_id, int64_t event_id, RecordRows* out);
 
   SessionInfo info_;
   std::string suffix_;
@@ -198,6 +210,23 @@ class Mapping {
   std::unordered_map<uint32_t, std::string> site_ref_;  // call site id → {"site": id}
   std::string scratch_;
   RecordRows rows_;
+  // Counters (kPmcValue): off until the first PmcInfo. A value may arrive before its dispatch
+  // (counters are read when the launch returns, kernel records when CUPTI flushes): it waits
+  // in pmc_pending_ under its correlation id; pmc_alias_ maps its other id to that one.
+  struct PendingValue {
+    int64_t pmc_id;
+    double value;
+  };
+  bool pmc_ = false;
+  std::unordered_map<uint64_t, int64_t> dispatch_event_;  // correlation id → event id
+  // The last dispatches by correlation id (direct-mapped, always kept: two stores a dispatch),
+  // for a value that meets a dispatch written before the first PmcInfo arrived.
+  static constexpr size_t kRecentDispatches = 1u << 16;
+  std::vector<std::pair<uint64_t, int64_t>> recent_dispatch_ =
+      std::vector<std::pair<uint64_t, int64_t>>(kRecentDispatches);
+  int64_t dispatch_event(uint64_t correlation_id) const;
+  std::unordered_map<uint64_t, std::vector<PendingValue>> pmc_pending_;
+  std::unordered_map<uint64_t, uint64_t> pmc_alias_;
 };
 
 }  // namespace rocpd

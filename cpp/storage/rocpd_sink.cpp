@@ -105,7 +105,6 @@ void RocpdSink::write_record(const Record& r) {
       writer_.event(rows.event);
       if (rows.new_track) writer_.track(*rows.new_track);
       writer_.sample(rows.sample);
-      if (rows.pmc_event) writer_.pmc_event(*rows.pmc_event);
       break;
     case RecordKind::kThreadName:
       writer_.thread_name(rows.thread_name);
@@ -113,15 +112,25 @@ void RocpdSink::write_record(const Record& r) {
     case RecordKind::kName:
       writer_.name_object(rows.name);
       break;
+    case RecordKind::kPmcValue:  // its rows (if its dispatch is known) are in pmc_events
     case RecordKind::kNone:
       break;
   }
+  // A counter sample's value, or per-dispatch values that waited for this dispatch.
+  for (const rocpd::PmcEventRow& p : rows.pmc_events) writer_.pmc_event(p);
 }
 
 void RocpdSink::commit() { writer_.commit(); }
 
 void RocpdSink::close(uint64_t end_ns) {
   if (!writer_.is_open()) return;
+  // Counter values that never met their dispatch are stored nowhere: say how many.
+  if (const uint64_t n = map_->unmatched_pmc_values()) {
+    if (writer_.failure().empty())
+      writer_.metadata("rocprof.counters.unmatched_values", std::to_string(n));
+    else
+      writer_.late_metadata("rocprof.counters.unmatched_values", std::to_string(n));
+  }
   writer_.close(end_ns != 0 ? std::optional<rocpd::ProcessEndRow>(map_->process_end(end_ns))
                             : std::nullopt);
 }

@@ -126,6 +126,22 @@ void feed(RocpdSink& sink) {
   sink.write_info(StreamInfo{0, false, "Default Stream", "{}"});
   sink.write_info(StreamInfo{7, false, "Stream 7", "{\"context\":1}"});
   sink.write_info(StreamInfo{0, true, "Default Queue", "{}"});
+  PmcInfo pmc;  // keys are opaque to the writer: rocpd_info_pmc ids follow arrival order
+  pmc.key = 101;
+  pmc.agent_id = gpu_agent_id(0);
+  pmc.name = pmc.symbol = "dram__bytes_read.sum";
+  pmc.description = "# of bytes read from DRAM";
+  pmc.component = "cupti";
+  pmc.units = "byte";
+  pmc.block = "dram";
+  pmc.extdata = "{\"metric_type\":\"counter\"}";
+  sink.write_info(pmc);
+  pmc.key = 102;
+  pmc.name = pmc.symbol = "dram__bytes.sum.peak_sustained";
+  pmc.units = "byte/dram_cycle";
+  pmc.is_constant = true;
+  pmc.is_derived = true;
+  sink.write_info(pmc);
   KernelSymbolInfo sym;
   sym.id = 1;
   sym.kernel_name = "_Z6kern_av";
@@ -302,6 +318,23 @@ void feed(RocpdSink& sink) {
     x.sample.extdata_id = kSampleExt;
     x.sample.value = 2.5;
     rs.push_back(x);
+  }
+  {
+    // Counter values (issue 14): before their dispatch (31, also named by its other id 131),
+    // after it (32), and one whose dispatch never comes (counted in metadata at close).
+    Record v = base(RecordKind::kPmcValue, 8, 1150, 1150, 0, 0, 31);
+    v.pmc.pmc_key = 101;
+    v.pmc.agent_id = gpu_agent_id(0);
+    v.pmc.value = 4096.5;
+    v.pmc.alt_correlation_id = 131;
+    rs.insert(rs.begin(), v);
+    v.correlation_id = 32;
+    v.pmc.alt_correlation_id = 0;
+    v.pmc.pmc_key = 102;
+    v.pmc.value = 1e-9;
+    rs.push_back(v);
+    v.correlation_id = 999;
+    rs.push_back(v);
   }
   rs.push_back(base(RecordKind::kThreadName, 7, 1200, 1200, 0, kWorker));
   rs.push_back(base(RecordKind::kNone, 7, 1300, 1300, 0, 0));

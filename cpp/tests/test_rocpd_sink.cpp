@@ -103,3 +103,60 @@ TEST(RocpdSink, UnwritablePathFailsWithMessage) {
   EXPECT_FALSE(error.empty());
   std::remove(blocker.c_str());
 }
+
+// Counter values find their dispatch's event whichever arrives first, by the launch's
+// correlation id or its other one; a value whose dispatch never comes is counted, not stored.
+TEST(RocpdSink, CounterValuesPairWithTheirDispatch) {
+  SessionInfo info;
+  info.path = temp_path("pmc");
+  info.guid = "0000ddb5-8903-7903-b269-cd8d3745bb8b";
+  info.pid = 42;
+  RocpdSink sink;
+  std::string error;
+  ASSERT_TRUE(sink.open(info, &error)) << error;
+  sink.write_strings(1, {"KERNEL_DISPATCH"});
+  PmcInfo bytes;
+  bytes.key = 7;
+  bytes.agent_id = gpu_agent_id(0);
+  bytes.name = bytes.symbol = "dram__bytes_read.sum";
+  bytes.component = "cupti";
+  sink.write_info(bytes);
+  auto value = [](uint64_t corr, uint64_t alt, double v) {
+    Record r{};
+    r.kind = RecordKind::kPmcValue;
+    r.correlation_id = corr;
+    r.pmc.pmc_key = 7;
+    r.pmc.agent_id = gpu_agent_id(0);
+    r.pmc.value = v;
+    r.pmc.alt_correlation_id = alt;
+    return r;
+  };
+  auto dispatch = [](uint64_t corr, uint64_t start) {
+    Record k{};
+    k.kind = RecordKind::kKernelDispatch;
+    k.correlation_id = corr;
+    k.start = start;
+    k.end = start + 10;
+    k.category_id = 1;
+    k.kernel.agent_id = gpu_agent_id(0);
+    k.kernel.dispatch_id = corr;
+    return k;
+  };
+  Record rs[] = {value(10, 0, 1000.0),  // before its dispatch
+                 dispatch(10, 100),     dispatch(11, 200), value(11, 0, 2000.0),  // after it
+                 value(12, 13, 3000.0),                      // the dispatch carries the other id
+                 dispatch(13, 300),     value(99, 0, 1.0)};  // never matched
+  sink.write_records(rs, sizeof rs / sizeof rs[0]);
+  sink.close(500);
+  const std::string& p = info.path;
+  EXPECT_EQ(scalar(p, "SELECT count(*) FROM rocpd_pmc_event"), 3);
+  EXPECT_EQ(scalar(p, "SELECT counter_value FROM pmc_events WHERE dispatch_id=10"), 1000);
+  EXPECT_EQ(scalar(p, "SELECT counter_value FROM pmc_events WHERE dispatch_id=11"), 2000);
+  EXPECT_EQ(scalar(p, "SELECT value FROM counters_collection WHERE dispatch_id=13"), 3000);
+  EXPECT_EQ(
+      scalar(p, "SELECT value FROM rocpd_metadata WHERE tag='rocprof.counters.unmatched_values'"),
+      1);
+  EXPECT_EQ(scalar(p, "SELECT count(*) FROM rocpd_info_pmc WHERE component='cupti' AND agent_id=2"),
+            1);
+  std::remove(p.c_str());
+}

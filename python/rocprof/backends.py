@@ -18,9 +18,19 @@ from .options import Options
 KNOWN = {
     "markers": "ROCTx ranges and marks (Python roctx module, libroctx64.so)",
     "cupti": "NVIDIA GPU tracing through CUPTI",
+    "cupti-counters": "NVIDIA per-kernel hardware counters (--pmc, --sol) through CUPTI's range "
+                      "profiler",
     "hsa": "AMD GPU tracing through the HSA tools interface and HIP",
+    "rocprofiler-sdk-counters": "AMD per-kernel hardware counters (--pmc) through rocprofiler-sdk",
     "sampling": "Python and native call-stack sampling",
     "metrics": "device and host metrics over time (--process-freq): NVML, AMD SMI, ROCm SMI, /proc",
+}
+
+# Why a known backend is missing from a build, where more can be said than "not compiled".
+NOT_COMPILED = {
+    "rocprofiler-sdk-counters": "rocprofiler-sdk headers (ROCm 6.2+, /opt/rocm/include/"
+                                "rocprofiler-sdk) were not found at build time",
+    "cupti-counters": "no CUPTI headers at build time",
 }
 
 
@@ -30,7 +40,8 @@ def statuses() -> list[dict]:
     native.setdefault("markers", (True, True, ""))
     out = []
     for name, description in KNOWN.items():
-        compiled, live, reason = native.get(name, (False, False, "not compiled into this build"))
+        compiled, live, reason = native.get(
+            name, (False, False, NOT_COMPILED.get(name, "not compiled into this build")))
         out.append(dict(name=name, description=description, compiled=compiled, live=live,
                         reason=reason))
     for name, (compiled, live, reason) in native.items():
@@ -58,7 +69,8 @@ def _configure_gpu(options: Options, settings) -> list[str]:
     if options.default_gpu:
         return []  # nobody asked: a CPU-only machine is not worth a warning
     reasons = "; ".join(f"{s['name']}: {s['reason'] or 'not live'}" for s in map(_status, ("cupti", "hsa")))
-    return [f"GPU tracing requested but no GPU backend is live here ({reasons}); recording CPU-side data only"]
+    what = "hardware counters (--pmc/--sol)" if options.counters_requested() else "GPU tracing"
+    return [f"{what} requested but no GPU backend is live here ({reasons}); recording CPU-side data only"]
 
 
 def _configure_sampling(options: Options, settings) -> list[str]:

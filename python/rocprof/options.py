@@ -52,6 +52,13 @@ class Options:
     collection_period_unit: str = "sec"
     log_level: str = "warning"         # notes are warnings: hidden at error/fatal
     preload: list = dataclasses.field(default_factory=list)  # --preload: LD_PRELOAD of commands
+    # Per-kernel hardware counters (--pmc NAME..., --sol): vendor metric names as collected,
+    # the rocprofv3 names that were mapped to them, and the measured peaks --sol compares with
+    # (rocprof.peaks; stored with the options so `rocpd sol` finds them in the database).
+    pmc: list = dataclasses.field(default_factory=list)
+    sol: bool = False
+    counter_aliases: dict = dataclasses.field(default_factory=dict)
+    empirical_peaks: dict | None = None
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""
@@ -61,7 +68,11 @@ class Options:
 
     def gpu_requested(self) -> bool:
         return (self.kernel_trace or self.memory_copy_trace or self.memory_allocation_trace
-                or self.runtime_trace or self.hip_trace or self.hsa_trace)
+                or self.runtime_trace or self.hip_trace or self.hsa_trace
+                or self.counters_requested())
+
+    def counters_requested(self) -> bool:
+        return bool(self.pmc) or self.sol
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)

@@ -12,7 +12,7 @@ from .. import progress, regex
 from ..errors import RocpdError
 
 SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "package", "samples", "report",
-               "analyze", "plot", "ranks")
+               "analyze", "plot", "ranks", "sol")
 # ROCm's defaults for -d/--output-path and -o/--output-file (environment first, as ROCm reads them).
 DEFAULT_OUTPUT_PATH = "./rocpd-output-data"
 DEFAULT_OUTPUT_FILE = "out"

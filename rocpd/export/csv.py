@@ -1,6 +1,7 @@
 """rocprofv3's CSV set: ``<prefix>_kernel_trace.csv``, ``<prefix>_<api>_api_trace.csv``,
 ``<prefix>_memory_copy_trace.csv``, ``<prefix>_memory_allocation_trace.csv``,
-``<prefix>_agent_info.csv`` and the stats files.
+``<prefix>_agent_info.csv``, ``<prefix>_counter_collection.csv`` (:mod:`rocpd.pmc`) and the stats
+files.
 Strings are quoted, numbers are not, as rocprofv3 writes them."""
 
 from __future__ import annotations
@@ -154,6 +155,11 @@ def write(db, path: str, stats: bool = True, **filters) -> list[str]:
     finally:
         for fh, _ in writers.values():
             fh.close()
+    from ..pmc import write_counter_collection
+
+    counters = write_counter_collection(db, path, **filters)
+    if counters:
+        written.append(counters)
     agents = agent_rows(db)
     if agents:
         name = f"{path}_agent_info.csv"

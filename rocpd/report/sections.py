@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 OPTIONAL: list[str] = [
     "rocpd.rank_plots:report_section_for",  # ranks x steps heat map (two ranks or more)
+    "rocpd.roofline:report_section",  # speed of light and roofline from per-kernel counters
 ]
 _REGISTERED: list = []
 

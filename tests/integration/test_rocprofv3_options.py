@@ -92,9 +92,25 @@ def test_input_file_jobs_each_run_the_target(kind, tmp_path):
 
 def test_input_file_errors_are_one_line(tmp_path):
     bad = tmp_path / "bad.txt"
-    bad.write_text("pmc: SQ_WAVES\n")
+    bad.write_text("pmc: SQ_WAVES\npmc SQ_BUSY_CYCLES\n")  # the second line lacks its colon
     r = run_rocprof("run", "-i", bad, "--", "true")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "pmc" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "line 2" in r.stderr
+
+
+def test_text_input_runs_one_job_per_pmc_line(tmp_path):
+    """rocprofv3's text input: each `pmc:` line is a job with those counters (stored in the run's
+    options; collected where a GPU is, and said so where none is)."""
+    jobs = tmp_path / "input.txt"
+    jobs.write_text("# counters\npmc: SQ_WAVES FETCH_SIZE\n\npmc: dram__bytes_write.sum\n")
+    r = run_rocprof("run", "-i", jobs, "-d", tmp_path, "--",
+                    sys.executable, WORKLOADS / "nested_ranges.py")
+    assert r.returncode == 0, r.stderr
+    pmcs = []
+    for db_path in sorted(tmp_path.glob("*_results.db")):
+        with open_db(db_path) as db:
+            (opts,) = db.execute("SELECT value FROM rocpd_metadata WHERE tag='rocprof.options'").fetchone()
+        pmcs.append(json.loads(opts)["pmc"])
+    assert sorted(pmcs) == [["dram__bytes_write.sum"], ["sm__warps_launched.sum", "dram__bytes_read.sum"]]
 
 
 def test_marker_records_carry_their_own_correlation_ids(tmp_path):

@@ -23,6 +23,7 @@
 #include "capture/context.hpp"
 #include "capture/markers/markers.hpp"
 #include "capture/settings.hpp"
+#include "counters.hpp"
 #include "cupti_state.hpp"
 #include "rocprof/clock.hpp"
 
@@ -57,6 +58,7 @@ bool g_poll_stop = false;
 thread_local uint32_t t_tid = 0;
 thread_local int t_runtime_depth = 0;  // inside a runtime API call on this thread
 thread_local uint32_t t_outer_region = 0, t_outer_callsite = 0;
+thread_local uint32_t t_outer_corr = 0;  // the runtime call's id: its kernels carry it
 thread_local uint64_t t_outer_key = 0, t_outer_range = 0;
 
 inline uint32_t os_tid() noexcept {
@@ -68,10 +70,19 @@ void warn(const char* what, CUptiResult r) {
   std::fprintf(stderr, "rocprof: CUPTI %s failed: %s\n", what, result_string(*g_api, r));
 }
 
-// The callback API: ENTER of a selected runtime/driver function, on the calling thread.
-void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+// The callback API: ENTER of a selected runtime/driver function, on the calling thread (and
+// EXIT, for the runtime-call depth and the counters' launches).
+void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                           const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {  // enabled only for counters: a context going away
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+      counters::on_context_destroy(static_cast<const CUpti_ResourceData*>(data)->context);
+    return;
+  }
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (!runtime && counters::active() && counters::is_launch(cbid))
+    counters::on_launch(cb, t_runtime_depth > 0 ? t_outer_corr : cb->correlationId);
   if (cb->callbackSite == CUPTI_API_EXIT) {
     if (runtime && t_runtime_depth > 0) --t_runtime_depth;
     return;
@@ -90,6 +101,7 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
       key = h->capture(&callsite);
     if (runtime) {
       ++t_runtime_depth;
+      t_outer_corr = cb->correlationId;
       t_outer_region = region;
       t_outer_callsite = callsite;
       t_outer_key = key;
@@ -202,7 +214,7 @@ void note(CaptureContext& c, const std::string& status) {
   c.info(MetadataInfo{"rocprof.cupti.status", status});
 }
 
-void on_start(CaptureContext& c, const CuptiSettings& asked) {
+void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettings& counting) {
   if (g_forked_child) return;
   // The one variable for measurement experiments (benchmarks/gpu_b2_b5.py), read into the
   // same settings: ROCPROF_CUPTI_OPTIONS="kernels=1,runtime_api=0,callbacks=none,flush_ms=1000".
@@ -220,6 +232,13 @@ void on_start(CaptureContext& c, const CuptiSettings& asked) {
   if (!compile_settings(settings.cupti, &why)) {
     std::fprintf(stderr, "rocprof: %s; GPU tracing off\n", why.c_str());
     return note(c, "off: " + why);
+  }
+  const bool want_counters = !counting.metrics.empty();
+  if (want_counters) {
+    // Counter values attach to kernel dispatches, and a kernel's correlation id is its runtime
+    // call's when there is one: both need the kernel records and the launch callbacks.
+    g_settings.kernel = true;
+    if (g_settings.callbacks == 0) g_settings.callbacks = 1;
   }
   g_api = load(settings.cupti.library_candidates, &why);
   if (g_api == nullptr) {
@@ -289,6 +308,16 @@ void on_start(CaptureContext& c, const CuptiSettings& asked) {
     }
   if (s.flush_ms > 0 && (r = a.cuptiActivityFlushPeriod(s.flush_ms)) != CUPTI_SUCCESS)
     warn("flush period", r);
+  if (want_counters) {
+    if (!counters::start(c, counting, a, &why)) {
+      std::fprintf(stderr, "rocprof: hardware counters off: %s; tracing continues\n", why.c_str());
+      c.info(MetadataInfo{"rocprof.counters.status", "off: " + why});
+    } else if ((r = a.cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                          CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)) !=
+               CUPTI_SUCCESS) {
+      warn("context-destroy callback (counters)", r);
+    }
+  }
   g_pause_count.store(0);
   g_poll_stop = false;
   g_poller = new std::thread(poll_loop);
@@ -305,6 +334,8 @@ void on_start(CaptureContext& c, const CuptiSettings& asked) {
 void on_stop(CaptureContext& c) {
   if (!g_active) return;
   const Api& a = *g_api;
+  // No range profiler may outlive the subscription that drives it.
+  counters::stop(c);
   // Launch sites still queued are resolved before the flush below reads their ids.
   const CallsiteHooks* hooks = g_session_hooks.load(std::memory_order_acquire);
   if (hooks != nullptr) hooks->stop();
@@ -324,6 +355,9 @@ void on_stop(CaptureContext& c) {
   if (g_poller) g_poller->join();
   delete g_poller;
   g_poller = nullptr;
+  if (const uint64_t n = counters::replayed_kernel_records())
+    c.info(MetadataInfo{"rocprof.counters.replayed_kernel_records", std::to_string(n)});
+  counters::end_dedupe();
   records_reset(nullptr);
   // Every buffer came back with the forced flushes above and no kind is enabled: the pooled
   // ones are memory this process no longer needs (a later session allocates afresh).
@@ -347,6 +381,7 @@ void on_fork_child() {
   // The child inherits CUPTI's memory but no working driver: never call CUPTI here.
   g_forked_child = true;
   g_active = false;
+  counters::fork_child();
   g_poller = nullptr;  // the parent's thread does not exist in the child
 }
 
@@ -372,7 +407,7 @@ class CuptiBackend final : public Backend {
  public:
   const char* name() const override { return "cupti"; }
   bool start(CaptureContext& ctx, const CaptureSettings& s, std::string*) override {
-    on_start(ctx, s.cupti);  // says itself, in one line and in metadata, why it is off
+    on_start(ctx, s.cupti, s.counters);  // says itself, in one line and in metadata, why it is off
     return true;
   }
   void stop(CaptureContext& ctx) override { on_stop(ctx); }

@@ -31,6 +31,16 @@ bool resolve(void* handle, Api& api, std::string* missing) {
   }
 #include "cupti_functions.inc"
 #undef ROCPROF_CUPTI_FN
+  // Counters are optional (CUPTI before 12.6 has no range profiler): note what is missing.
+#ifndef ROCPROF_CUPTI_COUNTERS
+  api.counters_missing = "counter support (this build's CUDA headers predate 12.6)";
+#else
+#define ROCPROF_CUPTI_FN(name)                                                             \
+  api.counters.name = reinterpret_cast<decltype(api.counters.name)>(dlsym(handle, #name)); \
+  if (api.counters.name == nullptr && api.counters_missing.empty()) api.counters_missing = #name;
+#include "counter_functions.inc"
+#undef ROCPROF_CUPTI_FN
+#endif
   return true;
 }
 

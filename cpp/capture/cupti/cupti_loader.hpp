@@ -8,13 +8,31 @@
 
 #include <string>
 
+#ifdef ROCPROF_CUPTI_COUNTERS  // CUDA 12.6+ headers (CMake checks for cupti_range_profiler.h)
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#endif
+
 namespace rocprof::cupti {
+
+// Hardware-counter entry points (counter_functions.inc): resolved when present, never required.
+struct CounterApi {
+#ifdef ROCPROF_CUPTI_COUNTERS
+#define ROCPROF_CUPTI_FN(name) decltype(&::name) name = nullptr;
+#include "counter_functions.inc"
+#undef ROCPROF_CUPTI_FN
+#endif
+};
 
 struct Api {
 #define ROCPROF_CUPTI_FN(name) decltype(&::name) name = nullptr;
 #include "cupti_functions.inc"
 #undef ROCPROF_CUPTI_FN
   std::string path;  // the library actually opened
+  CounterApi counters;
+  std::string counters_missing;  // "" when every counter entry point resolved, else the first
 };
 
 // Opens libcupti once per process (thread-safe); nullptr with *why set when impossible.

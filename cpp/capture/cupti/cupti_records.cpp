@@ -32,6 +32,7 @@
 #include <unordered_set>
 
 #include "capture/context.hpp"
+#include "counters.hpp"
 #include "cupti_state.hpp"
 #include "rocprof/info.hpp"
 
@@ -219,12 +220,14 @@ void device_row(CaptureContext& c, const CUpti_ActivityDevice5& d) {
   a.vendor_name = "NVIDIA";
   // Ours first, then the same facts under the names ROCm's agent info uses (rocprofv3's
   // agent_info.csv reads them): an SM is a CU, a warp a wavefront, a block a workgroup.
+  // Bandwidth (KB/s) and warps per SM are also the device-property peaks `rocpd sol` falls
+  // back to.
   char ext[1536];
   std::snprintf(
       ext, sizeof ext,
       "{\"compute_capability\":\"%u.%u\",\"multiprocessors\":%u,\"global_memory_bytes\":%llu,"
       "\"l2_cache_bytes\":%u,\"core_clock_khz\":%u,\"max_threads_per_block\":%u,"
-      "\"global_memory_bandwidth_kbps\":%llu,"
+      "\"global_memory_bandwidth_kbps\":%llu,\"max_warps_per_multiprocessor\":%u,"
       "\"cu_count\":%u,\"wave_front_size\":%u,\"max_waves_per_cu\":%u,"
       "\"lds_size_in_kb\":%u,\"workgroup_max_size\":%u,\"local_mem_size\":%llu,"
       "\"max_engine_clk_fcompute\":%u,\"workgroup_max_dim_x\":%u,\"workgroup_max_dim_y\":%u,"
@@ -233,8 +236,8 @@ void device_row(CaptureContext& c, const CUpti_ActivityDevice5& d) {
       d.computeCapabilityMajor, d.computeCapabilityMinor, d.numMultiprocessors,
       static_cast<unsigned long long>(d.globalMemorySize), d.l2CacheSize, d.coreClockRate,
       d.maxThreadsPerBlock, static_cast<unsigned long long>(d.globalMemoryBandwidth),
-      d.numMultiprocessors, d.numThreadsPerWarp, d.maxWarpsPerMultiprocessor,
-      d.maxSharedMemoryPerMultiprocessor / 1024, d.maxThreadsPerBlock,
+      d.maxWarpsPerMultiprocessor, d.numMultiprocessors, d.numThreadsPerWarp,
+      d.maxWarpsPerMultiprocessor, d.maxSharedMemoryPerMultiprocessor / 1024, d.maxThreadsPerBlock,
       static_cast<unsigned long long>(d.globalMemorySize), d.coreClockRate / 1000, d.maxBlockDimX,
       d.maxBlockDimY, d.maxBlockDimZ, d.maxGridDimX, d.maxGridDimY, d.maxGridDimZ,
       static_cast<unsigned long long>(d.maxGridDimX) * d.maxBlockDimX, d.id);
@@ -333,6 +336,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+      if (!counters::first_kernel_record(k.correlationId)) return;  // a counter pass's replay
       const Launch l = launch_of(k.correlationId, k.start);
       if (l.paused) return;
       KernelEntry* e = kernel_entry(c, k);

@@ -11,10 +11,11 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 5;  // 2: callsite_id on kernels/copies
+inline constexpr uint32_t kRecordFormatVersion = 6;  // 2: callsite_id on kernels/copies
                                                      // 3: callsite_id on regions, copy memory kinds
                                                      // 4: range_corr, RegionData::message_id
                                                      // 5: counter samples (kFlagCounter, pmc_key)
+                                                     // 6: per-dispatch counters (kPmcValue)
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -26,6 +27,7 @@ enum class RecordKind : uint16_t {
   kSample = 5,          // one timestamp on a track: call-stack or counter sample
   kThreadName = 6,      // rename of the recording thread (name_id)
   kName = 7,            // ROCTx name of a device, stream or HSA agent (NameData, name_id)
+  kPmcValue = 8,        // one hardware counter value of one kernel dispatch (PmcData)
 };
 
 // What roctxNameHipDevice / roctxNameHipStream / roctxNameHsaAgent name (NameData::target).
@@ -125,6 +127,16 @@ struct SampleData {
   uint32_t pmc_key;  // kFlagCounter: PmcInfo::key of the counter (0 otherwise)
 };
 
+// A counter value of the dispatch whose kernel record has this record's correlation_id (the
+// sink pairs them, whichever arrives first). alt_correlation_id: the launch's other id (the
+// driver call's, when the runtime's is the primary one), tried when the first finds nothing.
+struct PmcData {
+  uint32_t pmc_key;   // PmcInfo::key of the counter (the writer maps it to rocpd_info_pmc.id)
+  uint32_t agent_id;  // the GPU agent the value was read on
+  double value;
+  uint64_t alt_correlation_id;
+};
+
 struct Record {
   RecordKind kind;
   uint16_t flags;
@@ -141,6 +153,7 @@ struct Record {
     AllocData alloc;
     SampleData sample;
     NameData name;
+    PmcData pmc;
     unsigned char raw[88];
   };
 };
@@ -149,7 +162,7 @@ static_assert(std::is_trivially_copyable_v<Record>, "records are copied as bytes
 static_assert(std::is_standard_layout_v<Record>, "records are read by offset");
 static_assert(sizeof(Record) == kRecordSize, "ring slots are 128 bytes");
 static_assert(sizeof(RegionData) <= 88 && sizeof(KernelData) <= 88 && sizeof(CopyData) <= 88 &&
-                  sizeof(AllocData) <= 88 && sizeof(SampleData) <= 88,
+                  sizeof(AllocData) <= 88 && sizeof(SampleData) <= 88 && sizeof(PmcData) <= 88,
               "payloads fit the slot");
 static_assert(offsetof(Record, raw) == 40, "header is 40 bytes");
 

@@ -67,6 +67,20 @@ def configure(options: Options, settings) -> list[str]:
     c.kernel_exclude = options.trace_kernel_exclude_regex or ""
     c.launch_sites = True
     c.library_candidates = ":".join(library_candidates())
+    if options.counters_requested():
+        # --pmc names are required (a bad one turns counters off with its reason); the --sol set
+        # is optional per name ("?name": a chip without the metric leaves it out).
+        from rocpd import kernel_metrics as metrics
+
+        names = list(dict.fromkeys(options.pmc))
+        if options.sol:
+            names += [n for n in metrics.sol_metrics() if n[1:] not in names]
+        settings.counters.metrics = " ".join(names)
+        # rocprofv3's --kernel-include/exclude-regex pick the kernels whose counters are read.
+        settings.counters.kernel_include = options.kernel_include_regex or ""
+        settings.counters.kernel_exclude = options.kernel_exclude_regex or ""
+        settings.counters.origin = "+".join(
+            k for k, on in (("pmc", bool(options.pmc)), ("sol", options.sol)) if on)
     # Measurement overrides (benchmarks/gpu_b2_b5.py) come from ROCPROF_CUPTI_OPTIONS, read by
     # the native backend into these same settings ("kernels=1,launch_sites=0,...").
     if hasattr(_core, "_cupti_set_callsite_prefixes"):

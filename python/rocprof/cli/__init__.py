@@ -11,6 +11,8 @@ from .._version import __version__
 SUBCOMMANDS = {
     "run": "profile a Python script or module in-process, or any command (rocprof run -- CMD)",
     "info": "version, Python, and which capture backends are compiled in and live here",
+    "avail": "hardware counters of each GPU here, with descriptions (rocprofv3 -L)",
+    "peaks": "measure (once, cached) each GPU's empirical bandwidth and FLOP/s peaks",
 }
 
 

@@ -106,6 +106,7 @@ def run(args) -> int:
     print(f"Python {sys.version.split()[0]} ({platform.python_implementation()}) on {platform.machine()}")
     print(f"native libraries: {library_dir()}")
     print("backends:")
+    width = max(9, *(len(s["name"]) for s in statuses))
     for s in statuses:
         if not s["compiled"]:
             state = "not compiled in"
@@ -116,16 +117,16 @@ def run(args) -> int:
         reason = f" — {s['reason']}" if s["reason"] else ""
         if s["name"] == "metrics" and sources:
             reason = ""  # said per source below
-        print(f"  {s['name']:<9} {state}{reason}")
+        print(f"  {s['name']:<{width}} {state}{reason}")
         if s["description"]:
-            print(f"            {s['description']}")
+            print(f"  {'':<{width}} {s['description']}")
         if s["name"] == "metrics":
             for src in sources:
                 live = "live" if src["live"] else ("not live" if src["compiled"] else "not compiled in")
                 detail = src["detail"]
                 if detail.startswith("not compiled in"):
                     detail = detail[len("not compiled in"):].strip(" ()")
-                print(f"            {src['name'] + ':':<10}{live} — {detail}")
+                print(f"  {'':<{width}} {src['name'] + ':':<10}{live} — {detail}")
     print("AMD paths: " + "; ".join(f"{k}: {v}" for k, v in amd_paths().items() if k != "hardware"))
     print("AMD (HSA/HIP) capture has not yet run on AMD hardware.")
     for line in name_clashes():

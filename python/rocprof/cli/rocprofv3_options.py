@@ -86,8 +86,20 @@ def _load(path: str) -> list[dict]:
         except json.JSONDecodeError as e:
             raise UsageError(f"rocprof run: --input {path!r} is not valid JSON: {e}") from None
     elif path.endswith(".txt"):
-        raise UsageError(f"rocprof run: --input {path!r}: text input files list hardware counters "
-                         "(pmc:), which this rocprof does not collect yet; use YAML or JSON")
+        # rocprofv3's text form: one job per "pmc: NAME NAME ..." line (# starts a comment).
+        jobs = []
+        for n, line in enumerate(text.splitlines(), 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            key, sep, rest = line.partition(":")
+            if not sep or key.strip() != "pmc" or not rest.split():
+                raise UsageError(f"rocprof run: --input {path!r} line {n}: expected 'pmc: NAME "
+                                 f"[NAME ...]', not {line!r}")
+            jobs.append({"pmc": rest.split()})
+        if not jobs:
+            raise UsageError(f"rocprof run: --input {path!r}: no 'pmc:' line")
+        return jobs
     else:
         raise UsageError(f"rocprof run: --input {path!r}: expected a .yaml, .yml or .json file")
     jobs = data.get("jobs") if isinstance(data, dict) and "jobs" in data else [data]

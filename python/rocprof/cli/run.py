@@ -9,6 +9,7 @@ exit status is passed through. Options are named as rocprofv3's.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..options import Options
@@ -27,12 +28,20 @@ TRACE_HELP = (
 )
 
 
+COUNTERS_HELP = (
+    "Hardware counters (--pmc, --sol) are read per kernel dispatch through CUPTI's range "
+    "profiler. Collecting them serialises kernels (one runs at a time) and replays each kernel "
+    "once per counter pass, as rocprofv3 --pmc and Nsight Compute do: kernel durations and the "
+    "run's wall time under --pmc are not those of a normal run, and the database says so "
+    "(metadata rocprof.counters.serialized)."
+)
+
 # `--sample` with no rate (not a string: argparse would run it through type=int).
 DEFAULT_RATE = object()
 
 
 def add_parser(p) -> None:
-    p.epilog = TRACE_HELP
+    p.epilog = TRACE_HELP + " " + COUNTERS_HELP
     out = p.add_argument_group("output")
     out.add_argument("-d", "--output-directory", metavar="DIR",
                      help="folder for the database (default rocprof-output/%%hostname%%); "
@@ -90,6 +99,19 @@ def add_parser(p) -> None:
                 "the innermost ROCTx range it was launched in, as rocprofv3")
     v3.add_bool(tr, "-T", "--truncate-kernels", help="kernel names without arguments")
     v3.add_bool(tr, "-M", "--mangled-kernels", help="keep mangled kernel names")
+    hw = p.add_argument_group("hardware counters (serialise kernels: see below)")
+    hw.add_argument("--pmc", nargs="+", action="extend", default=[], metavar="NAME",
+                    help="counters to read for every kernel dispatch: CUPTI metric names "
+                         "(dram__bytes_read.sum, sm__throughput.avg.pct_of_peak_sustained_elapsed) "
+                         "or rocprofv3 names mapped to their nearest NVIDIA metric (SQ_WAVES, "
+                         "FETCH_SIZE, ...); `rocprof avail` lists them. Kernels are serialised "
+                         "and replayed once per counter pass")
+    v3.add_bool(hw, "--sol", help="the speed-of-light counter set (FLOP/s by precision, DRAM and "
+                "L2 bytes, occupancy, SM throughput, the hardware's peaks) for `rocpd sol` and the "
+                "roofline; measures the GPU's empirical peaks once (rocprof peaks, cached). "
+                "Serialises kernels like --pmc")
+    hw.add_argument("-L", "--list-avail", action="store_true",
+                    help="list the counters of each GPU here and exit (as `rocprof avail`)")
     sm = p.add_argument_group("sampling")
     sm.add_argument("--sample", nargs="?", const=DEFAULT_RATE, type=int, metavar="HZ",
                     help="call-stack sampling at HZ (without HZ: the core's default rate, "
@@ -138,7 +160,15 @@ _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-
 _BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
           "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace", "--hip-trace", "--hsa-trace",
           "--selected-regions", "-T", "--truncate-kernels", "-M", "--mangled-kernels",
-          "--native-stacks", "--kernel-rename"}
+          "--native-stacks", "--kernel-rename", "--sol"}
+
+
+def _is_counter_name(token: str) -> bool:
+    """A token after --pmc that names a counter, not the script: no path separator, no .py."""
+    import re
+
+    return (re.fullmatch(r"[A-Za-z0-9_.,]+", token) is not None and not token.endswith(".py")
+            and not os.path.exists(token))
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -162,6 +192,9 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
             i += 1
         elif a in ("-f", "--output-format"):
             while i + 1 < len(argv) and argv[i + 1] in v3.FORMATS:
+                i += 1
+        elif a == "--pmc":  # counter names up to the next option, `--`, or the script
+            while i + 1 < len(argv) and _is_counter_name(argv[i + 1]):
                 i += 1
         elif a == "--preload":  # libraries up to the next option or `--`
             while i + 1 < len(argv) and not argv[i + 1].startswith("-") and (
@@ -203,6 +236,24 @@ def options_from(args) -> Options:
         # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
         o.kernel_trace = o.memory_copy_trace = True
         o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
+    o.sol = bool(args.sol)
+    if args.pmc or o.sol:
+        from rocpd import kernel_metrics as metrics
+
+        try:
+            o.pmc, o.counter_aliases = metrics.resolve(args.pmc)
+        except ValueError as e:
+            raise UsageError(f"rocprof run: {e}") from None
+        if o.pmc:
+            from .. import counters
+
+            bad = counters.unknown_names(o.pmc)
+            if bad:
+                raise UsageError(f"rocprof run: --pmc: {bad}")
+        # Counter values attach to kernel dispatches: kernels are traced with them; and a user who
+        # asked for counters hears why none come (no GPU), unlike the quiet default tracing.
+        o.kernel_trace = True
+        o.default_gpu = False
     if o.sample is DEFAULT_RATE:  # --sample without a rate: the one default, stated in the core
         from .. import _core
 
@@ -251,6 +302,10 @@ def _index_list_ok(text: str) -> bool:
 
 
 def run(args) -> int:
+    if args.list_avail:  # rocprofv3 -L: list and exit, whatever else the line says
+        from .avail import list_counters
+
+        return list_counters(chip=None, submetrics=False, as_json=False, pattern=None)
     target = list(args.target)
     if target and target[0] == "--":
         target = target[1:]
@@ -262,6 +317,12 @@ def run(args) -> int:
     if args.module is None and not target:
         raise UsageError("rocprof run: nothing to run: give a script (rocprof run script.py) or -m module")
     options = options_from(args)
+    if options.sol:
+        from .. import peaks
+
+        options.empirical_peaks, note = peaks.for_run()
+        if note and v3.shows_notes(options.log_level):
+            print(f"rocprof: {note}", file=sys.stderr)
     from .. import paths
 
     paths.TARGET_ARGV[:] = [args.module, *target] if args.module else target

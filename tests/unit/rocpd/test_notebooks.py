@@ -12,6 +12,7 @@ EXPECT = {
     "rocpd_walkthrough.ipynb": ["gemm_fp16", "rocpd connection", "kernel stats"],
     "rocpd_ranks.ipynb": ["rank 37 is the slowest by compute per step", "ranks x steps heat map",
                           "image/png", "gemm_bf16_tn_128x128"],
+    "counters_roofline.ipynb": ["sm90_xmma_gemm", '"Counter_Name"'],
 }
 
 
@@ -60,3 +61,19 @@ def test_ranks_notebook_finds_the_straggler(tmp_path, monkeypatch):
         assert "Dask result identical to the local one: True" in outputs
     except ImportError:
         assert "dask not installed: skipped" in outputs
+
+
+def test_counters_notebook_reaches_the_roofline(tmp_path, monkeypatch):
+    """From the test's --sol database (its path is printed) to the roofline PNG and the
+    rocprofv3 counter CSV."""
+    from rocpd import sol_example
+
+    sol_db = tmp_path / "sol" / "sol_results.db"
+    sol_db.parent.mkdir()
+    sol_example.build(sol_db)
+    monkeypatch.setenv("ROCPD_SOL_DB", str(sol_db))
+    monkeypatch.setenv("PYTHONPATH", ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    outputs = _execute("counters_roofline.ipynb", tmp_path)
+    assert str(sol_db) in outputs and (sol_db.parent / "roofline.png").exists()
+    for text in EXPECT["counters_roofline.ipynb"]:
+        assert text in outputs

@@ -1,0 +1,75 @@
+"""`rocprof avail` (and `rocprof run -L/--list-avail`, as rocprofv3 names it): the hardware
+counters of each GPU here, with descriptions; `--chip` lists a chip's counters from CUPTI's own
+tables without a GPU."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+
+def add_parser(p) -> None:
+    p.add_argument("--chip", metavar="CHIP",
+                   help="list a chip's counters from CUPTI's tables, no GPU needed (GH100 for "
+                        "H100/H200, GA100 for A100, AD102, GB100, ...)")
+    p.add_argument("--submetrics", action="store_true",
+                   help="also list each counter's collectable forms (.sum, .avg.per_second, "
+                        ".avg.pct_of_peak_sustained_elapsed, ...)")
+    p.add_argument("--filter", metavar="REGEX", help="only counters whose name matches (Python re)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args) -> int:
+    return list_counters(args.chip, args.submetrics, args.json, args.filter)
+
+
+def _devices(chip: str | None, submetrics: bool) -> list[dict]:
+    from .. import _core
+
+    if not hasattr(_core, "counters_devices"):
+        raise RuntimeError("this build has no NVIDIA counter support (built without CUPTI headers)")
+    if chip:
+        return [_core.counters_chip(chip, submetrics)]
+    return _core.counters_devices(submetrics)
+
+
+def list_counters(chip: str | None, submetrics: bool, as_json: bool, pattern: str | None) -> int:
+    from rocpd.kernel_metrics import ALIASES
+
+    try:
+        rx = re.compile(pattern) if pattern else None
+    except re.error as e:
+        print(f"rocprof avail: --filter {pattern!r}: {e}", file=sys.stderr)
+        return 2
+    try:
+        devices = _devices(chip, submetrics)
+    except RuntimeError as e:
+        hint = ("" if chip else "; `rocprof avail --chip GH100` lists a chip's counters from "
+                "CUPTI's tables without one")
+        print(f"rocprof avail: no GPU counters to list here: {e}{hint}", file=sys.stderr)
+        return 1
+    for d in devices:
+        if rx:
+            d["metrics"] = [m for m in d["metrics"] if rx.search(m["name"])]
+    if as_json:
+        print(json.dumps({"devices": devices, "aliases": {k: v[0] for k, v in ALIASES.items()}},
+                         indent=2))
+        return 0
+    for d in devices:
+        where = f"GPU {d['index']}: {d['name']} (chip {d['chip']})" if d["index"] >= 0 else \
+            f"chip {d['chip']} (CUPTI's tables, no device)"
+        print(f"{where}: {len(d['metrics'])} counters")
+        width = max((len(m["name"]) for m in d["metrics"]), default=10)
+        for m in d["metrics"]:
+            unit = m["units"] or "-"
+            print(f"  {m['name']:<{width}}  {m['type']:<10} {unit:<16} {m['description']}")
+            for s in m["submetrics"]:
+                print(f"      {s}")
+    print("\nCollect a counter with a rollup (NAME.sum, .avg, .min, .max) or a submetric "
+          "(NAME.sum.per_second, NAME.avg.pct_of_peak_sustained_elapsed; --submetrics lists "
+          "them): rocprof run --pmc dram__bytes_read.sum ...")
+    print("rocprofv3 names --pmc accepts, and the NVIDIA metric each reads (stored under that name):")
+    for k, (metric, what) in ALIASES.items():
+        print(f"  {k:<30} {metric:<52} {what}")
+    return 0

@@ -1,0 +1,48 @@
+"""rocpd sol DB...: speed of light per kernel and for the run (FLOP/s by precision, DRAM and L2
+bandwidth, occupancy, SM throughput: value, peak, % of peak) from a `rocprof run --sol` (or
+--pmc) profile; --roofline writes the roofline PNG."""
+
+from __future__ import annotations
+
+from ..errors import RocpdError
+from . import add_filter_options, add_inputs, filters_of, inputs_of
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("sol", help="speed of light and roofline from hardware counters (--sol)")
+    add_inputs(p)
+    p.add_argument("--top", type=int, help="show only the N longest kernels")
+    p.add_argument("--roofline", metavar="PNG", help="also write the roofline chart to PNG")
+    p.add_argument("--peaks", metavar="JSON",
+                   help="empirical peaks to compare with (the format `rocprof peaks --json` writes);"
+                        " default: the run's own, else ~/.cache/rocprof/peaks.json")
+    p.add_argument("--json", metavar="FILE", help="also write the tables as JSON ('-': stdout only)")
+    add_filter_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    import json
+    import os
+
+    import rocpd
+    from rocpd import pmc, roofline, sol, sol_format
+
+    if args.peaks and not os.path.isfile(args.peaks):
+        raise RocpdError(f"rocpd sol: --peaks {args.peaks}: no such file")
+    with rocpd.connect(*inputs_of(args)) as db:
+        if not pmc.has_counters(db):
+            raise RocpdError("rocpd sol: no hardware counters in these databases; profile with "
+                             "`rocprof run --sol ...` (or --pmc) first")
+        res = sol.compute(db, peaks_file=args.peaks, **filters_of(args))
+        if args.json == "-":
+            print(json.dumps(sol_format.to_json(res), indent=2))
+            return 0
+        print(sol_format.format_sol(res, top=args.top), end="")
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(sol_format.to_json(res), fh, indent=2)
+            print(f"wrote {args.json}")
+        if args.roofline:
+            print(f"wrote {roofline.write_png(res, args.roofline)}")
+    return 0
