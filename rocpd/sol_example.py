@@ -15,15 +15,16 @@ from .testing import DatabaseBuilder, gpu_agent
 GPU_UUID = "GPU-5e1f0c3a-0000-4a1b-9c2d-000000000001"
 SM_HZ, DRAM_HZ, L2_HZ = 1.755e9, 2.6e9, 1.755e9
 SMS = 132
-# The hardware's per-cycle peaks (whole GPU) as CUPTI reports them in *.peak_sustained.
+# The hardware's per-cycle peaks (whole GPU) in *.peak_sustained; the tensor ones as CUPTI reported
+# them on an H100 (2026-11-23): with a sparse mode, the 2:4-sparse rate (kernel_metrics._DENSE).
 PEAKS_PER_CYCLE = {
     m.DRAM_PEAK: 1288.0,                                         # bytes/DRAM cycle
     m.L2_PEAK: 5120.0,                                           # bytes/L2 cycle
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained": 4096.0 * SMS,
-    "sm__ops_path_tensor_src_fp16.sum.peak_sustained": 4096.0 * SMS,
-    "sm__ops_path_tensor_src_tf32_dst_fp32.sum.peak_sustained": 2048.0 * SMS,
-    "sm__ops_path_tensor_src_fp8.sum.peak_sustained": 8192.0 * SMS,
-    "sm__ops_path_tensor_src_int8.sum.peak_sustained": 8192.0 * SMS,
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained": 8192.0 * SMS,
+    "sm__ops_path_tensor_src_fp16.sum.peak_sustained": 8192.0 * SMS,
+    "sm__ops_path_tensor_src_tf32_dst_fp32.sum.peak_sustained": 4096.0 * SMS,
+    "sm__ops_path_tensor_src_fp8.sum.peak_sustained": 16384.0 * SMS,
+    "sm__ops_path_tensor_src_int8.sum.peak_sustained": 16384.0 * SMS,
     "sm__ops_path_tensor_src_fp64.sum.peak_sustained": 256.0 * SMS,
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": 128.0 * SMS,
     "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": 64.0 * SMS,

@@ -268,7 +268,12 @@ SELECT
     I.name AS counter_name, I.symbol AS counter_symbol, I.component, I.description, I.block,
     I.expression, I.value_type, I.id AS counter_id, SUM(PE.value) AS value,
     K.start, K."end", I.is_constant, I.is_derived, (K."end" - K.start) AS duration,
-    C.string AS category, K.nid, E.extdata, S.code_object_id
+    C.string AS category, K.nid, E.extdata, S.code_object_id,
+    -- Ours, last: the innermost ROCTx range around the launch (as kernels.roctx_range).
+    (SELECT CASE WHEN json_valid(RE.extdata) THEN NULLIF(json_extract(RE.extdata, '$.message'), '')
+            END
+     FROM "rocpd_region" RR JOIN "rocpd_event" RE ON RE.id = RR.event_id AND RE.guid = RR.guid
+     WHERE RR.id = E.parent_stack_id AND RR.guid = E.guid) AS roctx_range
 FROM "rocpd_pmc_event" PE
 INNER JOIN "rocpd_info_pmc" I ON I.id = PE.pmc_id AND I.guid = PE.guid
 INNER JOIN "rocpd_event" E ON E.id = PE.event_id AND E.guid = PE.guid
