@@ -206,7 +206,8 @@ def stats(db, kind: str, by: str | None = None, categories=None, **filters):
     if by == "pid":
         keys = ["pid", *keys]
     elif by == "rank":
-        df["rank"] = df["guid"].map(rank_of(db))
+        # Integer ranks, with a gap (not NaN-as-float) for a database without one (a launcher).
+        df["rank"] = df["guid"].map(rank_of(db)).astype("Int64")
         keys = ["rank", *keys]
     elif by == "host":
         df["host"] = df["guid"].map(_hosts(db))
