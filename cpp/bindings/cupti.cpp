@@ -9,6 +9,7 @@
 
 #ifdef ROCPROF_HAVE_CUPTI
 #include <string>
+#include <thread>
 
 #include "capture/cupti/callsite_python.hpp"
 #include "capture/context.hpp"
@@ -53,6 +54,33 @@ void bind(py::module_& m) {
         return py::make_tuple(key, id, id ? rocprof::session::strings().get(id) : std::string());
       },
       "internal (tests): (key, interned call-site id, its JSON) of the caller's frames");
+  m.def(
+      "_launch_site_lend",
+      []() {
+        uint32_t id = 0;
+        uint64_t key = 0;
+        {
+          py::gil_scoped_release nogil;
+          key = ls::capture(&id);  // the caller's chain, as a launch here would see it
+        }
+        return ls::borrow(key);
+      },
+      "lend the caller's Python frames to launches made on threads without Python frames "
+      "(autograd's) until _launch_site_restore; returns the key lent before");
+  m.def(
+      "_launch_site_restore", [](uint64_t previous) { ls::borrow(previous); }, py::arg("previous"),
+      "end a _launch_site_lend: lend `previous` again");
+  m.def(
+      "_launch_site_from_native_thread",
+      []() {
+        uint64_t key = 0;
+        uint32_t id = 0;
+        py::gil_scoped_release nogil;
+        std::thread([&] { key = ls::capture(&id); }).join();
+        return key;
+      },
+      "internal (tests): the key a launch on a thread with no Python frames gets");
+  m.def("_launch_site_borrowed_uses", &ls::borrowed_uses, "launches that took a lent site");
   m.def(
       "_launch_sites_start",
       [] {

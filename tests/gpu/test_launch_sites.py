@@ -5,7 +5,7 @@ import json
 import threading
 
 import pytest
-from gpuutil import query, rocprof_run
+from gpuutil import ROOT, query, rocprof_run
 
 try:
     from rocprof import _core
@@ -77,3 +77,21 @@ def test_copies_carry_launch_sites(tmp_path):
                      "JOIN rocpd_event E ON E.id = C.event_id WHERE C.src_agent_id != C.dst_agent_id")
     infos = [json.loads(r[0]) for r in rows]
     assert sum(1 for i in infos if i.get("file") == str(script) and i.get("line") == 4) >= 3, infos
+
+
+def test_backward_kernels_carry_the_line_of_their_backward_call(tmp_path):
+    """Autograd's device threads launch the backward kernels without Python frames: they carry
+    the line of the loss.backward() call (rocprof.capture.autograd_sites); with it nearly every
+    kernel of a training step has a Python line."""
+    from rocpd import _schema
+
+    workload = ROOT / "tests/gpu/workloads/torch_steps.py"
+    db, _ = rocprof_run(tmp_path, str(workload), "--steps", "5")
+    rows = query(db, f"SELECT K.roctx_range, {_schema.line_info_sql('E')} FROM kernels K "
+                     "JOIN rocpd_event E ON E.id = K.event_id")
+    with_line = [r for r in rows if r[1] and r[1] != "{}"]
+    assert len(with_line) >= 0.95 * len(rows), (len(with_line), len(rows))
+    line = next(i for i, t in enumerate(workload.read_text().splitlines(), 1)
+                if "loss.backward()" in t)
+    backward = {json.loads(li)["line"] for rng, li in with_line if rng == "backward"}
+    assert line in backward, (line, backward)

@@ -213,6 +213,10 @@ bool site_resolved(void* site) {
 
 }  // namespace
 
+// The call site lent to threads without Python frames (see borrow()): a chain key, 0 none.
+std::atomic<uint64_t> g_borrowed{0};
+std::atomic<uint64_t> g_borrowed_used{0};
+
 uint64_t capture(uint32_t* id) noexcept {
   *id = 0;
   if (!g_on.load(std::memory_order_relaxed)) return 0;
@@ -224,7 +228,13 @@ uint64_t capture(uint32_t* id) noexcept {
     g_faults.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
-  if (n <= 0) return 0;
+  if (n <= 0) {
+    // A thread with no Python frames (autograd's device threads running backward): the site
+    // Python lent while it waits in backward(), if any; its id is resolved with the record.
+    const uint64_t b = g_borrowed.load(std::memory_order_relaxed);
+    if (b != 0) g_borrowed_used.fetch_add(1, std::memory_order_relaxed);
+    return b;
+  }
   g_captured.fetch_add(1, std::memory_order_relaxed);
   uint64_t key = 1469598103934665603ull;
   for (int i = 0; i < n; ++i) {
@@ -264,6 +274,12 @@ uint64_t capture(uint32_t* id) noexcept {
   return 0;
 }
 
+uint64_t borrow(uint64_t key) noexcept {
+  return g_borrowed.exchange(key, std::memory_order_relaxed);
+}
+
+uint64_t borrowed_uses() noexcept { return g_borrowed_used.load(std::memory_order_relaxed); }
+
 uint32_t resolve(uint64_t key) {
   if (key == 0) return 0;
   Site* s = find(key);
@@ -289,6 +305,7 @@ uint32_t resolve(uint64_t key) {
 void start(CaptureContext* ctx) {
   stop();
   g_ctx = ctx;
+  g_borrowed.store(0, std::memory_order_relaxed);  // a key of the last session's table
   // A new session has a new string table: forget every id of the last one.
   for (Site& s : g_sites) {
     s.key.store(0, std::memory_order_relaxed);

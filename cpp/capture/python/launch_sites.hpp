@@ -29,6 +29,12 @@ namespace rocprof::launch_sites {
 uint64_t capture(uint32_t* id) noexcept;
 // Off the hot path (activity-record processing): the interned id for `key` (0: none).
 uint32_t resolve(uint64_t key);
+// Lends the chain `key` (from capture() on the lending thread; 0: lend none) to every launch
+// made on a thread without Python frames, and returns the key lent before. PyTorch runs a
+// backward pass on its own device threads while the calling thread waits in backward(): the
+// kernels they launch get that call's line (rocprof.capture.cupti wraps torch.autograd).
+uint64_t borrow(uint64_t key) noexcept;
+uint64_t borrowed_uses() noexcept;  // launches that took the lent site
 // Session lifecycle (the CUPTI backend's start/stop). stop() resolves everything pending.
 // Call-site JSON is interned through `ctx` (valid until stop returns).
 void start(CaptureContext* ctx);

@@ -66,6 +66,9 @@ def configure(options: Options, settings) -> list[str]:
     c.kernel_include = options.trace_kernel_include_regex or ""
     c.kernel_exclude = options.trace_kernel_exclude_regex or ""
     c.launch_sites = True
+    from . import autograd_sites  # backward kernels get the line of their backward() call
+
+    autograd_sites.install()
     c.library_candidates = ":".join(library_candidates())
     if options.counters_requested():
         # --pmc names are required (a bad one turns counters off with its reason); the --sol set
