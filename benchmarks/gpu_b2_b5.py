@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "python"), str(ROOT)]
 WORKLOAD = ROOT / "tests/gpu/workloads/torch_steps.py"
 STEPS = int(os.environ.get("B2_STEPS", "200"))
 MODEL = os.environ.get("B2_MODEL", "cnn")
@@ -126,9 +127,11 @@ def table(modes, times, out):
     if times.get("k") and db.exists():
         floor = statistics.median(times["k"])
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        from rocpd import _schema  # a launch site is stored once: call_stack {"site": id}
+
         k, lines = con.execute(
-            "SELECT count(*), total(E.line_info != '{}') FROM rocpd_kernel_dispatch K "
-            "JOIN rocpd_event E ON E.id = K.event_id").fetchone()
+            f"SELECT count(*), total(COALESCE({_schema.line_info_sql('E')}, '{{}}') != '{{}}') "
+            "FROM rocpd_kernel_dispatch K JOIN rocpd_event E ON E.id = K.event_id").fetchone()
         con.close()
         per_step = k / steps_total
         print(f"  kernels/step {per_step:.1f}; with a Python line {100 * lines / max(k, 1):.1f}%",

@@ -88,7 +88,8 @@ def test_backward_kernels_carry_the_line_of_their_backward_call(tmp_path):
     workload = ROOT / "tests/gpu/workloads/torch_steps.py"
     db, _ = rocprof_run(tmp_path, str(workload), "--steps", "5")
     rows = query(db, f"SELECT K.roctx_range, {_schema.line_info_sql('E')} FROM kernels K "
-                     "JOIN rocpd_event E ON E.id = K.event_id")
+                     "JOIN rocpd_kernel_dispatch D ON D.id = K.id AND D.guid = K.guid "
+                     "JOIN rocpd_event E ON E.id = D.event_id AND E.guid = D.guid")
     with_line = [r for r in rows if r[1] and r[1] != "{}"]
     assert len(with_line) >= 0.95 * len(rows), (len(with_line), len(rows))
     line = next(i for i, t in enumerate(workload.read_text().splitlines(), 1)
