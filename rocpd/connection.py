@@ -137,7 +137,28 @@ class _Higher:
         return func if obj is None else types.MethodType(func, obj)
 
 
-class Connection:
+class FramesAPI:
+    """The pandas API (frames.py), a layer above the connections: bound lazily, so that importing
+    a connection loads neither frames/summary/fastagg nor pandas (and no import cycle forms).
+    Shared by Connection and rocpd.cluster's DaskConnection."""
+
+    agents = _Higher("frames", "agents")
+    busy = _Higher("frames", "busy")
+    kernel_stats = _Higher("frames", "kernel_stats")
+    kernels = _Higher("frames", "kernels")
+    memory_allocations = _Higher("frames", "memory_allocations")
+    memory_copies = _Higher("frames", "memory_copies")
+    memory_copy_stats = _Higher("frames", "memory_copy_stats")
+    processes = _Higher("frames", "processes")
+    rank_of = _Higher("frames", "rank_of")
+    region_stats = _Higher("frames", "region_stats")
+    regions = _Higher("frames", "regions")
+    run_bounds = _Higher("frames", "run_bounds")
+    samples = _Higher("frames", "samples")
+    threads = _Higher("frames", "threads")
+
+
+class Connection(FramesAPI):
     """Several rocpd databases read as one. Use :func:`rocpd.connect`."""
 
     def __init__(self, *paths, progress: bool = False, strict: bool = False):
@@ -280,20 +301,3 @@ class Connection:
         from .html_view import connection_html
 
         return connection_html(self)
-
-    # The pandas API lives in frames.py, a layer above this one: bound lazily, so that importing
-    # the connection loads neither frames/summary/fastagg nor pandas (and no import cycle forms).
-    agents = _Higher("frames", "agents")
-    busy = _Higher("frames", "busy")
-    kernel_stats = _Higher("frames", "kernel_stats")
-    kernels = _Higher("frames", "kernels")
-    memory_allocations = _Higher("frames", "memory_allocations")
-    memory_copies = _Higher("frames", "memory_copies")
-    memory_copy_stats = _Higher("frames", "memory_copy_stats")
-    processes = _Higher("frames", "processes")
-    rank_of = _Higher("frames", "rank_of")
-    region_stats = _Higher("frames", "region_stats")
-    regions = _Higher("frames", "regions")
-    run_bounds = _Higher("frames", "run_bounds")
-    samples = _Higher("frames", "samples")
-    threads = _Higher("frames", "threads")

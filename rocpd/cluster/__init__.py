@@ -19,7 +19,7 @@ import os
 import sys
 import warnings
 
-from ..connection import Connection, _Higher
+from ..connection import Connection, FramesAPI
 from ..errors import RocpdError
 from ..files import _flatten, expand_paths
 from . import worker
@@ -101,7 +101,7 @@ def _expand(paths) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-class DaskConnection:
+class DaskConnection(FramesAPI):
     """Several rocpd databases read by Dask workers. Use ``rocpd.connect(..., dask=...)``.
 
     Offers what summaries need (``map``, ``parts``, the stats and frame methods); SQL over all files
@@ -208,21 +208,6 @@ class DaskConnection:
     def __repr__(self) -> str:
         files = len({p.path for p in self.parts})
         return f"<rocpd DaskConnection: {files} database(s), {len(self.parts)} part(s)>"
-
-    agents = _Higher("frames", "agents")
-    busy = _Higher("frames", "busy")
-    kernel_stats = _Higher("frames", "kernel_stats")
-    kernels = _Higher("frames", "kernels")
-    memory_allocations = _Higher("frames", "memory_allocations")
-    memory_copies = _Higher("frames", "memory_copies")
-    memory_copy_stats = _Higher("frames", "memory_copy_stats")
-    processes = _Higher("frames", "processes")
-    rank_of = _Higher("frames", "rank_of")
-    region_stats = _Higher("frames", "region_stats")
-    regions = _Higher("frames", "regions")
-    run_bounds = _Higher("frames", "run_bounds")
-    samples = _Higher("frames", "samples")
-    threads = _Higher("frames", "threads")
 
 
 def _call(item, fn, args):
