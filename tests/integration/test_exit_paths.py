@@ -80,9 +80,14 @@ def test_pool_terminate_keeps_every_workers_ranges(tmp_path, method):
         time.sleep(0.1)
     tasks = 0
     for db in _dbs(tmp_path):
-        if not alive(db):
+        n = open_db(db).execute("SELECT count(*) FROM regions WHERE name='task'").fetchone()[0]
+        # Every worker that ran tasks and has ended left one self-contained file. A database
+        # with no task (multiprocessing's resource tracker, a worker terminated before its
+        # first task) must still open and read, but its process may end after this check
+        # (seen once in CI: the tracker's schema-only WAL, 197 KB, still open).
+        if n and not alive(db):
             _assert_self_contained(db)
-        tasks += open_db(db).execute("SELECT count(*) FROM regions WHERE name='task'").fetchone()[0]
+        tasks += n
     assert tasks == 180, f"{tasks} of 180 task ranges stored ({len(_dbs(tmp_path))} databases)"
 
 
