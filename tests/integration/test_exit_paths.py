@@ -83,8 +83,8 @@ def test_pool_terminate_keeps_every_workers_ranges(tmp_path, method):
         n = open_db(db).execute("SELECT count(*) FROM regions WHERE name='task'").fetchone()[0]
         # Every worker that ran tasks and has ended left one self-contained file. A database
         # with no task (multiprocessing's resource tracker, a worker terminated before its
-        # first task) must still open and read, but its process may end after this check
-        # (seen once in CI: the tracker's schema-only WAL, 197 KB, still open).
+        # first task) must still open and read; seen once in CI: a 197 KB WAL (schema-only
+        # size) left beside a database whose process had ended, cause not yet found.
         if n and not alive(db):
             _assert_self_contained(db)
         tasks += n
