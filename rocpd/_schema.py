@@ -70,14 +70,17 @@ def region_name_sql(category: str = "category", extdata: str = "extdata", name: 
 # user frame first); an event launched there holds {"site": <that id>} in call_stack and an empty
 # line_info. These give back what the columns mean (ROCm's databases store the JSON itself, and
 # pass through unchanged). ``event`` is the alias of a rocpd_event row.
-def call_stack_sql(event: str = "E") -> str:
-    return (f"CASE WHEN {event}.call_stack LIKE '{{\"site\":%' THEN (SELECT CS.string FROM "
+def _site(event: str, expr: str, otherwise: str) -> str:
+    """``expr`` of the site's frames string (CS.string) where ``event`` points at a site, else
+    the column ``otherwise``."""
+    return (f"CASE WHEN {event}.call_stack LIKE '{{\"site\":%' THEN (SELECT {expr} FROM "
             f"rocpd_string CS WHERE CS.id = json_extract({event}.call_stack, '$.site') "
-            f"AND CS.guid = {event}.guid) ELSE {event}.call_stack END")
+            f"AND CS.guid = {event}.guid) ELSE {event}.{otherwise} END")
+
+
+def call_stack_sql(event: str = "E") -> str:
+    return _site(event, "CS.string", "call_stack")
 
 
 def line_info_sql(event: str = "E") -> str:
-    return (f"CASE WHEN {event}.call_stack LIKE '{{\"site\":%' THEN (SELECT "
-            f"json_extract(CS.string, '$[0]') FROM rocpd_string CS WHERE CS.id = "
-            f"json_extract({event}.call_stack, '$.site') AND CS.guid = {event}.guid) "
-            f"ELSE {event}.line_info END")
+    return _site(event, "json_extract(CS.string, '$[0]')", "line_info")

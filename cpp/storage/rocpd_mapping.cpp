@@ -166,10 +166,15 @@ const std::string& Mapping::message_json(uint32_t name_id) {
   return json;
 }
 
-void Mapping::add_callsite(const CallsiteInfo& c) {
-  // The frames are already a rocpd_string row (c.id); every record launched from this site
+void Mapping::add_callsite(const CallsiteInfo& c) { site_ref(c.id); }
+
+const std::string& Mapping::site_ref(uint32_t id) {
+  // The frames are already a rocpd_string row (id); every record launched from this site
   // points at it instead of carrying its own copy (issue 16: the copies were 200 B a kernel).
-  site_ref_[c.id] = "{\"site\":" + std::to_string(c.id) + "}";
+  auto it = site_ref_.find(id);
+  if (it == site_ref_.end())
+    it = site_ref_.emplace(id, "{\"site\":" + std::to_string(id) + "}").first;
+  return it->second;
 }
 
 int64_t Mapping::pmc_id(uint32_t key) {
@@ -217,15 +222,9 @@ EventRow Mapping::event(const Record& r, std::string_view extdata) {
   // list of frames, innermost user frame first, stored once as a rocpd_string row. call_stack
   // holds {"site": <that string's id>} and line_info stays empty; readers (rocpd's views,
   // rocpd._schema.call_stack_sql/line_info_sql) give back the list and its first frame.
-  if (callsite != 0) {
-    const auto it = site_ref_.find(callsite);
-    if (it != site_ref_.end()) {
-      e.call_stack = it->second;
-    } else if (callsite <= strings_.size()) {  // a site announced without CallsiteInfo
-      e.call_stack =
-          site_ref_.emplace(callsite, "{\"site\":" + std::to_string(callsite) + "}").first->second;
-    }
-  }
+  // A site announced without CallsiteInfo counts when its string has been written.
+  if (callsite != 0 && (site_ref_.count(callsite) != 0 || callsite <= strings_.size()))
+    e.call_stack = site_ref(callsite);
   return e;
 }
 

@@ -191,6 +191,7 @@ class Mapping {
   const std::string& message_json(uint32_t name_id);
   std::pair<int64_t, bool> track_for(uint32_t tid, uint32_t category_id);
   Id region_name(uint32_t name_id, uint32_t range_message_id) const;
+  const std::string& site_ref(uint32_t id);  // {"site": id}, built once per call site
   std::pair<int64_t, bool> counter_track(uint32_t name_id);
   int64_t pmc_id(uint32_t key);  // a value may name its counter before the PmcInfo arrives
   void pmc_value(const Record& r, RecordRows* out);

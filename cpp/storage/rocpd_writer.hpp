@@ -108,6 +108,7 @@ class Writer {
   };
   static constexpr uint64_t kMaxTxnRecords = 4096;
   void reapply_names();
+  void apply_name(Stmt which, int64_t object, std::string_view name);
   std::vector<std::tuple<Stmt, int64_t, std::string>> names_;  // ROCTx names, for close
 
   bool exec(const std::string& sql, std::string* error = nullptr);

@@ -155,20 +155,19 @@ void Writer::name_object(const NameRow& r) {
                                                   : kStmtCount;
   if (which == kStmtCount) return;
   names_.emplace_back(which, r.object, std::string(r.name));
+  apply_name(which, r.object, r.name);
+}
+
+void Writer::apply_name(Stmt which, int64_t object, std::string_view name) {
   auto* s = stmts_[which];
-  bind(s, 1, r.name);
-  bind(s, 2, r.object);
+  if (s == nullptr) return;
+  bind(s, 1, name);
+  bind(s, 2, object);
   run(s);
 }
 
 void Writer::reapply_names() {
-  for (const auto& [which, object, name] : names_) {
-    auto* s = stmts_[which];
-    if (s == nullptr) continue;
-    bind(s, 1, std::string_view(name));
-    bind(s, 2, object);
-    run(s);
-  }
+  for (const auto& [which, object, name] : names_) apply_name(which, object, name);
 }
 
 void Writer::pmc_event(const PmcEventRow& r) {

@@ -260,11 +260,6 @@ uint32_t current_range(uint64_t* corr) noexcept {
   return b->names[d];
 }
 
-uint32_t current_range_name_id() noexcept {
-  uint64_t corr;
-  return current_range(&corr);
-}
-
 void mark(std::string_view message) noexcept {
   CaptureContext* c = recording_ctx();
   if (c == nullptr) return;

@@ -31,11 +31,9 @@ void name_thread(std::string_view name) noexcept;
 void name_object(uint32_t target, uint64_t object, std::string_view name) noexcept;
 uint32_t thread_id() noexcept;
 uint32_t intern(std::string_view s) noexcept;
-// Innermost open push range of the calling thread (0: none): GPU work launched here is
-// attributed to it (rocpd region_name_id).
-uint32_t current_range_name_id() noexcept;
-// The same, and that range's correlation id in *corr (0: none): records made inside point at
-// it (rocpd_event.parent_stack_id -> the range's rocpd_region id).
+// Innermost open push range of the calling thread: its message id (0: none), and its correlation
+// id in *corr (0: none). GPU work launched here is attributed to it (its region name under
+// --kernel-rename; rocpd_event.parent_stack_id -> the range's rocpd_region id).
 uint32_t current_range(uint64_t* corr) noexcept;
 // Session end (the markers backend's stop, after producers can no longer reach `c`): every
 // push range of every thread and every start range still open becomes a record ending at
