@@ -22,9 +22,22 @@ def read(name: str) -> str:
     return (SCHEMA_DIR / name).read_text()
 
 
-def render(name: str, guid: str) -> str:
+def render(name: str, guid: str, guid_per_row: bool = False) -> str:
     """The file with placeholders replaced exactly as the C++ writer does."""
-    return read(name).replace("{{uuid}}", suffix_of(guid)).replace("{{guid}}", guid)
+    column = "DEFAULT '{{guid}}'" if guid_per_row else "GENERATED ALWAYS AS ('{{guid}}') VIRTUAL"
+    return (read(name).replace("{{guid_column}}", column).replace("{{uuid}}", suffix_of(guid))
+            .replace("{{guid}}", guid))
+
+
+def columns_sql(schema: str, table: str) -> str:
+    """SQL listing a table's columns in order, generated ones included (the guid, tables.sql):
+    PRAGMA table_info leaves those out, and hidden columns (1) belong to virtual tables only."""
+    return f"SELECT name FROM pragma_table_xinfo('{table}', '{schema}') WHERE hidden != 1 ORDER BY cid"
+
+
+def stored_columns_sql(schema: str, table: str) -> str:
+    """As columns_sql, without generated columns: the ones an INSERT may name."""
+    return f"SELECT name FROM pragma_table_xinfo('{table}', '{schema}') WHERE hidden = 0 ORDER BY cid"
 
 
 def suffix_of(guid: str) -> str:

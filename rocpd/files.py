@@ -118,7 +118,7 @@ def inspect(conn: sqlite3.Connection, path: str, schema: str = "main") -> list[P
         for t in _schema.TABLES:
             full = f"rocpd_{t}{suffix}"
             if full in tables:
-                columns[t] = [r[1] for r in conn.execute(f'PRAGMA {schema}.table_info("{full}")')]
+                columns[t] = [r[0] for r in conn.execute(_schema.columns_sql(schema, full))]
         guid = meta.get("guid") or suffix[1:].replace("_", "-")
         parts.append(Part(path, suffix, guid, columns, meta))
     if not parts:

@@ -38,7 +38,9 @@ def merge_files(paths, out_path: str, overwrite: bool = False, progress: bool = 
                 full = f"rocpd_{t}{part.suffix}"
                 (ddl,) = out.execute("SELECT sql FROM src.sqlite_master WHERE name = ?", (full,)).fetchone()
                 out.execute(ddl)
-                out.execute(f'INSERT INTO main."{full}" SELECT * FROM src."{full}"')
+                # Named columns: a generated guid column takes no value (tables.sql).
+                cols = ", ".join(f'"{r[0]}"' for r in out.execute(_schema.stored_columns_sql("src", full)))
+                out.execute(f'INSERT INTO main."{full}" ({cols}) SELECT {cols} FROM src."{full}"')
             parts.append(part)
         out.commit()
         out.execute("DETACH DATABASE src")

@@ -45,7 +45,8 @@ def gpu_agent(ordinal: int = 0) -> int:
 class DatabaseBuilder:
     def __init__(self, path, guid: str | None = None, pid: int = 1000, hostname: str = "host0",
                  gpus: int = 1, rank: int | None = None, command: str = "python train.py",
-                 kernel_rename: bool = False, environment: dict | None = None):
+                 kernel_rename: bool = False, environment: dict | None = None,
+                 guid_per_row: bool = False):
         core = _core()
         assert core._CPU_AGENT_ID == CPU_AGENT and core._gpu_agent_id(0) == gpu_agent(0)
         self.path = os.fspath(path)
@@ -55,7 +56,7 @@ class DatabaseBuilder:
         self._w = core._fixture_writer(self.path, guid or new_guid(), pid=pid, ppid=1,
                                        hostname=hostname, command=command,
                                        environment=json.dumps(env), cpu_model="Test CPU",
-                                       kernel_rename=kernel_rename)
+                                       kernel_rename=kernel_rename, guid_per_row=guid_per_row)
         self.guid = self._w.guid
         self._symbols: dict[str, int] = {}
         self._threads: set[int] = set()

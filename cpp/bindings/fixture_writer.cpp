@@ -35,9 +35,10 @@ class FixtureWriter {
                 const std::string& environment, const std::map<std::string, std::string>& metadata,
                 uint64_t init, uint64_t start, const std::string& options,
                 const std::string& cpu_model, const std::string& machine_id,
-                const std::string& system_name, bool kernel_rename) {
+                const std::string& system_name, bool kernel_rename, bool guid_per_row) {
     info_.path = path;
     info_.kernel_rename = kernel_rename;
+    info_.guid_per_row = guid_per_row;
     info_.guid = guid ? *guid : make_uuid_v7();
     info_.options_json = options;
     info_.pid = pid;
@@ -473,17 +474,18 @@ void bind(py::module_& m) {
          uint32_t ppid, const std::string& hostname, const std::string& command,
          const std::string& environment, const std::map<std::string, std::string>& metadata,
          uint64_t init, uint64_t start, const std::string& options, const std::string& cpu_model,
-         const std::string& machine_id, const std::string& system_name, bool kernel_rename) {
+         const std::string& machine_id, const std::string& system_name, bool kernel_rename,
+         bool guid_per_row) {
         return new FixtureWriter(path, guid, pid, ppid, hostname, command, environment, metadata,
                                  init, start, options, cpu_model, machine_id, system_name,
-                                 kernel_rename);
+                                 kernel_rename, guid_per_row);
       },
       py::return_value_policy::take_ownership, py::arg("path"), py::arg("guid") = py::none(),
       py::kw_only(), py::arg("pid"), py::arg("ppid") = 1, py::arg("hostname") = "host0",
       py::arg("command") = "", py::arg("environment") = "{}", py::arg("metadata") = no_metadata,
       py::arg("init") = 0, py::arg("start") = 0, py::arg("options") = "{}",
       py::arg("cpu_model") = "", py::arg("machine_id") = "", py::arg("system_name") = "Linux",
-      py::arg("kernel_rename") = false,
+      py::arg("kernel_rename") = false, py::arg("guid_per_row") = false,
       "internal (tests): opens a new rocpd database at `path` written by the real writer "
       "(RocpdSink); every row's values come from the caller. Close it with close().");
   // The agent numbering every backend uses (rocprof/info.hpp): CPU 1, GPU n at 2 + n.

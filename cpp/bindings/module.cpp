@@ -316,8 +316,10 @@ std::string start_session(const std::string& output_template, const std::string&
                           const std::map<std::string, std::string>& metadata,
                           uint32_t ring_capacity, uint32_t flush_ms, uint32_t commit_ms,
                           bool null_sink, bool follow_fork,
-                          const rocprof::CaptureSettings& settings, uint64_t buffer_budget_mb) {
+                          const rocprof::CaptureSettings& settings, uint64_t buffer_budget_mb,
+                          bool guid_per_row) {
   s::Config cfg;
+  cfg.guid_per_row = guid_per_row;
   cfg.output_template = output_template;
   cfg.options_json = options_json;
   cfg.metadata.assign(metadata.begin(), metadata.end());
@@ -402,6 +404,7 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
           py::arg("null_sink") = false, py::arg("follow_fork") = true,
           py::arg("settings") = rocprof::CaptureSettings{}, py::arg("buffer_budget_mb") = 2048,
+          py::arg("guid_per_row") = false,
           "Start the process's session; returns the database path.");
   mod.def(
       "buffer_stats",

@@ -26,6 +26,7 @@ struct Config {
   CollectorOptions collector;
   bool null_sink = false;   // benchmarks: records are drained and discarded
   bool follow_fork = true;  // children of fork() record into their own database
+  bool guid_per_row = false;  // the guid column stored in every row (rocpd/schema/tables.sql)
   // What each capture backend collects: typed, validated at start (one line naming the bad
   // option), handed to every backend through capture/context.hpp.
   CaptureSettings settings;

@@ -15,8 +15,9 @@ const std::string& RocpdSink::suffix() const {
 
 bool RocpdSink::open(const SessionInfo& info, std::string* error) {
   map_ = std::make_unique<rocpd::Mapping>(info);
-  if (!writer_.open(info.path, info.guid, map_->suffix(), error)) return false;
+  if (!writer_.open(info.path, info.guid, map_->suffix(), info.guid_per_row, error)) return false;
   for (const auto& kv : map_->base_metadata()) writer_.metadata(kv.first, kv.second);
+  writer_.metadata("rocprof.guid_column", writer_.guid_per_row() ? "stored" : "generated");
   writer_.node(map_->node());
   writer_.process(map_->process());
   writer_.agent(map_->cpu_agent(), map_->pid());

@@ -69,9 +69,11 @@ void Writer::run(sql::sqlite3_stmt* s) {
 }
 
 bool Writer::open(const std::string& path, const std::string& guid, const std::string& suffix,
-                  std::string* error) {
+                  bool guid_per_row, std::string* error) {
   api_ = sql::api(error);
   if (api_ == nullptr) return false;
+  // Generated columns need SQLite 3.31 (2020-01); an older library stores the guid per row.
+  guid_per_row_ = guid_per_row || api_->libversion_number() < 3031000;
   path_ = path;
   suffix_ = suffix;
   if (api_->open_v2(path.c_str(), &db_, sql::kOpenReadWrite | sql::kOpenCreate | sql::kOpenNoMutex,
@@ -90,8 +92,12 @@ bool Writer::open(const std::string& path, const std::string& guid, const std::s
             "PRAGMA wal_autocheckpoint=65536;",
             error))
     return false;
-  const std::string tables =
-      replace_all(replace_all(schema::kTablesSql, "{{uuid}}", suffix), "{{guid}}", guid);
+  const std::string guid_column = guid_per_row_ ? "DEFAULT '{{guid}}'"
+                                                : "GENERATED ALWAYS AS ('{{guid}}') VIRTUAL";
+  const std::string tables = replace_all(
+      replace_all(replace_all(schema::kTablesSql, "{{guid_column}}", guid_column), "{{uuid}}",
+                  suffix),
+      "{{guid}}", guid);
   const std::string table_views =
       replace_all(replace_all(schema::kTableViewsSql, "{{uuid}}", suffix), "{{guid}}", guid);
   if (!exec("BEGIN;", error) || !exec(tables, error) || !exec(table_views, error) ||

@@ -30,9 +30,12 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   // Creates the database at `path` with the schema for `guid`/`suffix` and prepares every
-  // statement; leaves a transaction open for the base rows.
+  // statement; leaves a transaction open for the base rows. `guid_per_row`: every table's guid
+  // column is stored in each row (DEFAULT) instead of generated (tables.sql says why).
   bool open(const std::string& path, const std::string& guid, const std::string& suffix,
-            std::string* error);
+            bool guid_per_row, std::string* error);
+  // Whether the guid is stored per row: asked for, or this SQLite predates generated columns.
+  bool guid_per_row() const { return guid_per_row_; }
   bool is_open() const { return db_ != nullptr; }
   // Ends open()'s transaction and starts the first bounded one.
   bool begin_recording(std::string* error);
@@ -164,6 +167,7 @@ class Writer {
   std::string path_, suffix_;
   bool in_txn_ = false;
   bool failed_ = false;  // a statement did not prepare (schema and writer disagree)
+  bool guid_per_row_ = false;
   bool quiet_ = false;   // no per-row error lines once the output has failed
   // After a storage failure nothing more is inserted; what was committed stays valid.
   std::string failure_;

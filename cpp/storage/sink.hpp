@@ -16,6 +16,7 @@ struct SessionInfo {
   std::string guid;                 // UUIDv7 text
   std::string options_json = "{}";  // also the process row's extdata (ROCm: the tool config)
   bool kernel_rename = false;  // dispatches named by their ROCTx range (rocprofv3 --kernel-rename)
+  bool guid_per_row = false;   // --guid-per-row: the guid column stored in every row (tables.sql)
   uint32_t pid = 0, ppid = 0;
   uint64_t init_ns = 0;  // session start (BOOTTIME)
   uint64_t process_start_ns = 0;

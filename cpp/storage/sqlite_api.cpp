@@ -24,7 +24,8 @@ bool load_all(void* lib, Api& a) {
          load(lib, "sqlite3_reset", a.reset) && load(lib, "sqlite3_finalize", a.finalize) &&
          load(lib, "sqlite3_errmsg", a.errmsg) && load(lib, "sqlite3_changes", a.changes) &&
          load(lib, "sqlite3_column_int64", a.column_int64) &&
-         load(lib, "sqlite3_column_text", a.column_text);
+         load(lib, "sqlite3_column_text", a.column_text) &&
+         load(lib, "sqlite3_libversion_number", a.libversion_number);
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ struct Api {
   int (*changes)(sqlite3*);
   int64_t (*column_int64)(sqlite3_stmt*, int);
   const unsigned char* (*column_text)(sqlite3_stmt*, int);
+  int (*libversion_number)();
 };
 
 // Null with *error set when no SQLite library can be found.

@@ -55,7 +55,7 @@ std::string dump(const std::string& path) {
   for (const auto& table :
        column(api, db, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")) {
     const auto cols =
-        column(api, db, "SELECT name FROM pragma_table_info('" + table + "') ORDER BY cid");
+        column(api, db, "SELECT name FROM pragma_table_xinfo('" + table + "') ORDER BY cid");
     std::string select, header;
     for (const auto& c : cols) {
       select += (select.empty() ? "" : " || '|' || ") + std::string("quote(\"") + c + "\")";

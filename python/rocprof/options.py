@@ -28,6 +28,7 @@ class Options:
     trace_kernel_exclude_regex: str | None = None
     kernel_rename: bool = False        # dispatch region names = innermost ROCTx range
     minimum_output_data_kb: int = 0    # --minimum-output-data: smaller databases get no outputs
+    guid_per_row: bool = False         # --guid-per-row: guid stored in each row (old SQLite readers)
     truncate_kernels: bool = False
     mangled_kernels: bool = False
     sample: int | None = None          # Hz; None: no call-stack sampling

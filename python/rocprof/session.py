@@ -57,6 +57,7 @@ class Session:
             commit_ms=self.options.commit_ms,
             follow_fork=self.options.follow_fork,
             settings=settings,
+            guid_per_row=self.options.guid_per_row,
         )
         self._pid = os.getpid()
         os._exit = _exit_with_flush

@@ -1,5 +1,9 @@
 -- rocpd schema v3: one suffixed table per name. The C++ writer embeds this file at build time and
 -- replaces {{uuid}} with the database suffix ('_' + guid, '-' -> '_') and {{guid}} with the guid.
+-- {{guid_column}} is GENERATED ALWAYS AS ('<guid>') VIRTUAL: every row reads the database's guid,
+-- as the contract says, but none stores it (36 bytes per row, a third of a kernel row). Readers
+-- need SQLite >= 3.31 (2020). --guid-per-row (or an older SQLite in the writer) makes it
+-- DEFAULT '<guid>', stored in every row as ROCm's own writer does.
 -- Columns, their order and their meanings are the contract of /work/shared/docs/rocpd-schema.md.
 -- No foreign keys: SQLite does not enforce them by default and a crashed writer must still leave a
 -- readable file. Joins in views.sql match id AND guid instead.
@@ -12,13 +16,13 @@ CREATE TABLE IF NOT EXISTS "rocpd_metadata{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_string{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "string" TEXT NOT NULL UNIQUE ON CONFLICT ABORT
 );
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_node{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "hash" BIGINT NOT NULL UNIQUE,
     "machine_id" TEXT NOT NULL UNIQUE,
     "system_name" TEXT,
@@ -31,7 +35,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_node{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_process{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "ppid" INTEGER,
     "pid" INTEGER NOT NULL,
@@ -46,7 +50,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_process{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_thread{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "ppid" INTEGER,
     "pid" INTEGER NOT NULL,
@@ -59,7 +63,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_thread{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_agent{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "type" TEXT CHECK ("type" IN ('CPU', 'GPU')),
@@ -77,7 +81,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_agent{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_queue{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "name" TEXT,
@@ -86,7 +90,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_queue{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_stream{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "name" TEXT,
@@ -95,7 +99,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_stream{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_pmc{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "agent_id" INTEGER,
@@ -118,7 +122,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_pmc{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_code_object{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "agent_id" INTEGER,
@@ -132,7 +136,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_code_object{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_info_kernel_symbol{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "code_object_id" INTEGER NOT NULL,
@@ -151,7 +155,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_info_kernel_symbol{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_track{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER,
     "tid" INTEGER,
@@ -161,7 +165,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_track{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_event{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "category_id" INTEGER,
     "stack_id" INTEGER,
     "parent_stack_id" INTEGER,
@@ -173,7 +177,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_event{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_arg{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "event_id" INTEGER NOT NULL,
     "position" INTEGER NOT NULL,
     "type" TEXT NOT NULL,
@@ -184,7 +188,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_arg{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_pmc_event{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "event_id" INTEGER,
     "pmc_id" INTEGER NOT NULL,
     "value" REAL DEFAULT 0.0,
@@ -193,7 +197,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_pmc_event{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_region{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "tid" INTEGER NOT NULL,
@@ -206,7 +210,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_region{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_sample{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "track_id" INTEGER NOT NULL,
     "timestamp" BIGINT NOT NULL,
     "event_id" INTEGER,
@@ -215,7 +219,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_sample{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_kernel_dispatch{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "tid" INTEGER,
@@ -241,7 +245,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_kernel_dispatch{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_memory_copy{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "tid" INTEGER,
@@ -262,7 +266,7 @@ CREATE TABLE IF NOT EXISTS "rocpd_memory_copy{{uuid}}" (
 
 CREATE TABLE IF NOT EXISTS "rocpd_memory_allocate{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT DEFAULT '{{guid}}' NOT NULL,
+    "guid" TEXT {{guid_column}} NOT NULL,
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "tid" INTEGER,

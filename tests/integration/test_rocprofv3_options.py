@@ -202,3 +202,17 @@ def test_kernel_rename_and_the_two_kinds_of_kernel_regex():
     s = _core.CaptureSettings()
     cupti.configure(o, s)  # what the CUPTI backend would trace, live GPU or not
     assert s.cupti.kernel_include == "" and s.cupti.kernel_exclude == "elementwise"
+
+
+def test_guid_per_row_reaches_the_writer(tmp_path):
+    """By default the guid column is generated; --guid-per-row stores it in every row (for
+    readers with an SQLite older than 3.31). Either way every row reads the database's guid."""
+    for flag, kind in (([], "generated"), (["--guid-per-row"], "stored")):
+        out = tmp_path / kind
+        r = run_rocprof("run", "-d", out, "-o", "g", *flag, WORKLOADS / "nested_ranges.py")
+        assert r.returncode == 0, r.stderr
+        con = open_db(out / "g_results.db")
+        meta = dict(con.execute("SELECT tag, value FROM rocpd_metadata"))
+        assert meta["rocprof.guid_column"] == kind
+        guids = {g for (g,) in con.execute("SELECT DISTINCT guid FROM rocpd_region")}
+        assert guids == {meta["guid"]}

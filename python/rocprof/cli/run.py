@@ -121,6 +121,11 @@ def add_parser(p) -> None:
     out.add_argument("--minimum-output-data", type=int, default=0, metavar="KB",
                      help="write --stats, -S and -f outputs of a database only when it holds "
                           "more than KB kilobytes (the database itself is always kept)")
+    out.add_argument("--guid-per-row", action="store_true",
+                     help="store the database guid in every row, as ROCm's writer does (about 36 "
+                          "bytes a row). By default each table's guid column is generated: every "
+                          "row reads the guid but none stores it, which readers need SQLite 3.31 "
+                          "(2020) or later for")
     mt = p.add_argument_group(
         "device and host metrics over time (rocprof-sys's process sampling options)",
         "A thread of its own reads each GPU's utilisation, memory in use, power, temperature, "
@@ -212,7 +217,7 @@ def options_from(args) -> Options:
                 trace_kernel_include_regex=args.trace_kernel_include_regex,
                 trace_kernel_exclude_regex=args.trace_kernel_exclude_regex,
                 kernel_rename=args.kernel_rename,
-                minimum_output_data_kb=args.minimum_output_data,
+                minimum_output_data_kb=args.minimum_output_data, guid_per_row=args.guid_per_row,
                 truncate_kernels=args.truncate_kernels, mangled_kernels=args.mangled_kernels,
                 sample=args.sample, sampling_mode=args.sampling_mode,
                 native_stacks=args.native_stacks, follow_children=args.follow_children,

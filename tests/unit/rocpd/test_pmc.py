@@ -130,15 +130,15 @@ def _device_metric_value(path, guid, value):
     suffix = "_" + guid.replace("-", "_")
     con = sqlite3.connect(path)
     (pmc_id,) = con.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM rocpd_info_pmc{suffix}").fetchone()
-    con.execute(f"INSERT INTO rocpd_info_pmc{suffix} (id, guid, nid, pid, agent_id, target_arch,"
+    con.execute(f"INSERT INTO rocpd_info_pmc{suffix} (id, nid, pid, agent_id, target_arch,"
                 f" event_code, instance_id, name, symbol, description, long_description, component,"
                 f" units, value_type, block, expression, is_constant, is_derived, extdata)"
-                f" SELECT ?, guid, nid, pid, 2, 'GPU', 0, 0, 'device_busy_gfx', 'GPU_UTIL', 'busy',"
+                f" SELECT ?, nid, pid, 2, 'GPU', 0, 0, 'device_busy_gfx', 'GPU_UTIL', 'busy',"
                 f" '', 'nvml', '%', 'ABS', '', '', 0, 0, '{{}}' FROM rocpd_info_process{suffix}",
                 (pmc_id,))
     (ev,) = con.execute(f"SELECT MAX(event_id) FROM rocpd_sample{suffix}").fetchone()
-    con.execute(f"INSERT INTO rocpd_pmc_event{suffix} (guid, event_id, pmc_id, value, extdata)"
-                f" SELECT guid, ?, ?, ?, '{{}}' FROM rocpd_info_process{suffix}", (ev, pmc_id, value))
+    con.execute(f"INSERT INTO rocpd_pmc_event{suffix} (event_id, pmc_id, value, extdata)"
+                f" VALUES (?, ?, ?, '{{}}')", (ev, pmc_id, value))
     con.commit()
     con.close()
 

@@ -257,15 +257,15 @@ def test_report_counter_tracks_from_pmc_rows(tmp_path):
             bld.sample("gpu", t, category="DEVICE_METRIC")
         suffix = "_" + bld.guid.replace("-", "_")
     con = sqlite3.connect(path)
-    con.execute(f"INSERT INTO rocpd_info_pmc{suffix} (id, guid, nid, pid, agent_id, target_arch,"
+    con.execute(f"INSERT INTO rocpd_info_pmc{suffix} (id, nid, pid, agent_id, target_arch,"
                 f" event_code, instance_id, name, symbol, description, long_description, component,"
                 f" units, value_type, block, expression, is_constant, is_derived, extdata)"
-                f" SELECT 1, guid, nid, pid, 2, 'GPU', 0, 0, 'GPU_UTIL', 'GPU_UTIL', 'busy', '',"
+                f" SELECT 1, nid, pid, 2, 'GPU', 0, 0, 'GPU_UTIL', 'GPU_UTIL', 'busy', '',"
                 f" 'nvml', '%', 'ABS', '', '', 0, 0, '{{}}' FROM rocpd_info_process{suffix}")
     events = [r[0] for r in con.execute(f"SELECT event_id FROM rocpd_sample{suffix} ORDER BY timestamp")]
     for v, ev in zip((10.0, 80.0, 40.0), events, strict=True):
-        con.execute(f"INSERT INTO rocpd_pmc_event{suffix} (guid, event_id, pmc_id, value, extdata)"
-                    f" SELECT guid, ?, 1, ?, '{{}}' FROM rocpd_info_process{suffix}", (ev, v))
+        con.execute(f"INSERT INTO rocpd_pmc_event{suffix} (event_id, pmc_id, value, extdata)"
+                    f" VALUES (?, 1, ?, '{{}}')", (ev, v))
     con.commit()
     con.close()
     with rocpd.connect(str(path)) as db:

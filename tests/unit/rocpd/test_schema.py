@@ -1,3 +1,4 @@
+import os
 import re
 import sqlite3
 
@@ -27,7 +28,7 @@ def test_every_table_suffixed_with_guid_default(tmp_path):
     tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     for t in DOC_TABLES:
         assert f"rocpd_{t}{suffix}" in tables
-        cols = [r[1] for r in c.execute(f'PRAGMA table_info("rocpd_{t}{suffix}")')]
+        cols = [r[1] for r in c.execute(f'PRAGMA table_xinfo("rocpd_{t}{suffix}")')]
         assert cols[0] == "id"
         if t != "metadata":
             assert cols[1] == "guid"
@@ -62,3 +63,43 @@ def test_view_columns_match_contract(tmp_path):
                  "processes", "threads", "code_objects", "kernel_symbols", "pmc_info",
                  "pmc_events", "counters_collection", "scratch_memory", "stream_args"):
         c.execute(f'SELECT * FROM "{view}" LIMIT 0')
+
+
+def _kernel_db(path, guid_per_row):
+    with DatabaseBuilder(path, guid_per_row=guid_per_row) as b:
+        b.kernels_bulk([(f"k{i % 7}", 1000 * i, 1000 * i + 500) for i in range(20_000)])
+    return b.guid
+
+
+def test_guid_is_read_on_every_row_but_stored_only_with_guid_per_row(tmp_path):
+    """The contract's guid column on each row, without its 36 bytes per row by default."""
+    sizes = {}
+    for per_row in (False, True):
+        path = tmp_path / f"{per_row}.db"
+        guid = _kernel_db(path, per_row)
+        c = sqlite3.connect(path)
+        meta = dict(c.execute("SELECT tag, value FROM rocpd_metadata"))
+        assert meta["rocprof.guid_column"] == ("stored" if per_row else "generated")
+        for t in ("kernel_dispatch", "event", "string", "info_process"):
+            full = f"rocpd_{t}{_schema.suffix_of(guid)}"
+            assert c.execute(f'SELECT DISTINCT guid FROM "{full}"').fetchall() == [(guid,)], t
+            hidden = {r[1]: r[6] for r in c.execute(f'PRAGMA table_xinfo("{full}")')}
+            assert hidden["guid"] == (0 if per_row else 2), t
+        # ROCm's readers list columns with SELECT * (time_window.get_column_names).
+        cur = c.execute("SELECT * FROM rocpd_kernel_dispatch LIMIT 0")
+        assert [d[0] for d in cur.description][:2] == ["id", "guid"]
+        c.close()
+        sizes[per_row] = os.path.getsize(path)
+    # Two rows per kernel (dispatch + event), 36 bytes of guid text each.
+    saved = (sizes[True] - sizes[False]) / 20_000
+    assert 60 < saved < 90, saved
+
+
+def test_merge_copies_generated_and_stored_guid_tables(tmp_path):
+    from rocpd.merge import merge_files
+
+    guids = [_kernel_db(tmp_path / "a.db", False), _kernel_db(tmp_path / "b.db", True)]
+    merge_files([tmp_path / "a.db", tmp_path / "b.db"], str(tmp_path / "m.db"))
+    c = sqlite3.connect(tmp_path / "m.db")
+    got = dict(c.execute("SELECT guid, count(*) FROM rocpd_kernel_dispatch GROUP BY guid"))
+    assert got == {guids[0]: 20_000, guids[1]: 20_000}
