@@ -398,14 +398,13 @@ PYBIND11_MODULE(_core, mod) {
   // default argument needs) add them from their own bindings/<name>.cpp, first.
   for (rocprof::bindings::BindFn fn : rocprof::bindings::registered()) fn(mod);
 
-  mod.def("start_session", &start_session, py::arg("output_template"),
-          py::arg("options_json") = "{}",
-          py::arg("metadata") = std::map<std::string, std::string>{},
-          py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
-          py::arg("null_sink") = false, py::arg("follow_fork") = true,
-          py::arg("settings") = rocprof::CaptureSettings{}, py::arg("buffer_budget_mb") = 2048,
-          py::arg("guid_per_row") = false,
-          "Start the process's session; returns the database path.");
+  mod.def(
+      "start_session", &start_session, py::arg("output_template"), py::arg("options_json") = "{}",
+      py::arg("metadata") = std::map<std::string, std::string>{},
+      py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
+      py::arg("null_sink") = false, py::arg("follow_fork") = true,
+      py::arg("settings") = rocprof::CaptureSettings{}, py::arg("buffer_budget_mb") = 2048,
+      py::arg("guid_per_row") = false, "Start the process's session; returns the database path.");
   mod.def(
       "buffer_stats",
       [] {

@@ -24,8 +24,8 @@ struct Config {
   std::string options_json = "{}";
   std::vector<std::pair<std::string, std::string>> metadata;
   CollectorOptions collector;
-  bool null_sink = false;   // benchmarks: records are drained and discarded
-  bool follow_fork = true;  // children of fork() record into their own database
+  bool null_sink = false;     // benchmarks: records are drained and discarded
+  bool follow_fork = true;    // children of fork() record into their own database
   bool guid_per_row = false;  // the guid column stored in every row (rocpd/schema/tables.sql)
   // What each capture backend collects: typed, validated at start (one line naming the bad
   // option), handed to every backend through capture/context.hpp.

@@ -92,12 +92,12 @@ bool Writer::open(const std::string& path, const std::string& guid, const std::s
             "PRAGMA wal_autocheckpoint=65536;",
             error))
     return false;
-  const std::string guid_column = guid_per_row_ ? "DEFAULT '{{guid}}'"
-                                                : "GENERATED ALWAYS AS ('{{guid}}') VIRTUAL";
-  const std::string tables = replace_all(
-      replace_all(replace_all(schema::kTablesSql, "{{guid_column}}", guid_column), "{{uuid}}",
-                  suffix),
-      "{{guid}}", guid);
+  const std::string guid_column =
+      guid_per_row_ ? "DEFAULT '{{guid}}'" : "GENERATED ALWAYS AS ('{{guid}}') VIRTUAL";
+  const std::string tables =
+      replace_all(replace_all(replace_all(schema::kTablesSql, "{{guid_column}}", guid_column),
+                              "{{uuid}}", suffix),
+                  "{{guid}}", guid);
   const std::string table_views =
       replace_all(replace_all(schema::kTableViewsSql, "{{uuid}}", suffix), "{{guid}}", guid);
   if (!exec("BEGIN;", error) || !exec(tables, error) || !exec(table_views, error) ||

@@ -168,7 +168,7 @@ class Writer {
   bool in_txn_ = false;
   bool failed_ = false;  // a statement did not prepare (schema and writer disagree)
   bool guid_per_row_ = false;
-  bool quiet_ = false;   // no per-row error lines once the output has failed
+  bool quiet_ = false;  // no per-row error lines once the output has failed
   // After a storage failure nothing more is inserted; what was committed stays valid.
   std::string failure_;
   uint64_t txn_records_ = 0;  // records in the open transaction
