@@ -25,7 +25,7 @@ from multiprocessing import Pool
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-BYTES_PER_ROW = 180  # a kernel row on disk (dispatch + its event row + index), measured
+BYTES_PER_ROW = 110  # a kernel row on disk (dispatch + its event row + index; guid generated), measured
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), p) for p in ("python", "")]
     + [os.environ.get("PYTHONPATH", "")])}
@@ -165,6 +165,7 @@ def main():
     ap.add_argument("--workers", default="1,2,4", help="worker processes of the loopback runs")
     ap.add_argument("--memory", default="16,64,256", help="database counts of the memory runs")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--build-only", action="store_true", help="write the databases and stop")
     ap.add_argument("--record", action="store_true", help="append the figures to RESULTS.md")
     ap.add_argument("--child")
     ap.add_argument("--paths")
@@ -180,6 +181,8 @@ def main():
 
     cores = len(os.sched_getaffinity(0))
     paths = build_all(args.dir, args.dbs, args.rows)
+    if args.build_only:
+        return
     size = sum(os.path.getsize(p) for p in paths)
     avail = _mem_available()
     cache = "warm page cache" if size < 0.6 * avail else \

@@ -20,6 +20,7 @@ class Options:
     memory_copy_trace: bool = False
     memory_allocation_trace: bool = False
     runtime_trace: bool = False
+    runtime_trace_all: bool = False    # also cudaGetDevice & co. (left out by default)
     hip_trace: bool = False            # AMD: HIP runtime API calls (--hip-trace)
     hsa_trace: bool = False            # AMD: HSA API calls (--hsa-trace)
     kernel_include_regex: str | None = None

@@ -138,6 +138,37 @@ bool wanted(const char* name, int level) {
 
 uint64_t CUPTIAPI boottime_ns() { return now_ns(); }
 
+// Runtime calls that PyTorch makes many times per kernel and that only read or set state:
+// torch.profiler drops their records after CUPTI made them; CUPTI 12.6+ can leave them out
+// at the source (cuptiActivityEnableRuntimeApi), so they cost nothing. Returns what the
+// database's metadata says was left out.
+std::string leave_out_queries() {
+  const auto enable = g_api->activity_enable_runtime_api;
+  if (enable == nullptr)
+    return g_settings.runtime_queries ? "none (--runtime-trace-all)"
+                                      : "none (this CUPTI has no cuptiActivityEnableRuntimeApi)";
+  static const struct {
+    CUpti_CallbackId id;
+    const char* name;
+  } kQueries[] = {
+      {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice"},
+      {CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020, "cudaSetDevice"},
+      {CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, "cudaGetLastError"},
+      {CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020, "cudaPeekAtLastError"},
+      {CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020, "cudaEventCreate"},
+      {CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020, "cudaEventCreateWithFlags"},
+      {CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020, "cudaEventDestroy"},
+  };
+  // The switch outlives the session inside CUPTI: set every time, both ways.
+  const uint8_t on = g_settings.runtime_queries ? 1 : 0;
+  std::string out;
+  for (const auto& q : kQueries)
+    if (enable(q.id, on) == CUPTI_SUCCESS && !on)
+      out += (out.empty() ? "" : ",") + std::string(q.name);
+  if (on) return "none (--runtime-trace-all)";
+  return out.empty() ? "none (cuptiActivityEnableRuntimeApi refused every call)" : out;
+}
+
 void poll_loop() {
   // Pause/resume are plain stores in the ROCTx path; the poller turns them into intervals at
   // 1 ms resolution for records that have no ENTER callback (API records).
@@ -184,6 +215,7 @@ bool compile_settings(const CuptiSettings& in, std::string* why) {
   s.callbacks = cb == "none" ? 0 : cb == "launch" ? 1 : 2;
   s.timestamp = in.timestamp;
   s.process = in.process;
+  s.runtime_queries = in.runtime_queries;
   s.truncate = in.truncate;
   s.mangled = in.mangled;
   if (g_settings.has_include) regfree(&g_settings.include);
@@ -292,6 +324,7 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettin
   std::string kinds;
   for (CUpti_ActivityKind k : g_enabled)
     if ((r = a.cuptiActivityEnable(k)) != CUPTI_SUCCESS) warn("activity enable", r);
+  if (s.runtime) c.info(MetadataInfo{"rocprof.cupti.runtime_api_left_out", leave_out_queries()});
   // ENTER callbacks only where GPU work starts or is waited for.
   const struct {
     CUpti_CallbackDomain d;

@@ -56,6 +56,7 @@ struct Settings {
   // Measurement knobs (benchmarks/gpu_b2_b5.py): the CLOCK_BOOTTIME timestamp callback, and
   // turning buffers into records. Off only to find where tracing time goes.
   bool timestamp = true, process = true;
+  bool runtime_queries = false;  // CuptiSettings::runtime_queries
   // POSIX regex, not std::regex: std::regex instantiates libstdc++ locale facets as
   // STB_GNU_UNIQUE symbols that bind process-wide and crashed PyTorch's import (H200).
   bool has_include = false, has_exclude = false;

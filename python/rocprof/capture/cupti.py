@@ -58,6 +58,7 @@ def configure(options: Options, settings) -> list[str]:
     c.copies = options.memory_copy_trace
     c.allocations = options.memory_allocation_trace
     c.runtime_api = c.driver_api = c.sync = options.runtime_trace
+    c.runtime_queries = options.runtime_trace_all
     # ENTER callbacks on launches/copies/sets only (thread, ROCTx range and call site of each
     # GPU operation) unless synchronisation or allocation records need their thread too.
     c.callbacks = "all" if options.runtime_trace or options.memory_allocation_trace else "launch"

@@ -69,6 +69,11 @@ def add_parser(p) -> None:
     v3.add_bool(tr, "--memory-allocation-trace", help="GPU allocations and frees")
     v3.add_bool(tr, "-r", "--runtime-trace", help="GPU runtime and driver API calls and "
                 "synchronisations (costly: every CUDA call becomes a record)")
+    v3.add_bool(tr, "--runtime-trace-all", help="with --runtime-trace/--sys-trace, also the "
+                "frequent state queries left out by default, as torch.profiler drops them "
+                "(cudaGetDevice, cudaSetDevice, cudaGetLastError, cudaPeekAtLastError, "
+                "cudaEventCreate[WithFlags], cudaEventDestroy; metadata "
+                "rocprof.cupti.runtime_api_left_out lists them)")
     v3.add_bool(tr, "--hip-trace", help="AMD: HIP runtime API calls, each tied to its GPU work "
                 "by correlation id")
     v3.add_bool(tr, "--hsa-trace", help="AMD: HSA API calls (every call: costly)")
@@ -164,7 +169,7 @@ _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-
 # rocprofv3 flags that take an optional BOOL after them (`--sys-trace false`).
 _BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
           "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace", "--hip-trace", "--hsa-trace",
-          "--selected-regions", "-T", "--truncate-kernels", "-M", "--mangled-kernels",
+          "--runtime-trace-all", "--selected-regions", "-T", "--truncate-kernels", "-M", "--mangled-kernels",
           "--native-stacks", "--kernel-rename", "--sol"}
 
 
@@ -233,6 +238,7 @@ def options_from(args) -> Options:
     o.memory_copy_trace = args.memory_copy_trace
     o.memory_allocation_trace = args.memory_allocation_trace
     o.runtime_trace = args.runtime_trace
+    o.runtime_trace_all = args.runtime_trace_all
     o.hip_trace = args.hip_trace
     o.hsa_trace = args.hsa_trace
     if args.sys_trace:
