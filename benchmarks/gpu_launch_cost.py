@@ -58,8 +58,8 @@ LADDER = [
     ("+callbacks", [], _OFF + ",kernels=1,copies=1,callbacks=launch"),
     ("+roctx", [], _OFF + ",kernels=1,copies=1,callbacks=launch,region=1"),
     ("default", [], None),
-    ("sys-trace", ["--sys-trace"], None),
-    ("sys-trace-all", ["--sys-trace", "--runtime-trace-all"], None),
+    ("sys-trace", ["--sys-trace=true"], None),
+    ("sys-trace-all", ["--sys-trace=true", "--runtime-trace-all=true"], None),
 ]
 RECORD_TABLES = ("kernel_dispatch", "memory_copy", "memory_allocate", "region", "sample")
 
