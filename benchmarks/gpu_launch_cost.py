@@ -157,7 +157,7 @@ def child(out_path, launches, steps, workloads, keep_dir):
             recs = records_in(s.path)
             res[name][label] = {"wall": wall, "other_cpu": other, "records": recs,
                                 "bytes": os.path.getsize(s.path)}
-            if keep_dir and label in ("default", "sys-trace"):
+            if keep_dir and label in ("default", "sys-trace", "sys-trace-all"):
                 shutil.copy(s.path, os.path.join(keep_dir, f"{name}_{label}.db"))
             os.unlink(s.path)
     os.environ.pop("ROCPROF_CUPTI_OPTIONS", None)
@@ -209,6 +209,26 @@ def main():
         with open(a.json, "w") as fh:
             json.dump(rounds, fh)
     report(rounds, workloads)
+    if a.keep:
+        for name in workloads:
+            for label in ("sys-trace", "sys-trace-all"):
+                api_mix(os.path.join(a.keep, f"{name}_{label}.db"), name, label)
+
+
+def api_mix(db, name, label):
+    """What the API records of a traced run are: per category and name, calls per kernel."""
+    if not os.path.exists(db):
+        return
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    (kernels,) = con.execute("SELECT count(*) FROM kernels").fetchone()
+    rows = con.execute("SELECT category, name, count(*), sum(duration) FROM regions "
+                       "GROUP BY category, name ORDER BY 3 DESC LIMIT 15").fetchall()
+    con.close()
+    print(f"\n{name} {label}: API records per kernel ({kernels} kernels), top 15")
+    print("| category | name | per kernel | mean ns |")
+    print("|---|---|---|---|")
+    for cat, n, c, d in rows:
+        print(f"| {cat} | {n} | {c / max(kernels, 1):.2f} | {d / c:.0f} |")
 
 
 def report(rounds, workloads):
