@@ -24,9 +24,10 @@ struct CuptiSettings {
   // Measurement knobs (benchmarks/gpu_b2_b5.py, ROCPROF_CUPTI_OPTIONS): the CLOCK_BOOTTIME
   // timestamp callback and turning buffers into records; off only to find where time goes.
   bool timestamp = true, process = true;
-  // Runtime-API activity of the frequent state queries (cudaGetDevice/SetDevice/GetLastError,
-  // event create/destroy): off leaves them out at the source, as torch.profiler drops them
-  // (PyTorch calls cudaGetDevice ~13 times per kernel). --runtime-trace-all turns it on.
+  // API activity of the frequent state queries (cudaGetDevice/GetLastError, event
+  // create/destroy, and driver calls made inside the runtime and CUPTI such as
+  // cuDevicePrimaryCtxGetState): off leaves them out at the source (cupti_backend.cpp lists
+  // them). --runtime-trace-all turns it on.
   bool runtime_queries = false;
   uint32_t flush_ms = 250;         // CUPTI's periodic flush
   uint32_t buffer_mb = 4;          // per activity buffer (Kineto uses 4 MB)

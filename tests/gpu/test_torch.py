@@ -106,14 +106,17 @@ def test_runtime_queries_left_out_unless_asked(tmp_path, runs):
     """--sys-trace leaves cudaGetDevice & co. out at the source (as torch.profiler drops them);
     --runtime-trace-all records them. The metadata says which."""
     _, db, _ = runs
-    left = dict(query(db, "SELECT tag, value FROM rocpd_metadata"))["rocprof.cupti.runtime_api_left_out"]
+    left = dict(query(db, "SELECT tag, value FROM rocpd_metadata"))["rocprof.cupti.api_left_out"]
     names = {n for (n,) in query(db, "SELECT DISTINCT name FROM regions WHERE category = 'CUDA_RUNTIME_API'")}
     if left.startswith("none"):
         pytest.skip(f"this CUPTI cannot leave runtime calls out: {left}")
-    assert "cudaGetDevice" in left.split(",")
-    assert not any(n.startswith(("cudaGetDevice", "cudaGetLastError")) for n in names), names
+    assert any(n.startswith("cudaGetDevice") for n in left.split(",")), left
+    queries = ("cudaGetDevice", "cudaGetLastError", "cuDevicePrimaryCtxGetState", "cuKernelGetName")
+    assert not any(n.startswith(queries) for n in names), names
+    drv = {n for (n,) in query(db, "SELECT DISTINCT name FROM regions WHERE category = 'CUDA_DRIVER_API'")}
+    assert not any(n.startswith(queries) for n in drv), drv
     db2, _ = rocprof_run(tmp_path, "--sys-trace", "--runtime-trace-all", str(WORKLOAD), "--steps", "2")
-    left2 = dict(query(db2, "SELECT tag, value FROM rocpd_metadata"))["rocprof.cupti.runtime_api_left_out"]
+    left2 = dict(query(db2, "SELECT tag, value FROM rocpd_metadata"))["rocprof.cupti.api_left_out"]
     assert left2 == "none (--runtime-trace-all)"
     names2 = {n for (n,) in query(db2, "SELECT DISTINCT name FROM regions WHERE category = 'CUDA_RUNTIME_API'")}
     assert any(n.startswith("cudaGetDevice") for n in names2), sorted(names2)

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -138,35 +139,78 @@ bool wanted(const char* name, int level) {
 
 uint64_t CUPTIAPI boottime_ns() { return now_ns(); }
 
-// Runtime calls that PyTorch makes many times per kernel and that only read or set state:
-// torch.profiler drops their records after CUPTI made them; CUPTI 12.6+ can leave them out
-// at the source (cuptiActivityEnableRuntimeApi), so they cost nothing. Returns what the
-// database's metadata says was left out.
+// Calls that only read or set state, made many times per kernel: by PyTorch (cudaGetDevice ~13
+// per kernel of a transformer step), and inside the runtime and CUPTI themselves
+// (cuDevicePrimaryCtxGetState ~4, cuKernelGetName ~1 per launch). torch.profiler drops the
+// first group after CUPTI made them; CUPTI 12.6+ can leave them out at the source
+// (cuptiActivityEnable{Runtime,Driver}Api), so they cost nothing. Matched by name (with or
+// without a _vNNNN suffix) so that the list follows the CUPTI in use.
+constexpr const char* kRuntimeQueries[] = {
+    "cudaGetDevice",   "cudaSetDevice",    "cudaGetLastError",         "cudaPeekAtLastError",
+    "cudaEventCreate", "cudaEventDestroy", "cudaEventCreateWithFlags", "cudaGetErrorString",
+    "cudaGetErrorName"};
+constexpr const char* kDriverQueries[] = {"cuDevicePrimaryCtxGetState",
+                                          "cuKernelGetName",
+                                          "cuKernelGetAttribute",
+                                          "cuFuncGetAttribute",
+                                          "cuFuncGetName",
+                                          "cuCtxGetCurrent",
+                                          "cuCtxSetCurrent",
+                                          "cuCtxGetDevice",
+                                          "cuCtxGetLimit",
+                                          "cuGetErrorString",
+                                          "cuGetErrorName",
+                                          "cuDriverGetVersion",
+                                          "cuDeviceGet",
+                                          "cuDeviceGetCount",
+                                          "cuDeviceGetAttribute",
+                                          "cuGetProcAddress",
+                                          "cuStreamGetCtx",
+                                          "cuPointerGetAttribute"};
+
+bool same_api(const char* name, const char* base) {
+  const size_t n = std::strlen(base);
+  return std::strncmp(name, base, n) == 0 &&
+         (name[n] == '\0' || std::strncmp(name + n, "_v", 2) == 0);
+}
+
+// Sets the queries' activity records off (or back on: the switch outlives a session inside
+// CUPTI) for the API kinds enabled; returns what the database's metadata says was left out.
 std::string leave_out_queries() {
-  const auto enable = g_api->activity_enable_runtime_api;
-  if (enable == nullptr)
-    return g_settings.runtime_queries ? "none (--runtime-trace-all)"
-                                      : "none (this CUPTI has no cuptiActivityEnableRuntimeApi)";
-  static const struct {
-    CUpti_CallbackId id;
-    const char* name;
-  } kQueries[] = {
-      {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice"},
-      {CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020, "cudaSetDevice"},
-      {CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, "cudaGetLastError"},
-      {CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020, "cudaPeekAtLastError"},
-      {CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020, "cudaEventCreate"},
-      {CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020, "cudaEventCreateWithFlags"},
-      {CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020, "cudaEventDestroy"},
-  };
-  // The switch outlives the session inside CUPTI: set every time, both ways.
+  const Api& a = *g_api;
   const uint8_t on = g_settings.runtime_queries ? 1 : 0;
+  const struct {
+    bool kind_on;
+    CUpti_CallbackDomain domain;
+    uint32_t size;
+    CUptiResult(CUPTIAPI* enable)(CUpti_CallbackId, uint8_t);
+    const char* const* names;
+    size_t count;
+  } sets[] = {{g_settings.runtime, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+               a.activity_enable_runtime_api, kRuntimeQueries, std::size(kRuntimeQueries)},
+              {g_settings.driver, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+               a.activity_enable_driver_api, kDriverQueries, std::size(kDriverQueries)}};
   std::string out;
-  for (const auto& q : kQueries)
-    if (enable(q.id, on) == CUPTI_SUCCESS && !on)
-      out += (out.empty() ? "" : ",") + std::string(q.name);
+  bool missing = false;
+  for (const auto& set : sets) {
+    if (!set.kind_on) continue;
+    if (set.enable == nullptr) {
+      missing = true;
+      continue;
+    }
+    for (uint32_t id = 1; id < set.size; ++id) {
+      const char* name = nullptr;
+      if (a.cuptiGetCallbackName(set.domain, id, &name) != CUPTI_SUCCESS || name == nullptr)
+        continue;
+      for (size_t k = 0; k < set.count; ++k)
+        if (same_api(name, set.names[k]) && set.enable(id, on) == CUPTI_SUCCESS && !on)
+          out += (out.empty() ? "" : ",") + std::string(name);
+    }
+  }
   if (on) return "none (--runtime-trace-all)";
-  return out.empty() ? "none (cuptiActivityEnableRuntimeApi refused every call)" : out;
+  if (out.empty())
+    return missing ? "none (this CUPTI cannot leave single API functions out)" : "none";
+  return out;
 }
 
 void poll_loop() {
@@ -324,7 +368,8 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettin
   std::string kinds;
   for (CUpti_ActivityKind k : g_enabled)
     if ((r = a.cuptiActivityEnable(k)) != CUPTI_SUCCESS) warn("activity enable", r);
-  if (s.runtime) c.info(MetadataInfo{"rocprof.cupti.runtime_api_left_out", leave_out_queries()});
+  if (s.runtime || s.driver)
+    c.info(MetadataInfo{"rocprof.cupti.api_left_out", leave_out_queries()});
   // ENTER callbacks only where GPU work starts or is waited for.
   const struct {
     CUpti_CallbackDomain d;

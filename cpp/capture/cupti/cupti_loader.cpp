@@ -33,6 +33,8 @@ bool resolve(void* handle, Api& api, std::string* missing) {
 #undef ROCPROF_CUPTI_FN
   api.activity_enable_runtime_api = reinterpret_cast<decltype(api.activity_enable_runtime_api)>(
       dlsym(handle, "cuptiActivityEnableRuntimeApi"));
+  api.activity_enable_driver_api = reinterpret_cast<decltype(api.activity_enable_driver_api)>(
+      dlsym(handle, "cuptiActivityEnableDriverApi"));
   // Counters are optional (CUPTI before 12.6 has no range profiler): note what is missing.
 #ifndef ROCPROF_CUPTI_COUNTERS
   api.counters_missing = "counter support (this build's CUDA headers predate 12.6)";

@@ -31,9 +31,10 @@ struct Api {
 #include "cupti_functions.inc"
 #undef ROCPROF_CUPTI_FN
   std::string path;  // the library actually opened
-  // Optional (CUPTI 12.6+): per-function switch of runtime-API activity records. Declared by
-  // hand so that older headers build; null when the library lacks it.
+  // Optional (CUPTI 12.6+): per-function switches of runtime/driver-API activity records. Declared
+  // by hand so that older headers build; null when the library lacks it.
   CUptiResult(CUPTIAPI* activity_enable_runtime_api)(CUpti_CallbackId, uint8_t) = nullptr;
+  CUptiResult(CUPTIAPI* activity_enable_driver_api)(CUpti_CallbackId, uint8_t) = nullptr;
   CounterApi counters;
   std::string counters_missing;  // "" when every counter entry point resolved, else the first
 };

@@ -70,10 +70,11 @@ def add_parser(p) -> None:
     v3.add_bool(tr, "-r", "--runtime-trace", help="GPU runtime and driver API calls and "
                 "synchronisations (costly: every CUDA call becomes a record)")
     v3.add_bool(tr, "--runtime-trace-all", help="with --runtime-trace/--sys-trace, also the "
-                "frequent state queries left out by default, as torch.profiler drops them "
-                "(cudaGetDevice, cudaSetDevice, cudaGetLastError, cudaPeekAtLastError, "
-                "cudaEventCreate[WithFlags], cudaEventDestroy; metadata "
-                "rocprof.cupti.runtime_api_left_out lists them)")
+                "state queries left out by default (cudaGetDevice, cudaGetLastError, event "
+                "create/destroy, as torch.profiler drops them; and the driver calls the runtime "
+                "and CUPTI make inside, e.g. cuDevicePrimaryCtxGetState, cuKernelGetName): "
+                "~20 records per kernel of a PyTorch step. Metadata rocprof.cupti.api_left_out "
+                "lists what was left out")
     v3.add_bool(tr, "--hip-trace", help="AMD: HIP runtime API calls, each tied to its GPU work "
                 "by correlation id")
     v3.add_bool(tr, "--hsa-trace", help="AMD: HSA API calls (every call: costly)")
