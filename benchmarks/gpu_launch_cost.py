@@ -61,7 +61,6 @@ LADDER = [
     ("sys-trace", ["--sys-trace=true"], None),
     ("sys-trace-all", ["--sys-trace=true", "--runtime-trace-all=true"], None),
 ]
-COUNTERS = None  # ThreadCounters of the child process
 RECORD_TABLES = ("kernel_dispatch", "memory_copy", "memory_allocate", "region", "sample")
 
 
@@ -83,41 +82,6 @@ def records_in(db: str) -> int:
             n += con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
     con.close()
     return n
-
-
-class ThreadCounters:
-    """User-space cycles and instructions of the calling thread (perf_event_open), which other
-    tenants of the host and clock changes disturb far less than wall time: the breakdown's
-    precise figure. Unavailable (seccomp, perf_event_paranoid 3) -> values None, reason kept."""
-
-    def __init__(self):
-        import ctypes
-        import struct
-
-        self.why = None
-        self.fds = []
-        libc = ctypes.CDLL(None, use_errno=True)
-        for config in (0, 1):  # PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS
-            attr = bytearray(128)
-            # type PERF_TYPE_HARDWARE, size, config; flags: exclude_kernel (bit 5), exclude_hv (6)
-            struct.pack_into("IIQQQQQ", attr, 0, 0, 128, config, 0, 0, 0, (1 << 5) | (1 << 6))
-            buf = (ctypes.c_char * 128).from_buffer(attr)
-            fd = libc.syscall(298, buf, 0, -1, -1, 0)  # perf_event_open(attr, this thread, any cpu)
-            if fd < 0:
-                self.why = f"perf_event_open: {os.strerror(ctypes.get_errno())}"
-                self.close()
-                return
-            self.fds.append(fd)
-
-    def read(self):
-        if not self.fds:
-            return None
-        return [int.from_bytes(os.read(fd, 8), "little") for fd in self.fds]
-
-    def close(self):
-        for fd in self.fds:
-            os.close(fd)
-        self.fds = []
 
 
 class Workload:
@@ -164,69 +128,79 @@ class Workload:
         torch.cuda.synchronize()
         per = max(1, self.units // batches)
         best = float("inf")
-        cyc = ins = None
         t0, p0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
         for _ in range(batches):
-            c0 = COUNTERS.read()
             b0 = time.perf_counter()
             self.run(per)
             torch.cuda.synchronize()
             best = min(best, time.perf_counter() - b0)
-            c1 = COUNTERS.read()
-            if c0 is not None:
-                cyc = min(cyc or float("inf"), c1[0] - c0[0])
-                ins = min(ins or float("inf"), c1[1] - c0[1])
         t1, p1, m1 = time.perf_counter(), time.process_time(), time.thread_time()
-        scale = self.units / per
-        self.last_counts = (cyc * scale if cyc else None, ins * scale if ins else None)
-        return best * scale, t1 - t0, (p1 - p0) - (m1 - m0)
+        return {"best": best * self.units / per, "wall": t1 - t0, "other_cpu": (p1 - p0) - (m1 - m0)}
 
 
-def child(out_path, launches, steps, workloads, keep_dir):
+def hot_path():
+    """Our own parts of the ENTER callback, timed in a tight loop on this CPU (no GPU needed):
+    the launch-site capture at three Python stack depths, and the ROCTx range lookup."""
+    import roctx
+    from rocprof import _core
+
+    def nest(depth, fn):
+        return fn() if depth == 0 else nest(depth - 1, fn)
+
+    _core._launch_sites_start()
+    out = {}
+    try:
+        with roctx.range("hot_path"):
+            for depth in (0, 20, 60):
+                out[depth] = nest(depth, lambda: _core._hot_path_ns(200_000))
+    finally:
+        _core._launch_sites_stop()
+    return out
+
+
+def child(out_path, launches, steps, workloads, keep_dir, inner):
     import torch  # noqa: F401  (first: CUPTI from the PyTorch wheel is the one loaded)
     from rocprof.session import Session
 
-    global COUNTERS
-    COUNTERS = ThreadCounters()
+    hot = hot_path()
     loads = {name: Workload(name, launches, steps) for name in workloads}
-    res = {name: {} for name in workloads}
+    res = {name: {lab: [] for lab, _, _ in LADDER} for name in workloads}
     tmp = tempfile.mkdtemp(prefix="launch_cost_")
-    for label, argv, cupti in LADDER:
-        for name, w in loads.items():
-            if argv is None:
-                best, wall, other = w.timed()
-                res[name][label] = {"best": best, "wall": wall, "other_cpu": other,
-                                    "cycles": w.last_counts[0], "instructions": w.last_counts[1]}
-                continue
-            if cupti is not None:
-                os.environ["ROCPROF_CUPTI_OPTIONS"] = cupti
-            else:
-                os.environ.pop("ROCPROF_CUPTI_OPTIONS", None)
-            opts = options_for(argv)
-            opts.output_dir, opts.output_file = tmp, f"{name}_{label.strip('+')}"
-            s = Session(opts)
-            s.start()
-            best, wall, other = w.timed()
-            s.stop()
-            recs = records_in(s.path)
-            res[name][label] = {"best": best, "wall": wall, "other_cpu": other, "records": recs,
-                                "cycles": w.last_counts[0], "instructions": w.last_counts[1],
-                                "bytes": os.path.getsize(s.path)}
-            if keep_dir and label in ("default", "sys-trace", "sys-trace-all"):
-                shutil.copy(s.path, os.path.join(keep_dir, f"{name}_{label}.db"))
-            os.unlink(s.path)
+    for i in range(inner):  # the ladder forwards, then backwards: a drift cancels out
+        for label, argv, cupti in (LADDER if i % 2 == 0 else LADDER[::-1]):
+            for name, w in loads.items():
+                if argv is None:
+                    res[name][label].append(w.timed())
+                    continue
+                if cupti is not None:
+                    os.environ["ROCPROF_CUPTI_OPTIONS"] = cupti
+                else:
+                    os.environ.pop("ROCPROF_CUPTI_OPTIONS", None)
+                opts = options_for(argv)
+                opts.output_dir, opts.output_file = tmp, f"{name}_{label.strip('+')}"
+                s = Session(opts)
+                s.start()
+                m = w.timed()
+                s.stop()
+                m.update(records=records_in(s.path), bytes=os.path.getsize(s.path))
+                res[name][label].append(m)
+                if keep_dir and label in ("default", "sys-trace", "sys-trace-all"):
+                    shutil.copy(s.path, os.path.join(keep_dir, f"{name}_{label}.db"))
+                os.unlink(s.path)
     os.environ.pop("ROCPROF_CUPTI_OPTIONS", None)
     from torch.profiler import ProfilerActivity, profile
 
+    # torch.profiler last (it keeps CUPTI once used), alternated with plain runs of its own.
     for name, w in loads.items():
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
-            best, wall, other = w.timed()
-        res[name]["torch.profiler"] = {"best": best, "wall": wall, "other_cpu": other,
-                                       "cycles": w.last_counts[0], "instructions": w.last_counts[1]}
-        # Kernels per unit: the "+records" session recorded kernel dispatches only.
-        res[name]["_kernels_per_unit"] = res[name]["+records"]["records"] / w.units
+        res[name]["plain/tp"], res[name]["torch.profiler"] = [], []
+        for _ in range(max(2, inner // 2)):
+            res[name]["plain/tp"].append(w.timed())
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+                res[name]["torch.profiler"].append(w.timed())
+        # Kernels per unit: the "+records" sessions recorded kernel dispatches only.
+        res[name]["_kernels_per_unit"] = res[name]["+records"][0]["records"] / w.units
         res[name]["_units"] = w.units
-    res["_counters"] = COUNTERS.why or "user-space cycles and instructions of the launching thread"
+    res["_hot_path"] = hot
     shutil.rmtree(tmp, ignore_errors=True)
     with open(out_path, "w") as fh:
         json.dump(res, fh)
@@ -234,7 +208,8 @@ def child(out_path, launches, steps, workloads, keep_dir):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=2, help="processes")
+    ap.add_argument("--inner", type=int, default=5, help="ladder rounds per process")
     ap.add_argument("--launches", type=int, default=4000)
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--workloads", default="launch,transformer,cnn")
@@ -245,7 +220,7 @@ def main():
     a = ap.parse_args()
     workloads = a.workloads.split(",")
     if a.child:
-        child(a.child, a.launches, a.steps, workloads, a.keep)
+        child(a.child, a.launches, a.steps, workloads, a.keep, a.inner)
         return
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
@@ -255,7 +230,7 @@ def main():
         for r in range(a.rounds):
             out = os.path.join(tmp, f"r{r}.json")
             cmd = [sys.executable, __file__, "--child", out, "--launches", str(a.launches),
-                   "--steps", str(a.steps), "--workloads", a.workloads]
+                   "--steps", str(a.steps), "--workloads", a.workloads, "--inner", str(a.inner)]
             if a.keep and r == a.rounds - 1:
                 cmd += ["--keep", a.keep]
             subprocess.run(cmd, check=True, env=env)
@@ -291,76 +266,61 @@ def api_mix(db, name, label):
 KEY = "best"  # "wall": the whole stretch instead of its fastest batch
 
 
-def _added(res, lab):
-    return res[lab][KEY] - res["plain"][KEY]
+def _deltas(rounds, name, lab, base="plain"):
+    """us added per kernel, one per ladder round of every process, each against the plain run
+    of the same ladder round."""
+    out = []
+    for r in rounds:
+        kernels = r[name]["_kernels_per_unit"] * r[name]["_units"]
+        out += [1e6 * (m[KEY] - p[KEY]) / kernels for m, p in zip(r[name][lab], r[name][base], strict=True)]
+    return out
+
+
+def _q(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 4], statistics.median(xs), xs[(3 * len(xs)) // 4]
 
 
 def report(rounds, workloads):
-    labels = [lab for lab, _, _ in LADDER] + ["torch.profiler"]
+    labels = [lab for lab, _, _ in LADDER]
+    hot = rounds[0]["_hot_path"]
+    print("\nOur own ENTER-callback work, timed in a loop on this CPU (ns per launch): launch-site "
+          "capture at Python stack depth " + ", ".join(f"{d}: {v['launch_site_ns']:.0f}" for d, v in hot.items())
+          + f"; ROCTx range lookup {hot['0']['roctx_range_ns']:.1f}")
     for name in workloads:
         kpu = statistics.median(r[name]["_kernels_per_unit"] for r in rounds)
         units = rounds[0][name]["_units"]
-        kernels = kpu * units
-        print(f"\n{name}: {units} {'launches' if name == 'launch' else 'steps'}, "
-              f"{kpu:.1f} kernels per {'launch' if name == 'launch' else 'step'}; "
-              f"median of {len(rounds)} rounds (min-max) of the fastest of 8 batches, each against "
-              f"its own round's plain run")
+        n = sum(len(r[name]["plain"]) for r in rounds)
+        unit = "launch" if name == "launch" else "step"
+        print(f"\n{name}: {units} {unit}{'es' if unit == 'launch' else 's'} per measurement, {kpu:.1f} kernels per {unit}; {n} ladder "
+              f"rounds ({len(rounds)} processes): median (quartiles) of the fastest of 8 batches, "
+              f"each against the plain run of its own round")
         print("| variant | us/kernel added | step of the ladder | other threads' CPU us/kernel "
               "| records/kernel | B/record |")
         print("|---|---|---|---|---|---|")
-        prev = None
-        for lab in labels:
-            added = [1e6 * (r[name][lab][KEY] - r[name]["plain"][KEY]) / kernels for r in rounds]
-            other = [1e6 * r[name][lab]["other_cpu"] / kernels for r in rounds]
-            med = statistics.median(added)
-            step = "" if prev is None or lab.startswith(("sys-trace", "torch")) else f"{med - prev:+.2f}"
-            recs = [r[name][lab].get("records") for r in rounds]
+        plain = statistics.median(1e6 * m[KEY] / (r[name]["_kernels_per_unit"] * r[name]["_units"])
+                                  for r in rounds for m in r[name]["plain"])
+        print(f"| plain | ({plain:.2f} us/kernel in all) | | | | |")
+        prev = 0.0
+        meds = {}
+        for lab in labels[1:] + ["torch.profiler"]:
+            d = _deltas(rounds, name, lab, "plain/tp" if lab == "torch.profiler" else "plain")
+            lo, med, hi = _q(d)
+            meds[lab] = med
+            ladder = not lab.startswith(("sys-trace", "torch"))
+            ms = [m for r in rounds for m in r[name][lab]]
+            other = statistics.median(1e6 * m["other_cpu"] / (kpu * units) for m in ms)
             rec_s = bpr = ""
-            if recs[0] is not None:
-                rec_s = f"{statistics.median(recs) / kernels:.2f}"
-                bpr = f"{statistics.median(r[name][lab]['bytes'] / max(r[name][lab]['records'], 1) for r in rounds):.0f}"
-            if lab == "plain":
-                wall = statistics.median(1e6 * r[name]["plain"][KEY] / kernels for r in rounds)
-                print(f"| plain | ({wall:.2f} us/kernel in all) | | "
-                      f"{statistics.median(other):.2f} | | |")
-            else:
-                print(f"| {lab} | {med:+.2f} ({min(added):+.2f} to {max(added):+.2f}) | {step} | "
-                      f"{statistics.median(other):.2f} | {rec_s} | {bpr} |")
-            if not lab.startswith(("plain", "sys-trace", "torch")):
+            if "records" in ms[0]:
+                rec_s = f"{statistics.median(m['records'] for m in ms) / (kpu * units):.2f}"
+                bpr = f"{statistics.median(m['bytes'] / max(m['records'], 1) for m in ms):.0f}"
+            print(f"| {lab} | {med:+.2f} ({lo:+.2f} to {hi:+.2f}) | {f'{med - prev:+.2f}' if ladder else ''} "
+                  f"| {other:.2f} | {rec_s} | {bpr} |")
+            if ladder:
                 prev = med
-            elif lab == "plain":
-                prev = 0.0
-        floor = statistics.median(1e6 * _added(r[name], "+records") / kernels for r in rounds)
-        dflt = statistics.median(1e6 * _added(r[name], "default") / kernels for r in rounds)
-        sys_ = statistics.median(_added(r[name], "sys-trace") / max(_added(r[name], "torch.profiler"), 1e-9)
-                                 for r in rounds)
-        print(f"default above the floor (+records): {dflt - floor:+.2f} us/kernel (goal <= 0.5); "
-              f"sys-trace added / torch.profiler added: {sys_:.2f} (goal <= 0.33)")
-        counted(rounds, name, labels, kernels)
-
-
-def counted(rounds, name, labels, kernels):
-    """The same ladder in user-space cycles and instructions of the launching (main) thread."""
-    if any(r[name]["plain"].get("cycles") is None for r in rounds):
-        print(f"(no thread counters: {rounds[0].get('_counters')})")
-        return
-    # The main thread's clock during plain batches, to show cycles as microseconds.
-    ghz = statistics.median(r[name]["plain"]["cycles"] / r[name]["plain"]["best"] / 1e9 for r in rounds)
-    print(f"\n{name}, launching thread only (user-space perf counters, fastest batch; "
-          f"{ghz:.2f} GHz while plain){' - backward kernels launch on autograd threads, not counted' if name != 'launch' else ''}")
-    print("| variant | cycles/kernel added | as us | step of the ladder (us) | instructions/kernel added |")
-    print("|---|---|---|---|---|")
-    prev = 0.0
-    for lab in labels[1:]:
-        cyc = statistics.median((r[name][lab]["cycles"] - r[name]["plain"]["cycles"]) / kernels for r in rounds)
-        ins = statistics.median((r[name][lab]["instructions"] - r[name]["plain"]["instructions"]) / kernels
-                                for r in rounds)
-        us = cyc / ghz / 1e3
-        ladder = not lab.startswith(("sys-trace", "torch"))
-        print(f"| {lab} | {cyc:+.0f} | {us:+.2f} | {f'{us - prev:+.2f}' if ladder else ''} | {ins:+.0f} |")
-        if ladder:
-            prev = us
-
+        print(f"default above the floor (+records): {meds['default'] - meds['+records']:+.2f} us/kernel "
+              f"(goal <= 0.5); sys-trace added / torch.profiler added: "
+              f"{meds['sys-trace'] / max(meds['torch.profiler'], 1e-9):.2f} (goal <= 0.33)")
 
 if __name__ == "__main__":
     main()

@@ -8,11 +8,13 @@
 #include "bindings/registry.hpp"
 
 #ifdef ROCPROF_HAVE_CUPTI
+#include <chrono>
 #include <string>
 #include <thread>
 
 #include "capture/cupti/callsite_python.hpp"
 #include "capture/context.hpp"
+#include "capture/markers/markers.hpp"
 #include "capture/python/launch_sites.hpp"
 #include "session/session.hpp"
 
@@ -81,6 +83,35 @@ void bind(py::module_& m) {
       },
       "internal (tests): the key a launch on a thread with no Python frames gets");
   m.def("_launch_site_borrowed_uses", &ls::borrowed_uses, "launches that took a lent site");
+  // benchmarks/gpu_launch_cost.py: the two parts of the ENTER callback that are ours and can
+  // be timed without a GPU, on the caller's own stack and ROCTx state, GIL released as in a
+  // PyTorch launch. Wall time is too noisy on shared hosts to see a few hundred ns per launch.
+  m.def(
+      "_hot_path_ns",
+      [](uint64_t n) {
+        using clock = std::chrono::steady_clock;
+        uint64_t sink = 0;
+        double capture_ns = 0, range_ns = 0;
+        {
+          py::gil_scoped_release nogil;
+          uint32_t id = 0;
+          auto t0 = clock::now();
+          for (uint64_t i = 0; i < n; ++i) sink += ls::capture(&id) + id;
+          auto t1 = clock::now();
+          uint64_t corr = 0;
+          for (uint64_t i = 0; i < n; ++i) sink += rocprof::markers::current_range(&corr) + corr;
+          auto t2 = clock::now();
+          capture_ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
+          range_ns = std::chrono::duration<double, std::nano>(t2 - t1).count() / n;
+        }
+        py::dict d;
+        d["launch_site_ns"] = capture_ns;
+        d["roctx_range_ns"] = range_ns;
+        d["checksum"] = sink;  // keeps the loops from being optimised away
+        return d;
+      },
+      py::arg("n"),
+      "internal (benchmarks): ns per launch-site capture and per ROCTx range lookup here");
   m.def(
       "_launch_sites_start",
       [] {
