@@ -27,7 +27,8 @@ workload and variant: the median over rounds of the time added per kernel over t
 plain run (in us), of the CPU time of threads other than the launching one (drain, CUPTI's
 and the resolver's threads) per kernel, and records and bytes on disk per record.
 
-  python3 benchmarks/gpu_launch_cost.py [--rounds 5] [--launches 4000] [--steps 30]
+  python3 benchmarks/gpu_launch_cost.py [--rounds 2] [--inner 6] [--launches 20000] [--steps 40]
+      [--keep DIR] [--json FILE]; --report FILE [--figure wall] prints the tables of a --json file
 """
 
 from __future__ import annotations
@@ -216,9 +217,19 @@ def main():
     ap.add_argument("--keep", default=None, help="folder for the last round's default and "
                     "sys-trace databases (for benchmarks/gpu_b5_bytes.py)")
     ap.add_argument("--json", default=None, help="write the per-round figures here")
+    ap.add_argument("--report", default=None, metavar="JSON",
+                    help="only print the tables of an earlier --json file")
+    ap.add_argument("--figure", choices=("best", "wall"), default="best",
+                    help="best: the fastest of 8 batches per measurement; wall: the whole stretch")
     ap.add_argument("--child", default=None)
     a = ap.parse_args()
+    global KEY
+    KEY = a.figure
     workloads = a.workloads.split(",")
+    if a.report:
+        with open(a.report) as fh:
+            report(json.load(fh), workloads)
+        return
     if a.child:
         child(a.child, a.launches, a.steps, workloads, a.keep, a.inner)
         return
@@ -293,7 +304,8 @@ def report(rounds, workloads):
         n = sum(len(r[name]["plain"]) for r in rounds)
         unit = "launch" if name == "launch" else "step"
         print(f"\n{name}: {units} {unit}{'es' if unit == 'launch' else 's'} per measurement, {kpu:.1f} kernels per {unit}; {n} ladder "
-              f"rounds ({len(rounds)} processes): median (quartiles) of the fastest of 8 batches, "
+              f"rounds ({len(rounds)} processes): median (quartiles) of "
+              f"{'the fastest of 8 batches' if KEY == 'best' else 'the whole stretch'} per measurement, "
               f"each against the plain run of its own round")
         print("| variant | us/kernel added | step of the ladder | other threads' CPU us/kernel "
               "| records/kernel | B/record |")
