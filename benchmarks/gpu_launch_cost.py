@@ -46,7 +46,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "python"), str(ROOT), str(ROOT / "tests/gpu/workloads")]
+sys.path[:0] = [str(ROOT / "python"), str(ROOT), str(ROOT / "tests/gpu/workloads"),
+                str(ROOT / "benchmarks")]
 
 _OFF = ("kernels=0,copies=0,allocations=0,runtime_api=0,driver_api=0,sync=0,callbacks=none,"
         "launch_sites=0,region=0")
@@ -217,6 +218,10 @@ def main():
     ap.add_argument("--keep", default=None, help="folder for the last round's default and "
                     "sys-trace databases (for benchmarks/gpu_b5_bytes.py)")
     ap.add_argument("--json", default=None, help="write the per-round figures here")
+    ap.add_argument("--b5", default=None, metavar="DIR",
+                    help="also B5 in DIR: `rocprof run` (default, --sys-trace) of the cnn for 200 "
+                         "steps and the transformer for 100, bytes per record and per table "
+                         "(benchmarks/gpu_b5_bytes.py) and the share of kernels with a Python line")
     ap.add_argument("--report", default=None, metavar="JSON",
                     help="only print the tables of an earlier --json file")
     ap.add_argument("--figure", choices=("best", "wall"), default="best",
@@ -256,6 +261,33 @@ def main():
         for name in workloads:
             for label in ("sys-trace", "sys-trace-all"):
                 api_mix(os.path.join(a.keep, f"{name}_{label}.db"), name, label)
+    if a.b5:
+        b5(a.b5, env)
+
+
+def b5(folder, env):
+    """B5 on the B2 workloads, in processes of their own as a user runs them."""
+    import gpu_b5_bytes
+
+    from rocpd import _schema
+
+    os.makedirs(folder, exist_ok=True)
+    workload = ROOT / "tests/gpu/workloads/torch_steps.py"
+    for model, steps in (("cnn", 200), ("transformer", 100)):
+        for flags in ([], ["--sys-trace"]):
+            name = f"{model}{'_sys' if flags else ''}"
+            subprocess.run([sys.executable, "-m", "rocprof", "run", "-d", folder, "-o", name, *flags,
+                            str(workload), "--model", model, "--steps", str(steps), "--warmup", "30"],
+                           check=True, env=env, stdout=subprocess.DEVNULL)
+            db = os.path.join(folder, f"{name}_results.db")
+            print(f"\nB5, {model} {steps} steps, {'--sys-trace' if flags else 'default'}:")
+            gpu_b5_bytes.report(db)
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            k, lines = con.execute(
+                f"SELECT count(*), total(COALESCE({_schema.line_info_sql('E')}, '{{}}') != '{{}}') "
+                "FROM rocpd_kernel_dispatch K JOIN rocpd_event E ON E.id = K.event_id").fetchone()
+            con.close()
+            print(f"  kernels with a Python line: {100 * lines / max(k, 1):.1f} % of {k}")
 
 
 def api_mix(db, name, label):
