@@ -433,6 +433,9 @@ void on_stop(CaptureContext& c) {
   if (g_poller) g_poller->join();
   delete g_poller;
   g_poller = nullptr;
+  if (g_settings.callbacks > 0)
+    c.info(
+        MetadataInfo{"rocprof.cupti.unattributed_records", std::to_string(records_unattributed())});
   if (const uint64_t n = counters::replayed_kernel_records())
     c.info(MetadataInfo{"rocprof.counters.replayed_kernel_records", std::to_string(n)});
   counters::end_dedupe();

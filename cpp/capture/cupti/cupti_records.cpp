@@ -300,6 +300,10 @@ const char* sync_name(uint32_t type) {
   }
 }
 
+// GPU records whose launch the ENTER callback did not see (or whose slot a newer launch took
+// before the record arrived): they carry no thread, range or line. Counted, never silent.
+std::atomic<uint64_t> g_unattributed{0};
+
 struct Launch {
   uint32_t tid = 0, region = 0, callsite = 0;
   uint64_t range_corr = 0;
@@ -312,7 +316,11 @@ Launch launch_of(uint32_t corr, uint64_t start) {
   l.known = launch_info(corr, &l.tid, &l.region, &l.callsite, &l.paused, &key, &l.range_corr);
   // Launched from Python with a chain first seen then: its names/lines are resolved now.
   if (l.known && l.callsite == 0 && key != 0 && !l.paused) l.callsite = resolve_site(key);
-  if (!l.known) l.paused = paused_at(start);
+  if (!l.known) {
+    l.paused = paused_at(start);
+    if (g_settings.callbacks > 0 && !l.paused)
+      g_unattributed.fetch_add(1, std::memory_order_relaxed);
+  }
   return l;
 }
 
@@ -519,8 +527,11 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   if (buffer != nullptr) give_buffer(buffer);
 }
 
+uint64_t records_unattributed() { return g_unattributed.load(std::memory_order_relaxed); }
+
 void records_reset(CaptureContext* c) {
   std::lock_guard<std::mutex> g(g_mu);
+  g_unattributed.store(0, std::memory_order_relaxed);
   g_collector.store(c, std::memory_order_release);
   g_streams.clear();
   g_devices.clear();

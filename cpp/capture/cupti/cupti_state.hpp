@@ -82,5 +82,7 @@ void records_reset(CaptureContext* c);  // a new session: forget streams/symbols
 // CUPTI-to-record mapping (tests feed it records built from the real header structs).
 void map_activity(CaptureContext& c, const CUpti_Activity* rec);
 void records_free_pool();
+// Kernel/copy records of this session that found no launch information (cupti_records.cpp).
+uint64_t records_unattributed();
 
 }  // namespace rocprof::cupti
