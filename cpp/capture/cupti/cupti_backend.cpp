@@ -216,11 +216,25 @@ std::string leave_out_queries() {
 void poll_loop() {
   // Pause/resume are plain stores in the ROCTx path; the poller turns them into intervals at
   // 1 ms resolution for records that have no ENTER callback (API records).
+  // It also delivers buffers every flush_ms: CUPTI's own periodic flush returns only *full*
+  // buffers (cupti_activity.h), so a partly filled 4 MB buffer could wait seconds, while each
+  // record's launch information lives in a slot that newer launches reuse (kLaunchSlots
+  // correlation ids later: ~0.7 s of a --sys-trace PyTorch step, where every API call takes an
+  // id). A default flush (flag 0) returns every buffer whose records are complete.
   bool was_paused = false;
   bool interval_open = false;  // only a pause that got a slot is closed by its resume
+  auto next_flush = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lk(g_poll_mu);
   while (!g_poll_stop) {
     g_poll_cv.wait_for(lk, std::chrono::milliseconds(2));
+    if (g_settings.flush_ms > 0 && std::chrono::steady_clock::now() >= next_flush) {
+      next_flush =
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(g_settings.flush_ms);
+      lk.unlock();  // buffer_completed runs on this thread, inside the flush
+      g_api->cuptiActivityFlushAll(0);
+      lk.lock();
+      if (g_poll_stop) break;
+    }
     CaptureContext* ctx = g_ctx.load(std::memory_order_acquire);
     const bool p = ctx != nullptr && ctx->paused();
     const int n = g_pause_count.load(std::memory_order_relaxed);
@@ -433,9 +447,16 @@ void on_stop(CaptureContext& c) {
   if (g_poller) g_poller->join();
   delete g_poller;
   g_poller = nullptr;
-  if (g_settings.callbacks > 0)
-    c.info(
-        MetadataInfo{"rocprof.cupti.unattributed_records", std::to_string(records_unattributed())});
+  if (g_settings.callbacks > 0) {
+    const uint64_t lost = records_unattributed();
+    c.info(MetadataInfo{"rocprof.cupti.unattributed_records", std::to_string(lost)});
+    if (lost > 0)
+      std::fprintf(stderr,
+                   "rocprof: %llu GPU records came after their launch information was reused: "
+                   "kept, without thread, ROCTx range or Python line "
+                   "(metadata rocprof.cupti.unattributed_records)\n",
+                   static_cast<unsigned long long>(lost));
+  }
   if (const uint64_t n = counters::replayed_kernel_records())
     c.info(MetadataInfo{"rocprof.counters.replayed_kernel_records", std::to_string(n)});
   counters::end_dedupe();
