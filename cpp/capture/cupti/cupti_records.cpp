@@ -310,7 +310,9 @@ struct Launch {
   bool paused = false, known = false;
 };
 
-Launch launch_of(uint32_t corr, uint64_t start) {
+// `launched`: a kernel, copy or set, whose launch always had an ENTER callback (API records
+// mostly have none): only these are counted as unattributed when no slot holds them.
+Launch launch_of(uint32_t corr, uint64_t start, bool launched = false) {
   Launch l;
   uint64_t key = 0;
   l.known = launch_info(corr, &l.tid, &l.region, &l.callsite, &l.paused, &key, &l.range_corr);
@@ -318,7 +320,7 @@ Launch launch_of(uint32_t corr, uint64_t start) {
   if (l.known && l.callsite == 0 && key != 0 && !l.paused) l.callsite = resolve_site(key);
   if (!l.known) {
     l.paused = paused_at(start);
-    if (g_settings.callbacks > 0 && !l.paused)
+    if (launched && g_settings.callbacks > 0 && !l.paused)
       g_unattributed.fetch_add(1, std::memory_order_relaxed);
   }
   return l;
@@ -345,7 +347,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       if (!counters::first_kernel_record(k.correlationId)) return;  // a counter pass's replay
-      const Launch l = launch_of(k.correlationId, k.start);
+      const Launch l = launch_of(k.correlationId, k.start, true);
       if (l.paused) return;
       KernelEntry* e = kernel_entry(c, k);
       if (!e->keep) return;
@@ -377,7 +379,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
-      const Launch l = launch_of(m.correlationId, m.start);
+      const Launch l = launch_of(m.correlationId, m.start, true);
       if (l.paused) return;
       see_device(c, m.deviceId);
       see_stream(c, m.streamId, m.contextId, m.deviceId);
@@ -405,7 +407,7 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
-      const Launch l = launch_of(m.correlationId, m.start);
+      const Launch l = launch_of(m.correlationId, m.start, true);
       if (l.paused) return;
       see_device(c, m.deviceId);
       see_stream(c, m.streamId, m.contextId, m.deviceId);
