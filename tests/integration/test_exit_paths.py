@@ -26,7 +26,14 @@ def _assert_self_contained(db):
 
 
 def _signal_run(tmp_path, how, sig):
-    p = popen_rocprof("run", "-d", tmp_path, "-o", "sig", WORKLOADS / "signal_self.py", how)
+    # A test run started under nohup ignores SIGHUP and children inherit that (rocprof keeps an
+    # inherited SIG_IGN, as nohup means): the claim is about a process whose SIGHUP is not
+    # ignored, so the child is started with the default disposition.
+    previous = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        p = popen_rocprof("run", "-d", tmp_path, "-o", "sig", WORKLOADS / "signal_self.py", how)
+    finally:
+        signal.signal(signal.SIGHUP, previous)
     try:
         assert p.stdout.readline().startswith("ready"), p.stderr.read()
         os.kill(p.pid, sig)
@@ -50,6 +57,29 @@ def test_fatal_signal_flushes_then_dies_of_the_same_signal(tmp_path, sig):
     assert json.loads(row[1]).get("open_at_exit") is True
     meta = dict(con.execute("SELECT tag, value FROM rocpd_metadata"))
     assert meta.get("rocprof.ranges_open_at_exit") == "1"
+
+
+def test_sighup_ignored_by_nohup_stays_ignored(tmp_path):
+    """Started with SIGHUP ignored (nohup), the process keeps running through a hangup, as it
+    would without rocprof; SIGTERM then still flushes it."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        p = popen_rocprof("run", "-d", tmp_path, "-o", "sig", WORKLOADS / "signal_self.py", "plain")
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    try:
+        assert p.stdout.readline().startswith("ready"), p.stderr.read()
+        os.kill(p.pid, signal.SIGHUP)
+        time.sleep(1.0)
+        assert p.poll() is None, "a hangup ignored by nohup ended the process"
+        os.kill(p.pid, signal.SIGTERM)
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == -signal.SIGTERM, p.stderr.read()
+    con = open_db(tmp_path / "sig_results.db")
+    assert con.execute("SELECT count(*) FROM regions WHERE name='r'").fetchone()[0] == 1000
 
 
 def test_programs_own_sigterm_handler_still_runs(tmp_path):
