@@ -157,6 +157,18 @@ class FramesAPI:
     samples = _Higher("frames", "samples")
     threads = _Higher("frames", "threads")
 
+    # Both connections close the same way in a `with` and render the same way in Jupyter.
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _repr_html_(self) -> str:
+        from .html_view import connection_html
+
+        return connection_html(self)
+
 
 class Connection(FramesAPI):
     """Several rocpd databases read as one. Use :func:`rocpd.connect`."""
@@ -290,14 +302,3 @@ class Connection(FramesAPI):
                 except FileNotFoundError:
                     pass
             self._merged = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _repr_html_(self) -> str:
-        from .html_view import connection_html
-
-        return connection_html(self)

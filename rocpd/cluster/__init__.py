@@ -194,17 +194,6 @@ class DaskConnection(FramesAPI):
             cluster.close()
         self.client = self._cluster = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _repr_html_(self) -> str:
-        from ..html_view import connection_html
-
-        return connection_html(self)
-
     def __repr__(self) -> str:
         files = len({p.path for p in self.parts})
         return f"<rocpd DaskConnection: {files} database(s), {len(self.parts)} part(s)>"
