@@ -16,15 +16,6 @@ needs_core = pytest.mark.skipif(not hasattr(_core, "_launch_site_here"),
                                 reason="built without the CUPTI backend")
 
 
-@pytest.fixture()
-def started():
-    from rocprof.capture import cupti
-
-    _core._cupti_set_callsite_prefixes("\n".join(cupti.library_prefixes()))
-    _core._launch_sites_start()
-    yield
-    _core._launch_sites_stop()
-
 
 def _inner():
     return _core._launch_site_here()  # LINE_INNER
@@ -39,7 +30,7 @@ def _line(marker):
 
 
 @needs_core
-def test_gil_released_capture_names_user_frames(started):
+def test_gil_released_capture_names_user_frames(launch_sites_started):
     (key, sid, text), again = [_outer() for _ in range(2)]
     assert key != 0 and sid != 0
     frames = json.loads(text)
@@ -52,7 +43,7 @@ def test_gil_released_capture_names_user_frames(started):
 
 
 @needs_core
-def test_other_thread(started):
+def test_other_thread(launch_sites_started):
     out = []
     t = threading.Thread(target=lambda: out.append(_outer()))
     t.start()

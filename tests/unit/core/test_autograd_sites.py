@@ -9,17 +9,8 @@ from rocprof import _core
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture()
-def started():
-    from rocprof.capture import cupti
 
-    _core._cupti_set_callsite_prefixes("\n".join(cupti.library_prefixes()))
-    _core._launch_sites_start()
-    yield
-    _core._launch_sites_stop()
-
-
-def test_a_native_thread_gets_the_lent_site_only_while_lent(started):
+def test_a_native_thread_gets_the_lent_site_only_while_lent(launch_sites_started):
     assert _core._launch_site_from_native_thread() == 0
     previous = _core._launch_site_lend()
     try:
@@ -30,7 +21,7 @@ def test_a_native_thread_gets_the_lent_site_only_while_lent(started):
     assert _core._launch_site_from_native_thread() == 0
 
 
-def test_backward_lends_its_call_site(started):
+def test_backward_lends_its_call_site(launch_sites_started):
     from rocprof.capture import autograd_sites
 
     autograd_sites.install()  # torch is imported: patched now
