@@ -343,12 +343,7 @@ void collect(ContextState& st) {
     const uint32_t tid = os_tid();
     const uint64_t now = now_ns();
     for (size_t j = 0; j < values.size(); ++j) {
-      Record r;
-      std::memset(&r, 0, sizeof r);
-      r.kind = RecordKind::kPmcValue;
-      r.tid = tid;
-      r.start = r.end = now;
-      r.correlation_id = t_corr;
+      Record r = make_record(RecordKind::kPmcValue, now, now, tid, 0, t_corr);
       r.pmc.pmc_key = st.keys[j];
       r.pmc.agent_id = gpu_agent_id(st.device);
       r.pmc.value = values[j];

@@ -116,15 +116,9 @@ void on_api(uint32_t, uint32_t cid, const void* data, void*) {
   }
   CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   if (c == nullptr) return;
-  Record r;
-  std::memset(&r, 0, sizeof r);
-  r.kind = RecordKind::kRegion;
-  r.tid = os_tid();
-  r.start = f.start;
-  r.end = now_ns();
-  r.category_id = g_category;
+  Record r =
+      make_record(RecordKind::kRegion, f.start, now_ns(), os_tid(), g_category, d->correlation_id);
   r.name_id = cid < kMaxIds ? g_name_ids[cid] : 0;
-  r.correlation_id = d->correlation_id;
   if (g_on.region.load(std::memory_order_relaxed))
     r.region.region_name_id = markers::current_range(&r.region.range_corr);
   c->emit(r);

@@ -176,15 +176,7 @@ void write_symbol(CaptureContext& c, Symbol& s) {
 
 Record base(CaptureContext& c, RecordKind kind, const char* category, uint64_t start, uint64_t end,
             uint32_t tid, uint64_t corr) {
-  Record r;
-  std::memset(&r, 0, sizeof r);
-  r.kind = kind;
-  r.tid = tid;
-  r.start = start;
-  r.end = end;
-  r.category_id = c.intern(category);
-  r.correlation_id = corr;
-  return r;
+  return make_record(kind, start, end, tid, c.intern(category), corr);
 }
 
 const char* copy_name(const Slot& s) {

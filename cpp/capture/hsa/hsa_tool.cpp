@@ -47,15 +47,9 @@ void emit_api(uint32_t index, uint64_t corr, uint64_t start) noexcept {
   const uint64_t end = now_ns();
   CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   if (c == nullptr || c->paused()) return;
-  Record r;
-  std::memset(&r, 0, sizeof r);
-  r.kind = RecordKind::kRegion;
-  r.tid = os_tid();
-  r.start = start;
-  r.end = end;
-  r.category_id = g_category_ids[kEntries[index].table];
+  Record r = make_record(RecordKind::kRegion, start, end, os_tid(),
+                         g_category_ids[kEntries[index].table], corr);
   r.name_id = g_name_ids[index];
-  r.correlation_id = corr;
   if (g_on.region.load(std::memory_order_relaxed))
     r.region.region_name_id = markers::current_range(&r.region.range_corr);
   c->emit(r);

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace rocprof {
@@ -165,5 +166,19 @@ static_assert(sizeof(RegionData) <= 88 && sizeof(KernelData) <= 88 && sizeof(Cop
                   sizeof(AllocData) <= 88 && sizeof(SampleData) <= 88 && sizeof(PmcData) <= 88,
               "payloads fit the slot");
 static_assert(offsetof(Record, raw) == 40, "header is 40 bytes");
+
+// A record with its header set and every payload byte zero (the backends fill the payload).
+inline Record make_record(RecordKind kind, uint64_t start, uint64_t end, uint32_t tid,
+                          uint32_t category_id, uint64_t correlation_id) noexcept {
+  Record r;
+  std::memset(&r, 0, sizeof r);
+  r.kind = kind;
+  r.tid = tid;
+  r.start = start;
+  r.end = end;
+  r.category_id = category_id;
+  r.correlation_id = correlation_id;
+  return r;
+}
 
 }  // namespace rocprof
