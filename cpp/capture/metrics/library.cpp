@@ -8,6 +8,15 @@
 
 namespace rocprof::metrics {
 
+void* Library::symbol(const char* name) const { return dlsym(handle, name); }
+
+bool Library::amd_driver_present(std::string* why) const {
+  if (stand_in || ::access("/dev/kfd", F_OK) == 0 || ::access("/sys/module/amdgpu", F_OK) == 0)
+    return true;
+  *why = "found (" + path + ") but no AMD GPU driver here (/dev/kfd absent)";
+  return false;
+}
+
 bool open_library(const char* test_variable, const std::vector<std::string>& candidates,
                   Library* lib, std::string* why) {
   std::vector<std::string> paths = candidates;

@@ -82,6 +82,15 @@ struct Library {
   void* handle = nullptr;
   std::string path;
   bool stand_in = false;
+
+  void* symbol(const char* name) const;  // null when the library lacks it
+  template <class F>
+  void sym(const char* name, F* out) const {
+    *out = reinterpret_cast<F>(symbol(name));
+  }
+  // AMD's libraries load without the amdgpu driver, and their init then fails after printing
+  // lines of its own: false with *why set when the driver is absent (a stand-in needs none).
+  bool amd_driver_present(std::string* why) const;
 };
 bool open_library(const char* test_variable, const std::vector<std::string>& candidates,
                   Library* lib, std::string* why);

@@ -4,8 +4,6 @@
 // over ROCm SMI where both are present, as rocprofiler-systems prefers it. Not run on AMD
 // hardware, and not built on the project's CI (no amdsmi.h there): compile-checked only.
 #include <amd_smi/amdsmi.h>
-#include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -44,11 +42,6 @@ struct Api {
   decltype(&amdsmi_get_gpu_metrics_info) gpu_metrics = nullptr;
 };
 
-template <class F>
-void sym(void* h, const char* name, F* out) {
-  *out = reinterpret_cast<F>(dlsym(h, name));
-}
-
 class AmdSmiSource final : public GpuSource {
  public:
   const char* name() const override { return "AMD SMI"; }
@@ -63,26 +56,21 @@ class AmdSmiSource final : public GpuSource {
                       &lib, why))
       return false;
     *path = lib.path;
-    if (!lib.stand_in && ::access("/dev/kfd", F_OK) != 0 &&
-        ::access("/sys/module/amdgpu", F_OK) != 0) {
-      *why = "found (" + lib.path + ") but no AMD GPU driver here (/dev/kfd absent)";
-      return false;
-    }
-    void* h = lib.handle;
-    sym(h, "amdsmi_init", &api_.init);
-    sym(h, "amdsmi_shut_down", &api_.shut_down);
-    sym(h, "amdsmi_status_code_to_string", &api_.status_string);
-    sym(h, "amdsmi_get_socket_handles", &api_.sockets);
-    sym(h, "amdsmi_get_processor_handles", &api_.processors);
-    sym(h, "amdsmi_get_gpu_device_uuid", &api_.uuid);
-    sym(h, "amdsmi_get_gpu_device_bdf", &api_.bdf);
-    sym(h, "amdsmi_get_gpu_asic_info", &api_.asic);
-    sym(h, "amdsmi_get_gpu_activity", &api_.activity);
-    sym(h, "amdsmi_get_gpu_memory_usage", &api_.memory_usage);
-    sym(h, "amdsmi_get_power_info", &api_.power);
-    sym(h, "amdsmi_get_temp_metric", &api_.temperature);
-    sym(h, "amdsmi_get_clock_info", &api_.clock);
-    sym(h, "amdsmi_get_gpu_metrics_info", &api_.gpu_metrics);
+    if (!lib.amd_driver_present(why)) return false;
+    lib.sym("amdsmi_init", &api_.init);
+    lib.sym("amdsmi_shut_down", &api_.shut_down);
+    lib.sym("amdsmi_status_code_to_string", &api_.status_string);
+    lib.sym("amdsmi_get_socket_handles", &api_.sockets);
+    lib.sym("amdsmi_get_processor_handles", &api_.processors);
+    lib.sym("amdsmi_get_gpu_device_uuid", &api_.uuid);
+    lib.sym("amdsmi_get_gpu_device_bdf", &api_.bdf);
+    lib.sym("amdsmi_get_gpu_asic_info", &api_.asic);
+    lib.sym("amdsmi_get_gpu_activity", &api_.activity);
+    lib.sym("amdsmi_get_gpu_memory_usage", &api_.memory_usage);
+    lib.sym("amdsmi_get_power_info", &api_.power);
+    lib.sym("amdsmi_get_temp_metric", &api_.temperature);
+    lib.sym("amdsmi_get_clock_info", &api_.clock);
+    lib.sym("amdsmi_get_gpu_metrics_info", &api_.gpu_metrics);
     if (!api_.init || !api_.shut_down || !api_.sockets || !api_.processors) {
       *why = lib.path + " lacks amdsmi_init/amdsmi_get_processor_handles";
       return false;

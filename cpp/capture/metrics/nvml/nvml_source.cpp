@@ -1,7 +1,6 @@
 // NVIDIA GPUs through NVML (libnvidia-ml.so.1, opened at run time; nvml_api.h says why the
 // declarations are ours). Utilisation is NVML's own average over its sample period (1/6 s to
 // 1 s depending on the product), so it lags a change by up to that much.
-#include <dlfcn.h>
 
 #include <climits>
 #include <cstring>
@@ -32,11 +31,6 @@ struct Api {
   decltype(&nvmlDeviceGetFieldValues) fields = nullptr;
 };
 
-template <class F>
-void sym(void* h, const char* name, F* out) {
-  *out = reinterpret_cast<F>(dlsym(h, name));
-}
-
 class NvmlSource final : public GpuSource {
  public:
   const char* name() const override { return "NVML"; }
@@ -49,28 +43,28 @@ class NvmlSource final : public GpuSource {
                       why))
       return false;
     *path = lib.path;
-    void* h = lib.handle;
-    sym(h, "nvmlInit_v2", &api_.init);
-    sym(h, "nvmlShutdown", &api_.shutdown);
-    sym(h, "nvmlErrorString", &api_.error_string);
-    sym(h, "nvmlDeviceGetCount_v2", &api_.count);
-    sym(h, "nvmlDeviceGetHandleByIndex_v2", &api_.handle);
-    sym(h, "nvmlDeviceGetName", &api_.name);
-    sym(h, "nvmlDeviceGetUUID", &api_.uuid);
+    lib.sym("nvmlInit_v2", &api_.init);
+    lib.sym("nvmlShutdown", &api_.shutdown);
+    lib.sym("nvmlErrorString", &api_.error_string);
+    lib.sym("nvmlDeviceGetCount_v2", &api_.count);
+    lib.sym("nvmlDeviceGetHandleByIndex_v2", &api_.handle);
+    lib.sym("nvmlDeviceGetName", &api_.name);
+    lib.sym("nvmlDeviceGetUUID", &api_.uuid);
     if (!api_.init || !api_.shutdown || !api_.count || !api_.handle || !api_.name || !api_.uuid) {
       *why = lib.path + " lacks nvmlInit_v2/nvmlDeviceGetCount_v2 (older than NVML 5.319)";
       return false;
     }
-    sym(h, "nvmlDeviceGetUtilizationRates", &api_.utilization);
-    sym(h, "nvmlDeviceGetMemoryInfo", &api_.memory);
-    sym(h, "nvmlDeviceGetPowerUsage", &api_.power);
-    sym(h, "nvmlDeviceGetTemperature", &api_.temperature);
-    sym(h, "nvmlDeviceGetClockInfo", &api_.clock);
+    lib.sym("nvmlDeviceGetUtilizationRates", &api_.utilization);
+    lib.sym("nvmlDeviceGetMemoryInfo", &api_.memory);
+    lib.sym("nvmlDeviceGetPowerUsage", &api_.power);
+    lib.sym("nvmlDeviceGetTemperature", &api_.temperature);
+    lib.sym("nvmlDeviceGetClockInfo", &api_.clock);
     // The same bits under the newer name (CUDA 12.2 on); drivers before it have only the old.
-    sym(h, "nvmlDeviceGetCurrentClocksEventReasons", &api_.reasons);
-    if (api_.reasons == nullptr) sym(h, "nvmlDeviceGetCurrentClocksThrottleReasons", &api_.reasons);
-    sym(h, "nvmlDeviceGetPcieThroughput", &api_.pcie);
-    sym(h, "nvmlDeviceGetFieldValues", &api_.fields);
+    lib.sym("nvmlDeviceGetCurrentClocksEventReasons", &api_.reasons);
+    if (api_.reasons == nullptr)
+      lib.sym("nvmlDeviceGetCurrentClocksThrottleReasons", &api_.reasons);
+    lib.sym("nvmlDeviceGetPcieThroughput", &api_.pcie);
+    lib.sym("nvmlDeviceGetFieldValues", &api_.fields);
     const nvmlReturn_t rc = api_.init();
     if (rc != NVML_SUCCESS) {
       *why = std::string("nvmlInit failed: ") + error(rc);

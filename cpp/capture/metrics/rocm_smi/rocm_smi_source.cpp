@@ -3,9 +3,7 @@
 // and are read defensively: rsmi_gpu_metrics_t (appended to; read into a buffer far larger
 // than any version of it, only its 5.2 prefix used) and rsmi_frequencies_t (ROCm 6 put a bool
 // has_deep_sleep first; the layout is chosen by the library's version and checked).
-#include <dlfcn.h>
 #include <rocm_smi/rocm_smi.h>
-#include <unistd.h>
 
 #include <cstddef>
 #include <cstdio>
@@ -35,11 +33,6 @@ struct Api {
   decltype(&rsmi_dev_gpu_metrics_info_get) gpu_metrics = nullptr;
 };
 
-template <class F>
-void sym(void* h, const char* name, F* out) {
-  *out = reinterpret_cast<F>(dlsym(h, name));
-}
-
 // Larger than rsmi_gpu_metrics_t and rsmi_frequencies_t of any ROCm version so far.
 constexpr size_t kScratch = 16384;
 
@@ -57,28 +50,22 @@ class RocmSmiSource final : public GpuSource {
                       &lib, why))
       return false;
     *path = lib.path;
-    // Without the amdgpu driver rsmi_init fails anyway, after printing its own error lines.
-    if (!lib.stand_in && ::access("/dev/kfd", F_OK) != 0 &&
-        ::access("/sys/module/amdgpu", F_OK) != 0) {
-      *why = "found (" + lib.path + ") but no AMD GPU driver here (/dev/kfd absent)";
-      return false;
-    }
-    void* h = lib.handle;
-    sym(h, "rsmi_init", &api_.init);
-    sym(h, "rsmi_shut_down", &api_.shut_down);
-    sym(h, "rsmi_status_string", &api_.status_string);
-    sym(h, "rsmi_version_get", &api_.version);
-    sym(h, "rsmi_num_monitor_devices", &api_.count);
-    sym(h, "rsmi_dev_name_get", &api_.name);
-    sym(h, "rsmi_dev_unique_id_get", &api_.unique_id);
-    sym(h, "rsmi_dev_pci_id_get", &api_.pci_id);
-    sym(h, "rsmi_dev_busy_percent_get", &api_.busy);
-    sym(h, "rsmi_dev_memory_busy_percent_get", &api_.memory_busy);
-    sym(h, "rsmi_dev_memory_usage_get", &api_.memory_usage);
-    sym(h, "rsmi_dev_power_ave_get", &api_.power);
-    sym(h, "rsmi_dev_temp_metric_get", &api_.temperature);
-    sym(h, "rsmi_dev_gpu_clk_freq_get", &api_.clock);
-    sym(h, "rsmi_dev_gpu_metrics_info_get", &api_.gpu_metrics);
+    if (!lib.amd_driver_present(why)) return false;
+    lib.sym("rsmi_init", &api_.init);
+    lib.sym("rsmi_shut_down", &api_.shut_down);
+    lib.sym("rsmi_status_string", &api_.status_string);
+    lib.sym("rsmi_version_get", &api_.version);
+    lib.sym("rsmi_num_monitor_devices", &api_.count);
+    lib.sym("rsmi_dev_name_get", &api_.name);
+    lib.sym("rsmi_dev_unique_id_get", &api_.unique_id);
+    lib.sym("rsmi_dev_pci_id_get", &api_.pci_id);
+    lib.sym("rsmi_dev_busy_percent_get", &api_.busy);
+    lib.sym("rsmi_dev_memory_busy_percent_get", &api_.memory_busy);
+    lib.sym("rsmi_dev_memory_usage_get", &api_.memory_usage);
+    lib.sym("rsmi_dev_power_ave_get", &api_.power);
+    lib.sym("rsmi_dev_temp_metric_get", &api_.temperature);
+    lib.sym("rsmi_dev_gpu_clk_freq_get", &api_.clock);
+    lib.sym("rsmi_dev_gpu_metrics_info_get", &api_.gpu_metrics);
     if (!api_.init || !api_.shut_down || !api_.count) {
       *why = lib.path + " lacks rsmi_init/rsmi_num_monitor_devices";
       return false;
