@@ -178,3 +178,29 @@ def sampling_info(db) -> dict[str, str]:
     db = _db(db)
     rows = db.execute("SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.sampling.%'")
     return {tag[len("rocprof.sampling."):]: value for tag, value in rows}
+
+
+def format_summary(db, top: int = 10) -> str:
+    """The samples table of `rocprof run -S` and `rocpd summary`: the lines where the sampled
+    threads were (innermost frame: self) and the functions that were on the stack (total), with
+    counts; "" when no samples were taken."""
+    db = _db(db)
+    n = sum(1 for _ in sample_rows(db))
+    if not n:
+        return ""
+    info = sampling_info(db)
+    how = ", ".join(x for x in (f"{info['hz']} Hz" if info.get("hz") else "",
+                                f"{info['mode']} time" if info.get("mode") else "") if x)
+    head = f"== SAMPLES ({n} call-stack samples{', ' + how if how else ''}) =="
+    lines_ = top_functions(db, by="self", limit=top, lines=True)
+    funcs = top_functions(db, by="total", limit=top)
+    width = max([len(r["function"]) for r in lines_ + funcs] + [8])
+    out = [head, f"{'Self':>6} {'Self%':>6}  {'Function':<{width}}  Line"]
+    out += [f"{r['self']:>6} {r['self_pct']:>5.1f}%  {r['function']:<{width}}  {r['file']}:{r['line']}"
+            for r in lines_ if r["self"]]
+    out += ["", f"{'Total':>6} {'Total%':>6}  {'Function':<{width}}  File"]
+    out += [f"{r['total']:>6} {r['total_pct']:>5.1f}%  {r['function']:<{width}}  {r['file']}"
+            for r in funcs]
+    out.append("(all of them: rocpd samples DB --lines; flame graph input: rocpd samples DB "
+               "--collapsed FILE)")
+    return "\n".join(out) + "\n"

@@ -294,6 +294,12 @@ def format_summary(db_path, *, top: int | None = None, units: str = "ns", by: st
             table = metrics.format_summary(db, top=top, **filters)
             if table:
                 parts.append(table)
+        if domains is None or "samples" in domains:
+            from . import samples
+
+            table = samples.format_summary(db, top=top or 10)
+            if table:  # call-stack sampling was on (--sample)
+                parts.append(table)
         if domains is None or "counter_collection" in domains:
             from . import pmc
 

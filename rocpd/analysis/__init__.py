@@ -165,6 +165,13 @@ class Analysis:
             self._cache["findings"] = evaluate(self)
         return self._cache["findings"]
 
+    def omitted(self, section: str) -> str | None:
+        """One line saying why ``section`` has nothing to show (what was not recorded, the flag
+        that records it), or None (rocpd.analysis.quiet)."""
+        from .quiet import omitted
+
+        return omitted(self, section)
+
     def table(self, section: str):
         for name, attr, _ in SECTIONS:
             if name == section and attr:
