@@ -53,6 +53,44 @@ def has_counters(db) -> bool:
     return any(db.map(file_has_counters, label="counters"))
 
 
+def why_no_counters(db) -> str:
+    """What a database without counter values says about why (its run's options and the
+    counters' status in the metadata), as one sentence for `rocpd sol` and `rocpd summary`."""
+    import json
+
+    asked, status, notes, profiled = [], [], [], []
+    for _guid, tag, value in db.metadata():
+        if tag == "rocprof.options":
+            try:
+                o = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(o, dict) and (o.get("sol") or o.get("pmc")):
+                asked.append("--sol" if o.get("sol") else "--pmc " + " ".join(o.get("pmc") or []))
+        elif tag == "rocprof.counters.status" and value != "on":
+            status.append(value)
+        elif tag == "rocprof.notes":
+            try:
+                notes += [n for n in json.loads(value) if "counters" in n]
+            except (ValueError, TypeError):
+                notes.append(value)
+        elif tag == "rocprof.counters.launches_profiled":
+            profiled.append(value)
+    if not asked:
+        return ("no hardware counters in these databases: the run did not ask for them; profile "
+                "with `rocprof run --sol ...` (or --pmc NAME...)")
+    head = f"no hardware counters in these databases, although the run asked for them ({asked[0]}): "
+    if status:
+        return head + f"the counters were {status[0]}"
+    if notes:
+        return head + notes[0]
+    if profiled:
+        return head + (f"{profiled[0]} kernel launches were profiled but no value was recorded "
+                       "(see the rocprof.counters.* rows of rocpd_metadata)")
+    return head + ("the run recorded no counter status: it ended before the counters were "
+                   "written (killed?), or ran where no GPU backend was built in")
+
+
 def counters(db, **filters):
     """Long form: one row per (dispatch, counter) with the dispatch's kernel, agent and times."""
     import pandas as pd

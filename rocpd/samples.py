@@ -178,3 +178,51 @@ def sampling_info(db) -> dict[str, str]:
     db = _db(db)
     rows = db.execute("SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.sampling.%'")
     return {tag[len("rocprof.sampling."):]: value for tag, value in rows}
+
+
+def _file_counts(src):
+    """(samples, Counter of innermost (function, file, line), Counter of (function, file) on the
+    stack) of one file: run where the file is (a Dask worker's too)."""
+    try:
+        stacks = Stacks(src.conn)
+        rows = sample_rows(src.conn)
+    except Exception:  # noqa: BLE001 - a file without the samples view has none
+        return 0, Counter(), Counter()
+    self_c: Counter = Counter()
+    total_c: Counter = Counter()
+    for guid, _pid, _tid, _ts, sid in rows:
+        frames = stacks.frames(guid, sid)
+        if frames:
+            f = frames[-1]
+            self_c[(f.function, f.file, f.line)] += 1
+            for k in {(x.function, x.file) for x in frames}:
+                total_c[k] += 1
+    return len(rows), self_c, total_c
+
+
+def format_summary(db, top: int = 10) -> str:
+    """The samples table of `rocprof run -S` and `rocpd summary`: the lines where the sampled
+    threads were (innermost frame: self) and the functions that were on the stack (total), with
+    counts; "" when no samples were taken."""
+    db = _db(db)
+    n, self_c, total_c = 0, Counter(), Counter()
+    for k, s_, t_ in db.map(_file_counts, label="samples"):
+        n, self_c, total_c = n + k, self_c + s_, total_c + t_
+    if not n:
+        return ""
+    info = {t[len("rocprof.sampling."):]: v for _, t, v in db.metadata()
+            if t.startswith("rocprof.sampling.")}
+    how = ", ".join(x for x in (f"{info['hz']} Hz" if info.get("hz") else "",
+                                f"{info['mode']} time" if info.get("mode") else "") if x)
+    head = f"== SAMPLES ({n} call-stack samples{', ' + how if how else ''}) =="
+    lines_ = sorted(self_c.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    funcs = sorted(total_c.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    width = max([len(k[0]) for k, _ in lines_ + funcs] + [8])
+    out = [head, f"{'Self':>6} {'Self%':>6}  {'Function':<{width}}  Line"]
+    out += [f"{c:>6} {100 * c / n:>5.1f}%  {fn:<{width}}  {file}:{line}"
+            for (fn, file, line), c in lines_]
+    out += ["", f"{'Total':>6} {'Total%':>6}  {'Function':<{width}}  File"]
+    out += [f"{c:>6} {100 * c / n:>5.1f}%  {fn:<{width}}  {file}" for (fn, file), c in funcs]
+    out.append("(all of them: rocpd samples DB --lines; flame graph input: rocpd samples DB "
+               "--collapsed FILE)")
+    return "\n".join(out) + "\n"

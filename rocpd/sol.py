@@ -279,7 +279,26 @@ def value_of(row, key: str) -> float:
 
 
 _RUN_COLUMNS = ["agent_id", "device", "key", "metric", "unit", "value", "peak", "pct_of_peak",
-                "empirical_peak", "pct_of_empirical", "peak_source"]
+                "empirical_peak", "pct_of_empirical", "peak_source", "empirical_note"]
+
+
+def empirical_note(value: float, peak: float, emp: float, unit: str) -> str:
+    """Why a value is above its empirical peak ("" when it is not): never left unexplained."""
+    if _isnan(emp) or not emp or _isnan(value) or value <= emp:
+        return ""
+    from .sol_format import si
+
+    ran = f"the kernels ran at {si(value, unit)}"
+    if _isnan(peak) or not peak:
+        return (f"empirical peak measured below what the kernels reach ({ran}); re-measure with "
+                "`rocprof peaks --force`")
+    if value <= peak * 1.001:
+        return (f"empirical peak measured below the hardware's ({si(emp, unit)} = "
+                f"{100 * emp / peak:.0f} % of its {si(peak, unit)}); {ran}, "
+                f"{100 * value / peak:.0f} % of the hardware's; re-measure with `rocprof peaks --force`")
+    return (f"above the hardware's peak too ({ran}, {100 * value / peak:.0f} % of "
+            f"{si(peak, unit)}): the counters count more work than the peak's path does (e.g. "
+            "traffic the peak counter leaves out, or a clock that changed during the kernel)")
 
 
 def _long(row, pk: Peaks):
@@ -297,7 +316,8 @@ def _long(row, pk: Peaks):
                      "pct_of_peak": 100.0 * v / peak if peak and not _isnan(peak) else math.nan,
                      "empirical_peak": emp,
                      "pct_of_empirical": 100.0 * v / emp if emp and not _isnan(emp) else math.nan,
-                     "peak_source": pk.source.get(r.key, "")})
+                     "peak_source": pk.source.get(r.key, ""),
+                     "empirical_note": empirical_note(v, peak, emp, r.unit)})
     return pd.DataFrame.from_records(recs, columns=_RUN_COLUMNS)
 
 

@@ -36,10 +36,20 @@ def format_run(res: SolResult) -> str:
                      f"{int(k['dispatches'].sum())} dispatches, {k['seconds'].sum() * 1e3:.3f} ms) ==")
         lines.append(f"{'Metric':<22} {'Value':>16} {'Peak':>16} {'%Peak':>6} {'Empirical':>16} "
                      f"{'%Emp':>6}  Peak from")
+        notes = []
         for _, r in part.iterrows():
+            mark = " "
+            if r.get("empirical_note"):
+                notes.append(f"  [{len(notes) + 1}] {r['metric']}: %Emp {_pct(r['pct_of_empirical'])}: "
+                             f"{r['empirical_note']}")
+                mark = "!"
             lines.append(f"{r['metric']:<22} {si(r['value'], r['unit']):>16} {si(r['peak'], r['unit']):>16} "
                          f"{_pct(r['pct_of_peak']):>6} {si(r['empirical_peak'], r['unit']):>16} "
-                         f"{_pct(r['pct_of_empirical']):>6}  {r['peak_source']}")
+                         f"{_pct(r['pct_of_empirical']):>6}{mark} {r['peak_source']}"
+                         + (f" [{len(notes)}]" if mark == "!" else ""))
+        if notes:
+            lines.append("! above its empirical peak:")
+            lines += notes
     return "\n".join(lines) + "\n"
 
 
@@ -65,7 +75,43 @@ def format_kernels(res: SolResult, top: int | None = None) -> str:
             f"{si(l2, 'B/s'):>12} {_pct(_ratio(l2, r.get('peak_l2'))):>5} "
             f"{_pct(r.get(m.OCCUPANCY, math.nan)):>5} {_pct(r.get(m.SM_THROUGHPUT, math.nan)):>5} "
             f"{_num(r.get('intensity_dram')):>7}")
+    above = kernels_above_empirical(res, top)
+    if above:
+        lines.append("! kernels above an empirical peak:")
+        lines += [f"  {name}: {label} {_pct(pct)} % of the empirical peak: {note}"
+                  for name, label, pct, note in above]
     return "\n".join(lines) + "\n"
+
+
+def kernels_above_empirical(res: SolResult, top: int | None = None) -> list[tuple]:
+    """(kernel, metric, % of the empirical peak, why) for every shown kernel whose math rate,
+    DRAM or L2 bandwidth is above its GPU's empirical peak."""
+    from .sol import empirical_note
+
+    labels = {p.key: p for p in m.PRECISIONS}
+    out = []
+    for i, (_, r) in enumerate(res.kernels.iterrows()):
+        if top and i >= top:
+            break
+        pk = res.peaks.get(int(r["agent_id"]))
+        if pk is None or not pk.empirical:
+            continue
+        key = dominant(r)
+        checks = [(key, labels[key].label, labels[key].unit)] if key else []
+        checks += [("dram", "DRAM bandwidth", "B/s"), ("l2", "L2 bandwidth", "B/s")]
+        for k, label, unit in checks:
+            v, emp = r.get(f"rate_{k}", math.nan), pk.empirical.get(k, math.nan)
+            note = empirical_note(float(v), float(r.get(f"peak_{k}", math.nan)), emp, unit) \
+                if not _isnan(v) else ""
+            if note:
+                out.append((clip(str(r["kernel_name"])), label, 100.0 * v / emp, note))
+    return out
+
+
+def clip(name: str) -> str:
+    from .stats import clip_name
+
+    return clip_name(name, 44)
 
 
 def _ratio(v, peak) -> float:

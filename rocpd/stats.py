@@ -82,15 +82,18 @@ class Summary(dict):
     """{stem: DataFrame} as :func:`collect` returns, that prints as ``rocpd summary`` does and
     shows as HTML tables in Jupyter."""
 
-    def __init__(self, tables: dict, drops: str, top: int | None = None, units: str = "ns"):
+    def __init__(self, tables: dict, drops: str, top: int | None = None, units: str = "ns",
+                 samples: str = ""):
         super().__init__(tables)
-        self.drops, self.top, self.units = drops, top, units
+        self.drops, self.top, self.units, self.samples = drops, top, units, samples
 
     def __str__(self) -> str:
         parts = [format_table(f"== {stem.upper()}_STATS ==", df, self.units, self.top)
                  for stem, df in self.items()]
         if not self:
             parts.append("No timed records in this database.\n")
+        if self.samples:
+            parts.append(self.samples)
         return "\n".join([*parts, self.drops])
 
     def _repr_html_(self) -> str:
@@ -104,7 +107,10 @@ def summarize(db, top: int | None = None, units: str = "ns", by: str | None = No
     """Every domain's table (:func:`collect`) and the dropped-record counts, as one object."""
     db_, owned = _open(db)
     try:
-        return Summary(collect(db_, by=by, **filters), format_drops(db_), top, units)
+        from . import samples
+
+        return Summary(collect(db_, by=by, **filters), format_drops(db_), top, units,
+                       samples.format_summary(db_, top=top or 10))
     finally:
         if owned:
             db_.close()
@@ -293,6 +299,12 @@ def format_summary(db_path, *, top: int | None = None, units: str = "ns", by: st
 
             table = metrics.format_summary(db, top=top, **filters)
             if table:
+                parts.append(table)
+        if domains is None or "samples" in domains:
+            from . import samples
+
+            table = samples.format_summary(db, top=top or 10)
+            if table:  # call-stack sampling was on (--sample)
                 parts.append(table)
         if domains is None or "counter_collection" in domains:
             from . import pmc

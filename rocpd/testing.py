@@ -205,8 +205,9 @@ class DatabaseBuilder:
 
     def sample(self, track: str | None, timestamp: int, category: str = "PYTHON_SAMPLE",
                call_stack=None, tid: int | None = None) -> int:
-        """A call-stack sample. ``call_stack``: function names outermost first (or
-        ``{"frames": [...]}``), stored as the sampler stores stacks (one ``<category>_STACK``
+        """A call-stack sample. ``call_stack``: function names (or (function, file, line)
+        tuples) outermost first (or ``{"frames": [...]}``), stored as the sampler stores stacks
+        (one ``<category>_STACK``
         node event per frame). The sample's track is its thread's track of ``category``, as the
         sampler's: ``track`` is not a name the writer can give (kept for callers)."""
         del track
@@ -218,11 +219,15 @@ class DatabaseBuilder:
     def _stack(self, category: str, frames) -> int:
         parent = 0
         for depth, fn in enumerate(frames):
-            key = (category, parent, fn)
+            key = (category, parent, tuple(fn) if isinstance(fn, list) else fn)
             node = self._stacks.get(key)
             if node is None:
                 node = self._stacks[key] = len(self._stacks) + 1
-                line = {"file": "test.py", "line": depth + 1}
+                if isinstance(fn, (tuple, list)):
+                    fn, file, lineno = fn
+                    line = {"file": str(file), "line": int(lineno)}
+                else:
+                    line = {"file": "test.py", "line": depth + 1}
                 self._w.stack(node, parent, category=category,
                               call_stack=json.dumps({"function": str(fn), **line, "kind": "python"}),
                               line_info=json.dumps(line))

@@ -1,6 +1,17 @@
-"""Empirical peaks of each GPU, as rocprof-compute measures its empirical roofline: a DRAM copy, an
-L2-resident copy and a few GEMMs (PyTorch, cuBLAS) timed once per device, cached in
-``~/.cache/rocprof/peaks.json`` (``rocpd.sol.cache_path()``) keyed by the device's UUID.
+"""Empirical peaks of each GPU, as rocprof-compute measures its empirical roofline: each resource
+by a kernel that stresses that resource, timed once per device and cached in
+``~/.cache/rocprof/peaks.json`` (``rocpd.sol.cache_path()``) keyed by the device's UUID:
+- DRAM: a copy far larger than L2 (read + write);
+- L2: an L2-resident vector (a quarter of L2) read again by every row of a reduction over a
+  stride-0 view of it (each SM streams the whole vector through its L1: the reads hit L2), and a
+  copy between two L2-resident buffers; the better of the two;
+- tensor cores, per precision (FP16, BF16, TF32, FP64, INT8, FP8): torch.matmul (``torch._int_mm``,
+  ``torch._scaled_mm``) at the sizes in ``GEMMS``, the best size;
+- CUDA cores, per precision (FP64, FP32, FP16): a kernel of independent fused multiply-add chains
+  compiled at run time with NVRTC (``torch.cuda._compile_kernel``), FLOPs counted as the
+  counters count them (2 per FMA instruction); FP32 also as a non-TF32 SGEMM, the better one.
+Every measurement warms the GPU up first and times batches of at least ``MIN_SECONDS`` (clocks
+ramp up over the first tenths of a second), taking the best batch.
 
 ``rocprof run --sol`` takes the cached numbers into the run's options (so ``rocpd sol`` finds them
 in the database); a device without an entry is measured first, in a child process, so that the
@@ -16,10 +27,22 @@ import os
 import subprocess
 import sys
 
-# (precision key in rocpd.kernel_metrics, torch dtype name, matrix size, allow TF32)
-GEMMS = (("tensor_bf16", "bfloat16", 8192, False), ("tensor_fp16", "float16", 8192, False),
-         ("tensor_tf32", "float32", 8192, True), ("fp32", "float32", 4096, False),
-         ("tensor_fp64", "float64", 4096, False))
+# (precision key in rocpd.kernel_metrics, how: torch dtype name or an op, sizes, allow TF32)
+GEMMS = (("tensor_bf16", "bfloat16", (4096, 8192, 16384), False),
+         ("tensor_fp16", "float16", (4096, 8192, 16384), False),
+         ("tensor_tf32", "float32", (4096, 8192), True),
+         ("tensor_fp64", "float64", (4096, 8192), False),
+         ("tensor_int8", "int8", (4096, 8192, 16384), False),
+         ("tensor_fp8", "float8_e4m3fn", (4096, 8192, 16384), False),
+         ("fp32", "float32", (4096, 8192), False))
+# CUDA-core precisions: (key, C type, FMA statement on x with b, c)
+FMA = (("fp64", "double", "x = fma(x, b, c);"),
+       ("fp32", "float", "x = fmaf(x, b, c);"),
+       ("fp16", "unsigned short", 'asm("fma.rn.f16 %0, %0, %1, %2;" : "+h"(x) : "h"(b), "h"(c));'))
+KEYS = ("dram", "l2", "tensor_fp64", "tensor_tf32", "tensor_bf16", "tensor_fp16", "tensor_fp8",
+        "tensor_int8", "fp64", "fp32", "fp16")
+MIN_SECONDS = 0.05
+CHAINS = 8  # independent FMA chains per thread: enough to hide the FMA pipe's latency
 
 
 def cache_path() -> str:
@@ -37,19 +60,27 @@ def load() -> dict:
         return {}
 
 
-def _best_seconds(fn, sync, repeats: int = 5, inner: int = 10) -> float:
-    """Shortest time of one call over `repeats` timings of `inner` back-to-back calls."""
+def _best_seconds(fn, sync, repeats: int = 5, inner: int | None = None) -> float:
+    """Shortest time of one call: after a warm-up of at least 0.2 s, ``repeats`` timings of
+    back-to-back calls, each batch lasting at least MIN_SECONDS (or ``inner`` calls)."""
     import time
 
+    t0 = time.perf_counter()
     fn()
     sync()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
+    one = max(time.perf_counter() - t0, 1e-6)
+    while time.perf_counter() - t0 < 0.2:  # clocks ramp up; caches and heuristics settle
+        for _ in range(max(1, int(0.05 / one))):
             fn()
         sync()
-        best = min(best, (time.perf_counter() - t0) / inner)
+    n = inner or max(1, int(MIN_SECONDS / one))
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        sync()
+        best = min(best, (time.perf_counter() - t) / n)
     return best
 
 
@@ -64,26 +95,101 @@ def measure(index: int) -> dict:
     entry = {"device": props.name, "uuid": _uuid_of(props), "measured":
              datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
              "torch": torch.__version__, "flops": {}, "method": {}}
-    entry["dram_bytes_per_second"], entry["method"]["dram"] = _dram(torch, dev, free, sync)
-    l2 = getattr(props, "L2_cache_size", 0) or (40 << 20)
-    entry["l2_bytes_per_second"], entry["method"]["l2"] = _l2(torch, dev, l2, sync)
-    for key, dtype, size, tf32 in GEMMS:
-        old = torch.backends.cuda.matmul.allow_tf32
-        try:
-            torch.backends.cuda.matmul.allow_tf32 = tf32
-            t = getattr(torch, dtype)
-            p = torch.randn(size, size, device=dev).to(t)
-            q = torch.randn(size, size, device=dev).to(t)
-            secs = _best_seconds(lambda p=p, q=q: p @ q, sync, repeats=3, inner=5)
-            entry["flops"][key] = 2.0 * size ** 3 / secs
-            entry["method"][key] = f"torch.matmul {dtype} {size}^3" + (" (TF32)" if tf32 else "")
-            del p, q
-        except (RuntimeError, TypeError) as e:  # a dtype this GPU or build cannot multiply
-            entry["method"][key] = f"not measured: {' '.join(str(e).split())[:120]}"
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = old
+    with torch.cuda.device(dev):
+        entry["dram_bytes_per_second"], entry["method"]["dram"] = _dram(torch, dev, free, sync)
+        l2 = getattr(props, "L2_cache_size", 0) or (40 << 20)
+        entry["l2_bytes_per_second"], entry["method"]["l2"] = _l2(torch, dev, l2, sync)
+        for key, how, sizes, tf32 in GEMMS:
+            _keep_best(entry, key, *_gemm(torch, dev, how, sizes, tf32, free, sync))
+        for key, ctype, stmt in FMA:
+            _keep_best(entry, key, *_fma(torch, dev, props, key, ctype, stmt, sync))
     torch.cuda.empty_cache()
     return entry
+
+
+def _keep_best(entry: dict, key: str, rate: float | None, how: str) -> None:
+    """The better of two measurements of ``key`` (fp32: SGEMM and the FMA kernel)."""
+    if rate and rate > entry["flops"].get(key, 0.0):
+        entry["flops"][key], entry["method"][key] = rate, how
+    elif key not in entry["flops"] and key not in entry["method"]:
+        entry["method"][key] = how
+
+
+def _gemm(torch, dev, how: str, sizes, tf32: bool, free: int, sync) -> tuple[float | None, str]:
+    """Best FLOP/s (OP/s for int8) of a square matmul over ``sizes`` that fit in memory."""
+    best, label, why = 0.0, "", ""
+    old = torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        for n in sizes:
+            dtype = getattr(torch, how, None)
+            if dtype is None:
+                return None, f"not measured: this PyTorch has no torch.{how}"
+            if 3 * n * n * max(dtype.itemsize, 2) > 0.6 * free:
+                continue
+            try:
+                fn = _matmul(torch, dev, dtype, n)
+                secs = _best_seconds(fn, sync, repeats=3)
+            except (RuntimeError, TypeError, AttributeError) as e:  # this GPU or build cannot
+                why = f"not measured: {' '.join(str(e).split())[:120]}"
+                break
+            rate = 2.0 * n ** 3 / secs
+            if rate > best:
+                best, label = rate, f"torch matmul {how} {n}^3" + (" (TF32)" if tf32 else "")
+            del fn
+            torch.cuda.empty_cache()
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+    return (best, label) if best else (None, why or "not measured: no size fits in memory")
+
+
+def _matmul(torch, dev, dtype, n: int):
+    if dtype == torch.int8:
+        a = torch.randint(-4, 4, (n, n), device=dev, dtype=torch.int8)
+        b = torch.randint(-4, 4, (n, n), device=dev, dtype=torch.int8)
+        return lambda: torch._int_mm(a, b)
+    if str(dtype).startswith("torch.float8"):
+        a = torch.randn(n, n, device=dev).to(dtype)
+        b = torch.randn(n, n, device=dev).to(dtype).t()  # column-major, as _scaled_mm wants
+        one = torch.ones((), device=dev)
+        return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    a = torch.randn(n, n, device=dev).to(dtype)
+    b = torch.randn(n, n, device=dev).to(dtype)
+    return lambda: a @ b
+
+
+def fma_source(key: str, ctype: str, stmt: str) -> str:
+    """A kernel of CHAINS independent FMA chains per thread, ``iters`` FMAs each; the result is
+    stored so that nothing is optimised away. ``k`` holds the multiplier and the addend."""
+    chains = "\n".join(f"    {{ {ctype}& x = x{i}; {stmt} }}" for i in range(CHAINS))
+    init = "\n".join(f"  {ctype} x{i} = k[2 + (threadIdx.x + {i}) % 8];" for i in range(CHAINS))
+    total = " + ".join(f"(double)x{i}" for i in range(CHAINS)) if ctype != "unsigned short" \
+        else " ^ ".join(f"x{i}" for i in range(CHAINS))
+    return (f'extern "C" __global__ void fma_{key}({ctype}* out, const {ctype}* k, int iters) {{\n'
+            f"  const {ctype} b = k[0], c = k[1];\n{init}\n"
+            f"  for (int i = 0; i < iters; ++i) {{\n{chains}\n  }}\n"
+            f"  out[blockIdx.x * blockDim.x + threadIdx.x] = ({ctype})({total});\n}}\n")
+
+
+def _fma(torch, dev, props, key: str, ctype: str, stmt: str, sync) -> tuple[float | None, str]:
+    """FLOP/s of the CUDA cores in one precision: the FMA-chain kernel over every SM."""
+    compile_kernel = getattr(torch.cuda, "_compile_kernel", None)
+    if compile_kernel is None:
+        return None, "not measured: needs torch.cuda._compile_kernel (PyTorch 2.8 or later)"
+    dtype = {"double": torch.float64, "float": torch.float32, "unsigned short": torch.float16}[ctype]
+    try:
+        kernel = compile_kernel(fma_source(key, ctype, stmt), f"fma_{key}")
+        block, blocks = 256, props.multi_processor_count * 8
+        out = torch.empty(blocks * block, device=dev, dtype=dtype)
+        k = torch.tensor([0.999, 1e-6] + [i * 1e-3 for i in range(8)], device=dev, dtype=dtype)
+        iters = 4096
+        secs = _best_seconds(lambda: kernel(grid=(blocks, 1, 1), block=(block, 1, 1),
+                                            args=[out, k, iters]), sync, repeats=3)
+    except (RuntimeError, OSError, TypeError, ValueError) as e:
+        return None, f"not measured: {' '.join(str(e).split())[:120]}"
+    flops = 2.0 * CHAINS * iters * blocks * block
+    return flops / secs, (f"{CHAINS} FMA chains x {iters} per thread, {blocks}x{block} threads "
+                          f"({ctype}; NVRTC)")
 
 
 def _dram(torch, dev, free: int, sync) -> tuple[float, str]:
@@ -100,12 +206,20 @@ def _dram(torch, dev, free: int, sync) -> tuple[float, str]:
 
 
 def _l2(torch, dev, l2_bytes: int, sync) -> tuple[float, str]:
-    """A copy between two buffers of a quarter of L2 each (both stay resident)."""
-    m = max(1 << 16, l2_bytes // 4 // 4)
+    """The better of: an L2-resident vector read by every row of a reduction over a stride-0
+    view (reads only), and a copy between two L2-resident buffers (read + write)."""
+    m = max(1 << 16, l2_bytes // 4 // 4)  # float32 elements: a quarter of L2
     a = torch.ones(m, device=dev)
+    rows = 128
+    view = a.expand(rows, m)
+    out = torch.empty(rows, device=dev)
+    best = rows * m * 4 / _best_seconds(lambda: torch.sum(view, dim=1, out=out), sync)
+    how = f"sum over {rows} rows of one {m * 4 >> 10} KiB float32 vector (L2-resident), reads"
     b = torch.empty_like(a)
-    rate = 2 * m * 4 / _best_seconds(lambda: torch.mul(a, 1.0, out=b), sync, inner=200)
-    return rate, f"mul of {m * 4 >> 10} KiB float32 (L2-resident), read+write"
+    rate = 2 * m * 4 / _best_seconds(lambda: torch.mul(a, 1.0, out=b), sync)
+    if rate > best:
+        best, how = rate, f"mul of {m * 4 >> 10} KiB float32 (L2-resident), read+write"
+    return best, how
 
 
 def _uuid_of(props) -> str:
@@ -178,13 +292,14 @@ def format_table(cache: dict) -> str:
     lines = []
     for uuid, e in cache.items():
         lines.append(f"{e.get('device', '?')} ({uuid}), measured {e.get('measured', '?')}")
-        lines.append(f"  DRAM bandwidth  {si(e.get('dram_bytes_per_second', float('nan')), 'B/s'):>14}"
+        lines.append(f"  {'dram':<15} {si(e.get('dram_bytes_per_second', float('nan')), 'B/s'):>14}"
                      f"   {e.get('method', {}).get('dram', '')}")
-        lines.append(f"  L2 bandwidth    {si(e.get('l2_bytes_per_second', float('nan')), 'B/s'):>14}"
+        lines.append(f"  {'l2':<15} {si(e.get('l2_bytes_per_second', float('nan')), 'B/s'):>14}"
                      f"   {e.get('method', {}).get('l2', '')}")
-        for key, _, _, _ in GEMMS:
+        for key in KEYS[2:]:
             v = e.get("flops", {}).get(key)
-            lines.append(f"  {key:<15} {si(v, 'FLOP/s') if v else '-':>14}   "
+            unit = "OP/s" if key.endswith("int8") else "FLOP/s"
+            lines.append(f"  {key:<15} {si(v, unit) if v else '-':>14}   "
                          f"{e.get('method', {}).get(key, '')}")
     return "\n".join(lines) + "\n"
 

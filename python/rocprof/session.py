@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3  # noqa: F401 - loads libsqlite3 so the native writer binds to the same copy
 import sys
@@ -51,7 +52,9 @@ class Session:
             options_json=self.options.to_json(),
             # rocprof.rank only for a ranked process: a torchrun agent is no rank 0.
             metadata={"rocprof.python": sys.version.split()[0],
-                      **({"rocprof.rank": paths.rank()} if paths.ranked() else {})},
+                      **({"rocprof.rank": paths.rank()} if paths.ranked() else {}),
+                      # what was asked for but cannot be recorded here, for the readers
+                      **({"rocprof.notes": json.dumps(self.notes)} if self.notes else {})},
             ring_capacity=self.options.ring_capacity,
             buffer_budget_mb=self.options.buffer_budget_mb,
             commit_ms=self.options.commit_ms,

@@ -36,6 +36,7 @@ SECTIONS = (
     ("steps", "steps", "Steps"),
     ("temporal", "temporal", "Temporal breakdown (whole run, from each GPU's first activity)"),
     ("idle", "idle", "Idle breakdown (whole run)"),
+    ("parts", "parts", "Start-up, steps and teardown"),
     ("per-step", "per_step", "Per-step breakdown"),
     ("launch", "launch_stats", "Kernel launch statistics"),
     ("launch-summary", "launch_summary", "Launch summary per process"),
@@ -63,17 +64,19 @@ class Analysis:
             from .breakdown import analyze_process
             from .steps import steps_of
 
-            run, per_step, gaps, blocking, steps = [], [], [], [], []
+            run, per_step, gaps, blocking, steps, parts = [], [], [], [], [], []
             for p in self.processes:
                 st = steps_of(p, self.step_name) if self.step_name else steps_of(p, "")
-                r, s, g, b = analyze_process(p, st)
+                r, s, g, b, pt = analyze_process(p, st)
                 run += r
                 per_step += s
                 gaps.append(g)
                 blocking.append(b)
+                parts += pt
                 steps.append(st.assign(process=p.label, rank=p.rank, pid=p.pid))
             self._cache["core"] = (pd.DataFrame(run), pd.DataFrame(per_step), gaps, blocking,
-                                   pd.concat(steps, ignore_index=True) if steps else pd.DataFrame())
+                                   pd.concat(steps, ignore_index=True) if steps else pd.DataFrame(),
+                                   pd.DataFrame(parts))
         return self._cache["core"]
 
     # -- tables -------------------------------------------------------------------------------
@@ -102,6 +105,12 @@ class Analysis:
     @property
     def blocking(self):
         return self._core()[3]
+
+    @property
+    def parts(self):
+        """Per process and GPU: start-up, steps, teardown (or the run, without steps), each with
+        the temporal measures and idle by cause; the findings read the steps part."""
+        return _parts_columns(self._core()[5])
 
     @property
     def temporal(self):
@@ -156,6 +165,13 @@ class Analysis:
             self._cache["findings"] = evaluate(self)
         return self._cache["findings"]
 
+    def omitted(self, section: str) -> str | None:
+        """One line saying why ``section`` has nothing to show (what was not recorded, the flag
+        that records it), or None (rocpd.analysis.quiet)."""
+        from .quiet import omitted
+
+        return omitted(self, section)
+
     def table(self, section: str):
         for name, attr, _ in SECTIONS:
             if name == section and attr:
@@ -171,6 +187,9 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
     from .steps import detect
 
     procs = load(db, comm_pattern=comm_pattern, **filters)
+    from .hostwork import attach_samples
+
+    attach_samples(db, procs)
     if step is None:
         name = detect(procs)
         source = "detected" if name else "none"
@@ -206,6 +225,19 @@ def _temporal_columns(run):
     span = out["SpanNs"].where(out["SpanNs"] > 0)
     for k in ("Compute", "Communication", "Memory", "Idle"):
         out[f"{k}Percent"] = (100.0 * out[f"{k}Ns"] / span).fillna(0.0)
+    return out[cols]
+
+
+def _parts_columns(rows):
+    import pandas as pd
+
+    cols = ["process", "rank", "pid", "gpu", "part", "SpanNs", "ComputeNs", "CommunicationNs",
+            "MemoryNs", "IdleNs", "HostLateNs", "SyncNs", "BetweenStepsNs", "OtherNs", "UnknownNs",
+            "IdlePercent", "Kernels", "Copies", "start", "end"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    out = rows.copy()
+    out["IdlePercent"] = (100.0 * out["IdleNs"] / out["SpanNs"].where(out["SpanNs"] > 0)).fillna(0.0)
     return out[cols]
 
 

@@ -45,6 +45,8 @@ class Process:
     threads: dict = field(default_factory=dict, repr=False)  # tid -> name
     agents: dict = field(default_factory=dict, repr=False)   # agent id -> (index, name)
     streams: dict = field(default_factory=dict, repr=False)  # stream id -> name
+    start: int | None = None  # the process's start (rocpd_info_process.start), None unknown
+    samples: object = field(default=None, repr=False)  # hostwork.attach_samples: tid, timestamp, site
 
     @property
     def label(self) -> str:
@@ -150,7 +152,7 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
             gpu_all = gpu_all[~is_kernel | name_mask(gpu_all["name"], flt)]
         name_sql = _schema.region_name_sql("C.string", "E.extdata", "S.string")
         reg_all = _frame(conn, _REGION_SQL.format(name=name_sql, where=where, line_info=_schema.line_info_sql("E")), params)
-        procs = _frame(conn, "SELECT P.guid, P.pid, P.command, N.hostname FROM rocpd_info_process P"
+        procs = _frame(conn, "SELECT P.guid, P.pid, P.command, N.hostname, P.start FROM rocpd_info_process P"
                              " LEFT JOIN rocpd_info_node N ON N.id = P.nid AND N.guid = P.guid", ())
         threads = _frame(conn, "SELECT guid, tid, name FROM rocpd_info_thread", ())
         agents = _frame(conn, "SELECT guid, id, type, absolute_index, product_name, name"
@@ -164,7 +166,7 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
             if prow.empty:  # a writer killed before its process row: the records still count
                 known = [int(x) for x in (*gpu["pid"].dropna()[:1], *regs["pid"].dropna()[:1])]
                 prow = pd.DataFrame([{"pid": known[0] if known else 0, "command": "",
-                                      "hostname": ""}])
+                                      "hostname": "", "start": None}])
             pid = int(prow["pid"].iloc[0])
             rank = ranks.get(part.guid)
             if pids is not None and pid not in pids:
@@ -177,6 +179,8 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
             p = Process(
                 guid=part.guid, pid=pid, rank=rank,
                 host=str(prow["hostname"].iloc[0] or ""), command=str(prow["command"].iloc[0] or ""),
+                start=int(prow["start"].iloc[0]) if _known(prow["start"].iloc[0]) and
+                prow["start"].iloc[0] else None,
                 gpu=_prepare_gpu(gpu, comm_re), api=_prepare_api(api), ranges=_prepare_ranges(ranges),
                 threads={int(t): (n or "") for g, t, n in threads.itertuples(index=False) if g == part.guid},
                 agents={int(i): (int(ix) if _known(ix) else int(i), pn or n or f"GPU {ix}")

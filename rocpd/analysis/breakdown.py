@@ -12,12 +12,22 @@ next step's work begins; GPU time between two steps' windows is *between steps*.
 
 Idle breakdown: each gap between GPU activity is charged, by what the host did, to
 - *sync*: a call that blocked the host until the GPU drained (a ``*Synchronize``, a copy to host)
-  returned at the gap's start, and the next op was launched after it returned: the host only
-  then went on to prepare the next launch;
+  returned at the gap's start, and the host went straight on to the next launch (within
+  ``RELAUNCH_NS``): the wait emptied the queue and the relaunch is the idle time;
 - *host late*: the next op's launch call ended after the GPU had gone idle (launch gaps: the host
-  could not keep the queue filled);
+  could not keep the queue filled). A gap after a wait whose host then did work of its own before
+  the next launch (loading data, logging) is charged here, to that work, not to the wait: the
+  gap's ``after_call`` keeps the wait as evidence;
 - *other*: the next op was already submitted (it waited on another stream, an event, a latency);
 - *unknown*: no API calls recorded to tell (e.g. kernel tracing only).
+Each gap also says when the host was free to launch (``host_from``: the gap's start, or the
+wait's return) and when it did (``host_to``: the next launch call's start, else the gap's end),
+on which thread (``launch_tid``) and from which line (``next_site``): the window in which the
+host work that delayed the launch ran (rocpd.analysis.hostwork names it).
+
+Parts: with steps, each GPU's run is cut into *startup* (first activity to the first step's
+window), *steps* (first step window to the last, between-steps idle included) and *teardown*
+(after the last step); the findings read the steps part, start-up is reported apart.
 """
 
 from __future__ import annotations
@@ -31,6 +41,9 @@ from .steps import assign
 # A synchronising call returns a few µs after the GPU drained (and host and GPU timestamps of one
 # moment may differ by about a µs): such a call still counts as having waited for the drain.
 TOLERANCE_NS = 2_000
+# A host that spends longer than this between a wait's return and its next launch call is doing
+# work of its own (a step's Python between two ops takes tens of µs; a data loader, ms).
+RELAUNCH_NS = 100_000
 CAUSES = ("HostLateNs", "SyncNs", "OtherNs", "UnknownNs")
 
 
@@ -53,23 +66,32 @@ def _measures(sets, w0, w1) -> dict:
 
 
 def _classify_gaps(ops, gs, ge, blocking):
-    """Cause of each gap [gs, ge) on one GPU, and the blocking call (index into ``blocking``,
-    -1 for none) charged for it."""
+    """Cause of each gap [gs, ge) on one GPU, as a dict of columns: cause, call (the blocking
+    call charged for it, index into ``blocking``, -1 for none), after_call (the wait that
+    preceded host work charged as host late, -1 for none), host_from, host_to, launch_tid,
+    next_site."""
     n = gs.size
     cause = np.full(n, "UnknownNs", dtype=object)
     call = np.full(n, -1, dtype=np.int64)
+    after = np.full(n, -1, dtype=np.int64)
+    out = {"cause": cause, "call": call, "after_call": after, "host_from": gs.copy(),
+           "host_to": ge.copy(), "launch_tid": np.zeros(n, dtype=np.int64),
+           "next_site": np.full(n, None, dtype=object)}
     if n == 0:
-        return cause, call
+        return out
     starts = ops["start"].to_numpy()
     nxt = np.minimum(np.searchsorted(starts, ge, side="left"), len(ops) - 1)
     l_start = ops["launch_start"].to_numpy(dtype=float)[nxt]
     l_end = ops["launch_end"].to_numpy(dtype=float)[nxt]
     l_tid = ops["launch_tid"].to_numpy()[nxt]
+    out["launch_tid"] = l_tid.astype(np.int64)
+    out["next_site"] = ops["site"].to_numpy(dtype=object)[nxt]
     known = ~np.isnan(l_end)
+    out["host_to"] = np.where(known, np.minimum(l_start, ge), ge).astype(np.int64)
     cause[known] = "OtherNs"
     cause[known & (l_end > gs)] = "HostLateNs"
     if len(blocking) == 0:
-        return cause, call
+        return out
     b_tid = blocking["tid"].to_numpy()
     groups = [(np.flatnonzero(known & (l_tid == t)), np.flatnonzero(b_tid == t))
               for t in np.unique(l_tid[known])]
@@ -90,9 +112,17 @@ def _classify_gaps(ops, gs, ge, blocking):
         hit = (j >= 0) & (ends[jj] >= gs[gi] - TOLERANCE_NS) & (bst[jj] <= ge[gi] + TOLERANCE_NS)
         ls = l_start[gi]
         hit &= np.isnan(ls) | (ls >= ends[jj] - TOLERANCE_NS)
-        cause[gi[hit]] = "SyncNs"
-        call[gi[hit]] = order[jj[hit]]
-    return cause, call
+        ret = ends[jj]
+        resumed = np.where(np.isnan(ls), ge[gi], ls)
+        prompt = hit & (resumed - ret <= RELAUNCH_NS)
+        cause[gi[prompt]] = "SyncNs"
+        call[gi[prompt]] = order[jj[prompt]]
+        late = hit & ~prompt
+        # Host work after the wait: the work, not the wait, kept the GPU idle.
+        cause[gi[late & known[gi]]] = "HostLateNs"
+        after[gi[late]] = order[jj[late]]
+        out["host_from"][gi[hit]] = np.clip(ret[hit], gs[gi[hit]], ge[gi[hit]])
+    return out
 
 
 def _step_windows(ops, step_of, n_steps):
@@ -122,7 +152,7 @@ def analyze_process(p, steps):
     gpu = p.gpu
     step_all = assign(p, steps)
     blocking = blocking_calls(p)
-    run_rows, step_rows, gap_frames = [], [], []
+    run_rows, step_rows, gap_frames, part_rows = [], [], [], []
     base = {"process": p.label, "rank": p.rank, "pid": p.pid}
     for agent in sorted(gpu["agent"].unique()) if len(gpu) else []:
         m = (gpu["agent"] == agent).to_numpy()
@@ -132,14 +162,13 @@ def analyze_process(p, steps):
         sets = _sets(ops)
         lo, hi = int(ops["start"].min()), int(ops["end"].max())
         gs, ge = iv.gaps(sets["B"], lo, hi)
-        cause, call = _classify_gaps(ops, gs, ge, blocking)
+        cls = _classify_gaps(ops, gs, ge, blocking)
         n_steps = len(steps)
         w0, w1 = _step_windows(ops, step_of, n_steps)
         in_step = iv.union(w0, w1)
         # Each gap, split into the part inside step windows and the part between them.
         g_in = iv.covered(in_step, gs, ge) if n_steps else np.zeros(gs.size, dtype=np.int64)
-        gaps = pd.DataFrame({"gpu": idx, "start": gs, "end": ge, "cause": cause, "call": call,
-                             "in_steps": g_in})
+        gaps = pd.DataFrame({"gpu": idx, "start": gs, "end": ge, **cls, "in_steps": g_in})
         gaps["step"] = _gap_step(gs, ge, w0, w1)
         gap_frames.append(gaps.assign(**base))
         meas = _measures(sets, [lo], [hi])
@@ -152,6 +181,7 @@ def analyze_process(p, steps):
         row["Kernels"] = int((ops["kind"] != "memory").sum())
         row["Copies"] = int((ops["kind"] == "memory").sum())
         run_rows.append(row)
+        part_rows += _parts(ops, sets, gaps, w0, w1, in_step, lo, hi, {**base, "gpu": idx})
         if n_steps:
             sm = _measures(sets, w0, w1)
             idle = {c: iv.covered(cs, w0, w1) for c, cs in _cause_sets(gaps).items()}
@@ -169,8 +199,44 @@ def analyze_process(p, steps):
                 r["Kernels"], r["Copies"] = int(kernels[i]), int(copies[i])
                 step_rows.append(r)
     gaps = pd.concat(gap_frames, ignore_index=True) if gap_frames else pd.DataFrame(
-        columns=["gpu", "start", "end", "cause", "call", "in_steps", "step", "process", "rank", "pid"])
-    return run_rows, step_rows, gaps, blocking
+        columns=["gpu", "start", "end", "cause", "call", "after_call", "host_from", "host_to",
+                 "launch_tid", "next_site", "in_steps", "step", "process", "rank", "pid"])
+    return run_rows, step_rows, gaps, blocking, part_rows
+
+
+def _parts(ops, sets, gaps, w0, w1, in_step, lo, hi, base) -> list[dict]:
+    """Rows of the run's parts on one GPU (see the module's text): measures, idle by cause and,
+    in the steps part, the idle between step windows (idle charged to a wait counts as the
+    wait's wherever it lies, so that it is not charged twice)."""
+    used = w1 > w0
+    if used.any():
+        s0, s1 = int(w0[used].min()), int(w1[used].max())
+        bounds = [b for b in (("startup", lo, s0), ("steps", s0, s1), ("teardown", s1, hi))
+                  if b[0] == "steps" or b[2] > b[1]]
+    else:
+        bounds = [("run", lo, hi)]
+    a0 = np.array([b[1] for b in bounds], dtype=np.int64)
+    a1 = np.array([b[2] for b in bounds], dtype=np.int64)
+    meas = _measures(sets, a0, a1)
+    csets = _cause_sets(gaps)
+    outside = iv.gaps(in_step, lo, hi)
+    starts = ops["start"].to_numpy()
+    is_mem = (ops["kind"] == "memory").to_numpy()
+    rows = []
+    for i, (part, b0, b1) in enumerate(bounds):
+        r = {**base, "part": part, "start": b0, "end": b1, **{k: int(v[i]) for k, v in meas.items()}}
+        between = 0
+        for c, cs in csets.items():
+            if part != "steps" or c == "SyncNs":
+                r[c] = int(iv.covered(cs, [b0], [b1])[0])
+            else:
+                r[c] = int(iv.covered(iv.intersect(cs, in_step), [b0], [b1])[0])
+                between += int(iv.covered(iv.intersect(cs, outside), [b0], [b1])[0])
+        r["BetweenStepsNs"] = between
+        sel = (starts >= b0) & ((starts < b1) | ((i == len(bounds) - 1) & (starts <= b1)))
+        r["Kernels"], r["Copies"] = int((sel & ~is_mem).sum()), int((sel & is_mem).sum())
+        rows.append(r)
+    return rows
 
 
 def _gap_step(gs, ge, w0, w1):

@@ -88,6 +88,8 @@ def run(args) -> int:
                     _write(findings_frame(fs), args, name)
                 continue
             df = getattr(a, attr)
+            if args.format == "text" and a.omitted(name):
+                continue  # said in one line per reason below
             if args.format == "text":
                 shown = scaled(df.head(top) if top else df, args.units)
                 more = f" (top {top} of {len(df)})" if top and len(df) > top else ""
@@ -98,6 +100,11 @@ def run(args) -> int:
                     print(shown.to_string(index=False) if len(shown) else "(no rows)")
             else:
                 _write(df, args, name)
+        if args.format == "text":
+            from rocpd.analysis.quiet import grouped
+
+            for line in grouped(a, wanted):
+                print(f"\n{line}")
     return 0
 
 

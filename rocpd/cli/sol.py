@@ -32,8 +32,7 @@ def run(args) -> int:
         raise RocpdError(f"rocpd sol: --peaks {args.peaks}: no such file")
     with rocpd.connect(*inputs_of(args)) as db:
         if not pmc.has_counters(db):
-            raise RocpdError("rocpd sol: no hardware counters in these databases; profile with "
-                             "`rocprof run --sol ...` (or --pmc) first")
+            raise RocpdError(f"rocpd sol: {pmc.why_no_counters(db)}")
         res = sol.compute(db, peaks_file=args.peaks, **filters_of(args))
         if args.json == "-":
             print(json.dumps(sol_format.to_json(res), indent=2))

@@ -71,10 +71,21 @@ def timeline(ctx) -> Section:
                    {"timeline": lambda: figures.timeline(ctx.analysis)}, note)
 
 
+def _omitted(a, sections) -> tuple[str, str]:
+    """HTML and Markdown lines saying which tables are left out and why (nothing recorded)."""
+    from ..analysis.quiet import grouped
+
+    lines = grouped(a, sections)
+    return ("".join(f"<p class='muted'>{esc(x)}</p>" for x in lines),
+            "".join(f"_{x}_\n\n" for x in lines))
+
+
 def breakdown(ctx) -> Section | None:
     a = ctx.analysis
-    if a.run.empty:
-        return None
+    if a.run.empty:  # no GPU work: one line for the GPU tables instead of empty or zero ones
+        h, md = _omitted(a, ["temporal", "idle", "per-step", "launch", "overlap", "stragglers",
+                             "lines", "waits", "ranges"])
+        return Section("breakdown", "Where the time goes", h, md) if h else None
     parts_html, figs = [], {"breakdown": lambda: figures.time_breakdown(a)}
     parts_html.append(_chart(ctx, charts.time_breakdown, a))
     t, i = a.temporal, a.idle
@@ -117,16 +128,21 @@ def launches(ctx) -> Section | None:
 
 def code(ctx) -> Section | None:
     a = ctx.analysis
-    if a.lines.empty and a.waits.empty and a.ranges.empty:
-        return None
+    if a.run.empty or (a.lines.empty and a.waits.empty and a.ranges.empty):
+        return None  # without GPU work, the breakdown's line says why
     body, md = [], []
     figs = {"lines": lambda: figures.top_lines(a)} if len(a.lines) else {}
-    body.append(_chart(ctx, charts.top_lines, a))
-    for title, df in (("GPU time by Python line (launch sites)", a.lines),
-                      ("Host waits by Python line", a.waits), ("GPU time by ROCTx range", a.ranges)):
-        if len(df):
+    if len(a.lines):
+        body.append(_chart(ctx, charts.top_lines, a))
+    for name, title, df in (("lines", "GPU time by Python line (launch sites)", a.lines),
+                            ("waits", "Host waits by Python line", a.waits),
+                            ("ranges", "GPU time by ROCTx range", a.ranges)):
+        if len(df) and not a.omitted(name):
             body.append(f"<h3>{esc(title)}</h3>" + table_html(df, ctx.units, ctx.top))
             md.append(f"**{title}**\n\n" + table_md(df, ctx.units, ctx.top))
+    h, m = _omitted(a, ["lines", "waits", "ranges"])
+    body.append(h)
+    md.append(m)
     return Section("code", "Code: Python lines and ROCTx ranges", "\n".join(body), "\n".join(md), figs)
 
 

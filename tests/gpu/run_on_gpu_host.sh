@@ -145,6 +145,32 @@ torchrun_two_ranks() {  # in-process launcher (-m torch.distributed.run), then a
   kernels_in "$OUTDIR/ddp-cmd"
 }
 
+sol_no_unexplained() (  # rocpd sol on a GEMM + copy: no %Emp above 100 without its reason
+  d="$OUTDIR/sol"
+  rm -rf "$d" && mkdir -p "$d/cache"
+  export XDG_CACHE_HOME="$d/cache"  # the peaks measured afresh by this checkout's kernels
+  $PY -m rocprof peaks --force || exit $?
+  $PY -m rocprof run -d "$d" -o sol --sol examples/sol_demo.py --repeat 2 || exit $?
+  $PY -m rocpd sol "$d/sol_results.db" || exit $?
+  $PY - "$d/sol_results.db" <<'EOF'
+import sys
+import rocpd
+from rocpd import sol, sol_format
+with rocpd.connect(sys.argv[1]) as db:
+    res = sol.compute(db)
+over = res.run[res.run["pct_of_empirical"] > 100]
+print(over[["metric", "pct_of_empirical", "empirical_note"]].to_string() if len(over) else
+      "no %Emp above 100 in the run table")
+above = sol_format.kernels_above_empirical(res)
+for k in above:
+    print("kernel above an empirical peak:", k)
+assert (over["empirical_note"] != "").all(), "a %Emp above 100 without its reason"
+assert all(k[3] for k in above), "a kernel above an empirical peak without its reason"
+pk = next(iter(res.peaks.values()))
+assert pk.empirical.get("l2", 0) > pk.empirical.get("dram", 0), f"L2 peak not above DRAM: {pk.empirical}"
+EOF
+)
+
 describe_host | tee "$OUTDIR/host.txt"
 GPUS=$($PY -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
 
@@ -163,6 +189,7 @@ step "torch under every tracing flag" torch_under_every_flag
 step "pytest tests/gpu" $PY -m pytest -q -rs tests/gpu
 step "hardware counters: rocprof avail, --pmc, --sol vs ncu (benchmarks/gpu_counters.py)" \
   $PY benchmarks/gpu_counters.py --out "$OUTDIR/counters"
+step "rocpd sol on a GEMM + copy: no unexplained %Emp above 100 (peaks measured afresh)" sol_no_unexplained
 step "demo: rocprof run --stats -S examples/train_cifar.py" \
   $PY -m rocprof run -d "$OUTDIR/demo" -o train_cifar --stats -S examples/train_cifar.py
 step "ROCm's view SQL over the demo database (ours | ROCm's: count, total ns)" \

@@ -173,3 +173,25 @@ def test_sol_metadata_names_the_method_and_passes(sol_run):
     opts = json.loads(query(db, "SELECT value FROM rocpd_metadata WHERE tag='rocprof.options'")[0][0])
     assert opts["empirical_peaks"], "the run keeps the peaks it was compared with"
     assert os.path.basename(str(db)) == "t_results.db"
+
+
+def test_sol_no_unexplained_value_above_an_empirical_peak(sol_run):
+    """The run's peaks were measured afresh by kernels that stress each resource: the GEMM and
+    the copy stay within reach of them, L2 is measured above DRAM, and anything above an
+    empirical peak carries its reason in the table."""
+    from rocpd import sol_format
+
+    db, res = sol_run
+    print(sol_format.format_sol(res))
+    over = res.run[res.run["pct_of_empirical"] > 100]
+    assert (over["empirical_note"] != "").all(), over
+    pk = res.peaks[int(_gemm(res)["agent_id"])]
+    assert pk.empirical.get("l2", 0) > 1.3 * pk.empirical.get("dram", 0), pk.empirical
+    for key in ("tensor_bf16", "tensor_fp16", "fp32", "fp64", "fp16"):
+        assert pk.empirical.get(key), f"no empirical {key} peak: {pk.empirical}"
+    g = _gemm(res)
+    assert 100 * g["rate_tensor_bf16"] / pk.empirical["tensor_bf16"] <= 105.0
+    copy = copy_kernel(res)
+    assert 100 * copy["rate_dram"] / pk.empirical["dram"] <= 105.0
+    for name, label, pct, note in sol_format.kernels_above_empirical(res):
+        assert note, (name, label, pct)

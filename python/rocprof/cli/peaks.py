@@ -1,5 +1,6 @@
-"""`rocprof peaks`: the empirical peaks of each GPU here (DRAM and L2 copy bandwidth, GEMM FLOP/s
-per precision), measured once and cached; `rocpd sol` and the roofline compare with them."""
+"""`rocprof peaks`: the empirical peaks of each GPU here, each resource measured by a kernel that
+stresses it (DRAM, L2, tensor cores and CUDA cores per precision: rocprof.peaks), measured once
+and cached; `rocpd sol` and the roofline compare with them."""
 
 from __future__ import annotations
 

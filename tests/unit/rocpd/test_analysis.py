@@ -115,9 +115,13 @@ def test_lines_waits_and_ranges_by_hand(tmp_path):
     assert r.loc["load", "GpuTimeNs"] == 0 and r.loc["load", "HostNs"] == 200 * US
     w = a.waits.iloc[0]
     assert (w["Site"], w["Kind"], w["Calls"], w["BlockedNs"]) == ("m.py:9", "copy to host", 2, 40 * US)
-    # after the copy ends (+143) the GPU idles until the next step's first kernel (+1010): the
-    # first gap is charged to the copy's call (which returned at +145); the last copy has none.
-    assert w["GpuIdleNs"] == (1010 - 143) * US
+    # after the copy ends (+143) the GPU idles until the next step's first kernel (+1010); the
+    # host returned from the copy at +145 and launched again only at +1001: its own work in
+    # between kept the GPU idle, not the wait, which the gap keeps as evidence (after_call).
+    assert w["GpuIdleNs"] == 0
+    gap = a.gaps[0].set_index("start").loc[ns(143)]
+    assert (gap["cause"], gap["call"]) == ("HostLateNs", -1) and gap["after_call"] >= 0
+    assert (gap["host_from"], gap["host_to"], gap["next_site"]) == (ns(145), ns(1001), "/w/m.py:5")
     ps = a.per_step
     assert list(ps["SpanNs"]) == [(143 - 10) * US, (1143 - 1010) * US]
     # inside a step: gap [+40,+120) before B, launched at +110 (host late: the call ended at
