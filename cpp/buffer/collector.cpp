@@ -48,7 +48,7 @@ Collector::~Collector() { stop(); }
 bool Collector::start(std::string* error) {
   retire({});
   if (!opts_.open_lazily) {
-    if (opts_.prepare_output) opts_.prepare_output(info_.path);
+    if (opts_.prepare_output && !opts_.prepare_output(&info_.path, error)) return false;
     if (!sink_->open(info_, error)) return false;
     opened_ = true;
   }
@@ -223,7 +223,11 @@ bool Collector::ensure_open() {
   if (opened_) return true;
   if (open_failed_) return false;
   std::string error;
-  if (opts_.prepare_output) opts_.prepare_output(info_.path);
+  if (opts_.prepare_output && !opts_.prepare_output(&info_.path, &error)) {
+    std::fprintf(stderr, "rocprof: not recording pid %d: %s\n", getpid(), error.c_str());
+    open_failed_ = true;
+    return false;
+  }
   if (!sink_->open(info_, &error)) {
     std::fprintf(stderr, "rocprof: cannot write %s: %s\n", info_.path.c_str(), error.c_str());
     open_failed_ = true;

@@ -14,7 +14,7 @@ import dataclasses
 import json
 import os
 
-from . import paths
+from . import paths, run_report
 from .options import Options
 
 ENV = "ROCPROF_CHILD_SESSION"
@@ -30,7 +30,7 @@ def child_environment(options: Options, unique_names: bool = True) -> dict[str, 
     spec["stats"] = spec["summary"] = False  # children never print reports of their own
     spec["output_formats"] = []
     # Children may run in another working directory: anchor the folder to ours.
-    spec["output_dir"] = os.path.abspath(options.output_dir or paths.DEFAULT_DIR)
+    spec["output_dir"] = paths.anchored_dir(options.output_dir)
     name = options.output_file or "%pid%"
     if unique_names and "%pid%" not in name:
         name += "_%pid%"  # never overwrite the parent's database
@@ -56,4 +56,9 @@ def start_child_session(spec: str) -> None:
 
         start_collection_periods([tuple(p) for p in options.collection_periods],
                                  options.collection_period_unit)
-    atexit.register(session.stop)
+    def end() -> None:
+        session.stop()
+        # An image the launcher exec()ed (same pid) ends the run: it names its databases.
+        run_report.finish()
+
+    atexit.register(end)
