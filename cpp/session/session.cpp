@@ -54,6 +54,7 @@ std::string& parent_path_() {  // the expansion a fork child compares its own wi
   return *p;
 }
 Config* g_config = nullptr;
+std::atomic<long> g_owner_pid{0};     // the process whose session this is (see before_exec)
 SessionContext* g_context = nullptr;  // leaked with its collector
 bool g_handlers_installed = false;
 
@@ -118,6 +119,7 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
     delete c;
     return false;
   }
+  g_owner_pid.store(getpid());
   g_current.store(c, std::memory_order_release);
   g_context = new SessionContext(*c);
   const CaptureSettings& settings = g_config != nullptr ? g_config->settings : config.settings;
@@ -234,6 +236,9 @@ void stop() {
 bool g_stopped_for_exec = false;
 
 void before_exec() {
+  // A vfork() child runs in its parent's memory until it execs: the session it sees is the
+  // parent's, which it must neither stop nor lock.
+  if (g_owner_pid.load() != getpid()) return;
   signals::Deferred defer;
   std::lock_guard<std::mutex> g(control_());
   g_stopped_for_exec = g_current.load() != nullptr;
@@ -241,6 +246,7 @@ void before_exec() {
 }
 
 void after_failed_exec() {
+  if (g_owner_pid.load() != getpid()) return;
   signals::Deferred defer;
   std::lock_guard<std::mutex> g(control_());
   const bool resume = g_stopped_for_exec;
