@@ -371,6 +371,20 @@ bool walk_folders(const std::string& dir, bool create, std::string* error) {
   return true;
 }
 
+// open() that never returns 0, 1 or 2: with stdout/stderr closed (`prog >&- 2>&-`) the claim
+// would land there, and every later message to stderr would be written into the database. The
+// slot is plugged with /dev/null (and left so), as SQLite does for its own files.
+int open_above_stdio(const char* path, int flags, mode_t mode = 0) {
+  int fd = ::open(path, flags, mode);
+  if (fd < 0 || fd > 2) return fd;
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  const int saved = errno;
+  ::close(fd);
+  ::open("/dev/null", O_RDWR);  // takes the slot just freed (the lowest free one)
+  errno = saved;
+  return moved;
+}
+
 void remove_with_sidecars(const std::string& path) {
   for (const char* ext : {"", "-wal", "-shm", "-journal"}) ::unlink((path + ext).c_str());
 }
@@ -381,7 +395,7 @@ enum class Take { kTaken, kBusy, kError };
 Take take(const std::string& path, bool strict, const manifest::Lock& run, int* fd_out,
           std::string* why, std::string* error) {
   for (int attempt = 0; attempt < 4; ++attempt) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const int fd = open_above_stdio(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
       if (::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
         // Another claimer found the new empty file and took it first: it is theirs now.
@@ -408,7 +422,7 @@ Take take(const std::string& path, bool strict, const manifest::Lock& run, int* 
       *why = "written earlier in this run";
       return Take::kBusy;
     }
-    const int old = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int old = open_above_stdio(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (old < 0) {
       *error = "cannot replace " + shown(path) + ": " + std::strerror(errno);
       return Take::kError;
