@@ -40,6 +40,8 @@ struct CollectorOptions {
   // Called with the database path just before the sink opens it; settles the file's name
   // (it may change *path) or returns false with *error (then nothing is recorded).
   std::function<bool(std::string* path, std::string* error)> prepare_output;
+  // Called when the sink could not create the database prepare_output made room for.
+  std::function<void(const std::string& path)> abandon_output;
 };
 
 class Collector {

@@ -191,10 +191,26 @@ std::size_t env_reference(const std::string& t, std::size_t i, std::string* name
   return 0;
 }
 
+// A path (or value) quoted for a message; a very long name in it is shortened to its ends, so
+// that the folder stays readable.
 std::string shown(const std::string& s) {
-  if (s.size() <= 80) return "'" + s + "'";
-  return "'" + s.substr(0, 40) + "..." + s.substr(s.size() - 20) + "' (" +
-         std::to_string(s.size()) + " bytes)";
+  std::string out;
+  bool cut = false;
+  std::size_t at = 0;
+  while (at <= s.size()) {
+    std::size_t end = s.find('/', at);
+    if (end == std::string::npos) end = s.size();
+    const std::string part = s.substr(at, end - at);
+    if (part.size() > 64) {
+      out += part.substr(0, 24) + "..." + part.substr(part.size() - 24);
+      cut = true;
+    } else {
+      out += part;
+    }
+    if (end < s.size()) out += '/';
+    at = end + 1;
+  }
+  return "'" + out + "'" + (cut ? " (" + std::to_string(s.size()) + " bytes)" : "");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,7 @@ std::string read_all(int fd) {
   return text;
 }
 
+// The listed databases in order, each once; a line "-PATH" takes PATH back out.
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::size_t at = 0;
@@ -34,10 +36,13 @@ std::vector<std::string> lines_of(const std::string& text) {
     std::size_t end = text.find('\n', at);
     if (end == std::string::npos) end = text.size();
     std::string line = text.substr(at, end - at);
-    bool seen = false;
-    for (const auto& l : out) seen = seen || l == line;
-    if (!line.empty() && !seen) out.push_back(line);
     at = end + 1;
+    if (line.empty()) continue;
+    const bool removal = line[0] == '-';
+    if (removal) line.erase(0, 1);
+    auto it = std::find(out.begin(), out.end(), line);
+    if (removal && it != out.end()) out.erase(it);
+    if (!removal && it == out.end()) out.push_back(line);
   }
   return out;
 }
@@ -91,6 +96,16 @@ void Lock::add(const std::string& db) {
   written_here().push_back(output::absolute(db));
   if (fd_ < 0) return;
   const std::string line = output::absolute(db) + "\n";
+  ssize_t ignored = ::write(fd_, line.data(), line.size());
+  (void)ignored;
+}
+
+void Lock::remove(const std::string& db) {
+  const std::string abs = output::absolute(db);
+  auto& here = written_here();
+  here.erase(std::remove(here.begin(), here.end(), abs), here.end());
+  if (fd_ < 0) return;
+  const std::string line = "-" + abs + "\n";
   ssize_t ignored = ::write(fd_, line.data(), line.size());
   (void)ignored;
 }

@@ -21,6 +21,8 @@ class Lock {
   Lock& operator=(const Lock&) = delete;
   bool listed(const std::string& db) const;
   void add(const std::string& db);
+  // A name given back (its database could not be created): no longer the run's.
+  void remove(const std::string& db);
 
  private:
   int fd_ = -1;

@@ -108,6 +108,15 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
     opts.prepare_output = [strict](std::string* path, std::string* why) {
       return claim_output(path, strict, why);
     };
+    opts.abandon_output = [](const std::string& path) {
+      // The file this process created and could not make a database of (a full disk):
+      // nothing is left behind that readers would take for a database.
+      std::lock_guard<std::mutex> g(path_mu_());
+      manifest::Lock run;
+      for (const char* ext : {"", "-wal", "-shm", "-journal"}) ::unlink((path + ext).c_str());
+      run.remove(path);
+      output::release(&claim_());
+    };
   }
   {
     std::lock_guard<std::mutex> g(path_mu_());

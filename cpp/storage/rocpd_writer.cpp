@@ -72,6 +72,27 @@ void Writer::run(sql::sqlite3_stmt* s) {
 
 bool Writer::open(const std::string& path, const std::string& guid, const std::string& suffix,
                   bool guid_per_row, std::string* error) {
+  if (create(path, guid, suffix, guid_per_row, error)) return true;
+  abandon();
+  return false;
+}
+
+// A database that could not be set up is let go without the close() path: its transaction
+// is gone already (a full disk rolls it back), and a COMMIT would only add a second error.
+void Writer::abandon() {
+  for (auto*& s : stmts_) {
+    if (s) api_->finalize(s);
+    s = nullptr;
+  }
+  if (db_ != nullptr) api_->close_v2(db_);
+  db_ = nullptr;
+  in_txn_ = false;
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
+  reserve_fd_ = -1;
+}
+
+bool Writer::create(const std::string& path, const std::string& guid, const std::string& suffix,
+                    bool guid_per_row, std::string* error) {
   api_ = sql::api(error);
   if (api_ == nullptr) return false;
   // Generated columns need SQLite 3.31 (2020-01); an older library stores the guid per row.
@@ -127,7 +148,10 @@ bool Writer::begin_recording(std::string* error) {
   // The schema and base rows reach the .db itself at once: a copy of the file alone, or one
   // whose -wal was lost, opens and says "in-progress" (until close() says otherwise).
   metadata(kStatusTag, kStatusInProgress);
-  if (!exec("COMMIT; PRAGMA wal_checkpoint(PASSIVE); BEGIN;", error)) return false;
+  if (!exec("COMMIT; PRAGMA wal_checkpoint(PASSIVE); BEGIN;", error)) {
+    abandon();
+    return false;
+  }
   last_checkpoint_ns_ = steady_ns();
   in_txn_ = true;
   reserve_space();

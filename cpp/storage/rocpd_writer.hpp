@@ -115,6 +115,9 @@ class Writer {
   void apply_name(Stmt which, int64_t object, std::string_view name);
   std::vector<std::tuple<Stmt, int64_t, std::string>> names_;  // ROCTx names, for close
 
+  bool create(const std::string& path, const std::string& guid, const std::string& suffix,
+              bool guid_per_row, std::string* error);
+  void abandon();
   bool exec(const std::string& sql, std::string* error = nullptr);
   sql::sqlite3_stmt* prepare(const std::string& sql);
   // Each group's statements, next to its row writers.

@@ -88,7 +88,7 @@ def _failed(what: str, e: BaseException) -> None:
         cause = e.strerror or str(e)
         if e.errno == 36:  # ENAMETOOLONG
             cause += f" ({len(os.path.basename(str(e.filename)))}-byte name; at most 255)"
-        say(f"rocprof: {what}: cannot write {e.filename}: {cause}")
+        say(f"rocprof: {what} stopped: cannot write {e.filename}: {cause}")
     else:
         say(f"rocprof: {what} failed: {type(e).__name__}: {e}")
 
