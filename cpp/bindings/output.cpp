@@ -26,6 +26,8 @@ void bind(py::module_& m) {
   m.def("ranked", &out::ranked, "whether a rank variable holds a number");
   m.def("database_template", &out::database_template, py::arg("dir") = "", py::arg("name") = "",
         "<dir>/<name>_results.db (defaults for empty parts), placeholders left in");
+  m.def("per_process_name", &out::per_process_name, py::arg("name") = "",
+        "the name template with _%pid% added unless it names the pid already");
   m.def(
       "expand_path",
       [](const std::string& tmpl, const std::vector<std::string>& argv) {

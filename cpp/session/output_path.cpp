@@ -239,6 +239,18 @@ std::string database_template(const std::string& dir, const std::string& name) {
   return d + "/" + (name.empty() ? kDefaultName : name) + kDatabaseSuffix;
 }
 
+std::string per_process_name(const std::string& name_in) {
+  const std::string name = name_in.empty() ? kDefaultName : name_in;
+  for (std::size_t at = name.find('%'); at != std::string::npos; at = name.find('%', at + 1)) {
+    if (name.compare(at, 5, "%pid%") == 0) return name;
+    const char after = at + 2 < name.size() ? name[at + 2] : '\0';
+    if (at + 1 < name.size() && name[at + 1] == 'p' &&
+        !((after >= 'a' && after <= 'z') || after == '_' || after == '%'))
+      return name;  // the %p shorthand
+  }
+  return name + "_%pid%";
+}
+
 bool expand(const std::string& whole, const std::vector<std::string>& argv, std::string* out,
             std::string* error) {
   // The suffix is not the user's text: "-o x_%p" means x_<pid>, not "%p_results.db".

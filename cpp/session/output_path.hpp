@@ -32,6 +32,10 @@ bool ranked();
 // <dir>/<name>_results.db, the defaults for empty parts; placeholders left in.
 std::string database_template(const std::string& dir, const std::string& name);
 
+// A name template that differs in every process: `name` (the default for "") if it names the
+// pid already (%pid%, %p), else with "_%pid%" added (a recording process's children).
+std::string per_process_name(const std::string& name);
+
 // Expands every placeholder of `tmpl` for this process. `argv` is the profiled program's
 // command line (%tag%, %argt% ...); empty: this process's own (/proc/self/cmdline). False with
 // a one-line *error naming the placeholder or variable: unknown placeholders, unset

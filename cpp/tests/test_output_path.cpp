@@ -56,6 +56,14 @@ TEST(OutputPath, Placeholders) {
   EXPECT_EQ(out::database_template("o/", "n"), "o/n_results.db");
 }
 
+TEST(OutputPath, PerProcessNames) {
+  EXPECT_EQ(out::per_process_name(""), "%pid%");
+  EXPECT_EQ(out::per_process_name("run"), "run_%pid%");
+  EXPECT_EQ(out::per_process_name("run_%p"), "run_%p");
+  EXPECT_EQ(out::per_process_name("%pid%_x"), "%pid%_x");
+  EXPECT_EQ(out::per_process_name("%ppid%"), "%ppid%_%pid%");
+}
+
 TEST(OutputPath, RankVariablesInOrder) {
   ::unsetenv("RANK");
   ::setenv("SLURM_PROCID", "7", 1);

@@ -43,6 +43,11 @@ def anchored_dir(output_dir: str | None) -> str:
     return os.path.abspath(output_dir or _core().DEFAULT_OUTPUT_DIR)
 
 
+def per_process_name(name: str | None) -> str:
+    """-o NAME as a recording process's children use it: with "_%pid%" unless it names the pid."""
+    return _core().per_process_name(name or "")
+
+
 def expand(template: str) -> str:
     """Every placeholder expanded for this process; ValueError names a bad one."""
     return _core().expand_path(template, argv())
