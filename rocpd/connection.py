@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from . import _schema, readonly
 from .errors import RocpdError
-from .files import Part, expand_paths, inspect, open_ro, ro_uri
+from .files import Part, expand_paths, incomplete_note, inspect, open_ro, ro_uri
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +81,17 @@ def build_views(conn: sqlite3.Connection, sources: list[tuple[str, Part]]) -> No
         conn.execute(stmt.replace("CREATE VIEW IF NOT EXISTS", "CREATE TEMP VIEW", 1))
 
 
+_said: set[str] = set()
+
+
+def _say_once(note: str | None) -> None:
+    """Every reader (summary, analyze, report, exports, rocpd.connect in a notebook) says once
+    per process that a database is incomplete."""
+    if note and note not in _said:
+        _said.add(note)
+        print(f"rocpd: warning: {note}", file=sys.stderr)
+
+
 class FileHandle:
     """One file on its own read-only connection, with TEMP views over its parts."""
 
@@ -89,6 +100,7 @@ class FileHandle:
         self.conn = open_ro(path)
         try:
             self.parts = inspect(self.conn, path)
+            _say_once(incomplete_note(path, self.parts, self.conn))
             build_views(self.conn, [("main", p) for p in self.parts])
         except BaseException:
             self.conn.close()  # a skipped file must not stay open

@@ -143,3 +143,46 @@ def _wal_hint(path: str) -> str:
     name = os.path.basename(path)
     return (f": it is in WAL mode and {name}-wal is missing or empty; the data of an unfinished run"
             f" lives there: copy {name}-wal along with {name}")
+
+
+def _writer_alive(path: str) -> bool | None:
+    """Whether a process holds the writer's lock on ``path`` (rocprof flock()s a database while
+    it writes it), read from /proc/locks: nothing is opened, so nothing can change. None where
+    that cannot be known."""
+    try:
+        st = os.stat(path)
+        with open("/proc/locks") as fh:
+            locks = fh.read()
+    except OSError:
+        return None
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino} "
+    return any(line.split()[1] == "FLOCK" and key in line
+               for line in locks.splitlines() if "->" not in line)
+
+
+def incomplete_note(path: str, parts: list[Part], conn: sqlite3.Connection) -> str | None:
+    """One line for a database its writer did not finish (metadata ``rocprof.status``: written
+    "in-progress" at creation, "complete" at close; "disk-full"/"write-error" when the output
+    failed), with the last record's time; None for a complete one or another writer's."""
+    meta = next((p.metadata for p in parts
+                 if p.metadata.get("rocprof.status", "complete") != "complete"), None)
+    if meta is None:
+        return None
+    status = meta["rocprof.status"]
+    when = "an unknown time"
+    try:
+        part = next(p for p in parts if p.metadata is meta)
+        (start,) = conn.execute(f"SELECT min(start) FROM main.{part.table('info_process')}").fetchone()
+        when = f"{(int(meta['rocprof.last_record_ns']) - int(start)) / 1e9:.3f} s after its start"
+    except (KeyError, StopIteration, TypeError, ValueError, sqlite3.Error):
+        pass
+    if status != "in-progress":
+        return (f"{path} is incomplete ({status}) from {when}: records after that were dropped "
+                "(counted in metadata rocprof.dropped_records.storage)")
+    if _writer_alive(path):
+        return f"{path} is still being written: records after {when} are not in it yet"
+    wal = path + "-wal"
+    keep = (f"; keep {os.path.basename(wal)} beside it: it holds records the .db alone lacks"
+            if os.path.exists(wal) and os.path.getsize(wal) > 0 else
+            "; its -wal is not beside it: this file holds what was checkpointed")
+    return f"{path} is incomplete: process killed at {when}; records after that may be missing{keep}"

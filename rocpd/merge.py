@@ -21,9 +21,31 @@ def merge_files(paths, out_path: str, overwrite: bool = False, progress: bool = 
         if not overwrite:
             raise RocpdError("output exists (use --force to replace it)", out_path)
         os.unlink(out_path)
-    out = sqlite3.connect(out_path)
-    out.execute("PRAGMA journal_mode = OFF")
-    out.execute("PRAGMA synchronous = OFF")
+    try:
+        out = sqlite3.connect(out_path)
+        out.execute("PRAGMA journal_mode = OFF")
+        out.execute("PRAGMA synchronous = OFF")
+    except sqlite3.Error as e:
+        raise RocpdError(f"cannot create the merged database: {_why_not_writable(out_path, e)}",
+                         out_path) from None
+    try:
+        return _merge_into(out, out_path, files, progress)
+    except sqlite3.OperationalError as e:  # a full disk, an I/O error: name the file
+        raise RocpdError(f"cannot write the merged database: {e}", out_path) from None
+    finally:
+        out.close()
+
+
+def _why_not_writable(path: str, e: Exception) -> str:
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"its folder {folder} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"its folder {folder} is not writable"
+    return str(e)
+
+
+def _merge_into(out: sqlite3.Connection, out_path: str, files: list[str], progress: bool) -> str:
     parts = []
     bar = _progress(len(files), progress)
     for i, path in enumerate(files):
@@ -50,7 +72,6 @@ def merge_files(paths, out_path: str, overwrite: bool = False, progress: bool = 
     for stmt in _schema.view_statements():
         out.execute(stmt)
     out.commit()
-    out.close()
     return out_path
 
 

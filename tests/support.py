@@ -41,7 +41,7 @@ def open_db(path) -> sqlite3.Connection:
 
 # What each library may export (mangled names), as cpp/exports/*.map states it.
 ALLOWED = {
-    "libroctx64.so": re.compile(r"^roctx"),
+    "libroctx64.so": re.compile(r"^(roctx|execv?p?e?$|execl[pe]?$|fexecve$)"),
     "librocprof_core.so": re.compile(r"^_Z(N|NK|T[ISV]N|TT|Th[n0-9_]+N|Tv[n0-9_]+N|GVN|TH|TW)7rocprof"),
     "_core": re.compile(r"^PyInit__core$"),
     "librocprof_inject.so": re.compile(r"^InitializeInjection$"),

@@ -8,7 +8,7 @@
 
 #include "bindings/registry.hpp"
 #include "rocprof/clock.hpp"
-#include "session/os_facts.hpp"
+#include "session/output_path.hpp"
 #include "storage/rocpd_sink.hpp"
 #include "storage/sqlite_api.hpp"
 
@@ -24,7 +24,9 @@ uint64_t baseline_bulk_insert(const std::string& path, uint64_t n, std::string* 
   SessionInfo info;
   info.path = path;
   info.guid = "00000000-0000-7000-8000-000000000000";
-  session::prepare_output(path);
+  session::output::Claim claim;
+  if (!session::output::claim(path, false, &claim, error)) return 0;
+  session::output::release(&claim);  // a fresh file of our own: written below
   {
     RocpdSink sink;
     if (!sink.open(info, error)) return 0;

@@ -312,7 +312,8 @@ PyMethodDef kRoctxMethods[] = {
 
 // ---- session control (pybind11) ----------------------------------------------------
 
-std::string start_session(const std::string& output_template, const std::string& options_json,
+std::string start_session(const std::string& output_template, const std::vector<std::string>& argv,
+                          bool strict, const std::string& options_json,
                           const std::map<std::string, std::string>& metadata,
                           uint32_t ring_capacity, uint32_t flush_ms, uint32_t commit_ms,
                           bool null_sink, bool follow_fork,
@@ -321,6 +322,8 @@ std::string start_session(const std::string& output_template, const std::string&
   s::Config cfg;
   cfg.guid_per_row = guid_per_row;
   cfg.output_template = output_template;
+  cfg.argv = argv;
+  cfg.strict = strict;
   cfg.options_json = options_json;
   cfg.metadata.assign(metadata.begin(), metadata.end());
   if (ring_capacity < 16 || ring_capacity > (1u << 24))
@@ -399,8 +402,9 @@ PYBIND11_MODULE(_core, mod) {
   for (rocprof::bindings::BindFn fn : rocprof::bindings::registered()) fn(mod);
 
   mod.def(
-      "start_session", &start_session, py::arg("output_template"), py::arg("options_json") = "{}",
-      py::arg("metadata") = std::map<std::string, std::string>{},
+      "start_session", &start_session, py::arg("output_template"),
+      py::arg("argv") = std::vector<std::string>{}, py::arg("strict") = false,
+      py::arg("options_json") = "{}", py::arg("metadata") = std::map<std::string, std::string>{},
       py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
       py::arg("null_sink") = false, py::arg("follow_fork") = true,
       py::arg("settings") = rocprof::CaptureSettings{}, py::arg("buffer_budget_mb") = 2048,
@@ -440,7 +444,6 @@ PYBIND11_MODULE(_core, mod) {
       out.append(py::make_tuple(b.name, b.compiled, b.live, b.reason));
     return out;
   });
-  mod.def("resolve_path", &s::resolve_path, py::arg("template"), py::arg("fork_child") = false);
   mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench",
           py::arg("wait") = true);
   // _bench_baseline_insert: bindings/bench_baseline.cpp (benchmark code stays out of

@@ -48,8 +48,12 @@ Collector::~Collector() { stop(); }
 bool Collector::start(std::string* error) {
   retire({});
   if (!opts_.open_lazily) {
-    if (opts_.prepare_output) opts_.prepare_output(info_.path);
-    if (!sink_->open(info_, error)) return false;
+    if (opts_.prepare_output && !opts_.prepare_output(&info_.path, error)) return false;
+    if (!sink_->open(info_, error)) {
+      if (error) *error = "cannot create the database " + info_.path + ": " + *error;
+      if (opts_.abandon_output) opts_.abandon_output(info_.path);
+      return false;
+    }
     opened_ = true;
   }
   last_commit_ns_ = now_ns();
@@ -223,9 +227,15 @@ bool Collector::ensure_open() {
   if (opened_) return true;
   if (open_failed_) return false;
   std::string error;
-  if (opts_.prepare_output) opts_.prepare_output(info_.path);
+  if (opts_.prepare_output && !opts_.prepare_output(&info_.path, &error)) {
+    std::fprintf(stderr, "rocprof: not recording pid %d: %s\n", getpid(), error.c_str());
+    open_failed_ = true;
+    return false;
+  }
   if (!sink_->open(info_, &error)) {
-    std::fprintf(stderr, "rocprof: cannot write %s: %s\n", info_.path.c_str(), error.c_str());
+    std::fprintf(stderr, "rocprof: cannot create the database %s: %s\n", info_.path.c_str(),
+                 error.c_str());
+    if (opts_.abandon_output) opts_.abandon_output(info_.path);
     open_failed_ = true;
     return false;
   }

@@ -37,8 +37,11 @@ struct CollectorOptions {
   // collector nor the sink reads /proc or touches folders. Either may be empty (tests).
   // A new thread's row (ThreadInfo with no name, not ended) is named with thread_name(tid).
   std::function<std::string(uint32_t tid)> thread_name;
-  // Called with the database path just before the sink opens it.
-  std::function<void(const std::string& path)> prepare_output;
+  // Called with the database path just before the sink opens it; settles the file's name
+  // (it may change *path) or returns false with *error (then nothing is recorded).
+  std::function<bool(std::string* path, std::string* error)> prepare_output;
+  // Called when the sink could not create the database prepare_output made room for.
+  std::function<void(const std::string& path)> abandon_output;
 };
 
 class Collector {

@@ -2,7 +2,8 @@
 // injection library) have no Python launcher to start a session. `rocprof run -- CMD` puts
 // what the session needs into the child's environment and the library that loads first
 // calls autostart():
-//   ROCPROF_AUTOSTART_OUTPUT   database path template (%pid%, %ppid%, %rank% resolved here)
+//   ROCPROF_AUTOSTART_OUTPUT   database path template (placeholders: session/output_path.hpp)
+//   ROCPROF_AUTOSTART_STRICT   set: --no-clobber (an existing file is an error)
 //   ROCPROF_AUTOSTART_OPTIONS  the capture settings' text form (capture/settings.hpp: one
 //                              "cupti.kernels=1" per line)
 //   ROCPROF_AUTOSTART_OPTIONS_JSON  the launcher's options, stored in the database as given
@@ -21,6 +22,7 @@ bool autostart() {
   if (out == nullptr || *out == '\0' || current() != nullptr) return false;
   Config cfg;
   cfg.output_template = out;
+  cfg.strict = std::getenv("ROCPROF_AUTOSTART_STRICT") != nullptr;
   cfg.options_json = "{\"autostart\":true}";
   // Programs started by hand with ROCPROF_CUPTI=1 (before `rocprof run -- CMD` existed).
   if (const char* cupti = std::getenv("ROCPROF_CUPTI")) cfg.settings.cupti.enabled = *cupti == '1';

@@ -1,6 +1,5 @@
 #include "os_facts.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,12 +17,6 @@ std::string thread_name(uint32_t tid) {
     while (!name.empty() && name.back() == '\n') name.pop_back();
   }
   return name;
-}
-
-void prepare_output(const std::string& path) {
-  for (std::size_t p = path.find('/', 1); p != std::string::npos; p = path.find('/', p + 1))
-    ::mkdir(path.substr(0, p).c_str(), 0777);  // EEXIST is the usual answer
-  for (const char* ext : {"", "-wal", "-shm", "-journal"}) ::unlink((path + ext).c_str());
 }
 
 }  // namespace rocprof::session

@@ -12,10 +12,4 @@ namespace rocprof::session {
 // `top -H` shows), "" when the thread is gone or the file cannot be read.
 std::string thread_name(uint32_t tid);
 
-// Before a database is created at `path`: makes its missing folders (a fork child's path may
-// name a new one, -d out/%pid%) and removes an old database of that name with its -wal, -shm
-// and -journal files (a new run replaces an old file, as rocprofv3 does). Errors are left to
-// the open that follows, which reports them.
-void prepare_output(const std::string& path);
-
 }  // namespace rocprof::session

@@ -1,51 +1,155 @@
-// The run manifest: when `rocprof run -- CMD` supervises a command, every process of it that
-// records lists its database in one file (ROCPROF_MANIFEST), so the launcher can print them
-// all at the end. The same file settles names: a template without %pid% names one database;
-// the first process to claim it keeps it, later ones (a script's own Python children, a
-// shell's several programs) get NAME_<pid>_results.db instead of overwriting it.
+#include "run_manifest.hpp"
+
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
-#include <string>
+#include <cstring>
 
-#include "session.hpp"
+#include "output_path.hpp"
+#include "storage/rocpd_status.hpp"
 
-namespace rocprof::session {
-
+namespace rocprof::session::manifest {
 namespace {
-std::string with_pid_tag(const std::string& path) {
-  const std::string tail = "_results.db", tag = "_" + std::to_string(getpid());
-  const auto at = path.rfind(tail);
-  if (at != std::string::npos && at + tail.size() == path.size())
-    return path.substr(0, at) + tag + tail;
-  return path + tag;
-}
 
-bool listed(int fd, const std::string& path) {
+std::string read_all(int fd) {
   std::string text;
   char buf[4096];
   ssize_t n;
   lseek(fd, 0, SEEK_SET);
   while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-  return text.find(path + "\n") == 0 || text.find("\n" + path + "\n") != std::string::npos;
+  return text;
 }
+
+// The listed databases in order, each once; a line "-PATH" takes PATH back out.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.empty()) continue;
+    const bool removal = line[0] == '-';
+    if (removal) line.erase(0, 1);
+    auto it = std::find(out.begin(), out.end(), line);
+    if (removal && it != out.end()) out.erase(it);
+    if (!removal && it == out.end()) out.push_back(line);
+  }
+  return out;
+}
+
+// Whether a process holds the database's claim (output_path.cpp): probed with a shared lock
+// that is dropped at once; nothing is written.
+bool writer_alive(const std::string& db) {
+  const int fd = ::open(db.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
+}
+
+// Databases this process created (also without a manifest): a later session of the process
+// (after a failed exec, a second rocprof.profile()) never replaces one. Used under Lock only.
+std::vector<std::string>& written_here() {
+  static auto* v = new std::vector<std::string>();
+  return *v;
+}
+
 }  // namespace
 
-std::string claim_in_manifest(const std::string& path) {
-  const char* manifest = std::getenv("ROCPROF_MANIFEST");
-  if (manifest == nullptr || *manifest == '\0') return path;
-  const int fd = open(manifest, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return path;  // the launcher is gone or the folder is: record anyway
-  flock(fd, LOCK_EX);       // processes of one run start concurrently (ranks)
-  std::string chosen = listed(fd, path) ? with_pid_tag(path) : path;
-  const std::string line = chosen + "\n";
-  ssize_t ignored = write(fd, line.data(), line.size());
-  (void)ignored;
-  flock(fd, LOCK_UN);
-  close(fd);
-  return chosen;
+std::string path() {
+  const char* m = std::getenv("ROCPROF_MANIFEST");
+  return m ? m : "";
 }
 
-}  // namespace rocprof::session
+Lock::Lock() {
+  const std::string m = path();
+  if (m.empty()) return;
+  fd_ = ::open(m.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ >= 0) ::flock(fd_, LOCK_EX);  // processes of one run start together (ranks)
+}
+
+Lock::~Lock() {
+  if (fd_ >= 0) ::close(fd_);  // the lock goes with it
+}
+
+bool Lock::listed(const std::string& db) const {
+  const std::string want = output::absolute(db);
+  for (const std::string& l : written_here())
+    if (l == want) return true;
+  if (fd_ < 0) return false;
+  for (const std::string& l : lines_of(read_all(fd_)))
+    if (l == want) return true;
+  return false;
+}
+
+void Lock::add(const std::string& db) {
+  written_here().push_back(output::absolute(db));
+  if (fd_ < 0) return;
+  const std::string line = output::absolute(db) + "\n";
+  ssize_t ignored = ::write(fd_, line.data(), line.size());
+  (void)ignored;
+}
+
+void Lock::remove(const std::string& db) {
+  const std::string abs = output::absolute(db);
+  auto& here = written_here();
+  here.erase(std::remove(here.begin(), here.end(), abs), here.end());
+  if (fd_ < 0) return;
+  const std::string line = "-" + abs + "\n";
+  ssize_t ignored = ::write(fd_, line.data(), line.size());
+  (void)ignored;
+}
+
+std::vector<std::string> databases(const std::string& manifest) {
+  const int fd = ::open(manifest.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  ::flock(fd, LOCK_SH);
+  auto out = lines_of(read_all(fd));
+  ::close(fd);
+  return out;
+}
+
+bool is_launcher() {
+  const char* pid = std::getenv("ROCPROF_LAUNCHER_PID");
+  return pid != nullptr && !path().empty() && std::atol(pid) == static_cast<long>(getpid());
+}
+
+std::vector<Outcome> outcomes(const std::string& manifest) {
+  std::vector<Outcome> out;
+  for (const std::string& db : databases(manifest)) {
+    const rocpd::FileStatus s = rocpd::read_status(db);
+    std::string line = "rocprof: ";
+    if (!s.readable) {
+      line += db + " is not a usable database: " + s.error;
+    } else if (s.status.empty() || s.status == rocpd::kStatusComplete) {
+      line += "results written to " + db;
+    } else if (s.status == rocpd::kStatusInProgress && writer_alive(db)) {
+      line += db + " is still being written by a process of the run that has not ended";
+    } else if (s.status == rocpd::kStatusInProgress) {
+      line += db + " is incomplete: its process was killed before closing it; keep " + db +
+              "-wal beside it (records after the last commit are lost)";
+    } else {
+      line += db + " is incomplete (" + s.status + "): records after the failure were " +
+              "dropped and counted (rocpd summary says how many)";
+    }
+    out.push_back(Outcome{db, s.readable, line});
+  }
+  return out;
+}
+
+void print_outcomes_if_launcher() {
+  if (!is_launcher()) return;
+  for (const Outcome& o : outcomes(path())) std::fprintf(stderr, "%s\n", o.line.c_str());
+}
+
+}  // namespace rocprof::session::manifest

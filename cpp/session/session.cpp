@@ -14,6 +14,8 @@
 #include "rocprof/version.hpp"
 #include "storage/rocpd_sink.hpp"
 #include "os_facts.hpp"
+#include "output_path.hpp"
+#include "run_manifest.hpp"
 #include "signals.hpp"
 #include "system_info.hpp"
 
@@ -33,18 +35,41 @@ std::mutex& control_() {
   static auto* m = new std::mutex();
   return *m;
 }
+// The running session's database: its name is settled (claimed) when the file is created,
+// on the drain thread for a lazily opened fork child, so readers take the lock.
+std::mutex& path_mu_() {
+  static auto* m = new std::mutex();
+  return *m;
+}
 std::string& path_() {
   static auto* p = new std::string();
   return *p;
 }
+output::Claim& claim_() {
+  static auto* c = new output::Claim();
+  return *c;
+}
+std::string& parent_path_() {  // the expansion a fork child compares its own with
+  static auto* p = new std::string();
+  return *p;
+}
 Config* g_config = nullptr;
+std::atomic<long> g_owner_pid{0};     // the process whose session this is (see before_exec)
 SessionContext* g_context = nullptr;  // leaked with its collector
 bool g_handlers_installed = false;
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (auto p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
-    s.replace(p, from.size(), to);
-  return s;
+// Creates the database file under its final name (output_path.hpp: claim) just before the
+// sink opens it; says so when the name asked for was taken.
+bool claim_output(std::string* path, bool strict, std::string* error) {
+  output::Claim c;
+  if (!output::claim(*path, strict, &c, error)) return false;
+  if (!c.note.empty()) std::fprintf(stderr, "rocprof: %s\n", c.note.c_str());
+  std::lock_guard<std::mutex> g(path_mu_());
+  output::release(&claim_());
+  claim_() = c;
+  *path = c.path;
+  path_() = c.path;
+  return true;
 }
 
 bool start_locked(const Config& config, bool fork_child, std::string* error) {
@@ -52,7 +77,11 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   fill_system_info(info);
   info.init_ns = now_ns();
   info.guid = make_uuid_v7();
-  info.path = claim_in_manifest(resolve_path(config.output_template, fork_child));
+  if (!resolve_path(config, fork_child, &info.path, error)) {
+    if (fork_child)
+      std::fprintf(stderr, "rocprof: not recording pid %d: %s\n", getpid(), error->c_str());
+    return false;
+  }
   info.options_json = config.options_json;
   {
     const CaptureSettings& s = g_config != nullptr ? g_config->settings : config.settings;
@@ -74,13 +103,32 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   CollectorOptions opts = config.collector;
   opts.open_lazily = fork_child;  // a child that only execs leaves no empty database behind
   opts.thread_name = thread_name;
-  if (!config.null_sink) opts.prepare_output = prepare_output;
+  if (!config.null_sink) {
+    const bool strict = config.strict;
+    opts.prepare_output = [strict](std::string* path, std::string* why) {
+      return claim_output(path, strict, why);
+    };
+    opts.abandon_output = [](const std::string& path) {
+      // The file this process created and could not make a database of (a full disk):
+      // nothing is left behind that readers would take for a database.
+      std::lock_guard<std::mutex> g(path_mu_());
+      manifest::Lock run;
+      for (const char* ext : {"", "-wal", "-shm", "-journal"}) ::unlink((path + ext).c_str());
+      run.remove(path);
+      output::release(&claim_());
+    };
+  }
+  {
+    std::lock_guard<std::mutex> g(path_mu_());
+    path_() = info.path;
+    if (!fork_child) parent_path_() = info.path;
+  }
   auto* c = new Collector(std::move(sink), info, strings_(), opts);
   if (!c->start(error)) {
     delete c;
     return false;
   }
-  path_() = info.path;
+  g_owner_pid.store(getpid());
   g_current.store(c, std::memory_order_release);
   g_context = new SessionContext(*c);
   const CaptureSettings& settings = g_config != nullptr ? g_config->settings : config.settings;
@@ -101,6 +149,8 @@ void stop_locked() {
   g_current.store(nullptr, std::memory_order_release);
   c->stop();
   // `c` is not deleted: a producer may still hold the pointer it loaded before the store.
+  std::lock_guard<std::mutex> g(path_mu_());
+  output::release(&claim_());  // the database is closed: its name is free for a later run
 }
 
 void before_fork() {
@@ -118,6 +168,8 @@ void after_fork_parent() {
 void after_fork_child() {
   strings_().unlock();
   strings_().reset_after_fork();
+  new (&path_mu_()) std::mutex();
+  output::forget_after_fork(&claim_());
   Collector* c = g_current.load();
   if (c != nullptr) {
     c->after_fork_child();
@@ -152,34 +204,13 @@ std::vector<BackendStatus> backend_statuses() {
   return out;
 }
 
-std::string resolve_path(const std::string& tmpl, bool fork_child) {
-  std::string path = tmpl;
-  if (fork_child && path.find("%pid%") == std::string::npos) {
-    const std::string tail = "_results.db";
-    const auto at = path.rfind(tail);
-    const std::string tag = "_" + std::to_string(getpid());
-    if (at != std::string::npos && at + tail.size() == path.size())
-      path.insert(at, tag);
-    else
-      path += tag;
-  }
-  path = replace_all(path, "%pid%", std::to_string(getpid()));
-  path = replace_all(path, "%ppid%", std::to_string(getppid()));
-  if (path.find("%rank%") != std::string::npos) {
-    // The global-rank variables, in the order rocprof.paths.rank() and rocpd read them.
-    std::string rank = "0";
-    for (const char* var :
-         {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK"}) {
-      const char* v = std::getenv(var);
-      if (v != nullptr && *v != '\0' &&
-          std::string(v).find_first_not_of("0123456789") == std::string::npos) {
-        rank = v;
-        break;
-      }
-    }
-    path = replace_all(path, "%rank%", rank);
-  }
-  return path;
+bool resolve_path(const Config& config, bool fork_child, std::string* out, std::string* error) {
+  if (!output::expand(config.output_template, config.argv, out, error)) return false;
+  // A fork child whose template names no per-process value (%pid%) would write its parent's
+  // file: it gets "_<pid>" before "_results.db".
+  std::lock_guard<std::mutex> g(path_mu_());
+  if (fork_child && *out == parent_path_()) *out = output::with_pid_tag(*out, getpid());
+  return true;
 }
 
 bool start(const Config& config, std::string* error) {
@@ -211,6 +242,31 @@ void stop() {
   stop_locked();
 }
 
+bool g_stopped_for_exec = false;
+
+void before_exec() {
+  // A vfork() child runs in its parent's memory until it execs: the session it sees is the
+  // parent's, which it must neither stop nor lock.
+  if (g_owner_pid.load() != getpid()) return;
+  signals::Deferred defer;
+  std::lock_guard<std::mutex> g(control_());
+  g_stopped_for_exec = g_current.load() != nullptr;
+  stop_locked();
+}
+
+void after_failed_exec() {
+  if (g_owner_pid.load() != getpid()) return;
+  signals::Deferred defer;
+  std::lock_guard<std::mutex> g(control_());
+  const bool resume = g_stopped_for_exec;
+  g_stopped_for_exec = false;
+  if (!resume || g_current.load() != nullptr || g_config == nullptr) return;
+  std::string error;
+  if (!start_locked(*g_config, false, &error))
+    std::fprintf(stderr, "rocprof: exec failed and recording could not resume: %s\n",
+                 error.c_str());
+}
+
 void flush() {
   if (Collector* c = current()) c->flush();
 }
@@ -231,7 +287,11 @@ struct InstallInterner {
 
 CaptureContext* context() { return current() != nullptr ? g_context : nullptr; }
 
-std::string current_path() { return current() ? path_() : std::string(); }
+std::string current_path() {
+  if (current() == nullptr) return std::string();
+  std::lock_guard<std::mutex> g(path_mu_());
+  return path_();
+}
 
 uint32_t category_id(const char* name) { return strings_().intern_cached(name); }
 

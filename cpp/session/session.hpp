@@ -20,7 +20,12 @@ class CaptureContext;
 namespace rocprof::session {
 
 struct Config {
-  std::string output_template;  // may hold %pid% / %ppid%, resolved here (and again in children)
+  // The database path with its placeholders (output_path.hpp), expanded in the process that
+  // writes (a fork child again, for its own %pid%); `argv` is the profiled program's command
+  // line for %tag%/%argt% (empty: the process's own).
+  std::string output_template;
+  std::vector<std::string> argv;
+  bool strict = false;  // --no-clobber: an existing file is an error, never replaced or renamed
   std::string options_json = "{}";
   std::vector<std::pair<std::string, std::string>> metadata;
   CollectorOptions collector;
@@ -61,11 +66,13 @@ uint32_t category_id(const char* name);
 // Called by the native entry libraries (libroctx64's constructor, the CUDA injection).
 bool autostart();
 
-// Database path for a template: %pid%, %ppid%, %rank% replaced; children of a fork whose template
-// has no %pid% get "_<pid>" before "_results.db" so they never overwrite the parent's file.
-std::string resolve_path(const std::string& tmpl, bool fork_child);
-// Under `rocprof run -- CMD` (ROCPROF_MANIFEST set): lists `path` in the run's manifest and
-// returns it, or NAME_<pid>_results.db when another process of the run already took it.
-std::string claim_in_manifest(const std::string& path);
+// The database path of `config` for this process (output_path.hpp: expand); a fork child
+// whose path equals its parent's gets "_<pid>" before "_results.db".
+bool resolve_path(const Config& config, bool fork_child, std::string* out, std::string* error);
+
+// Around exec*(): the database is closed first (drained, committed, checkpointed: the new
+// image starts its own), and opened anew under another name if the exec failed.
+void before_exec();
+void after_failed_exec();
 
 }  // namespace rocprof::session

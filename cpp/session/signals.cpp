@@ -21,6 +21,7 @@
 
 #include <atomic>
 
+#include "run_manifest.hpp"
 #include "session.hpp"
 #include "signals.hpp"
 
@@ -48,9 +49,10 @@ void* watcher(void*) {
     const ssize_t n = read(g_pipe[0], &what, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return nullptr;
-    if (what == 's')
+    if (what == 's') {
       stop();
-    else
+      manifest::print_outcomes_if_launcher();  // the launcher's own exit path will not run
+    } else
       flush();
     g_completed.fetch_add(1, std::memory_order_release);
   }

@@ -1,6 +1,9 @@
 #include "rocpd_sink.hpp"
 
+#include <algorithm>
 #include <type_traits>
+
+#include "rocpd_status.hpp"
 
 namespace rocprof {
 
@@ -69,7 +72,9 @@ void RocpdSink::write_records(const Record* records, std::size_t n) {
     return;
   }
   for (std::size_t i = 0; i < n; ++i) {
-    if (writer_.failure().empty()) write_record(records[i]);
+    const Record& r = records[i];
+    last_record_ns_ = std::max(last_record_ns_, std::max(r.start, r.end));
+    if (writer_.failure().empty()) write_record(r);
     if (!writer_.failure().empty()) {  // this record and the rest of the batch
       writer_.add_unstored(n - i);
       return;
@@ -121,7 +126,12 @@ void RocpdSink::write_record(const Record& r) {
   for (const rocpd::PmcEventRow& p : rows.pmc_events) writer_.pmc_event(p);
 }
 
-void RocpdSink::commit() { writer_.commit(); }
+void RocpdSink::commit() {
+  // Readers of a killed run's database say from when records may be missing.
+  if (last_record_ns_ != 0 && writer_.is_open() && writer_.failure().empty())
+    writer_.metadata(rocpd::kLastRecordTag, std::to_string(last_record_ns_));
+  writer_.commit();
+}
 
 void RocpdSink::close(uint64_t end_ns) {
   if (!writer_.is_open()) return;

@@ -41,6 +41,7 @@ class RocpdSink final : public Sink {
   std::unique_ptr<rocpd::Mapping> map_;
   std::unordered_set<uint32_t> threads_;  // tids with a rocpd_info_thread row
   rocpd::Writer writer_;
+  uint64_t last_record_ns_ = 0;  // the newest record time handed in (metadata at each commit)
 };
 
 }  // namespace rocprof

@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
+#include "rocpd_status.hpp"
 #include "rocprof_schema_sql.hpp"  // generated from rocpd/schema/*.sql
 
 namespace rocprof::rocpd {
@@ -70,6 +72,27 @@ void Writer::run(sql::sqlite3_stmt* s) {
 
 bool Writer::open(const std::string& path, const std::string& guid, const std::string& suffix,
                   bool guid_per_row, std::string* error) {
+  if (create(path, guid, suffix, guid_per_row, error)) return true;
+  abandon();
+  return false;
+}
+
+// A database that could not be set up is let go without the close() path: its transaction
+// is gone already (a full disk rolls it back), and a COMMIT would only add a second error.
+void Writer::abandon() {
+  for (auto*& s : stmts_) {
+    if (s) api_->finalize(s);
+    s = nullptr;
+  }
+  if (db_ != nullptr) api_->close_v2(db_);
+  db_ = nullptr;
+  in_txn_ = false;
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
+  reserve_fd_ = -1;
+}
+
+bool Writer::create(const std::string& path, const std::string& guid, const std::string& suffix,
+                    bool guid_per_row, std::string* error) {
   api_ = sql::api(error);
   if (api_ == nullptr) return false;
   // Generated columns need SQLite 3.31 (2020-01); an older library stores the guid per row.
@@ -113,8 +136,23 @@ bool Writer::open(const std::string& path, const std::string& guid, const std::s
   return true;
 }
 
+namespace {
+uint64_t steady_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+}  // namespace
+
 bool Writer::begin_recording(std::string* error) {
-  if (!exec("COMMIT; BEGIN;", error)) return false;
+  // The schema and base rows reach the .db itself at once: a copy of the file alone, or one
+  // whose -wal was lost, opens and says "in-progress" (until close() says otherwise).
+  metadata(kStatusTag, kStatusInProgress);
+  if (!exec("COMMIT; PRAGMA wal_checkpoint(PASSIVE); BEGIN;", error)) {
+    abandon();
+    return false;
+  }
+  last_checkpoint_ns_ = steady_ns();
   in_txn_ = true;
   reserve_space();
   return true;
@@ -122,7 +160,19 @@ bool Writer::begin_recording(std::string* error) {
 
 void Writer::commit() {
   if (db_ == nullptr || !failure_.empty()) return;
-  if (exec("COMMIT; BEGIN;")) txn_records_ = 0;
+  const uint64_t now = steady_ns();
+  if (now - last_checkpoint_ns_ < kCheckpointIntervalNs) {
+    if (exec("COMMIT; BEGIN;")) txn_records_ = 0;
+    return;
+  }
+  // A checkpoint every few seconds (beside SQLite's own per 256 MiB of WAL): what a killed
+  // process committed up to then is in the .db itself, readable without its -wal.
+  if (!exec("COMMIT;")) return;
+  in_txn_ = false;
+  api_->exec(db_, "PRAGMA wal_checkpoint(PASSIVE);", nullptr, nullptr, nullptr);  // best effort
+  last_checkpoint_ns_ = now;
+  in_txn_ = true;
+  if (exec("BEGIN;")) txn_records_ = 0;
 }
 
 void Writer::close(const std::optional<ProcessEndRow>& end) {
@@ -136,6 +186,7 @@ void Writer::close(const std::optional<ProcessEndRow>& end) {
     threads_end(end->end);
   }
   reapply_names();
+  metadata(kStatusTag, kStatusComplete);
   exec("COMMIT;");
   if (!failure_.empty()) {  // the last commit met a full disk
     close_failed(end);
@@ -210,6 +261,7 @@ void Writer::close_failed(const std::optional<ProcessEndRow>& end) {
   bool ok = api_->exec(db_, "BEGIN;", nullptr, nullptr, nullptr) == sql::kOk;
   if (ok) {
     metadata("rocprof.storage_error", failure_);
+    metadata(kStatusTag, failure_ == "disk full" ? kStatusDiskFull : kStatusWriteError);
     for (const auto& kv : late_metadata_) metadata(kv.first, kv.second);
     if (end) process_end(*end);
     ok = api_->exec(db_, "COMMIT;", nullptr, nullptr, nullptr) == sql::kOk;

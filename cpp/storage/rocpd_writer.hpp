@@ -110,10 +110,14 @@ class Writer {
     kStmtCount
   };
   static constexpr uint64_t kMaxTxnRecords = 4096;
+  static constexpr uint64_t kCheckpointIntervalNs = 2'000'000'000;
   void reapply_names();
   void apply_name(Stmt which, int64_t object, std::string_view name);
   std::vector<std::tuple<Stmt, int64_t, std::string>> names_;  // ROCTx names, for close
 
+  bool create(const std::string& path, const std::string& guid, const std::string& suffix,
+              bool guid_per_row, std::string* error);
+  void abandon();
   bool exec(const std::string& sql, std::string* error = nullptr);
   sql::sqlite3_stmt* prepare(const std::string& sql);
   // Each group's statements, next to its row writers.
@@ -171,7 +175,8 @@ class Writer {
   bool quiet_ = false;  // no per-row error lines once the output has failed
   // After a storage failure nothing more is inserted; what was committed stays valid.
   std::string failure_;
-  uint64_t txn_records_ = 0;  // records in the open transaction
+  uint64_t txn_records_ = 0;         // records in the open transaction
+  uint64_t last_checkpoint_ns_ = 0;  // steady clock
   std::atomic<uint64_t> unstored_{0};
   std::vector<std::pair<std::string, std::string>> late_metadata_;  // written at close
   int reserve_fd_ = -1;  // space given back to the disk when it is full

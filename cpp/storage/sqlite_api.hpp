@@ -15,6 +15,7 @@ struct sqlite3_stmt;
 inline constexpr int kOk = 0;
 inline constexpr int kRow = 100;
 inline constexpr int kDone = 101;
+inline constexpr int kOpenReadOnly = 0x00000001;
 inline constexpr int kOpenReadWrite = 0x00000002;
 inline constexpr int kOpenCreate = 0x00000004;
 inline constexpr int kOpenNoMutex = 0x00008000;

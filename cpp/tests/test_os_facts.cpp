@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <pthread.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,10 +20,6 @@ using namespace rocprof;
 
 namespace {
 uint32_t os_tid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
-bool exists(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0;
-}
 }  // namespace
 
 TEST(OsFacts, ThreadNameIsTheKernelsName) {
@@ -38,24 +33,6 @@ TEST(OsFacts, ThreadNameIsTheKernelsName) {
   EXPECT_EQ(session::thread_name(0x7ffffff0u), "") << "no such thread: no name";
 }
 
-TEST(OsFacts, PrepareOutputMakesFoldersAndRemovesStaleFiles) {
-  const std::string root =
-      std::string(::testing::TempDir()) + "/osfacts_" + std::to_string(getpid());
-  const std::string db = root + "/a/b/x_results.db";
-  session::prepare_output(db);
-  EXPECT_TRUE(exists(root + "/a/b"));
-  for (const char* ext : {"", "-wal", "-shm", "-journal"}) {
-    std::FILE* f = std::fopen((db + ext).c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fclose(f);
-  }
-  session::prepare_output(db);
-  for (const char* ext : {"", "-wal", "-shm", "-journal"}) EXPECT_FALSE(exists(db + ext)) << ext;
-  ::rmdir((root + "/a/b").c_str());
-  ::rmdir((root + "/a").c_str());
-  ::rmdir(root.c_str());
-}
-
 TEST(OsFacts, CollectorNamesNewThreadsAndPreparesTheOutputFirst) {
   StringTable strings;
   auto sink = std::make_unique<MemorySink>();
@@ -64,9 +41,11 @@ TEST(OsFacts, CollectorNamesNewThreadsAndPreparesTheOutputFirst) {
   bool opened_before_prepare = false;
   CollectorOptions opts;
   opts.thread_name = [](uint32_t tid) { return "t" + std::to_string(tid); };
-  opts.prepare_output = [&](const std::string& path) {
+  opts.prepare_output = [&](std::string* path, std::string*) {
     opened_before_prepare = mem->opened;
-    prepared.push_back(path);
+    prepared.push_back(*path);
+    *path += ".renamed";  // the name settled by the claim is the one opened
+    return true;
   };
   SessionInfo info;
   info.path = "/nowhere/x_results.db";
@@ -86,6 +65,7 @@ TEST(OsFacts, CollectorNamesNewThreadsAndPreparesTheOutputFirst) {
   c.stop();
   ASSERT_EQ(prepared.size(), 1u);
   EXPECT_EQ(prepared[0], info.path);
+  EXPECT_EQ(mem->session.path, info.path + ".renamed");
   EXPECT_FALSE(opened_before_prepare);
   std::map<uint32_t, std::vector<std::string>> names;  // tid → names of its rows
   for (const InfoRow& row : mem->infos)

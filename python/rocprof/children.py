@@ -14,7 +14,7 @@ import dataclasses
 import json
 import os
 
-from . import paths
+from . import paths, run_report
 from .options import Options
 
 ENV = "ROCPROF_CHILD_SESSION"
@@ -24,17 +24,15 @@ _CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child")
 def child_environment(options: Options, unique_names: bool = True) -> dict[str, str]:
     """Variables to set in this process so that its Python children are profiled. With
     `unique_names`, a name without %pid% gets "_%pid%" (children of a recording process never
-    overwrite its database); `rocprof run -- CMD` records nothing itself and lets the run
-    manifest give a name to the first process that claims it."""
+    overwrite its database); `rocprof run -- CMD` records nothing itself: the first process to
+    claim the name keeps it, later ones get another (paths.py)."""
     spec = dataclasses.asdict(options)
     spec["stats"] = spec["summary"] = False  # children never print reports of their own
     spec["output_formats"] = []
     # Children may run in another working directory: anchor the folder to ours.
-    spec["output_dir"] = os.path.abspath(options.output_dir or paths.DEFAULT_DIR)
-    name = options.output_file or "%pid%"
-    if unique_names and "%pid%" not in name:
-        name += "_%pid%"  # never overwrite the parent's database
-    spec["output_file"] = name
+    spec["output_dir"] = paths.anchored_dir(options.output_dir)
+    if unique_names:  # never the parent's database
+        spec["output_file"] = paths.per_process_name(options.output_file)
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = [_CHILD_DIR, package_root]
     if os.environ.get("PYTHONPATH"):
@@ -56,4 +54,9 @@ def start_child_session(spec: str) -> None:
 
         start_collection_periods([tuple(p) for p in options.collection_periods],
                                  options.collection_period_unit)
-    atexit.register(session.stop)
+    def end() -> None:
+        session.stop()
+        # An image the launcher exec()ed (same pid) ends the run: it names its databases.
+        run_report.finish()
+
+    atexit.register(end)

@@ -15,6 +15,7 @@ import json
 class Options:
     output_dir: str | None = None
     output_file: str | None = None
+    no_clobber: bool = False           # an existing database is an error, never replaced
     marker_trace: bool = True
     kernel_trace: bool = False
     memory_copy_trace: bool = False

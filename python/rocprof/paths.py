@@ -1,123 +1,77 @@
 """Output paths as rocprofv3 names them: -d DIR, -o NAME with %placeholders%.
 
-%pid% and %ppid% are left for the native core, which resolves them in the process that
-writes (a fork child included); everything else is resolved here.
+The native core owns them (session/output_path.hpp, through rocprof._core): the placeholders
+and their %env{VAR}% rules, the rank variables, the _results.db suffix, folder creation and the
+claim that keeps two writers out of one file. Native programs that autostart resolve theirs
+with the same code, so this module only says what the launcher passes in.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import socket
 import sys
 import time
 
-DEFAULT_DIR = "rocprof-output/%hostname%"
-DEFAULT_NAME = "%pid%"
-
-# %env{NAME}%, rocprofv3's alternative $env{NAME}, and %q{NAME}%.
-_ENV = re.compile(r"(?:%env|\$env|%q)\{([A-Za-z_][A-Za-z0-9_]*)\}%?")
-_TOKEN = re.compile(r"%([a-z_]+)%")
-# rocprofv3's one-letter shorthands.
-_SHORT = re.compile(r"%([pjrs])(?![a-z_%])")
-_SHORT_NAMES = {"p": "%pid%", "j": "%job%", "r": "%rank%", "s": "%size%"}
-_LAUNCH = time.strftime("%Y-%m-%d_%H.%M.%S")  # this launcher's start, one value for the run
-
 # The profiled program's command line (the launcher sets it; children see their own argv).
 TARGET_ARGV: list[str] = []
+# One launch time for every process of a run (%launch_time%); children inherit it.
+LAUNCH_TIME_VAR = "ROCPROF_LAUNCH_TIME"
 
 
-def _first_env(*names: str, default: str) -> str:
-    for var in names:
-        value = os.environ.get(var, "").strip()
-        if value:
-            return value
-    return default
+def _core():
+    from . import _core as core  # the native core loads on first use (rocprof/__init__.py)
+
+    return core
 
 
-def _condensed(words: list[str]) -> str:
-    # One path component: separators and spaces become '_'.
-    return re.sub(r"[\s/]+", "_", "_".join(words)).strip("_") or "none"
+def argv() -> list[str]:
+    return list(TARGET_ARGV or sys.argv)
+
+
+def mark_launch() -> None:
+    """Fix %launch_time% for this process and its children (the launcher, once)."""
+    os.environ.setdefault(LAUNCH_TIME_VAR, time.strftime("%Y-%m-%d_%H.%M.%S"))
+
+
+def database_template(output_dir: str | None, output_name: str | None) -> str:
+    """`<dir>/<name>_results.db`, the defaults for missing parts, placeholders left in."""
+    return _core().database_template(output_dir or "", output_name or "")
+
+
+def anchored_dir(output_dir: str | None) -> str:
+    """-d (or the default folder) made absolute: children may run in another directory."""
+    return os.path.abspath(output_dir or _core().DEFAULT_OUTPUT_DIR)
+
+
+def per_process_name(name: str | None) -> str:
+    """-o NAME as a recording process's children use it: with "_%pid%" unless it names the pid."""
+    return _core().per_process_name(name or "")
+
+
+def expand(template: str) -> str:
+    """Every placeholder expanded for this process; ValueError names a bad one."""
+    return _core().expand_path(template, argv())
+
+
+def check(template: str, strict: bool = False) -> None:
+    """Raise ValueError (placeholders) or OSError (folders, name lengths, --no-clobber) when
+    this process could not create the database, before the program starts. Nothing is
+    created."""
+    error = _core().check_output(expand(template), strict)
+    if error:
+        raise OSError(error)
+
+
+def prefix_of(database: str) -> str:
+    """What outputs beside a database start with: the path less _results.db."""
+    return _core().output_prefix(database)
 
 
 def rank() -> str:
-    """This process's rank among launched workers (torchrun, MPI, Slurm), else 0."""
-    # The same variables, in the same order, as rocpd.filters reads back from a database's
-    # environment (global ranks only: LOCAL_RANK repeats on every node).
-    for var in ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK"):
-        value = os.environ.get(var)
-        if value is not None and value.strip().isdigit():
-            return value.strip()
-    return "0"
+    """This process's rank among launched workers (torchrun, MPI, Slurm), else "0"."""
+    return _core().rank()
 
 
 def ranked() -> bool:
     """Whether this process is one of several launched ranks (a rank variable holds a number)."""
-    return any(os.environ.get(v, "").strip().isdigit()
-               for v in ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK"))
-
-
-def expand(template: str, keep: tuple[str, ...] = ("pid", "ppid")) -> str:
-    """Resolve every placeholder except those in `keep` (left for the process that writes:
-    the native core resolves %pid%, %ppid% and %rank%). Unknown ones are an error."""
-    text = _SHORT.sub(lambda m: _SHORT_NAMES[m.group(1)], template)
-    text = _ENV.sub(lambda m: os.environ.get(m.group(1), ""), text)
-    argv = TARGET_ARGV or sys.argv
-    first = os.path.basename(argv[0]) if argv and argv[0] else "python"
-    ranked = any(os.environ.get(v) for v in ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                              "SLURM_PROCID", "PMIX_RANK"))
-    values = {
-        "hostname": socket.gethostname(),
-        "rank": rank(),
-        "user": os.environ.get("USER", str(os.getuid())),
-        # rocprofv3's output prefix keys (its I/O options page).
-        "tag": first,
-        "argt": _condensed([first, *argv[1:]]),
-        "argv": _condensed(list(argv)),
-        "args": _condensed(list(argv[1:])),
-        "job": _first_env("SLURM_JOB_ID", default="0"),
-        "size": _first_env("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
-                           default="1"),
-        "nid": rank() if ranked else "%pid%",
-        "pgid": str(os.getpgid(0)),
-        "psid": str(os.getsid(0)),
-        "launch_time": _LAUNCH,
-        "launch_date": _LAUNCH,
-        "cwd": os.path.basename(os.getcwd()) or "root",
-    }
-
-    def sub(m: re.Match) -> str:
-        key = m.group(1)
-        if key in keep:
-            return m.group(0)
-        if key in values:
-            return values[key]
-        raise ValueError(
-            f"unknown placeholder %{key}% in output path {template!r} "
-            "(known: %hostname%, %pid%, %ppid%, %rank%, %user%, %tag%, %argt%, %argv%, %args%, "
-            "%job%, %size%, %nid%, %pgid%, %psid%, %launch_time%, %cwd%, %env{VAR}%)"
-        )
-
-    return _TOKEN.sub(sub, text)
-
-
-def database_template(output_dir: str | None, output_name: str | None,
-                      keep: tuple[str, ...] = ("pid", "ppid")) -> str:
-    """`<dir>/<name>_results.db` with placeholders expanded (but those in `keep`)."""
-    directory = expand(output_dir or DEFAULT_DIR, keep)
-    name = expand(output_name or DEFAULT_NAME, keep)
-    return os.path.join(directory, f"{name}_results.db")
-
-
-def prepare_directory(template: str) -> str:
-    """Create the database's folder; raise OSError with a clear message when impossible."""
-    directory = os.path.dirname(template) or "."
-    if "%pid%" in directory or "%ppid%" in directory:
-        directory = directory.replace("%pid%", str(os.getpid())).replace("%ppid%", str(os.getppid()))
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as e:
-        raise OSError(f"cannot create output directory {directory!r}: {e.strerror}") from None
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise OSError(f"output directory {directory!r} is not writable")
-    return directory
+    return _core().ranked()

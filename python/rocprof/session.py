@@ -12,18 +12,50 @@ import os
 import sqlite3  # noqa: F401 - loads libsqlite3 so the native writer binds to the same copy
 import sys
 
-from . import _core, backends, paths
+from . import _core, backends, paths, run_report
 from .options import Options
 
 _real_os_exit = os._exit
+# os.execl/execle/execlp/execlpe/execvp/execvpe all end in one of these two (os.py looks them
+# up at each call), so wrapping both covers every os.exec*.
+_real_exec = {"execv": os.execv, "execve": os.execve}
 
 
 def _exit_with_flush(code):
-    """os._exit that first closes the session: forked DataLoader workers leave via os._exit."""
+    """os._exit that first closes the session: forked DataLoader workers leave via os._exit.
+    A launcher leaving this way still names every database of its run."""
     try:
         _core.stop_session()
+        run_report.finish()
     finally:
         _real_os_exit(code)
+
+
+def _closing_before(name):
+    real = _real_exec[name]
+
+    def exec_closing(*args, **kwargs):
+        """The database is closed before the new image replaces this one (its records would
+        be lost with the process's memory); the image starts its own. The launcher names
+        the run's databases so far, as it cannot at its end."""
+        _core.before_exec()
+        if run_report.is_launcher():
+            run_report.say_outcomes()
+        try:
+            real(*args, **kwargs)
+        except BaseException:
+            _core.after_failed_exec()  # still this program: record on, into a new file
+            raise
+
+    exec_closing.__name__ = exec_closing.__qualname__ = name
+    exec_closing.__doc__ = real.__doc__
+    return exec_closing
+
+
+def _install_process_hooks(on: bool) -> None:
+    os._exit = _exit_with_flush if on else _real_os_exit
+    for name, real in _real_exec.items():
+        setattr(os, name, _closing_before(name) if on else real)
 
 
 class Session:
@@ -45,10 +77,11 @@ class Session:
         if _core.active():
             return self._join()
         template = paths.database_template(self.options.output_dir, self.options.output_file)
-        paths.prepare_directory(template)
         settings, self.notes = backends.configure(self.options)
         self.path = _core.start_session(
             template,
+            argv=paths.argv(),
+            strict=self.options.no_clobber,
             options_json=self.options.to_json(),
             # rocprof.rank only for a ranked process: a torchrun agent is no rank 0.
             metadata={"rocprof.python": sys.version.split()[0],
@@ -63,7 +96,7 @@ class Session:
             guid_per_row=self.options.guid_per_row,
         )
         self._pid = os.getpid()
-        os._exit = _exit_with_flush
+        _install_process_hooks(True)
         return self.path
 
     @property
@@ -94,7 +127,7 @@ class Session:
             if self.forked:
                 self.path = _core.path()  # the child's own database, not the parent's
             _core.stop_session()
-        os._exit = _real_os_exit
+        _install_process_hooks(False)
 
     def __enter__(self) -> Session:
         self.start()

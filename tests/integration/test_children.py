@@ -47,3 +47,31 @@ def test_child_in_another_directory_writes_beside_the_parent(tmp_path):
     assert r.returncode == 0, r.stderr
     children = list((tmp_path / "rel-out").glob("p_*_results.db"))
     assert [names(db) for db in children] == [["elsewhere"]]
+
+
+def _child_db(folder):
+    (db,) = folder.glob("p_*_results.db")
+    return dict(open_db(db).execute("SELECT tag, value FROM rocpd_metadata"))
+
+
+def test_child_of_a_threaded_parent_is_sampled_from_its_start(tmp_path):
+    # The child's work is one long call that holds the GIL, right at its start: its main thread
+    # must be sampled from the session's start, not from the resolver's first scan (which needs
+    # the GIL, and came after the work was done: samples_taken 0).
+    r = run_rocprof("run", "-d", tmp_path, "-o", "p", "--sample", "1000",
+                    WORKLOADS / "threaded_parent.py", "sum(range(3 * 10**7))", timeout=180)
+    assert r.returncode == 0, r.stderr
+    meta = _child_db(tmp_path)
+    assert int(meta["rocprof.sampling.samples_taken"]) > 0, meta
+    assert "took no call-stack samples" not in r.stderr
+
+
+def test_child_that_took_no_samples_says_why(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "p", "--sample", "2",
+                    WORKLOADS / "threaded_parent.py", "import time; time.sleep(0.3)", timeout=180)
+    assert r.returncode == 0, r.stderr
+    meta = _child_db(tmp_path)
+    assert meta["rocprof.sampling.samples_taken"] == "0"
+    why = meta["rocprof.sampling.no_samples"]
+    assert "ms of CPU" in why and "wall" in why, why
+    assert f"took no call-stack samples at 2 Hz: {why}" in r.stderr

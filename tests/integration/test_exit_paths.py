@@ -159,3 +159,32 @@ def test_fork_child_leaving_with_sys_exit_names_its_own_database(tmp_path):
     assert str(tmp_path / "f_results.db") in written
     assert str(tmp_path / f"f_{child}_results.db") in written, r.stderr
     assert written.count(str(tmp_path / "f_results.db")) == 1, r.stderr
+
+
+def test_exit_status_is_the_programs_with_stdout_and_stderr_closed(tmp_path):
+    """Printing the exit lines into closed fds must not become the run's status (it was 1)."""
+    for extra in ([], ["-S", "--stats"]):
+        r = run_rocprof("run", "-d", tmp_path, "-o", "closed", *extra, WORKLOADS / "exit_with.py",
+                        "closed", "3")
+        assert r.returncode == 3, (extra, r.stderr)
+        assert r.stdout == "closing\n" and r.stderr == "", (r.stdout, r.stderr)
+    db = tmp_path / "closed_results.db"
+    assert open_db(db).execute("SELECT count(*) FROM regions").fetchone()[0] == 1
+    assert b"rocprof:" not in db.read_bytes(), "a message went into the database"
+
+
+def test_ctrl_c_in_process_dies_of_sigint_like_python(tmp_path):
+    p = popen_rocprof("run", "-d", tmp_path, "-o", "int", WORKLOADS / "exit_with.py", "interrupt")
+    try:
+        assert p.stdout.readline().startswith("ready"), p.stderr.read()
+        os.kill(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == -signal.SIGINT, err  # python does so too (not status 130)
+    assert "KeyboardInterrupt" in err
+    db = tmp_path / "int_results.db"
+    assert f"results written to {db}" in err
+    assert dict(open_db(db).execute("SELECT tag, value FROM rocpd_metadata"))["rocprof.status"] \
+        == "complete"

@@ -107,7 +107,7 @@ def test_unwritable_output_directory(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("a file where a folder should be")
     _one_line_error(run_rocprof("run", "-d", blocker / "sub", WORKLOADS / "secrets_env.py"),
-                    "cannot create output directory")
+                    str(blocker), "it is a file")
 
 
 def test_unknown_placeholder(tmp_path):

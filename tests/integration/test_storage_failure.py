@@ -49,6 +49,8 @@ def test_full_disk_is_reported_counted_and_bounded(tiny_fs):
     assert unknown == 0, "rows whose names were lost"
     meta = dict(con.execute("SELECT tag, value FROM rocpd_metadata"))
     assert meta.get("rocprof.storage_error", "").startswith("disk full"), meta
+    assert meta["rocprof.status"] == "disk-full"  # what every reader says in one line
+    assert f"{db} is incomplete (disk-full)" in r.stderr, r.stderr
     unstored = int(meta["rocprof.dropped_records.storage"])
     dropped = int(meta["rocprof.dropped_records"])
     assert unstored > 0

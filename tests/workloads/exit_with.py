@@ -1,4 +1,5 @@
-"""Exit the way argv[1] says: code N, exception, os._exit, message."""
+"""Exit the way argv[1] says: code N, exception, os._exit, message, closed N (fds 1 and 2
+closed, then code N), interrupt (prints "ready", then waits for Ctrl-C)."""
 import os
 import sys
 
@@ -18,3 +19,13 @@ if how == "os_exit":
     os._exit(int(sys.argv[2]))
 if how == "message":
     sys.exit("fatal: a message")
+if how == "closed":
+    print("closing", flush=True)
+    os.close(1)
+    os.close(2)
+    sys.exit(int(sys.argv[2]))
+if how == "interrupt":
+    import time
+
+    print("ready", flush=True)
+    time.sleep(60)

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -137,6 +138,8 @@ class Sampler final : private python::ResolverClient {
     collector_ = &c;
     texts_.clear();
     hz_ = static_cast<int>(std::max<uint32_t>(1, settings.hz));
+    armed_ = 0;
+    cpu_at_start_ns_ = process_cpu_ns();
     wall_ = settings.wall;
     native_ = settings.native && native_available();
     g_native.store(native_);
@@ -164,6 +167,11 @@ class Sampler final : private python::ResolverClient {
       return;
     }
     launch();
+    // The thread starting the session (a Python child's main thread, in its sitecustomize) is
+    // sampled from now, not from the resolver's first scan: that scan needs the resolver thread
+    // scheduled and the GIL, which a short child under CPU contention (a parent's busy
+    // threads) may not give it before the child's work is done.
+    register_thread(static_cast<uint32_t>(syscall(SYS_gettid)));
   }
 
   // From Python's os.register_at_fork(after_in_child=...) hook, with the GIL held: starts
@@ -239,8 +247,36 @@ class Sampler final : private python::ResolverClient {
     c.info(MetadataInfo{"rocprof.sampling.unresolved_frames", std::to_string(unresolved_)});
     c.info(MetadataInfo{"rocprof.sampling.walk_faults", std::to_string(faults)});
     if (missed + left) c.drops("sampling", missed + left);
+    if (taken == 0) {
+      const std::string why = why_no_samples();
+      c.info(MetadataInfo{"rocprof.sampling.no_samples", why});
+      std::fprintf(stderr, "rocprof: pid %d took no call-stack samples at %d Hz: %s\n", getpid(),
+                   hz_, why.c_str());
+    }
     reset_tables();
     collector_ = nullptr;
+  }
+
+  static uint64_t process_cpu_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+  }
+
+  // A process that asked for samples and got none hears which of the usual causes it was.
+  std::string why_no_samples() const {
+    if (armed_ == 0)
+      return "no Python thread was sampled (the process ended before the sampler found one)";
+    sigset_t mask;
+    if (pthread_sigmask(SIG_BLOCK, nullptr, &mask) == 0 && sigismember(&mask, SIGPROF) == 1)
+      return "SIGPROF is blocked in this thread (inherited signal mask): timer ticks never "
+             "arrived";
+    const uint64_t cpu_ms = (process_cpu_ns() - cpu_at_start_ns_) / 1000000;
+    if (!wall_)
+      return "the process used " + std::to_string(cpu_ms) + " ms of CPU while sampled, and " +
+             "--sampling-mode cpu samples only running Python code (wall mode also samples " +
+             "waiting threads)";
+    return "its threads ran no Python code while sampled";
   }
 
   // All timers are deleted: give the signals back (the guard waits for walks still running
@@ -348,6 +384,7 @@ class Sampler final : private python::ResolverClient {
       return false;
     }
     collector_->info(ThreadInfo{tid, now_ns(), 0, {}});
+    ++armed_;
     return true;
   }
 
@@ -511,6 +548,8 @@ class Sampler final : private python::ResolverClient {
   bool launched_ = false;      // a client of the resolver thread
   uint64_t last_pass_ns_ = 0;  // the resolver thread's only
   uint64_t unresolved_ = 0;
+  uint64_t armed_ = 0;            // threads armed this session (under slots_mu_)
+  uint64_t cpu_at_start_ns_ = 0;  // process CPU time at start (why_no_samples)
   std::unordered_map<uint64_t, CodeEntry> codes_;
   std::unordered_map<uint64_t, std::pair<uint64_t, int32_t>> lines_;
   std::unordered_map<uint64_t, FrameRef> natives_;

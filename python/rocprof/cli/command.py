@@ -12,7 +12,8 @@ the launcher, plus what makes each process it starts record into its own databas
   CUDA driver's injection hook (CUDA_INJECTION64_PATH -> librocprof_inject.so), as `nsys
   profile ./app` does.
 
-Each process lists its database in a run manifest; the launcher prints them all at the end.
+Each process lists its database in the run manifest; the launcher prints them all at the end
+(run_report.py).
 The command's exit status passes through, death by a signal too (the launcher dies of the
 same signal), and signals sent to the launcher are forwarded to the command.
 """
@@ -24,9 +25,8 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 
-from .. import backends, library_dir, paths
+from .. import backends, library_dir, paths, run_report
 from ..children import child_environment
 from ..options import Options
 
@@ -55,8 +55,9 @@ def classify(argv0: str) -> tuple[str, str]:
     raise FileNotFoundError(f"rocprof run: {argv0!r} not found (check the path)")
 
 
-def command_environment(options: Options, manifest: str) -> tuple[dict[str, str], list[str]]:
-    """The child's environment, and notes for the user (options that cannot apply)."""
+def command_environment(options: Options) -> tuple[dict[str, str], list[str]]:
+    """The child's environment (the run manifest's variables included: run_report.begin()),
+    and notes for the user (options that cannot apply)."""
     env = dict(os.environ)
     notes: list[str] = []
     if not options.follow_children:
@@ -73,8 +74,10 @@ def command_environment(options: Options, manifest: str) -> tuple[dict[str, str]
     if options.sample is not None:
         notes.append("--sample: call stacks are sampled in the Python processes the command "
                      "starts; native programs are not sampled (the sampler needs an interpreter)")
-    template = paths.database_template(options.output_dir, options.output_file,
-                                       keep=("pid", "ppid", "rank"))
+    # Each process expands and claims the name itself (its own %pid%, %rank%); checked here
+    # with the launcher's values so that a bad path fails before the command starts.
+    template = paths.database_template(options.output_dir, options.output_file)
+    paths.check(template, strict=options.no_clobber)
     # Native processes find libcupti themselves (the copy their CUDA runtime matches: the
     # toolkit's, or the loader path); Python processes choose theirs in their own session.
     settings.cupti.library_candidates = ""
@@ -89,9 +92,10 @@ def command_environment(options: Options, manifest: str) -> tuple[dict[str, str]
         "ROCPROF_AUTOSTART_OUTPUT": os.path.abspath(template),
         "ROCPROF_AUTOSTART_OPTIONS": settings.to_text(),
         "ROCPROF_AUTOSTART_OPTIONS_JSON": options.to_json(),
-        "ROCPROF_MANIFEST": manifest,
         "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [libs, env.get("LD_LIBRARY_PATH")])),
     })
+    if options.no_clobber:
+        env["ROCPROF_AUTOSTART_STRICT"] = "1"
     if options.preload:
         env["LD_PRELOAD"] = " ".join([*options.preload, *filter(None, [env.get("LD_PRELOAD")])])
     if options.collection_periods:
@@ -126,39 +130,37 @@ def _forwarder(proc: subprocess.Popen):
 
 
 def run_command(options: Options, argv: list[str]) -> int:
-    fd, manifest = tempfile.mkstemp(prefix="rocprof-run-", suffix=".manifest")
-    os.close(fd)
+    run_report.begin()
     try:
-        try:
-            env, notes = command_environment(options, manifest)
-        except ValueError as e:
-            print(f"rocprof run: {e}", file=sys.stderr)
-            return 2
-        from .rocprofv3_options import shows_notes
+        env, notes = command_environment(options)
+    except (ValueError, OSError) as e:
+        run_report.say(f"rocprof run: {e}")
+        run_report.finish()
+        return 2
+    from .rocprofv3_options import shows_notes
 
-        for note in notes if shows_notes(options.log_level) else ():
-            print(f"rocprof: {note}", file=sys.stderr)
-        try:
-            proc = subprocess.Popen(argv, env=env)
-        except OSError as e:
-            print(f"rocprof run: cannot start {argv[0]!r}: {e.strerror}", file=sys.stderr)
-            return 127 if isinstance(e, FileNotFoundError) else 126
-        previous = {s: signal.signal(s, _forwarder(proc)) for s in FORWARDED}
-        try:
-            code = proc.wait()
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
-        with open(manifest) as f:
-            written = list(dict.fromkeys(line.strip() for line in f if line.strip()))
+    for note in notes if shows_notes(options.log_level) else ():
+        run_report.say(f"rocprof: {note}")
+    try:
+        proc = subprocess.Popen(argv, env=env)
+    except OSError as e:
+        run_report.say(f"rocprof run: cannot start {argv[0]!r}: {e.strerror}")
+        run_report.finish()
+        return 127 if isinstance(e, FileNotFoundError) else 126
+    previous = {s: signal.signal(s, _forwarder(proc)) for s in FORWARDED}
+    try:
+        code = proc.wait()
     finally:
-        os.unlink(manifest)
-    from .target import report_databases
-
-    report_databases([p for p in written if os.path.exists(p)], options)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    run_report.finish(options)
     if code < 0:  # died of a signal: so does the launcher, as a shell would see it
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass
         if -code not in (signal.SIGKILL, signal.SIGSTOP):
             signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)

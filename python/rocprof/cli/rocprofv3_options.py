@@ -1,5 +1,5 @@
 """rocprofv3's own option forms for `rocprof run`: `[BOOL]` values (`--kernel-trace=false`,
-`--sys-trace true`), `-f/--output-format` written at exit, `-u/--summary-units`,
+`--sys-trace true`), `-f/--output-format` (written at exit by run_report.py), `-u/--summary-units`,
 `--summary-output-file`, `--selected-regions`, and `-i/--input` files (YAML, JSON; each job of
 the multi-job form runs the target once)."""
 
@@ -37,31 +37,6 @@ def add_bool(group, *names: str, help: str) -> None:  # noqa: A002 - argparse's 
     """A rocprofv3 flag: alone it means true; `=BOOL` or a following BOOL sets it."""
     group.add_argument(*names, nargs="?", const=True, default=False, type=parse_bool,
                        metavar="BOOL", help=help)
-
-
-def write_outputs(databases: list[str], formats: list[str]) -> list[str]:
-    """-f: each database also written in these formats, beside it, named as rocprofv3 names
-    them (NAME_kernel_trace.csv ..., NAME_results.json/.pftrace/.otf2)."""
-    import rocpd
-    from rocpd.export import chrome, otf2, perfetto
-    from rocpd.export import csv as csv_export
-
-    written: list[str] = []
-    for path in databases:
-        prefix = path[: -len("_results.db")] if path.endswith("_results.db") else path
-        with rocpd.connect(path) as db:
-            for fmt in dict.fromkeys(formats):
-                if fmt == "csv":
-                    written += csv_export.write(db, prefix)
-                elif fmt == "json":
-                    written.append(chrome.write(db, prefix + "_results.json"))
-                elif fmt == "pftrace":
-                    written.append(perfetto.write(db, prefix + "_results.pftrace"))
-                elif fmt == "otf2":  # an archive beside the database, sharing its folder
-                    written.append(otf2.write(db, os.path.dirname(prefix) or ".", shared=True,
-                                              archive_name=os.path.basename(prefix) + "_results"))
-                # rocpd: the database itself
-    return [str(w) for w in written if w]
 
 
 # ---- -i/--input --------------------------------------------------------------------------

@@ -50,6 +50,9 @@ def add_parser(p) -> None:
                           "%%env{VAR}%% ($env{VAR}, %%q{VAR}%%), %%p %%j %%r %%s")
     out.add_argument("-o", "--output-file", metavar="NAME",
                      help="database name: NAME_results.db (default %%pid%%)")
+    out.add_argument("--no-clobber", action="store_true",
+                     help="refuse to start when the database already exists (by default a "
+                          "finished run's file is replaced, and one in use gets another name)")
     v3.add_bool(out, "--stats", help="write *_stats.csv beside the database")
     v3.add_bool(out, "-S", "--summary", help="print summary tables at exit")
     out.add_argument("-f", "--output-format", nargs="+", choices=v3.FORMATS, default=[],
@@ -217,6 +220,7 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def options_from(args) -> Options:
     o = Options(output_dir=args.output_directory, output_file=args.output_file,
+                no_clobber=args.no_clobber,
                 stats=args.stats, summary=args.summary,
                 kernel_include_regex=args.kernel_include_regex,
                 kernel_exclude_regex=args.kernel_exclude_regex,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import runpy
+import signal
 import sys
 import traceback
 
+from .. import run_report
 from ..options import Options
 from ..session import Session
 
@@ -17,7 +19,7 @@ def _exit_code(e: SystemExit) -> int:
         return 0
     if isinstance(code, int):
         return code
-    print(code, file=sys.stderr)  # sys.exit("message") prints the message, exits 1
+    run_report.say(str(code))  # sys.exit("message") prints the message, exits 1
     return 1
 
 
@@ -29,15 +31,21 @@ def _print_user_traceback(exc: BaseException) -> None:
                               or tb.tb_frame.f_code.co_filename == runpy.__file__
                               or "<frozen runpy>" in tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb)
+    try:
+        if sys.stderr is not None:
+            traceback.print_exception(type(exc), exc, tb)
+    except (OSError, ValueError):
+        pass  # stderr closed: Python would print nothing either
 
 
 def run_target(options: Options, script: str | None, module: str | None, argv: list[str]) -> int:
+    run_report.begin()
     session = Session(options)
     try:
         session.start()
     except (OSError, ValueError, RuntimeError) as e:
-        print(f"rocprof run: {e}", file=sys.stderr)
+        run_report.say(f"rocprof run: {e}")
+        run_report.finish()
         return 2
     from .rocprofv3_options import shows_notes, start_collection_periods
 
@@ -45,7 +53,7 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
         session.notes.append("--preload applies to commands (rocprof run -- CMD); a script runs "
                              "in this process, which has already started")
     for note in session.notes if shows_notes(options.log_level) else ():
-        print(f"rocprof: {note}", file=sys.stderr)
+        run_report.say(f"rocprof: {note}")
     if options.collection_periods:
         start_collection_periods(options.collection_periods, options.collection_period_unit)
     if options.follow_children:
@@ -60,6 +68,7 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
         sys.argv = list(argv)
         sys.path[0] = os.path.dirname(os.path.abspath(script))
     code = 0
+    interrupted = False
     try:
         if module is not None:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
@@ -67,73 +76,36 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
             runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         code = _exit_code(e)
-    except KeyboardInterrupt:
-        traceback.print_exc()
-        code = 130
+    except KeyboardInterrupt as e:
+        _print_user_traceback(e)
+        interrupted = True
     except BaseException as e:  # noqa: BLE001 - the user's program failed; report as Python does
         _print_user_traceback(e)
         code = 1
     finally:
-        sys.stdout.flush()
+        _flush_std_streams()
         session.stop()
-    _report(session, options)
+    # A fork child leaving through here names no database: the launcher lists them all.
+    run_report.finish(options)
+    if interrupted:
+        _die_of_sigint()
     return code
 
 
-def _report(session: Session, options: Options) -> None:
-    path = session.path
-    if path and os.path.exists(path):
-        # A fork child leaving through here names its own database; reports are the parent's.
-        report_databases([path], options, reports=not session.forked)
+def _flush_std_streams() -> None:
+    """What Python flushes at exit, flushed before the reports; a closed fd (`>&-`) must not
+    turn into an exit status of ours."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
 
 
-def report_databases(databases: list[str], options: Options, reports: bool = True) -> None:
-    """Say where the results are; --stats, -S and -f per database."""
-    for path in databases:
-        print(f"rocprof: results written to {path}", file=sys.stderr)
-    if not reports or not databases:
-        return
-    if options.minimum_output_data_kb:
-        kept = []
-        for path in databases:
-            size_kb = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p)) // 1024
-            if size_kb > options.minimum_output_data_kb:
-                kept.append(path)
-            else:
-                print(f"rocprof: {path} holds {size_kb} KB, not more than --minimum-output-data "
-                      f"{options.minimum_output_data_kb} KB: no --stats/-S/-f outputs for it "
-                      "(the database is kept)", file=sys.stderr)
-        databases = kept
-        if not databases:
-            return
-    try:
-        from rocpd import stats
-
-        for path in databases:
-            if options.stats:
-                prefix = path[: -len("_results.db")] if path.endswith("_results.db") else path
-                for written in stats.write_stats_csv(path, prefix):
-                    print(f"rocprof: stats written to {written}", file=sys.stderr)
-        if options.summary:
-            parts = []
-            for path in databases:
-                if len(databases) > 1:
-                    parts.append(f"== {path}")
-                parts.append(stats.format_summary(path, units=options.summary_units))
-            from rocpd.analysis.findings import top_text
-
-            parts.append(top_text(databases, 3))
-            text = "\n".join(parts)
-            if options.summary_output_file:
-                with open(options.summary_output_file, "w") as f:
-                    f.write(text + "\n")
-                print(f"rocprof: summary written to {options.summary_output_file}", file=sys.stderr)
-            else:
-                print(text)
-        if options.output_formats:
-            from .rocprofv3_options import write_outputs
-
-            for written in write_outputs(databases, options.output_formats):
-                print(f"rocprof: written {written}", file=sys.stderr)
-    except Exception as e:  # noqa: BLE001 - a summary failure must not hide the exit code
-        print(f"rocprof: summary failed: {e}", file=sys.stderr)
+def _die_of_sigint() -> None:
+    """An uncaught KeyboardInterrupt: Python ends by SIGINT itself (the shell sees the signal,
+    not status 130), and so does the launcher."""
+    _flush_std_streams()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)

@@ -1,0 +1,147 @@
+// Output paths (session/output_path.hpp): placeholders, the %env{}% rules, and claims that
+// never let two writers share a file.
+#include <gtest/gtest.h>
+
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "session/output_path.hpp"
+
+namespace out = rocprof::session::output;
+
+namespace {
+bool exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+void touch(const std::string& p) {
+  std::FILE* f = std::fopen(p.c_str(), "w");
+  ASSERT_NE(f, nullptr) << p;
+  std::fputs("old", f);
+  std::fclose(f);
+}
+std::string temp_dir(const char* name) {
+  const std::string d =
+      std::string(::testing::TempDir()) + "/" + name + "_" + std::to_string(getpid());
+  std::string error;
+  EXPECT_TRUE(out::make_folders(d, &error)) << error;
+  return d;
+}
+std::string expanded(const std::string& t,
+                     std::vector<std::string> argv = {"/bin/app", "a b", "c"}) {
+  std::string r, error;
+  EXPECT_TRUE(out::expand(t, argv, &r, &error)) << error;
+  return r;
+}
+std::string expand_error(const std::string& t) {
+  std::string r, error;
+  EXPECT_FALSE(out::expand(t, {"app"}, &r, &error)) << t << " -> " << r;
+  return error;
+}
+}  // namespace
+
+TEST(OutputPath, Placeholders) {
+  const std::string pid = std::to_string(getpid());
+  EXPECT_EQ(expanded("d/%pid%_x"), "d/" + pid + "_x");
+  EXPECT_EQ(expanded("%p-%tag%-%argt%-%args%"), pid + "-app-app_a_b_c-a_b_c");
+  EXPECT_EQ(expanded("100%"), "100%") << "a lone % stays";
+  EXPECT_EQ(expanded("o/x_%p_results.db"), "o/x_" + pid + "_results.db")
+      << "the suffix is not text";
+  EXPECT_EQ(out::database_template("", ""), "rocprof-output/%hostname%/%pid%_results.db");
+  EXPECT_EQ(out::database_template("o/", "n"), "o/n_results.db");
+}
+
+TEST(OutputPath, PerProcessNames) {
+  EXPECT_EQ(out::per_process_name(""), "%pid%");
+  EXPECT_EQ(out::per_process_name("run"), "run_%pid%");
+  EXPECT_EQ(out::per_process_name("run_%p"), "run_%p");
+  EXPECT_EQ(out::per_process_name("%pid%_x"), "%pid%_x");
+  EXPECT_EQ(out::per_process_name("%ppid%"), "%ppid%_%pid%");
+}
+
+TEST(OutputPath, RankVariablesInOrder) {
+  ::unsetenv("RANK");
+  ::setenv("SLURM_PROCID", "7", 1);
+  ::setenv("OMPI_COMM_WORLD_RANK", "x", 1);  // not a number: skipped
+  EXPECT_EQ(out::rank(), "7");
+  EXPECT_TRUE(out::ranked());
+  EXPECT_EQ(expanded("r%rank%-%r-%nid%"), "r7-7-7");
+  ::setenv("RANK", "3", 1);
+  EXPECT_EQ(out::rank(), "3");
+  for (const char* v : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"}) ::unsetenv(v);
+  EXPECT_EQ(out::rank(), "0");
+  EXPECT_FALSE(out::ranked());
+}
+
+TEST(OutputPath, EnvValuesMustBePlainNames) {
+  ::setenv("ROCPROF_T_OK", "run1", 1);
+  EXPECT_EQ(expanded("o/%env{ROCPROF_T_OK}%/$env{ROCPROF_T_OK}/%q{ROCPROF_T_OK}"),
+            "o/run1/run1/run1");
+  ::setenv("ROCPROF_T_UP", "../../x", 1);
+  EXPECT_NE(expand_error("o/%env{ROCPROF_T_UP}%").find("ROCPROF_T_UP"), std::string::npos);
+  ::setenv("ROCPROF_T_DOTS", "..", 1);
+  EXPECT_NE(expand_error("o/%env{ROCPROF_T_DOTS}%").find("'..'"), std::string::npos);
+  ::unsetenv("ROCPROF_T_UNSET");
+  const std::string e = expand_error("o/%env{ROCPROF_T_UNSET}%");
+  EXPECT_NE(e.find("unset environment variable ROCPROF_T_UNSET"), std::string::npos) << e;
+  EXPECT_NE(expand_error("o/%nosuch%").find("unknown placeholder %nosuch%"), std::string::npos);
+}
+
+TEST(OutputPath, ClaimReplacesAFinishedRunsFileWithItsSidecars) {
+  const std::string d = temp_dir("claim_replace");
+  const std::string db = d + "/x_results.db";
+  for (const char* ext : {"", "-wal", "-shm", "-journal"}) touch(db + ext);
+  out::Claim c;
+  std::string error;
+  ASSERT_TRUE(out::claim(db, false, &c, &error)) << error;
+  EXPECT_EQ(c.path, db);
+  EXPECT_EQ(c.note, "");
+  struct stat st{};
+  ASSERT_EQ(::stat(db.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0) << "a new, empty file";
+  for (const char* ext : {"-wal", "-shm", "-journal"}) EXPECT_FALSE(exists(db + ext)) << ext;
+  out::release(&c);
+}
+
+TEST(OutputPath, ClaimNeverTakesAFileInUse) {
+  const std::string d = temp_dir("claim_busy");
+  const std::string db = d + "/same_results.db";
+  touch(db);
+  const int other = ::open(db.c_str(), O_RDONLY);  // another run's writer holds it
+  ASSERT_EQ(::flock(other, LOCK_EX), 0);
+  out::Claim c;
+  std::string error;
+  ASSERT_TRUE(out::claim(db, false, &c, &error)) << error;
+  EXPECT_EQ(c.path, d + "/same_" + std::to_string(getpid()) + "_results.db");
+  EXPECT_NE(c.note.find("being written by another process"), std::string::npos) << c.note;
+  std::FILE* f = std::fopen(db.c_str(), "r");
+  char buf[4] = {};
+  ASSERT_EQ(std::fread(buf, 1, 3, f), 3u);
+  std::fclose(f);
+  EXPECT_STREQ(buf, "old") << "the other run's file is untouched";
+  out::Claim strict;
+  EXPECT_FALSE(out::claim(db, true, &strict, &error));
+  EXPECT_NE(error.find("--no-clobber"), std::string::npos) << error;
+  ::close(other);
+  out::release(&c);
+}
+
+TEST(OutputPath, ErrorsNameThePathAndTheCause) {
+  const std::string d = temp_dir("claim_errors");
+  std::string error;
+  const std::string long_name = d + "/" + std::string(300, 'n') + "_results.db";
+  EXPECT_FALSE(out::check_creatable(long_name, false, &error));
+  EXPECT_NE(error.find("311 bytes"), std::string::npos) << error;
+  ASSERT_EQ(::symlink((d + "/gone").c_str(), (d + "/link").c_str()), 0);
+  EXPECT_FALSE(out::make_folders(d + "/link/sub", &error));
+  EXPECT_NE(error.find("symbolic link"), std::string::npos) << error;
+  EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
+  touch(d + "/file");
+  EXPECT_FALSE(out::check_creatable(d + "/file/x_results.db", false, &error));
+  EXPECT_NE(error.find("it is a file"), std::string::npos) << error;
+}

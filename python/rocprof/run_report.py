@@ -1,0 +1,184 @@
+"""The end of a `rocprof run`: every database its processes wrote, said from what is on disk,
+then the reports asked for (--stats, -S per process and in total, -f).
+
+Each process of a run lists its database in the run manifest (ROCPROF_MANIFEST) as the native
+core creates it. ROCPROF_LAUNCHER_PID names the process that reports at the end: the launcher,
+or an image it exec()ed (same pid). A launcher killed by SIGTERM/SIGHUP reports from the core's
+signal path; os._exit and exec* from the session's wrappers (session.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+from . import paths
+
+MANIFEST_VAR = "ROCPROF_MANIFEST"
+LAUNCHER_VAR = "ROCPROF_LAUNCHER_PID"
+
+
+def say(text: str, to_stdout: bool = False) -> None:
+    """One line on stderr (or stdout) that can never fail the run: with fd 1 or 2 closed
+    (`>&-`) Python's stream is None or its write raises EBADF, and the run's exit status must
+    stay the program's."""
+    stream = sys.stdout if to_stdout else sys.stderr
+    if stream is None:
+        return
+    try:
+        print(text, file=stream, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def begin() -> str:
+    """This process launches a run: a fresh manifest, named in the environment its processes
+    inherit."""
+    fd, manifest = tempfile.mkstemp(prefix="rocprof-run-", suffix=".manifest")
+    os.close(fd)
+    os.environ[MANIFEST_VAR] = manifest
+    os.environ[LAUNCHER_VAR] = str(os.getpid())
+    paths.mark_launch()
+    return manifest
+
+
+def is_launcher() -> bool:
+    return bool(os.environ.get(MANIFEST_VAR)) and os.environ.get(LAUNCHER_VAR) == str(os.getpid())
+
+
+def outcomes() -> list[tuple[str, bool, str]]:
+    """(database, readable, line) for each database of the run so far."""
+    manifest = os.environ.get(MANIFEST_VAR)
+    if not manifest or not os.path.exists(manifest):
+        return []
+    from . import _core
+
+    return [tuple(o) for o in _core.run_outcomes(manifest)]
+
+
+def say_outcomes() -> list[str]:
+    """Print each database's line; returns the readable ones."""
+    readable = []
+    for path, ok, line in outcomes():
+        say(line)
+        if ok:
+            readable.append(path)
+    return readable
+
+
+def finish(options=None) -> None:
+    """The launcher's last words: each database, the reports `options` ask for, and the
+    manifest removed (nothing reads it after this)."""
+    if not is_launcher():
+        return
+    try:
+        databases = say_outcomes()
+        if options is not None and databases:
+            write_reports(databases, options)
+    finally:
+        try:
+            os.unlink(os.environ.pop(MANIFEST_VAR))
+        except (KeyError, OSError):
+            pass
+
+
+def _failed(what: str, e: BaseException) -> None:
+    if isinstance(e, OSError) and e.filename:
+        cause = e.strerror or str(e)
+        if e.errno == 36:  # ENAMETOOLONG
+            cause += f" ({len(os.path.basename(str(e.filename)))}-byte name; at most 255)"
+        say(f"rocprof: {what} stopped: cannot write {e.filename}: {cause}")
+    else:
+        say(f"rocprof: {what} failed: {type(e).__name__}: {e}")
+
+
+def _big_enough(databases: list[str], minimum_kb: int) -> list[str]:
+    if not minimum_kb:
+        return databases
+    kept = []
+    for path in databases:
+        size_kb = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p)) // 1024
+        if size_kb > minimum_kb:
+            kept.append(path)
+        else:
+            say(f"rocprof: {path} holds {size_kb} KB, not more than --minimum-output-data "
+                f"{minimum_kb} KB: no --stats/-S/-f outputs for it (the database is kept)")
+    return kept
+
+
+def write_reports(databases: list[str], options) -> None:
+    """--stats and -f per database, -S per process then in total. Each output on its own: one
+    that fails says which file and why, and the others are still written."""
+    databases = _big_enough(databases, options.minimum_output_data_kb)
+    if not databases:
+        return
+    from rocpd import stats
+
+    for path in databases:
+        if options.stats:
+            try:
+                for written in stats.write_stats_csv(path, paths.prefix_of(path)):
+                    say(f"rocprof: stats written to {written}")
+            except Exception as e:  # noqa: BLE001 - one output's failure must not hide the rest
+                _failed(f"--stats of {path}", e)
+        for fmt in dict.fromkeys(options.output_formats):
+            try:
+                for written in write_format(path, fmt):
+                    say(f"rocprof: written {written}")
+            except Exception as e:  # noqa: BLE001
+                _failed(f"-f {fmt} of {path}", e)
+    if options.summary:
+        _summary(databases, options)
+
+
+def _summary(databases: list[str], options) -> None:
+    from rocpd import stats
+    from rocpd.analysis.findings import top_text
+
+    parts = []
+    try:
+        for path in databases:
+            if len(databases) > 1:
+                parts.append(f"== {path}")
+            parts.append(stats.format_summary(path, units=options.summary_units))
+        if len(databases) > 1:
+            parts.append(f"== all {len(databases)} processes")
+            parts.append(stats.format_summary(databases, units=options.summary_units))
+        parts.append(top_text(databases, 3))
+    except Exception as e:  # noqa: BLE001 - a summary failure must not hide the exit code
+        _failed("-S", e)
+        return
+    text = "\n".join(parts)
+    if not options.summary_output_file:
+        say(text, to_stdout=True)
+        return
+    try:
+        with open(options.summary_output_file, "w") as f:
+            f.write(text + "\n")
+        say(f"rocprof: summary written to {options.summary_output_file}")
+    except OSError as e:
+        _failed("-S", e)
+
+
+def write_format(database: str, fmt: str) -> list[str]:
+    """-f FMT: `database` also written as FMT beside it, named as rocprofv3 names them
+    (NAME_kernel_trace.csv ..., NAME_results.json/.pftrace/.otf2)."""
+    import rocpd
+    from rocpd.export import chrome, otf2, perfetto
+    from rocpd.export import csv as csv_export
+
+    prefix = paths.prefix_of(database)
+    with rocpd.connect(database) as db:
+        if fmt == "csv":
+            written = csv_export.write(db, prefix)
+        elif fmt == "json":
+            written = [chrome.write(db, prefix + "_results.json")]
+        elif fmt == "pftrace":
+            written = [perfetto.write(db, prefix + "_results.pftrace")]
+        elif fmt == "otf2":  # an archive beside the database, sharing its folder
+            written = [otf2.write(db, os.path.dirname(prefix) or ".", shared=True,
+                                  archive_name=os.path.basename(prefix) + "_results")]
+        else:  # rocpd: the database itself
+            written = []
+    return [str(w) for w in written if w]
