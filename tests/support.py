@@ -13,6 +13,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "tests" / "workloads"
 AMD_STANDIN = ROOT / "tests" / "amd_standin"
+# The regions and samples views name a ROCTx range or mark by its API function (roctxRangePushA),
+# as ROCm's views do; what it says is its message, in the event's extdata. MESSAGE is that text
+# (the name where there is no message), for tests that query those views.
+MESSAGE = "COALESCE(json_extract(extdata, '$.message'), name)"
 
 
 def _env(extra: dict | None = None) -> dict:
