@@ -67,7 +67,11 @@ _SOURCES = {
 # roctxMarkA with duration 0); "all", every sample ROCm's ``samples`` view shows (its summary reads
 # regions_and_samples: a sample's track must name a known process and thread), named by its track.
 _INSTANTS = {
-    "markers": ("", "WHERE C.string LIKE 'MARKER%'"),
+    # The track test first: both writers keep a thread's marks on a track named by their
+    # category, so call-stack samples (often most rows) are passed over without joins.
+    "markers": ("", "WHERE {track} IN (SELECT T.id FROM rocpd_track T JOIN rocpd_string TS"
+                    " ON TS.id = T.name_id AND TS.guid = T.guid WHERE TS.string LIKE 'MARKER%')"
+                    " AND C.string LIKE 'MARKER%'"),
     "all": (" JOIN rocpd_info_process P ON P.id = TR.pid AND P.guid = TR.guid"
             " JOIN rocpd_info_thread TH ON TH.id = TR.tid AND TH.guid = TR.guid", ""),
 }
@@ -128,7 +132,8 @@ def _partials(db, kind: str, flt: Filter, by_pid: bool, categories, instants: st
             return df
     join, iwhere = _INSTANTS[instants]
     sql = _SOURCES[kind].format(where=where, bypid=", pid" if by_pid else "", category=cat_sql,
-                                instants=_INSTANT_SQL.format(join=join, where=iwhere))
+                                instants=_INSTANT_SQL.format(
+                                    join=join, where=iwhere.format(track="SA.track_id")))
     results = db.map(file_partials, sql, params, label=f"{kind} summary", parallel=True)
     cols = results[0][1]
     rows = [r for res, _ in results for r in res]
@@ -277,7 +282,8 @@ def file_region_categories(src, instants: str = "markers") -> list[str]:
            f" FROM rocpd_track TR{join} JOIN rocpd_event E ON E.guid = TR.guid AND E.id ="
            " (SELECT SA.event_id FROM rocpd_sample SA WHERE SA.track_id = TR.id"
            " AND SA.guid = TR.guid LIMIT 1)"
-           f" JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid {where}")
+           f" JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid"
+           f" {where.format(track='TR.id')}")
     return [r[0] for r in src.conn.execute(sql)]
 
 

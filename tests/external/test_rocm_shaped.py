@@ -120,9 +120,19 @@ def _chrome(db, out):
     return json.loads(out.read_text())["traceEvents"]
 
 
+# The trace-event format's required fields per phase (X complete, i instant, s/f flow, C counter,
+# M metadata); timestamps in microseconds.
+_FIELDS = {"X": {"name", "ph", "ts", "dur", "pid", "tid"}, "i": {"name", "ph", "ts", "pid", "tid", "s"},
+           "s": {"name", "ph", "ts", "pid", "tid", "id"}, "f": {"name", "ph", "ts", "pid", "tid", "id"},
+           "C": {"name", "ph", "ts", "pid", "args"}, "M": {"name", "ph", "pid", "args"}}
+
+
 def test_chrome_flows_marks_threads_and_counters(traced, tmp_path):
     db, marks, links = traced
     ev = _chrome(db, tmp_path / "t.json")
+    for e in ev:
+        assert _FIELDS[e["ph"]] <= set(e), e
+        assert e["ph"] != "i" or e["s"] in ("t", "p", "g")
     with rocpd.connect(db) as c:
         pids = {p for (p,) in c.execute("SELECT pid FROM rocpd_info_process")}
         threads = set(c.execute("SELECT pid, tid FROM rocpd_info_thread").fetchall())
@@ -249,3 +259,18 @@ def test_every_subcommand_reads_a_rocm_database(rocm_db, tmp_path, capsys):
     capsys.readouterr()
     with support.open_db(db) as con:  # read-only: the database is left as ROCm wrote it
         assert con.execute("SELECT count(*) FROM rocpd_kernel_dispatch").fetchone()[0] == 10
+
+
+def test_marker_stats_count_marks_as_rocprofv3(our_dbs):
+    """rocprofv3's marker_api_stats count roctxMarkA (duration 0) with the ranges; so do ours."""
+    from rocpd import stats
+
+    with rocpd.connect(our_dbs["cpu"]) as db:
+        tables = stats.collect(db)
+        n = db.execute("SELECT count(*) FROM regions_and_samples WHERE category LIKE 'MARKER%'"
+                       ).fetchone()[0]
+    markers = tables["marker_api"].set_index("Name")
+    assert markers.loc["done", "Calls"] == 1 and markers.loc["done", "TotalDurationNs"] == 0
+    assert markers.loc["step", "Calls"] == 4 and markers["Calls"].sum() == n == 20
+    domain = tables["domain"].set_index("Name")
+    assert domain.loc["MARKER_CORE_API", "Calls"] == n
