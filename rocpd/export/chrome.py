@@ -29,6 +29,7 @@ def write(db, path: str, **filters) -> str:
     where, params = resolve(db, flt)
     events: list[dict] = []
     named: set = set()
+    gpu_tracks: dict[tuple, int] = {}  # (pid, agent, stream id) -> track number: ids may be handles
 
     def name_track(pid, tid, name):
         if (pid, tid) not in named:
@@ -58,7 +59,7 @@ def write(db, path: str, **filters) -> str:
                            "tid": tid, "ts": _us(ts)})
         for kind, _g, name, pid, agent, label, sid, stream, stack, start, end in \
                 act.gpu_activity(f.conn, where, params, flt):
-            tid = _GPU_TID_BASE + (agent or 0) * 1_000_000 + (sid or 0) % 1_000_000
+            tid = _GPU_TID_BASE + gpu_tracks.setdefault((pid, agent, sid), len(gpu_tracks))
             name_track(pid, tid, f"{label} / {stream or f'Stream {sid}'}")
             events.append({"ph": "X", "name": name, "cat": kind, "pid": pid, "tid": tid,
                            "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": stack}})
