@@ -77,26 +77,35 @@ def execute(db, sql: str, params=()):
     return _conn(db).execute(sql, params)
 
 
-def _read(db, table: str, condition: str):
-    """ROCm's read_*: every row of rocpd_info_<table>, optionally WHERE ``condition`` (SQL)."""
-    where = f" WHERE {condition}" if condition else ""
-    return _conn(db).read_sql(f"SELECT * FROM rocpd_info_{table}{where}")
-
-
 def read_agents(db, condition: str = ""):
-    return _conn(db).agents() if not condition else _read(db, "agent", condition)
+    """ROCm's read_agents: a list of agents (``.node_id``, ``.logical_node_id``, ``.gpu_index``,
+    ``.name``, ...; see :mod:`rocpd.info`), optionally ``condition`` ("WHERE type = 'GPU'");
+    ``Connection.agents()`` gives the same rows as a DataFrame."""
+    from .info import read_agents as read
+
+    return read(_conn(db), condition)
 
 
 def read_nodes(db, condition: str = ""):
-    return _read(db, "node", condition)
+    from .info import read_nodes as read
+
+    return read(_conn(db), condition)
 
 
 def read_processes(db, condition: str = ""):
-    return _conn(db).processes() if not condition else _read(db, "process", condition)
+    """ROCm's read_processes: a list of processes (``.pid``, ``.command``, ...);
+    ``Connection.processes()`` gives a DataFrame."""
+    from .info import read_processes as read
+
+    return read(_conn(db), condition)
 
 
 def read_threads(db, condition: str = ""):
-    return _conn(db).threads() if not condition else _read(db, "thread", condition)
+    """ROCm's read_threads: a list of threads (``.tid``, ``.name``, ...);
+    ``Connection.threads()`` gives a DataFrame."""
+    from .info import read_threads as read
+
+    return read(_conn(db), condition)
 
 
 def format_path(path: str, tag: str | None = None) -> str:
@@ -118,7 +127,7 @@ def _write(fmt: str, stem: str, ext: str, db, config=None, **kwargs) -> bool:
     conn = _conn(db)
     if fmt == "csv":  # a prefix: the exporter appends _<kind>_trace.csv
         prefix = os.path.join(cfg.folder(), format_path(cfg.output_file or "results"))
-        mod.write(conn, prefix, **filters)
+        mod.write(conn, prefix, guid=True, **filters)  # ROCm's rocpd.write_csv columns
     elif fmt == "otf2":
         mod.write(conn, cfg.folder(), archive_name=cfg.name(stem), shared=True, **filters)
     else:

@@ -97,3 +97,12 @@ def call_stack_sql(event: str = "E") -> str:
 
 def line_info_sql(event: str = "E") -> str:
     return _site(event, "json_extract(CS.string, '$[0]')", "line_info")
+
+
+def queue_handle_sql(queue_id: str = "queue_id", guid: str = "guid") -> str:
+    """SQL for a dispatch's queue as rocprofv3's CSV names it: the runtime's queue id (what
+    rocprofiler-sdk's queue handle is), which our HSA capture keeps in the queue's extdata as
+    ``hsa_queue_id``; otherwise the stored id (ROCm's writer stores the handle itself)."""
+    return (f"COALESCE((SELECT CASE WHEN json_valid(Q.extdata) THEN json_extract(Q.extdata,"
+            f" '$.hsa_queue_id') END FROM rocpd_info_queue Q WHERE Q.id = {queue_id}"
+            f" AND Q.guid = {guid}), {queue_id})")

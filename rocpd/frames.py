@@ -6,6 +6,7 @@ Every method takes the shared filters (see :mod:`rocpd.filters`): ``window``, ``
 
 from __future__ import annotations
 
+from . import _schema
 from . import summary as _summary
 from .filters import Filter, name_mask, resolve
 from .filters import rank_of as _rank_of
@@ -18,10 +19,11 @@ def _frame(db, view: str, flt: Filter, extra: str = "", params=(), order: str = 
     import pandas as pd
 
     where, wparams = resolve(db, flt)
-    sql = f'SELECT * FROM "{view}" WHERE {where} {extra}'
+    source = view if view.startswith("(") else f'"{view}"'
+    sql = f"SELECT * FROM {source} WHERE {where} {extra}"
     if order:
         sql += f' ORDER BY "{order}"'
-    frames = db.map(file_frame, sql, [*wparams, *params], label=view)
+    frames = db.map(file_frame, sql, [*wparams, *params], label="regions" if view.startswith("(") else view)
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if len(frames) > 1 and order in df.columns:
         df = df.sort_values(order, kind="stable", ignore_index=True)
@@ -43,13 +45,21 @@ def kernels(self, **filters):
     return df[name_mask(df["name"], flt)].reset_index(drop=True) if (flt.include or flt.exclude) else df
 
 
+# The regions view as ROCm's names a ROCTx range by its API function; the DataFrame shows its
+# message, what a reader looks for (rocpd._schema.region_name_sql).
+_REGIONS = ("(SELECT id, guid, category, " + _schema.region_name_sql() + " AS name, nid, pid, tid,"
+            ' start, "end", duration, event_id, stack_id, parent_stack_id, corr_id, extdata,'
+            " call_stack, line_info FROM regions)")
+
+
 def regions(self, category: str | list[str] | None = None, **filters):
-    """CPU regions (API calls, ROCTx ranges): the ``regions`` view, optionally of some categories."""
+    """CPU regions (API calls, ROCTx ranges): the ``regions`` view, optionally of some categories;
+    a ROCTx range named by its message."""
     flt = Filter.of(filters)
     if category is None:
-        return _frame(self, "regions", flt)
+        return _frame(self, _REGIONS, flt)
     cats = [category] if isinstance(category, str) else list(category)
-    return _frame(self, "regions", flt, f"AND category IN ({','.join('?' * len(cats))})", cats)
+    return _frame(self, _REGIONS, flt, f"AND category IN ({','.join('?' * len(cats))})", cats)
 
 
 def memory_copies(self, **filters):

@@ -11,6 +11,7 @@ import csv
 import math
 import os
 
+from . import _schema
 from .filters import Filter, name_mask, resolve
 
 # counter_collection.csv as rocprofv3 writes it (rocprofiler-sdk, source/lib/output/
@@ -23,12 +24,16 @@ CSV_HEADER = ["Correlation_Id", "Dispatch_Id", "Agent_Id", "Queue_Id", "Process_
 _COLUMNS = ("guid", "pid", "tid", "agent_id", "agent_log_index", "queue_id", "dispatch_id",
             "kernel_id", "kernel_name", "correlation_id", "grid_size", "workgroup_size",
             "lds_block_size", "scratch_size", "vgpr_count", "accum_vgpr_count", "sgpr_count",
-            "counter_id", "counter_name", "value", "start", "end", "duration", "is_constant")
+            "counter_id", "counter_name", "value", "start", "end", "duration", "is_constant",
+            "stack_id", "queue_handle")
+# Computed columns (the rest are the view's own).
+_EXPRESSIONS = {"queue_handle": _schema.queue_handle_sql()}
 
 
 def _rows(db, flt: Filter):
     where, params = resolve(db, flt)
-    cols = ", ".join(f'"{c}"' for c in _COLUMNS)
+    cols = ", ".join(f'{_EXPRESSIONS[c]} AS "{c}"' if c in _EXPRESSIONS else f'"{c}"'
+                     for c in _COLUMNS)
     sql = f"SELECT {cols} FROM counters_collection WHERE {where} ORDER BY start, dispatch_id, counter_name"
     # Through db.map, as the summaries read files: on a Dask connection the workers read them.
     for rows in db.map(file_rows, sql, params, label="counters"):
@@ -187,9 +192,12 @@ class _Number(float):
     __str__ = __repr__
 
 
-def write_counter_collection(db, path: str, **filters) -> str | None:
+def write_counter_collection(db, path: str, guid: bool = False, **filters) -> str | None:
     """``<path>_counter_collection.csv`` (rocprofv3's columns and value formats); None when the
-    databases hold no counters. Agents are "Agent <logical index>" as rocprofv3 names them."""
+    databases hold no counters. Agents are "Agent <logical index>" as rocprofv3 names them,
+    Correlation_Id the dispatch's internal correlation id (stack_id), Queue_Id the runtime's queue
+    id. ``guid``: ROCm's ``rocpd convert`` form, a first column "Pid" holding the database's guid
+    (so ROCm's csv.cpp writes it)."""
     flt = Filter.of(filters)
     rows = list(_rows(db, flt))
     if not rows:
@@ -202,13 +210,13 @@ def write_counter_collection(db, path: str, **filters) -> str | None:
     ix = {c: i for i, c in enumerate(_COLUMNS)}
     with open(name, "w", newline="") as fh:
         w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-        w.writerow(CSV_HEADER)
+        w.writerow(["Pid", *CSV_HEADER] if guid else CSV_HEADER)
         for r in rows:
             log = r[ix["agent_log_index"]]
-            w.writerow([
-                _int(r[ix["correlation_id"]]), _int(r[ix["dispatch_id"]]),
+            w.writerow([*([r[ix["guid"]]] if guid else []),
+                _int(r[ix["stack_id"]]), _int(r[ix["dispatch_id"]]),
                 f"Agent {_int(log if log is not None else r[ix['agent_id']])}",
-                _int(r[ix["queue_id"]]), _int(r[ix["pid"]]), _int(r[ix["tid"]]),
+                _int(r[ix["queue_handle"]]), _int(r[ix["pid"]]), _int(r[ix["tid"]]),
                 _int(r[ix["grid_size"]]), _int(r[ix["kernel_id"]]), r[ix["kernel_name"]] or "",
                 _int(r[ix["workgroup_size"]]), _int(r[ix["lds_block_size"]]),
                 _int(r[ix["scratch_size"]]), _int(r[ix["vgpr_count"]]),

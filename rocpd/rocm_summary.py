@@ -11,7 +11,11 @@ Columns, times in ns: ``Name, Calls, DURATION (nsec), AVERAGE (nsec), PERCENT (I
 MAX (nsec), STD_DEV`` (sample standard deviation). As in ROCm, a domain row sums its table's
 averages and standard deviations. ``region_categories``: None = all; ["NONE"] = no region tables;
 otherwise only the named families (and tables matching them: KERNEL -> kernels_summary).
-Files: ``OUTPUT_PATH/OUTPUT_FILE_<table>.<ext>`` (no ``OUTPUT_FILE_`` when it is empty).
+Region tables count instants (samples) too, named by their track (ROCTx marks by message),
+as ROCm's summary reads ``regions_and_samples``. As in ROCm's SQL, STD_DEV of one call and a
+percentage of a zero total are empty (NULL).
+Files: ``OUTPUT_PATH/OUTPUT_FILE_<table>.<ext>`` (no ``OUTPUT_FILE_`` when it is empty, ROCm's
+default); CSV as pandas writes it (ROCm's ``df.to_csv``).
 """
 
 from __future__ import annotations
@@ -57,8 +61,15 @@ def _table(df, by_rank: bool, hosts: dict):
     if by_rank:
         out = finish(df, ("pid", "name")).rename(columns=_RENAME)
         out.insert(1, "Hostname", out["ProcessID"].map(hosts))
-        return out
-    return finish(df).rename(columns=_RENAME)
+    else:
+        out = finish(df).rename(columns=_RENAME)
+    # ROCm's SQL divides by zero into NULL: no standard deviation of one call, no percentage of
+    # a zero total (instants only).
+    out.loc[out["Calls"] < 2, "STD_DEV"] = float("nan")
+    dur = out["DURATION (nsec)"].astype(float)
+    total = out.groupby("ProcessID")["DURATION (nsec)"].transform("sum") if by_rank else dur.sum()
+    out["PERCENT (INC)"] = 100.0 * dur / total
+    return out
 
 
 def tables(db, domain_summary: bool = False, summary_by_rank: bool = False,
@@ -72,7 +83,7 @@ def tables(db, domain_summary: bool = False, summary_by_rank: bool = False,
     out: dict = {}
 
     def add(name, kind, by_rank, categories=None, fix=None):
-        df = partials(db, kind, flt, by_pid=by_rank, categories=categories)
+        df = partials(db, kind, flt, by_pid=by_rank, categories=categories, instants="all")
         if fix is not None and not df.empty:
             df["name"] = df["name"].map(fix)
         t = _table(df, by_rank, hosts)
@@ -84,7 +95,7 @@ def tables(db, domain_summary: bool = False, summary_by_rank: bool = False,
         if wanted is None or none or any(_matches(view, w) for w in wanted):
             for r in ranks:
                 add(view, kind, r, fix=strip_alloc if kind == "memory_allocation" else None)
-    cats = _categories_of(db)
+    cats = _categories_of(db, instants="all")
     if not none:
         families: dict[str, list[str]] = {}
         for c in cats:
@@ -125,11 +136,12 @@ def _domain(tabs: dict, by_rank: bool):
     g = pd.concat(rows, ignore_index=True).groupby(keys, sort=False).agg(**{
         "Calls": ("Calls", "sum"), "DURATION (nsec)": ("DURATION (nsec)", "sum"),
         "AVERAGE (nsec)": ("AVERAGE (nsec)", "sum"), "MIN (nsec)": ("MIN (nsec)", "min"),
-        "MAX (nsec)": ("MAX (nsec)", "max"), "STD_DEV": ("STD_DEV", "sum"),
+        "MAX (nsec)": ("MAX (nsec)", "max"),
+        "STD_DEV": ("STD_DEV", lambda v: v.sum(min_count=1)),  # SQL's SUM: NULL if all NULL
         **({"Hostname": ("Hostname", "first")} if by_rank else {})}).reset_index()
     total = g.groupby(keys[1:])["DURATION (nsec)"].transform("sum") if by_rank else \
         g["DURATION (nsec)"].sum()
-    g["PERCENT (INC)"] = (100.0 * g["DURATION (nsec)"] / total).fillna(0.0)
+    g["PERCENT (INC)"] = 100.0 * g["DURATION (nsec)"] / total
     g = g.rename(columns={"domain": "Name"})
     g = g.sort_values(["ProcessID", "DURATION (nsec)"] if by_rank else ["DURATION (nsec)"],
                       ascending=[True, False] if by_rank else [False])
@@ -152,14 +164,15 @@ def write(tabs: dict, formats=("console",), output_path: str = "./rocpd-output-d
             if fmt == "console":
                 stream.write(f"\n{name.upper()}:\n{clip_frame(df).to_string(index=False)}\n")
                 continue
-            cols = list(df.columns)
-            rows = [tuple(r.values()) for r in df.to_dict("records")]  # native Python values
-            if fmt == "csv":  # ROCm's exporter title-cases CSV headers
-                cols = [str(c).title() for c in cols]
             stem = f"{output_file}_{name}" if output_file else name
             path = os.path.join(output_path, f"{stem}.{fmt}")
             os.makedirs(output_path or ".", exist_ok=True)
-            with open(path, "w", newline="") as fh:
-                fh.write(render(cols, rows, "markdown" if fmt == "md" else fmt))
+            if fmt == "csv":  # ROCm's exporter: pandas' to_csv of the table
+                df.to_csv(path, index=False)
+            else:
+                cols = list(df.columns)
+                rows = [tuple(r.values()) for r in df.to_dict("records")]  # native values
+                with open(path, "w", newline="") as fh:
+                    fh.write(render(cols, rows, "markdown" if fmt == "md" else fmt))
             written.append(path)
     return written

@@ -52,16 +52,36 @@ _SOURCES = {
         ' FROM (SELECT guid, type, level, pid, start, "end" - start AS d FROM rocpd_memory_allocate)'
         ' WHERE {where} GROUP BY guid, type{bypid}'),
     # ROCTx ranges are named by their message; other regions (API calls) by their function name.
+    # Instants (rocpd_sample rows, duration 0) join them: see _INSTANTS.
     "region": (
         'SELECT guid, NULL AS k1, NULL AS k2, ' + _AGG + ', pid, name, category FROM ('
-        ' SELECT R.guid, R.pid, R.start, R."end" - R.start AS d, C.string AS category,'
+        ' SELECT R.guid, R.pid, R.start, R."end", R."end" - R.start AS d, C.string AS category,'
         ' ' + _schema.region_name_sql("C.string", "E.extdata", "S.string") + ' AS name'
         ' FROM rocpd_region R'
         ' LEFT JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid'
         ' LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid'
-        ' LEFT JOIN rocpd_string S ON S.id = R.name_id AND S.guid = R.guid)'
+        ' LEFT JOIN rocpd_string S ON S.id = R.name_id AND S.guid = R.guid{instants})'
         ' WHERE {where} {category} GROUP BY guid, category, name{bypid}'),
 }
+# Instants counted with the regions: "markers", ROCTx marks (rocprofv3's marker stats count
+# roctxMarkA with duration 0); "all", every sample ROCm's ``samples`` view shows (its summary reads
+# regions_and_samples: a sample's track must name a known process and thread), named by its track.
+_INSTANTS = {
+    # The track test first: both writers keep a thread's marks on a track named by their
+    # category, so call-stack samples (often most rows) are passed over without joins.
+    "markers": ("", "WHERE {track} IN (SELECT T.id FROM rocpd_track T JOIN rocpd_string TS"
+                    " ON TS.id = T.name_id AND TS.guid = T.guid WHERE TS.string LIKE 'MARKER%')"
+                    " AND C.string LIKE 'MARKER%'"),
+    "all": (" JOIN rocpd_info_process P ON P.id = TR.pid AND P.guid = TR.guid"
+            " JOIN rocpd_info_thread TH ON TH.id = TR.tid AND TH.guid = TR.guid", ""),
+}
+_INSTANT_SQL = (
+    ' UNION ALL SELECT SA.guid, TR.pid, SA.timestamp, SA.timestamp, 0, C.string,'
+    ' ' + _schema.region_name_sql("C.string", "E.extdata", "N.string") + ' FROM rocpd_sample SA'
+    ' JOIN rocpd_track TR ON TR.id = SA.track_id AND TR.guid = SA.guid'
+    ' JOIN rocpd_event E ON E.id = SA.event_id AND E.guid = SA.guid'
+    ' JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid'
+    ' LEFT JOIN rocpd_string N ON N.id = TR.name_id AND N.guid = TR.guid{join} {where}')
 
 
 _memo: contextvars.ContextVar[dict | None] = contextvars.ContextVar("rocpd_partials", default=None)
@@ -79,18 +99,21 @@ def cached():
         _memo.reset(token)
 
 
-def partials(db, kind: str, flt: Filter, by_pid: bool = False, categories=None):
-    """Raw partial aggregates from every file, as one DataFrame."""
+def partials(db, kind: str, flt: Filter, by_pid: bool = False, categories=None,
+             instants: str = "markers"):
+    """Raw partial aggregates from every file, as one DataFrame. ``instants``: which samples
+    count as zero-length regions (see _INSTANTS)."""
     memo = _memo.get()
     if memo is None:
-        return _partials(db, kind, flt, by_pid, categories)
-    key = (id(db), kind, repr(flt), by_pid, None if categories is None else tuple(categories))
+        return _partials(db, kind, flt, by_pid, categories, instants)
+    key = (id(db), kind, repr(flt), by_pid, None if categories is None else tuple(categories),
+           instants)
     if key not in memo:
-        memo[key] = _partials(db, kind, flt, by_pid, categories)
+        memo[key] = _partials(db, kind, flt, by_pid, categories, instants)
     return memo[key].copy()
 
 
-def _partials(db, kind: str, flt: Filter, by_pid: bool, categories):
+def _partials(db, kind: str, flt: Filter, by_pid: bool, categories, instants: str):
     import pandas as pd
 
     where, params = resolve(db, flt)
@@ -107,7 +130,10 @@ def _partials(db, kind: str, flt: Filter, by_pid: bool, categories):
             df = df[name_mask(df["name"], flt)] if (flt.include or flt.exclude) else df
             df["name"] = df["name"].fillna("(unknown)")
             return df
-    sql = _SOURCES[kind].format(where=where, bypid=", pid" if by_pid else "", category=cat_sql)
+    join, iwhere = _INSTANTS[instants]
+    sql = _SOURCES[kind].format(where=where, bypid=", pid" if by_pid else "", category=cat_sql,
+                                instants=_INSTANT_SQL.format(
+                                    join=join, where=iwhere.format(track="SA.track_id")))
     results = db.map(file_partials, sql, params, label=f"{kind} summary", parallel=True)
     cols = results[0][1]
     rows = [r for res, _ in results for r in res]
@@ -240,16 +266,25 @@ def domain_stats(db, **filters):
     return finish(pd.concat(frames, ignore_index=True))
 
 
-def region_categories(db) -> list[str]:
-    cats = {c for found in db.map(file_region_categories) for c in found}
+def region_categories(db, instants: str = "markers") -> list[str]:
+    """Categories of the regions and of the instants counted with them (see _INSTANTS)."""
+    cats = {c for found in db.map(file_region_categories, instants) for c in found}
     return sorted(c for c in cats if c)
 
 
-def file_region_categories(src) -> list[str]:
-    return [r[0] for r in src.conn.execute(
-        "SELECT DISTINCT C.string FROM rocpd_event E JOIN rocpd_string C"
-        " ON C.id = E.category_id AND C.guid = E.guid"
-        " WHERE E.id IN (SELECT event_id FROM rocpd_region)")]
+def file_region_categories(src, instants: str = "markers") -> list[str]:
+    join, where = _INSTANTS[instants]
+    # A track holds one category's samples (both writers key tracks by thread and category):
+    # one sample per track tells its category without reading them all.
+    sql = ("SELECT DISTINCT C.string FROM rocpd_event E JOIN rocpd_string C"
+           " ON C.id = E.category_id AND C.guid = E.guid"
+           " WHERE E.id IN (SELECT event_id FROM rocpd_region) UNION SELECT DISTINCT C.string"
+           f" FROM rocpd_track TR{join} JOIN rocpd_event E ON E.guid = TR.guid AND E.id ="
+           " (SELECT SA.event_id FROM rocpd_sample SA WHERE SA.track_id = TR.id"
+           " AND SA.guid = TR.guid LIMIT 1)"
+           f" JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid"
+           f" {where.format(track='TR.id')}")
+    return [r[0] for r in src.conn.execute(sql)]
 
 
 def finish_percent(df, by: str | None = None):

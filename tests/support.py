@@ -12,6 +12,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "tests" / "workloads"
+AMD_STANDIN = ROOT / "tests" / "amd_standin"
+# The regions and samples views name a ROCTx range or mark by its API function (roctxRangePushA),
+# as ROCm's views do; what it says is its message, in the event's extdata. MESSAGE is that text
+# (the name where there is no message), for tests that query those views.
+MESSAGE = "COALESCE(json_extract(extdata, '$.message'), name)"
 
 
 def _env(extra: dict | None = None) -> dict:
@@ -62,3 +67,45 @@ def exported(path: Path) -> list[str]:
         if len(parts) == 3 and parts[1] != "A":
             names.append(parts[2].split("@")[0])
     return names
+
+
+def _hip_headers() -> str | None:
+    for root in (os.environ.get("ROCM_PATH", "/opt/rocm") + "/include", "/usr/include"):
+        if os.path.exists(f"{root}/hsa/hsa_api_trace.h") and os.path.exists(
+                f"{root}/hip/amd_detail/hip_prof_str.h"):
+            return root
+    return None
+
+
+def build_amd_standin(out: Path) -> dict:
+    """Builds the TEST-ONLY AMD stand-in (tests/amd_standin: software HSA runtime, HIP stand-in and
+    a HIP-like program) into ``out``: {"hsa", "hip", "app", "env"}. Skips, saying why, where it
+    can't (no AMD backend compiled, no HSA/HIP headers or C++ compiler)."""
+    import shutil
+
+    import pytest
+    from rocprof import _core, library_dir
+
+    compiled = {name: c for name, c, _live, _why in _core.backends()}
+    if not compiled.get("hsa"):
+        pytest.skip("the AMD backend is not compiled into this build (HSA headers absent)")
+    include = _hip_headers()
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if include is None or cxx is None:
+        pytest.skip("HSA/HIP headers (libhsa-runtime-dev, libamdhip64-dev) or a C++ compiler missing")
+    common = [cxx, "-std=c++17", "-O1", f"-I{include}", "-D__HIP_PLATFORM_AMD__"]
+    hsa = out / "librocprof_standin_hsa.so"
+    hip = out / "librocprof_standin_hip.so"
+    app = out / "hip_like_app"
+    lib = library_dir()
+    for cmd in (
+        [*common, "-fPIC", "-shared", "-fvisibility=hidden", "-o", hsa,
+         AMD_STANDIN / "standin_hsa.cpp", "-ldl", "-lpthread"],
+        [*common, "-fPIC", "-shared", "-fvisibility=hidden", "-o", hip,
+         AMD_STANDIN / "standin_hip.cpp", f"-L{out}", "-lrocprof_standin_hsa", f"-Wl,-rpath,{out}"],
+        [*common, f"-I{lib}/include", "-o", app, AMD_STANDIN / "hip_like_app.cpp", f"-L{out}",
+         "-lrocprof_standin_hip", "-lrocprof_standin_hsa", f"-L{lib}", "-lroctx64",
+         f"-Wl,-rpath,{out}:{lib}"],
+    ):
+        subprocess.run(list(map(str, cmd)), check=True)
+    return {"hsa": hsa, "hip": hip, "app": app, "env": {"ROCPROF_HSA_STANDIN": str(hsa)}}

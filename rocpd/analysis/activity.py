@@ -1,7 +1,11 @@
 """What the analyses read, loaded once per process (one guid-suffixed part = one process): its GPU
 work (kernels, copies, sets) classified as compute, communication or memory and joined to the API
-call that launched it (correlation id), its API calls (launches, synchronisations), and its ROCTx
-ranges with their nesting depth. Each file is read on its own read-only connection.
+call that launched it, its API calls (launches, synchronisations), and its ROCTx ranges with their
+nesting depth. Each file is read on its own read-only connection.
+
+The link: an API call and the GPU work it enqueued share ``rocpd_event.stack_id`` (the internal
+correlation id; ROCm's writer keeps the external one, usually 0, in ``correlation_id``), read
+here as the column ``corr``.
 
 Classification, as users of Nsight Systems / HTA expect it:
 - communication: kernels of a collective library (NCCL, RCCL, MSCCL: ``COMM_PATTERN``);
@@ -96,7 +100,7 @@ _GPU_SQL = """
 SELECT * FROM (
   SELECT K.guid, K.pid, K.tid, K.agent_id AS agent, K.stream_id AS stream, K.start, K."end",
          COALESCE(S.display_name, S.kernel_name, '(unknown)') AS name, 'kernel' AS op,
-         E.correlation_id AS corr, {line_info} AS line_info, NULL AS bytes, NULL AS extdata,
+         E.stack_id AS corr, {line_info} AS line_info, NULL AS bytes, NULL AS extdata,
          NULL AS src_agent, NULL AS dst_agent
   FROM rocpd_kernel_dispatch K
   LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
@@ -106,7 +110,7 @@ SELECT * FROM (
          CASE WHEN DA.type = 'CPU' AND M.src_agent_id IS NOT NULL THEN M.src_agent_id
               ELSE M.dst_agent_id END,
          M.stream_id, M.start, M."end",
-         COALESCE(N.string, 'MEMORY_COPY'), 'copy', E.correlation_id, {line_info}, M.size,
+         COALESCE(N.string, 'MEMORY_COPY'), 'copy', E.stack_id, {line_info}, M.size,
          M.extdata, M.src_agent_id, M.dst_agent_id
   FROM rocpd_memory_copy M
   LEFT JOIN rocpd_string N ON N.id = M.name_id AND N.guid = M.guid
@@ -118,7 +122,7 @@ SELECT * FROM (
 _REGION_SQL = """
 SELECT * FROM (
   SELECT R.guid, R.pid, R.tid, R.start, R."end", C.string AS category,
-         {name} AS name, E.correlation_id AS corr, {line_info} AS line_info
+         {name} AS name, E.stack_id AS corr, {line_info} AS line_info
   FROM rocpd_region R
   LEFT JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid
   LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid
@@ -155,8 +159,10 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
         procs = _frame(conn, "SELECT P.guid, P.pid, P.command, N.hostname, P.start FROM rocpd_info_process P"
                              " LEFT JOIN rocpd_info_node N ON N.id = P.nid AND N.guid = P.guid", ())
         threads = _frame(conn, "SELECT guid, tid, name FROM rocpd_info_thread", ())
-        agents = _frame(conn, "SELECT guid, id, type, absolute_index, product_name, name"
-                              " FROM rocpd_info_agent", ())
+        # A GPU is numbered among GPUs (type_index): in ROCm's databases the absolute index is
+        # the node id, and node 0 is the CPU.
+        agents = _frame(conn, "SELECT guid, id, type, COALESCE(type_index, absolute_index),"
+                              " product_name, name FROM rocpd_info_agent", ())
         streams = _frame(conn, "SELECT guid, id, name FROM rocpd_info_stream", ())
         pids = _as_list(flt.pid)
         for part in src.parts:

@@ -3,7 +3,8 @@
 Ours: ``rocpd convert run.db -f csv -o out/run``. ROCm's: ``rocpd convert -i a.db b.db -f csv
 pftrace otf2 -d OUTPUT_PATH -o OUTPUT_FILE`` writes OUTPUT_PATH/OUTPUT_FILE_kernel_trace.csv ...,
 OUTPUT_PATH/OUTPUT_FILE_results.pftrace and the OTF2 archive OUTPUT_PATH/OUTPUT_FILE_results.otf2
-(see :func:`rocpd.cli.rocm_naming` for which form applies)."""
+(see :func:`rocpd.cli.rocm_naming` for which form applies). CSV files have the columns of ROCm's
+``rocpd convert`` (a Guid column first; ``rocprof run -f csv`` writes rocprofv3's, without)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,9 @@ def run(args) -> int:
             if rocm:
                 folder, name = output_naming(args)
                 os.makedirs(folder, exist_ok=True)
-                if fmt == "csv":
-                    result = mod.write(db, os.path.join(folder, name), **filters_of(args))
+                if fmt == "csv":  # ROCm's rocpd convert columns: Guid first
+                    result = mod.write(db, os.path.join(folder, name), guid=True,
+                                       **filters_of(args))
                 elif fmt == "otf2":
                     result = mod.write(db, folder, archive_name=f"{name}_results", shared=True,
                                        **filters_of(args))
@@ -64,7 +66,8 @@ def run(args) -> int:
             elif args.output_file is None:
                 raise RocpdError("rocpd convert: give -o OUTPUT (or -d OUTPUT_PATH)")
             else:
-                result = mod.write(db, args.output_file, **filters_of(args))
+                extra = {"guid": True} if fmt == "csv" else {}
+                result = mod.write(db, args.output_file, **extra, **filters_of(args))
             for path in result if isinstance(result, list) else [result]:
                 print(f"wrote {path}")
     return 0

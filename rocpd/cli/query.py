@@ -2,13 +2,11 @@
 
 ROCm's form also works: ``rocpd query -i a.db --query "SELECT ..." --format csv [-d PATH -o NAME]
 [--script views.sql] [--start 25% --end 75%]`` prints to the console or writes PATH/NAME.<ext>
-(default rocpd-output-data/out.csv; CSV headers title-cased as ROCm writes them)."""
+(default rocpd-output-data/out.csv; CSV as ROCm's writes it, pandas' ``to_csv``)."""
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 import os
 import sys
@@ -40,17 +38,12 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
-def _titled(cols):
-    return [str(c).title() for c in cols]
-
-
 def render(cols, rows, fmt: str) -> str:
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
-        w.writerow(cols)
-        w.writerows(rows)
-        return buf.getvalue()
+    if fmt == "csv":  # as ROCm's query writes it: pandas' to_csv of the result
+        import pandas as pd
+
+        frame = pd.DataFrame.from_records(rows, columns=cols, coerce_float=True)
+        return frame.to_csv(index=False, lineterminator="\n")
     if fmt == "json":
         return json.dumps([dict(zip(cols, r, strict=True)) for r in rows], indent=1) + "\n"
     if fmt == "html":
@@ -105,7 +98,7 @@ def run(args) -> int:
         ext = {"markdown": "md"}.get(args.format, args.format)
         path = os.path.join(folder, name if name.endswith(f".{ext}") else f"{name}.{ext}")
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        out = render(_titled(cols) if args.format == "csv" else cols, rows, args.format)
+        out = render(cols, rows, args.format)
     else:
         path, out = args.output_file, render(cols, rows, args.format)
     if not rows and rocm:

@@ -2,7 +2,7 @@
 
 ROCm's form (any of -i, -f, --domain-summary, --summary-by-rank, --region-categories, -d, -o) gives
 ROCm's tables and files instead (:mod:`rocpd.rocm_summary`), e.g. ``rocpd summary -i a.db b.db
---summary-by-rank -f csv`` -> rocpd-output-data/out_kernels_summary.csv ..."""
+--summary-by-rank -f csv`` -> rocpd-output-data/kernels_summary.csv ..."""
 
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ def add_parser(sub) -> None:
                    help="add each table per process (ProcessID, Hostname)")
     g.add_argument("--region-categories", nargs="+", metavar="CATEGORY",
                    help="only these region families (HIP HSA MARKERS KERNEL ...); NONE: no regions")
-    add_output_naming(p, "base name of the output files (default out)")
+    add_output_naming(p, "base name of the output files: OUTPUT_FILE_kernels_summary.csv ..."
+                      " (default none: kernels_summary.csv, as ROCm's)")
     add_filter_options(p)
     add_dask_options(p)
     p.set_defaults(run=run)
@@ -60,7 +61,7 @@ def run(args) -> int:
         if _rocm_form(args):
             tabs = rocm_summary.tables(db, args.domain_summary, args.summary_by_rank,
                                        args.region_categories, **flt)
-            folder, name = output_naming(args)
+            folder, name = output_naming(args, default_file="")  # ROCm: kernels_summary.csv
             formats = list(dict.fromkeys(args.format or ["console"]))
             for path in rocm_summary.write(tabs, formats, folder, name):
                 print(f"wrote {path}")

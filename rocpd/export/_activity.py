@@ -1,5 +1,15 @@
 """What the timeline exporters (Chrome, Perfetto, OTF2) read the same way: the regions with their
-display names, and the GPU work (kernels and copies) that passes the shared filters."""
+display names, the ROCTx marks, the GPU work (kernels and copies) that passes the shared filters,
+memory allocations as running totals and hardware-counter values per dispatch.
+
+Links: an API call and the GPU work it enqueued share ``rocpd_event.stack_id`` (the internal
+correlation id, in ROCm's databases and ours alike; ROCm keeps ``correlation_id`` for the
+external id, usually 0), so every link is read from ``stack_id``; 0 links nothing.
+
+GPU side: a copy is drawn under the GPU that takes part in it (its destination, or its source
+when the destination is the CPU: a device-to-host copy belongs to the GPU), and a GPU is named
+by its type and index among agents of its type ("GPU 0"), whatever its node id.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +20,86 @@ from ..filters import Filter, name_mask
 REGION_NAME = _schema.region_name_sql()
 
 
+def regions(conn, where: str, params: list) -> list[tuple]:
+    """(guid, category, name, pid, tid, stack_id, start, end) of every region in ``where``."""
+    return conn.execute(f'SELECT guid, category, {REGION_NAME}, pid, tid, stack_id, start, "end"'
+                        f" FROM regions WHERE {where}", params).fetchall()
+
+
+def marks(conn, where: str, params: list) -> list[tuple]:
+    """(guid, category, name, pid, tid, timestamp) of every ROCTx mark (an instant on its
+    thread, stored as a sample of a MARKER category) in ``where``, named by its message."""
+    w = where.replace('"end"', "timestamp").replace("start", "timestamp")
+    name = _schema.region_name_sql()
+    return conn.execute(f"SELECT guid, category, {name}, pid, tid, timestamp FROM samples"
+                        f" WHERE category LIKE 'MARKER%' AND {w} ORDER BY timestamp",
+                        params).fetchall()
+
+
+def _agent_label(kind, index) -> str:
+    return f"{kind or 'GPU'} {index if index is not None else '?'}"
+
+
+_GPU_SQL = """
+SELECT 'kernel', guid, name, pid, agent_abs_index, agent_type, agent_type_index, stream_id,
+       stream, stack_id, start, "end" FROM kernels WHERE {w}
+UNION ALL
+SELECT 'copy', guid, name, pid,
+       CASE WHEN dst_agent_type = 'CPU' THEN src_agent_abs_index ELSE dst_agent_abs_index END,
+       CASE WHEN dst_agent_type = 'CPU' THEN src_agent_type ELSE dst_agent_type END,
+       CASE WHEN dst_agent_type = 'CPU' THEN src_agent_type_index ELSE dst_agent_type_index END,
+       stream_id, stream_name, stack_id, start, "end" FROM memory_copies WHERE {w}
+ORDER BY start
+"""
+
+
 def gpu_activity(conn, where: str, params: list, flt: Filter) -> list[tuple]:
-    """(kind, guid, name, pid, agent, stream_id, stream, corr_id, start, end) of every kernel
-    and copy in `where`, kind 'kernel' or 'copy', ordered by start. The kernel-name regexes of
-    `flt` never drop copies."""
-    rows = conn.execute(
-        "SELECT 'kernel', guid, name, pid, agent_abs_index, stream_id, stream, corr_id, start,"
-        f' "end" FROM kernels WHERE {where} UNION ALL'
-        " SELECT 'copy', guid, name, pid, dst_agent_abs_index, stream_id, stream_name, corr_id,"
-        f' start, "end" FROM memory_copies WHERE {where} ORDER BY start',
-        [*params, *params]).fetchall()
+    """(kind, guid, name, pid, agent, agent label, stream_id, stream, stack_id, start, end) of
+    every kernel and copy in ``where``, kind 'kernel' or 'copy', ordered by start; ``agent`` is
+    the GPU's absolute index (a key), the label its name ("GPU 0"). The kernel-name regexes of
+    ``flt`` never drop copies."""
+    rows = [(k, g, n, p, a, _agent_label(t, ti), *rest)
+            for k, g, n, p, a, t, ti, *rest in conn.execute(_GPU_SQL.format(w=where),
+                                                              [*params, *params])]
     if flt.include or flt.exclude:
         import pandas as pd
 
         keep = name_mask(pd.Series([r[2] for r in rows]), flt).tolist()
         rows = [r for r, k in zip(rows, keep, strict=True) if k or r[0] == "copy"]
     return rows
+
+
+def allocations(conn, where: str, params: list) -> list[tuple]:
+    """Bytes allocated per (guid, pid, agent label) over time: [(guid, pid, label, ts, total)],
+    each step where an allocation returns (+size) or a free begins (-size). A free is matched
+    to its allocation by address (ROCm records neither size nor agent on a free); a free of an
+    address never allocated in view changes nothing."""
+    rows = conn.execute(
+        'SELECT guid, pid, type, start, "end", address, size, agent_type, agent_type_index'
+        f" FROM memory_allocations WHERE {where} AND level IS NOT 'SCRATCH' ORDER BY start",
+        params).fetchall()
+    live: dict[tuple, tuple] = {}  # (guid, address) -> (label, size)
+    steps: list[tuple] = []
+    for guid, pid, typ, start, end, address, size, a_type, a_index in rows:
+        if typ in ("ALLOC", "REALLOC") and a_type is not None:
+            live[(guid, address)] = (_agent_label(a_type, a_index), int(size or 0))
+            steps.append((end, guid, pid, live[(guid, address)][0], int(size or 0)))
+        elif typ == "FREE" and (guid, address) in live:
+            label, size = live.pop((guid, address))
+            steps.append((start, guid, pid, label, -size))
+    totals: dict[tuple, int] = {}
+    out = []
+    for ts, guid, pid, label, delta in sorted(steps, key=lambda s: s[0]):
+        key = (guid, pid, label)
+        totals[key] = totals.get(key, 0) + delta
+        out.append((guid, pid, label, ts, totals[key]))
+    return out
+
+
+def counter_values(conn, where: str, params: list) -> list[tuple]:
+    """(guid, pid, agent label, counter name, start, end, value) of every hardware-counter value
+    of a dispatch in ``where`` (ROCm's counters_collection view: one value per dispatch and
+    counter)."""
+    return [(g, p, _agent_label(t, ti), n, s, e, v) for g, p, t, ti, n, s, e, v in conn.execute(
+        'SELECT guid, pid, agent_type, agent_type_index, counter_name, start, "end", value'
+        f" FROM counters_collection WHERE {where} ORDER BY start", params)]

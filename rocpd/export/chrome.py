@@ -1,8 +1,11 @@
-"""Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): CPU regions on their process/thread,
-kernels and copies on one track per GPU and stream, flow arrows from the launching API call to the
-kernel or copy with the same correlation id, sampled counters (``--process-freq`` metrics) as
-counter events ("ph": "C") named as their rocpd track, the value under "value". Timestamps are
-microseconds as the format requires."""
+"""Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): CPU regions on their process/thread
+(every thread named, "thread_name" metadata), ROCTx marks as thread-scoped instant events
+("ph": "i"), kernels and copies on one track per GPU and stream (a copy under the GPU taking part
+in it), flow arrows from the launching API call to the kernel or copy it enqueued (the same
+``stack_id``, see rocpd.export._activity), counter events ("ph": "C", the value under "value")
+for the bytes allocated on each GPU, each hardware counter of the dispatches (its value while
+the dispatch runs) and sampled counters (``--process-freq`` metrics, named as their rocpd track).
+Timestamps are microseconds as the format requires."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import json
 from ..filters import Filter, resolve
 from ..metrics import source_rows
 from ..progress import iterate
-from ._activity import REGION_NAME, gpu_activity
+from . import _activity as act
 
 # GPU tracks get synthetic thread ids far above any OS tid so they never collide with CPU threads.
 _GPU_TID_BASE = 1 << 40
@@ -26,6 +29,7 @@ def write(db, path: str, **filters) -> str:
     where, params = resolve(db, flt)
     events: list[dict] = []
     named: set = set()
+    gpu_tracks: dict[tuple, int] = {}  # (pid, agent, stream id) -> track number: ids may be handles
 
     def name_track(pid, tid, name):
         if (pid, tid) not in named:
@@ -33,31 +37,44 @@ def write(db, path: str, **filters) -> str:
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                            "args": {"name": name}})
 
+    def counter(pid, name, ts, value):
+        events.append({"ph": "C", "name": name, "cat": "counters", "pid": pid, "ts": _us(ts),
+                       "args": {"value": value}})
+
     for f in iterate(db.sources(), "converting"):
         for pid, cmd in f.conn.execute("SELECT pid, command FROM rocpd_info_process"):
             events.append({"ph": "M", "name": "process_name", "pid": pid,
                            "args": {"name": f"{cmd or 'process'} ({pid})"}})
-        api_corr = {}
-        for cat, name, pid, tid, corr, start, end in f.conn.execute(
-                f'SELECT category, {REGION_NAME}, pid, tid, corr_id, start, "end" FROM regions'
-                f" WHERE {where} ORDER BY start, \"end\" DESC", params):
+        for pid, tid, name in f.conn.execute("SELECT pid, tid, name FROM rocpd_info_thread"):
+            name_track(pid, tid, name or f"Thread {tid}")
+        launches = {}
+        for _g, cat, name, pid, tid, stack, start, end in sorted(
+                act.regions(f.conn, where, params), key=lambda r: (r[6], -r[7])):
             events.append({"ph": "X", "name": name, "cat": cat or "", "pid": pid, "tid": tid,
-                           "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": corr}})
-            if corr is not None and cat and not cat.startswith("MARKER"):
-                api_corr[(pid, corr)] = (pid, tid, start)
-        rows = gpu_activity(f.conn, where, params, flt)
-        for kind, _guid, name, pid, agent, stream_id, stream, corr, start, end in rows:
-            tid = _GPU_TID_BASE + (agent or 0) * 1_000_000 + (stream_id or 0)
-            name_track(pid, tid, f"GPU {agent} / {stream or f'Stream {stream_id}'}")
+                           "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": stack}})
+            if stack and cat and not cat.startswith("MARKER"):
+                launches[(pid, stack)] = (pid, tid, start)
+        for _g, cat, name, pid, tid, ts in act.marks(f.conn, where, params):
+            events.append({"ph": "i", "s": "t", "name": name, "cat": cat or "", "pid": pid,
+                           "tid": tid, "ts": _us(ts)})
+        for kind, _g, name, pid, agent, label, sid, stream, stack, start, end in \
+                act.gpu_activity(f.conn, where, params, flt):
+            tid = _GPU_TID_BASE + gpu_tracks.setdefault((pid, agent, sid), len(gpu_tracks))
+            name_track(pid, tid, f"{label} / {stream or f'Stream {sid}'}")
             events.append({"ph": "X", "name": name, "cat": kind, "pid": pid, "tid": tid,
-                           "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": corr}})
-            src = api_corr.get((pid, corr))
+                           "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": stack}})
+            src = launches.get((pid, stack)) if stack else None
             if src is not None:
-                fid = f"{pid}:{corr}"
+                fid = f"{pid}:{stack}"
                 events.append({"ph": "s", "id": fid, "name": "launch", "cat": "flow", "pid": src[0],
                                "tid": src[1], "ts": _us(src[2])})
                 events.append({"ph": "f", "bp": "e", "id": fid, "name": "launch", "cat": "flow",
                                "pid": pid, "tid": tid, "ts": _us(start)})
+        for _g, pid, label, ts, total in act.allocations(f.conn, where, params):
+            counter(pid, f"Allocated bytes ({label})", ts, total)
+        for _g, pid, label, name, start, end, value in act.counter_values(f.conn, where, params):
+            counter(pid, f"PMC {name} ({label})", start, value)
+            counter(pid, f"PMC {name} ({label})", end, 0)
         for _guid, pid, ts, value, track, _units, _type, _index in source_rows(f.conn, where, params):
             events.append({"ph": "C", "name": track, "cat": "metrics", "pid": pid, "ts": _us(ts),
                            "args": {"value": value}})

@@ -1,7 +1,13 @@
 """rocprofv3's CSV set: ``<prefix>_kernel_trace.csv``, ``<prefix>_<api>_api_trace.csv``,
 ``<prefix>_memory_copy_trace.csv``, ``<prefix>_memory_allocation_trace.csv``,
 ``<prefix>_agent_info.csv``, ``<prefix>_counter_collection.csv`` (:mod:`rocpd.pmc`) and the stats
-files.
+files. With ``guid=True``, the columns ROCm's ``rocpd convert -f csv`` writes (its csv.cpp): a
+first ``Guid`` column (``Pid``, holding the guid, in counter_collection.csv, as ROCm writes it).
+
+Correlation_Id is the record's internal correlation id, ``rocpd_event.stack_id`` (shared by an API
+call and the GPU work it enqueued, in ROCm's databases and ours); Queue_Id the runtime's queue
+id (:func:`rocpd._schema.queue_handle_sql`). marker_api_trace.csv holds ROCTx ranges and marks
+(instants), named by their message.
 Strings are quoted, numbers are not, as rocprofv3 writes them."""
 
 from __future__ import annotations
@@ -30,19 +36,24 @@ ALLOC_HEADER = ["Kind", "Operation", "Agent_Id", "Allocation_Size", "Address", "
 # --agent-index relative, output_config.cpp), addresses "0x" + 16 hex digits, operation
 # MEMORY_ALLOCATION_ALLOCATE (stored type ALLOC, as ROCm's rocpd csv.cpp maps it), no agent on frees.
 _AGENT = "'Agent ' || {c}"
-_KERNEL_SQL = ("SELECT 'KERNEL_DISPATCH', " + _AGENT.format(c="agent_log_index") + ", queue_id, stream_id, tid, dispatch_id,"
-               " kernel_id, name, corr_id, start, \"end\", lds_size, scratch_size, vgpr_count,"
-               " accum_vgpr_count, sgpr_count, workgroup_x, workgroup_y, workgroup_z, grid_x, grid_y,"
-               " grid_z FROM kernels WHERE {w} ORDER BY start")
-_API_SQL = (f"SELECT category, {_schema.region_name_sql()}, pid, tid, corr_id, start, \"end\""
-            " FROM regions WHERE {w} ORDER BY start")
-_COPY_SQL = ("SELECT 'MEMORY_COPY', name, stream_id, " + _AGENT.format(c="src_agent_log_index") + ", "
-             + _AGENT.format(c="dst_agent_log_index") + ", corr_id,"
+_KERNEL_SQL = ("SELECT guid, 'KERNEL_DISPATCH', " + _AGENT.format(c="agent_log_index") + ", "
+               + _schema.queue_handle_sql() + ", stream_id, tid, dispatch_id, kernel_id, name,"
+               " COALESCE(stack_id, 0), start, \"end\", lds_size, scratch_size, vgpr_count,"
+               " accum_vgpr_count, sgpr_count, workgroup_x, workgroup_y, workgroup_z, grid_x,"
+               " grid_y, grid_z FROM kernels WHERE {w} ORDER BY start")
+# API calls and ROCTx ranges (regions), and ROCTx marks (instants, stored as samples).
+_API_SQL = (f"SELECT guid, category, {_schema.region_name_sql()}, pid, tid, COALESCE(stack_id, 0),"
+            ' start, "end" FROM regions WHERE {w} UNION ALL'
+            f" SELECT guid, category, {_schema.region_name_sql()}, pid, tid, COALESCE(stack_id, 0),"
+            " start, start FROM sample_regions WHERE ({w}) AND category LIKE 'MARKER%'"
+            " ORDER BY start")
+_COPY_SQL = ("SELECT guid, 'MEMORY_COPY', name, stream_id, " + _AGENT.format(c="src_agent_log_index")
+             + ", " + _AGENT.format(c="dst_agent_log_index") + ", COALESCE(stack_id, 0),"
              " start, \"end\" FROM memory_copies WHERE {w} ORDER BY start")
-_ALLOC_SQL = ("SELECT 'MEMORY_ALLOCATION', 'MEMORY_ALLOCATION_' || CASE COALESCE(type, 'UNKNOWN')"
+_ALLOC_SQL = ("SELECT guid, 'MEMORY_ALLOCATION', 'MEMORY_ALLOCATION_' || CASE COALESCE(type, 'UNKNOWN')"
               " WHEN 'ALLOC' THEN 'ALLOCATE' ELSE COALESCE(type, 'UNKNOWN') END,"
-              " " + _AGENT.format(c="agent_log_index") + ", size, address, corr_id, start, \"end\""
-              " FROM memory_allocations WHERE {w} ORDER BY start")
+              " " + _AGENT.format(c="agent_log_index") + ", size, address, COALESCE(stack_id, 0),"
+              " start, \"end\" FROM memory_allocations WHERE {w} ORDER BY start")
 
 
 _AGENTS_WITH_ID = ("MEMORY_ALLOCATION_ALLOCATE", "MEMORY_ALLOCATION_VMEM_ALLOCATE")
@@ -69,9 +80,9 @@ def hex_address(address) -> str:
 
 
 def _alloc_row(row):
-    kind, op, agent, size, address, corr, start, end = row
-    return (kind, op, agent if op in _AGENTS_WITH_ID else "", size, hex_address(address), corr,
-            start, end)
+    guid, kind, op, agent, size, address, corr, start, end = row
+    return (guid, kind, op, agent if op in _AGENTS_WITH_ID else "", size, hex_address(address),
+            corr, start, end)
 
 
 def _extdata(text) -> dict:
@@ -85,32 +96,38 @@ def _extdata(text) -> dict:
 
 
 def agent_rows(db) -> list[list]:
-    """agent_info.csv rows from rocpd_info_agent: the database's own indexes (absolute_index is the
+    """agent_info.csv rows (the guid first) from rocpd_info_agent: the database's own indexes (absolute_index is the
     node id, logical_index the logical node id), the rest from the agent's extdata where present."""
     rows = []
     for f in db.sources():
-        for (abs_i, log_i, typ, ext, name, vendor, product, model) in f.conn.execute(
-                "SELECT absolute_index, logical_index, type, extdata, name, vendor_name, product_name,"
-                " model_name FROM rocpd_info_agent ORDER BY absolute_index, id"):
+        for (guid, abs_i, log_i, typ, ext, name, vendor, product, model) in f.conn.execute(
+                "SELECT guid, absolute_index, logical_index, type, extdata, name, vendor_name,"
+                " product_name, model_name FROM rocpd_info_agent ORDER BY absolute_index, id"):
             info = _extdata(ext)
             typ = typ if typ in ("CPU", "GPU") else "UNK"
             vals = []
             for col in AGENT_INFO_HEADER[3:-4]:
-                v = info.get(col.lower(), 0)
+                key = col.lower()
+                if key.endswith(("_dim_x", "_dim_y", "_dim_z")):  # {"workgroup_max_dim": {"x":..}}
+                    dims = info.get(key[:-2], {})
+                    v = dims.get(key[-1], 0) if isinstance(dims, dict) else 0
+                else:
+                    v = info.get(key, 0)
                 if isinstance(v, dict):  # e.g. {"x":..} dims or {"Value":..} versions
                     v = v.get("Value", 0)
                 vals.append(v if isinstance(v, (int, float)) and not isinstance(v, bool) else 0)
-            rows.append([int(abs_i or 0), int(log_i or 0), typ, *vals, name or "", vendor or "",
-                         product or "", model or ""])
-    rows.sort(key=lambda r: r[0])
+            rows.append([guid, int(abs_i or 0), int(log_i or 0), typ, *vals, name or "",
+                         vendor or "", product or "", model or ""])
+    rows.sort(key=lambda r: r[1])
     return rows
 
 
-def write(db, path: str, stats: bool = True, **filters) -> list[str]:
+def write(db, path: str, stats: bool = True, guid: bool = False, **filters) -> list[str]:
     """Write the CSV set with file-name prefix ``path`` (e.g. ``out/run`` -> ``out/run_kernel_trace.csv``).
     Only files with rows are written. Returns the paths written. A folder (an existing one, or
     a path ending in "/") gets files named as rocprofv3 names them with no -o:
-    ``folder/results_kernel_trace.csv``; missing parent folders are created."""
+    ``folder/results_kernel_trace.csv``; missing parent folders are created. ``guid``: the
+    columns of ROCm's ``rocpd convert`` (see the module's doc)."""
     if path.endswith(os.sep) or os.path.isdir(path):
         path = os.path.join(path, "results")
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -119,13 +136,14 @@ def write(db, path: str, stats: bool = True, **filters) -> list[str]:
     files = db.sources()
     written: list[str] = []
     writers: dict[str, tuple] = {}
+    first = 0 if guid else 1  # every row starts with its guid
 
     def out(stem: str, header: list[str]):
         if stem not in writers:
             name = f"{path}_{stem}_trace.csv"
             fh = open(name, "w", newline="")
             w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-            w.writerow(header)
+            w.writerow(["Guid", *header] if guid else header)
             writers[stem] = (fh, w)
             written.append(name)
         return writers[stem][1]
@@ -136,28 +154,23 @@ def write(db, path: str, stats: bool = True, **filters) -> list[str]:
             if rows and (flt.include or flt.exclude):
                 import pandas as pd
 
-                keep = name_mask(pd.Series([r[7] for r in rows]), flt).tolist()
+                keep = name_mask(pd.Series([r[8] for r in rows]), flt).tolist()
                 rows = [r for r, k in zip(rows, keep, strict=True) if k]
             if rows:
-                out("kernel", KERNEL_HEADER).writerows(rows)
+                out("kernel", KERNEL_HEADER).writerows(r[first:] for r in rows)
             for sql, stem, header in ((_COPY_SQL, "memory_copy", COPY_HEADER),
                                       (_ALLOC_SQL, "memory_allocation", ALLOC_HEADER)):
                 for row in f.conn.execute(sql.format(w=where), params):
-                    out(stem, header).writerow(_alloc_row(row) if stem == "memory_allocation" else row)
-            # rocprofv3 gives every record its own internal correlation id; our capture stores 0 for
-            # ROCTx ranges, so those get fresh ids above the file's largest one (unique, non-zero).
-            next_corr = _max_correlation(f.conn) + 1
-            for row in f.conn.execute(_API_SQL.format(w=where), params):
-                if not row[4]:
-                    row = (*row[:4], next_corr, *row[5:])
-                    next_corr += 1
-                out(stem_for(row[0] or "UNKNOWN_API"), API_HEADER).writerow(row)
+                    row = _alloc_row(row) if stem == "memory_allocation" else row
+                    out(stem, header).writerow(row[first:])
+            for row in f.conn.execute(_API_SQL.format(w=where), [*params, *params]):
+                out(stem_for(row[1] or "UNKNOWN_API"), API_HEADER).writerow(row[first:])
     finally:
         for fh, _ in writers.values():
             fh.close()
     from ..pmc import write_counter_collection
 
-    counters = write_counter_collection(db, path, **filters)
+    counters = write_counter_collection(db, path, guid=guid, **filters)
     if counters:
         written.append(counters)
     agents = agent_rows(db)
@@ -165,16 +178,9 @@ def write(db, path: str, stats: bool = True, **filters) -> list[str]:
         name = f"{path}_agent_info.csv"
         with open(name, "w", newline="") as fh:
             w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-            w.writerow(AGENT_INFO_HEADER)
-            w.writerows(agents)
+            w.writerow(["Guid", *AGENT_INFO_HEADER] if guid else AGENT_INFO_HEADER)
+            w.writerows(r[first:] for r in agents)
         written.append(name)
     if stats:
         written += write_stats_csv(db, path, **filters)
     return written
-
-
-def _max_correlation(conn) -> int:
-    best = 0
-    for view in ("regions", "kernels", "memory_copies", "memory_allocations"):
-        best = max(best, conn.execute(f"SELECT COALESCE(MAX(corr_id), 0) FROM {view}").fetchone()[0] or 0)
-    return int(best)

@@ -1,8 +1,12 @@
 """OTF2 archive (Score-P's format: Vampir, Scalasca, otf2-print), written with the ``otf2`` package.
 
 System tree: machine -> host -> one location group per process, with one accelerator group per
-GPU agent under it. Locations: one CPU thread per recorded thread (API calls, ROCTx ranges) and one
-accelerator stream per GPU stream (kernels, copies). OTF2 needs Enter/Leave to nest on a location,
+GPU agent under it. Locations: one CPU thread per recorded thread (API calls, ROCTx ranges; ROCTx
+marks as zero-length regions, role ARTIFICIAL), one per thread that allocated memory
+("<thread>, memory": ALLOCATE/DEALLOCATE regions) and one accelerator stream per GPU stream
+(kernels, copies; a copy under the GPU taking part in it); no two share a name. GPU work and
+allocations take the paradigm of the process's API calls (HIP for HIP/HSA, CUDA). OTF2 needs
+Enter/Leave to nest on a location,
 so a slice that overlaps its neighbour without nesting goes to an extra "(overlap N)" location,
 as in the Perfetto export. Timer resolution is 1 ns (CLOCK_BOOTTIME). ``path`` is the archive's
 directory; the anchor file is ``<path>/<archive_name>.otf2``.
@@ -16,7 +20,7 @@ import shutil
 from ..errors import RocpdError
 from ..filters import Filter, resolve
 from ..progress import iterate
-from ._activity import REGION_NAME, gpu_activity
+from . import _activity as act
 from .perfetto import _lanes
 
 
@@ -29,23 +33,32 @@ def _otf2():
 
 
 def _paradigm(otf2, category: str | None):
+    """(paradigm, role) of an API call or ROCTx range by its category. OTF2 has no HSA paradigm:
+    HSA calls are HIP's, as ROCm's OTF2 writer files them."""
     c = (category or "").upper()
     if c.startswith("MARKER") or c.startswith("ROCTX"):
         return otf2.Paradigm.USER, otf2.RegionRole.CODE
-    if c.startswith("HIP"):
+    if c.startswith(("HIP", "HSA")):
         return otf2.Paradigm.HIP, otf2.RegionRole.FUNCTION
     if c.startswith("CUDA"):
         return otf2.Paradigm.CUDA, otf2.RegionRole.FUNCTION
     return otf2.Paradigm.UNKNOWN, otf2.RegionRole.FUNCTION
 
 
+# Categories of what is not an API call; the GPU side takes the paradigm of the process's API.
+_KERNEL, _COPY, _MARK = "KERNEL_DISPATCH", "MEMORY_COPY", "MARK"
+_ALLOC = {"ALLOC": "MEMORY_ALLOCATION_ALLOCATE", "REALLOC": "MEMORY_ALLOCATION_REALLOCATE",
+          "FREE": "MEMORY_ALLOCATION_FREE"}
+
+
 def collect(db, **filters):
     """{(location key): (group key, location name, is_gpu, [(start, end, name, category)])} and
-    {group key: (host, group name, parent group key or None)}."""
+    {group key: (host, group name, parent group key or None, GPU paradigm)}. Location names are
+    unique in the archive: a name two locations share gets its process and thread (or GPU)."""
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     locations: dict[tuple, list] = {}
-    groups: dict[tuple, tuple] = {}
+    groups: dict[tuple, list] = {}
     for f in iterate(db.sources(), "reading"):
         hosts = {g: h for g, h in f.conn.execute("SELECT guid, hostname FROM rocpd_info_node")}
         cmds = {(g, p): c for g, p, c in f.conn.execute("SELECT guid, pid, command FROM rocpd_info_process")}
@@ -54,24 +67,42 @@ def collect(db, **filters):
         def group(guid, pid, hosts=hosts, cmds=cmds):
             key = ("p", guid, pid)
             if key not in groups:
-                groups[key] = (hosts.get(guid) or "host", f"{cmds.get((guid, pid)) or 'process'} ({pid})", None)
+                groups[key] = [hosts.get(guid) or "host", f"{cmds.get((guid, pid)) or 'process'} ({pid})",
+                               None, None]
             return key
 
-        for guid, cat, name, pid, tid, start, end in f.conn.execute(
-                f'SELECT guid, category, {REGION_NAME}, pid, tid, start, "end" FROM regions WHERE {where}', params):
-            g = group(guid, pid)
-            loc = locations.setdefault(("t", guid, pid, tid),
-                                       [g, tnames.get((guid, pid, tid)) or f"thread {tid}", False, []])
-            loc[3].append((start, end, name or "(unknown)", cat))
-        rows = gpu_activity(f.conn, where, params, flt)
-        for kind, guid, name, pid, agent, sid, stream, _corr, start, end in rows:
-            cat = "KERNEL_DISPATCH" if kind == "kernel" else "MEMORY_COPY"
+        def thread(guid, pid, tid, suffix="", tnames=tnames):
+            name = (tnames.get((guid, pid, tid)) or f"Thread {tid}") + suffix
+            return locations.setdefault(("t", guid, pid, tid, suffix),
+                                        [group(guid, pid), name, False, [], f"pid {pid} tid {tid}"])
+
+        for guid, cat, name, pid, tid, _stack, start, end in act.regions(f.conn, where, params):
+            thread(guid, pid, tid)[3].append((start, end, name or "(unknown)", cat))
+            api = (cat or "").upper()
+            if api.startswith(("HIP", "HSA", "CUDA")) and groups[group(guid, pid)][3] is None:
+                groups[group(guid, pid)][3] = "CUDA" if api.startswith("CUDA") else "HIP"
+        for guid, _cat, name, pid, tid, ts in act.marks(f.conn, where, params):
+            thread(guid, pid, tid)[3].append((ts, ts, name or "(mark)", _MARK))
+        for guid, pid, typ, start, end, tid in f.conn.execute(
+                f'SELECT guid, pid, type, start, "end", tid FROM memory_allocations WHERE {where}'
+                " AND level IS NOT 'SCRATCH'", params):
+            if typ in _ALLOC:
+                thread(guid, pid, tid, ", memory")[3].append((start, end, _ALLOC[typ], typ))
+        for kind, guid, name, pid, _a, label, sid, stream, _s, start, end in \
+                act.gpu_activity(f.conn, where, params, flt):
             p = group(guid, pid)
-            g = ("g", guid, pid, agent)
-            groups.setdefault(g, (groups[p][0], f"GPU {agent} ({pid})", p))
-            loc = locations.setdefault(("s", guid, pid, agent, sid), [g, stream or f"Stream {sid}", True, []])
-            loc[3].append((start, end, name or "(unknown)", cat))
-    return locations, groups
+            g = ("g", guid, pid, label)
+            groups.setdefault(g, [groups[p][0], f"{label} ({pid})", p, None])
+            loc = locations.setdefault(("s", guid, pid, label, sid),
+                                       [g, stream or f"Stream {sid}", True, [], f"pid {pid} {label}"])
+            loc[3].append((start, end, name or "(unknown)", _KERNEL if kind == "kernel" else _COPY))
+    seen: dict[str, int] = {}
+    for loc in locations.values():
+        seen[loc[1]] = seen.get(loc[1], 0) + 1
+    for loc in locations.values():
+        if seen[loc[1]] > 1:
+            loc[1] = f"{loc[1]} [{loc[4]}]"
+    return {k: tuple(v[:4]) for k, v in locations.items()}, {k: tuple(v) for k, v in groups.items()}
 
 
 def _clear(path: str, archive_name: str, overwrite: bool, shared: bool = False) -> None:
@@ -107,7 +138,7 @@ def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
         root = defs.system_tree_node("machine")
         host_nodes = {}
         group_defs = {}
-        for key, (host, name, parent) in sorted(groups.items(), key=lambda kv: kv[1][2] is not None):
+        for key, (host, name, parent, _p) in sorted(groups.items(), key=lambda kv: kv[1][2] is not None):
             if host not in host_nodes:
                 host_nodes[host] = defs.system_tree_node(host, class_name="node", parent=root)
             if parent is None:
@@ -117,27 +148,33 @@ def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
                     name, location_group_type=otf2.LocationGroupType.ACCELERATOR,
                     system_tree_parent=host_nodes[host], creating_location_group=group_defs[parent])
 
-        def region(name, cat):
-            key = (name, cat)
+        def region(name, cat, gpu_paradigm):
+            key = (name, cat, gpu_paradigm)
             if key not in regions:
-                if cat == "KERNEL_DISPATCH":
-                    paradigm, role = otf2.Paradigm.UNKNOWN, otf2.RegionRole.KERNEL
-                elif cat == "MEMORY_COPY":
-                    paradigm, role = otf2.Paradigm.UNKNOWN, otf2.RegionRole.DATA_TRANSFER
-                else:
+                paradigm = getattr(otf2.Paradigm, gpu_paradigm or "UNKNOWN")
+                role = {_KERNEL: otf2.RegionRole.KERNEL, _COPY: otf2.RegionRole.DATA_TRANSFER,
+                        "ALLOC": otf2.RegionRole.ALLOCATE, "REALLOC": otf2.RegionRole.REALLOCATE,
+                        "FREE": otf2.RegionRole.DEALLOCATE, _MARK: otf2.RegionRole.ARTIFICIAL
+                        }.get(cat)
+                if cat == _MARK:  # a ROCTx mark: a zero-length region of the user's
+                    paradigm = otf2.Paradigm.USER
+                elif role is None:
                     paradigm, role = _paradigm(otf2, cat)
-                regions[key] = defs.region(name, description=cat or "", region_role=role, paradigm=paradigm)
+                regions[key] = defs.region(name, description=cat or "", region_role=role,
+                                           paradigm=paradigm)
             return regions[key]
 
         for _key, (gkey, name, is_gpu, slices) in iterate(sorted(locations.items(), key=lambda kv: str(kv[0])),
                                                          "writing", len(locations)):
             kind = otf2.LocationType.ACCELERATOR_STREAM if is_gpu else otf2.LocationType.CPU_THREAD
+            process = gkey if groups[gkey][2] is None else groups[gkey][2]
+            gpu_paradigm = groups[process][3]
             for lane, events in _lanes(slices):
                 label = name if lane == 0 else f"{name} (overlap {lane})"
                 writer = trace.event_writer(label, type=kind, group=group_defs[gkey])
                 for ts, begin, (_, _, rname, cat) in events:
                     if begin:
-                        writer.enter(ts, region(rname, cat))
+                        writer.enter(ts, region(rname, cat, gpu_paradigm))
                     else:
-                        writer.leave(ts, region(rname, cat))
+                        writer.leave(ts, region(rname, cat, gpu_paradigm))
     return os.path.join(path, f"{archive_name}.otf2")

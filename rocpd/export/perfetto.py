@@ -3,13 +3,16 @@ trace builder and its generated protos (no hand-written protobuf encoding).
 
 Tracks: one per process (ProcessDescriptor) and per CPU thread (ThreadDescriptor); under each
 process one track per GPU agent and under it one per stream. Slices: regions (API calls, ROCTx
-ranges, nested as recorded) on their thread; kernels and copies on their stream. Sampled
-counters (device and host metrics, ``--process-freq``) are counter tracks named as their rocpd
-track ("device_busy_gfx [0]"), with their units: a GPU's under its GPU track, the host's and
-process's under the process. A flow joins an
-API call that has a correlation id to the kernel or copy with the same correlation id in the same
-database part. TrackEvent slices must nest on a track, so a slice that overlaps its neighbour
-without nesting goes to an extra "(overlap N)" track under the same parent instead of being cut.
+ranges, nested as recorded) on their thread; kernels and copies on their stream (a copy under
+the GPU taking part in it). ROCTx marks are instant events on their thread. Counter tracks: the
+bytes allocated on each GPU ("Allocated bytes (GPU 0)"), each hardware counter of the dispatches
+("PMC <name>", its value while the dispatch runs) under the GPU track, and sampled counters
+(device and host metrics, ``--process-freq``) named as their rocpd track ("device_busy_gfx
+[0]"), with their units: a GPU's under its GPU track, the host's and process's under the
+process. A flow joins an API call to the kernel or copy it enqueued (the same ``stack_id`` in the
+same database part, see rocpd.export._activity). TrackEvent slices must nest on a track, so a
+slice that overlaps its neighbour without nesting goes to an extra "(overlap N)" track under the
+same parent instead of being cut.
 Timestamps stay nanoseconds on CLOCK_BOOTTIME, the clock Perfetto assumes by default.
 """
 
@@ -19,7 +22,7 @@ from ..errors import RocpdError
 from ..filters import Filter, resolve
 from ..metrics import source_rows
 from ..progress import Bar, iterate
-from ._activity import REGION_NAME, gpu_activity
+from . import _activity as act
 
 _SEQ = 1  # one trusted packet sequence for the whole file
 
@@ -77,12 +80,12 @@ def write(db, path: str, **filters) -> str:
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     tracks = _Tracks()
-    per_track: dict[int, list] = {}  # track uuid -> [(start, end, name, category, corr, flow_out, flow_in)]
-    counters: list[tuple] = []  # (ts, track uuid, value)
+    per_track: dict[int, list] = {}  # track uuid -> [(start, end, name, category, stack, out, in)]
+    points: list[tuple] = []  # (ts, track uuid, "C" counter value | "I" instant, payload)
     flow_ids: dict[tuple, int] = {}
 
-    def flow(guid, corr):
-        return flow_ids.setdefault((guid, corr), len(flow_ids) + 1)
+    def flow(guid, stack):
+        return flow_ids.setdefault((guid, stack), len(flow_ids) + 1)
 
     for f in iterate(db.sources(), "reading"):
         procs = {}
@@ -91,49 +94,63 @@ def write(db, path: str, **filters) -> str:
                                             name=f"{cmd or 'process'} ({pid})")
         names = {(g, p, t): n for g, p, t, n in f.conn.execute(
             "SELECT guid, pid, tid, name FROM rocpd_info_thread")}
-        agents = {(g, i): (a, n) for g, i, a, n in f.conn.execute(
-            "SELECT guid, absolute_index, absolute_index, COALESCE(product_name, name) FROM rocpd_info_agent")}
+        products = {(g, f"{t} {i}"): n for g, t, i, n in f.conn.execute(
+            "SELECT guid, type, type_index, COALESCE(product_name, name) FROM rocpd_info_agent")}
 
         def proc(guid, pid, procs=procs):
             if (guid, pid) not in procs:
-                procs[(guid, pid)] = tracks.get(("p", guid, pid), kind="process", pid=pid, name=f"process ({pid})")
+                procs[(guid, pid)] = tracks.get(("p", guid, pid), kind="process", pid=pid,
+                                                name=f"process ({pid})")
             return procs[(guid, pid)]
 
-        region_sql = (f'SELECT guid, category, {REGION_NAME}, pid, tid, corr_id, start, "end" FROM regions'
-                      f" WHERE {where}")
-        for guid, cat, name, pid, tid, corr, start, end in f.conn.execute(region_sql, params):
+        def thread(guid, pid, tid, names=names):
+            return tracks.get(("t", guid, pid, tid), proc(guid, pid), kind="thread", pid=pid,
+                              tid=tid, name=names.get((guid, pid, tid)) or f"thread {tid}")
+
+        def gpu(guid, pid, label, products=products):
+            product = products.get((guid, label))
+            return tracks.get(("g", guid, pid, label), proc(guid, pid),
+                              name=label + (f" ({product})" if product else ""))
+
+        for guid, cat, name, pid, tid, stack, start, end in act.regions(f.conn, where, params):
             is_marker = bool(cat and cat.startswith("MARKER"))
-            parent = proc(guid, pid)
-            t = tracks.get(("t", guid, pid, tid), parent, kind="thread", pid=pid, tid=tid,
-                           name=names.get((guid, pid, tid)) or f"thread {tid}")
-            out = (guid, corr) if corr is not None and not is_marker else None
-            per_track.setdefault(t, []).append((start, end, name, cat or "", corr, out, None))
+            out = (guid, stack) if stack and not is_marker else None
+            per_track.setdefault(thread(guid, pid, tid), []).append(
+                (start, end, name, cat or "", stack, out, None))
+        for guid, cat, name, pid, tid, ts in act.marks(f.conn, where, params):
+            points.append((ts, thread(guid, pid, tid), "I", (name or "(mark)", cat or "")))
 
-        rows = gpu_activity(f.conn, where, params, flt)
-        for kind, guid, name, pid, agent, sid, stream, corr, start, end in rows:
-            a_name = agents.get((guid, agent), (agent, None))[1]
-            g = tracks.get(("g", guid, pid, agent), proc(guid, pid),
-                           name=f"GPU {agent}" + (f" ({a_name})" if a_name else ""))
-            s = tracks.get(("s", guid, pid, agent, sid), g, name=stream or f"Stream {sid}")
-            inn = (guid, corr) if corr is not None else None
-            per_track.setdefault(s, []).append((start, end, name or "(unknown)", kind, corr, None, inn))
+        for kind, guid, name, pid, _a, label, sid, stream, stack, start, end in \
+                act.gpu_activity(f.conn, where, params, flt):
+            s = tracks.get(("s", guid, pid, label, sid), gpu(guid, pid, label),
+                           name=stream or f"Stream {sid}")
+            inn = (guid, stack) if stack else None
+            per_track.setdefault(s, []).append((start, end, name or "(unknown)", kind, stack,
+                                                None, inn))
 
-        for guid, pid, ts, value, track, units, a_type, a_index in source_rows(f.conn, where, params):
-            parent = proc(guid, pid)
-            if a_type == "GPU":
-                a_name = agents.get((guid, a_index), (a_index, None))[1]
-                parent = tracks.get(("g", guid, pid, a_index), parent,
-                                    name=f"GPU {a_index}" + (f" ({a_name})" if a_name else ""))
+        for guid, pid, label, ts, total in act.allocations(f.conn, where, params):
+            c = tracks.get(("alloc", guid, pid, label), gpu(guid, pid, label), kind="counter",
+                           name=f"Allocated bytes ({label})", units="bytes")
+            points.append((ts, c, "C", float(total)))
+        for guid, pid, label, counter, start, end, value in act.counter_values(f.conn, where,
+                                                                               params):
+            c = tracks.get(("pmc", guid, pid, label, counter), gpu(guid, pid, label),
+                           kind="counter", name=f"PMC {counter}", units="")
+            points += [(start, c, "C", float(value or 0.0)), (end, c, "C", 0.0)]
+
+        for guid, pid, ts, value, track, units, a_type, a_index in source_rows(f.conn, where,
+                                                                                params):
+            parent = gpu(guid, pid, f"GPU {a_index}") if a_type == "GPU" else proc(guid, pid)
             c = tracks.get(("c", guid, pid, track), parent, kind="counter", name=track,
                            units=units or "")
-            counters.append((ts, c, value))
+            points.append((ts, c, "C", value))
 
     # Only draw flows whose both ends exist (an API call may launch something filtered out).
     ends = {x[6] for sl in per_track.values() for x in sl if x[6] is not None}
     linked = {x[5] for sl in per_track.values() for x in sl if x[5] is not None} & ends
     key_of = {v: k for k, v in tracks.uuid.items()}
 
-    events = []  # (ts, order, track uuid, is_begin, slice)
+    events = []  # (ts, order, track uuid, "B" | "E" | "C" | "I", payload)
     seq = 0
     for uuid in list(per_track):
         for lane, evs in _lanes(per_track[uuid]):
@@ -141,41 +158,18 @@ def write(db, path: str, **filters) -> str:
             if lane:
                 t = tracks.get(("overlap", key_of[uuid], lane), uuid, name=f"(overlap {lane})")
             for ts, begin, s in evs:
-                events.append((ts, seq, t, begin, s))
+                events.append((ts, seq, t, "B" if begin else "E", s))
                 seq += 1
-    for ts, track, value in counters:
-        events.append((ts, seq, track, None, value))
+    for ts, track, what, payload in points:
+        events.append((ts, seq, track, what, payload))
         seq += 1
     events.sort(key=lambda e: (e[0], e[1]))
 
     with open(path, "wb") as fh:
         b = Builder(fh)
-        first = True
-        for uuid, parent, kind, fields in tracks.descriptors:
-            p = b.create_packet()
-            p.trusted_packet_sequence_id = _SEQ
-            if first:
-                p.sequence_flags = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
-                first = False
-            d = p.track_descriptor
-            d.uuid = uuid
-            if parent is not None:
-                d.parent_uuid = parent
-            if kind == "process":
-                d.process.pid = fields["pid"]
-                d.process.process_name = fields["name"]
-            elif kind == "thread":
-                d.thread.pid = fields["pid"]
-                d.thread.tid = fields["tid"]
-                d.thread.thread_name = fields["name"]
-            elif kind == "counter":
-                d.name = fields["name"]
-                d.counter.unit_name = fields["units"]
-            else:
-                d.name = fields["name"]
-            b.write_packet(p)
+        _descriptors(b, pb, tracks)
         bar = Bar(len(events), "writing")
-        for i, (ts, _, track, begin, s) in enumerate(events):
+        for i, (ts, _, track, what, s) in enumerate(events):
             if i % 65536 == 0:
                 bar.tick(i)
             p = b.create_packet()
@@ -183,19 +177,24 @@ def write(db, path: str, **filters) -> str:
             p.timestamp = ts
             e = p.track_event
             e.track_uuid = track
-            if begin is None:  # a counter value
+            if what == "C":
                 e.type = pb.TrackEvent.TYPE_COUNTER
                 e.double_counter_value = s
-            elif begin:
-                start, end, name, cat, corr, out, inn = s
+            elif what == "I":
+                e.type = pb.TrackEvent.TYPE_INSTANT
+                e.name = s[0]
+                if s[1]:
+                    e.categories.append(s[1])
+            elif what == "B":
+                start, end, name, cat, stack, out, inn = s
                 e.type = pb.TrackEvent.TYPE_SLICE_BEGIN
                 e.name = name
                 if cat:
                     e.categories.append(cat)
-                if corr is not None:
+                if stack:
                     a = e.debug_annotations.add()
                     a.name = "corr_id"
-                    a.int_value = corr
+                    a.int_value = stack
                 if out is not None and out in linked:
                     e.flow_ids.append(flow(*out))
                 if inn is not None and inn in linked:
@@ -205,3 +204,30 @@ def write(db, path: str, **filters) -> str:
             b.write_packet(p)
         bar.tick(len(events))
     return path
+
+
+def _descriptors(b, pb, tracks: _Tracks) -> None:
+    first = True
+    for uuid, parent, kind, fields in tracks.descriptors:
+        p = b.create_packet()
+        p.trusted_packet_sequence_id = _SEQ
+        if first:
+            p.sequence_flags = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+            first = False
+        d = p.track_descriptor
+        d.uuid = uuid
+        if parent is not None:
+            d.parent_uuid = parent
+        if kind == "process":
+            d.process.pid = fields["pid"]
+            d.process.process_name = fields["name"]
+        elif kind == "thread":
+            d.thread.pid = fields["pid"]
+            d.thread.tid = fields["tid"]
+            d.thread.thread_name = fields["name"]
+        elif kind == "counter":
+            d.name = fields["name"]
+            d.counter.unit_name = fields["units"]
+        else:
+            d.name = fields["name"]
+        b.write_packet(p)

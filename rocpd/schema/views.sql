@@ -4,13 +4,13 @@
 -- Joins to info/string rows are LEFT JOINs where a missing row (a writer killed mid-run, an optional
 -- id) must not hide the timed record itself, and every join matches id AND guid.
 
--- A ROCTx record is shown by its message (its row is named by the API function, roctxRangePushA,
--- and carries the message in the event's extdata, as rocprofv3 writes it). Everything else by
--- its name.
+-- As ROCm's views: a region is named by its rocpd_string name, so a ROCTx range by its API
+-- function (roctxRangePushA ...), the message staying in the event's extdata (readers that show
+-- ROCTx by message use rocpd._schema.region_name_sql). A sample is named by its track.
 CREATE VIEW IF NOT EXISTS "regions" AS
 SELECT
     R.id, R.guid, C.string AS category,
-    COALESCE(CASE WHEN C.string LIKE 'MARKER%' AND json_valid(E.extdata) THEN NULLIF(json_extract(E.extdata, '$.message'), '') END, S.string) AS name, R.nid,
+    S.string AS name, R.nid,
     COALESCE(P.pid, R.pid) AS pid, COALESCE(T.tid, R.tid) AS tid,
     R.start, R."end", (R."end" - R.start) AS duration, R.event_id,
     E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
@@ -38,7 +38,7 @@ LEFT JOIN "rocpd_info_process" P ON P.id = R.pid AND P.guid = R.guid;
 CREATE VIEW IF NOT EXISTS "samples" AS
 SELECT
     SA.id, SA.guid, C.string AS category,
-    COALESCE(CASE WHEN C.string LIKE 'MARKER%' AND json_valid(E.extdata) THEN NULLIF(json_extract(E.extdata, '$.message'), '') END, N.string) AS name, TR.nid,
+    N.string AS name, TR.nid,
     COALESCE(P.pid, TR.pid) AS pid, COALESCE(TH.tid, TR.tid) AS tid,
     SA.timestamp, SA.event_id, E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
     E.extdata, CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT CS.string FROM "rocpd_string" CS
@@ -55,10 +55,11 @@ LEFT JOIN "rocpd_string" N ON N.id = TR.name_id AND N.guid = TR.guid
 LEFT JOIN "rocpd_info_process" P ON P.id = TR.pid AND P.guid = TR.guid
 LEFT JOIN "rocpd_info_thread" TH ON TH.id = TR.tid AND TH.guid = TR.guid;
 
--- Samples shaped like regions (zero duration) so both can be read as one timeline.
+-- Samples shaped like regions (zero duration) so both can be read as one timeline (the end
+-- column is spelled END, as in ROCm's view).
 CREATE VIEW IF NOT EXISTS "sample_regions" AS
 SELECT
-    id, guid, category, name, nid, pid, tid, timestamp AS start, timestamp AS "end",
+    id, guid, category, name, nid, pid, tid, timestamp AS start, timestamp AS "END",
     0 AS duration, event_id, stack_id, parent_stack_id, corr_id, extdata, call_stack, line_info
 FROM "samples";
 
@@ -151,12 +152,13 @@ LEFT JOIN "rocpd_info_thread" T ON T.id = M.tid AND T.guid = M.guid;
 -- Scratch-memory operations (AMD), as ROCm's view shows them.
 CREATE VIEW IF NOT EXISTS "scratch_memory" AS
 SELECT
-    M.id, M.guid, M.nid, COALESCE(P.pid, M.pid) AS pid, COALESCE(T.tid, M.tid) AS tid,
-    M.type AS operation, A.name AS agent_name, A.absolute_index AS agent_abs_index,
-    A.logical_index AS agent_log_index, A.type_index AS agent_type_index, A.type AS agent_type,
-    json_extract(M.extdata, '$.flags') AS alloc_flags, M.start, M."end",
-    (M."end" - M.start) AS duration, M.size, M.address, M.queue_id, E.correlation_id AS corr_id,
-    C.string AS category, E.extdata AS event_extdata
+    M.id, M.guid, M.nid, COALESCE(P.pid, M.pid) AS pid, M.type AS operation,
+    A.name AS agent_name, A.absolute_index AS agent_abs_index, A.logical_index AS agent_log_index,
+    A.type_index AS agent_type_index, A.type AS agent_type, M.queue_id,
+    COALESCE(T.tid, M.tid) AS tid, json_extract(M.extdata, '$.flags') AS alloc_flags, M.start,
+    M."end", (M."end" - M.start) AS duration, M.size, M.address, E.correlation_id, E.stack_id,
+    E.parent_stack_id, E.correlation_id AS corr_id, C.string AS category,
+    E.extdata AS event_extdata
 FROM "rocpd_memory_allocate" M
 LEFT JOIN "rocpd_info_agent" A ON A.id = M.agent_id AND A.guid = M.guid
 LEFT JOIN "rocpd_event" E ON E.id = M.event_id AND E.guid = M.guid
@@ -243,12 +245,13 @@ LEFT JOIN "rocpd_string" C ON C.id = E.category_id AND C.guid = E.guid;
 -- stream's id), as ROCm's view shows them.
 CREATE VIEW IF NOT EXISTS "stream_args" AS
 SELECT
-    A.id AS argument_id, A.guid, A.event_id, A.position AS arg_position, A.type AS arg_type,
-    A.value AS arg_value, json_extract(A.extdata, '$.stream_id') AS stream_id,
-    S.name AS stream_name, S.extdata
+    A.id AS argument_id, A.event_id, A.position AS arg_position, A.type AS arg_type,
+    A.value AS arg_value, json_extract(A.extdata, '$.stream_id') AS stream_id, S.nid,
+    COALESCE(P.pid, S.pid) AS pid, S.name AS stream_name, S.extdata
 FROM "rocpd_arg" A
 INNER JOIN "rocpd_info_stream" S
     ON S.id = json_extract(A.extdata, '$.stream_id') AND S.guid = A.guid
+LEFT JOIN "rocpd_info_process" P ON P.id = S.pid AND P.guid = S.guid
 WHERE A.name = 'stream';
 
 -- One row per (dispatch, counter): counters of one dispatch may arrive as several partial values.
@@ -286,13 +289,14 @@ LEFT JOIN "rocpd_info_process" P ON P.id = K.pid AND P.guid = K.guid
 LEFT JOIN "rocpd_info_thread" T ON T.id = K.tid AND T.guid = K.guid
 GROUP BY PE.guid, K.dispatch_id, I.name, K.agent_id;
 
--- Summaries in microseconds, as ROCm's views report them.
+-- Summaries in microseconds, as ROCm's views report them: the average is the integer mean in ns
+-- (SQL integer division) over 1000, as ROCm's SQL computes it.
 CREATE VIEW IF NOT EXISTS "top_kernels" AS
 SELECT
     COALESCE(S.display_name, S.kernel_name) AS name,
     COUNT(*) AS total_calls,
     SUM(K."end" - K.start) / 1000.0 AS total_duration,
-    SUM(K."end" - K.start) / 1000.0 / COUNT(*) AS average,
+    (SUM(K."end" - K.start) / COUNT(*)) / 1000.0 AS average,
     SUM(K."end" - K.start) * 100.0
         / (SELECT SUM(A."end" - A.start) FROM "rocpd_kernel_dispatch" A) AS percentage
 FROM "rocpd_kernel_dispatch" K
@@ -305,7 +309,7 @@ SELECT
     name,
     COUNT(*) AS total_calls,
     SUM(duration) / 1000.0 AS total_duration,
-    SUM(duration) / 1000.0 / COUNT(*) AS average,
+    (SUM(duration) / COUNT(*)) / 1000.0 AS average,
     SUM(duration) * 100.0 / (SELECT SUM(duration) FROM (
         SELECT "end" - start AS duration FROM "rocpd_kernel_dispatch"
         UNION ALL SELECT "end" - start FROM "rocpd_memory_copy"

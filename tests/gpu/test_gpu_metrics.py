@@ -40,7 +40,8 @@ def run(tmp_path_factory):
 
 
 def phase(db, track, rng):
-    (lo, hi), = query(db, "SELECT start, \"end\" FROM regions WHERE name = ?", rng)
+    (lo, hi), = query(db, "SELECT start, \"end\" FROM regions"  # a ROCTx range, by message
+                          " WHERE json_extract(extdata, '$.message') = ?", rng)
     return [v for (v,) in query(
         db, "SELECT PE.value FROM rocpd_sample SA JOIN rocpd_track T ON T.id = SA.track_id"
             " JOIN rocpd_string N ON N.id = T.name_id JOIN rocpd_pmc_event PE ON"

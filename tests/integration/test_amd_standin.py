@@ -10,56 +10,20 @@ import csv
 import itertools
 import json
 import os
-import shutil
-import subprocess
 
 import pytest
 import support
 
-STANDIN = support.ROOT / "tests" / "amd_standin"
 N = 6  # launches of each kernel
 DURATIONS = {"vector_add(float*, float const*, float const*, int)": 200_000,
              "reduce_sum(float const*, float*, int)": 500_000}
 COPIES = {"MEMORY_COPY_HOST_TO_DEVICE": 1 << 20, "MEMORY_COPY_DEVICE_TO_HOST": 256 << 10}
 
 
-def _headers() -> str | None:
-    for root in (os.environ.get("ROCM_PATH", "/opt/rocm") + "/include", "/usr/include"):
-        if os.path.exists(f"{root}/hsa/hsa_api_trace.h") and os.path.exists(
-                f"{root}/hip/amd_detail/hip_prof_str.h"):
-            return root
-    return None
-
-
 @pytest.fixture(scope="module")
 def standin(tmp_path_factory):
     """Builds the stand-in runtimes and the HIP-like program; skips, saying why, where it can't."""
-    from rocprof import _core, library_dir
-
-    compiled = {name: c for name, c, _live, _why in _core.backends()}
-    if not compiled.get("hsa"):
-        pytest.skip("the AMD backend is not compiled into this build (HSA headers absent)")
-    include = _headers()
-    cxx = shutil.which("g++") or shutil.which("c++")
-    if include is None or cxx is None:
-        pytest.skip("HSA/HIP headers (libhsa-runtime-dev, libamdhip64-dev) or a C++ compiler missing")
-    out = tmp_path_factory.mktemp("amd_standin")
-    common = [cxx, "-std=c++17", "-O1", f"-I{include}", "-D__HIP_PLATFORM_AMD__"]
-    hsa = out / "librocprof_standin_hsa.so"
-    hip = out / "librocprof_standin_hip.so"
-    app = out / "hip_like_app"
-    lib = library_dir()
-    for cmd in (
-        [*common, "-fPIC", "-shared", "-fvisibility=hidden", "-o", hsa,
-         STANDIN / "standin_hsa.cpp", "-ldl", "-lpthread"],
-        [*common, "-fPIC", "-shared", "-fvisibility=hidden", "-o", hip,
-         STANDIN / "standin_hip.cpp", f"-L{out}", "-lrocprof_standin_hsa", f"-Wl,-rpath,{out}"],
-        [*common, f"-I{lib}/include", "-o", app, STANDIN / "hip_like_app.cpp", f"-L{out}",
-         "-lrocprof_standin_hip", "-lrocprof_standin_hsa", f"-L{lib}", "-lroctx64",
-         f"-Wl,-rpath,{out}:{lib}"],
-    ):
-        subprocess.run(list(map(str, cmd)), check=True)
-    return {"hsa": hsa, "hip": hip, "app": app, "env": {"ROCPROF_HSA_STANDIN": str(hsa)}}
+    return support.build_amd_standin(tmp_path_factory.mktemp("amd_standin"))
 
 
 def _run(standin, tmp_path, *options, env=None, program=None):

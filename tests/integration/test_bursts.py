@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from support import WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, run_rocprof
 
 
 def _meta(db):
@@ -26,7 +26,7 @@ def test_eight_threads_in_tight_loops_drop_nothing(tmp_path):
     r = run_rocprof("run", "-d", tmp_path, "-o", "b", WORKLOADS / "burst_threads.py", "8", "30000")
     assert r.returncode == 0, r.stderr
     db = tmp_path / "b_results.db"
-    per = dict(open_db(db).execute("SELECT name, count(*) FROM regions GROUP BY name"))
+    per = dict(open_db(db).execute(f"SELECT {MESSAGE}, count(*) FROM regions GROUP BY 1"))
     assert per == {f"burst{k}": 30_000 for k in range(8)}
     assert _meta(db)["rocprof.dropped_records"] == "0"
 

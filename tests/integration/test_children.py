@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from support import WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, run_rocprof
 
 
 def names(db):
-    return [n for (n,) in open_db(db).execute("SELECT name FROM regions")]
+    return [n for (n,) in open_db(db).execute(f"SELECT {MESSAGE} FROM regions")]
 
 
 def test_subprocess_and_spawn_children_are_profiled(tmp_path):
@@ -35,7 +35,7 @@ def test_torchrun_ranks_each_get_a_database(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     by_rank = {}
     for db in tmp_path.glob("r*_results.db"):
-        for (name,) in open_db(db).execute("SELECT name FROM regions"):
+        for (name,) in open_db(db).execute(f"SELECT {MESSAGE} FROM regions"):
             by_rank.setdefault(name, []).append(db.name)
     assert sorted(by_rank) == ["rank-0-allreduce", "rank-1-allreduce"], by_rank
     assert by_rank["rank-0-allreduce"][0].startswith("r0_")

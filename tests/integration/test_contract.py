@@ -124,12 +124,16 @@ def test_human_readable_views(profiled):
 
 def test_ranges_nested_as_written(profiled):
     con = open_db(profiled["db"])
-    rows = con.execute("SELECT name, start, end, category, tid FROM regions ORDER BY start").fetchall()
+    # As ROCm's views: a range is named by its API function, the message is in extdata.
+    msg = "json_extract(extdata, '$.message')"
+    rows = con.execute(f"SELECT {msg}, start, end, category, tid FROM regions ORDER BY start"
+                       ).fetchall()
     names = [r[0] for r in rows]
     assert names.count("outer") == 1 and names.count("inner") == 3 and names.count("leaf") == 3
     assert {r[3] for r in rows} == {"MARKER_CORE_API"}
+    assert {n for (n,) in con.execute("SELECT name FROM regions")} == {"roctxRangePushA"}
     # A mark is an instant: a sample on its thread's marker track, as ROCm stores it.
-    marks = con.execute("SELECT name, start, end, category, tid FROM regions_and_samples "
+    marks = con.execute(f"SELECT {msg}, start, end, category, tid FROM regions_and_samples "
                         "WHERE category = 'MARKER_CORE_API' AND start = end").fetchall()
     assert [m[0] for m in marks] == ["checkpoint"]
     rows += marks

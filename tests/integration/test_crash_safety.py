@@ -8,7 +8,7 @@ import re
 import signal
 import time
 
-from support import WORKLOADS, open_db, popen_rocprof, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, popen_rocprof, run_rocprof
 
 
 def test_sigkill_leaves_valid_database_with_everything_older_than_a_second(tmp_path):
@@ -29,7 +29,7 @@ def test_sigkill_leaves_valid_database_with_everything_older_than_a_second(tmp_p
     con = open_db(tmp_path / "killed_results.db")
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert con.execute("SELECT value FROM rocpd_metadata WHERE tag='schema_version'").fetchone()[0] == "3"
-    rows = con.execute("SELECT name, end FROM regions").fetchall()
+    rows = con.execute(f"SELECT {MESSAGE}, end FROM regions").fetchall()
     numbers = sorted(int(name[1:]) for name, _ in rows)
     assert numbers == list(range(len(numbers))), "no gaps: a prefix of the ranges, in order"
     last_end = max(end for _, end in rows)
@@ -42,12 +42,12 @@ def test_fork_child_gets_own_database_and_nothing_is_duplicated(tmp_path):
     assert r.returncode == 0, r.stderr
     child_pid, child_rc = map(int, re.search(r"child (\d+) (\d+)", r.stdout).groups())
     assert child_rc == 0
-    parent = [n for (n,) in open_db(tmp_path / "f_results.db").execute("SELECT name FROM regions")]
+    parent = [n for (n,) in open_db(tmp_path / "f_results.db").execute(f"SELECT {MESSAGE} FROM regions")]
     assert sorted(parent) == ["parent-after"] * 5 + ["parent-before"] * 5
     child_db = tmp_path / f"f_{child_pid}_results.db"
     assert child_db.exists(), list(tmp_path.iterdir())
     con = open_db(child_db)
-    assert [n for (n,) in con.execute("SELECT name FROM regions")] == ["child"] * 5
+    assert [n for (n,) in con.execute(f"SELECT {MESSAGE} FROM regions")] == ["child"] * 5
     pid, ppid = con.execute("SELECT pid, ppid FROM rocpd_info_process").fetchone()
     assert pid == child_pid and ppid != child_pid
     guids = {open_db(p).execute("SELECT value FROM rocpd_metadata WHERE tag='guid'").fetchone()[0]
@@ -63,10 +63,10 @@ def test_fork_while_drain_thread_is_busy_never_deadlocks(tmp_path):
     children = list(tmp_path.glob("storm_*_results.db"))
     assert len(children) == 40
     for db in children:
-        names = [n for (n,) in open_db(db).execute("SELECT name FROM regions")]
+        names = [n for (n,) in open_db(db).execute(f"SELECT {MESSAGE} FROM regions")]
         assert names == ["child-work"], (db, names[:5])
     busy = open_db(tmp_path / "storm_results.db").execute(
-        "SELECT count(*) FROM regions WHERE name = 'busy'").fetchone()[0]
+        f"SELECT count(*) FROM regions WHERE {MESSAGE} = 'busy'").fetchone()[0]
     assert busy > 0
 
 
@@ -78,6 +78,6 @@ def test_fork_children_new_folder_no_empty_files_and_own_thread_ids(tmp_path):
     assert not (tmp_path / str(idle)).exists(), "a child that recorded nothing leaves no file"
     con = open_db(tmp_path / str(busy) / "e_results.db")
     # A mark is a sample on the thread's marker track (as ROCm stores instants).
-    assert con.execute("SELECT name, tid FROM regions_and_samples").fetchall() == [("child-mark", child_tid)]
+    assert con.execute(f"SELECT {MESSAGE}, tid FROM regions_and_samples").fetchall() == [("child-mark", child_tid)]
     assert con.execute("SELECT name FROM threads WHERE tid = ?", (child_tid,)).fetchone() == ("child-main",)
     assert "cannot write" not in r.stderr

@@ -13,7 +13,7 @@ import sqlite3
 import time
 
 import pytest
-from support import WORKLOADS, open_db, popen_rocprof, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, popen_rocprof, run_rocprof
 
 
 def _dbs(folder):
@@ -51,8 +51,8 @@ def test_fatal_signal_flushes_then_dies_of_the_same_signal(tmp_path, sig):
     db = tmp_path / "sig_results.db"
     _assert_self_contained(db)
     con = open_db(db)
-    assert con.execute("SELECT count(*) FROM regions WHERE name='r'").fetchone()[0] == 1000
-    row = con.execute("SELECT end, extdata FROM regions WHERE name='open-at-signal'").fetchone()
+    assert con.execute(f"SELECT count(*) FROM regions WHERE {MESSAGE}='r'").fetchone()[0] == 1000
+    row = con.execute(f"SELECT end, extdata FROM regions WHERE {MESSAGE}='open-at-signal'").fetchone()
     assert row is not None, "the range open at the signal was lost"
     assert json.loads(row[1]).get("open_at_exit") is True
     meta = dict(con.execute("SELECT tag, value FROM rocpd_metadata"))
@@ -79,14 +79,14 @@ def test_sighup_ignored_by_nohup_stays_ignored(tmp_path):
             p.kill()
     assert p.returncode == -signal.SIGTERM, p.stderr.read()
     con = open_db(tmp_path / "sig_results.db")
-    assert con.execute("SELECT count(*) FROM regions WHERE name='r'").fetchone()[0] == 1000
+    assert con.execute(f"SELECT count(*) FROM regions WHERE {MESSAGE}='r'").fetchone()[0] == 1000
 
 
 def test_programs_own_sigterm_handler_still_runs(tmp_path):
     p = _signal_run(tmp_path, "handler", signal.SIGTERM)
     assert p.returncode == 7, p.stderr.read()
     con = open_db(tmp_path / "sig_results.db")
-    assert con.execute("SELECT count(*) FROM regions WHERE name='r'").fetchone()[0] == 1000
+    assert con.execute(f"SELECT count(*) FROM regions WHERE {MESSAGE}='r'").fetchone()[0] == 1000
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
@@ -110,7 +110,7 @@ def test_pool_terminate_keeps_every_workers_ranges(tmp_path, method):
         time.sleep(0.1)
     tasks = 0
     for db in _dbs(tmp_path):
-        n = open_db(db).execute("SELECT count(*) FROM regions WHERE name='task'").fetchone()[0]
+        n = open_db(db).execute(f"SELECT count(*) FROM regions WHERE {MESSAGE}='task'").fetchone()[0]
         # Every worker that ran tasks and has ended left one self-contained file. A database
         # with no task (multiprocessing's resource tracker, a worker terminated before its
         # first task) must still open and read; seen once in CI: a 197 KB WAL (schema-only
@@ -125,7 +125,7 @@ def test_ranges_open_at_exit_are_closed_marked_and_counted(tmp_path):
     r = run_rocprof("run", "-d", tmp_path, "-o", "o", WORKLOADS / "open_at_exit.py")
     assert r.returncode == 0, r.stderr
     con = open_db(tmp_path / "o_results.db")
-    rows = dict(con.execute("SELECT name, extdata FROM regions"))
+    rows = dict(con.execute(f"SELECT {MESSAGE}, extdata FROM regions"))
     assert set(rows) == {"closed", "outer-open", "inner-open", "started-open"}
     assert "open_at_exit" not in json.loads(rows["closed"])
     for name in ("outer-open", "inner-open", "started-open"):
@@ -147,7 +147,7 @@ def test_os_exit_database_is_self_contained(tmp_path):
     # Only the .db, copied elsewhere, holds everything.
     copy = tmp_path / "copy.db"
     copy.write_bytes(db.read_bytes())
-    names = {n for (n,) in sqlite3.connect(copy).execute("SELECT name FROM regions_and_samples")}
+    names = {n for (n,) in sqlite3.connect(copy).execute(f"SELECT {MESSAGE} FROM regions_and_samples")}
     assert names == {"before-exit", "about to os._exit"}
 
 

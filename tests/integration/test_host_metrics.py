@@ -10,7 +10,7 @@ import os
 import statistics
 
 import pytest
-from support import WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, run_rocprof
 
 HZ = 50
 MIB = 64
@@ -26,7 +26,7 @@ def host_run(tmp_path_factory):
     db = str(out / "h_results.db")
     with open_db(db) as c:
         ranges = {n: (s, e) for n, s, e in c.execute(
-            "SELECT name, start, \"end\" FROM regions WHERE category LIKE 'MARKER%'")}
+            f"SELECT {MESSAGE}, start, \"end\" FROM regions WHERE category LIKE 'MARKER%'")}
         values: dict[str, list] = {}
         for name, ts, v in c.execute(
                 "SELECT N.string, SA.timestamp, PE.value FROM rocpd_sample SA JOIN rocpd_track T"
@@ -157,6 +157,6 @@ def test_fork_children_leave_the_sampling_to_their_parent(tmp_path):
     with open_db(parent_db) as c:
         assert c.execute("SELECT COUNT(*) FROM rocpd_pmc_event").fetchone()[0] > 0
     with open_db(child_db) as c:
-        assert c.execute("SELECT COUNT(*) FROM regions WHERE name = 'child'").fetchone()[0] == 5
+        assert c.execute(f"SELECT COUNT(*) FROM regions WHERE {MESSAGE} = 'child'").fetchone()[0] == 5
         assert c.execute("SELECT COUNT(*) FROM rocpd_info_pmc").fetchone()[0] == 0
         assert c.execute("SELECT COUNT(*) FROM rocpd_sample").fetchone()[0] == 0

@@ -6,11 +6,11 @@ import json
 import os
 import socket
 
-from support import WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, run_rocprof
 
 
 def regions(db):
-    return [r[0] for r in open_db(db).execute("SELECT name FROM regions_and_samples ORDER BY start")]
+    return [r[0] for r in open_db(db).execute(f"SELECT {MESSAGE} FROM regions_and_samples ORDER BY start")]
 
 
 def test_exit_code_passes_through(tmp_path):

@@ -3,7 +3,7 @@ as a ROCTx range named after it (it raised "a profiling session is already runni
 
 from __future__ import annotations
 
-from support import WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, run_rocprof
 
 
 def test_nested_profile_is_a_range_of_the_running_session(tmp_path):
@@ -13,7 +13,7 @@ def test_nested_profile_is_a_range_of_the_running_session(tmp_path):
     assert f"path {db} True" in r.stdout
     assert sorted(p.name for p in tmp_path.glob("*.db")) == ["n_results.db"]
     rows = {name: (start, end) for name, start, end in
-            open_db(db).execute("SELECT name, start, end FROM regions_and_samples")}
+            open_db(db).execute(f"SELECT {MESSAGE}, start, end FROM regions_and_samples")}
     assert set(rows) == {"phase1", "inside-phase1", "rocprof.profile", "inside-anonymous", "after"}
     assert rows["phase1"][0] <= rows["inside-phase1"][0] <= rows["inside-phase1"][1] <= rows["phase1"][1]
     assert rows["rocprof.profile"][0] <= rows["inside-anonymous"][0] <= rows["rocprof.profile"][1]

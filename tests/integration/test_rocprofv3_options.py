@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rocprof.cli import build_parser
 from rocprof.cli.run import options_from, split_argv
-from support import WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, run_rocprof
 
 
 def options(*argv):
@@ -61,7 +61,7 @@ def test_selected_regions_records_only_between_resume_and_pause(tmp_path):
                     WORKLOADS / "selected_regions.py")
     assert r.returncode == 0, r.stderr
     with open_db(tmp_path / "sel_results.db") as db:
-        names = [n for (n,) in db.execute("SELECT name FROM regions")]
+        names = [n for (n,) in db.execute(f"SELECT {MESSAGE} FROM regions")]
     assert names == ["inside"]
 
 
@@ -84,9 +84,9 @@ def test_input_file_jobs_each_run_the_target(kind, tmp_path):
     r = run_rocprof("run", "-i", path, "--", "python3", WORKLOADS / "selected_regions.py", env=env)
     assert r.returncode == 0, r.stderr
     with open_db(tmp_path / "job1_results.db") as db:
-        assert sorted(n for (n,) in db.execute("SELECT name FROM regions")) == ["before", "inside"]
+        assert sorted(n for (n,) in db.execute(f"SELECT {MESSAGE} FROM regions")) == ["before", "inside"]
     with open_db(tmp_path / "job2_results.db") as db:
-        assert [n for (n,) in db.execute("SELECT name FROM regions")] == ["inside"]
+        assert [n for (n,) in db.execute(f"SELECT {MESSAGE} FROM regions")] == ["inside"]
     assert (tmp_path / "job2_marker_api_trace.csv").exists()
 
 
@@ -138,7 +138,7 @@ def test_collection_period_keeps_one_window(tmp_path):
     assert r.returncode == 0, r.stderr
     ticks = int(r.stdout.split("ticks")[1])
     with open_db(tmp_path / "p_results.db") as db:
-        kept = sorted(int(n.split("-")[1]) for (n,) in db.execute("SELECT name FROM regions"))
+        kept = sorted(int(n.split("-")[1]) for (n,) in db.execute(f"SELECT {MESSAGE} FROM regions"))
     # Nothing from the first ticks (the delay), nothing from the last ones, one run of ticks.
     assert kept and 0 not in kept and ticks - 1 not in kept, (kept, ticks)
     assert kept == list(range(kept[0], kept[-1] + 1))

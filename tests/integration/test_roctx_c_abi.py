@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from support import WORKLOADS, _env, open_db
+from support import MESSAGE, WORKLOADS, _env, open_db
 
 rocprof = pytest.importorskip("rocprof")
 
@@ -41,7 +41,7 @@ def test_c_program_records_into_autostarted_session(c_program, tmp_path):
     assert r.returncode == 0, r.stderr
     tid = int(r.stdout.split()[1])
     con = open_db(db)
-    rows = con.execute("SELECT name, start, end, tid FROM regions_and_samples ORDER BY start").fetchall()
+    rows = con.execute(f"SELECT {MESSAGE}, start, end, tid FROM regions_and_samples ORDER BY start").fetchall()
     names = [row[0] for row in rows]
     assert sorted(names) == sorted(["c-mark", "c-outer", "c-inner", "c-startstop"]), names
     assert all(row[3] == tid for row in rows)
@@ -74,5 +74,5 @@ with rocprof.profile(output_dir={str(tmp_path)!r}, output_file='ct'):
 """
     r = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    names = sorted(n for (n,) in open_db(tmp_path / "ct_results.db").execute("SELECT name FROM regions_and_samples"))
+    names = sorted(n for (n,) in open_db(tmp_path / "ct_results.db").execute(f"SELECT {MESSAGE} FROM regions_and_samples"))
     assert names == ["ctypes-mark", "ctypes-range", "ctypes-startstop"]

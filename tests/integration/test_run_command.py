@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import WORKLOADS, open_db, popen_rocprof, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, popen_rocprof, run_rocprof
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def dlopen_prog(tmp_path_factory):
 
 def regions(db: Path) -> list[str]:
     with open_db(db) as c:
-        return [n for (n,) in c.execute("SELECT name FROM regions_and_samples ORDER BY start")]
+        return [n for (n,) in c.execute(f"SELECT {MESSAGE} FROM regions_and_samples ORDER BY start")]
 
 
 def python_path_env() -> dict:
@@ -47,7 +47,8 @@ def test_native_program_dlopens_libroctx64_by_name_and_exit_code_passes(dlopen_p
     assert names.count("done") == 1 and len(names) == 16
     with open_db(db) as c:
         depth = dict(c.execute(
-            "SELECT r.name, count(p.id) FROM regions r LEFT JOIN regions p ON p.start <= r.start "
+            "SELECT json_extract(r.extdata, '$.message'), count(p.id) FROM regions r"
+            " LEFT JOIN regions p ON p.start <= r.start "
             "AND p.end >= r.end AND p.id != r.id AND p.tid = r.tid GROUP BY r.id").fetchall())
     assert depth["inner"] == 2 and depth["outer"] == 0
 

@@ -4,7 +4,7 @@ under every tracing flag (a source build with an exporting C++ runtime crashed o
 from __future__ import annotations
 
 import pytest
-from support import WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, run_rocprof
 
 FLAGS = [[], ["--marker-trace"], ["--sys-trace"], ["--kernel-trace", "--memory-copy-trace"],
          ["--runtime-trace", "--memory-allocation-trace"], ["--sample", "500"]]
@@ -20,5 +20,5 @@ def test_import_torch_and_jit_inside_a_session(flags, tmp_path):
     assert "scaled(Tensor x, int n) -> Tensor" in r.stdout
     assert "aten::add.Tensor(Tensor self, Tensor other" in r.stdout
     with open_db(tmp_path / "jit_results.db") as db:
-        names = [n for (n,) in db.execute("SELECT name FROM regions")]
+        names = [n for (n,) in db.execute(f"SELECT {MESSAGE} FROM regions")]
     assert "jit" in names

@@ -49,6 +49,15 @@ std::mutex g_queue_mu;
 std::vector<Queue*> g_queues;
 std::atomic<uint32_t> g_next_queue{1};
 
+// The queue's row: extdata keeps the runtime's queue id (hsa_queue_t::id), which is what
+// rocprofiler-sdk calls the queue handle and rocprofv3's CSV prints as Queue_Id.
+StreamInfo queue_info(const Queue& q) {
+  return StreamInfo{q.id, true, "HSA queue " + std::to_string(q.id),
+                    "{\"agent_id\":" + std::to_string(q.agent_id) +
+                        ",\"size\":" + std::to_string(q.size) +
+                        ",\"hsa_queue_id\":" + std::to_string(q.queue->id) + "}"};
+}
+
 // ---- slots: one per dispatch or copy in flight ----
 struct Slot {
   hsa_signal_t ours{0}, orig{0};
@@ -402,10 +411,7 @@ hsa_status_t queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t t
   std::lock_guard<std::mutex> g(g_queue_mu);
   g_queues.push_back(q);
   if (CaptureContext* c = g_ctx.load(std::memory_order_acquire)) {
-    c->info(StreamInfo{q->id, true, "HSA queue " + std::to_string(q->id),
-                       "{\"agent_id\":" + std::to_string(q->agent_id) +
-                           ",\"size\":" + std::to_string(size) +
-                           ",\"hsa_queue_id\":" + std::to_string((*queue)->id) + "}"});
+    c->info(queue_info(*q));
   }
   return st;
 }
@@ -590,10 +596,7 @@ void dispatch_session_start(CaptureContext& c) {
   }
   {
     std::lock_guard<std::mutex> g(g_queue_mu);
-    for (const Queue* q : g_queues)
-      c.info(StreamInfo{q->id, true, "HSA queue " + std::to_string(q->id),
-                        "{\"agent_id\":" + std::to_string(q->agent_id) +
-                            ",\"size\":" + std::to_string(q->size) + "}"});
+    for (const Queue* q : g_queues) c.info(queue_info(*q));
   }
   if (g_rt.amd.hsa_amd_profiling_async_copy_enable_fn)
     g_rt.amd.hsa_amd_profiling_async_copy_enable_fn(true);

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from support import _env, open_db
+from support import MESSAGE, _env, open_db
 
 SCRIPT = r"""
 import sys
@@ -35,5 +35,5 @@ def test_cell_magic_profiles_the_cell(tmp_path):
     assert lines["BAD"] == "None"  # a bad option is one line, no session, no traceback
     assert "--sample must be between" in r.stdout
     with open_db(lines["PATH"]) as db:
-        names = [n for (n,) in db.execute("SELECT name FROM regions")]
+        names = [n for (n,) in db.execute(f"SELECT {MESSAGE} FROM regions")]
     assert names.count("cell-work") == 3

@@ -8,6 +8,7 @@ import threading
 import pytest
 import rocprof
 import roctx
+from support import MESSAGE
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def session(tmp_path):
     s.stop()
 
 
-def read(s, sql="SELECT name, start, end, tid FROM regions ORDER BY start"):
+def read(s, sql=f"SELECT {MESSAGE}, start, end, tid FROM regions ORDER BY start"):
     s.stop()
     return sqlite3.connect(f"file:{s.path}?mode=ro", uri=True).execute(sql).fetchall()
 
@@ -158,7 +159,7 @@ def test_second_session_in_one_process_has_every_name(tmp_path):
             pass
         s.stop()
         con = sqlite3.connect(f"file:{s.path}?mode=ro", uri=True)
-        names.append(con.execute("SELECT name, category FROM regions").fetchall())
+        names.append(con.execute(f"SELECT {MESSAGE}, category FROM regions").fetchall())
     assert names[0] == names[1] == [("same-name", "MARKER_CORE_API")]
 
 

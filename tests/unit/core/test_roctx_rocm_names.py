@@ -9,6 +9,7 @@ import pytest
 import rocprof
 import roctx
 from roctx.context_decorators import RoctxProfiler, RoctxRange
+from support import MESSAGE
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def session(tmp_path):
 def names(s):
     s.stop()
     conn = sqlite3.connect(f"file:{s.path}?mode=ro", uri=True)
-    return [r[0] for r in conn.execute("SELECT name FROM regions ORDER BY start")]
+    return [r[0] for r in conn.execute(f"SELECT {MESSAGE} FROM regions ORDER BY start")]
 
 
 def test_roctx_range_context_manager_and_decorator(session):

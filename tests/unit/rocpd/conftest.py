@@ -47,7 +47,7 @@ def run_db(tmp_path):
     return str(path), raw
 
 
-@pytest.fixture(name="make_run")
+@pytest.fixture(name="make_run", scope="session")
 def make_run_fixture():
     return make_run
 

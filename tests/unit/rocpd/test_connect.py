@@ -107,9 +107,17 @@ def test_many_databases_past_attach_limit(tmp_path, make_run):
 def test_directory_and_module_level_names(run_db, tmp_path):
     path, raw = run_db
     d = os.path.dirname(path)
-    assert len(rocpd.read_agents(path)) == 2
-    assert list(rocpd.read_processes(path)["pid"]) == [1000]
-    assert 1000 in set(rocpd.read_threads(path)["tid"])
+    # ROCm's read_* give objects with attributes (iterating a DataFrame gave column names).
+    agents = rocpd.read_agents(path)
+    assert sorted((a.type, a.node_id, a.gpu_index) for a in agents) == [("CPU", 0, -1),
+                                                                         ("GPU", 0, 0)]
+    assert [a.product_name for a in rocpd.read_agents(path, "WHERE type = 'GPU'")] == ["Test GPU"]
+    assert [p.pid for p in rocpd.read_processes(path)] == [1000]
+    assert [p.command for p in rocpd.read_processes(path, "pid = 1000")] == ["python train.py"]
+    assert [(t.tid, t.name) for t in rocpd.read_threads(path)] == [(1000, "MainThread [main]")]
+    assert [n.hostname for n in rocpd.read_nodes(path)] == ["host0"]
+    with rocpd.connect(path) as db:  # the DataFrame route, for pandas users
+        assert list(db.processes()["pid"]) == [1000] and len(db.agents()) == 2
     with rocpd.connect(d) as db:
         assert rocpd.execute(db, "SELECT COUNT(*) FROM kernels").fetchone()[0] == len(raw["kernels"])
 

@@ -23,9 +23,7 @@ def client():
 
 
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
-    from conftest import make_run
-
+def ranks(tmp_path_factory, make_run):
     d = tmp_path_factory.mktemp("ranks")
     paths = []
     for i in range(3):
@@ -132,7 +130,7 @@ def test_cli_dask_matches_local(client, ranks, cli, monkeypatch):
     rc, remote, err = cli("summary", *ranks, "--dask", "--domain-summary", "-f", "csv", "-d",
                           str(os.path.dirname(ranks[0]) + "/out"))
     assert rc == 0 and f"scheduler {client.scheduler.address}" in err
-    assert os.path.exists(os.path.dirname(ranks[0]) + "/out/out_kernels_summary.csv")
+    assert os.path.exists(os.path.dirname(ranks[0]) + "/out/kernels_summary.csv")
 
 
 def test_cli_local_cluster(ranks, cli):

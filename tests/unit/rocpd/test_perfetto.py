@@ -27,6 +27,8 @@ def _decode(path):
         if not p.HasField("track_event"):
             continue
         e = p.track_event
+        if e.type in (pb.TrackEvent.TYPE_COUNTER, pb.TrackEvent.TYPE_INSTANT):
+            continue
         st = stacks.setdefault(e.track_uuid, [])
         if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
             corr = next((a.int_value for a in e.debug_annotations if a.name == "corr_id"), None)
@@ -57,8 +59,11 @@ def test_tracks_slices_nesting_and_flows(run_db, tmp_path):
     assert [(t.thread.pid, t.thread.tid, t.thread.thread_name) for t in threads] == [(1000, 1000, "MainThread")]
     gpu = [t for t in tracks.values() if t.name.startswith("GPU 0")]
     assert len(gpu) == 1 and gpu[0].parent_uuid == procs[0].uuid
-    streams = {t.name: t.uuid for t in tracks.values() if t.parent_uuid == gpu[0].uuid}
+    streams = {t.name: t.uuid for t in tracks.values()
+               if t.parent_uuid == gpu[0].uuid and not t.HasField("counter")}
     assert set(streams) == {"Default Stream", "Stream 1"}
+    counters = {t.name for t in tracks.values() if t.HasField("counter")}
+    assert counters == {"Allocated bytes (GPU 0)"}  # the run's one allocation
 
     cpu = Counter((s[1], s[2], s[3]) for s in slices if s[0] == threads[0].uuid)
     assert cpu == Counter([*raw["markers"], *raw["api"]])

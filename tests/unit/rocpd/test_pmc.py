@@ -87,6 +87,11 @@ def test_counter_collection_csv_as_rocprofv3_writes_it(counters_db, tmp_path, cl
     assert rc == 0, err
     path = tmp_path / "out" / "run_counter_collection.csv"
     text = path.read_text().splitlines()
+    # rocpd convert writes ROCm's rocpd columns: a first "Pid" column holding the guid (csv.cpp);
+    # the rest as rocprofv3 writes them.
+    guid = next(csv.reader([text[1]]))[0]
+    assert len(guid) == 36
+    text = [line.split(",", 1)[1] for line in text]
     assert text[0] == ('"Correlation_Id","Dispatch_Id","Agent_Id","Queue_Id","Process_Id",'
                        '"Thread_Id","Grid_Size","Kernel_Id","Kernel_Name","Workgroup_Size",'
                        '"LDS_Block_Size","Scratch_Size","VGPR_Count","Accum_VGPR_Count",'

@@ -88,8 +88,8 @@ def test_time_window_markers_and_errors(two, capsys):
 def test_query_rocm_form(two, capsys):
     assert main(["query", "-i", *two, "--query", "SELECT * FROM top_kernels LIMIT 10",
                  "--format", "csv"]) == 0
-    table = rows("rocpd-output-data/out.csv")
-    assert table[0][:2] == ["Name", "Total_Calls"] and len(table) == 5
+    table = rows("rocpd-output-data/out.csv")  # pandas' to_csv, as ROCm's query writes it
+    assert table[0][:2] == ["name", "total_calls"] and len(table) == 5
     assert main(["query", "-i", two[0], "--query", "SELECT COUNT(*) AS n FROM kernels",
                  "--start", "50%", "-f", "json", "-o", "half"]) == 0
     n = json.load(open("rocpd-output-data/half.json"))[0]["n"]
@@ -110,15 +110,17 @@ def test_summary_rocm_tables_and_columns(two, capsys):
                  "-f", "csv", "console"]) == 0
     out = capsys.readouterr().out
     assert "KERNELS_SUMMARY:" in out and "DURATION (nsec)" in out and "Dropped records" in out
-    k = rows("rocpd-output-data/out_kernels_summary.csv")
-    assert k[0] == ["Name", "Calls", "Duration (Nsec)", "Average (Nsec)", "Percent (Inc)",
-                    "Min (Nsec)", "Max (Nsec)", "Std_Dev"]
+    k = rows("rocpd-output-data/kernels_summary.csv")  # no -o: ROCm's names
+    assert k[0] == ["Name", "Calls", "DURATION (nsec)", "AVERAGE (nsec)", "PERCENT (INC)",
+                    "MIN (nsec)", "MAX (nsec)", "STD_DEV"]
     assert sum(int(r[1]) for r in k[1:]) == 400
-    by_rank = rows("rocpd-output-data/out_kernels_summary_by_rank.csv")
-    assert by_rank[0][:2] == ["Processid", "Hostname"] and {r[0] for r in by_rank[1:]} == {"1000", "2000"}
-    dom = {r[0]: r for r in rows("rocpd-output-data/out_domain_summary.csv")[1:]}
+    by_rank = rows("rocpd-output-data/kernels_summary_by_rank.csv")
+    assert by_rank[0][:2] == ["ProcessID", "Hostname"] and {r[0] for r in by_rank[1:]} == {"1000", "2000"}
+    dom = {r[0]: r for r in rows("rocpd-output-data/domain_summary.csv")[1:]}
     assert {"KERNELS", "MARKERS", "CUDA", "MEMORY_COPIES"} <= set(dom)
-    assert os.path.isfile("rocpd-output-data/out_domain_summary_by_rank.csv")
+    assert os.path.isfile("rocpd-output-data/domain_summary_by_rank.csv")
+    assert main(["summary", "-i", two[0], "-f", "csv", "-o", "run"]) == 0
+    assert os.path.isfile("rocpd-output-data/run_kernels_summary.csv")
 
 
 def test_summary_region_categories(two, capsys):
@@ -128,8 +130,8 @@ def test_summary_region_categories(two, capsys):
     assert main(["summary", "-i", two[0], "--region-categories", "CUDA", "MARKERS",
                  "--domain-summary", "--format", "html"]) == 0
     names = set(os.listdir("rocpd-output-data"))
-    assert {"out_cuda_summary.html", "out_markers_summary.html", "out_domain_summary.html"} <= names
-    assert "out_kernels_summary.html" not in names
+    assert {"cuda_summary.html", "markers_summary.html", "domain_summary.html"} <= names
+    assert "kernels_summary.html" not in names
 
 
 def test_merge_rocm_naming(two):

@@ -69,12 +69,12 @@ COMMANDS = [
      ["rocpd-output-data/out.csv"]),
     ("M", 'rocpd summary -i db1.db --domain-summary', []),
     ("M", 'rocpd summary -i db{1..3}.db --summary-by-rank --format csv',
-     ["rocpd-output-data/out_kernels_summary.csv", "rocpd-output-data/out_kernels_summary_by_rank.csv",
-      "rocpd-output-data/out_hip_summary_by_rank.csv", "rocpd-output-data/out_markers_summary.csv"]),
+     ["rocpd-output-data/kernels_summary.csv", "rocpd-output-data/kernels_summary_by_rank.csv",
+      "rocpd-output-data/hip_summary_by_rank.csv", "rocpd-output-data/markers_summary.csv"]),
     ("M", 'rocpd summary -i db0.db --region-categories NONE', []),
     ("M", 'rocpd summary -i db{0,1}.db --region-categories HIP MARKERS --domain-summary --format html',
-     ["rocpd-output-data/out_hip_summary.html", "rocpd-output-data/out_markers_summary.html",
-      "rocpd-output-data/out_domain_summary.html"]),
+     ["rocpd-output-data/hip_summary.html", "rocpd-output-data/markers_summary.html",
+      "rocpd-output-data/domain_summary.html"]),
 ]
 
 
