@@ -5,19 +5,25 @@ from __future__ import annotations
 
 from .. import _schema
 from ..filters import Filter, name_mask
+from . import agent_column
 
 # A region's display name: a ROCTx range by its message (see rocpd._schema.region_name_sql).
 REGION_NAME = _schema.region_name_sql()
 
 
-def gpu_activity(conn, where: str, params: list, flt: Filter) -> list[tuple]:
+def gpu_activity(conn, where: str, params: list, flt: Filter, agent_index: str = "relative",
+                 by_queue: bool = False) -> list[tuple]:
     """(kind, guid, name, pid, agent, stream_id, stream, corr_id, start, end) of every kernel
     and copy in `where`, kind 'kernel' or 'copy', ordered by start. The kernel-name regexes of
-    `flt` never drop copies."""
+    `flt` never drop copies. ``agent``: the agent's number under ROCm's ``agent_index`` naming
+    (rocpd.export.AGENT_INDEX); ``by_queue`` (ROCm's --group-by-queue): the queue (id, name) in
+    place of the stream."""
+    k_lane, c_lane = ("queue_id, queue", "queue_id, queue_name") if by_queue else \
+        ("stream_id, stream", "stream_id, stream_name")
     rows = conn.execute(
-        "SELECT 'kernel', guid, name, pid, agent_abs_index, stream_id, stream, corr_id, start,"
+        f"SELECT 'kernel', guid, name, pid, {agent_column(agent_index)}, {k_lane}, corr_id, start,"
         f' "end" FROM kernels WHERE {where} UNION ALL'
-        " SELECT 'copy', guid, name, pid, dst_agent_abs_index, stream_id, stream_name, corr_id,"
+        f" SELECT 'copy', guid, name, pid, {agent_column(agent_index, 'dst_')}, {c_lane}, corr_id,"
         f' start, "end" FROM memory_copies WHERE {where} ORDER BY start',
         [*params, *params]).fetchall()
     if flt.include or flt.exclude:

@@ -21,7 +21,9 @@ def _us(ns: int) -> float:
     return ns / 1000.0
 
 
-def write(db, path: str, **filters) -> str:
+def write(db, path: str, agent_index: str = "relative", group_by_queue: bool = False,
+          **filters) -> str:
+    """``agent_index``, ``group_by_queue``: as ROCm's convert options (rocpd.export.perfetto)."""
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     events: list[dict] = []
@@ -45,10 +47,11 @@ def write(db, path: str, **filters) -> str:
                            "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": corr}})
             if corr is not None and cat and not cat.startswith("MARKER"):
                 api_corr[(pid, corr)] = (pid, tid, start)
-        rows = gpu_activity(f.conn, where, params, flt)
+        rows = gpu_activity(f.conn, where, params, flt, agent_index, group_by_queue)
+        lane = "Queue" if group_by_queue else "Stream"
         for kind, _guid, name, pid, agent, stream_id, stream, corr, start, end in rows:
             tid = _GPU_TID_BASE + (agent or 0) * 1_000_000 + (stream_id or 0)
-            name_track(pid, tid, f"GPU {agent} / {stream or f'Stream {stream_id}'}")
+            name_track(pid, tid, f"GPU {agent} / {stream or f'{lane} {stream_id}'}")
             events.append({"ph": "X", "name": name, "cat": kind, "pid": pid, "tid": tid,
                            "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": corr}})
             src = api_corr.get((pid, corr))

@@ -13,6 +13,7 @@ from .. import _schema
 from ..filters import Filter, name_mask, resolve
 from ..progress import iterate
 from ..stats import stem_for, write_stats_csv
+from . import agent_sql
 
 KERNEL_HEADER = ["Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id",
                  "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp", "LDS_Block_Size",
@@ -106,11 +107,13 @@ def agent_rows(db) -> list[list]:
     return rows
 
 
-def write(db, path: str, stats: bool = True, **filters) -> list[str]:
+def write(db, path: str, stats: bool = True, agent_index: str = "relative",
+          **filters) -> list[str]:
     """Write the CSV set with file-name prefix ``path`` (e.g. ``out/run`` -> ``out/run_kernel_trace.csv``).
     Only files with rows are written. Returns the paths written. A folder (an existing one, or
     a path ending in "/") gets files named as rocprofv3 names them with no -o:
-    ``folder/results_kernel_trace.csv``; missing parent folders are created."""
+    ``folder/results_kernel_trace.csv``; missing parent folders are created. ``agent_index``:
+    ROCm's --agent-index-value (rocpd.export.agent_sql)."""
     if path.endswith(os.sep) or os.path.isdir(path):
         path = os.path.join(path, "results")
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -132,7 +135,8 @@ def write(db, path: str, stats: bool = True, **filters) -> list[str]:
 
     try:
         for f in iterate(files, "converting"):
-            rows = f.conn.execute(_KERNEL_SQL.format(w=where), params).fetchall()
+            rows = f.conn.execute(agent_sql(_KERNEL_SQL, agent_index).format(w=where),
+                                  params).fetchall()
             if rows and (flt.include or flt.exclude):
                 import pandas as pd
 
@@ -142,7 +146,7 @@ def write(db, path: str, stats: bool = True, **filters) -> list[str]:
                 out("kernel", KERNEL_HEADER).writerows(rows)
             for sql, stem, header in ((_COPY_SQL, "memory_copy", COPY_HEADER),
                                       (_ALLOC_SQL, "memory_allocation", ALLOC_HEADER)):
-                for row in f.conn.execute(sql.format(w=where), params):
+                for row in f.conn.execute(agent_sql(sql, agent_index).format(w=where), params):
                     out(stem, header).writerow(_alloc_row(row) if stem == "memory_allocation" else row)
             # rocprofv3 gives every record its own internal correlation id; our capture stores 0 for
             # ROCTx ranges, so those get fresh ids above the file's largest one (unique, non-zero).

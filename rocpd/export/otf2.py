@@ -39,9 +39,10 @@ def _paradigm(otf2, category: str | None):
     return otf2.Paradigm.UNKNOWN, otf2.RegionRole.FUNCTION
 
 
-def collect(db, **filters):
+def collect(db, agent_index: str = "relative", **filters):
     """{(location key): (group key, location name, is_gpu, [(start, end, name, category)])} and
-    {group key: (host, group name, parent group key or None)}."""
+    {group key: (host, group name, parent group key or None)}. ``agent_index``: ROCm's agent
+    naming (rocpd.export.AGENT_INDEX)."""
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     locations: dict[tuple, list] = {}
@@ -63,7 +64,7 @@ def collect(db, **filters):
             loc = locations.setdefault(("t", guid, pid, tid),
                                        [g, tnames.get((guid, pid, tid)) or f"thread {tid}", False, []])
             loc[3].append((start, end, name or "(unknown)", cat))
-        rows = gpu_activity(f.conn, where, params, flt)
+        rows = gpu_activity(f.conn, where, params, flt, agent_index)
         for kind, guid, name, pid, agent, sid, stream, _corr, start, end in rows:
             cat = "KERNEL_DISPATCH" if kind == "kernel" else "MEMORY_COPY"
             p = group(guid, pid)
@@ -95,11 +96,11 @@ def _clear(path: str, archive_name: str, overwrite: bool, shared: bool = False) 
 
 
 def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
-          shared: bool = False, **filters) -> str:
+          shared: bool = False, agent_index: str = "relative", **filters) -> str:
     """Write the OTF2 archive ``archive_name`` into folder ``path`` (which must hold nothing else,
     unless ``shared``); returns the path of the archive's .otf2 file."""
     otf2 = _otf2()
-    locations, groups = collect(db, **filters)
+    locations, groups = collect(db, agent_index, **filters)
     _clear(path, archive_name, overwrite, shared)
     regions: dict[tuple, object] = {}
     with otf2.writer.open(path, archive_name=archive_name, timer_resolution=1_000_000_000) as trace:

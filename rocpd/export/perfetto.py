@@ -11,6 +11,11 @@ API call that has a correlation id to the kernel or copy with the same correlati
 database part. TrackEvent slices must nest on a track, so a slice that overlaps its neighbour
 without nesting goes to an extra "(overlap N)" track under the same parent instead of being cut.
 Timestamps stay nanoseconds on CLOCK_BOOTTIME, the clock Perfetto assumes by default.
+
+ROCm's convert options: ``agent_index`` (rocpd.export.agent_sql), ``group_by_queue`` (GPU work
+on one track per queue instead of per stream) and the Perfetto buffer settings
+(:mod:`rocpd.export._perfetto_buffer`: a size limit honoured by its fill policy; the SDK's
+backend and shared-memory hint recorded in the trace's config).
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from ..errors import RocpdError
 from ..filters import Filter, resolve
 from ..metrics import source_rows
 from ..progress import Bar, iterate
+from . import agent_numbers
 from ._activity import REGION_NAME, gpu_activity
+from ._perfetto_buffer import Budget, config_packet
 
 _SEQ = 1  # one trusted packet sequence for the whole file
 
@@ -72,7 +79,9 @@ def _lanes(slices):
     return list(enumerate(out))
 
 
-def write(db, path: str, **filters) -> str:
+def write(db, path: str, agent_index: str = "relative", group_by_queue: bool = False,
+          buffer_size_kb: int | None = None, buffer_fill_policy: str = "discard",
+          backend: str | None = None, shmem_size_hint_kb: int | None = None, **filters) -> str:
     pb, Builder = _pb()
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
@@ -91,8 +100,7 @@ def write(db, path: str, **filters) -> str:
                                             name=f"{cmd or 'process'} ({pid})")
         names = {(g, p, t): n for g, p, t, n in f.conn.execute(
             "SELECT guid, pid, tid, name FROM rocpd_info_thread")}
-        agents = {(g, i): (a, n) for g, i, a, n in f.conn.execute(
-            "SELECT guid, absolute_index, absolute_index, COALESCE(product_name, name) FROM rocpd_info_agent")}
+        numbers, names_of = agent_numbers(f.conn, agent_index)
 
         def proc(guid, pid, procs=procs):
             if (guid, pid) not in procs:
@@ -109,19 +117,21 @@ def write(db, path: str, **filters) -> str:
             out = (guid, corr) if corr is not None and not is_marker else None
             per_track.setdefault(t, []).append((start, end, name, cat or "", corr, out, None))
 
-        rows = gpu_activity(f.conn, where, params, flt)
+        rows = gpu_activity(f.conn, where, params, flt, agent_index, group_by_queue)
+        lane = "Queue" if group_by_queue else "Stream"
         for kind, guid, name, pid, agent, sid, stream, corr, start, end in rows:
-            a_name = agents.get((guid, agent), (agent, None))[1]
+            a_name = names_of.get((guid, agent))
             g = tracks.get(("g", guid, pid, agent), proc(guid, pid),
                            name=f"GPU {agent}" + (f" ({a_name})" if a_name else ""))
-            s = tracks.get(("s", guid, pid, agent, sid), g, name=stream or f"Stream {sid}")
+            s = tracks.get(("s", guid, pid, agent, sid), g, name=stream or f"{lane} {sid}")
             inn = (guid, corr) if corr is not None else None
             per_track.setdefault(s, []).append((start, end, name or "(unknown)", kind, corr, None, inn))
 
         for guid, pid, ts, value, track, units, a_type, a_index in source_rows(f.conn, where, params):
             parent = proc(guid, pid)
             if a_type == "GPU":
-                a_name = agents.get((guid, a_index), (a_index, None))[1]
+                a_index = numbers.get((guid, a_index), a_index)
+                a_name = names_of.get((guid, a_index))
                 parent = tracks.get(("g", guid, pid, a_index), parent,
                                     name=f"GPU {a_index}" + (f" ({a_name})" if a_name else ""))
             c = tracks.get(("c", guid, pid, track), parent, kind="counter", name=track,
@@ -148,8 +158,14 @@ def write(db, path: str, **filters) -> str:
         seq += 1
     events.sort(key=lambda e: (e[0], e[1]))
 
-    with open(path, "wb") as fh:
+    with open(path, "wb") as raw:
+        fh = Budget(raw, buffer_size_kb, buffer_fill_policy)
         b = Builder(fh)
+        if buffer_size_kb is not None or buffer_fill_policy != "discard" or backend is not None \
+                or shmem_size_hint_kb is not None:
+            p = b.create_packet()
+            config_packet(p, buffer_size_kb, buffer_fill_policy, backend, shmem_size_hint_kb)
+            b.write_packet(p)
         first = True
         for uuid, parent, kind, fields in tracks.descriptors:
             p = b.create_packet()
@@ -174,6 +190,7 @@ def write(db, path: str, **filters) -> str:
             else:
                 d.name = fields["name"]
             b.write_packet(p)
+        fh.events()
         bar = Bar(len(events), "writing")
         for i, (ts, _, track, begin, s) in enumerate(events):
             if i % 65536 == 0:
@@ -204,4 +221,5 @@ def write(db, path: str, **filters) -> str:
                 e.type = pb.TrackEvent.TYPE_SLICE_END
             b.write_packet(p)
         bar.tick(len(events))
+        fh.finish(path)
     return path
