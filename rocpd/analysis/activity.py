@@ -220,6 +220,9 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
             )
             _join_launches(p)
             out.append(p)
+    # Ranks in numeric order (rank 2 before rank 10, whatever the files' names), then processes
+    # without a rank by host and pid: every table and the report list them so.
+    out.sort(key=lambda p: (p.rank is None, p.rank if p.rank is not None else 0, p.host, p.pid))
     return out
 
 

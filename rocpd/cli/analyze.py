@@ -34,18 +34,42 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
-def scaled(df, units: str):
-    """``*Ns`` columns in ``units`` (renamed), as the tables are shown."""
+# Timestamps of the step tables, shown as times from the run's first recorded activity.
+_STAMPS = {"start": "Start", "end": "End", "host_start": "HostStart", "host_end": "HostEnd"}
+
+
+def scaled(df, units: str, t0: int | None = None):
+    """``*Ns`` columns in ``units`` (renamed); with ``t0`` (the run's first recorded activity,
+    ns) the timestamp columns too, as times from it (start -> StartMs ...)."""
     div = _UNITS[units]
-    if div == 1:
-        return df
     out = df.copy()
     ren = {}
     for c in out.columns:
-        if isinstance(c, str) and c.endswith("Ns"):
+        if isinstance(c, str) and c.endswith("Ns") and div != 1:
             out[c] = out[c].astype(float) / div
             ren[c] = c[:-2] + units.capitalize()
+        elif t0 is not None and c in _STAMPS:
+            out[c] = (out[c].astype(float) - t0) / div
+            ren[c] = _STAMPS[c] + units.capitalize()
     return out.rename(columns=ren)
+
+
+def run_start(a) -> int | None:
+    """The first recorded activity (GPU op, ROCTx range or API call) of the analysed processes."""
+    firsts = [int(df["start"].min()) for p in a.processes for df in (p.gpu, p.ranges, p.api)
+              if len(df)]
+    return min(firsts) if firsts else None
+
+
+def text_table(df) -> str:
+    """A table as ``rocpd analyze`` prints it: no rank or value recorded shows as "-"."""
+    import pandas as pd
+
+    if "rank" in df.columns:
+        df = df.assign(rank=[("-" if pd.isna(r) else int(r)) for r in df["rank"]])
+    with pd.option_context("display.width", 250, "display.max_columns", 40,
+                           "display.float_format", "{:.3f}".format, "display.max_colwidth", 70):
+        return df.to_string(index=False, na_rep="-")
 
 
 def findings_frame(findings):
@@ -60,8 +84,6 @@ def findings_frame(findings):
 
 
 def run(args) -> int:
-    import pandas as pd
-
     import rocpd
     from rocpd.analysis import SECTIONS, analyze
     from rocpd.errors import RocpdError
@@ -74,6 +96,7 @@ def run(args) -> int:
     top = args.top or None
     with rocpd.connect(*inputs_of(args)) as db:
         a = analyze(db, step=step, **filters_of(args))
+        t0 = run_start(a)
         if args.format == "text":
             print(_header(db, a))
         for name, attr, title in SECTIONS:
@@ -89,13 +112,11 @@ def run(args) -> int:
                 continue
             df = getattr(a, attr)
             if args.format == "text":
-                shown = scaled(df.head(top) if top else df, args.units)
-                more = f" (top {top} of {len(df)})" if top and len(df) > top else ""
-                print(f"\n== {title.upper()}{more} ==")
-                with pd.option_context("display.width", 250, "display.max_columns", 40,
-                                       "display.float_format", "{:.3f}".format,
-                                       "display.max_colwidth", 70):
-                    print(shown.to_string(index=False) if len(shown) else "(no rows)")
+                shown = scaled(df.head(top) if top else df, args.units, t0)
+                print(f"\n== {title.upper()} ==")
+                print(text_table(shown) if len(shown) else "(no rows)")
+                if top and len(df) > top:
+                    print(f"… and {len(df) - top} more (use --top 0)")
             else:
                 _write(df, args, name)
     return 0
