@@ -116,9 +116,10 @@ def add_kernel_rename(p: argparse.ArgumentParser) -> None:
 
 def add_filter_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("filters")
-    g.add_argument("--window", nargs=2, type=int, metavar=("T0", "T1"),
-                   help="ns from the start of the run; records starting in [T0, T1)")
-    g.add_argument("--pct", nargs=2, type=float, metavar=("P0", "P1"), help="percent of the run")
+    # Older spellings of --start/--end, kept working: ns from the start of the run / percent of
+    # the run, records starting in [T0, T1).
+    g.add_argument("--window", nargs=2, type=int, metavar=("T0", "T1"), help=argparse.SUPPRESS)
+    g.add_argument("--pct", nargs=2, type=float, metavar=("P0", "P1"), help=argparse.SUPPRESS)
     g.add_argument("--between", nargs=2, metavar=("A", "B"), help="from ROCTx range A to range B")
     g.add_argument("--include", metavar="REGEX", type=_kernel_regex,
                    help="keep kernels whose name matches (POSIX extended regex, as in capture)")

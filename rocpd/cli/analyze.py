@@ -3,7 +3,7 @@ breakdown, kernel launch statistics, overlap, Python lines, ROCTx ranges) and th
 
 from __future__ import annotations
 
-from . import add_filter_options, add_inputs, filters_of, inputs_of
+from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
 
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
@@ -14,8 +14,16 @@ def _sections():
     return [name for name, _, _ in SECTIONS]
 
 
+EXAMPLES = """
+rocpd analyze OUT/run1_results.db                # findings, then the breakdowns and tables
+rocpd analyze OUT/run1_results.db --section per-step --section lines --units ms
+rocpd analyze RANKS/ --step train_step --format csv -o analysis/run
+"""
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("analyze", help="guided analysis: breakdowns per step and rank, and findings")
+    p = add_command(sub, "analyze", "guided analysis: breakdowns per step and rank, and findings",
+                    EXAMPLES)
     add_inputs(p)
     p.add_argument("--section", action="append", dest="sections", choices=_sections(),
                    metavar="SECTION", help=f"only this part (repeatable): {', '.join(_sections())}")
@@ -24,10 +32,11 @@ def add_parser(sub) -> None:
                        help="the ROCTx range that marks one step (its message, or the message "
                             "without a trailing number); default: detected")
     steps.add_argument("--no-steps", action="store_true", help="analyse the whole run as one")
-    p.add_argument("--top", type=int, default=15, help="rows per table (default 15; 0: all)")
+    p.add_argument("--top", type=int, default=15, help="rows per table")
+    p.add_argument("--all", action="store_true", help="every row of every table")
     p.add_argument("--units", default="us", choices=list(_UNITS), help="time unit of the tables")
     p.add_argument("--format", default="text", choices=["text", "csv", "json"],
-                   help="text (default) on standard output; csv/json: one file per table under -o")
+                   help="text on standard output; csv/json: one file per table under -o")
     p.add_argument("-o", "--output", metavar="PREFIX",
                    help="csv/json: write PREFIX_<section>.csv|json (and PREFIX_findings.*)")
     add_filter_options(p)
@@ -93,7 +102,7 @@ def run(args) -> int:
                          f".{args.format})")
     wanted = args.sections or _sections()
     step = "" if args.no_steps else args.step
-    top = args.top or None
+    top = None if args.all or not args.top else args.top  # --top 0: all, as before --all
     with rocpd.connect(*inputs_of(args)) as db:
         a = analyze(db, step=step, **filters_of(args))
         t0 = run_start(a)
@@ -116,7 +125,7 @@ def run(args) -> int:
                 print(f"\n== {title.upper()} ==")
                 print(text_table(shown) if len(shown) else "(no rows)")
                 if top and len(df) > top:
-                    print(f"… and {len(df) - top} more (use --top 0)")
+                    print(f"… and {len(df) - top} more (use --all)")
             else:
                 _write(df, args, name)
     return 0

@@ -93,3 +93,74 @@ def test_inclusive_is_explained_in_help(capsys):
         main(["query", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "wholly inside" in out and "ROCm's documentation" in out
+def test_every_rocm_flag_is_accepted():
+    """Every option string of ROCm's rocpd convert/query/summary parses (ROCm's __main__.py and
+    the add_args of output_config, pftrace, query, summary, time_window at the mirrored commit)."""
+    from rocpd.cli import build_parser
+
+    p = build_parser()
+    common = ["-i", "x.db", "-d", "out", "-o", "name", "--start", "10%", "--end", "90%",
+              "--inclusive", "False"]
+    p.parse_args(["convert", *common, "-f", "csv", "pftrace", "otf2", "--output-format", "csv",
+                  "--kernel-rename", "--agent-index-value", "type-relative",
+                  "--perfetto-backend", "system", "--perfetto-buffer-fill-policy", "ring_buffer",
+                  "--perfetto-buffer-size", "1024", "--perfetto-shmem-size-hint", "64",
+                  "--group-by-queue"])
+    p.parse_args(["convert", "-i", "x.db", "-f", "csv", "--start-marker", "a", "--end-marker", "b"])
+    for fmt in ("console", "csv", "html", "json", "md", "pdf", "dashboard", "clipboard"):
+        p.parse_args(["query", *common, "--query", "SELECT 1", "--script", "v.sql",
+                      "--format", fmt, "--kernel-rename", "--email-to", "a@b.c,d@e.f",
+                      "--email-from", "me@x.y", "--email-subject", "s", "--smtp-server", "h",
+                      "--smtp-port", "2525", "--smtp-user", "u", "--smtp-password", "pw",
+                      "--zip-attachments", "--inline-preview", "--template-path", "t.html"])
+    for fmt in ("console", "csv", "html", "json", "md", "pdf"):
+        p.parse_args(["summary", *common, "--format", fmt, "--domain-summary",
+                      "--summary-by-rank", "--region-categories", "HIP", "MARKERS"])
+    assert p.parse_args(["-v"]).version
+
+
+
+
+def test_examples_in_every_subcommands_help(capsys):
+    from rocpd.cli import SUBCOMMANDS, main
+
+    for sub in SUBCOMMANDS:
+        with pytest.raises(SystemExit):
+            main([sub, "--help"])
+        out = capsys.readouterr().out
+        assert "examples:" in out and f"rocpd {sub} " in out.split("examples:")[1], sub
+
+
+def test_every_option_has_help_and_shows_its_default():
+    import argparse
+
+    from rocpd.cli import build_parser
+
+    top = build_parser()
+    subs = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for name, p in subs.items():
+        fmt = p._get_formatter()
+        for a in p._actions:
+            if a.help == argparse.SUPPRESS or not a.option_strings or a.dest == "help":
+                continue
+            assert a.help, f"rocpd {name} {a.option_strings[0]} has no help"
+            text = fmt._get_help_string(a)
+            if a.default not in (None, False, [], argparse.SUPPRESS):
+                assert "default" in text, f"rocpd {name} {a.option_strings[0]}: default not said"
+
+
+def test_one_visible_spelling_per_concept(capsys):
+    """The older spellings stay as hidden aliases: they parse, and help does not list them."""
+    from rocpd.cli import build_parser, main
+
+    with pytest.raises(SystemExit):
+        main(["summary", "--help"])
+    out = capsys.readouterr().out
+    for hidden in ("--window", "--pct", "--csv", "--by "):
+        assert hidden not in out, hidden
+    for shown in ("--start", "--end", "--summary-by-rank", "--format", "--top", "--all"):
+        assert shown in out, shown
+    args = build_parser().parse_args(["summary", "x.db", "--by", "rank", "--csv", "p",
+                                      "--window", "0", "10", "--pct", "0", "50"])
+    assert (args.by, args.csv, args.window, args.pct) == ("rank", "p", [0, 10], [0.0, 50.0])
+    assert build_parser().parse_args(["samples", "x.db", "--limit", "5"]).limit == 5
