@@ -5,9 +5,10 @@ ROCm's tables and files instead (:mod:`rocpd.rocm_summary`), e.g. ``rocpd summar
 --summary-by-rank -f csv`` -> rocpd-output-data/out_kernels_summary.csv ...
 
 Console tables are bounded in both forms: ``--top N`` rows per table (per process/rank/host),
-then "… and K more (use --all)". Hidden older spellings, kept working: ``--by pid|rank|host``
-(our tables per process, rank or host), ``--csv PREFIX`` (rocprofv3's PREFIX_<domain>_stats.csv
-files), ``--window``/``--pct`` (see rocpd.filters)."""
+then "… and K more (use --all)". Hidden older spellings, kept working: ``--csv PREFIX``
+(rocprofv3's PREFIX_<domain>_stats.csv files, as `rocprof run --stats` writes; ``-f csv`` is
+ROCm's), ``--window``/``--pct`` (see rocpd.filters). ``--by rank`` stays visible: ROCm's
+``--summary-by-rank`` means the process, and ROCm has no grouping by rank or host."""
 
 from __future__ import annotations
 
@@ -45,7 +46,9 @@ def add_parser(sub) -> None:
     p.add_argument("--all", action="store_true", help="console tables show every entry")
     p.add_argument("--units", default="ns", choices=["ns", "us", "ms", "s"],
                    help="time unit of the tables")
-    p.add_argument("--by", choices=["pid", "rank", "host"], help=argparse.SUPPRESS)
+    p.add_argument("--by", choices=["pid", "rank", "host"],
+                   help="one table per process, rank (the recorded RANK, SLURM_PROCID, ...) or"
+                        " host; ROCm's --summary-by-rank instead adds ROCm's tables per process")
     p.add_argument("--domain", action="append", dest="domains", metavar="TABLE",
                    help="only this table, repeatable (kernel, memory_copy, marker_api, hip_api,"
                         " domain, device_metrics, counter_collection, ...)")
