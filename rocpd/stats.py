@@ -43,6 +43,21 @@ def clip_name(text: str, width: int = NAME_WIDTH) -> str:
     return text[:head] + "..." + text[len(text) - (width - 3 - head):]
 
 
+# Reports (HTML, Markdown, the timeline's names) show at most this many characters of a text;
+# a longer one keeps its head and tail and says how long it was: 100 ROCTx messages of 1 MB made
+# a 105 MB page.
+TEXT_WIDTH = 200
+
+
+def clip_long(text: str, width: int = TEXT_WIDTH) -> str:
+    """``text`` if it fits in ``width`` characters, else its head and tail around "…" followed by
+    its length, e.g. "abc…xyz (1,048,576 characters)"."""
+    if len(text) <= width:
+        return text
+    head = width * 2 // 3
+    return f"{text[:head]}…{text[len(text) - (width - head - 1):]} ({len(text):,} characters)"
+
+
 def stem_for(category: str) -> str:
     """rocprofv3's file stem for a category (HIP_RUNTIME_API -> hip_api, MARKER_CORE_API -> marker_api)."""
     c = category.upper()

@@ -71,9 +71,13 @@ def run_start(a) -> int | None:
 
 
 def text_table(df) -> str:
-    """A table as ``rocpd analyze`` prints it: no rank or value recorded shows as "-"."""
+    """A table as ``rocpd analyze`` prints it: long names clipped (rocpd.stats.clip_name), no rank
+    or value recorded shown as "-"."""
     import pandas as pd
 
+    from rocpd.stats import clip_frame
+
+    df = clip_frame(df)
     if "rank" in df.columns:
         df = df.assign(rank=[("-" if pd.isna(r) else int(r)) for r in df["rank"]])
     with pd.option_context("display.width", 250, "display.max_columns", 40,

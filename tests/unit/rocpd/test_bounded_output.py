@@ -132,3 +132,59 @@ def test_run_summary_is_bounded(tmp_path):
     assert r.returncode == 0, r.stderr
     rows = _section(r.stdout, "MARKER_API_STATS")
     assert len(rows) == 1 + 20 + 1 and rows[-1] == "… and 280 more (use --all)"
+
+
+@pytest.fixture
+def megabyte_names(tmp_path):
+    """Three ROCTx ranges of 1 MB messages, a kernel launched inside each."""
+    path = tmp_path / "mb.db"
+    with DatabaseBuilder(path) as b:
+        for i in range(3):
+            s = T + i * 100_000
+            msg = f"{i:03d}" + "x" * (1 << 20)
+            b.marker(msg, s, s + 90_000)
+            corr = b.next_correlation()
+            b.region("CUDA_RUNTIME_API", "cudaLaunchKernel", s + 10, s + 20, correlation_id=corr)
+            b.kernel("gemm", s + 30, s + 80_000, correlation_id=corr, region=msg)
+    return str(path)
+
+
+def test_report_shows_a_1mb_name_truncated_with_its_length(cli, megabyte_names, tmp_path):
+    import re
+
+    out = tmp_path / "r.html"
+    rc, _, err = cli("report", megabyte_names, "-o", out, "--no-perfetto")
+    assert rc == 0, err
+    page = out.read_text()
+    assert len(page) < 5_500_000  # plotly.js is 4.5 MB of it; the names whole added 3 MB more
+    assert not re.search("x{300}", page)
+    assert "(1,048,579 characters)" in page
+    rc, _, _ = cli("report", megabyte_names, "-o", tmp_path / "r.md", "--no-perfetto")
+    md = (tmp_path / "r.md").read_text()
+    assert rc == 0 and not re.search("x{300}", md) and "(1,048,579 characters)" in md
+
+
+@pytest.mark.parametrize("command", [["analyze"], ["ranks"], ["summary"], ["summary", "--all"],
+                                     ["compare"]])
+def test_console_lines_stay_short_with_a_1mb_name(cli, megabyte_names, command):
+    args = [*command, megabyte_names] + ([megabyte_names] if command == ["compare"] else [])
+    rc, out, err = cli(*args)
+    assert rc == 0, err
+    assert max(len(line) for line in out.splitlines()) < 400
+
+
+def test_report_timeline_lists_the_first_steps_and_says_how_many_more(cli, tmp_path, monkeypatch):
+    from rocpd.report import timeline
+    from tests.unit.rocpd.analysis_patterns import launch_bound
+
+    launch_bound(tmp_path / "lb.db", steps=6)
+    monkeypatch.setattr(timeline, "MAX_STEPS", 4)
+    rc, _, err = cli("report", tmp_path / "lb.db", "-o", tmp_path / "r.html", "--no-perfetto")
+    assert rc == 0, err
+    page = (tmp_path / "r.html").read_text()
+    data = page.split("<script type='application/json' id='tl-data'>", 1)[1].split("</script>")[0]
+    import json
+
+    tl = json.loads(data.replace("<\\/", "</"))
+    assert len(tl["steps"]) == 4 and tl["steps_left_out"] == 2
+    assert "The first 4 steps are listed; 2 more are not." in page
