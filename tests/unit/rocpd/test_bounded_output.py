@@ -188,3 +188,25 @@ def test_report_timeline_lists_the_first_steps_and_says_how_many_more(cli, tmp_p
     tl = json.loads(data.replace("<\\/", "</"))
     assert len(tl["steps"]) == 4 and tl["steps_left_out"] == 2
     assert "The first 4 steps are listed; 2 more are not." in page
+
+
+def test_run_summary_findings_without_gpu_work_load_nothing(big, tmp_path, monkeypatch):
+    """-S's findings on a run with no GPU op: the caveat, without loading every range."""
+    from rocpd import analysis
+    from rocpd.analysis import findings
+
+    cpu_only = tmp_path / "cpu.db"
+    with DatabaseBuilder(cpu_only) as b:
+        for i in range(50):
+            b.marker(f"r{i}", T + i * 100, T + i * 100 + 50)
+    with rocpd.connect(cpu_only) as db:
+        full = [f.text() for f in analysis.analyze(db).findings()]
+    want = findings.top_text([str(cpu_only)])
+    assert "no GPU work was recorded" in full[0] and all(t in want for t in full)
+
+    def refuse(*a, **k):
+        raise AssertionError("the whole analysis ran")
+
+    monkeypatch.setattr(analysis, "analyze", refuse)
+    assert findings.top_text([str(cpu_only)]) == want
+    assert "analysis failed: AssertionError" in findings.top_text([big])  # GPU work: analysed
