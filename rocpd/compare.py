@@ -34,7 +34,8 @@ def compare(a, b, **filters) -> dict:
     """a, b: Connections or paths. Returns {'kernels', 'regions': DataFrame, 'summary': dict} where
     the tables hold Name, CallsA/B, TotalDurationNsA/B, DeltaNs, DeltaCalls, Ratio, Status
     (common/new/missing), sorted by |DeltaNs|; summary gives total kernel time and run wall time of
-    each side and the speed-ups A/B (> 1 means B is faster)."""
+    each side and the speed-ups A/B (> 1 means B is faster; None where a side has no time to
+    compare: no kernels, or nothing recorded)."""
     import rocpd
 
     da = a if hasattr(a, "parts") else rocpd.connect(a)
@@ -47,9 +48,9 @@ def compare(a, b, **filters) -> dict:
         wall_a, wall_b = wa[1] - wa[0], wb[1] - wb[0]
         summary = {
             "kernel_time_a_ns": gpu_a, "kernel_time_b_ns": gpu_b,
-            "kernel_speedup": (gpu_a / gpu_b) if gpu_b else float("nan"),
+            "kernel_speedup": (gpu_a / gpu_b) if gpu_a and gpu_b else None,
             "wall_time_a_ns": wall_a, "wall_time_b_ns": wall_b,
-            "wall_speedup": (wall_a / wall_b) if wall_b else float("nan"),
+            "wall_speedup": (wall_a / wall_b) if wall_a and wall_b else None,
         }
         return {"kernels": diff_table(ka, kb), "regions": diff_table(ra, rb), "summary": summary}
     finally:

@@ -246,6 +246,16 @@ class Connection(FramesAPI):
         self._guard = readonly.install(conn)
         return conn
 
+    def view_connections(self) -> list[tuple[sqlite3.Connection, readonly.Guard]]:
+        """(connection, its read-only guard) for every connection readers query through: each
+        file's and the union's. What re-defines a view (a time window, kernel renaming) must
+        re-define it on all of them."""
+        union = self.conn  # opened now, so its guard is known
+        pairs = [(f.conn, f.guard) for f in self.files]
+        if all(union is not c for c, _ in pairs):
+            pairs.append((union, self._guard))
+        return pairs
+
     def execute(self, sql: str, params=()):
         """Run read-only SQL over the plain (rocpd_*) and human-readable views of every file."""
         conn = self.conn

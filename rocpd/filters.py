@@ -28,7 +28,8 @@ class Filter:
     exclude: str | None = None  # kernel-name regex to drop
     pid: int | list[int] | None = None
     rank: int | list[int] | None = None
-    # ROCm's time window (rocpd.time_window): absolute ns or "N%", ROCTx marker messages, overlap.
+    # ROCm's time window (rocpd.time_window): absolute ns or "N%", ROCTx marker messages;
+    # inclusive as ROCm's code: True keeps records wholly inside, False overlapping ones.
     start: str | int | float | None = None
     end: str | int | float | None = None
     start_marker: str | None = None

@@ -102,6 +102,8 @@ def report_section_for(ctx):
     (no section) for a single rank."""
     from .report.sections import Section
 
+    if len(ctx.analysis.processes) < 2:  # one rank: nothing to compare, nothing to read
+        return None
     html = report_section(ctx.db, top=min(ctx.top, 10))
     if not html:
         return None

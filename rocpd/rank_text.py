@@ -41,7 +41,10 @@ def _describe(rep) -> str:
     how = "detected: the repeating ROCTx range nested least deep" if rep.range_detected else "given"
     per = rep.per_rank["steps"]
     counts = f"{int(per.min())}" if per.min() == per.max() else f"{int(per.min())}-{int(per.max())}"
-    return f"{n} ranks ({dbs} databases); step range \"{rep.range_name}\" ({how}), {counts} steps per rank"
+    from .stats import clip_name
+
+    return (f"{n} ranks ({dbs} databases); step range \"{clip_name(rep.range_name)}\" ({how}),"
+            f" {counts} steps per rank")
 
 
 def _ordered(df, units: str, cols: list[str]):

@@ -9,6 +9,7 @@ It is installed after the connection's own ATTACHes and TEMP views (:mod:`rocpd.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 
 from .errors import RocpdError
@@ -72,6 +73,19 @@ def install(conn: sqlite3.Connection) -> Guard:
     guard = Guard()
     conn.set_authorizer(guard)
     return guard
+
+
+@contextlib.contextmanager
+def lifted(conn: sqlite3.Connection, guard: Guard):
+    """Within the block, ``conn`` takes our own statements (re-defining its TEMP views, as when it
+    was opened); the read-only guard is back afterwards, whatever happened."""
+    conn.set_authorizer(None)
+    conn.execute("PRAGMA query_only = 0")
+    try:
+        yield conn
+    finally:
+        conn.execute("PRAGMA query_only = 1")
+        conn.set_authorizer(guard)
 
 
 def run_view_script(conn: sqlite3.Connection, guard: Guard, script: str) -> None:

@@ -33,7 +33,7 @@ _RENAME = {"TotalDurationNs": "DURATION (nsec)", "AverageNs": "AVERAGE (nsec)",
            "StdDev": "STD_DEV", "pid": "ProcessID"}
 _VIEWS = (("kernels", "kernel"), ("memory_copies", "memory_copy"),
           ("memory_allocations", "memory_allocation"))
-FORMATS = ("console", "csv", "html", "json", "md")
+FORMATS = ("console", "csv", "html", "json", "md", "pdf")
 
 
 def _family(category: str) -> str:
@@ -150,28 +150,37 @@ def _domain(tabs: dict, by_rank: bool):
 
 
 def write(tabs: dict, formats=("console",), output_path: str = "./rocpd-output-data",
-          output_file: str = "out", stream=None) -> list[str]:
-    """Print (console) or write (csv, html, json, md) every table; returns the files written."""
+          output_file: str = "out", stream=None, top: int | None = None) -> list[str]:
+    """Print (console: at most ``top`` rows of each table, per process in the by-rank tables) or
+    write (csv, html, json, md, pdf: every row) every table; returns the files written."""
     import sys
 
     from .cli.query import render
-    from .stats import clip_frame
+    from .stats import clip_frame, cut, more_line
 
     stream = stream or sys.stdout
     written = []
     for name, df in tabs.items():
         for fmt in formats:
             if fmt == "console":
-                stream.write(f"\n{name.upper()}:\n{clip_frame(df).to_string(index=False)}\n")
+                shown = cut(df, top, "ProcessID" if "ProcessID" in df.columns else None)
+                stream.write(f"\n{name.upper()}:\n{clip_frame(shown).to_string(index=False)}\n"
+                             f"{more_line(shown, top)}")
                 continue
             stem = f"{output_file}_{name}" if output_file else name
             path = os.path.join(output_path, f"{stem}.{fmt}")
             os.makedirs(output_path or ".", exist_ok=True)
             if fmt == "csv":  # ROCm's exporter: pandas' to_csv of the table
                 df.to_csv(path, index=False)
+                written.append(path)
+                continue
+            cols = list(df.columns)
+            rows = [tuple(r.values()) for r in df.to_dict("records")]  # native values
+            if fmt == "pdf":
+                from .table_files import write_pdf
+
+                write_pdf(path, [(name.upper(), cols, rows)])
             else:
-                cols = list(df.columns)
-                rows = [tuple(r.values()) for r in df.to_dict("records")]  # native values
                 with open(path, "w", newline="") as fh:
                     fh.write(render(cols, rows, "markdown" if fmt == "md" else fmt))
             written.append(path)

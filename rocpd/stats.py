@@ -7,9 +7,10 @@
         (min/mean/max per sampled counter and device, ``--process-freq``) and
         ``<out_prefix>_dropped_records.csv`` when the database records drop counts. Returns the
         paths written.
-    format_summary(db_path, *, top=None, units="ns", by=None, **filters) -> str
+    format_summary(db_path, *, top=CONSOLE_TOP, units="ns", by=None, **filters) -> str
         The same tables as printable text (sampled counters as DEVICE_METRICS), always followed by
-        the dropped-record counts.
+        the dropped-record counts. Bounded: at most ``top`` rows per table (per process, rank or
+        host with ``by``), then "… and K more (use --all)"; ``top=None`` prints every row.
 
 ``db_path`` may be a path, a list of paths/globs/directories, or an open rocpd Connection.
 """
@@ -29,6 +30,9 @@ _TIME_COLS = ("TotalDuration", "Average", "Min", "Max")
 # most long names apart. CSV and JSON outputs keep every name whole.
 NAME_WIDTH = 60
 _HEAD = 40
+# Console tables show this many rows of each table (of each group with ``by``) unless told
+# otherwise: a program with a million distinct ROCTx messages printed 85 MB.
+CONSOLE_TOP = 20
 
 
 def clip_name(text: str, width: int = NAME_WIDTH) -> str:
@@ -37,6 +41,21 @@ def clip_name(text: str, width: int = NAME_WIDTH) -> str:
         return text
     head = min(_HEAD, width - 3)
     return text[:head] + "..." + text[len(text) - (width - 3 - head):]
+
+
+# Reports (HTML, Markdown, the timeline's names) show at most this many characters of a text;
+# a longer one keeps its head and tail and says how long it was: 100 ROCTx messages of 1 MB made
+# a 105 MB page.
+TEXT_WIDTH = 200
+
+
+def clip_long(text: str, width: int = TEXT_WIDTH) -> str:
+    """``text`` if it fits in ``width`` characters, else its head and tail around "…" followed by
+    its length, e.g. "abc…xyz (1,048,576 characters)"."""
+    if len(text) <= width:
+        return text
+    head = width * 2 // 3
+    return f"{text[:head]}…{text[len(text) - (width - head - 1):]} ({len(text):,} characters)"
 
 
 def stem_for(category: str) -> str:
@@ -72,10 +91,28 @@ def _open(db):
     return rocpd.connect(*paths), True
 
 
-def collect(db, by: str | None = None, **filters) -> dict[str, object]:
-    """{stem: DataFrame} for every domain with rows, in a fixed order, plus 'domain'."""
+def collect(db, by: str | None = None, top: int | None = None, **filters) -> dict[str, object]:
+    """{stem: DataFrame} for every domain with rows, in a fixed order, plus 'domain'. ``top``:
+    at most that many rows per table (per group with ``by``); each table's attrs["rows"] is its
+    number of rows in full."""
     with _summary.cached():
-        return _collect(db, by, **filters)
+        return _collect(db, by, top, **filters)
+
+
+def cut(df, top: int | None, by: str | None = None):
+    """``df``'s first ``top`` rows (of each ``by`` group), with attrs["rows"] = len(df)."""
+    rows = df.attrs.get("rows", len(df))
+    if top is not None and len(df) > top:
+        df = df.groupby(by, dropna=False, sort=False).head(top) if by else df.head(top)
+        df = df.reset_index(drop=True)
+    df.attrs["rows"] = rows
+    return df
+
+
+def more_line(df, top: int | None) -> str:
+    """"… and K more (use --all)" where ``df`` (cut by :func:`cut`) leaves rows out, else ""."""
+    left = df.attrs.get("rows", len(df)) - len(df)
+    return f"… and {left} more (use --all)\n" if top is not None and left > 0 else ""
 
 
 class Summary(dict):
@@ -83,12 +120,13 @@ class Summary(dict):
     shows as HTML tables in Jupyter."""
 
     def __init__(self, tables: dict, drops: str, top: int | None = None, units: str = "ns",
-                 samples: str = ""):
+                 samples: str = "", by: str | None = None):
         super().__init__(tables)
-        self.drops, self.top, self.units, self.samples = drops, top, units, samples
+        self.drops, self.top, self.units = drops, top, units
+        self.samples, self.by = samples, by
 
     def __str__(self) -> str:
-        parts = [format_table(f"== {stem.upper()}_STATS ==", df, self.units, self.top)
+        parts = [format_table(f"== {stem.upper()}_STATS ==", df, self.units, self.top, self.by)
                  for stem, df in self.items()]
         if not self:
             parts.append("No timed records in this database.\n")
@@ -104,34 +142,45 @@ class Summary(dict):
 
 def summarize(db, top: int | None = None, units: str = "ns", by: str | None = None,
               **filters) -> Summary:
-    """Every domain's table (:func:`collect`) and the dropped-record counts, as one object."""
+    """Every domain's whole table (:func:`collect`) and the dropped-record counts, as one object
+    that shows ``top`` rows of each table (per group with ``by``)."""
     db_, owned = _open(db)
     try:
         from . import samples
 
         return Summary(collect(db_, by=by, **filters), format_drops(db_), top, units,
-                       samples.format_summary(db_, top=top or 10))
+                       samples=samples.format_summary(db_, top=top or 10), by=by)
     finally:
         if owned:
             db_.close()
 
 
-def _collect(db, by: str | None = None, **filters) -> dict[str, object]:
+def _collect(db, by: str | None = None, top: int | None = None, **filters) -> dict[str, object]:
+    from .filters import Filter
+    from .summary_sql import local, region_tables
+
     out = {}
     for kind, stem in (("kernel", "kernel"), ("memory_copy", "memory_copy"),
                        ("memory_allocation", "memory_allocation")):
         df = _summary.stats(db, kind, by=by, **filters)
         if len(df):
-            out[stem] = df
-    regions = _summary.stats(db, "region", by=by, **filters)
-    if len(regions):
-        regions = regions.assign(_stem=regions["category"].fillna("UNKNOWN").map(stem_for))
-        for stem in sorted(regions["_stem"].unique()):
-            part = regions[regions["_stem"] == stem].drop(columns=["_stem", "category"])
-            out[stem] = _summary.finish_percent(part, by)
+            out[stem] = cut(df, top, by)
+    if local(db):  # names without bound (ROCTx messages): combined in SQLite, top rows read
+        stems: dict[str, list] = {}
+        for c in _summary.region_categories(db):
+            stems.setdefault(stem_for(c), []).append(c)
+        tabs = region_tables(db, Filter.of(filters), by, top, dict(sorted(stems.items())))
+        out.update((stem, df) for stem, df in tabs.items() if len(df))
+    else:
+        regions = _summary.stats(db, "region", by=by, **filters)
+        if len(regions):
+            regions = regions.assign(_stem=regions["category"].fillna("UNKNOWN").map(stem_for))
+            for stem in sorted(regions["_stem"].unique()):
+                part = regions[regions["_stem"] == stem].drop(columns=["_stem", "category"])
+                out[stem] = cut(_summary.finish_percent(part, by), top, by)
     dom = _summary.domain_stats(db, **filters)
     if len(dom):
-        out["domain"] = dom
+        out["domain"] = cut(dom, top)
     return out
 
 
@@ -258,19 +307,19 @@ def scale(df, units: str = "ns"):
     return df
 
 
-def format_table(title: str, df, units: str = "ns", top: int | None = None) -> str:
+def format_table(title: str, df, units: str = "ns", top: int | None = None,
+                 by: str | None = None) -> str:
+    """``df`` as console text: at most ``top`` rows (of each ``by`` group), long names clipped,
+    then "… and K more (use --all)" when rows are left out."""
     import pandas as pd
 
-    shown = scale(df, units)
-    if top is not None:
-        shown = shown.head(top)
-    shown = clip_frame(shown)
+    df = cut(df, top, by)
+    shown = clip_frame(scale(df, units))
     with pd.option_context("display.max_rows", None, "display.max_columns", None,
                            "display.width", 250, "display.max_colwidth", 80,
                            "display.float_format", "{:.3f}".format):
         body = shown.to_string(index=False)
-    more = f" (top {top} of {len(df)})" if top is not None and len(df) > top else ""
-    return f"{title}{more}\n{body}\n"
+    return f"{title}\n{body}\n{more_line(df, top)}"
 
 
 def format_drops(db) -> str:
@@ -283,15 +332,15 @@ def format_drops(db) -> str:
     return head + "\n" + "\n".join(lines) + "\n"
 
 
-def format_summary(db_path, *, top: int | None = None, units: str = "ns", by: str | None = None,
-                   domains: list[str] | None = None, **filters) -> str:
+def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
+                   by: str | None = None, domains: list[str] | None = None, **filters) -> str:
     db, owned = _open(db_path)
     try:
-        tables = collect(db, by=by, **filters)
+        tables = collect(db, by=by, top=top, **filters)
         parts = []
         for stem, df in tables.items():
             if domains is None or stem in domains:
-                parts.append(format_table(f"== {stem.upper()}_STATS ==", df, units, top))
+                parts.append(format_table(f"== {stem.upper()}_STATS ==", df, units, top, by))
         if not tables:
             parts.append("No timed records in this database.\n")
         if domains is None or "device_metrics" in domains:

@@ -62,6 +62,14 @@ _SOURCES = {
         ' LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid'
         ' LEFT JOIN rocpd_string S ON S.id = R.name_id AND S.guid = R.guid{instants})'
         ' WHERE {where} {category} GROUP BY guid, category, name{bypid}'),
+    # The domain table's region rows: one per category, without reading the names.
+    "region_category": (
+        'SELECT guid, NULL AS k1, NULL AS k2, ' + _AGG + ', pid, category AS name, category FROM ('
+        ' SELECT R.guid, R.pid, R.start, R."end" - R.start AS d, C.string AS category'
+        ' FROM rocpd_region R'
+        ' LEFT JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid'
+        ' LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid)'
+        ' WHERE {where} {category} GROUP BY guid, category{bypid}'),
 }
 # Instants counted with the regions: "markers", ROCTx marks (rocprofv3's marker stats count
 # roctxMarkA with duration 0); "all", every sample ROCm's ``samples`` view shows (its summary reads
@@ -214,7 +222,8 @@ def finish(df, keys=("name",)):
     out["MaxNs"] = g["mx"].astype("int64")
     out["StdDev"] = [std_dev(a, b, c) for a, b, c in
                      zip(g["n"].tolist(), g["s"].tolist(), g["ss"].tolist(), strict=True)]
-    out = out.sort_values([*group, "TotalDurationNs"], ascending=[True] * len(group) + [False])
+    out = out.sort_values([*group, "TotalDurationNs", "Name"],
+                          ascending=[True] * len(group) + [False, True], kind="stable")
     return out.reset_index(drop=True)
 
 
@@ -257,7 +266,7 @@ def domain_stats(db, **filters):
 
     flt = Filter.of(filters)
     frames = []
-    for kind in ("kernel", "memory_copy", "memory_allocation", "region"):
+    for kind in ("kernel", "memory_copy", "memory_allocation", "region_category"):
         df = partials(db, kind, flt)
         if not df.empty:
             frames.append(df.assign(name=df["category"].fillna("(unknown)")))

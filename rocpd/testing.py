@@ -61,6 +61,7 @@ class DatabaseBuilder:
         self._symbols: dict[str, int] = {}
         self._threads: set[int] = set()
         self._streams: set[int] = set()
+        self._queues: set[int] = {0}
         self._stacks: dict[tuple, int] = {}
         self._counters: dict[tuple[int, str], int] = {}
         self._sites: dict[tuple, int] = {}
@@ -163,10 +164,11 @@ class DatabaseBuilder:
     def kernel(self, name: str, start: int, end: int, agent: int | None = None, stream: int = 0,
                tid: int | None = None, correlation_id: int | None = None, region: str | None = None,
                grid=(1024, 1, 1), block=(256, 1, 1), range_corr: int | None = None,
-               site: tuple | None = None) -> int:
+               site: tuple | None = None, queue: int = 0) -> int:
         """A dispatch; ``region``: the message of the ROCTx range it was launched in (the last
         ``marker`` with that message; ``range_corr`` names the range by correlation id);
-        ``site``: its Python launch site, ("file", line, "function")."""
+        ``site``: its Python launch site, ("file", line, "function"); ``queue``: the queue
+        (rocpd_info_queue id; 0 is "Default Queue", others are named "Queue N")."""
         tid = self.thread(tid if tid is not None else self.pid)
         corr = correlation_id if correlation_id is not None else self.next_correlation()
         if range_corr is None:
@@ -175,8 +177,14 @@ class DatabaseBuilder:
                        agent=gpu_agent(0) if agent is None else agent, stream=self.stream(stream),
                        correlation_id=corr, dispatch_id=corr, grid=list(grid), block=list(block),
                        region_name=region, range_corr=range_corr,
-                       callsite=self.callsite(site) if site else 0)
+                       callsite=self.callsite(site) if site else 0, queue=self.queue(queue))
         return corr
+
+    def queue(self, qid: int) -> int:
+        if qid not in self._queues:
+            self._w.stream(qid, f"Queue {qid}", queue=True)
+            self._queues.add(qid)
+        return qid
 
     def memory_copy(self, name: str, start: int, end: int, size: int, src_agent: int = CPU_AGENT,
                     dst_agent: int | None = None, stream: int = 0, tid: int | None = None,

@@ -2,10 +2,12 @@
 timestamp in ns), ``--start-marker``/``--end-marker`` (a ROCTx marker's message: the window starts
 at that marker's start, ends at that marker's end) and ``--inclusive``.
 
-Inclusive (the default) keeps a record that overlaps the window (its start or its end, or both, in
-the window, as ROCm's documentation states); ``inclusive=False`` keeps only records lying wholly
-inside it. A window reaching past the run is clamped to it with a warning on stderr; one that
-misses the run, or ends before it starts, is an error.
+``--inclusive`` means what ROCm's rocpd code does with it (time_window.get_time_filter), so that
+record counts match ROCm's: True (the default) keeps only records lying wholly inside the window
+(start >= S and end <= E); False keeps every record that overlaps it. ROCm's documentation (its
+--help) describes the two the other way round; users compare numbers, so the code wins, and the
+documented meaning is ``--inclusive False``. A window reaching past the run is clamped to it with
+a warning on stderr; one that misses the run, or ends before it starts, is an error.
 
 Used two ways: as filters (``rocpd.filters.Filter`` fields start, end, start_marker, end_marker,
 inclusive) by summaries and exports, and by :func:`apply_time_window`, which re-defines a
@@ -99,10 +101,11 @@ def bounds(db, start=None, end=None, start_marker=None, end_marker=None) -> tupl
 
 def condition(lo: int, hi: int, inclusive: bool = True, start: str = "start",
               end: str = '"end"') -> tuple[str, list]:
-    """SQL (and parameters) keeping a record of the window, by ROCm's --inclusive meaning."""
+    """SQL (and parameters) keeping a record of the window, by --inclusive as ROCm's code reads
+    it: True, wholly inside; False, overlapping (see the module's doc)."""
     if inclusive:
-        return f"({start} <= ? AND {end} >= ?)", [hi, lo]
-    return f"({start} >= ? AND {end} <= ?)", [lo, hi]
+        return f"({start} >= ? AND {end} <= ?)", [lo, hi]
+    return f"({start} <= ? AND {end} >= ?)", [hi, lo]
 
 
 def parse_inclusive(text) -> bool:
@@ -117,21 +120,15 @@ def apply_time_window(db, start=None, end=None, start_marker=None, end_marker=No
     if all(v is None for v in (start, end, start_marker, end_marker)):
         return db
     lo, hi = bounds(db, start, end, start_marker, end_marker)
-    union = db.conn  # opened now, so its guard is known
-    pairs = [(f.conn, f.guard) for f in db.files]
-    if all(union is not c for c, _ in pairs):
-        pairs.append((union, db._guard))
-    for conn, guard in pairs:
+    for conn, guard in db.view_connections():
         _narrow(conn, guard, lo, hi, inclusive)
     return db
 
 
 def _narrow(conn, guard, lo: int, hi: int, inclusive: bool) -> None:
-    # Our own TEMP views, re-made before the user's SQL runs: the read-only guard is lifted for
-    # these statements only, as when the connection was opened.
-    conn.set_authorizer(None)
-    conn.execute("PRAGMA query_only = 0")
-    try:
+    from .readonly import lifted
+
+    with lifted(conn, guard):
         for table, (s, e) in TIMED.items():
             row = conn.execute("SELECT sql FROM sqlite_temp_master WHERE type = 'view' AND name = ?",
                                (f"rocpd_{table}",)).fetchone()
@@ -142,6 +139,3 @@ def _narrow(conn, guard, lo: int, hi: int, inclusive: bool) -> None:
             cond = cond.replace("?", "{}").format(*(int(p) for p in params))
             conn.execute(f'DROP VIEW temp."rocpd_{table}"')
             conn.execute(f'CREATE TEMP VIEW "rocpd_{table}" AS SELECT * FROM ({body}) WHERE {cond}')
-    finally:
-        conn.execute("PRAGMA query_only = 1")
-        conn.set_authorizer(guard)

@@ -185,6 +185,11 @@ void Collector::run() {
   // A lazily opened child that never recorded anything leaves no file behind.
   if (opened_) sink_->close(now_ns());
   report_at_exit();
+  // The session's memory goes back when it ends, not at exit (a Python program goes on, and
+  // -S reads the database in this process): the strings' hand-over vector and the chunks
+  // beyond the ones producer threads still hold.
+  std::vector<std::string>().swap(new_strings_);
+  pool_->restock(0, /*trim=*/true);
 }
 
 // Lost or unfinished data is said once, at the end, whatever the launcher's options: the

@@ -21,6 +21,7 @@ uint32_t StringTable::intern(std::string_view s) {
 }
 
 namespace {
+constexpr std::size_t kLocalCacheMax = 1 << 16;
 struct LocalCache {
   uint64_t generation = 0;
   std::unordered_map<std::string_view, uint32_t> ids;
@@ -37,6 +38,10 @@ uint32_t StringTable::intern_cached(std::string_view s) {
   auto it = c.ids.find(s);
   if (it != c.ids.end()) return it->second;
   const uint32_t id = intern(s);
+  // Programs that make a new string for every call (a message with a step number) would grow
+  // each thread's copy of the table without bound: past kLocalCacheMax it starts over, and the
+  // strings used again soon are found again after one locked lookup each.
+  if (c.ids.size() >= kLocalCacheMax) c.ids = {};
   // The key must view the table's copy, not the caller's buffer, which may be reused.
   std::string_view stable;
   {
@@ -46,6 +51,8 @@ uint32_t StringTable::intern_cached(std::string_view s) {
   c.ids.emplace(stable, id);
   return id;
 }
+
+std::size_t StringTable::local_cache_size() { return t_cache.ids.size(); }
 
 uint32_t StringTable::take_new(std::vector<std::string>& out) {
   std::lock_guard<std::mutex> g(mu_);

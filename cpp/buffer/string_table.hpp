@@ -26,6 +26,8 @@ class StringTable {
   uint32_t take_new(std::vector<std::string>& out);
   std::string get(uint32_t id) const;
   std::size_t size() const;
+  // Entries in the calling thread's cache of intern_cached() (bounded; see string_table.cpp).
+  static std::size_t local_cache_size();
 
   // After fork() in the child: the mutex may have been held by a thread that no longer
   // exists; re-create it. Everything interned so far stays valid (ids are re-sent).

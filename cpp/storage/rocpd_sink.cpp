@@ -11,10 +11,7 @@ RocpdSink::~RocpdSink() {
   if (writer_.is_open()) close(0);
 }
 
-const std::string& RocpdSink::suffix() const {
-  static const std::string none;
-  return map_ ? map_->suffix() : none;
-}
+const std::string& RocpdSink::suffix() const { return map_ ? map_->suffix() : suffix_; }
 
 bool RocpdSink::open(const SessionInfo& info, std::string* error) {
   map_ = std::make_unique<rocpd::Mapping>(info);
@@ -144,6 +141,11 @@ void RocpdSink::close(uint64_t end_ns) {
   }
   writer_.close(end_ns != 0 ? std::optional<rocpd::ProcessEndRow>(map_->process_end(end_ns))
                             : std::nullopt);
+  // Nothing is written after close: the mapping's copies (every string of the run, links by
+  // correlation id) go back now, not when the process ends. The suffix stays for readers.
+  suffix_ = map_->suffix();
+  map_.reset();
+  std::unordered_set<uint32_t>().swap(threads_);
 }
 
 }  // namespace rocprof

@@ -38,7 +38,8 @@ class RocpdSink final : public Sink {
  private:
   void write_record(const Record& r);
 
-  std::unique_ptr<rocpd::Mapping> map_;
+  std::unique_ptr<rocpd::Mapping> map_;   // null after close
+  std::string suffix_;                    // the closed mapping's
   std::unordered_set<uint32_t> threads_;  // tids with a rocpd_info_thread row
   rocpd::Writer writer_;
   uint64_t last_record_ns_ = 0;  // the newest record time handed in (metadata at each commit)

@@ -61,3 +61,17 @@ TEST(StringTable, ConcurrentInterningAgreesOnIds) {
   std::set<uint32_t> unique(ids[0].begin(), ids[0].end());
   EXPECT_EQ(unique.size(), static_cast<size_t>(kNames));
 }
+
+TEST(StringTable, ThreadCacheStaysBoundedWithEveryStringNew) {
+  // A program that names every call differently (a message with a step number) must not grow
+  // each thread's cache with the table; ids stay those of the table.
+  StringTable t;
+  constexpr int kNames = 100000;
+  std::vector<uint32_t> ids(kNames);
+  for (int i = 0; i < kNames; ++i) ids[i] = t.intern_cached("step " + std::to_string(i));
+  EXPECT_LE(StringTable::local_cache_size(), 65536u);
+  EXPECT_EQ(t.size(), static_cast<size_t>(kNames));
+  for (int i = 0; i < kNames; i += 997)
+    EXPECT_EQ(t.intern_cached("step " + std::to_string(i)), ids[i]);
+  EXPECT_EQ(t.get(ids[12345]), "step 12345");
+}

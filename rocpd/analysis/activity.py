@@ -132,11 +132,44 @@ SELECT * FROM (
 
 
 def _frame(conn, sql, params, columns=None):
+    """The rows of ``sql`` as a DataFrame, as ``DataFrame.from_records`` would make it, built a
+    column at a time from slices: integer columns go straight into arrays, and SQLite's new str
+    for every text cell (a guid or category repeated on a million rows) is shared per column
+    until the column turns out mostly distinct (names)."""
+    import numpy as np
     import pandas as pd
 
     cur = conn.execute(sql, params)
     cols = columns or [d[0] for d in cur.description]
-    return pd.DataFrame.from_records(cur.fetchall(), columns=cols)
+    parts: list[list] = [[] for _ in cols]
+    pools: list = [{} for _ in cols]
+    while rows := cur.fetchmany(_SLICE):
+        for j, values in enumerate(zip(*rows, strict=True)):
+            if all(type(v) is int for v in values):
+                parts[j].append(np.fromiter(values, dtype=np.int64, count=len(values)))
+                continue
+            pool = pools[j]
+            if pool is not None:
+                values = [pool.setdefault(v, v) if type(v) is str else v for v in values]
+                if len(pool) > _POOL_MAX:
+                    pools[j] = None  # mostly distinct texts: nothing to share
+            parts[j].append(values)
+        del rows
+    if not parts or not parts[0]:
+        return pd.DataFrame.from_records([], columns=cols)
+    data = {}
+    for c, chunks in zip(cols, parts, strict=True):
+        if all(isinstance(p, np.ndarray) for p in chunks):
+            data[c] = np.concatenate(chunks)
+        else:  # None, floats or texts somewhere: the column as from_records infers it
+            data[c] = pd.Series([v for p in chunks for v in (p.tolist() if isinstance(p, np.ndarray)
+                                                              else p)], dtype=None)
+        chunks.clear()
+    return pd.DataFrame(data, columns=cols)
+
+
+_SLICE = 50_000
+_POOL_MAX = 50_000
 
 
 def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
@@ -197,6 +230,9 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
             )
             _join_launches(p)
             out.append(p)
+    # Ranks in numeric order (rank 2 before rank 10, whatever the files' names), then processes
+    # without a rank by host and pid: every table and the report list them so.
+    out.sort(key=lambda p: (p.rank is None, p.rank if p.rank is not None else 0, p.host, p.pid))
     return out
 
 

@@ -1,5 +1,10 @@
 """``rocpd`` command line: a thin dispatcher; each subcommand is one module with
-``add_parser(subparsers)`` and ``run(args) -> int``. Every error is one line and a non-zero exit."""
+``add_parser(subparsers)`` and ``run(args) -> int``. Every error is one line and a non-zero exit.
+
+Parsers are plain argparse (shell completion reads them): :func:`add_command` gives each
+subcommand the help layout (every option's default shown, examples in the epilog) and
+:class:`Parser` makes a bad option point at that subcommand's ``--help``. Shared option groups
+live here, one function per concept."""
 
 from __future__ import annotations
 
@@ -16,6 +21,47 @@ SUBCOMMANDS = ("summary", "query", "convert", "compare", "merge", "package", "sa
 # ROCm's defaults for -d/--output-path and -o/--output-file (environment first, as ROCm reads them).
 DEFAULT_OUTPUT_PATH = "./rocpd-output-data"
 DEFAULT_OUTPUT_FILE = "out"
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Examples keep their lines; every option with a real default says it, unless its help
+    already does (a help that explains the default in words says "default")."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS) \
+                or action.option_strings == [] or isinstance(action.default, list) and not action.default:
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line naming the (sub)command and pointing at its
+    --help (the usage of a command with many options would bury the error)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def parse_args(self, args=None, namespace=None):
+        args, extra = self.parse_known_args(args, namespace)
+        if extra:
+            sub = self._subcommand(args)
+            (sub or self).error(f"unrecognized arguments: {' '.join(extra)}")
+        return args
+
+    def _subcommand(self, args):
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return action.choices.get(getattr(args, "command", None) or "")
+        return None
+
+
+def add_command(sub, name: str, help: str, examples: str, description: str | None = None):
+    """A subcommand's parser: our help layout, ``examples`` (one command per line, a comment
+    after ``#`` allowed) as its epilog."""
+    lines = "\n".join(f"  {line}" if line.strip() else "" for line in examples.strip("\n").splitlines())
+    return sub.add_parser(name, help=help, description=description or help,
+                          formatter_class=HelpFormatter, epilog=f"examples:\n{lines}")
 
 
 def add_inputs(p: argparse.ArgumentParser, help: str = "files, globs, directories, package index"
@@ -61,11 +107,19 @@ def output_naming(args, default_file: str = DEFAULT_OUTPUT_FILE) -> tuple[str, s
     return os.path.expanduser(path), name
 
 
+def add_kernel_rename(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kernel-rename", action="store_true",
+                   help="name each kernel by the ROCTx range it was launched in (the region a"
+                        " capture with --kernel-rename stored, else the innermost range around"
+                        " the launch), as ROCm's rocpd does")
+
+
 def add_filter_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("filters")
-    g.add_argument("--window", nargs=2, type=int, metavar=("T0", "T1"),
-                   help="ns from the start of the run; records starting in [T0, T1)")
-    g.add_argument("--pct", nargs=2, type=float, metavar=("P0", "P1"), help="percent of the run")
+    # Older spellings of --start/--end, kept working: ns from the start of the run / percent of
+    # the run, records starting in [T0, T1).
+    g.add_argument("--window", nargs=2, type=int, metavar=("T0", "T1"), help=argparse.SUPPRESS)
+    g.add_argument("--pct", nargs=2, type=float, metavar=("P0", "P1"), help=argparse.SUPPRESS)
     g.add_argument("--between", nargs=2, metavar=("A", "B"), help="from ROCTx range A to range B")
     g.add_argument("--include", metavar="REGEX", type=_kernel_regex,
                    help="keep kernels whose name matches (POSIX extended regex, as in capture)")
@@ -86,9 +140,11 @@ def add_time_window_options(p: argparse.ArgumentParser) -> None:
     e = g.add_mutually_exclusive_group()
     e.add_argument("--end", help="window end: percent of the run (e.g. 75%%) or timestamp in ns")
     e.add_argument("--end-marker", metavar="NAME", help="window ends where ROCTx marker NAME ends")
-    g.add_argument("--inclusive", type=parse_inclusive, metavar="BOOL",
-                   help="True (default): keep records overlapping the window; False: only records"
-                        " wholly inside it")
+    g.add_argument("--inclusive", type=parse_inclusive, metavar="BOOL", default=True,
+                   help="True (default): only records wholly inside the window; False: every"
+                        " record overlapping it. This is what ROCm's rocpd code does, so counts"
+                        " match ROCm's; ROCm's documentation states the two the other way round"
+                        " (its True is our False)")
 
 
 def add_dask_options(p: argparse.ArgumentParser) -> None:
@@ -134,17 +190,32 @@ def filters_of(args) -> dict:
     for k in ("window", "pct", "between", "include", "exclude", "pid", "rank",
               "start", "end", "start_marker", "end_marker", "inclusive"):
         v = getattr(args, k, None)
-        if v is not None:
+        if v is not None and not (k == "inclusive" and v is True):  # True: Filter's default
             out[k] = tuple(v) if k in ("window", "pct", "between") else v
     return out
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rocpd", description="Analyse rocpd profiling databases.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = Parser(prog="rocpd", formatter_class=HelpFormatter,
+                    description="Analyse rocpd profiling databases (ours and ROCm rocprofv3's).",
+                    epilog="`rocpd COMMAND --help` shows each command's options and examples.")
+    parser.add_argument("-v", "--version", action="store_true",
+                        help="print the version information and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in SUBCOMMANDS:
         importlib.import_module(f"{__name__}.{name}").add_parser(sub)
     return parser
+
+
+def version_text() -> str:
+    """``rocpd --version``: the version first, then ROCm's other version_info keys."""
+    import rocpd
+
+    info = rocpd.version_info
+    lines = [f"rocpd {info['version']}"]
+    lines += [f"  {k:>16}: {v}" for k, v in info.items()
+              if k not in ("version", "major", "minor", "patch")]
+    return "\n".join(lines)
 
 
 def _spawn_safe_main() -> None:
@@ -163,6 +234,12 @@ def main(argv=None) -> int:
     _spawn_safe_main()
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.version:
+        print(version_text())
+        return 0
+    if args.command is None:  # as ROCm's rocpd: the help, and success
+        parser.print_help()
+        return 0
     progress.enable(True)  # drawn only where stderr is a terminal
     try:
         return int(args.run(args) or 0)

@@ -3,7 +3,7 @@ breakdown, kernel launch statistics, overlap, Python lines, ROCTx ranges) and th
 
 from __future__ import annotations
 
-from . import add_filter_options, add_inputs, filters_of, inputs_of
+from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
 
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
@@ -14,8 +14,16 @@ def _sections():
     return [name for name, _, _ in SECTIONS]
 
 
+EXAMPLES = """
+rocpd analyze OUT/run1_results.db                # findings, then the breakdowns and tables
+rocpd analyze OUT/run1_results.db --section per-step --section lines --units ms
+rocpd analyze RANKS/ --step train_step --format csv -o analysis/run
+"""
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("analyze", help="guided analysis: breakdowns per step and rank, and findings")
+    p = add_command(sub, "analyze", "guided analysis: breakdowns per step and rank, and findings",
+                    EXAMPLES)
     add_inputs(p)
     p.add_argument("--section", action="append", dest="sections", choices=_sections(),
                    metavar="SECTION", help=f"only this part (repeatable): {', '.join(_sections())}")
@@ -24,28 +32,57 @@ def add_parser(sub) -> None:
                        help="the ROCTx range that marks one step (its message, or the message "
                             "without a trailing number); default: detected")
     steps.add_argument("--no-steps", action="store_true", help="analyse the whole run as one")
-    p.add_argument("--top", type=int, default=15, help="rows per table (default 15; 0: all)")
+    p.add_argument("--top", type=int, default=15, help="rows per table")
+    p.add_argument("--all", action="store_true", help="every row of every table")
     p.add_argument("--units", default="us", choices=list(_UNITS), help="time unit of the tables")
     p.add_argument("--format", default="text", choices=["text", "csv", "json"],
-                   help="text (default) on standard output; csv/json: one file per table under -o")
+                   help="text on standard output; csv/json: one file per table under -o")
     p.add_argument("-o", "--output", metavar="PREFIX",
                    help="csv/json: write PREFIX_<section>.csv|json (and PREFIX_findings.*)")
     add_filter_options(p)
     p.set_defaults(run=run)
 
 
-def scaled(df, units: str):
-    """``*Ns`` columns in ``units`` (renamed), as the tables are shown."""
+# Timestamps of the step tables, shown as times from the run's first recorded activity.
+_STAMPS = {"start": "Start", "end": "End", "host_start": "HostStart", "host_end": "HostEnd"}
+
+
+def scaled(df, units: str, t0: int | None = None):
+    """``*Ns`` columns in ``units`` (renamed); with ``t0`` (the run's first recorded activity,
+    ns) the timestamp columns too, as times from it (start -> StartMs ...)."""
     div = _UNITS[units]
-    if div == 1:
-        return df
     out = df.copy()
     ren = {}
     for c in out.columns:
-        if isinstance(c, str) and c.endswith("Ns"):
+        if isinstance(c, str) and c.endswith("Ns") and div != 1:
             out[c] = out[c].astype(float) / div
             ren[c] = c[:-2] + units.capitalize()
+        elif t0 is not None and c in _STAMPS:
+            out[c] = (out[c].astype(float) - t0) / div
+            ren[c] = _STAMPS[c] + units.capitalize()
     return out.rename(columns=ren)
+
+
+def run_start(a) -> int | None:
+    """The first recorded activity (GPU op, ROCTx range or API call) of the analysed processes."""
+    firsts = [int(df["start"].min()) for p in a.processes for df in (p.gpu, p.ranges, p.api)
+              if len(df)]
+    return min(firsts) if firsts else None
+
+
+def text_table(df) -> str:
+    """A table as ``rocpd analyze`` prints it: long names clipped (rocpd.stats.clip_name), no rank
+    or value recorded shown as "-"."""
+    import pandas as pd
+
+    from rocpd.stats import clip_frame
+
+    df = clip_frame(df)
+    if "rank" in df.columns:
+        df = df.assign(rank=[("-" if pd.isna(r) else int(r)) for r in df["rank"]])
+    with pd.option_context("display.width", 250, "display.max_columns", 40,
+                           "display.float_format", "{:.3f}".format, "display.max_colwidth", 70):
+        return df.to_string(index=False, na_rep="-")
 
 
 def findings_frame(findings):
@@ -60,8 +97,6 @@ def findings_frame(findings):
 
 
 def run(args) -> int:
-    import pandas as pd
-
     import rocpd
     from rocpd.analysis import SECTIONS, analyze
     from rocpd.errors import RocpdError
@@ -71,9 +106,10 @@ def run(args) -> int:
                          f".{args.format})")
     wanted = args.sections or _sections()
     step = "" if args.no_steps else args.step
-    top = args.top or None
+    top = None if args.all or not args.top else args.top  # --top 0: all, as before --all
     with rocpd.connect(*inputs_of(args)) as db:
         a = analyze(db, step=step, **filters_of(args))
+        t0 = run_start(a)
         if args.format == "text":
             print(_header(db, a))
         for name, attr, title in SECTIONS:
@@ -91,13 +127,11 @@ def run(args) -> int:
             if args.format == "text" and a.omitted(name):
                 continue  # said in one line per reason below
             if args.format == "text":
-                shown = scaled(df.head(top) if top else df, args.units)
-                more = f" (top {top} of {len(df)})" if top and len(df) > top else ""
-                print(f"\n== {title.upper()}{more} ==")
-                with pd.option_context("display.width", 250, "display.max_columns", 40,
-                                       "display.float_format", "{:.3f}".format,
-                                       "display.max_colwidth", 70):
-                    print(shown.to_string(index=False) if len(shown) else "(no rows)")
+                shown = scaled(df.head(top) if top else df, args.units, t0)
+                print(f"\n== {title.upper()} ==")
+                print(text_table(shown) if len(shown) else "(no rows)")
+                if top and len(df) > top:
+                    print(f"… and {len(df) - top} more (use --all)")
             else:
                 _write(df, args, name)
         if args.format == "text":

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
-from . import add_filter_options, filters_of
+from . import add_command, add_filter_options, filters_of
+
+EXAMPLES = """
+rocpd compare OUT/run1_results.db OUT/timeit_results.db
+rocpd compare before/ after/ --top 10 --include 'gemm|conv'
+"""
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("compare", help="compare two runs (A = baseline, B = new)")
+    p = add_command(sub, "compare", "compare two runs (A = baseline, B = new)", EXAMPLES)
     p.add_argument("a", help="baseline database (or directory/glob quoted)")
     p.add_argument("b", help="new database")
-    p.add_argument("--top", type=int, default=20)
+    p.add_argument("--top", type=int, default=20, help="rows of each table")
     add_filter_options(p)
     p.set_defaults(run=run)
+
+
+def speedup(a_ns: int, b_ns: int, ratio) -> str:
+    """"speed-up 1.234x", or why there is none (never a NaN)."""
+    if ratio is not None:
+        return f"speed-up {ratio:.3f}x"
+    if not a_ns and not b_ns:
+        return "speed-up n/a (neither run has any)"
+    return f"speed-up n/a ({'A' if not a_ns else 'B'} has none)"
 
 
 def run(args) -> int:
@@ -23,13 +37,17 @@ def run(args) -> int:
     res = compare(args.a, args.b, **filters_of(args))
     s = res["summary"]
     print(f"kernel time: A {s['kernel_time_a_ns']} ns, B {s['kernel_time_b_ns']} ns, "
-          f"speed-up {s['kernel_speedup']:.3f}x")
+          + speedup(s["kernel_time_a_ns"], s["kernel_time_b_ns"], s["kernel_speedup"]))
     print(f"wall time:   A {s['wall_time_a_ns']} ns, B {s['wall_time_b_ns']} ns, "
-          f"speed-up {s['wall_speedup']:.3f}x")
+          + speedup(s["wall_time_a_ns"], s["wall_time_b_ns"], s["wall_speedup"]))
     with pd.option_context("display.width", 250, "display.max_colwidth", 80,
                            "display.float_format", "{:.3f}".format):
         for key in ("kernels", "regions"):
             df = res[key]
-            print(f"\n== {key.upper()} (by impact, top {args.top} of {len(df)}) ==")
-            print(clip_frame(df.head(args.top)).to_string(index=False) if len(df) else "(none)")
+            print(f"\n== {key.upper()} (by impact) ==")
+            # Ratio is B/A; a name new in B has none ("-").
+            print(clip_frame(df.head(args.top)).to_string(index=False, na_rep="-") if len(df)
+                  else "(none)")
+            if len(df) > args.top:
+                print(f"… and {len(df) - args.top} more (use --top {len(df)})")
     return 0

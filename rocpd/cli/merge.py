@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import os
 
-from . import add_inputs, add_output_naming, inputs_of, output_naming, rocm_naming
+from . import add_command, add_inputs, add_output_naming, inputs_of, output_naming, rocm_naming
+
+EXAMPLES = """
+rocpd merge RANKS/*.db -o all_ranks.db
+rocpd merge -i rank0.db rank1.db -d merged -o job     # ROCm's form: merged/job.db
+"""
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("merge", help="merge several databases into one file")
+    p = add_command(sub, "merge", "merge several databases into one file", EXAMPLES)
     add_inputs(p)
     add_output_naming(p, "ours (positional databases): the merged file; ROCm's form: its base"
                       " name (default merged)")

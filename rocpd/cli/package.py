@@ -4,11 +4,18 @@ the .rpdb folder as one input."""
 
 from __future__ import annotations
 
-from . import add_inputs, inputs_of
+from . import add_command, add_inputs, inputs_of
+
+EXAMPLES = """
+rocpd package RANKS/*.db -d job                 # job.rpdb/index.yaml naming them
+rocpd package RANKS/*.db -c --copy -d job       # copies them into job.rpdb/ too
+rocpd summary job.rpdb                          # any command reads the package
+"""
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("package", help="write an index.yaml naming many databases (ROCm's .rpdb)")
+    p = add_command(sub, "package", "write an index.yaml naming many databases (ROCm's .rpdb)",
+                    EXAMPLES)
     add_inputs(p)
     p.add_argument("-d", "--output-path", metavar="OUTPUT_PATH",
                    help="folder of the package (.rpdb is appended); default: the current folder,"

@@ -3,17 +3,24 @@ one panel per counter and one line per device."""
 
 from __future__ import annotations
 
-from . import add_filter_options, add_inputs, filters_of, inputs_of
+from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
+
+EXAMPLES = """
+rocpd plot OUT/metrics_results.db -o metrics.png
+rocpd plot OUT/metrics_results.db --list
+rocpd plot OUT/metrics_results.db -m device_busy_gfx -m cpu_load -o busy.png
+"""
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("plot", help="device/host metrics over time (--process-freq) as a PNG")
+    p = add_command(sub, "plot", "device/host metrics over time (--process-freq) as a PNG",
+                    EXAMPLES)
     add_inputs(p)
     p.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
                    help="only this counter (device_busy_gfx, device_power, cpu_load, or a track "
                         "such as 'device_busy_gfx [0]'); repeatable; default all")
     p.add_argument("-o", "--output", default="metrics.png", metavar="PNG",
-                   help="the image to write (default metrics.png)")
+                   help="the image to write")
     p.add_argument("--list", action="store_true", help="list the counters that have values")
     add_filter_options(p)
     p.set_defaults(run=run)

@@ -4,22 +4,30 @@ slowest ranks and by how much, compute vs collectives (NCCL/RCCL kernels), kerne
 
 from __future__ import annotations
 
-from . import add_dask_options, add_inputs, connect_for, inputs_of
+from . import add_command, add_dask_options, add_inputs, connect_for, inputs_of
+
+EXAMPLES = """
+rocpd ranks RANKS/                         # step times, slowest ranks, collectives vs compute, skew
+rocpd ranks RANKS/ --plot ranks.png --dask   # on a local Dask cluster, and the ranks x steps heat map
+rocpd ranks RANKS/ --range train_step --skip-steps 2 --csv out/ranks
+"""
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("ranks", help="cross-rank view: step times, stragglers, collectives, skew")
+    p = add_command(sub, "ranks", "cross-rank view: step times, stragglers, collectives, skew",
+                    EXAMPLES)
     add_inputs(p)
     p.add_argument("--range", dest="range_name", metavar="NAME",
                    help="ROCTx range that marks one step (default: detected, the repeating range"
                         " nested least deep); numbered names match as one (\"step 3\" = \"step #\")")
     p.add_argument("--collectives", metavar="REGEX", default=None,
-                   help="kernel names that are collectives (Python regex, any case; default"
+                   help="kernel names that are collectives (Python regex, any case; default:"
                         " nccl|rccl)")
     p.add_argument("--skip-steps", type=int, default=0, metavar="N",
                    help="leave out each rank's first N steps (warm-up)")
     p.add_argument("--top", type=int, default=10, help="rows of the slowest-rank and skew tables")
-    p.add_argument("--units", default="ms", choices=["ns", "us", "ms", "s"])
+    p.add_argument("--units", default="ms", choices=["ns", "us", "ms", "s"],
+                   help="time unit of the tables")
     p.add_argument("--all-ranks", action="store_true", help="also print the table of every rank")
     p.add_argument("--plot", metavar="PNG", help="write the ranks x steps heat map (needs matplotlib)")
     p.add_argument("--metric", choices=["compute", "duration", "collective", "kernels"],

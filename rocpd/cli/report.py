@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import os
 
-from . import add_filter_options, filters_of
+from . import add_command, add_filter_options, filters_of
+
+EXAMPLES = """
+rocpd report OUT/run1_results.db -o report.html  # the page (and report.pftrace beside it)
+rocpd report OUT/run1_results.db -o report.md    # Markdown + PNG plots in report_files/
+rocpd report RANKS/ -o ranks.html --no-perfetto --top 10
+"""
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="the guided report: findings, interactive timeline, per-step "
-                                      "charts and tables (HTML, or Markdown with PNG plots)")
+    p = add_command(sub, "report", "the guided report: findings, interactive timeline, per-step"
+                    " charts and tables (HTML, or Markdown with PNG plots)", EXAMPLES)
     p.add_argument("databases", nargs="+", help="files, globs or directories")
     p.add_argument("-o", "--output", required=True, help="report file (.html, or .md for Markdown)")
     p.add_argument("--format", choices=["html", "md"],
-                   help="html (default) or md; default from the -o extension")
+                   help="html or md (default: from the -o extension, html for any other)")
     p.add_argument("--plots", metavar="DIR",
                    help="also write the figures as PNG files into DIR (Markdown: default "
                         "<report>_files)")
@@ -26,11 +32,11 @@ def add_parser(sub) -> None:
                                                       "(default: detected)")
     steps.add_argument("--no-steps", action="store_true", help="analyse the whole run as one")
     p.add_argument("--max-slices", type=int, default=400_000,
-                   help="most slices drawn on the timeline (default 400000; the Perfetto trace "
-                        "has all)")
-    p.add_argument("--top", type=int, default=20, help="rows per table (default 20)")
-    p.add_argument("--units", default="us", choices=["ns", "us", "ms", "s"])
-    p.add_argument("--title", default="rocpd report")
+                   help="most slices drawn on the timeline (the Perfetto trace has all)")
+    p.add_argument("--top", type=int, default=20, help="rows per table")
+    p.add_argument("--units", default="us", choices=["ns", "us", "ms", "s"],
+                   help="time unit of the tables")
+    p.add_argument("--title", default="rocpd report", help="the page's title")
     add_filter_options(p)
     p.set_defaults(run=run)
 

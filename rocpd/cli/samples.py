@@ -3,18 +3,32 @@ ROCTx range or a time window; --collapsed / --flamegraph write the stacks as wel
 
 from __future__ import annotations
 
+import argparse
+
+from . import add_command
+
+EXAMPLES = """
+rocpd samples OUT/sampled_results.db
+rocpd samples OUT/sampled_results.db --by total --lines --top 30
+rocpd samples OUT/sampled_results.db --range train --flamegraph train.svg
+"""
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("samples", help="top functions from call-stack samples; flame graph")
-    p.add_argument("databases", nargs="+")
-    p.add_argument("--by", choices=("self", "total"), default="self")
-    p.add_argument("-n", "--limit", type=int, default=20)
+    p = add_command(sub, "samples", "top functions from call-stack samples; flame graph", EXAMPLES)
+    p.add_argument("databases", nargs="+", help="files, globs or directories")
+    p.add_argument("--by", choices=("self", "total"), default="self",
+                   help="rank functions by the samples they were running in (self) or on the"
+                        " stack of (total)")
+    p.add_argument("-n", "--top", dest="limit", type=int, default=20, metavar="N",
+                   help="functions shown")
+    p.add_argument("--limit", dest="limit", type=int, help=argparse.SUPPRESS)
     p.add_argument("--lines", action="store_true", help="per source line, not per function")
     p.add_argument("--range", dest="roctx_range", metavar="NAME", help="only inside ROCTx range NAME")
     p.add_argument("--window", nargs=2, type=int, metavar=("T0", "T1"),
-                   help="ns from the start of the run, [T0, T1)")
-    p.add_argument("--tid", type=int)
-    p.add_argument("--pid", type=int)
+                   help="only samples in [T0, T1), ns from the start of the run")
+    p.add_argument("--tid", type=int, help="only this thread's samples")
+    p.add_argument("--pid", type=int, help="only this process's samples")
     p.add_argument("--collapsed", metavar="FILE", help="also write collapsed stacks")
     p.add_argument("--flamegraph", metavar="SVG", help="also write a flame graph")
     p.set_defaults(run=run)

@@ -5,13 +5,20 @@ bandwidth, occupancy, SM throughput: value, peak, % of peak) from a `rocprof run
 from __future__ import annotations
 
 from ..errors import RocpdError
-from . import add_filter_options, add_inputs, filters_of, inputs_of
+from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
+
+EXAMPLES = """
+rocpd sol out/sol_results.db --roofline roofline.png
+rocpd sol out/sol_results.db --top 10 --json sol.json
+rocpd sol out/sol_results.db --peaks peaks.json
+"""
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("sol", help="speed of light and roofline from hardware counters (--sol)")
+    p = add_command(sub, "sol", "speed of light and roofline from hardware counters (--sol)",
+                    EXAMPLES)
     add_inputs(p)
-    p.add_argument("--top", type=int, help="show only the N longest kernels")
+    p.add_argument("--top", type=int, help="show only the N longest kernels (default: all)")
     p.add_argument("--roofline", metavar="PNG", help="also write the roofline chart to PNG")
     p.add_argument("--peaks", metavar="JSON",
                    help="empirical peaks to compare with (the format `rocprof peaks --json` writes);"

@@ -2,12 +2,22 @@
 
 ROCm's form (any of -i, -f, --domain-summary, --summary-by-rank, --region-categories, -d, -o) gives
 ROCm's tables and files instead (:mod:`rocpd.rocm_summary`), e.g. ``rocpd summary -i a.db b.db
---summary-by-rank -f csv`` -> rocpd-output-data/kernels_summary.csv ..."""
+--summary-by-rank -f csv`` -> rocpd-output-data/kernels_summary.csv ...
+
+Console tables are bounded in both forms: ``--top N`` rows per table (per process/rank/host),
+then "… and K more (use --all)". Hidden older spellings, kept working: ``--csv PREFIX``
+(rocprofv3's PREFIX_<domain>_stats.csv files, as `rocprof run --stats` writes; ``-f csv`` is
+ROCm's), ``--window``/``--pct`` (see rocpd.filters). ``--by rank`` stays visible: ROCm's
+``--summary-by-rank`` means the process, and ROCm has no grouping by rank or host."""
 
 from __future__ import annotations
 
+import argparse
+
 from ..rocm_summary import FORMATS
+from ..stats import CONSOLE_TOP
 from . import (
+    add_command,
     add_dask_options,
     add_filter_options,
     add_inputs,
@@ -18,28 +28,44 @@ from . import (
     output_naming,
 )
 
+EXAMPLES = """
+rocpd summary OUT/*.db                     # kernels, copies, API domains, ROCTx ranges
+rocpd summary OUT/run1_results.db --top 5 --units ms
+rocpd summary OUT/metrics_results.db --domain device_metrics
+rocpd summary -i db1.db db2.db --summary-by-rank --format csv   # ROCm's tables and files
+rocpd summary -i db0.db --region-categories HIP MARKERS --domain-summary --format html
+"""
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("summary", help="per-domain statistics (kernels, copies, APIs, ROCTx)")
+    p = add_command(sub, "summary", "per-domain statistics (kernels, copies, APIs, ROCTx)", EXAMPLES)
     add_inputs(p)
-    p.add_argument("--top", type=int, help="show only the N longest entries per table")
-    p.add_argument("--units", default="ns", choices=["ns", "us", "ms", "s"])
-    p.add_argument("--by", choices=["pid", "rank", "host"], help="one table per process/rank/host")
-    p.add_argument("--domain", action="append", dest="domains",
-                   help="only this table (kernel, memory_copy, marker_api, hip_api, domain, "
-                        "device_metrics, ...)")
+    p.add_argument("--top", type=int, default=CONSOLE_TOP, metavar="N",
+                   help="console tables show the N longest entries (per process with"
+                        " --summary-by-rank)")
+    p.add_argument("--all", action="store_true", help="console tables show every entry")
+    p.add_argument("--units", default="ns", choices=["ns", "us", "ms", "s"],
+                   help="time unit of the tables")
+    p.add_argument("--by", choices=["pid", "rank", "host"],
+                   help="one table per process, rank (the recorded RANK, SLURM_PROCID, ...) or"
+                        " host; ROCm's --summary-by-rank instead adds ROCm's tables per process")
+    p.add_argument("--domain", action="append", dest="domains", metavar="TABLE",
+                   help="only this table, repeatable (kernel, memory_copy, marker_api, hip_api,"
+                        " domain, device_metrics, counter_collection, ...)")
     p.add_argument("--busy", action="store_true", help="also print GPU busy percent per agent")
-    p.add_argument("--csv", metavar="PREFIX", help="also write PREFIX_<domain>_stats.csv files")
+    p.add_argument("--csv", metavar="PREFIX", help=argparse.SUPPRESS)
     p.add_argument("--strict", action="store_true",
                    help="fail on an unreadable database instead of skipping it with a warning")
     g = p.add_argument_group("ROCm's summary options (ROCm's tables and output files)")
     g.add_argument("-f", "--format", nargs="+", type=str.lower, choices=FORMATS, metavar="FORMAT",
-                   help=f"one or more of {', '.join(FORMATS)} (default console)")
+                   help=f"one or more of {', '.join(FORMATS)}; files go to OUTPUT_PATH (default:"
+                        " console)")
     g.add_argument("--domain-summary", action="store_true", help="add the per-domain table")
     g.add_argument("--summary-by-rank", action="store_true",
                    help="add each table per process (ProcessID, Hostname)")
     g.add_argument("--region-categories", nargs="+", metavar="CATEGORY",
-                   help="only these region families (HIP HSA MARKERS KERNEL ...); NONE: no regions")
+                   help="only these region families (HIP HSA MARKERS KERNEL ...); NONE: no regions"
+                        " (default: all)")
     add_output_naming(p, "base name of the output files: OUTPUT_FILE_kernels_summary.csv ..."
                       " (default none: kernels_summary.csv, as ROCm's)")
     add_filter_options(p)
@@ -54,8 +80,12 @@ def _rocm_form(args) -> bool:
 
 def run(args) -> int:
     from rocpd import rocm_summary, stats
+    from rocpd.errors import RocpdError
     from rocpd.summary import cached
 
+    if args.top < 1:
+        raise RocpdError("--top must be at least 1 (--all shows every row)")
+    top = None if args.all else args.top
     flt = filters_of(args)
     with connect_for(args, inputs_of(args), strict=args.strict) as db, cached():
         if _rocm_form(args):
@@ -63,12 +93,12 @@ def run(args) -> int:
                                        args.region_categories, **flt)
             folder, name = output_naming(args, default_file="")  # ROCm: kernels_summary.csv
             formats = list(dict.fromkeys(args.format or ["console"]))
-            for path in rocm_summary.write(tabs, formats, folder, name):
+            for path in rocm_summary.write(tabs, formats, folder, name, top=top):
                 print(f"wrote {path}")
             if "console" in formats:
                 print("\n" + stats.format_drops(db), end="")
             return 0
-        print(stats.format_summary(db, top=args.top, units=args.units, by=args.by,
+        print(stats.format_summary(db, top=top, units=args.units, by=args.by,
                                    domains=args.domains, **flt), end="")
         if args.busy:
             busy = db.busy(**flt)

@@ -8,13 +8,15 @@ external id, usually 0), so every link is read from ``stack_id``; 0 links nothin
 
 GPU side: a copy is drawn under the GPU that takes part in it (its destination, or its source
 when the destination is the CPU: a device-to-host copy belongs to the GPU), and a GPU is named
-by its type and index among agents of its type ("GPU 0"), whatever its node id.
+by its type and index among agents of its type ("GPU 0"), whatever its node id, unless ROCm's
+--agent-index-value (``agent_index``) asks for its logical or absolute node id.
 """
 
 from __future__ import annotations
 
 from .. import _schema
 from ..filters import Filter, name_mask
+from . import agent_column
 
 # A region's display name: a ROCTx range by its message (see rocpd._schema.region_name_sql).
 REGION_NAME = _schema.region_name_sql()
@@ -36,31 +38,54 @@ def marks(conn, where: str, params: list) -> list[tuple]:
                         params).fetchall()
 
 
+# Trace labels number agents per type ("GPU 0") unless ROCm's --agent-index-value says otherwise.
+LABEL_INDEX = "type-relative"
+
+
 def _agent_label(kind, index) -> str:
     return f"{kind or 'GPU'} {index if index is not None else '?'}"
 
 
+def agent_labels(conn, agent_index: str = LABEL_INDEX) -> dict:
+    """{(guid, absolute index): (label, product name)} of one file's agents, the label's number
+    chosen by ``agent_index`` (rocpd.export.AGENT_INDEX)."""
+    col = agent_column(agent_index).replace("agent_", "").replace("abs_", "absolute_") \
+        .replace("log_", "logical_")
+    return {(g, a): (_agent_label(t, i), p) for g, a, t, i, p in conn.execute(
+        f"SELECT guid, absolute_index, type, {col}, COALESCE(NULLIF(product_name, ''), name)"
+        " FROM rocpd_info_agent")}
+
+
+# A copy belongs to the GPU taking part: its destination, or its source when that is the CPU.
 _GPU_SQL = """
-SELECT 'kernel', guid, name, pid, agent_abs_index, agent_type, agent_type_index, stream_id,
-       stream, stack_id, start, "end" FROM kernels WHERE {w}
+SELECT 'kernel', guid, name, pid, agent_abs_index, agent_type, {k_index}, {k_lane}, stack_id,
+       start, "end" FROM kernels WHERE {w}
 UNION ALL
 SELECT 'copy', guid, name, pid,
        CASE WHEN dst_agent_type = 'CPU' THEN src_agent_abs_index ELSE dst_agent_abs_index END,
        CASE WHEN dst_agent_type = 'CPU' THEN src_agent_type ELSE dst_agent_type END,
-       CASE WHEN dst_agent_type = 'CPU' THEN src_agent_type_index ELSE dst_agent_type_index END,
-       stream_id, stream_name, stack_id, start, "end" FROM memory_copies WHERE {w}
+       CASE WHEN dst_agent_type = 'CPU' THEN {src_index} ELSE {dst_index} END,
+       {c_lane}, stack_id, start, "end" FROM memory_copies WHERE {w}
 ORDER BY start
 """
 
 
-def gpu_activity(conn, where: str, params: list, flt: Filter) -> list[tuple]:
+def gpu_activity(conn, where: str, params: list, flt: Filter, agent_index: str = LABEL_INDEX,
+                 by_queue: bool = False) -> list[tuple]:
     """(kind, guid, name, pid, agent, agent label, stream_id, stream, stack_id, start, end) of
     every kernel and copy in ``where``, kind 'kernel' or 'copy', ordered by start; ``agent`` is
-    the GPU's absolute index (a key), the label its name ("GPU 0"). The kernel-name regexes of
-    ``flt`` never drop copies."""
+    the GPU's absolute index (a key), the label its type and number under ``agent_index``
+    (ROCm's --agent-index-value, rocpd.export.AGENT_INDEX: "GPU 0" per type by default).
+    ``by_queue`` (ROCm's --group-by-queue): the queue (id, name) in place of the stream. The
+    kernel-name regexes of ``flt`` never drop copies."""
+    k_lane, c_lane = ("queue_id, queue", "queue_id, queue_name") if by_queue else \
+        ("stream_id, stream", "stream_id, stream_name")
+    sql = _GPU_SQL.format(w=where, k_lane=k_lane, c_lane=c_lane,
+                          k_index=agent_column(agent_index),
+                          src_index=agent_column(agent_index, "src_"),
+                          dst_index=agent_column(agent_index, "dst_"))
     rows = [(k, g, n, p, a, _agent_label(t, ti), *rest)
-            for k, g, n, p, a, t, ti, *rest in conn.execute(_GPU_SQL.format(w=where),
-                                                              [*params, *params])]
+            for k, g, n, p, a, t, ti, *rest in conn.execute(sql, [*params, *params])]
     if flt.include or flt.exclude:
         import pandas as pd
 
@@ -69,15 +94,15 @@ def gpu_activity(conn, where: str, params: list, flt: Filter) -> list[tuple]:
     return rows
 
 
-def allocations(conn, where: str, params: list) -> list[tuple]:
+def allocations(conn, where: str, params: list, agent_index: str = LABEL_INDEX) -> list[tuple]:
     """Bytes allocated per (guid, pid, agent label) over time: [(guid, pid, label, ts, total)],
     each step where an allocation returns (+size) or a free begins (-size). A free is matched
     to its allocation by address (ROCm records neither size nor agent on a free); a free of an
-    address never allocated in view changes nothing."""
+    address never allocated in view changes nothing. Labels as :func:`gpu_activity`'s."""
     rows = conn.execute(
-        'SELECT guid, pid, type, start, "end", address, size, agent_type, agent_type_index'
-        f" FROM memory_allocations WHERE {where} AND level IS NOT 'SCRATCH' ORDER BY start",
-        params).fetchall()
+        'SELECT guid, pid, type, start, "end", address, size, agent_type,'
+        f" {agent_column(agent_index)} FROM memory_allocations"
+        f" WHERE {where} AND level IS NOT 'SCRATCH' ORDER BY start", params).fetchall()
     live: dict[tuple, tuple] = {}  # (guid, address) -> (label, size)
     steps: list[tuple] = []
     for guid, pid, typ, start, end, address, size, a_type, a_index in rows:
@@ -96,10 +121,10 @@ def allocations(conn, where: str, params: list) -> list[tuple]:
     return out
 
 
-def counter_values(conn, where: str, params: list) -> list[tuple]:
+def counter_values(conn, where: str, params: list, agent_index: str = LABEL_INDEX) -> list[tuple]:
     """(guid, pid, agent label, counter name, start, end, value) of every hardware-counter value
     of a dispatch in ``where`` (ROCm's counters_collection view: one value per dispatch and
-    counter)."""
+    counter). Labels as :func:`gpu_activity`'s."""
     return [(g, p, _agent_label(t, ti), n, s, e, v) for g, p, t, ti, n, s, e, v in conn.execute(
-        'SELECT guid, pid, agent_type, agent_type_index, counter_name, start, "end", value'
-        f" FROM counters_collection WHERE {where} ORDER BY start", params)]
+        f'SELECT guid, pid, agent_type, {agent_column(agent_index)}, counter_name, start, "end",'
+        f" value FROM counters_collection WHERE {where} ORDER BY start", params)]

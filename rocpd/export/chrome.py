@@ -24,7 +24,9 @@ def _us(ns: int) -> float:
     return ns / 1000.0
 
 
-def write(db, path: str, **filters) -> str:
+def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: bool = False,
+          **filters) -> str:
+    """``agent_index``, ``group_by_queue``: as ROCm's convert options (rocpd.export.perfetto)."""
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     events: list[dict] = []
@@ -57,10 +59,11 @@ def write(db, path: str, **filters) -> str:
         for _g, cat, name, pid, tid, ts in act.marks(f.conn, where, params):
             events.append({"ph": "i", "s": "t", "name": name, "cat": cat or "", "pid": pid,
                            "tid": tid, "ts": _us(ts)})
+        lane = "Queue" if group_by_queue else "Stream"
         for kind, _g, name, pid, agent, label, sid, stream, stack, start, end in \
-                act.gpu_activity(f.conn, where, params, flt):
+                act.gpu_activity(f.conn, where, params, flt, agent_index, group_by_queue):
             tid = _GPU_TID_BASE + gpu_tracks.setdefault((pid, agent, sid), len(gpu_tracks))
-            name_track(pid, tid, f"{label} / {stream or f'Stream {sid}'}")
+            name_track(pid, tid, f"{label} / {stream or f'{lane} {sid}'}")
             events.append({"ph": "X", "name": name, "cat": kind, "pid": pid, "tid": tid,
                            "ts": _us(start), "dur": _us(end - start), "args": {"corr_id": stack}})
             src = launches.get((pid, stack)) if stack else None
@@ -70,9 +73,10 @@ def write(db, path: str, **filters) -> str:
                                "tid": src[1], "ts": _us(src[2])})
                 events.append({"ph": "f", "bp": "e", "id": fid, "name": "launch", "cat": "flow",
                                "pid": pid, "tid": tid, "ts": _us(start)})
-        for _g, pid, label, ts, total in act.allocations(f.conn, where, params):
+        for _g, pid, label, ts, total in act.allocations(f.conn, where, params, agent_index):
             counter(pid, f"Allocated bytes ({label})", ts, total)
-        for _g, pid, label, name, start, end, value in act.counter_values(f.conn, where, params):
+        for _g, pid, label, name, start, end, value in act.counter_values(f.conn, where, params,
+                                                                        agent_index):
             counter(pid, f"PMC {name} ({label})", start, value)
             counter(pid, f"PMC {name} ({label})", end, 0)
         for _guid, pid, ts, value, track, _units, _type, _index in source_rows(f.conn, where, params):

@@ -19,6 +19,7 @@ from .. import _schema
 from ..filters import Filter, name_mask, resolve
 from ..progress import iterate
 from ..stats import stem_for, write_stats_csv
+from . import agent_sql
 
 KERNEL_HEADER = ["Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id",
                  "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp", "LDS_Block_Size",
@@ -122,12 +123,14 @@ def agent_rows(db) -> list[list]:
     return rows
 
 
-def write(db, path: str, stats: bool = True, guid: bool = False, **filters) -> list[str]:
+def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: str = "relative",
+          **filters) -> list[str]:
     """Write the CSV set with file-name prefix ``path`` (e.g. ``out/run`` -> ``out/run_kernel_trace.csv``).
     Only files with rows are written. Returns the paths written. A folder (an existing one, or
     a path ending in "/") gets files named as rocprofv3 names them with no -o:
     ``folder/results_kernel_trace.csv``; missing parent folders are created. ``guid``: the
-    columns of ROCm's ``rocpd convert`` (see the module's doc)."""
+    columns of ROCm's ``rocpd convert`` (see the module's doc). ``agent_index``: ROCm's
+    --agent-index-value (rocpd.export.agent_sql; relative, "Agent 1", as rocprofv3's CSV)."""
     if path.endswith(os.sep) or os.path.isdir(path):
         path = os.path.join(path, "results")
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -150,7 +153,8 @@ def write(db, path: str, stats: bool = True, guid: bool = False, **filters) -> l
 
     try:
         for f in iterate(files, "converting"):
-            rows = f.conn.execute(_KERNEL_SQL.format(w=where), params).fetchall()
+            rows = f.conn.execute(agent_sql(_KERNEL_SQL, agent_index).format(w=where),
+                                  params).fetchall()
             if rows and (flt.include or flt.exclude):
                 import pandas as pd
 
@@ -160,7 +164,7 @@ def write(db, path: str, stats: bool = True, guid: bool = False, **filters) -> l
                 out("kernel", KERNEL_HEADER).writerows(r[first:] for r in rows)
             for sql, stem, header in ((_COPY_SQL, "memory_copy", COPY_HEADER),
                                       (_ALLOC_SQL, "memory_allocation", ALLOC_HEADER)):
-                for row in f.conn.execute(sql.format(w=where), params):
+                for row in f.conn.execute(agent_sql(sql, agent_index).format(w=where), params):
                     row = _alloc_row(row) if stem == "memory_allocation" else row
                     out(stem, header).writerow(row[first:])
             for row in f.conn.execute(_API_SQL.format(w=where), [*params, *params]):

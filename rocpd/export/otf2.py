@@ -51,10 +51,11 @@ _ALLOC = {"ALLOC": "MEMORY_ALLOCATION_ALLOCATE", "REALLOC": "MEMORY_ALLOCATION_R
           "FREE": "MEMORY_ALLOCATION_FREE"}
 
 
-def collect(db, **filters):
+def collect(db, agent_index: str = act.LABEL_INDEX, **filters):
     """{(location key): (group key, location name, is_gpu, [(start, end, name, category)])} and
     {group key: (host, group name, parent group key or None, GPU paradigm)}. Location names are
-    unique in the archive: a name two locations share gets its process and thread (or GPU)."""
+    unique in the archive: a name two locations share gets its process and thread (or GPU).
+    ``agent_index``: ROCm's agent naming (rocpd.export.AGENT_INDEX)."""
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     locations: dict[tuple, list] = {}
@@ -89,7 +90,7 @@ def collect(db, **filters):
             if typ in _ALLOC:
                 thread(guid, pid, tid, ", memory")[3].append((start, end, _ALLOC[typ], typ))
         for kind, guid, name, pid, _a, label, sid, stream, _s, start, end in \
-                act.gpu_activity(f.conn, where, params, flt):
+                act.gpu_activity(f.conn, where, params, flt, agent_index):
             p = group(guid, pid)
             g = ("g", guid, pid, label)
             groups.setdefault(g, [groups[p][0], f"{label} ({pid})", p, None])
@@ -126,11 +127,11 @@ def _clear(path: str, archive_name: str, overwrite: bool, shared: bool = False) 
 
 
 def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
-          shared: bool = False, **filters) -> str:
+          shared: bool = False, agent_index: str = act.LABEL_INDEX, **filters) -> str:
     """Write the OTF2 archive ``archive_name`` into folder ``path`` (which must hold nothing else,
     unless ``shared``); returns the path of the archive's .otf2 file."""
     otf2 = _otf2()
-    locations, groups = collect(db, **filters)
+    locations, groups = collect(db, agent_index, **filters)
     _clear(path, archive_name, overwrite, shared)
     regions: dict[tuple, object] = {}
     with otf2.writer.open(path, archive_name=archive_name, timer_resolution=1_000_000_000) as trace:

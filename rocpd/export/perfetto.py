@@ -14,6 +14,12 @@ same database part, see rocpd.export._activity). TrackEvent slices must nest on 
 slice that overlaps its neighbour without nesting goes to an extra "(overlap N)" track under the
 same parent instead of being cut.
 Timestamps stay nanoseconds on CLOCK_BOOTTIME, the clock Perfetto assumes by default.
+
+ROCm's convert options: ``agent_index`` (the number in a GPU's label, "GPU 0" per type by
+default, see rocpd.export._activity.gpu_activity), ``group_by_queue`` (GPU work on one track per
+queue instead of per stream) and the Perfetto buffer settings
+(:mod:`rocpd.export._perfetto_buffer`: a size limit honoured by its fill policy; the SDK's
+backend and shared-memory hint recorded in the trace's config).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from ..filters import Filter, resolve
 from ..metrics import source_rows
 from ..progress import Bar, iterate
 from . import _activity as act
+from ._perfetto_buffer import Budget, config_packet
 
 _SEQ = 1  # one trusted packet sequence for the whole file
 
@@ -75,7 +82,9 @@ def _lanes(slices):
     return list(enumerate(out))
 
 
-def write(db, path: str, **filters) -> str:
+def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: bool = False,
+          buffer_size_kb: int | None = None, buffer_fill_policy: str = "discard",
+          backend: str | None = None, shmem_size_hint_kb: int | None = None, **filters) -> str:
     pb, Builder = _pb()
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
@@ -94,8 +103,8 @@ def write(db, path: str, **filters) -> str:
                                             name=f"{cmd or 'process'} ({pid})")
         names = {(g, p, t): n for g, p, t, n in f.conn.execute(
             "SELECT guid, pid, tid, name FROM rocpd_info_thread")}
-        products = {(g, f"{t} {i}"): n for g, t, i, n in f.conn.execute(
-            "SELECT guid, type, type_index, COALESCE(product_name, name) FROM rocpd_info_agent")}
+        labels = act.agent_labels(f.conn, agent_index)  # (guid, absolute index) -> (label, product)
+        products = {(g, label): product for (g, _a), (label, product) in labels.items()}
 
         def proc(guid, pid, procs=procs):
             if (guid, pid) not in procs:
@@ -120,27 +129,29 @@ def write(db, path: str, **filters) -> str:
         for guid, cat, name, pid, tid, ts in act.marks(f.conn, where, params):
             points.append((ts, thread(guid, pid, tid), "I", (name or "(mark)", cat or "")))
 
+        lane = "Queue" if group_by_queue else "Stream"
         for kind, guid, name, pid, _a, label, sid, stream, stack, start, end in \
-                act.gpu_activity(f.conn, where, params, flt):
+                act.gpu_activity(f.conn, where, params, flt, agent_index, group_by_queue):
             s = tracks.get(("s", guid, pid, label, sid), gpu(guid, pid, label),
-                           name=stream or f"Stream {sid}")
+                           name=stream or f"{lane} {sid}")
             inn = (guid, stack) if stack else None
             per_track.setdefault(s, []).append((start, end, name or "(unknown)", kind, stack,
                                                 None, inn))
 
-        for guid, pid, label, ts, total in act.allocations(f.conn, where, params):
+        for guid, pid, label, ts, total in act.allocations(f.conn, where, params, agent_index):
             c = tracks.get(("alloc", guid, pid, label), gpu(guid, pid, label), kind="counter",
                            name=f"Allocated bytes ({label})", units="bytes")
             points.append((ts, c, "C", float(total)))
-        for guid, pid, label, counter, start, end, value in act.counter_values(f.conn, where,
-                                                                               params):
+        for guid, pid, label, counter, start, end, value in act.counter_values(
+                f.conn, where, params, agent_index):
             c = tracks.get(("pmc", guid, pid, label, counter), gpu(guid, pid, label),
                            kind="counter", name=f"PMC {counter}", units="")
             points += [(start, c, "C", float(value or 0.0)), (end, c, "C", 0.0)]
 
         for guid, pid, ts, value, track, units, a_type, a_index in source_rows(f.conn, where,
                                                                                 params):
-            parent = gpu(guid, pid, f"GPU {a_index}") if a_type == "GPU" else proc(guid, pid)
+            label = labels.get((guid, a_index), (f"GPU {a_index}",))[0]
+            parent = gpu(guid, pid, label) if a_type == "GPU" else proc(guid, pid)
             c = tracks.get(("c", guid, pid, track), parent, kind="counter", name=track,
                            units=units or "")
             points.append((ts, c, "C", value))
@@ -165,9 +176,16 @@ def write(db, path: str, **filters) -> str:
         seq += 1
     events.sort(key=lambda e: (e[0], e[1]))
 
-    with open(path, "wb") as fh:
+    with open(path, "wb") as raw:
+        fh = Budget(raw, buffer_size_kb, buffer_fill_policy)
         b = Builder(fh)
+        if buffer_size_kb is not None or buffer_fill_policy != "discard" or backend is not None \
+                or shmem_size_hint_kb is not None:
+            p = b.create_packet()
+            config_packet(p, buffer_size_kb, buffer_fill_policy, backend, shmem_size_hint_kb)
+            b.write_packet(p)
         _descriptors(b, pb, tracks)
+        fh.events()
         bar = Bar(len(events), "writing")
         for i, (ts, _, track, what, s) in enumerate(events):
             if i % 65536 == 0:
@@ -203,6 +221,7 @@ def write(db, path: str, **filters) -> str:
                 e.type = pb.TrackEvent.TYPE_SLICE_END
             b.write_packet(p)
         bar.tick(len(events))
+        fh.finish(path)
     return path
 
 

@@ -186,7 +186,7 @@ def _facts(ctx) -> list[tuple[str, str]]:
 def _html(ctx, secs) -> str:
     from .charts import plotly_js
 
-    uses_plotly = any("plotly" in s.html.lower() and "Plotly.newPlot" in s.html for s in secs)
+    uses_plotly = any("Plotly.newPlot" in s.html for s in secs)  # no lower-cased copy of a page
     head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{esc(ctx.title)}</title><style>{_CSS}</style>")

@@ -47,10 +47,14 @@ def timeline(ctx) -> Section:
                        {"timeline": lambda: figures.timeline(ctx.analysis)})
     data = tl.build(ctx.db, ctx.analysis, ctx.max_slices)
     js = resources.files(__package__).joinpath("timeline.js").read_text(encoding="utf-8")
-    note = ""
+    notes = []
     if data["dropped"]:
-        note = (f"{data['dropped']} of {data['n'] + data['dropped']} slices are not drawn (the "
-                "report keeps its size bounded); the Perfetto trace has them all.")
+        notes.append(f"{data['dropped']} of {data['n'] + data['dropped']} slices are not drawn (the "
+                     "report keeps its size bounded); the Perfetto trace has them all.")
+    if data["steps_left_out"]:
+        notes.append(f"The first {len(data['steps'])} steps are listed; "
+                     f"{data['steps_left_out']} more are not.")
+    note = " ".join(notes)
     if not data["n"] and not data["counters"]:
         return Section("timeline", "Timeline", "<p>No activity recorded.</p>",
                        "_No activity recorded._\n")
@@ -172,7 +176,8 @@ def summary_tables(ctx) -> Section:
         body.append("<p>No timed records.</p>")
     for stem, df in tables.items():
         shown = stats.scale(df, ctx.units)
-        more = f" (top {ctx.top} of {len(df)})" if len(df) > ctx.top else ""
+        rows = df.attrs.get("rows", len(df))
+        more = f" (top {ctx.top} of {rows})" if rows > ctx.top else ""
         body.append(f"<h3>{esc(stem.upper())}_STATS{esc(more)}</h3>" + table_html(shown.head(ctx.top)))
         md.append(f"**{stem.upper()}_STATS{more}**\n\n" + table_md(shown.head(ctx.top)))
     note = f"rocprofv3's summary tables; times in {ctx.units}; StdDev is the sample standard deviation."

@@ -15,6 +15,8 @@ import html
 import importlib
 from dataclasses import dataclass, field
 
+from ..stats import clip_long
+
 OPTIONAL: list[str] = [
     "rocpd.rank_plots:report_section_for",  # ranks x steps heat map (two ranks or more)
     "rocpd.roofline:report_section",  # speed of light and roofline from per-kernel counters
@@ -60,9 +62,10 @@ class Context:
 
     @functools.cached_property
     def summary_tables(self):
+        """The summary tables' top rows (each with attrs["rows"], its length in full)."""
         from .. import stats
 
-        return stats.collect(self.db, **self.filters)
+        return stats.collect(self.db, top=self.top, **self.filters)
 
     @functools.cached_property
     def busy(self):
@@ -115,8 +118,7 @@ def table_html(df, units: str = "us", max_rows: int | None = None) -> str:
     shown = shown.copy()
     for c in shown.columns:
         if shown[c].dtype == object or str(shown[c].dtype).startswith("str"):
-            shown[c] = shown[c].map(lambda v: v if not isinstance(v, str) or len(v) <= 90
-                                    else v[:60] + "…" + v[-25:])
+            shown[c] = shown[c].map(lambda v: clip_long(v, 90) if isinstance(v, str) else v)
     with pd.option_context("display.float_format", "{:,.3f}".format):
         body = shown.to_html(index=False, escape=True, border=0, na_rep="")
     more = (f"<p class='muted'>first {max_rows} of {len(df)} rows</p>"
@@ -135,8 +137,7 @@ def table_md(df, units: str = "us", max_rows: int | None = None) -> str:
     def cell(v):
         if isinstance(v, float):
             return "" if v != v else f"{v:,.3f}"
-        s = "" if v is None else str(v)
-        s = s if len(s) <= 80 else s[:55] + "…" + s[-20:]
+        s = clip_long("" if v is None else str(v), 80)
         return s.replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(map(str, shown.columns)) + " |",

@@ -16,9 +16,13 @@ import json
 import numpy as np
 
 from ..analysis.activity import short_site
+from ..stats import clip_long
 from .counters import counter_tracks
 
 MAX_SLICES = 400_000
+# Steps listed in the page's step menu and shaded behind the lanes: the first ones (a run whose
+# "step" range has a million instances would otherwise put a million entries into the page).
+MAX_STEPS = 5_000
 # Colour classes; timeline.js holds the palette in the same order.
 COLORS = {"compute": 0, "comm": 1, "memory": 2, "range": 3, "sync": 4, "d2h": 5, "api": 6}
 
@@ -44,7 +48,7 @@ class _Names:
         return table[codes] if len(codes) else np.zeros(0, dtype=np.int32)
 
     def list(self) -> list[str]:
-        return list(self.index)
+        return [clip_long(n) for n in self.index]
 
 
 def _lanes(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -159,8 +163,8 @@ def build(db, a, max_slices: int = MAX_SLICES) -> dict:
         ps = a.per_step
         ps = ps[ps["SpanNs"] > 0]
         gpu_win = ps.groupby(["process", "step"]).agg(lo=("start", "min"), hi=("end", "max"))
-        for r in a.steps.itertuples():
-            item = {"label": f"{r.process} · {r.name}", "group": gi_of.get(r.process, 0),
+        for r in a.steps.head(MAX_STEPS).itertuples():
+            item = {"label": clip_long(f"{r.process} · {r.name}"), "group": gi_of.get(r.process, 0),
                     "step": int(r.step), "start": int(r.start - t0), "end": int(r.end - t0)}
             if (r.process, r.step) in gpu_win.index:
                 lo, hi = gpu_win.loc[(r.process, r.step)]
@@ -175,6 +179,7 @@ def build(db, a, max_slices: int = MAX_SLICES) -> dict:
     return {
         "t0": int(t0), "end": int(end), "names": names.list(), "groups": groups, "tracks": tracks,
         "n": int(len(start_a)), "dropped": int(dropped),
+        "steps_left_out": max(0, len(a.steps) - MAX_STEPS),
         "track": _b64(np.asarray(track_a, dtype=np.int32)),
         "start": _b64(np.asarray(start_a, dtype=np.float64)),
         "dur": _b64(np.asarray(dur_a, dtype=np.float64)),

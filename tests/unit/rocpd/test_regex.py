@@ -159,5 +159,6 @@ def test_cli_rejects_python_only_syntax(names_db, capsys):
         main(["summary", names_db, "--include", r"gemm_\d+"])
     assert e.value.code != 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].endswith(f"invalid kernel regex 'gemm_\\d+': \\d is not POSIX"
-                                             f" (glibc reads it as a literal 'd') {HINT}")
+    assert len(err) == 1 and err[0].endswith(
+        f"invalid kernel regex 'gemm_\\d+': \\d is not POSIX (glibc reads it as a literal 'd')"
+        f" {HINT} (see `rocpd summary --help`)")

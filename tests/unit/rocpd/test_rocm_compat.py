@@ -62,14 +62,14 @@ def test_convert_rocm_defaults_and_our_form_still_work(two):
     assert os.path.isfile("mine/run_kernel_trace.csv")
 
 
-def test_time_window_percent_keeps_overlapping_records(two):
+def test_time_window_percent_keeps_records_inside_as_rocms_code(two):
     whole = rocpd.connect(two[0]).kernels()
     half = rocpd.connect(two[0]).kernels(start="50%")
     t0, t1 = rocpd.connect(two[0]).run_bounds()
     mid = t0 + (t1 - t0) // 2
-    assert len(half) == int((whole["end"] >= mid).sum())
-    inside = rocpd.connect(two[0]).kernels(start="50%", inclusive=False)
-    assert len(inside) == int((whole["start"] >= mid).sum())
+    assert len(half) == int((whole["start"] >= mid).sum())
+    overlapping = rocpd.connect(two[0]).kernels(start="50%", inclusive=False)
+    assert len(overlapping) == int((whole["end"] >= mid).sum())
 
 
 def test_time_window_markers_and_errors(two, capsys):
