@@ -62,13 +62,14 @@ _SOURCES = {
         ' LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid'
         ' LEFT JOIN rocpd_string S ON S.id = R.name_id AND S.guid = R.guid{instants})'
         ' WHERE {where} {category} GROUP BY guid, category, name{bypid}'),
-    # The domain table's region rows: one per category, without reading the names.
+    # The domain table's region rows: one per category, without reading the regions' names
+    # (the instants, as in "region").
     "region_category": (
         'SELECT guid, NULL AS k1, NULL AS k2, ' + _AGG + ', pid, category AS name, category FROM ('
-        ' SELECT R.guid, R.pid, R.start, R."end" - R.start AS d, C.string AS category'
-        ' FROM rocpd_region R'
+        ' SELECT R.guid, R.pid, R.start, R."end", R."end" - R.start AS d, C.string AS category,'
+        ' NULL AS name FROM rocpd_region R'
         ' LEFT JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid'
-        ' LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid)'
+        ' LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid{instants})'
         ' WHERE {where} {category} GROUP BY guid, category{bypid}'),
 }
 # Instants counted with the regions: "markers", ROCTx marks (rocprofv3's marker stats count
@@ -90,6 +91,16 @@ _INSTANT_SQL = (
     ' JOIN rocpd_event E ON E.id = SA.event_id AND E.guid = SA.guid'
     ' JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid'
     ' LEFT JOIN rocpd_string N ON N.id = TR.name_id AND N.guid = TR.guid{join} {where}')
+
+
+def source_sql(kind: str, where: str, by_pid: bool = False, category: str = "",
+               instants: str = "markers") -> str:
+    """The partial-aggregate query of ``kind`` (one of _SOURCES) over ``where``; ``category``: an
+    extra "AND category ..." condition; ``instants``: which samples join the regions."""
+    join, iwhere = _INSTANTS[instants]
+    return _SOURCES[kind].format(where=where, bypid=", pid" if by_pid else "", category=category,
+                                 instants=_INSTANT_SQL.format(
+                                     join=join, where=iwhere.format(track="SA.track_id")))
 
 
 _memo: contextvars.ContextVar[dict | None] = contextvars.ContextVar("rocpd_partials", default=None)
@@ -138,10 +149,7 @@ def _partials(db, kind: str, flt: Filter, by_pid: bool, categories, instants: st
             df = df[name_mask(df["name"], flt)] if (flt.include or flt.exclude) else df
             df["name"] = df["name"].fillna("(unknown)")
             return df
-    join, iwhere = _INSTANTS[instants]
-    sql = _SOURCES[kind].format(where=where, bypid=", pid" if by_pid else "", category=cat_sql,
-                                instants=_INSTANT_SQL.format(
-                                    join=join, where=iwhere.format(track="SA.track_id")))
+    sql = source_sql(kind, where, by_pid, cat_sql, instants)
     results = db.map(file_partials, sql, params, label=f"{kind} summary", parallel=True)
     cols = results[0][1]
     rows = [r for res, _ in results for r in res]

@@ -20,7 +20,7 @@ import os
 import sqlite3
 import tempfile
 
-from .summary import _SOURCES, COLUMNS, file_partials, std_dev
+from .summary import COLUMNS, file_partials, source_sql, std_dev
 
 _BATCH = 20_000
 _PARTS = ("n", "s", "mn", "mx", "hh", "hl", "ll")
@@ -86,7 +86,7 @@ def region_tables(db, flt, by: str | None, top: int | None, stems: dict) -> dict
     from .summary import _hosts
 
     where, params = resolve(db, flt)
-    sql = _SOURCES["region"].format(where=where, bypid=", pid" if by == "pid" else "", category="")
+    sql = source_sql("region", where, by_pid=by == "pid")
     comb = Combined()
     try:
         for src in db.sources():
