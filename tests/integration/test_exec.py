@@ -10,13 +10,13 @@ import shutil
 import subprocess
 
 import pytest
-from support import ROOT, WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, ROOT, WORKLOADS, open_db, run_rocprof
 
 N = 2000
 
 
 def _by_name(db) -> dict[str, int]:
-    return dict(open_db(db).execute("SELECT name, count(*) FROM regions GROUP BY name"))
+    return dict(open_db(db).execute(f"SELECT {MESSAGE}, count(*) FROM regions GROUP BY 1"))
 
 
 def _status(db) -> str:

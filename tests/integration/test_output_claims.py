@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 import sys
 
-from support import WORKLOADS, open_db, popen_rocprof, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, popen_rocprof, run_rocprof
 
 N = 20_000
 
 
 def _ranges(db) -> dict[str, int]:
-    return dict(open_db(db).execute("SELECT name, count(*) FROM regions GROUP BY name"))
+    return dict(open_db(db).execute(f"SELECT {MESSAGE}, count(*) FROM regions GROUP BY 1"))
 
 
 def test_two_runs_with_the_same_output_at_once_both_keep_every_record(tmp_path):
