@@ -97,9 +97,9 @@ def _ranks(d: Diff, settings) -> None:
         return
     rows, per = [], []
     for label, rank, x, y in pairs:
-        sub = compute(d.base, d.new, [x], [y], settings, scope=label)
+        sub = compute(d.base, d.new, [x], [y], settings, scope=label, full=False)
         compute_ns = float(y.measures["ComputeNs"].mean()) if len(y.measures) else 0.0
-        per.append((compute_ns, rank if rank is not None else label, sub))
+        per.append((compute_ns, rank if rank is not None else label, (x, y, label)))
         st = sub.summary.iloc[0]
         top = sub.significant.head(1)
         rows.append({"rank": rank if rank is not None else label, "BaseSteps": sub.steps_base,
@@ -114,7 +114,8 @@ def _ranks(d: Diff, settings) -> None:
     d.ranks = pd.DataFrame(rows)
     # The slowest rank of the new run: the most compute per step (in synchronous data
     # parallelism every rank's step lasts as long; the others wait for it in the collectives).
-    _, d.slowest_rank, d.slowest = max(per, key=lambda t: t[0])
+    _, d.slowest_rank, (x, y, label) = max(per, key=lambda t: t[0])
+    d.slowest = compute(d.base, d.new, [x], [y], settings, scope=label)
 
 
 class _CallableModule(types.ModuleType):

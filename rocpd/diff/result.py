@@ -142,12 +142,20 @@ def _key_of(name):
     return kernel_key(name)
 
 
-def compute(base, new, pa, pb, settings: Settings, scope: str = "all processes") -> Diff:
-    """The diff of processes ``pa`` of run ``base`` against ``pb`` of run ``new``."""
+def compute(base, new, pa, pb, settings: Settings, scope: str = "all processes",
+            full: bool = True) -> Diff:
+    """The diff of processes ``pa`` of run ``base`` against ``pb`` of run ``new``; without
+    ``full``, only its summary and items (the per-rank table reads no more)."""
+    import pandas as pd
+
     b = Builder(pa, pb, lambda na, nb: Resampler(na, nb, settings))
     items = b.items()
-    d = Diff(base, new, settings, b.summary(), items, b.lines(items), b.kernels(items), b.phases(),
-             appeared(items), b.na, b.nb, scope, _procs=(tuple(pa), tuple(pb)))
+    if full:
+        tables = (b.lines(items), b.kernels(items), b.phases(), appeared(items))
+    else:
+        tables = (pd.DataFrame(),) * 4
+    d = Diff(base, new, settings, b.summary(), items, *tables, b.na, b.nb, scope,
+             _procs=(tuple(pa), tuple(pb)))
     for side, n in ((base, b.na), (new, b.nb)):
         if n < 2:
             d.notes.append(f"{side.label}: {n} step(s): no confidence interval (mark a step with "

@@ -104,9 +104,10 @@ def _proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
     ops["memory"] = ops["memory"].replace("→", "")
     gpu_of = {int(k): v[0] for k, v in p.agents.items()}
     ops["gpu"] = ops["agent"].map(lambda x: gpu_of.get(int(x), int(x)))
-    work = [ops.groupby(["step", "line", "kind2", "key"], sort=False).agg(
-        ns=("duration", "sum"), count=("duration", "size"), name=("name", "first"),
-        memory=("memory", _mode)).reset_index().rename(columns={"kind2": "kind"})]
+    # Memory kinds are part of the key here; the tables keep the most frequent per item.
+    work = [ops.groupby(["step", "line", "kind2", "key", "memory"], sort=False).agg(
+        ns=("duration", "sum"), count=("duration", "size"), name=("name", "first"))
+        .reset_index().rename(columns={"kind2": "kind"})]
     waits = _waits(blocking, steps)
     idle = _idle(p, gaps, steps, blocking, step_of)
     if len(waits):
@@ -114,18 +115,17 @@ def _proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
             count=("start", "size"), name=("name", "first")).reset_index().assign(
             kind="sync", ns=0, memory=""))
     if len(idle):
-        charged = idle[idle["kind"] == "sync"]
-        other = idle[idle["kind"] != "sync"]
-        work.append(charged.groupby(["step", "line", "key"], sort=False).agg(
-            ns=("ns", "sum"), name=("name", "first")).reset_index().assign(
-            kind="sync", count=0, memory=""))
-        work.append(other.groupby(["step", "line", "key"], sort=False).agg(
+        work.append(idle.groupby(["step", "line", "kind", "key"], sort=False).agg(
             ns=("ns", "sum"), count=("ns", "size"), name=("name", "first")).reset_index().assign(
-            kind="idle", memory=""))
-    work = pd.concat([w for w in work if len(w)], ignore_index=True) if work else pd.DataFrame()
-    work = work.groupby(["step", "line", "kind", "key"], sort=False).agg(
-        ns=("ns", "sum"), count=("count", "sum"), name=("name", "first"),
-        memory=("memory", "first")).reset_index()
+            memory=""))
+        # GPU idle charged to a wait counts the wait's time, not another call
+        work[-1].loc[work[-1]["kind"] == "sync", "count"] = 0
+    work = [w for w in work if len(w)]
+    work = pd.concat(work, ignore_index=True) if work else pd.DataFrame(
+        {"step": [], "line": [], "kind": [], "key": [], "memory": [], "ns": [], "count": [],
+         "name": []})
+    work = work.groupby(["step", "line", "kind", "key", "memory"], sort=False).agg(
+        ns=("ns", "sum"), count=("count", "sum"), name=("name", "first")).reset_index()
     phases = ops.groupby(["step", "phase"]).agg(ns=("duration", "sum")).reset_index()
     idle_ns = idle.groupby("step")["ns"].sum() if len(idle) else pd.Series(dtype="int64")
     if len(idle):
@@ -142,11 +142,6 @@ def _proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
     measures["Copies"] = ops[ops["kind2"] == "copy"].groupby("step").size().reindex(
         measures.index, fill_value=0)
     return ProcSteps(p, steps, ops, waits, work, phases, measures.reset_index(), whole)
-
-
-def _mode(s):
-    s = s[s != ""]
-    return s.value_counts().index[0] if len(s) else ""
 
 
 def _step_at(steps, t):

@@ -108,6 +108,19 @@ def _ranks(df, units, top) -> str:
     return out.to_string(index=False)
 
 
+def where(paths) -> str:
+    """The databases of a run: their names, or how many in which folder."""
+    import os
+
+    if len(paths) <= 2:
+        return ", ".join(paths)
+    try:
+        folder = os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in paths])
+    except ValueError:
+        folder = ""
+    return f"{len(paths)} databases" + (f" in {folder}" if folder else "")
+
+
 def header(d) -> list[str]:
     s = d.settings
     lines = []
@@ -115,8 +128,7 @@ def header(d) -> list[str]:
         step = {"given": f"'{side.step_name}' (given)", "detected": f"'{side.step_name}' (detected)",
                 "none": "none found: the whole run is one step",
                 "off": "off: the whole run is one step"}[side.step_source]
-        where = ", ".join(side.paths)
-        lines.append(f"{side.label}: {_clip(where, 120)} — {len(side.procs)} process(es) with GPU "
+        lines.append(f"{side.label}: {where(side.paths)} — {len(side.procs)} process(es) with GPU "
                      f"work, {n} step(s); step range {step}")
     lines.append(f"per step, mean over the steps; {s.confidence:.0%} intervals from {s.resamples}"
                  f" bootstrap resamples of the steps (seed {s.seed}); significant: the interval "

@@ -163,11 +163,12 @@ def report_ranks(ctx) -> Section | None:
 
 # -- a page of its own: `rocpd diff A B -o diff.html` --------------------------------------------
 def build(d, format: str = "html", title: str = "rocpd diff", top: int = 20, units: str = "us") -> str:
+    from ..diff.text import where
     from . import _CSS
     from .charts import plotly_js
 
     secs = sections(d, units, top, html=format == "html")
-    facts = [("baseline (A)", ", ".join(d.base.paths)), ("new (B)", ", ".join(d.new.paths)),
+    facts = [("baseline (A)", where(d.base.paths)), ("new (B)", where(d.new.paths)),
              ("steps", f"A: {d.base.step_name or 'none'} ({d.steps_base}), "
                        f"B: {d.new.step_name or 'none'} ({d.steps_new})"),
              ("generated", datetime.datetime.now().strftime("%Y-%m-%d %H:%M"))]
