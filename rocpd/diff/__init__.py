@@ -54,6 +54,9 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
         if not side.procs:
             raise RocpdError(f"{label}: no GPU work in {', '.join(side.paths) or x!r}; a diff"
                              " compares GPU work (record it with rocprof run --kernel-trace)")
+        if not any(len(ps.steps) for ps in side.procs):
+            raise RocpdError(f"{label}: --skip-steps {skip_steps} leaves no step (its processes"
+                             f" have at most {max(ps.total_steps for ps in side.procs)})")
         sides.append(side)
     base, new = sides
     d = compute(base, new, base.procs, new.procs, settings)

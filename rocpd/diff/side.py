@@ -37,6 +37,7 @@ class ProcSteps:
     phases: object             # long DataFrame: step, phase, ns
     measures: object           # per step: HostNs, GpuNs, ComputeNs, IdleNs, Kernels, Copies
     whole_run: bool = False    # no steps: the run is one step
+    total_steps: int = 0       # before --skip-steps
 
 
 @dataclass
@@ -87,6 +88,7 @@ def _proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
     from ..analysis.steps import assign, launch_times
 
     steps, whole = _steps(p, st, skip)
+    total = len(st) if st is not None and len(st) else 1
     steps["HostNs"] = steps["end"] - steps["start"]
     g = p.gpu
     times = launch_times(p)
@@ -141,7 +143,7 @@ def _proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
         measures.index, fill_value=0)
     measures["Copies"] = ops[ops["kind2"] == "copy"].groupby("step").size().reindex(
         measures.index, fill_value=0)
-    return ProcSteps(p, steps, ops, waits, work, phases, measures.reset_index(), whole)
+    return ProcSteps(p, steps, ops, waits, work, phases, measures.reset_index(), whole, total)
 
 
 def _step_at(steps, t):

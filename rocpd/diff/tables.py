@@ -49,8 +49,9 @@ def _pair(wa, wb):
     ta = wa.groupby(ITEM_KEYS)["ns"].sum()
     tb = wb.groupby(ITEM_KEYS)["ns"].sum()
     rename = {}
+    in_a = set(ta.index.droplevel(2))
     for (line, kind), _ in tb.groupby(level=[0, 1]):
-        if kind not in PAIRED_KINDS or line == NO_LINE or (line, kind) not in ta.index.droplevel(2):
+        if kind not in PAIRED_KINDS or line == NO_LINE or (line, kind) not in in_a:
             continue
         ka = ta.loc[(line, kind)]
         kb = tb.loc[(line, kind)]

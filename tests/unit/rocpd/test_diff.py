@@ -156,6 +156,8 @@ def test_skip_steps_and_thresholds(diffs):
         rocpd.diff(a, b, confidence=1.5)
     with pytest.raises(rocpd.RocpdError, match="skip_steps"):
         rocpd.diff(a, b, skip_steps=-1)
+    with pytest.raises(rocpd.RocpdError, match="leaves no step .* at most 30"):
+        rocpd.diff(a, b, skip_steps=30)
 
 
 def test_rank_sets_per_rank_and_the_slowest_rank(tmp_path):
