@@ -52,8 +52,9 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
             if opened:
                 db.close()
         if not side.procs:
-            raise RocpdError(f"{label}: no GPU work in {', '.join(side.paths) or x!r}; a diff"
-                             " compares GPU work (record it with rocprof run --kernel-trace)")
+            raise RocpdError(f"{label}: no GPU work in {', '.join(side.paths) or x!r}"
+                             + (" inside a step" if side.notes else "") + "; a diff compares GPU"
+                             " work (record it with rocprof run --kernel-trace)")
         if not any(len(ps.steps) for ps in side.procs):
             raise RocpdError(f"{label}: --skip-steps {skip_steps} leaves no step (its processes"
                              f" have at most {max(ps.total_steps for ps in side.procs)})")
@@ -62,6 +63,7 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
     d = compute(base, new, base.procs, new.procs, settings)
     _ranks(d, settings)
     for side in sides:
+        d.notes += side.notes
         if side.dropped:
             d.notes.append(f"{side.label}: {side.dropped} records were dropped while profiling;"
                            " its figures undercount")

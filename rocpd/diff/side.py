@@ -48,6 +48,7 @@ class Side:
     step_source: str
     procs: list = field(default_factory=list)
     dropped: int = 0
+    notes: list = field(default_factory=list)
 
 
 def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
@@ -55,13 +56,17 @@ def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
     from ..analysis import analyze
 
     a = analyze(db, step=step, **filters)
-    core_steps = a._core()[4]
+    steps = a.steps
     side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped)
     for i, p in enumerate(a.processes):
         if p.gpu.empty:
             continue  # a launcher or a data-loader process: no GPU work to compare
-        st = core_steps[core_steps["pid"] == p.pid] if len(core_steps) else core_steps
-        st = st[st["process"] == p.label] if len(st) else st
+        st = steps[(steps["pid"] == p.pid) & (steps["process"] == p.label)] if len(steps) else steps
+        if a.step_name and st.empty:
+            # Its whole run as one step would be averaged with the others' first step.
+            side.notes.append(f"{label}: {p.label} has GPU work but no '{a.step_name}' step:"
+                              " left out")
+            continue
         side.procs.append(_proc(p, st, a.gaps[i], a.blocking[i], a.step_name, skip_steps))
     return side
 

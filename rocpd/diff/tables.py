@@ -95,13 +95,13 @@ class Builder:
         self.step_ns = float(_measure(pa, "HostNs", self.na, self.have_a).mean()) if self.na else 0.0
 
     def _compare(self, keys, la, lb):
+        import pandas as pd
+
         ma, ca = _matrix(la, keys, self.na, self.have_a)
         mb, cb = _matrix(lb, keys, self.nb, self.have_b)
         idx = ma.index.union(mb.index)
         ma, mb = ma.reindex(idx, fill_value=0.0), mb.reindex(idx, fill_value=0.0)
         ca, cb = ca.reindex(idx, fill_value=0.0), cb.reindex(idx, fill_value=0.0)
-        import pandas as pd
-
         cols = self.r.compare(ma.to_numpy(), mb.to_numpy(), self.step_ns)
         df = pd.DataFrame(cols, index=idx).reset_index()
         df["BaseCount"] = ca.mean(axis=1).to_numpy() if self.na else 0.0
@@ -152,7 +152,6 @@ class Builder:
         lines = it.groupby(["kind", "key"])["line"].agg(lambda s: ", ".join(sorted(set(s))))
         df["name"] = [name.get((k, key), key) for k, key in zip(df["kind"], df["key"], strict=True)]
         df["lines"] = [lines.get((k, key), "") for k, key in zip(df["kind"], df["key"], strict=True)]
-        df["BaseCount"] = df["BaseCount"].round(3)
         return order(df[["name", "kind", *_STATS, "BaseCount", "NewCount", "status", "lines",
                          "key"]])
 

@@ -235,3 +235,17 @@ def test_phase_names():
     assert phases.range_phase("data_loading") == "data" and phases.range_phase("train_step") is None
     assert phases.kernel_phase("multi_tensor_apply_kernel<AdamFunctor>") == "optimizer"
     assert phases.kernel_phase("gemm_dgrad") == "backward" and phases.kernel_phase("gemm") is None
+
+
+def test_a_process_without_steps_is_left_out_and_said(diffs, tmp_path):
+    """A helper process with GPU work but no step range (its whole run would otherwise be
+    averaged with the other processes' first step)."""
+    from rocpd.testing import DatabaseBuilder
+
+    a, b, _ = diffs["slower kernel"]
+    helper = tmp_path / "helper.db"
+    with DatabaseBuilder(helper, pid=4242) as bld:
+        bld.kernel("warmup_kernel", 10_000, 90_000_000)
+    d = rocpd.diff([a, str(helper)], b)
+    assert any("pid 4242 has GPU work but no 'train_step' step: left out" in n for n in d.notes)
+    assert _first(d.items)["line"] == "model.py:23" and "warmup" not in " ".join(d.items["name"])
