@@ -27,8 +27,17 @@ def pct(v: float) -> str:
 
 
 def _clip(s: str, width: int = NAME_WIDTH) -> str:
+    """``s`` in at most ``width`` characters, its middle elided; a paired name ("a → b": the
+    kernels of one line in two runs) keeps its arrow and both ends."""
     s = str(s)
-    return s if len(s) <= width else s[: width - 20] + "..." + s[-17:]
+    if len(s) <= width:
+        return s
+    if " → " in s:
+        a, b = s.split(" → ", 1)
+        half = (width - 3) // 2
+        return f"{_clip(a, half)} → {_clip(b, width - 3 - half)}"
+    tail = min(17, (width - 3) // 2)
+    return s[: width - 3 - tail] + "..." + s[-tail:]
 
 
 def describe(row, units: str) -> str:

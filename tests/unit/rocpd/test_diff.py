@@ -114,6 +114,7 @@ def test_another_vendor_is_matched_by_line(diffs):
     top = _named_first(d, "model.py:23", "kernel")
     assert top["name_base"].startswith("sm90_xmma_gemm") and top["name_new"].startswith("Cijk_")
     assert " → " in top["name"]
+    assert "first: model.py:23 kernel sm90_xmma" in d.verdict() and " → Cijk_" in d.verdict()
     assert (d.items["status"] == "both").all(), d.items[d.items["status"] != "both"].to_string()
     waits = d.items[d.items["kind"] == "sync"]
     assert list(waits["name"]) == ["cudaMemcpyAsync → hipMemcpyAsync"]  # one call by its API key
