@@ -44,8 +44,8 @@ def add_parser(sub) -> None:
     g.add_argument("--min-change", type=float, default=0.05, metavar="FRACTION",
                    help="a significant change is at least this share of the larger time (default"
                         " 0.05)")
-    g.add_argument("--min-share", type=float, default=0.002, metavar="FRACTION",
-                   help="... and at least this share of a baseline step (default 0.002)")
+    g.add_argument("--min-share", type=float, default=0.005, metavar="FRACTION",
+                   help="... and at least this share of a baseline step (default 0.005)")
     p.add_argument("--format", choices=["text", "csv", "json", "html", "md"],
                    help="text on standard output (default); csv/json: one file per table"
                         " PREFIX_<table>; html/md: a report page (default from -o's extension)")

@@ -26,7 +26,7 @@ __all__ = ["diff", "Diff", "Settings"]
 
 
 def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float = 0.95,
-         resamples: int = 2000, seed: int = 0, min_change: float = 0.05, min_share: float = 0.002,
+         resamples: int = 2000, seed: int = 0, min_change: float = 0.05, min_share: float = 0.005,
          **filters) -> Diff:
     """The diff of run ``b`` (new) against run ``a`` (baseline). ``a``, ``b``: a Connection,
     a path (file, folder, glob) or a list of paths; the databases of one run may be its ranks.

@@ -35,7 +35,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--widen", type=int, default=1)
     p.add_argument("--width", type=int, default=2048)
-    p.add_argument("--batch", type=int, default=4096)
+    p.add_argument("--batch", type=int, default=8192)
     p.add_argument("--steps", type=int, default=30)
     a = p.parse_args()
     torch.manual_seed(0)
