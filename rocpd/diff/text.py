@@ -54,6 +54,11 @@ def describe(row, units: str) -> str:
 def verdict(d, units: str = "us") -> str:
     sig = d.significant
     step = d.summary.iloc[0]
+    if not len(sig) and bool(step["significant"]):
+        return (f"step time {step['verdict']} ({fmt_ns(step['DeltaNs'], units, True)} {units} "
+                f"{ci(step['CiLowNs'], step['CiHighNs'], units)}, {pct(step['DeltaPercent'])}) with"
+                " no single piece of work changed significantly: a change spread over all of"
+                " them (clocks, a library version, contention)")
     if not len(sig):
         lead = "no significant change"
         if not (d.base.procs and d.new.procs) or min(d.steps_base, d.steps_new) < 2:

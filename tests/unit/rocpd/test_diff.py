@@ -146,6 +146,21 @@ def test_without_steps_there_is_no_interval(diffs):
     assert _first(d.items)["line"] == "model.py:23"  # the change itself is still the largest
 
 
+def test_a_change_spread_over_all_work_is_said(tmp_path):
+    """Every kernel 4 % slower (as a lower clock makes them): with the defaults nothing counts
+    (4 % < 5 %); at 3 % and 1 % of a step, no piece of work counts (each adds < 16 µs to a
+    1.6 ms step) but the step time as a whole does, and the verdict says so."""
+    every = {n: 1.04 for n, _, _ in diff_pairs.FORWARD + diff_pairs.BACKWARD}
+    a, b = diff_pairs.pair(tmp_path, "clock", slow={**every, "adam_update": 1.04})
+    d = rocpd.diff(a, b, min_change=0.05)
+    assert not d.items["significant"].any() and not d.summary["significant"].any()
+    assert d.verdict().startswith("no significant change")
+    d = rocpd.diff(a, b, min_change=0.03, min_share=0.01)
+    assert not d.items["significant"].any()
+    assert d.summary.iloc[0]["significant"] and d.verdict().startswith("step time slower (+")
+    assert "no single piece of work changed significantly" in d.verdict()
+
+
 def test_skip_steps_and_thresholds(diffs):
     a, b, d = diffs["slower kernel"]
     skipped = rocpd.diff(a, b, skip_steps=5)
