@@ -59,6 +59,8 @@ def test_widened_layer_is_named_first(runs, tmp_path):
 
 
 def test_unchanged_model_shows_no_significant_change(runs):
+    """No piece of work changes significantly (the step time as a whole may, where the GPU's
+    clock differs between the runs: the verdict then says so)."""
     d = rocpd.diff(runs["base"], runs["again"])
     print(d.text(top=5, units="ms"))
-    assert d.verdict().startswith("no significant change"), d.verdict()
+    assert not len(d.significant), d.verdict()
