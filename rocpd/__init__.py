@@ -46,6 +46,10 @@ def __getattr__(name):
         return Connection
     if name == "version_info":
         return _version_info()
+    if name == "diff":  # rocpd.diff(a, b): the package rocpd.diff, callable (see its text)
+        import importlib
+
+        return importlib.import_module(".diff", __name__)
     raise AttributeError(name)
 
 

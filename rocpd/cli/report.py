@@ -37,6 +37,9 @@ def add_parser(sub) -> None:
     p.add_argument("--units", default="us", choices=["ns", "us", "ms", "s"],
                    help="time unit of the tables")
     p.add_argument("--title", default="rocpd report", help="the page's title")
+    p.add_argument("--baseline", metavar="RUN",
+                   help="a baseline run (database, folder or quoted glob): the report also shows"
+                        " what changed against it, as rocpd diff RUN DATABASES does")
     add_filter_options(p)
     p.set_defaults(run=run)
 
@@ -53,7 +56,8 @@ def run(args) -> int:
         paths = report.write_files(db, args.output, format=args.format, plots=args.plots,
                              perfetto=not args.no_perfetto, top=args.top, units=args.units,
                              title=args.title, step="" if args.no_steps else args.step,
-                             max_slices=args.max_slices, **filters_of(args))
+                             max_slices=args.max_slices, baseline=args.baseline,
+                             **filters_of(args))
     for path in paths:
         print(f"wrote {path}")
     return 0

@@ -23,12 +23,18 @@ FORMATS = ("html", "md")
 
 def context(db, top: int = 20, units: str = "us", title: str = "rocpd report", step: str | None = None,
             perfetto: str | None = None, perfetto_note: str = "", max_slices: int = 400_000,
-            **filters) -> Context:
+            baseline=None, **filters) -> Context:
+    """``baseline``: a run (Connection, paths) to compare ``db`` with (rocpd.diff)."""
     from ..analysis import analyze
 
+    diff = None
+    if baseline is not None:
+        from ..diff import diff as run_diff
+
+        diff = run_diff(baseline, db, step=step, **filters)
     return Context(db, analyze(db, step=step, **filters), top=top, units=units, title=title,
                    filters=filters, perfetto=perfetto, perfetto_note=perfetto_note,
-                   max_slices=max_slices)
+                   max_slices=max_slices, diff=diff)
 
 
 def collect(ctx: Context) -> list[Section]:
@@ -49,15 +55,17 @@ def collect(ctx: Context) -> list[Section]:
 
 def build(db, top: int = 20, units: str = "us", title: str = "rocpd report", format: str = "html",
           step: str | None = None, perfetto: str | None = None, perfetto_note: str = "",
-          max_slices: int = 400_000, figure_dir: str | None = None, **filters) -> str:
+          max_slices: int = 400_000, figure_dir: str | None = None, baseline=None, **filters) -> str:
     """The report as text: HTML (default) or Markdown (``format="md"``). ``figure_dir``: where
-    PNGs of the figures go (Markdown references them relative to its own folder)."""
+    PNGs of the figures go (Markdown references them relative to its own folder); ``baseline``:
+    a run to show the changes against (rocpd.report.diff)."""
     from ..summary import cached
 
     if format not in FORMATS:
         raise ValueError(f"report format must be one of {', '.join(FORMATS)}, not {format!r}")
     with cached():
-        ctx = context(db, top, units, title, step, perfetto, perfetto_note, max_slices, **filters)
+        ctx = context(db, top, units, title, step, perfetto, perfetto_note, max_slices, baseline,
+                      **filters)
         ctx.format = format
         secs = collect(ctx)
         pngs = _save_figures(secs, figure_dir) if figure_dir else {}
@@ -121,7 +129,7 @@ def _write_perfetto(db, path: str, options: dict) -> tuple[str | None, str]:
     from ..export import perfetto
 
     filters = {k: v for k, v in options.items() if k not in ("top", "units", "title", "step",
-                                                             "max_slices")}
+                                                             "max_slices", "baseline")}
     try:
         perfetto.write(db, path, **filters)
     except RocpdError as e:

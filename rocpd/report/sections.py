@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from ..stats import clip_long
 
 OPTIONAL: list[str] = [
+    "rocpd.report.diff:report_changes",  # against a baseline run (rocpd report --baseline)
+    "rocpd.report.diff:report_timeline",
+    "rocpd.report.diff:report_ranks",
     "rocpd.rank_plots:report_section_for",  # ranks x steps heat map (two ranks or more)
     "rocpd.roofline:report_section",  # speed of light and roofline from per-kernel counters
 ]
@@ -54,6 +57,7 @@ class Context:
     perfetto_note: str = ""
     max_slices: int = 400_000
     format: str = "html"
+    diff: object = None  # rocpd.diff.Diff against a baseline run, if one was given
 
     @property
     def html(self) -> bool:

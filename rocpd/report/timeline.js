@@ -4,9 +4,15 @@
 // Draws only the visible part of each lane (binary search by start) and paints one column per
 // pixel for slices narrower than a pixel (opacity = the share of the pixel they cover), so a
 // full view of 100k kernels costs about as much as a zoomed one. Wheel/+/-/W/S zoom, drag/A/D pan, double-click resets.
+// Several timelines may share a page: each script tag's data-tl names its elements' id prefix
+// (default "tl": tl-data, tl-canvas ...). Optional data: "mark" (uint8 per slice, 1 = outlined
+// in red: the report's diff marks the work that changed) and "axis" (the time axis' label).
 (function () {
   "use strict";
-  const el = document.getElementById("tl-data");
+  const ME = document.currentScript;
+  const P = (ME && ME.dataset && ME.dataset.tl) || "tl";
+  const $ = (id) => document.getElementById(P + "-" + id);
+  const el = $("data");
   if (!el) return;
   const T0 = performance.now();
   const D = JSON.parse(el.textContent);
@@ -23,6 +29,8 @@
     dur = dec(D.dur, Float64Array), nameId = dec(D.name, Int32Array),
     color = dec(D.color, Uint8Array), depth = dec(D.depth, Uint8Array),
     hint = dec(D.hint, Int32Array);
+  const mark = D.mark ? dec(D.mark, Uint8Array) : null;
+  const MARK = "#e00000";
 
   // Lanes: one per (track, depth), slice indices sorted by start, with the longest duration.
   const lanes = new Map();
@@ -68,10 +76,10 @@
     counters.set(c.index, { t: c.t, v: c.v, lo: lo, hi: hi });
   }
 
-  const canvas = document.getElementById("tl-canvas");
+  const canvas = $("canvas");
   const wrap = canvas.parentElement;
-  const tip = document.getElementById("tl-tip");
-  const info = document.getElementById("tl-info");
+  const tip = $("tip");
+  const info = $("info");
   const ctx = canvas.getContext("2d");
   const END = Math.max(D.end, 1);
   let v0 = 0, v1 = END, W = 800, dpr = 1;
@@ -153,15 +161,16 @@
       const from = lowerBound(lane.starts, v0 - lane.maxDur);
       // Slices narrower than a pixel add up per pixel column; the column is painted once, as
       // opaque as the share of it they cover (a 10 %-busy stretch looks 10 %-busy, not solid).
-      let accPx = -1, accCov = 0, accColor = "";
+      let accPx = -1, accCov = 0, accColor = "", accMark = false;
       const flush = () => {
         if (accPx < 0) return;
         ctx.globalAlpha = Math.min(1, 0.2 + 0.8 * accCov);
         ctx.fillStyle = accColor;
         ctx.fillRect(accPx, r.y + 1, 1, ROW - 2);
         ctx.globalAlpha = 1;
+        if (accMark) { ctx.fillStyle = MARK; ctx.fillRect(accPx, r.y, 1, 3); }
         drawn++;
-        accPx = -1; accCov = 0;
+        accPx = -1; accCov = 0; accMark = false;
       };
       for (let k = from; k < lane.idx.length; k++) {
         const i = lane.idx[k], s = start[i];
@@ -176,11 +185,17 @@
           const px = Math.floor(x0);
           if (px !== accPx) { flush(); accPx = px; accColor = c; }
           accCov += x1 - x0;
+          if (mark && mark[i]) accMark = true;
           continue;
         }
         flush();
         ctx.fillStyle = c;
         ctx.fillRect(x0, r.y + 1, x1 - x0, ROW - 2);
+        if (mark && mark[i]) {
+          ctx.strokeStyle = MARK;
+          ctx.lineWidth = 2;
+          ctx.strokeRect(x0 + 1, r.y + 2, Math.max(x1 - x0 - 2, 1), ROW - 4);
+        }
         if (x1 - x0 > 40) {
           ctx.fillStyle = "#fff";
           ctx.fillText(clip(D.names[nameId[i]], x1 - x0 - 6), x0 + 3, r.y + 11);
@@ -192,7 +207,7 @@
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, LW - 2, AXIS);
     ctx.fillStyle = "#666";
-    ctx.fillText("time from the first activity", 4, 12);
+    ctx.fillText(D.axis || "time from the first activity", 4, 12);
     canvas.dataset.drawn = String(drawn);
     canvas.dataset.drawMs = (performance.now() - t).toFixed(1);
     if (info) info.textContent = "view " + fmt(v0) + " – " + fmt(v1) + " (" + fmt(v1 - v0) + ")";
@@ -284,7 +299,8 @@
           const i = lane.idx[k];
           if (start[i] <= t + slack && start[i] + dur[i] >= t - slack) {
             text = D.names[nameId[i]] + "\n" + fmt(dur[i]) + " at " + fmt(start[i]) +
-              (hint[i] >= 0 && D.names[hint[i]] ? "\n" + D.names[hint[i]] : "");
+              (hint[i] >= 0 && D.names[hint[i]] ? "\n" + D.names[hint[i]] : "") +
+              (mark && mark[i] ? "\nchanged between the runs" : "");
             break;
           }
         }
@@ -298,7 +314,7 @@
   }
 
   // ---- steps and controls ---------------------------------------------------------------
-  const sel = document.getElementById("tl-step");
+  const sel = $("step");
   if (sel) {
     D.steps.forEach((s, k) => {
       const o = document.createElement("option");
@@ -312,10 +328,13 @@
       zoomTo(Math.min(s.start, s.gpu_start ?? s.start), Math.max(s.end, s.gpu_end ?? s.end));
     });
   }
-  const btn = (id, f) => { const b = document.getElementById(id); if (b) b.addEventListener("click", f); };
-  btn("tl-reset", () => { v0 = 0; v1 = END; if (sel) sel.value = "all"; draw(); });
-  btn("tl-in", () => zoomAt(LW + (W - LW) / 2, 0.5));
-  btn("tl-out", () => zoomAt(LW + (W - LW) / 2, 2));
+  const btn = (id, f) => { const b = $(id); if (b) b.addEventListener("click", f); };
+  btn("reset", () => { v0 = 0; v1 = END; if (sel) sel.value = "all"; draw(); });
+  btn("in", () => zoomAt(LW + (W - LW) / 2, 0.5));
+  btn("out", () => zoomAt(LW + (W - LW) / 2, 2));
+  window.addEventListener("resize", resize);
+  resize();
+  if (P !== "tl") { canvas.dataset.timelineMs = (performance.now() - T0).toFixed(1); return; }
   window.rocpdTimeline = {
     zoomTo: zoomTo,
     step: (group, step) => {
@@ -323,8 +342,6 @@
       if (k >= 0) { if (sel) sel.value = String(k); sel.dispatchEvent(new Event("change")); canvas.scrollIntoView({ block: "nearest" }); }
     },
   };
-  window.addEventListener("resize", resize);
-  resize();
   document.body.dataset.timelineMs = (performance.now() - T0).toFixed(1);
   document.body.dataset.timelineDrawn = String(drawn);
   // Where the lanes are on the page (CSS px): lets a headless check crop a screenshot to them.

@@ -171,6 +171,19 @@ assert pk.empirical.get("l2", 0) > pk.empirical.get("dram", 0), f"L2 peak not ab
 EOF
 )
 
+diff_widened() {  # rocpd diff: two runs of one model, the second with one layer widened
+  local d="$OUTDIR/diff" w=tests/gpu/workloads/widened.py out line
+  rm -rf "$d" && mkdir -p "$d"
+  $PY -m rocprof run -d "$d" -o base "$w" --steps 30 || return $?
+  $PY -m rocprof run -d "$d" -o widened "$w" --steps 30 --widen 4 || return $?
+  out=$($PY -m rocpd diff "$d/base_results.db" "$d/widened_results.db" --units ms --top 8) || return $?
+  echo "$out"
+  $PY -m rocpd diff "$d/base_results.db" "$d/widened_results.db" -o "$d/diff.html" || return $?
+  line=$(grep -n '# WIDENED_LAYER' "$w" | cut -d: -f1)
+  echo "$out" | grep -q "^verdict: .*first: widened.py:$line " || {
+    echo "the widened layer's line widened.py:$line is not named first"; return 1; }
+}
+
 describe_host | tee "$OUTDIR/host.txt"
 GPUS=$($PY -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
 
@@ -187,6 +200,7 @@ step "rocprof info" $PY -m rocprof info
 step "library exports + torch JIT in a session" $PY -m pytest -q tests/integration/test_library_exports.py tests/integration/test_torch_in_session.py
 step "torch under every tracing flag" torch_under_every_flag
 step "pytest tests/gpu" $PY -m pytest -q -rs tests/gpu
+step "rocpd diff: one layer widened is named first (output in the log)" diff_widened
 step "hardware counters: rocprof avail, --pmc, --sol vs ncu (benchmarks/gpu_counters.py)" \
   $PY benchmarks/gpu_counters.py --out "$OUTDIR/counters"
 step "rocpd sol on a GEMM + copy: no unexplained %Emp above 100 (peaks measured afresh)" sol_no_unexplained

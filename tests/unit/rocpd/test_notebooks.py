@@ -13,6 +13,9 @@ EXPECT = {
     "rocpd_ranks.ipynb": ["rank 37 is the slowest by compute per step", "ranks x steps heat map",
                           "image/png", "gemm_bf16_tn_128x128"],
     "counters_roofline.ipynb": ["sm90_xmma_gemm", '"Counter_Name"'],
+    "rocpd_diff.ipynb": ["first: model.py:23 kernel", "copy became pageable (PINNED→DEVICE",
+                         "no significant change: step time", "diff.html",
+                         "planted changes found: model.py:23 first"],
 }
 
 
@@ -77,3 +80,14 @@ def test_counters_notebook_reaches_the_roofline(tmp_path, monkeypatch):
     assert str(sol_db) in outputs and (sol_db.parent / "roofline.png").exists()
     for text in EXPECT["counters_roofline.ipynb"]:
         assert text in outputs
+
+
+def test_diff_notebook_names_the_planted_changes(tmp_path, monkeypatch):
+    """Its own generated pair (no ROCPD_DIFF_A/B): the slower GEMM's line first, the pageable
+    upload listed, the unchanged pair without significant change, the page written."""
+    monkeypatch.delenv("ROCPD_DIFF_A", raising=False)
+    monkeypatch.delenv("ROCPD_DIFF_B", raising=False)
+    monkeypatch.setenv("PYTHONPATH", ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    outputs = _execute("rocpd_diff.ipynb", tmp_path)
+    for text in EXPECT["rocpd_diff.ipynb"]:
+        assert text in outputs, text

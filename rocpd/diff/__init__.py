@@ -1,0 +1,134 @@
+"""Which line, which kernel, which step phase got slower between two runs.
+
+    d = rocpd.diff("baseline.db", "new.db")       # or folders / globs / lists of rank databases
+    print(d.verdict())   # the largest significant regression, or "no significant change"
+    d.items              # per line + kernel (and host waits, GPU idle), regressions first
+    d.lines, d.kernels, d.phases, d.summary, d.appeared, d.ranks, d.slowest
+
+Both runs are cut into steps (rocpd.analysis.steps: the ROCTx step range, given or detected),
+the work of each step is matched by the Python line that launched it and its kernel
+(rocpd.diff.names; kernels of another vendor are matched by line), and each change of time per
+step gets a bootstrap confidence interval from the step-to-step spread (rocpd.diff.bootstrap).
+Runs of several ranks: the diff over all ranks, one per rank (``ranks``), and the new run's
+slowest rank in full (``slowest``). ``rocpd diff A B`` prints it; ``rocpd report B --baseline A``
+and ``rocpd diff A B -o diff.html`` show it with the median steps side by side.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+from .bootstrap import Settings
+from .result import Diff
+
+__all__ = ["diff", "Diff", "Settings"]
+
+
+def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float = 0.95,
+         resamples: int = 2000, seed: int = 0, min_change: float = 0.05, min_share: float = 0.005,
+         **filters) -> Diff:
+    """The diff of run ``b`` (new) against run ``a`` (baseline). ``a``, ``b``: a Connection,
+    a path (file, folder, glob) or a list of paths; the databases of one run may be its ranks.
+    ``step``: the ROCTx step range of both runs (None: detected in each; "": no steps, each run
+    is one step). ``skip_steps``: leave out each process's first N steps (warm-up).
+    ``confidence``, ``resamples``, ``seed``: the bootstrap (rocpd.diff.bootstrap);
+    ``min_change`` (share of the larger time) and ``min_share`` (share of a baseline step): how
+    large a change must be to count. ``filters``: as every rocpd table takes them (rank, pid,
+    time window, kernel regex), applied to both runs."""
+    from ..errors import RocpdError
+    from .result import compute
+    from .side import load
+
+    settings = Settings(confidence, resamples, seed, min_change, min_share).check()
+    if skip_steps < 0:
+        raise RocpdError(f"skip_steps {skip_steps}: give 0 or more")
+    sides = []
+    for label, x in (("A (baseline)", a), ("B (new)", b)):
+        db, opened = _open(x)
+        try:
+            side = load(db, label, step, skip_steps, **filters)
+        finally:
+            if opened:
+                db.close()
+        if not side.procs:
+            raise RocpdError(f"{label}: no GPU work in {', '.join(side.paths) or x!r}"
+                             + (" inside a step" if side.notes else "") + "; a diff compares GPU"
+                             " work (record it with rocprof run --kernel-trace)")
+        if not any(len(ps.steps) for ps in side.procs):
+            raise RocpdError(f"{label}: --skip-steps {skip_steps} leaves no step (its processes"
+                             f" have at most {max(ps.total_steps for ps in side.procs)})")
+        sides.append(side)
+    base, new = sides
+    d = compute(base, new, base.procs, new.procs, settings)
+    _ranks(d, settings)
+    for side in sides:
+        d.notes += side.notes
+        if side.dropped:
+            d.notes.append(f"{side.label}: {side.dropped} records were dropped while profiling;"
+                           " its figures undercount")
+    return d
+
+
+def _open(x):
+    import rocpd
+
+    if hasattr(x, "parts"):
+        return x, False
+    paths = [str(p) for p in x] if isinstance(x, (list, tuple)) else [str(x)]
+    return rocpd.connect(*paths), True
+
+
+def _rank_pairs(pa, pb):
+    """(label, baseline process, new process) of the ranks (or processes) in both runs."""
+    ra = {ps.process.rank: ps for ps in pa if ps.process.rank is not None}
+    rb = {ps.process.rank: ps for ps in pb if ps.process.rank is not None}
+    if ra and rb:
+        return [(f"rank {r}", r, ra[r], rb[r]) for r in sorted(set(ra) & set(rb))]
+    if len(pa) == len(pb) > 1:
+        return [(f"process {i}", None, x, y) for i, (x, y) in enumerate(zip(pa, pb, strict=True))]
+    return []
+
+
+def _ranks(d: Diff, settings) -> None:
+    """Per-rank diffs and the slowest rank's (runs of more than one process)."""
+    import pandas as pd
+
+    from .result import compute
+
+    pairs = _rank_pairs(d.base.procs, d.new.procs)
+    if len(pairs) < 2:
+        d.ranks = pd.DataFrame()
+        return
+    rows, per = [], []
+    for label, rank, x, y in pairs:
+        sub = compute(d.base, d.new, [x], [y], settings, scope=label, full=False)
+        compute_ns = float(y.measures["ComputeNs"].mean()) if len(y.measures) else 0.0
+        per.append((compute_ns, rank if rank is not None else label, (x, y, label)))
+        st = sub.summary.iloc[0]
+        top = sub.significant.head(1)
+        rows.append({"rank": rank if rank is not None else label, "BaseSteps": sub.steps_base,
+                     "NewSteps": sub.steps_new,
+                     **{c: st[c] for c in ("BaseNs", "NewNs", "DeltaNs", "CiLowNs", "CiHighNs",
+                                           "DeltaPercent", "significant")},
+                     "NewComputeNs": compute_ns,
+                     "top_change": (f"{top.iloc[0]['line']} {top.iloc[0]['kind']} "
+                                    f"{top.iloc[0]['name']}: {top.iloc[0]['verdict']}"
+                                    if len(top) else "no significant change"),
+                     "TopDeltaNs": float(top.iloc[0]["DeltaNs"]) if len(top) else 0.0})
+    d.ranks = pd.DataFrame(rows)
+    # The slowest rank of the new run: the most compute per step (in synchronous data
+    # parallelism every rank's step lasts as long; the others wait for it in the collectives).
+    _, d.slowest_rank, (x, y, label) = max(per, key=lambda t: t[0])
+    d.slowest = compute(d.base, d.new, [x], [y], settings, scope=label)
+
+
+class _CallableModule(types.ModuleType):
+    """``rocpd.diff`` is this package and, called, the :func:`diff` function: ``rocpd.diff(a, b)``
+    as the API reads, while ``rocpd.diff.Diff`` and the submodules stay importable."""
+
+    def __call__(self, *args, **kwargs) -> Diff:
+        return diff(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

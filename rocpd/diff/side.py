@@ -1,0 +1,224 @@
+"""One run of a diff, cut into steps: per process, per step, the time of every piece of work
+(GPU ops by launch line, kind and kernel; host waits by line; GPU idle by the line whose launch
+ended it), the step's measures and its phases, all as long tables that the matching and the
+statistics read.
+
+Steps are the analysis' (:mod:`rocpd.analysis.steps`: the given or detected ROCTx step range);
+a process without steps counts as one step, its whole run. GPU work belongs to the step it was
+launched in. GPU idle belongs to the step of the op that ended it, from the step's start on
+(start-up before the first step is not charged to it); idle after a wait that the analysis
+charges to the wait (the host relaunched at once) is the wait's, other idle is the line whose
+launch came late (or whose op waited on another).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .names import NO_LINE, api_key, kernel_key
+from .phases import of_ops
+
+IDLE_NAMES = {"HostLateNs": "idle: host launched late", "OtherNs": "idle: waiting on a dependency",
+              "UnknownNs": "idle: cause not recorded", "SyncNs": "idle: after a wait"}
+KINDS = {"compute": "kernel", "comm": "collective", "memory": "copy"}
+
+
+@dataclass
+class ProcSteps:
+    """A process of one run: its steps (kept ones, renumbered from 0) and what they did."""
+
+    process: object            # rocpd.analysis.Process
+    steps: object              # DataFrame: step, start, end, tid, name, HostNs
+    ops: object                # DataFrame: one row per GPU op launched in a kept step
+    waits: object              # DataFrame: one row per host wait in a kept step
+    work: object               # long DataFrame: step, site, kind, key, name, ns, count, memory
+    phases: object             # long DataFrame: step, phase, ns
+    measures: object           # per step: HostNs, GpuNs, ComputeNs, IdleNs, Kernels, Copies
+    whole_run: bool = False    # no steps: the run is one step
+    total_steps: int = 0       # before --skip-steps
+
+
+@dataclass
+class Side:
+    label: str
+    paths: list
+    step_name: str | None
+    step_source: str
+    procs: list = field(default_factory=list)
+    dropped: int = 0
+    notes: list = field(default_factory=list)
+
+
+def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
+    """``db``: an open Connection. ``step``: as rocpd.analysis.analyze takes it."""
+    from ..analysis import analyze
+
+    a = analyze(db, step=step, **filters)
+    steps = a.steps
+    side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped)
+    for i, p in enumerate(a.processes):
+        if p.gpu.empty:
+            continue  # a launcher or a data-loader process: no GPU work to compare
+        st = steps[(steps["pid"] == p.pid) & (steps["process"] == p.label)] if len(steps) else steps
+        if a.step_name and st.empty:
+            # Its whole run as one step would be averaged with the others' first step.
+            side.notes.append(f"{label}: {p.label} has GPU work but no '{a.step_name}' step:"
+                              " left out")
+            continue
+        side.procs.append(_proc(p, st, a.gaps[i], a.blocking[i], a.step_name, skip_steps))
+    return side
+
+
+def _steps(p, st, skip: int):
+    import pandas as pd
+
+    if st is None or st.empty:
+        g = p.gpu
+        lo = int(g["launch_start"].fillna(g["start"]).min())
+        hi = int(max(g["end"].max(), g["launch_end"].fillna(g["end"]).max()))
+        return pd.DataFrame({"step": [0], "start": [lo], "end": [hi + 1], "tid": [p.pid],
+                             "name": ["(whole run)"], "orig": [0]}), True
+    st = st.sort_values("start", kind="stable").iloc[skip:].reset_index(drop=True)
+    out = pd.DataFrame({"step": np.arange(len(st)), "start": st["start"].to_numpy(np.int64),
+                        "end": st["end"].to_numpy(np.int64), "tid": st["tid"].to_numpy(),
+                        "name": st["name"].to_numpy(object), "orig": st["step"].to_numpy()})
+    return out, False
+
+
+def _proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
+    import pandas as pd
+
+    from ..analysis.steps import assign, launch_times
+
+    steps, whole = _steps(p, st, skip)
+    total = len(st) if st is not None and len(st) else 1
+    steps["HostNs"] = steps["end"] - steps["start"]
+    g = p.gpu
+    times = launch_times(p)
+    step_of = assign(p, steps)
+    keep = step_of >= 0
+    ops = g[keep].reset_index(drop=True)
+    ops["step"] = step_of[keep]
+    ops["phase"] = of_ops(p, ops, times[keep], step_name)
+    ops["kind2"] = ops["kind"].map(KINDS)
+    ops["key"] = [kernel_key(n) if k != "copy" else str(n) for n, k in
+                  zip(ops["name"], ops["kind2"], strict=True)]
+    ops["line"] = ops["site"].where(ops["site"].notna(), NO_LINE).astype(object)
+    ops["memory"] = (ops["src_memory"].fillna("") + "→" + ops["dst_memory"].fillna("")).where(
+        ops["kind2"] == "copy", "")
+    ops["memory"] = ops["memory"].replace("→", "")
+    gpu_of = {int(k): v[0] for k, v in p.agents.items()}
+    ops["gpu"] = ops["agent"].map(lambda x: gpu_of.get(int(x), int(x)))
+    # Memory kinds are part of the key here; the tables keep the most frequent per item.
+    work = [ops.groupby(["step", "line", "kind2", "key", "memory"], sort=False).agg(
+        ns=("duration", "sum"), count=("duration", "size"), name=("name", "first"))
+        .reset_index().rename(columns={"kind2": "kind"})]
+    waits = _waits(blocking, steps)
+    idle = _idle(p, gaps, steps, blocking, step_of)
+    if len(waits):
+        work.append(waits.groupby(["step", "line", "key"], sort=False).agg(
+            count=("start", "size"), name=("name", "first")).reset_index().assign(
+            kind="sync", ns=0, memory=""))
+    if len(idle):
+        work.append(idle.groupby(["step", "line", "kind", "key"], sort=False).agg(
+            ns=("ns", "sum"), count=("ns", "size"), name=("name", "first")).reset_index().assign(
+            memory=""))
+        # GPU idle charged to a wait counts the wait's time, not another call
+        work[-1].loc[work[-1]["kind"] == "sync", "count"] = 0
+    work = [w for w in work if len(w)]
+    work = pd.concat(work, ignore_index=True) if work else pd.DataFrame(
+        {"step": [], "line": [], "kind": [], "key": [], "memory": [], "ns": [], "count": [],
+         "name": []})
+    work = work.groupby(["step", "line", "kind", "key", "memory"], sort=False).agg(
+        ns=("ns", "sum"), count=("count", "sum"), name=("name", "first")).reset_index()
+    phases = ops.groupby(["step", "phase"]).agg(ns=("duration", "sum")).reset_index()
+    idle_ns = idle.groupby("step")["ns"].sum() if len(idle) else pd.Series(dtype="int64")
+    if len(idle):
+        phases = pd.concat([phases, pd.DataFrame({"step": idle_ns.index, "phase": "idle",
+                                                  "ns": idle_ns.to_numpy()})], ignore_index=True)
+    measures = pd.DataFrame({"step": steps["step"], "HostNs": steps["HostNs"]}).set_index("step")
+    busy = ops.groupby("step")["duration"].sum()
+    measures["GpuNs"] = busy.reindex(measures.index, fill_value=0)
+    compute = ops[ops["kind2"] == "kernel"].groupby("step")["duration"].sum()
+    measures["ComputeNs"] = compute.reindex(measures.index, fill_value=0)
+    measures["IdleNs"] = idle_ns.reindex(measures.index, fill_value=0)
+    measures["Kernels"] = ops[ops["kind2"] != "copy"].groupby("step").size().reindex(
+        measures.index, fill_value=0)
+    measures["Copies"] = ops[ops["kind2"] == "copy"].groupby("step").size().reindex(
+        measures.index, fill_value=0)
+    return ProcSteps(p, steps, ops, waits, work, phases, measures.reset_index(), whole, total)
+
+
+def _step_at(steps, t):
+    """Index of the step whose host range holds each time of ``t`` (-1: none)."""
+    s, e = steps["start"].to_numpy(np.int64), steps["end"].to_numpy(np.int64)
+    i = np.searchsorted(s, t, side="right") - 1
+    ok = i >= 0
+    ok[ok] = t[ok] < e[i[ok]]
+    return np.where(ok, i, -1)
+
+
+def _wait_line(b):
+    site = b["site"].where(b["site"].notna(), b["after_site"])
+    return site.where(site.notna(), NO_LINE).astype(object)
+
+
+def _waits(blocking, steps):
+    import pandas as pd
+
+    if blocking is None or blocking.empty:
+        return pd.DataFrame(columns=["start", "end", "tid", "name", "blocking", "step", "line", "key"])
+    k = _step_at(steps, blocking["start"].to_numpy(np.int64))
+    w = blocking[k >= 0].assign(step=k[k >= 0])
+    return w.assign(line=_wait_line(w), key=w["name"].map(api_key))
+
+
+def _idle(p, gaps, steps, blocking, step_of):
+    """GPU idle charged to steps: step, line, kind ("sync" when the analysis charges it to a
+    wait, else "idle"), key, name, ns."""
+    import pandas as pd
+
+    cols = ["step", "line", "kind", "key", "name", "ns", "start", "end", "gpu"]
+    if gaps is None or gaps.empty:
+        return pd.DataFrame(columns=cols)
+    g = p.gpu
+    gpu_of = {int(k): v[0] for k, v in p.agents.items()}
+    op_gpu = g["agent"].map(lambda x: gpu_of.get(int(x), int(x))).to_numpy()
+    rows = []
+    for gpu, gg in gaps.groupby("gpu", sort=False):
+        m = op_gpu == gpu
+        starts = g["start"].to_numpy()[m]
+        st_of = step_of[m]
+        ge = gg["end"].to_numpy(np.int64)
+        nxt = np.searchsorted(starts, ge, side="left")
+        ok = nxt < starts.size
+        k = np.full(ge.size, -1)
+        k[ok] = st_of[nxt[ok]]
+        sel = k >= 0
+        if not sel.any():
+            continue
+        sub = gg[sel]
+        kk = k[sel]
+        lo = np.maximum(sub["start"].to_numpy(np.int64), steps["start"].to_numpy(np.int64)[kk])
+        ns = sub["end"].to_numpy(np.int64) - lo
+        rows.append(pd.DataFrame({"step": kk, "ns": ns, "cause": sub["cause"].to_numpy(),
+                                  "call": sub["call"].to_numpy(), "next": sub["next_site"].to_numpy(),
+                                  "start": lo, "end": sub["end"].to_numpy(np.int64), "gpu": gpu}))
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    d = pd.concat(rows, ignore_index=True)
+    d = d[d["ns"] > 0].reset_index(drop=True)
+    charged = (d["cause"] == "SyncNs").to_numpy() & (d["call"].to_numpy() >= 0)
+    line = np.array(d["next"].where(d["next"].notna(), NO_LINE).astype(object), dtype=object)
+    key = np.array(d["cause"].map(IDLE_NAMES).fillna("idle"), dtype=object)
+    name = key.copy()
+    kind = np.where(charged, "sync", "idle").astype(object)
+    if charged.any():
+        calls = blocking.iloc[d["call"].to_numpy()[charged]]
+        line[charged] = _wait_line(calls).to_numpy()
+        name[charged] = calls["name"].to_numpy()
+        key[charged] = calls["name"].map(api_key).to_numpy()
+    d = d.assign(line=line, kind=kind, key=key, name=name)
+    return d[cols]

@@ -1,0 +1,265 @@
+"""The tables of a diff, from the long per-step tables of the two runs (rocpd.diff.side).
+
+Matching: a piece of work is the same in both runs when its line (rocpd.diff.names.line_labels),
+kind and kernel key (rocpd.diff.names.kernel_key) are. Kernels left over at a line in both runs
+(another vendor's library, or the same library choosing another kernel for a changed shape) are
+paired there, largest with largest: at that line, the work changed its kernel, and its time is
+compared as one piece.
+
+Values per step are means over the processes that ran that step (one process: its own values),
+steps aligned by their index from the first kept step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .bootstrap import order, verdicts
+from .names import NO_LINE, line_labels
+
+ITEM_KEYS = ["line", "kind", "key"]
+GPU_KINDS = ("kernel", "collective", "copy")
+PAIRED_KINDS = ("kernel", "collective")
+
+
+def _n_steps(procs) -> tuple[int, np.ndarray]:
+    n = max((len(ps.steps) for ps in procs), default=0)
+    have = np.zeros(n, dtype=float)
+    for ps in procs:
+        have[: len(ps.steps)] += 1
+    return n, np.maximum(have, 1)
+
+
+def _long(procs, name, labels):
+    import pandas as pd
+
+    frames = [getattr(ps, name) for ps in procs if len(getattr(ps, name))]
+    if not frames:
+        return pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True)
+    if "line" in out.columns:
+        out["line"] = out["line"].map(lambda s: labels.get(s, s)).astype(object)
+    return out
+
+
+def _pair(wa, wb):
+    """Rename kernel keys of ``wb`` paired by line with keys of ``wa`` (see the module's text)."""
+    if wa.empty or wb.empty:
+        return wb
+    ta = wa.groupby(ITEM_KEYS)["ns"].sum()
+    tb = wb.groupby(ITEM_KEYS)["ns"].sum()
+    rename = {}
+    in_a = set(ta.index.droplevel(2))
+    for (line, kind), _ in tb.groupby(level=[0, 1]):
+        if kind not in PAIRED_KINDS or line == NO_LINE or (line, kind) not in in_a:
+            continue
+        ka = ta.loc[(line, kind)]
+        kb = tb.loc[(line, kind)]
+        only_a = ka[~ka.index.isin(kb.index)].sort_values(ascending=False)
+        only_b = kb[~kb.index.isin(ka.index)].sort_values(ascending=False)
+        for x, y in zip(only_a.index, only_b.index, strict=False):
+            rename[(line, kind, y)] = x
+    if not rename:
+        return wb
+    keys = list(zip(wb["line"], wb["kind"], wb["key"], strict=True))
+    wb = wb.copy()
+    wb["key"] = [rename.get(k, k[2]) for k in keys]
+    return wb
+
+
+def _matrix(long, keys, n, have):
+    """Per-step means (rows: ``keys``; columns: steps 0..n-1) of ns and count."""
+    import pandas as pd
+
+    if long is None or long.empty or n == 0:
+        idx = pd.MultiIndex.from_tuples([], names=keys) if len(keys) > 1 else pd.Index([], name=keys[0])
+        return pd.DataFrame(index=idx, columns=range(n), dtype=float), \
+            pd.DataFrame(index=idx, columns=range(n), dtype=float)
+    g = long.groupby(keys + ["step"])[["ns", "count"]].sum()
+    ns = g["ns"].unstack("step", fill_value=0).reindex(columns=range(n), fill_value=0) / have
+    cnt = g["count"].unstack("step", fill_value=0).reindex(columns=range(n), fill_value=0) / have
+    return ns.astype(float), cnt.astype(float)
+
+
+class Builder:
+    """The tables of one comparison: baseline processes ``pa``, new processes ``pb``."""
+
+    def __init__(self, pa, pb, resampler_for):
+        la, lb = line_labels(_sites(pa), _sites(pb))
+        self.na, self.have_a = _n_steps(pa)
+        self.nb, self.have_b = _n_steps(pb)
+        self.r = resampler_for(self.na, self.nb)
+        self.wa = _long(pa, "work", la)
+        self.wb = _pair(self.wa, _long(pb, "work", lb))
+        self.pa, self.pb = pa, pb
+        self.step_ns = float(_measure(pa, "HostNs", self.na, self.have_a).mean()) if self.na else 0.0
+
+    def _compare(self, keys, la, lb):
+        import pandas as pd
+
+        ma, ca = _matrix(la, keys, self.na, self.have_a)
+        mb, cb = _matrix(lb, keys, self.nb, self.have_b)
+        idx = ma.index.union(mb.index)
+        ma, mb = ma.reindex(idx, fill_value=0.0), mb.reindex(idx, fill_value=0.0)
+        ca, cb = ca.reindex(idx, fill_value=0.0), cb.reindex(idx, fill_value=0.0)
+        cols = self.r.compare(ma.to_numpy(), mb.to_numpy(), self.step_ns)
+        df = pd.DataFrame(cols, index=idx).reset_index()
+        df["BaseCount"] = ca.mean(axis=1).to_numpy() if self.na else 0.0
+        df["NewCount"] = cb.mean(axis=1).to_numpy() if self.nb else 0.0
+        pa = (ma.to_numpy().sum(axis=1) > 0) | (ca.to_numpy().sum(axis=1) > 0)
+        pb = (mb.to_numpy().sum(axis=1) > 0) | (cb.to_numpy().sum(axis=1) > 0)
+        df["status"] = np.where(pa & pb, "both", np.where(pa, "vanished", "new"))
+        df["verdict"] = verdicts(df, pa, pb)
+        return df
+
+    def items(self):
+        df = self._compare(ITEM_KEYS, self.wa, self.wb)
+        if df.empty:
+            return _empty_items()
+        na, nb = _names(self.wa), _names(self.wb)
+        ma, mb = _memory(self.wa), _memory(self.wb)
+        keys = list(zip(df["line"], df["kind"], df["key"], strict=True))
+        df["name_base"] = [na.get(k, "") for k in keys]
+        df["name_new"] = [nb.get(k, "") for k in keys]
+        df["name"] = [n if (not o or o == n) else (o if not n else f"{o} → {n}")
+                      for o, n in zip(df["name_base"], df["name_new"], strict=True)]
+        df["memory_base"] = [ma.get(k, "") for k in keys]
+        df["memory_new"] = [mb.get(k, "") for k in keys]
+        df["note"] = [_note(k, s, a, b, ca, cb) for k, s, a, b, ca, cb in zip(
+            df["kind"], df["status"], df["memory_base"], df["memory_new"], df["BaseCount"],
+            df["NewCount"], strict=True)]
+        return order(df[["line", "kind", "name", *_STATS, "BaseCount", "NewCount", "status",
+                         "note", "key", "name_base", "name_new", "memory_base", "memory_new"]])
+
+    def lines(self, items):
+        df = self._compare(["line"], self.wa, self.wb)
+        if df.empty:
+            return df
+        top = items.assign(_a=items["DeltaNs"].abs()).sort_values("_a", ascending=False)
+        first = top.drop_duplicates("line").set_index("line")
+        df["top_item"] = df["line"].map(lambda x: f"{first.loc[x, 'kind']} {first.loc[x, 'name']}"
+                                        if x in first.index else "")
+        return order(df[["line", *_STATS, "status", "top_item"]])
+
+    def kernels(self, items):
+        wa = self.wa[self.wa["kind"].isin(GPU_KINDS)] if len(self.wa) else self.wa
+        wb = self.wb[self.wb["kind"].isin(GPU_KINDS)] if len(self.wb) else self.wb
+        df = self._compare(["kind", "key"], wa, wb)
+        if df.empty:
+            return df
+        it = items[items["kind"].isin(GPU_KINDS)]
+        name = {(k, key): n for k, key, n in zip(it["kind"], it["key"], it["name"], strict=True)}
+        lines = it.groupby(["kind", "key"])["line"].agg(lambda s: ", ".join(sorted(set(s))))
+        df["name"] = [name.get((k, key), key) for k, key in zip(df["kind"], df["key"], strict=True)]
+        df["lines"] = [lines.get((k, key), "") for k, key in zip(df["kind"], df["key"], strict=True)]
+        return order(df[["name", "kind", *_STATS, "BaseCount", "NewCount", "status", "lines",
+                         "key"]])
+
+    def phases(self):
+        from .phases import PHASES
+
+        la = _long(self.pa, "phases", {}).assign(count=0) if self.pa else None
+        lb = _long(self.pb, "phases", {}).assign(count=0) if self.pb else None
+        df = self._compare(["phase"], la, lb)
+        if df.empty:
+            return df
+        rank = {p: i for i, p in enumerate(PHASES)}
+        df = df.iloc[np.argsort([rank.get(p, 99) for p in df["phase"]], kind="stable")]
+        return order(df[["phase", *_STATS, "status"]])
+
+    def summary(self):
+        import pandas as pd
+
+        rows = []
+        for col, what in (("HostNs", "step time"), ("GpuNs", "GPU work (sum of op times)"),
+                          ("IdleNs", "GPU idle in the step")):
+            a = _measure(self.pa, col, self.na, self.have_a)
+            b = _measure(self.pb, col, self.nb, self.have_b)
+            c = self.r.compare(a[None, :], b[None, :], self.step_ns)
+            rows.append({"metric": what, **{k: v[0] for k, v in c.items()}})
+        df = pd.DataFrame(rows)
+        df["verdict"] = verdicts(df)
+        return df[["metric", *_STATS]]
+
+
+_STATS = ["BaseNs", "NewNs", "DeltaNs", "CiLowNs", "CiHighNs", "DeltaPercent", "significant",
+          "verdict"]
+
+
+def _sites(procs):
+    out = set()
+    for ps in procs:
+        if len(ps.work):
+            out |= {s for s in ps.work["line"].unique() if s != NO_LINE}
+    return out
+
+
+def _measure(procs, col, n, have) -> np.ndarray:
+    out = np.zeros(n, dtype=float)
+    for ps in procs:
+        v = ps.measures[col].to_numpy(dtype=float)
+        out[: len(v)] += v
+    return out / have if n else out
+
+
+def _names(work) -> dict:
+    if work.empty:
+        return {}
+    t = work.groupby(ITEM_KEYS + ["name"])["ns"].sum().reset_index()
+    t = t.sort_values("ns", ascending=False).drop_duplicates(ITEM_KEYS)
+    return {(a, b, c): n for a, b, c, n in zip(t["line"], t["kind"], t["key"], t["name"], strict=True)}
+
+
+def _memory(work) -> dict:
+    if work.empty:
+        return {}
+    w = work[work["memory"] != ""]
+    t = w.groupby(ITEM_KEYS + ["memory"])["count"].sum().reset_index()
+    t = t.sort_values("count", ascending=False).drop_duplicates(ITEM_KEYS)
+    return {(a, b, c): m for a, b, c, m in zip(t["line"], t["kind"], t["key"], t["memory"], strict=True)}
+
+
+def _note(kind, status, mem_a, mem_b, count_a, count_b) -> str:
+    if kind == "copy" and status == "both" and mem_a != mem_b:
+        if "PAGEABLE" in mem_b and "PAGEABLE" not in mem_a:
+            return f"copy became pageable ({mem_a} to {mem_b})"
+        if "PAGEABLE" in mem_a and "PAGEABLE" not in mem_b:
+            return f"copy no longer pageable ({mem_a} to {mem_b})"
+        return f"memory kinds changed ({mem_a} to {mem_b})"
+    if status == "both" and kind != "idle" and abs(count_b - count_a) >= 0.5:
+        return f"{'more' if count_b > count_a else 'fewer'} per step ({count_a:g} to {count_b:g})"
+    return ""
+
+
+def _empty_items():
+    import pandas as pd
+
+    return pd.DataFrame(columns=["line", "kind", "name", *_STATS, "BaseCount", "NewCount", "status",
+                                 "note", "key", "name_base", "name_new", "memory_base", "memory_new"])
+
+
+WHAT = {"kernel": "kernel", "collective": "collective", "copy": "copy", "sync": "sync"}
+
+
+def appeared(items):
+    """What appeared or vanished (kernels, copies, syncs), copies whose memory kind changed and
+    work launched more or fewer times per step: one row each, largest time first."""
+    import pandas as pd
+
+    cols = ["what", "line", "kind", "name", "BaseCount", "NewCount", "DeltaNs", "significant"]
+    if items.empty:
+        return pd.DataFrame(columns=cols)
+    it = items[items["kind"].isin(list(WHAT))]
+    rows = []
+    for r in it.itertuples(index=False):
+        if r.status in ("new", "vanished"):
+            what = f"{r.status} {WHAT[r.kind]}"
+        elif r.note:
+            what = r.note.split(" (")[0]
+        else:
+            continue
+        rows.append({"what": what, "line": r.line, "kind": r.kind, "name": r.name,
+                     "BaseCount": r.BaseCount, "NewCount": r.NewCount, "DeltaNs": r.DeltaNs,
+                     "significant": bool(r.significant)})
+    df = pd.DataFrame(rows, columns=cols)
+    return df.iloc[np.argsort(-df["DeltaNs"].abs().to_numpy(), kind="stable")].reset_index(drop=True)

@@ -1,0 +1,174 @@
+"""A diff as text: the verdict line and the tables, regressions first, as ``rocpd diff`` prints
+them (and ``print(d)`` in a notebook)."""
+
+from __future__ import annotations
+
+import math
+
+UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+NAME_WIDTH = 60
+
+
+def fmt_ns(v: float, units: str, sign: bool = False) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    x = v / UNITS[units]
+    return f"{x:+,.3f}" if sign else f"{x:,.3f}"
+
+
+def ci(lo: float, hi: float, units: str) -> str:
+    if lo != lo or hi != hi:  # NaN: too few steps
+        return "n/a"
+    return f"[{fmt_ns(lo, units, True)}, {fmt_ns(hi, units, True)}]"
+
+
+def pct(v: float) -> str:
+    return "" if v != v else f"{v:+.1f}%"
+
+
+def _clip(s: str, width: int = NAME_WIDTH) -> str:
+    """``s`` in at most ``width`` characters, its middle elided; a paired name ("a → b": the
+    kernels of one line in two runs) keeps its arrow and both ends."""
+    s = str(s)
+    if len(s) <= width:
+        return s
+    if " → " in s:
+        a, b = s.split(" → ", 1)
+        half = (width - 3) // 2
+        return f"{_clip(a, half)} → {_clip(b, width - 3 - half)}"
+    tail = min(17, (width - 3) // 2)
+    return s[: width - 3 - tail] + "..." + s[-tail:]
+
+
+def describe(row, units: str) -> str:
+    """'model.py:23 kernel gemm_out +75.312 us per step [+74.1, +76.4] (+30.1%), slower'."""
+    what = " ".join(x for x in (str(row.get("line", "")), str(row.get("kind", "")),
+                                _clip(row.get("name", row.get("phase", row.get("metric", "")))))
+                    if x)
+    return (f"{what} {fmt_ns(row['DeltaNs'], units, True)} {units} per step "
+            f"{ci(row['CiLowNs'], row['CiHighNs'], units)}"
+            + (f" ({pct(row['DeltaPercent'])})" if row["DeltaPercent"] == row["DeltaPercent"] else "")
+            + f", {row['verdict']}")
+
+
+def verdict(d, units: str = "us") -> str:
+    sig = d.significant
+    step = d.summary.iloc[0]
+    if not len(sig) and bool(step["significant"]):
+        return (f"step time {step['verdict']} ({fmt_ns(step['DeltaNs'], units, True)} {units} "
+                f"{ci(step['CiLowNs'], step['CiHighNs'], units)}, {pct(step['DeltaPercent'])}) with"
+                " no single piece of work changed significantly: a change spread over all of"
+                " them (clocks, a library version, contention)")
+    if not len(sig):
+        lead = "no significant change"
+        if not (d.base.procs and d.new.procs) or min(d.steps_base, d.steps_new) < 2:
+            lead = "no significant change can be shown (too few steps)"
+        return (f"{lead}: step time {fmt_ns(step['BaseNs'], units)} -> "
+                f"{fmt_ns(step['NewNs'], units)} {units} "
+                f"({fmt_ns(step['DeltaNs'], units, True)} {ci(step['CiLowNs'], step['CiHighNs'], units)})")
+    first = sig.iloc[0]
+    n = len(sig)
+    return (f"{n} significant change{'s' if n > 1 else ''}; first: {describe(first, units)}; "
+            f"step time {fmt_ns(step['DeltaNs'], units, True)} {units} "
+            f"{ci(step['CiLowNs'], step['CiHighNs'], units)}")
+
+
+def _table(df, key_cols, units, top, extra=()) -> str:
+    import pandas as pd
+
+    if df is None or not len(df):
+        return "(none)"
+    shown = df.head(top) if top else df
+    out = pd.DataFrame({c: shown[c].map(_clip) for c in key_cols})
+    out[f"base {units}"] = shown["BaseNs"].map(lambda v: fmt_ns(v, units))
+    out[f"new {units}"] = shown["NewNs"].map(lambda v: fmt_ns(v, units))
+    out[f"delta {units}"] = shown["DeltaNs"].map(lambda v: fmt_ns(v, units, True))
+    out["CI"] = [ci(a, b, units) for a, b in zip(shown["CiLowNs"], shown["CiHighNs"], strict=True)]
+    out["change"] = shown["DeltaPercent"].map(pct)
+    out["verdict"] = shown["verdict"]
+    for c in extra:
+        out[c] = shown[c].map(lambda v: _clip(v) if isinstance(v, str) else f"{v:g}")
+    more = f"\n... and {len(df) - len(shown)} more (use --top 0)" if len(df) > len(shown) else ""
+    return out.to_string(index=False) + more
+
+
+def _appeared(df, units, top) -> str:
+    import pandas as pd
+
+    if df is None or not len(df):
+        return "(nothing appeared or vanished)"
+    shown = df.head(top) if top else df
+    out = pd.DataFrame({"what": shown["what"], "line": shown["line"],
+                        "name": shown["name"].map(_clip),
+                        "per step": [f"{a:g} -> {b:g}" for a, b in
+                                     zip(shown["BaseCount"], shown["NewCount"], strict=True)],
+                        f"delta {units}": shown["DeltaNs"].map(lambda v: fmt_ns(v, units, True)),
+                        "significant": shown["significant"].map(lambda v: "yes" if v else "no")})
+    more = f"\n... and {len(df) - len(shown)} more (use --top 0)" if len(df) > len(shown) else ""
+    return out.to_string(index=False) + more
+
+
+def _ranks(df, units, top) -> str:
+    import pandas as pd
+
+    shown = df.head(top) if top else df
+    out = pd.DataFrame({"rank": shown["rank"]})
+    out[f"step base {units}"] = shown["BaseNs"].map(lambda v: fmt_ns(v, units))
+    out[f"step new {units}"] = shown["NewNs"].map(lambda v: fmt_ns(v, units))
+    out[f"delta {units}"] = shown["DeltaNs"].map(lambda v: fmt_ns(v, units, True))
+    out["CI"] = [ci(a, b, units) for a, b in zip(shown["CiLowNs"], shown["CiHighNs"], strict=True)]
+    out[f"compute new {units}"] = shown["NewComputeNs"].map(lambda v: fmt_ns(v, units))
+    out["largest change"] = shown["top_change"].map(lambda s: _clip(s, 80))
+    return out.to_string(index=False)
+
+
+def where(paths) -> str:
+    """The databases of a run: their names, or how many in which folder."""
+    import os
+
+    if len(paths) <= 2:
+        return ", ".join(paths)
+    try:
+        folder = os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in paths])
+    except ValueError:
+        folder = ""
+    return f"{len(paths)} databases" + (f" in {folder}" if folder else "")
+
+
+def header(d) -> list[str]:
+    s = d.settings
+    lines = []
+    for side, n in ((d.base, d.steps_base), (d.new, d.steps_new)):
+        step = {"given": f"'{side.step_name}' (given)", "detected": f"'{side.step_name}' (detected)",
+                "none": "none found: the whole run is one step",
+                "off": "off: the whole run is one step"}[side.step_source]
+        lines.append(f"{side.label}: {where(side.paths)} — {len(side.procs)} process(es) with GPU "
+                     f"work, {n} step(s); step range {step}")
+    lines.append(f"per step, mean over the steps; {s.confidence:.0%} intervals from {s.resamples}"
+                 f" bootstrap resamples of the steps (seed {s.seed}); significant: the interval "
+                 f"excludes 0, the change is >= {s.min_change:.0%} of the time and >= "
+                 f"{s.min_share:.1%} of a baseline step")
+    return lines
+
+
+def body(d, top: int, units: str) -> list[str]:
+    out = [f"verdict: {d.verdict(units)}"]
+    out += [f"note: {n}" for n in d.notes]
+    out += ["", "== STEP ==", _table(d.summary, ["metric"], units, 0)]
+    out += ["", "== CHANGES, REGRESSIONS FIRST (line, kind, kernel) ==",
+            _table(d.items, ["line", "kind", "name"], units, top, ("note",))]
+    out += ["", "== LINES ==", _table(d.lines, ["line"], units, top, ("top_item",))]
+    out += ["", "== KERNELS ==", _table(d.kernels, ["name", "kind"], units, top)]
+    out += ["", "== PHASES ==", _table(d.phases, ["phase"], units, 0)]
+    out += ["", "== APPEARED OR VANISHED ==", _appeared(d.appeared, units, top)]
+    return out
+
+
+def report(d, top: int = 10, units: str = "us") -> str:
+    out = [f"rocpd diff ({d.scope})", *header(d), *body(d, top, units)]
+    if d.ranks is not None and len(d.ranks):
+        out += ["", "== RANKS ==", _ranks(d.ranks, units, top)]
+    if d.slowest is not None:
+        out += ["", f"== SLOWEST RANK OF THE NEW RUN: {d.slowest.scope} (most compute per step) =="]
+        out += body(d.slowest, top, units)
+    return "\n".join(out)

@@ -1,0 +1,58 @@
+"""Inference steps of a small MLP for `rocpd diff` on a GPU: run it twice, the second time with
+``--widen 4``, and the diff must name the widened layer's line (marked WIDENED_LAYER) first.
+
+  --widen K   the middle layer K times wider (its output; the next layer's input follows)
+  --steps N   ROCTx "step" ranges, after 5 warm-up iterations outside any step (cuBLAS picks
+              its kernels there)
+Each step ends with torch.cuda.synchronize(), so a step's time is its GPU work. Inference only:
+in training the backward kernels carry the line of the ``loss.backward()`` call, which then
+grows with the layer as well. Prints one JSON line: {"ms_per_step": ...}.
+"""
+
+import argparse
+import json
+import time
+
+import roctx
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, width: int, widen: int):
+        super().__init__()
+        self.inp = nn.Linear(1024, width)
+        self.mid = nn.Linear(width, width * widen)
+        self.out = nn.Linear(width * widen, 256)
+
+    def forward(self, x):
+        x = torch.relu(self.inp(x))
+        x = torch.relu(self.mid(x))  # WIDENED_LAYER
+        return self.out(x)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--widen", type=int, default=1)
+    p.add_argument("--width", type=int, default=2048)
+    p.add_argument("--batch", type=int, default=8192)
+    p.add_argument("--steps", type=int, default=30)
+    a = p.parse_args()
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    model = Net(a.width, a.widen).to(dev).eval()
+    x = torch.randn(a.batch, 1024, device=dev)
+    with torch.no_grad():
+        for _ in range(5):
+            model(x)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(a.steps):
+            with roctx.range("step"):
+                model(x)
+                torch.cuda.synchronize()
+    print(json.dumps({"ms_per_step": (time.perf_counter() - t0) * 1e3 / a.steps}))
+
+
+if __name__ == "__main__":
+    main()
