@@ -11,7 +11,10 @@ rocpd compare before/ after/ --top 10 --include 'gemm|conv'
 
 
 def add_parser(sub) -> None:
-    p = add_command(sub, "compare", "compare two runs (A = baseline, B = new)", EXAMPLES)
+    p = add_command(sub, "compare", "compare two runs (A = baseline, B = new): whole-run totals",
+                    EXAMPLES, description="compare two runs (A = baseline, B = new): kernel and "
+                    "ROCTx-range totals over the whole run, new and missing names, overall "
+                    "speed-up. Per step, per line, with confidence intervals: rocpd diff A B")
     p.add_argument("a", help="baseline database (or directory/glob quoted)")
     p.add_argument("b", help="new database")
     p.add_argument("--top", type=int, default=20, help="rows of each table")
