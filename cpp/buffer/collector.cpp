@@ -1,5 +1,6 @@
 #include "collector.hpp"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -14,19 +15,33 @@ namespace {
 
 std::atomic<uint64_t> g_generation{1};
 
+// The calling thread's buffer. Trivially destructible, so reaching it costs one thread-local
+// lookup and no initialisation guard on every record; the thread's end is seen through a
+// pthread key (on_thread_exit), set when the thread registers.
 struct TlsSlot {
   ThreadBuffer* buffer = nullptr;
   uint64_t generation = 0;
-  ~TlsSlot() {
-    // Thread exit: tell the drain thread it may free the buffer once drained.
-    // Collectors are never destroyed while a generation is live, so this is safe.
-    if (buffer != nullptr && generation == g_generation.load(std::memory_order_acquire)) {
-      buffer->end.store(now_ns(), std::memory_order_relaxed);
-      buffer->exited.store(true, std::memory_order_release);
-    }
-  }
 };
 thread_local TlsSlot t_slot;
+
+// Thread exit: tell the drain thread it may free the buffer once drained. Collectors are
+// never destroyed while a generation is live, so this is safe.
+void on_thread_exit(void* slot) {
+  auto* s = static_cast<TlsSlot*>(slot);
+  if (s->buffer != nullptr && s->generation == g_generation.load(std::memory_order_acquire)) {
+    s->buffer->end.store(now_ns(), std::memory_order_relaxed);
+    s->buffer->exited.store(true, std::memory_order_release);
+  }
+}
+
+pthread_key_t exit_key() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k;
+    pthread_key_create(&k, on_thread_exit);
+    return k;
+  }();
+  return key;
+}
 
 uint32_t os_tid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
@@ -98,6 +113,7 @@ ThreadBuffer* Collector::thread_buffer() noexcept {
   TlsSlot& s = t_slot;
   if (s.generation == generation_ && s.buffer != nullptr) return s.buffer;
   ThreadBuffer* b = register_thread();
+  if (s.buffer == nullptr) pthread_setspecific(exit_key(), &s);  // once per thread
   s.buffer = b;
   s.generation = generation_;
   return b;
