@@ -54,7 +54,7 @@ def test_exit_stack_enter_context(maybe_session):
     r = roctx.range("stacked")
     with contextlib.ExitStack() as stack:
         assert stack.enter_context(r) is r
-        assert stack.enter_context(roctx.range("inner")) is roctx.range("inner")
+        assert stack.enter_context(roctx.range("inner")).name == "inner"
     if maybe_session is not None:
         got = rows(maybe_session)
         assert [g[0] for g in got] == ["stacked", "inner"]
@@ -91,9 +91,9 @@ def test_contextlib_abc_sees_a_context_manager():
 def test_async_exit_stack_both_ways(maybe_session):
     async def main():
         async with contextlib.AsyncExitStack() as stack:
-            assert stack.enter_context(roctx.range("sync-in-async")) is roctx.range("sync-in-async")
+            assert stack.enter_context(roctx.range("sync-in-async")).name == "sync-in-async"
             r = await stack.enter_async_context(roctx.range("async-entered"))
-            assert r is roctx.range("async-entered")
+            assert r.name == "async-entered"
 
     asyncio.run(main())
     if maybe_session is not None:
@@ -250,11 +250,12 @@ def test_one_range_object_reentrant_across_threads(session):
     assert names(session) == ["shared"] * 4
 
 
-def test_copy_and_pickle_give_the_same_range():
+def test_copy_and_pickle_give_a_range_of_the_same_name():
+    # Ranges are cached per name (while the cache has room): then a copy is the range itself.
     r = roctx.range("picklable")
-    assert copy.copy(r) is r and copy.deepcopy(r) is r
-    assert pickle.loads(pickle.dumps(r)) is r
-    assert roctx.Range("picklable") is r
+    for twin in (copy.copy(r), copy.deepcopy(r), pickle.loads(pickle.dumps(r)),
+                 roctx.Range("picklable")):
+        assert isinstance(twin, roctx.Range) and twin.name == "picklable"
     with pytest.raises(TypeError, match="one message string"):
         roctx.Range()
 
@@ -264,7 +265,7 @@ def test_equal_names_share_a_range_and_subclassed_strings_keep_their_name(sessio
         pass
 
     a = "".join(["sa", "me"])  # a str equal to "same" that is another object
-    assert a is not "same" and roctx.range(a) is roctx.range("same")  # noqa: F632
+    assert a is not "same" and roctx.range(a).name == "same"  # noqa: F632
     with roctx.range(Name("sub")) as r:
         assert r.name == "sub"
     assert names(session) == ["sub"]
