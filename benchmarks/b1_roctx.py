@@ -6,8 +6,9 @@ cost (B4 measures what the writer sustains); drops, if any, are printed.
 Side by side in the same process: contextlib.nullcontext (the floor for any Python
 context manager) and torch.cuda.nvtx push/pop where CUDA is present; the goals are ratios to
 nvtx (recording ≤ 0.25×, no profiler ≤ 0.1×), printed where nvtx runs.
-Where a recorded range's time goes: the same push/pop made from C (no Python between them)
-and one read of the records' clock (CLOCK_BOOTTIME; every range reads it twice).
+Where a recorded range's time goes: the same push/pop made from C (no Python between them),
+how ranges are stamped (the CPU's counter where the kernel's clocksource is tsc, else two
+CLOCK_BOOTTIME reads) and what one CLOCK_BOOTTIME read costs.
 """
 
 from __future__ import annotations
@@ -122,13 +123,16 @@ def main() -> int:
         print("   torch.cuda.nvtx            : not here (no CUDA); the goals are ratios to it")
     print(f"   ratios to nullcontext      : recording {median(rec) / median(null):.2f}×, "
           f"no profiler {median(idle) / median(null):.2f}×")
-    print(f"   where recording goes       : push+pop from C {median(nat):.1f} ns (of which 2 clock "
-          f"reads × {median(clk):.1f} ns, clocksource {clocksource()}); the rest is Python's `with`")
+    stamps = "the CPU's counter" if rocprof._core._tsc_stamps() else "CLOCK_BOOTTIME reads"
+    print(f"   where recording goes       : push+pop from C {median(nat):.1f} ns, stamped with "
+          f"{stamps} (clocksource {clocksource()}; one CLOCK_BOOTTIME read {median(clk):.1f} ns); "
+          f"the rest is Python's `with`")
     row = (f"recording {median(rec):.0f} ns/range (drops {dropped}); no profiler {median(idle):.0f} ns; "
            f"nullcontext {median(null):.0f} ns"
            + (f"; nvtx push+pop {median(nvtx):.0f} ns: {median(rec) / median(nvtx):.2f}× / "
               f"{median(idle) / median(nvtx):.2f}× (goal ≤ 0.25 / ≤ 0.1)" if nvtx else "")
-           + f"; push+pop from C {median(nat):.0f} ns, clock read {median(clk):.1f} ns ({clocksource()})"
+           + f"; push+pop from C {median(nat):.0f} ns ({stamps}), CLOCK_BOOTTIME read "
+             f"{median(clk):.1f} ns ({clocksource()})"
            + f"; Python {sys.version.split()[0]}, median of {REPEATS}×{N}")
     append_row("B1 roctx cost (issue 2)", row)
     return 0

@@ -1,7 +1,8 @@
-// Benchmark-only bindings for B1 (benchmarks/b1_roctx.py): the native share of a recorded
-// `with roctx.range(...)`, so the figure can be split into Python's `with` machinery, the
-// native push/pop (stack, record into the ring) and the clock reads inside it. They live in
-// the Python module, so that the shipped librocprof_core carries no benchmark code.
+// Benchmark-only bindings for B1 (benchmarks/b1_roctx.py and its regression guard): the native
+// share of a recorded `with roctx.range(...)`, so the figure can be split into Python's `with`
+// machinery, the native push/pop (stack, record into the ring, two stamps) and a clock read.
+// They live in the Python module, so that the shipped librocprof_core carries no benchmark
+// code.
 #include <stdexcept>
 #include <string>
 
@@ -29,7 +30,8 @@ uint64_t native_ranges(uint64_t n, const std::string& name) {
   return now_ns() - t0;
 }
 
-// ns for n reads of the records' clock (CLOCK_BOOTTIME), two of which every range takes.
+// ns for n reads of the records' clock (CLOCK_BOOTTIME, as every record but ROCTx's where
+// tsc_stamps()).
 uint64_t clock_reads(uint64_t n) {
   py::gil_scoped_release nogil;
   uint64_t sink = 0;
@@ -44,6 +46,8 @@ void bind(py::module_& m) {
         "benchmark B1 only: ns for n ROCTx push/pop pairs made in C");
   m.def("_bench_clock_reads", &clock_reads, py::arg("n"),
         "benchmark B1 only: ns for n reads of the record clock");
+  m.def("_tsc_stamps", &tsc_stamps,
+        "whether ROCTx stamps are the CPU's counter (mapped to CLOCK_BOOTTIME by the writer)");
 }
 
 rocprof::bindings::Register g_register(bind);

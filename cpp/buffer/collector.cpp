@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -68,6 +69,7 @@ bool Collector::start(std::string* error) {
     opened_ = true;
   }
   last_commit_ns_ = now_ns();
+  if (tsc_stamps()) tsc_.calibrate();  // before any stamp of this session
   // The drain thread must never take the sampling profiler's signals (architecture rule).
   sigset_t all, old;
   sigfillset(&all);
@@ -249,6 +251,20 @@ bool Collector::ensure_open() {
   return true;
 }
 
+void Collector::to_boottime(std::vector<Record>& records) {
+  const auto stamped = [](const Record& r) { return (r.flags & kFlagTscTime) != 0; };
+  if (std::none_of(records.begin(), records.end(), stamped)) return;
+  // A point after every stamp here was made (they were all published before this drain took
+  // them): each maps between two points.
+  tsc_.calibrate();
+  for (Record& r : records) {
+    if (!stamped(r)) continue;
+    r.start = tsc_.boottime(r.start);
+    r.end = tsc_.boottime(r.end);
+    r.flags = static_cast<uint16_t>(r.flags & ~kFlagTscTime);
+  }
+}
+
 std::size_t Collector::drain_once(bool commit_now) {
   std::lock_guard<std::mutex> drain_guard(drain_mu_);
   std::vector<ThreadBuffer*> snapshot;
@@ -279,6 +295,7 @@ std::size_t Collector::drain_once(bool commit_now) {
     batch_.insert(batch_.end(), closed_at_exit_.begin(), closed_at_exit_.end());
     closed_at_exit_.clear();
   }
+  to_boottime(batch_);
   new_strings_.clear();
   const uint32_t first = strings_.take_new(new_strings_);
   const bool have_data = !batch_.empty() || !infos.empty() || !threads.empty();

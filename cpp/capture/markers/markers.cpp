@@ -20,6 +20,12 @@ namespace {
 std::atomic<CaptureContext*> g_ctx{nullptr};
 std::atomic<uint64_t> g_generation{1};
 std::atomic<bool> g_paused{false};
+// Range times: the CPU's counter where the kernel keeps time with it (a third of the cost of
+// reading CLOCK_BOOTTIME through the vDSO; the drain maps it, buffer/tsc_map.hpp), else
+// CLOCK_BOOTTIME. Decided at the first session's start, fixed for the process.
+bool g_tsc = false;
+uint16_t g_clock_flag = 0;
+inline uint64_t stamp() noexcept { return g_tsc ? tsc_now() : now_ns(); }
 // Interned at start, on the starting thread (never at exit): the domain and, as rocprofv3
 // names ROCTx regions, the API function of each kind (the message goes into extdata).
 uint32_t g_category = 0, g_fn_push = 0, g_fn_start = 0, g_fn_mark = 0;
@@ -159,7 +165,7 @@ inline Record roctx_record(uint32_t fn, uint32_t message_id, uint64_t start, uin
                            uint32_t tid_, uint16_t flags, uint64_t corr, uint64_t parent) noexcept {
   Record r;
   r.kind = RecordKind::kRegion;
-  r.flags = static_cast<uint16_t>(flags | kFlagMessage);
+  r.flags = static_cast<uint16_t>(flags | kFlagMessage | g_clock_flag);
   r.tid = tid_;
   r.start = start;
   r.end = end;
@@ -189,6 +195,8 @@ class MarkersBackend final : public Backend {
     g_fn_start = ctx.intern("roctxRangeStartA");
     g_fn_mark = ctx.intern("roctxMarkA");
     free_exited_stacks();
+    g_tsc = tsc_stamps();
+    g_clock_flag = g_tsc ? kFlagTscTime : kFlagNone;
     g_paused.store(settings.markers.start_paused, std::memory_order_relaxed);
     g_generation.fetch_add(1, std::memory_order_acq_rel);
     g_ctx.store(&ctx, std::memory_order_release);
@@ -196,7 +204,7 @@ class MarkersBackend final : public Backend {
   }
   void stop(CaptureContext& ctx) override {
     g_ctx.store(nullptr, std::memory_order_release);
-    close_open_ranges(ctx, now_ns());
+    close_open_ranges(ctx, stamp());
   }
   void fork_child() override { g_ctx.store(nullptr, std::memory_order_release); }
   void probe(bool* live, std::string* reason) override {
@@ -233,7 +241,7 @@ int push_id(uint32_t name_id) noexcept {
   b->names[d] = name_id;
   b->corrs[d] = b->next_corr();
   b->paused_at_start[d] = g_paused.load(std::memory_order_relaxed);
-  b->starts[d] = now_ns();
+  b->starts[d] = stamp();
   return static_cast<int>(d);
 }
 
@@ -243,7 +251,7 @@ int push(std::string_view message) noexcept {
 }
 
 int pop() noexcept {
-  const uint64_t end = now_ns();
+  const uint64_t end = stamp();
   CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   if (c == nullptr) return -1;
   Stack* b = stack();
@@ -273,7 +281,7 @@ void mark(std::string_view message) noexcept {
   CaptureContext* c = recording_ctx();
   Stack* b = c != nullptr ? stack() : nullptr;
   if (b == nullptr) return;
-  const uint64_t t = now_ns();
+  const uint64_t t = stamp();
   uint64_t parent;
   current_range(&parent);
   c->emit(
@@ -291,13 +299,13 @@ uint64_t start(std::string_view message) noexcept {
   slot.tid = b->tid;
   slot.corr = b->next_corr();
   current_range(&slot.parent);
-  slot.start = now_ns();
+  slot.start = stamp();
   slot.id.store(id, std::memory_order_release);
   return id;
 }
 
 void stop(uint64_t range_id) noexcept {
-  const uint64_t end = now_ns();
+  const uint64_t end = stamp();
   if (range_id == 0) return;
   OpenRange& slot = g_open[range_id % kSlots];
   uint64_t expected = range_id;
