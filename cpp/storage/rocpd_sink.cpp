@@ -1,5 +1,6 @@
 #include "rocpd_sink.hpp"
 
+#include <cstddef>
 #include <type_traits>
 
 #include "redact.hpp"
@@ -45,7 +46,8 @@ void RocpdSink::write_strings(uint32_t first_id, const std::vector<std::string>&
   if (!writer_.is_open() || !writer_.failure().empty()) return;
   // Recorded text is cut here, where each string is written once, never on the producers'
   // hot path. Most strings hold nothing to cut and are written as they are.
-  std::vector<std::string> changed;  // a copy of `strings` from the first one altered on
+  std::vector<std::string> changed;  // `strings` as written, once one of them is altered
+  bool copying = false;
   const std::size_t before = redacted_text_;
   for (std::size_t i = 0; i < strings.size(); ++i) {
     const uint32_t id = first_id + static_cast<uint32_t>(i);
@@ -63,12 +65,15 @@ void RocpdSink::write_strings(uint32_t first_id, const std::vector<std::string>&
       marked_.insert(alt);
       altered = true;
     }
-    if (altered && changed.empty()) changed.assign(strings.begin(), strings.begin() + i);
+    if (altered && !copying) {
+      changed.assign(strings.begin(), strings.begin() + static_cast<std::ptrdiff_t>(i));
+      copying = true;
+    }
     const std::string& out = altered ? alt : strings[i];
     writer_.string(id, out);
-    if (!changed.empty()) changed.push_back(out);
+    if (copying) changed.push_back(out);
   }
-  map_->add_strings(first_id, changed.empty() ? strings : changed);
+  map_->add_strings(first_id, copying ? changed : strings);
   if (redacted_text_ != before) write_redaction_counts();
 }
 
