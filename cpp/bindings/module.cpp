@@ -121,7 +121,20 @@ PyObject* enter_descr_get(PyObject* descr, PyObject* obj, PyObject*) {
   return r->bound_enter;
 }
 
+// `Range.__enter__(r)`: what contextlib.ExitStack, AsyncExitStack and other code that drives
+// context managers generically call (they look the method up on the type, unbound).
+PyObject* enter_descr_call(PyObject*, PyObject* args, PyObject* kwargs) {
+  if (kwargs != nullptr || PyTuple_GET_SIZE(args) != 1 ||
+      !PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), g_range_type)) {
+    PyErr_SetString(PyExc_TypeError, "Range.__enter__ takes one roctx.range");
+    return nullptr;
+  }
+  return range_enter(PyTuple_GET_ITEM(args, 0), nullptr);
+}
+
 PyType_Slot kEnterDescrSlots[] = {{Py_tp_descr_get, reinterpret_cast<void*>(enter_descr_get)},
+                                  {Py_tp_call, reinterpret_cast<void*>(enter_descr_call)},
+                                  {Py_tp_doc, const_cast<char*>("Push the range on this thread.")},
                                   {0, nullptr}};
 PyType_Spec kEnterDescrSpec = {"rocprof._core.EnterDescriptor", sizeof(PyObject), 0,
                                Py_TPFLAGS_DEFAULT, kEnterDescrSlots};
@@ -142,12 +155,36 @@ bool install_context_methods(PyTypeObject* type) {
   return ok;
 }
 
+PyObject* py_range(PyObject*, PyObject* arg);
+PyObject* g_range_fn = nullptr;  // roctx.range itself (rocprof._core.range)
+
+// A Range is immutable and found by its name: a copy, a deep copy or an unpickled one is
+// roctx.range(name) (in this process the very same cached object).
+PyObject* range_reduce(PyObject* self, PyObject*) {
+  return Py_BuildValue("(O(O))", g_range_fn, reinterpret_cast<RangeObject*>(self)->name);
+}
+
+// roctx.Range(message) is roctx.range(message): a Range without its name cannot exist.
+PyObject* range_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
+  if ((kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0) || PyTuple_GET_SIZE(args) != 1) {
+    PyErr_SetString(PyExc_TypeError, "roctx.Range() takes one message string");
+    return nullptr;
+  }
+  return py_range(nullptr, PyTuple_GET_ITEM(args, 0));
+}
+
+PyMethodDef kRangeMethods[] = {
+    {"__reduce__", range_reduce, METH_NOARGS, "roctx.range(name): ranges are found by name."},
+    {nullptr, nullptr, 0, nullptr}};
+
 PyGetSetDef kRangeGetSet[] = {{"name", range_get_name, nullptr, "the range's message", nullptr},
                               {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot kRangeSlots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(range_dealloc)},
     {Py_tp_getset, kRangeGetSet},
+    {Py_tp_methods, kRangeMethods},
+    {Py_tp_new, reinterpret_cast<void*>(range_new)},
     {Py_tp_call, reinterpret_cast<void*>(range_call)},
     {Py_tp_repr, reinterpret_cast<void*>(range_repr)},
     {Py_tp_doc,
@@ -168,24 +205,50 @@ PyObject* new_range(PyObject* name) {
   return reinterpret_cast<PyObject*>(r);
 }
 
-PyObject* py_range(PyObject*, PyObject* arg) {
-  if (PyUnicode_CheckExact(arg)) {
-    PyObject* r = PyDict_GetItemWithError(g_range_cache, arg);  // borrowed
-    if (r != nullptr) {
-      Py_INCREF(r);
-      return r;
-    }
+// In front of the per-name cache: the last few message objects seen, by address. A call
+// site's literal is the same str object on every call, so most calls skip hashing and the
+// dict probe (a third of `with roctx.range("x")` when no profiler runs). Each slot holds a
+// reference to its key, so a cached address is never reused by another object; its Range is
+// in the per-name cache, which never lets go. The GIL guards it as it guards the dict.
+struct RecentName {
+  PyObject* key;
+  PyObject* range;
+};
+constexpr uintptr_t kRecentNames = 64;
+RecentName g_recent[kRecentNames];
+
+inline RecentName& recent_slot(PyObject* key) {
+  return g_recent[(reinterpret_cast<uintptr_t>(key) >> 4) & (kRecentNames - 1)];
+}
+
+PyObject* cached_range(PyObject* name) {
+  PyObject* r = PyDict_GetItemWithError(g_range_cache, name);  // borrowed
+  if (r == nullptr) {
     if (PyErr_Occurred()) return nullptr;
-    r = new_range(arg);
-    if (r != nullptr && PyDict_GET_SIZE(g_range_cache) < kRangeCacheLimit) {
-      if (PyDict_SetItem(g_range_cache, arg, r) < 0) {
-        Py_DECREF(r);
-        return nullptr;
-      }
-      reinterpret_cast<RangeObject*>(r)->cached = true;
+    r = new_range(name);
+    if (r == nullptr || PyDict_GET_SIZE(g_range_cache) >= kRangeCacheLimit) return r;  // uncached
+    if (PyDict_SetItem(g_range_cache, name, r) < 0) {
+      Py_DECREF(r);
+      return nullptr;
     }
-    return r;
+    Py_DECREF(r);  // the cache's reference keeps it
+    reinterpret_cast<RangeObject*>(r)->cached = true;
   }
+  RecentName& slot = recent_slot(name);
+  Py_INCREF(name);
+  Py_XSETREF(slot.key, name);
+  slot.range = r;
+  Py_INCREF(r);
+  return r;
+}
+
+PyObject* py_range(PyObject*, PyObject* arg) {
+  const RecentName& hit = recent_slot(arg);
+  if (hit.key == arg) {
+    Py_INCREF(hit.range);
+    return hit.range;
+  }
+  if (PyUnicode_CheckExact(arg)) return cached_range(arg);
   if (PyUnicode_Check(arg)) return new_range(arg);
   if (PyCallable_Check(arg)) {  // bare @roctx.range: named after the function
     PyObject* name = PyObject_GetAttrString(arg, "__qualname__");
@@ -397,6 +460,8 @@ PYBIND11_MODULE(_core, mod) {
   g_range_cache = PyDict_New();
   mod.attr("Range") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(g_range_type));
   if (PyModule_AddFunctions(mod.ptr(), kRoctxMethods) < 0) throw py::error_already_set();
+  g_range_fn = PyObject_GetAttrString(mod.ptr(), "range");
+  if (g_range_fn == nullptr) throw py::error_already_set();
   // Backends with Python-facing functions (and the settings classes, which start_session's
   // default argument needs) add them from their own bindings/<name>.cpp, first.
   for (rocprof::bindings::BindFn fn : rocprof::bindings::registered()) fn(mod);

@@ -75,7 +75,8 @@ void bind(py::module_& m) {
   py::class_<rocprof::MarkersSettings>(m, "MarkersSettings", "ROCTx")
       .def(py::init<>())
       .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused)
-      .def_readwrite("kernel_rename", &rocprof::MarkersSettings::kernel_rename);
+      .def_readwrite("kernel_rename", &rocprof::MarkersSettings::kernel_rename)
+      .def_readwrite("redact_text", &rocprof::MarkersSettings::redact_text);
   using rocprof::HsaSettings;  // AMD (issue 15)
   py::class_<HsaSettings>(m, "HsaSettings", "AMD GPU tracing: HSA tools interface and HIP")
       .def(py::init([](const py::kwargs& kw) {

@@ -1,9 +1,11 @@
 #include "collector.hpp"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -14,19 +16,33 @@ namespace {
 
 std::atomic<uint64_t> g_generation{1};
 
+// The calling thread's buffer. Trivially destructible, so reaching it costs one thread-local
+// lookup and no initialisation guard on every record; the thread's end is seen through a
+// pthread key (on_thread_exit), set when the thread registers.
 struct TlsSlot {
   ThreadBuffer* buffer = nullptr;
   uint64_t generation = 0;
-  ~TlsSlot() {
-    // Thread exit: tell the drain thread it may free the buffer once drained.
-    // Collectors are never destroyed while a generation is live, so this is safe.
-    if (buffer != nullptr && generation == g_generation.load(std::memory_order_acquire)) {
-      buffer->end.store(now_ns(), std::memory_order_relaxed);
-      buffer->exited.store(true, std::memory_order_release);
-    }
-  }
 };
 thread_local TlsSlot t_slot;
+
+// Thread exit: tell the drain thread it may free the buffer once drained. Collectors are
+// never destroyed while a generation is live, so this is safe.
+void on_thread_exit(void* slot) {
+  auto* s = static_cast<TlsSlot*>(slot);
+  if (s->buffer != nullptr && s->generation == g_generation.load(std::memory_order_acquire)) {
+    s->buffer->end.store(now_ns(), std::memory_order_relaxed);
+    s->buffer->exited.store(true, std::memory_order_release);
+  }
+}
+
+pthread_key_t exit_key() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k;
+    pthread_key_create(&k, on_thread_exit);
+    return k;
+  }();
+  return key;
+}
 
 uint32_t os_tid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
@@ -57,6 +73,7 @@ bool Collector::start(std::string* error) {
     opened_ = true;
   }
   last_commit_ns_ = now_ns();
+  if (tsc_stamps()) tsc_.calibrate();  // before any stamp of this session
   // The drain thread must never take the sampling profiler's signals (architecture rule).
   sigset_t all, old;
   sigfillset(&all);
@@ -102,6 +119,7 @@ ThreadBuffer* Collector::thread_buffer() noexcept {
   TlsSlot& s = t_slot;
   if (s.generation == generation_ && s.buffer != nullptr) return s.buffer;
   ThreadBuffer* b = register_thread();
+  if (s.buffer == nullptr) pthread_setspecific(exit_key(), &s);  // once per thread
   s.buffer = b;
   s.generation = generation_;
   return b;
@@ -248,6 +266,20 @@ bool Collector::ensure_open() {
   return true;
 }
 
+void Collector::to_boottime(std::vector<Record>& records) {
+  const auto stamped = [](const Record& r) { return (r.flags & kFlagTscTime) != 0; };
+  if (std::none_of(records.begin(), records.end(), stamped)) return;
+  // A point after every stamp here was made (they were all published before this drain took
+  // them): each maps between two points.
+  tsc_.calibrate();
+  for (Record& r : records) {
+    if (!stamped(r)) continue;
+    r.start = tsc_.boottime(r.start);
+    r.end = tsc_.boottime(r.end);
+    r.flags = static_cast<uint16_t>(r.flags & ~kFlagTscTime);
+  }
+}
+
 std::size_t Collector::drain_once(bool commit_now) {
   std::lock_guard<std::mutex> drain_guard(drain_mu_);
   std::vector<ThreadBuffer*> snapshot;
@@ -278,6 +310,7 @@ std::size_t Collector::drain_once(bool commit_now) {
     batch_.insert(batch_.end(), closed_at_exit_.begin(), closed_at_exit_.end());
     closed_at_exit_.clear();
   }
+  to_boottime(batch_);
   new_strings_.clear();
   const uint32_t first = strings_.take_new(new_strings_);
   const bool have_data = !batch_.empty() || !infos.empty() || !threads.empty();

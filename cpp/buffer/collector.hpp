@@ -22,6 +22,7 @@
 #include "storage/sink.hpp"
 #include "string_table.hpp"
 #include "thread_buffer.hpp"
+#include "tsc_map.hpp"
 
 namespace rocprof {
 
@@ -91,6 +92,8 @@ class Collector {
 
  private:
   ThreadBuffer* register_thread();
+  // ROCTx records stamped with the CPU's counter (kFlagTscTime) to CLOCK_BOOTTIME, in place.
+  void to_boottime(std::vector<Record>& records);
   // Ended sessions' buffers are kept until the next session starts (an empty list frees them).
   static void retire(std::vector<ThreadBuffer*> buffers);
   void run();
@@ -131,6 +134,7 @@ class Collector {
   uint64_t ring_drops_of_dead_threads_ = 0;
   std::atomic<uint64_t> records_written_{0};
   std::vector<Record> batch_;
+  TscMap tsc_;  // drain thread (and start): ROCTx counter stamps to CLOCK_BOOTTIME
   std::vector<std::string> new_strings_;
 };
 

@@ -1,4 +1,5 @@
-// The per-thread state a producer touches: its record chain and its ROCTx push/pop stack.
+// The per-thread state a producer touches: its record chain (the ROCTx push/pop stack is the
+// markers backend's own).
 // Owned by the Collector; a thread finds its own through a thread-local pointer that is
 // re-validated against the session generation, so a new session or fork() starts clean.
 #pragma once
@@ -12,8 +13,6 @@
 namespace rocprof {
 
 struct ThreadBuffer {
-  static constexpr uint32_t kMaxDepth = 256;
-
   ThreadBuffer(std::shared_ptr<ChunkPool> pool, uint32_t tid_, uint64_t start_ns)
       : ring(std::move(pool)), tid(tid_), start(start_ns) {}
 
@@ -23,12 +22,6 @@ struct ThreadBuffer {
   std::atomic<bool> exited{false};
   std::atomic<uint64_t> end{0};
   bool announced = false;  // drain thread: rocpd_info_thread row written
-
-  // roctxRangePush/Pop stack. Only the owning thread touches it.
-  uint32_t depth = 0;
-  uint64_t starts[kMaxDepth];
-  uint32_t names[kMaxDepth];
-  bool paused_at_start[kMaxDepth];
 };
 
 }  // namespace rocprof

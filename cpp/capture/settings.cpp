@@ -56,7 +56,8 @@ const Fields<SamplingSettings>& sampling_fields() {
 
 const Fields<MarkersSettings>& markers_fields() {
   static const Fields<MarkersSettings> f{{{"start_paused", &MarkersSettings::start_paused},
-                                          {"kernel_rename", &MarkersSettings::kernel_rename}},
+                                          {"kernel_rename", &MarkersSettings::kernel_rename},
+                                          {"redact_text", &MarkersSettings::redact_text}},
                                          {},
                                          {}};
   return f;

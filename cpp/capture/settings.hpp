@@ -64,6 +64,10 @@ struct MarkersSettings {
   // --kernel-rename: a dispatch's rocpd region name is its innermost ROCTx range's message
   // (the writer applies it; the range is recorded either way).
   bool kernel_rename = false;
+  // Recorded text (ROCTx messages, thread and stream names) has URL credentials and tokens cut
+  // as the writer stores it; false keeps it as written (--no-redact). The command line and the
+  // environment are cut either way (storage/redact.hpp).
+  bool redact_text = true;
 };
 
 // ---- AMD: HSA tools interface + HIP API callbacks (capture/hsa/, issue 15) -------------

@@ -86,6 +86,7 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   {
     const CaptureSettings& s = g_config != nullptr ? g_config->settings : config.settings;
     info.kernel_rename = s.markers.kernel_rename;
+    info.redact_text = s.markers.redact_text;
     info.guid_per_row = g_config != nullptr ? g_config->guid_per_row : config.guid_per_row;
   }
   info.metadata = config.metadata;

@@ -1,8 +1,10 @@
 #include "rocpd_sink.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <type_traits>
 
+#include "redact.hpp"
 #include "rocpd_status.hpp"
 
 namespace rocprof {
@@ -13,22 +15,65 @@ RocpdSink::~RocpdSink() {
 
 const std::string& RocpdSink::suffix() const { return map_ ? map_->suffix() : suffix_; }
 
-bool RocpdSink::open(const SessionInfo& info, std::string* error) {
+bool RocpdSink::open(const SessionInfo& given, std::string* error) {
+  SessionInfo info = given;
+  redacted_options_ = redact::text(given.options_json, &info.options_json);
+  redacted_command_ = info.redacted_command;
+  redacted_environment_ = info.redacted_environment;
+  redact_text_ = info.redact_text;
   map_ = std::make_unique<rocpd::Mapping>(info);
   if (!writer_.open(info.path, info.guid, map_->suffix(), info.guid_per_row, error)) return false;
   for (const auto& kv : map_->base_metadata()) writer_.metadata(kv.first, kv.second);
   writer_.metadata("rocprof.guid_column", writer_.guid_per_row() ? "stored" : "generated");
+  write_redaction_counts();
   writer_.node(map_->node());
   writer_.process(map_->process());
   writer_.agent(map_->cpu_agent(), map_->pid());
   return writer_.begin_recording(error);
 }
 
+void RocpdSink::write_redaction_counts() {
+  writer_.metadata("rocprof.redacted",
+                   "{\"command\":" + std::to_string(redacted_command_) +
+                       ",\"environment\":" + std::to_string(redacted_environment_) +
+                       ",\"options\":" + std::to_string(redacted_options_) +
+                       ",\"text\":" + std::to_string(redacted_text_) + ",\"text_redaction\":\"" +
+                       (redact_text_ ? "on" : "off (--no-redact)") + "\"}");
+}
+
 void RocpdSink::write_strings(uint32_t first_id, const std::vector<std::string>& strings) {
   if (!writer_.is_open() || !writer_.failure().empty()) return;
-  uint32_t id = first_id;
-  for (const std::string& s : strings) writer_.string(id++, s);
-  map_->add_strings(first_id, strings);
+  // Recorded text is cut here, where each string is written once, never on the producers'
+  // hot path. Most strings hold nothing to cut and are written as they are.
+  std::vector<std::string> changed;  // `strings` as written, once one of them is altered
+  bool copying = false;
+  const std::size_t before = redacted_text_;
+  for (std::size_t i = 0; i < strings.size(); ++i) {
+    const uint32_t id = first_id + static_cast<uint32_t>(i);
+    std::string alt;
+    bool altered = false;
+    if (redact_text_) {
+      const std::size_t n = redact::text(strings[i], &alt);
+      redacted_text_ += n;
+      altered = n != 0;
+    }
+    const std::string& text = altered ? alt : strings[i];
+    if (text.find(redact::kMark) != std::string::npos && !marked_.insert(text).second) {
+      // Two texts cut to the same one (or a recorded text equal to a cut one) stay two rows.
+      alt = text + " #" + std::to_string(id);
+      marked_.insert(alt);
+      altered = true;
+    }
+    if (altered && !copying) {
+      changed.assign(strings.begin(), strings.begin() + static_cast<std::ptrdiff_t>(i));
+      copying = true;
+    }
+    const std::string& out = altered ? alt : strings[i];
+    writer_.string(id, out);
+    if (copying) changed.push_back(out);
+  }
+  map_->add_strings(first_id, copying ? changed : strings);
+  if (redacted_text_ != before) write_redaction_counts();
 }
 
 void RocpdSink::write_info(const InfoRow& row) {

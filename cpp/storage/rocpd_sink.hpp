@@ -37,9 +37,17 @@ class RocpdSink final : public Sink {
 
  private:
   void write_record(const Record& r);
+  // rocprof.redacted: how many values were cut where (counts, never values).
+  void write_redaction_counts();
 
   std::unique_ptr<rocpd::Mapping> map_;   // null after close
   std::string suffix_;                    // the closed mapping's
+  bool redact_text_ = true;
+  std::size_t redacted_command_ = 0, redacted_environment_ = 0, redacted_options_ = 0;
+  std::size_t redacted_text_ = 0;
+  // Written strings holding the redaction mark: two texts cut to the same one must still be
+  // two rocpd_string rows (the column is UNIQUE), so a repeat gets its id appended.
+  std::unordered_set<std::string> marked_;
   std::unordered_set<uint32_t> threads_;  // tids with a rocpd_info_thread row
   rocpd::Writer writer_;
   uint64_t last_record_ns_ = 0;  // the newest record time handed in (metadata at each commit)

@@ -1,6 +1,7 @@
 // Where drained records go. The drain thread is the only caller, so implementations need no
 // locking. NullSink discards (overhead baselines), MemorySink keeps everything (tests).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -20,8 +21,12 @@ struct SessionInfo {
   uint32_t pid = 0, ppid = 0;
   uint64_t init_ns = 0;  // session start (BOOTTIME)
   uint64_t process_start_ns = 0;
-  std::string command;
-  std::string environment_json = "{}";  // secrets already redacted
+  std::string command;                  // secrets already cut (storage/redact.hpp)
+  std::string environment_json = "{}";  // secrets already cut
+  std::size_t redacted_command = 0, redacted_environment = 0;  // how many values were cut
+  // Recorded text (ROCTx messages, names) has URL credentials and tokens cut as it is
+  // written; false: kept as recorded (--no-redact).
+  bool redact_text = true;
   std::string hostname, system_name, release, version, machine, domain_name, machine_id;
   std::string cpu_model;
   std::vector<std::pair<std::string, std::string>> metadata;  // extra project rows

@@ -160,3 +160,51 @@ TEST(RocpdSink, CounterValuesPairWithTheirDispatch) {
             1);
   std::remove(p.c_str());
 }
+
+// Recorded text is cut as it is written, wherever the string falls in a batch (first, middle,
+// alone), and everything derived from it (the event's {"message": ...}) sees only the cut text;
+// two texts cut to one stay two strings (rocpd_string is UNIQUE).
+TEST(RocpdSink, RecordedTextIsRedactedInStringsAndEveryRowMadeFromThem) {
+  SessionInfo info;
+  info.path = temp_path("redact");
+  info.guid = "0000ddb5-8903-7903-b269-cd8d3745bb8a";
+  RocpdSink sink;
+  std::string error;
+  ASSERT_TRUE(sink.open(info, &error)) << error;
+  sink.write_strings(1, {"fetch https://a:pw-one@h/x", "MARKER_CORE_API", "roctxRangePushA",
+                         "fetch https://a:pw-two@h/x"});
+  sink.write_strings(5, {"plain", "fetch https://a:pw-three@h/x"});
+  for (uint32_t message : {1u, 4u, 5u, 6u}) {
+    Record r{};
+    r.kind = RecordKind::kRegion;
+    r.flags = kFlagMessage;
+    r.tid = 7;
+    r.start = 100 * message;
+    r.end = r.start + 10;
+    r.category_id = 2;
+    r.name_id = 3;
+    r.region.message_id = message;
+    sink.write_records(&r, 1);
+  }
+  sink.close(1000);
+  const std::string& p = info.path;
+  for (const char* secret : {"pw-one", "pw-two", "pw-three"}) {
+    const std::string like = std::string("'%") + secret + "%'";
+    EXPECT_EQ(scalar(p, "SELECT count(*) FROM rocpd_string WHERE string LIKE " + like), 0);
+    EXPECT_EQ(scalar(p, "SELECT count(*) FROM rocpd_event WHERE extdata LIKE " + like), 0);
+  }
+  EXPECT_EQ(scalar(p,
+                   "SELECT count(*) FROM rocpd_string WHERE string LIKE "
+                   "'fetch https://a:<redacted>@h/x%'"),
+            3);
+  EXPECT_EQ(scalar(p,
+                   "SELECT count(*) FROM rocpd_event WHERE extdata LIKE "
+                   "'%https://a:<redacted>@h/x%'"),
+            3);
+  EXPECT_EQ(scalar(p, "SELECT count(*) FROM regions WHERE json_extract(extdata, '$.message') = 'plain'"), 1);
+  EXPECT_EQ(scalar(p,
+                   "SELECT json_extract(value, '$.text') FROM rocpd_metadata "
+                   "WHERE tag = 'rocprof.redacted'"),
+            3);
+  std::remove(p.c_str());
+}

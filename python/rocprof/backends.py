@@ -110,6 +110,7 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     settings = _core.CaptureSettings()
     settings.markers.start_paused = bool(options.selected_regions)
     settings.markers.kernel_rename = bool(options.kernel_rename)
+    settings.markers.redact_text = bool(options.redact_text)
     notes: list[str] = []
     notes += _configure_gpu(options, settings)
     notes += _configure_sampling(options, settings)

@@ -29,6 +29,7 @@ class Options:
     trace_kernel_include_regex: str | None = None   # ours: these drop dispatches from the trace
     trace_kernel_exclude_regex: str | None = None
     kernel_rename: bool = False        # dispatch region names = innermost ROCTx range
+    redact_text: bool = True           # --no-redact: keep credentials/tokens in ROCTx text, names
     minimum_output_data_kb: int = 0    # --minimum-output-data: smaller databases get no outputs
     guid_per_row: bool = False         # --guid-per-row: guid stored in each row (old SQLite readers)
     truncate_kernels: bool = False

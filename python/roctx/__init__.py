@@ -5,6 +5,8 @@
         ...
     @roctx.range("step")
     def step(): ...
+    async with roctx.range("fetch"):   # a start/stop range: other tasks may run meanwhile
+        ...
 
 Every call is a cheap no-op when no profiler runs. The hot functions live in C
 (rocprof._core); ROCm's camelCase names are kept as aliases (roctx.rangePush, ...).
@@ -12,9 +14,9 @@ Every call is a cheap no-op when no profiler runs. The hot functions live in C
 
 from __future__ import annotations
 
-import functools as _functools
-
 from rocprof import _core
+
+from . import _protocols
 
 # Tells this package from ROCm's roctx of the same name (`rocprof info` reads it without importing).
 _ROCPROF_PACKAGE = True
@@ -32,18 +34,11 @@ get_thread_id = _core.get_thread_id
 Range = _core.Range
 
 
-def _decorate(rng, func):
-    """Wrap `func` so each call runs inside `rng` (the C Range calls this for decorator use)."""
-
-    @_functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with rng:
-            return func(*args, **kwargs)
-
-    return wrapper
-
-
-_core._set_decorator(_decorate)
+# Decorator use (plain, generator, coroutine and async generator functions) and `async with`
+# (a start/stop range per task) are written in Python: not the `with` hot path.
+_core._set_decorator(_protocols.decorate)
+Range.__aenter__ = _protocols.aenter
+Range.__aexit__ = _protocols.aexit
 
 # ROCm's names (roctx.h), for code ported from C/C++ or rocprofv3's Python bindings.
 rangePush = push

@@ -2,8 +2,8 @@
 # GPU verification from source, as a user's source install would do it on a GPU host: build
 # the checkout there with the host's own compiler (whatever CXX/CC select), CMake and Python
 # and the same CMake configuration as `make native`; then the GPU tests, a program importing
-# torch under every tracing flag, the hardware-counter measurements (RESULTS.md block), the
-# demo, and a 2-rank torchrun when 2 GPUs exist.
+# torch under every tracing flag, the hardware-counter measurements (RESULTS.md block), B1
+# (roctx.range against torch.cuda.nvtx), the demo, and a 2-rank torchrun when 2 GPUs exist.
 # No package registry, no carried binaries, no pre-imported torch, no workaround variables.
 #
 #   make gpu-check                         # or: bash tests/gpu/run_on_gpu_host.sh
@@ -204,6 +204,8 @@ step "rocpd diff: one layer widened is named first (output in the log)" diff_wid
 step "hardware counters: rocprof avail, --pmc, --sol vs ncu (benchmarks/gpu_counters.py)" \
   $PY benchmarks/gpu_counters.py --out "$OUTDIR/counters"
 step "rocpd sol on a GEMM + copy: no unexplained %Emp above 100 (peaks measured afresh)" sol_no_unexplained
+step "B1: roctx.range recording / idle vs torch.cuda.nvtx push+pop (benchmarks/b1_roctx.py)" \
+  $PY benchmarks/b1_roctx.py
 step "demo: rocprof run --stats -S examples/train_cifar.py" \
   $PY -m rocprof run -d "$OUTDIR/demo" -o train_cifar --stats -S examples/train_cifar.py
 step "ROCm's view SQL over the demo database (ours | ROCm's: count, total ns)" \

@@ -20,11 +20,17 @@ namespace {
 std::atomic<CaptureContext*> g_ctx{nullptr};
 std::atomic<uint64_t> g_generation{1};
 std::atomic<bool> g_paused{false};
+// Range times: the CPU's counter where the kernel keeps time with it (a third of the cost of
+// reading CLOCK_BOOTTIME through the vDSO; the drain maps it, buffer/tsc_map.hpp), else
+// CLOCK_BOOTTIME. Decided at the first session's start, fixed for the process.
+bool g_tsc = false;
+uint16_t g_clock_flag = 0;
+inline uint64_t stamp() noexcept { return g_tsc ? tsc_now() : now_ns(); }
 // Interned at start, on the starting thread (never at exit): the domain and, as rocprofv3
 // names ROCTx regions, the API function of each kind (the message goes into extdata).
 uint32_t g_category = 0, g_fn_push = 0, g_fn_start = 0, g_fn_mark = 0;
 // Threads get a serial number on their first ROCTx record: the high half of the correlation
-// ids they make (see next_corr).
+// ids they make (see Stack::next_corr).
 std::atomic<uint32_t> g_thread_serial{0};
 
 // Outstanding start/stop ranges: a fixed table indexed by id, claimed with atomics, so
@@ -40,20 +46,28 @@ struct OpenRange {
 OpenRange g_open[kSlots];
 std::atomic<uint64_t> g_next_range{1};
 
-// roctxRangePush/Pop stack of one thread. Only the owning thread touches it while a session
-// runs; the session's end reads every stack (closing what is still open) after producers can
-// no longer reach the context.
+// roctxRangePush/Pop stack of one thread, and the thread's ROCTx numbering. Only the owning
+// thread touches it while a session runs; the session's end reads every stack (closing what
+// is still open) after producers can no longer reach the context.
 struct Stack {
   static constexpr uint32_t kMaxDepth = 256;
   std::atomic<bool> exited{false};  // its thread ended: freed when the next session starts
   uint64_t generation = 0;
   uint32_t depth = 0;
   uint32_t tid = 0;
+  // Each ROCTx record's own correlation id, as rocprofv3 gives every API record one: unique
+  // in the process without an atomic on the hot path (the thread's serial in the high half, a
+  // per-thread count in the low half). Not the OS tid: a tid is reused by a later thread,
+  // whose count starts again. Always >= 2^32, so never equal to a GPU runtime's correlation
+  // id; the writer uses it as the range's rocpd_region id (ROCm keys regions by correlation id).
+  uint32_t serial = 0, corr = 0;
   uint64_t starts[kMaxDepth];
   uint64_t corrs[kMaxDepth];  // each range's correlation id, given at push: launches inside
                               // point at it before the range ends
   uint32_t names[kMaxDepth];
   bool paused_at_start[kMaxDepth];
+
+  uint64_t next_corr() noexcept { return (static_cast<uint64_t>(serial) << 32) | ++corr; }
 };
 
 // Every thread's stack, for the session's end. Leaked on purpose (exit handlers walk it).
@@ -65,18 +79,6 @@ std::vector<Stack*>& stacks() {
   static auto* v = new std::vector<Stack*>();
   return *v;
 }
-
-// Owns the calling thread's stack: registered on the thread's first push (the one lock and
-// allocation a thread pays). When the thread ends the stack stays until the next session
-// starts: its open ranges are still closed at this session's end (the main thread's
-// thread-locals end before exit handlers run).
-struct StackOwner {
-  Stack* stack = nullptr;
-  ~StackOwner() {
-    if (stack != nullptr) stack->exited.store(true, std::memory_order_release);
-    stack = nullptr;
-  }
-};
 
 void free_exited_stacks() {
   std::lock_guard<std::mutex> g(stacks_mu());
@@ -90,17 +92,23 @@ void free_exited_stacks() {
     }
   }
 }
-thread_local StackOwner t_owner;
+
+// The calling thread's stack: a plain pointer, so reaching it costs one thread-local lookup
+// and no initialisation guard (a thread_local with a destructor pays both on every use).
+// The thread's end is seen through a pthread key instead: its stack is marked exited and
+// stays until the next session starts, so its open ranges are still closed at this
+// session's end.
+thread_local Stack* t_stack = nullptr;
 thread_local uint32_t t_tid = 0;
-// Each ROCTx record's own correlation id, as rocprofv3 gives every API record one: unique in
-// the process without an atomic on the hot path (the thread's serial in the high half, a
-// per-thread count in the low half). Not the OS tid: a tid is reused by a later thread, whose
-// count starts again. Always >= 2^32, so never equal to a GPU runtime's correlation id; the
-// writer uses it as the range's rocpd_region id (ROCm keys regions by correlation id).
-thread_local uint32_t t_serial = 0, t_corr = 0;
-inline uint64_t next_corr() noexcept {
-  if (t_serial == 0) t_serial = g_thread_serial.fetch_add(1, std::memory_order_relaxed) + 1;
-  return (static_cast<uint64_t>(t_serial) << 32) | ++t_corr;
+
+pthread_key_t exit_key() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k;
+    pthread_key_create(
+        &k, [](void* s) { static_cast<Stack*>(s)->exited.store(true, std::memory_order_release); });
+    return k;
+  }();
+  return key;
 }
 
 inline uint32_t tid() noexcept {
@@ -108,20 +116,27 @@ inline uint32_t tid() noexcept {
   return t_tid;
 }
 
-// This thread's stack for the running session, or null when none runs.
-Stack* stack() noexcept {
-  const uint64_t gen = g_generation.load(std::memory_order_acquire);
-  Stack* s = t_owner.stack;
-  if (s == nullptr) {
-    s = new (std::nothrow) Stack();
-    if (s == nullptr) return nullptr;
-    s->tid = tid();
-    {
-      std::lock_guard<std::mutex> g(stacks_mu());
-      stacks().push_back(s);
-    }
-    t_owner.stack = s;
+// Registers the calling thread's stack (the one lock and allocation a thread pays).
+Stack* new_stack() noexcept {
+  Stack* s = new (std::nothrow) Stack();
+  if (s == nullptr) return nullptr;
+  s->tid = tid();
+  s->serial = g_thread_serial.fetch_add(1, std::memory_order_relaxed) + 1;
+  {
+    std::lock_guard<std::mutex> g(stacks_mu());
+    stacks().push_back(s);
   }
+  pthread_setspecific(exit_key(), s);
+  t_stack = s;
+  return s;
+}
+
+// This thread's stack for the running session (a stack from an earlier session, or from
+// before a fork, starts empty), or null when none can be made.
+inline Stack* stack() noexcept {
+  const uint64_t gen = g_generation.load(std::memory_order_acquire);
+  Stack* s = t_stack;
+  if (s == nullptr && (s = new_stack()) == nullptr) return nullptr;
   if (s->generation != gen) {
     s->generation = gen;
     s->depth = 0;
@@ -138,7 +153,7 @@ struct ForkReset {
       t_tid = 0;
       new (&stacks_mu()) std::mutex();
       stacks().clear();
-      if (t_owner.stack != nullptr) stacks().push_back(t_owner.stack);
+      if (t_stack != nullptr) stacks().push_back(t_stack);
       g_generation.fetch_add(1, std::memory_order_acq_rel);
     });
   }
@@ -150,7 +165,7 @@ inline Record roctx_record(uint32_t fn, uint32_t message_id, uint64_t start, uin
                            uint32_t tid_, uint16_t flags, uint64_t corr, uint64_t parent) noexcept {
   Record r;
   r.kind = RecordKind::kRegion;
-  r.flags = static_cast<uint16_t>(flags | kFlagMessage);
+  r.flags = static_cast<uint16_t>(flags | kFlagMessage | g_clock_flag);
   r.tid = tid_;
   r.start = start;
   r.end = end;
@@ -180,6 +195,8 @@ class MarkersBackend final : public Backend {
     g_fn_start = ctx.intern("roctxRangeStartA");
     g_fn_mark = ctx.intern("roctxMarkA");
     free_exited_stacks();
+    g_tsc = tsc_stamps();
+    g_clock_flag = g_tsc ? kFlagTscTime : kFlagNone;
     g_paused.store(settings.markers.start_paused, std::memory_order_relaxed);
     g_generation.fetch_add(1, std::memory_order_acq_rel);
     g_ctx.store(&ctx, std::memory_order_release);
@@ -187,7 +204,7 @@ class MarkersBackend final : public Backend {
   }
   void stop(CaptureContext& ctx) override {
     g_ctx.store(nullptr, std::memory_order_release);
-    close_open_ranges(ctx, now_ns());
+    close_open_ranges(ctx, stamp());
   }
   void fork_child() override { g_ctx.store(nullptr, std::memory_order_release); }
   void probe(bool* live, std::string* reason) override {
@@ -222,9 +239,9 @@ int push_id(uint32_t name_id) noexcept {
     return static_cast<int>(d);
   }
   b->names[d] = name_id;
-  b->corrs[d] = next_corr();
+  b->corrs[d] = b->next_corr();
   b->paused_at_start[d] = g_paused.load(std::memory_order_relaxed);
-  b->starts[d] = now_ns();
+  b->starts[d] = stamp();
   return static_cast<int>(d);
 }
 
@@ -234,7 +251,7 @@ int push(std::string_view message) noexcept {
 }
 
 int pop() noexcept {
-  const uint64_t end = now_ns();
+  const uint64_t end = stamp();
   CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   if (c == nullptr) return -1;
   Stack* b = stack();
@@ -251,7 +268,7 @@ int pop() noexcept {
 uint32_t current_range(uint64_t* corr) noexcept {
   *corr = 0;
   if (g_ctx.load(std::memory_order_acquire) == nullptr) return 0;
-  const Stack* b = t_owner.stack;
+  const Stack* b = t_stack;
   if (b == nullptr || b->depth == 0 ||
       b->generation != g_generation.load(std::memory_order_acquire))
     return 0;
@@ -262,30 +279,33 @@ uint32_t current_range(uint64_t* corr) noexcept {
 
 void mark(std::string_view message) noexcept {
   CaptureContext* c = recording_ctx();
-  if (c == nullptr) return;
-  const uint64_t t = now_ns();
+  Stack* b = c != nullptr ? stack() : nullptr;
+  if (b == nullptr) return;
+  const uint64_t t = stamp();
   uint64_t parent;
   current_range(&parent);
-  c->emit(roctx_record(g_fn_mark, intern(message), t, t, tid(), kFlagInstant, next_corr(), parent));
+  c->emit(
+      roctx_record(g_fn_mark, intern(message), t, t, b->tid, kFlagInstant, b->next_corr(), parent));
 }
 
 uint64_t start(std::string_view message) noexcept {
   CaptureContext* c = recording_ctx();
-  if (c == nullptr) return 0;
+  Stack* b = c != nullptr ? stack() : nullptr;
+  if (b == nullptr) return 0;
   const uint64_t id = g_next_range.fetch_add(1, std::memory_order_relaxed);
   OpenRange& slot = g_open[id % kSlots];
   if (slot.id.load(std::memory_order_relaxed) != 0) c->drops("roctx_open_ranges", 1);
   slot.name_id = intern(message);
-  slot.tid = tid();
-  slot.corr = next_corr();
+  slot.tid = b->tid;
+  slot.corr = b->next_corr();
   current_range(&slot.parent);
-  slot.start = now_ns();
+  slot.start = stamp();
   slot.id.store(id, std::memory_order_release);
   return id;
 }
 
 void stop(uint64_t range_id) noexcept {
-  const uint64_t end = now_ns();
+  const uint64_t end = stamp();
   if (range_id == 0) return;
   OpenRange& slot = g_open[range_id % kSlots];
   uint64_t expected = range_id;

@@ -14,4 +14,18 @@ inline uint64_t now_ns() noexcept {
 
 inline constexpr const char* kClockDomain = "CLOCK_BOOTTIME";
 
+// The CPU's time-stamp counter (x86-64; elsewhere CLOCK_BOOTTIME, and tsc_stamps() is false).
+inline uint64_t tsc_now() noexcept {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc();
+#else
+  return now_ns();
+#endif
+}
+
+// Whether ROCTx stamps may be CPU time-stamp counter readings mapped to CLOCK_BOOTTIME by the
+// drain (buffer/tsc_map.hpp): x86-64 with an invariant counter that the kernel keeps time
+// with (clocksource tsc), unless ROCPROF_TSC=0. Decided once per process.
+bool tsc_stamps() noexcept;
+
 }  // namespace rocprof

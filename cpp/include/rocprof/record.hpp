@@ -44,6 +44,9 @@ enum RecordFlags : uint16_t {
   // kSample holding a counter value (capture/metrics/): name_id is the track's name,
   // sample.pmc_key the PmcInfo it is a value of, sample.value the value.
   kFlagCounter = 1u << 4,
+  // start/end are CPU time-stamp counter readings (ROCTx, where tsc_stamps()): the drain maps
+  // them to CLOCK_BOOTTIME and clears the flag before any sink sees the record.
+  kFlagTscTime = 1u << 5,
 };
 
 // Payloads. All integer fields, natural alignment, no padding surprises (checked below).

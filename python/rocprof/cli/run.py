@@ -130,6 +130,9 @@ def add_parser(p) -> None:
     out.add_argument("--minimum-output-data", type=int, default=0, metavar="KB",
                      help="write --stats, -S and -f outputs of a database only when it holds "
                           "more than KB kilobytes (the database itself is always kept)")
+    out.add_argument("--no-redact", action="store_true",
+                     help="keep URL credentials and token-shaped values in recorded text (ROCTx "
+                          "messages, names); the command line and environment are redacted always")
     out.add_argument("--guid-per-row", action="store_true",
                      help="store the database guid in every row, as ROCm's writer does (about 36 "
                           "bytes a row). By default each table's guid column is generated: every "
@@ -226,7 +229,7 @@ def options_from(args) -> Options:
                 kernel_exclude_regex=args.kernel_exclude_regex,
                 trace_kernel_include_regex=args.trace_kernel_include_regex,
                 trace_kernel_exclude_regex=args.trace_kernel_exclude_regex,
-                kernel_rename=args.kernel_rename,
+                kernel_rename=args.kernel_rename, redact_text=not args.no_redact,
                 minimum_output_data_kb=args.minimum_output_data, guid_per_row=args.guid_per_row,
                 truncate_kernels=args.truncate_kernels, mangled_kernels=args.mangled_kernels,
                 sample=args.sample, sampling_mode=args.sampling_mode,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 
 import pytest
 import rocprof
@@ -200,3 +201,24 @@ def test_session_options_are_checked(tmp_path):
     with pytest.raises(ValueError, match="flush_ms"):
         rocprof._core.start_session(str(tmp_path / "x_results.db"), flush_ms=0)
     assert not rocprof._core.active()
+
+
+def test_range_times_are_boottime_between_the_clock_reads_around_them(session):
+    # Ranges may be stamped with the CPU's counter and mapped to CLOCK_BOOTTIME by the writer
+    # (where the kernel keeps time with it): they must agree with the clock every other record
+    # uses. The slack covers a reading disturbed on a loaded machine; a wrong mapping is off
+    # by milliseconds or more.
+    slack = 2000
+    clock, boot = time.clock_gettime_ns, time.CLOCK_BOOTTIME
+    brackets = []
+    for i in range(300):
+        t0 = clock(boot)
+        with roctx.range("bracketed"):
+            pass
+        brackets.append((t0, clock(boot)))
+        if i % 100 == 0:
+            time.sleep(0.05)  # across drains: later ranges map through later points
+    rows = read(session)
+    assert len(rows) == len(brackets)
+    for (_, start, end, _), (t0, t1) in zip(rows, brackets, strict=True):
+        assert t0 - slack <= start <= end <= t1 + slack, (t0, start, end, t1)
