@@ -20,6 +20,7 @@ from . import (
     output_naming,
     rocm_naming,
 )
+from .written import wrote
 
 FORMATS = {"csv": "csv", "chrome": "chrome", "json": "chrome", "collapsed": "collapsed",
            "flamegraph": "flamegraph", "svg": "flamegraph", "perfetto": "perfetto", "pftrace": "perfetto",
@@ -66,5 +67,5 @@ def run(args) -> int:
             else:
                 result = mod.write(db, args.output_file, **filters_of(args))
             for path in result if isinstance(result, list) else [result]:
-                print(f"wrote {path}")
+                wrote(path)
     return 0

@@ -20,6 +20,7 @@ from . import (
     inputs_of,
     output_naming,
 )
+from .written import wrote
 
 FORMATS = ["console", "csv", "json", "markdown", "md", "html"]
 
@@ -109,9 +110,9 @@ def run(args) -> int:
     else:
         path, out = args.output_file, render(cols, rows, args.format)
     if not rows and rocm:
-        print(f"rocpd: the query returned no rows; nothing written to {path}", file=sys.stderr)
+        print(f"rocpd: the query returned no rows; nothing written to {os.path.abspath(path)}", file=sys.stderr)
         return 0
     with open(path, "w", newline="") as fh:
         fh.write(out)
-    print(f"wrote {path}")
+    wrote(path)
     return 0

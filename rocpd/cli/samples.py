@@ -3,6 +3,8 @@ ROCTx range or a time window; --collapsed / --flamegraph write the stacks as wel
 
 from __future__ import annotations
 
+from .written import wrote
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("samples", help="top functions from call-stack samples; flame graph")
@@ -40,5 +42,5 @@ def run(args) -> int:
                   f"{r['function']} ({where})")
         for mod, path in ((collapsed, args.collapsed), (flamegraph, args.flamegraph)):
             if path:
-                print(f"wrote {mod.write(db, path, lines=args.lines, **filters)}")
+                wrote(mod.write(db, path, lines=args.lines, **filters))
     return 0

@@ -17,6 +17,7 @@ from . import (
     inputs_of,
     output_naming,
 )
+from .written import wrote
 
 
 def add_parser(sub) -> None:
@@ -63,7 +64,7 @@ def run(args) -> int:
             folder, name = output_naming(args)
             formats = list(dict.fromkeys(args.format or ["console"]))
             for path in rocm_summary.write(tabs, formats, folder, name):
-                print(f"wrote {path}")
+                wrote(path)
             if "console" in formats:
                 print("\n" + stats.format_drops(db), end="")
             return 0
@@ -75,5 +76,5 @@ def run(args) -> int:
             print("\n== GPU BUSY ==\n" + (busy[cols].to_string(index=False) if len(busy) else "(no GPU records)"))
         if args.csv:
             for path in stats.write_stats_csv(db, args.csv, **flt):
-                print(f"wrote {path}")
+                wrote(path)
     return 0

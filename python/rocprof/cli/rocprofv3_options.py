@@ -41,7 +41,8 @@ def add_bool(group, *names: str, help: str) -> None:  # noqa: A002 - argparse's 
 
 def write_outputs(databases: list[str], formats: list[str]) -> list[str]:
     """-f: each database also written in these formats, beside it, named as rocprofv3 names
-    them (NAME_kernel_trace.csv ..., NAME_results.json/.pftrace/.otf2)."""
+    them (NAME_kernel_trace.csv ..., NAME_results.json/.pftrace/.otf2). A format that cannot be
+    written says so in one line (format, database, why) and the others are still written."""
     import rocpd
     from rocpd.export import chrome, otf2, perfetto
     from rocpd.export import csv as csv_export
@@ -51,16 +52,19 @@ def write_outputs(databases: list[str], formats: list[str]) -> list[str]:
         prefix = path[: -len("_results.db")] if path.endswith("_results.db") else path
         with rocpd.connect(path) as db:
             for fmt in dict.fromkeys(formats):
-                if fmt == "csv":
-                    written += csv_export.write(db, prefix)
-                elif fmt == "json":
-                    written.append(chrome.write(db, prefix + "_results.json"))
-                elif fmt == "pftrace":
-                    written.append(perfetto.write(db, prefix + "_results.pftrace"))
-                elif fmt == "otf2":  # an archive beside the database, sharing its folder
-                    written.append(otf2.write(db, os.path.dirname(prefix) or ".", shared=True,
-                                              archive_name=os.path.basename(prefix) + "_results"))
-                # rocpd: the database itself
+                try:
+                    if fmt == "csv":
+                        written += csv_export.write(db, prefix)
+                    elif fmt == "json":
+                        written.append(chrome.write(db, prefix + "_results.json"))
+                    elif fmt == "pftrace":
+                        written.append(perfetto.write(db, prefix + "_results.pftrace"))
+                    elif fmt == "otf2":  # an archive beside the database, sharing its folder
+                        written.append(otf2.write(db, os.path.dirname(prefix) or ".", shared=True,
+                                                  archive_name=os.path.basename(prefix) + "_results"))
+                    # rocpd: the database itself
+                except Exception as e:  # noqa: BLE001 - one format failing must not lose the others
+                    print(f"rocprof: -f {fmt}: not written for {path}: {e}", file=sys.stderr)
     return [str(w) for w in written if w]
 
 

@@ -88,7 +88,9 @@ def _report(session: Session, options: Options) -> None:
 
 
 def report_databases(databases: list[str], options: Options, reports: bool = True) -> None:
-    """Say where the results are; --stats, -S and -f per database."""
+    """Say where the results are (absolute paths); --stats, -S and -f per database. A part that
+    fails says so in one line and the others are still written."""
+    databases = [os.path.abspath(p) for p in databases]
     for path in databases:
         print(f"rocprof: results written to {path}", file=sys.stderr)
     if not reports or not databases:
@@ -106,34 +108,52 @@ def report_databases(databases: list[str], options: Options, reports: bool = Tru
         databases = kept
         if not databases:
             return
+    if options.stats:
+        _attempt("--stats", _write_stats, databases)
+    if options.summary:
+        _attempt("-S", _print_summary, databases, options)
+    if options.output_formats:
+        _attempt("-f", _write_formats, databases, options.output_formats)
+
+
+def _attempt(what: str, fn, *args) -> None:
     try:
-        from rocpd import stats
+        fn(*args)
+    except Exception as e:  # noqa: BLE001 - a report failure must not hide the exit code
+        print(f"rocprof: {what} failed: {e}", file=sys.stderr)
 
-        for path in databases:
-            if options.stats:
-                prefix = path[: -len("_results.db")] if path.endswith("_results.db") else path
-                for written in stats.write_stats_csv(path, prefix):
-                    print(f"rocprof: stats written to {written}", file=sys.stderr)
-        if options.summary:
-            parts = []
-            for path in databases:
-                if len(databases) > 1:
-                    parts.append(f"== {path}")
-                parts.append(stats.format_summary(path, units=options.summary_units))
-            from rocpd.analysis.findings import top_text
 
-            parts.append(top_text(databases, 3))
-            text = "\n".join(parts)
-            if options.summary_output_file:
-                with open(options.summary_output_file, "w") as f:
-                    f.write(text + "\n")
-                print(f"rocprof: summary written to {options.summary_output_file}", file=sys.stderr)
-            else:
-                print(text)
-        if options.output_formats:
-            from .rocprofv3_options import write_outputs
+def _write_stats(databases: list[str]) -> None:
+    from rocpd import stats
 
-            for written in write_outputs(databases, options.output_formats):
-                print(f"rocprof: written {written}", file=sys.stderr)
-    except Exception as e:  # noqa: BLE001 - a summary failure must not hide the exit code
-        print(f"rocprof: summary failed: {e}", file=sys.stderr)
+    for path in databases:
+        prefix = path[: -len("_results.db")] if path.endswith("_results.db") else path
+        for written in stats.write_stats_csv(path, prefix):
+            print(f"rocprof: stats written to {os.path.abspath(written)}", file=sys.stderr)
+
+
+def _write_formats(databases: list[str], formats: list[str]) -> None:
+    from .rocprofv3_options import write_outputs
+
+    for written in write_outputs(databases, formats):
+        print(f"rocprof: written {os.path.abspath(written)}", file=sys.stderr)
+
+
+def _print_summary(databases: list[str], options: Options) -> None:
+    from rocpd import stats
+    from rocpd.analysis.findings import top_text
+
+    parts = []
+    for path in databases:
+        if len(databases) > 1:
+            parts.append(f"== {path}")
+        parts.append(stats.format_summary(path, units=options.summary_units))
+    parts.append(top_text(databases, 3))
+    text = "\n".join(parts)
+    if options.summary_output_file:
+        with open(options.summary_output_file, "w") as f:
+            f.write(text + "\n")
+        print(f"rocprof: summary written to {os.path.abspath(options.summary_output_file)}",
+              file=sys.stderr)
+    else:
+        print(text)
