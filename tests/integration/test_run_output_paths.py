@@ -39,3 +39,18 @@ def test_a_format_that_cannot_be_written_is_said_and_the_others_are_written(tmp_
     assert (tmp_path / "x_results.json").stat().st_size > 0
     assert str(tmp_path / "x_results.json") in _named(r.stderr)
     assert any(p.endswith(".csv") for p in _named(r.stderr)), r.stderr
+
+
+def test_relative_paths_are_those_of_the_start_when_the_script_changes_folder(tmp_path):
+    script = tmp_path / "wanders.py"
+    script.write_text("import os, sys\nos.chdir(sys.argv[1])\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    r = run_rocprof("run", "-d", "rel", "-o", "w", "--stats", "-S", "--summary-output-file",
+                    "sum.txt", script, elsewhere, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    named = _named(r.stderr)
+    assert named[0] == str(tmp_path / "rel" / "w_results.db"), r.stderr
+    assert str(tmp_path / "sum.txt") in named and (tmp_path / "sum.txt").stat().st_size > 0
+    assert all(p.startswith(str(tmp_path / "rel")) for p in named if p.endswith(".csv")), r.stderr
+    assert not list(elsewhere.iterdir())

@@ -39,6 +39,7 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
     except (OSError, ValueError, RuntimeError) as e:
         print(f"rocprof run: {e}", file=sys.stderr)
         return 2
+    started_in = os.getcwd()  # relative output paths are the start's, whatever the script does
     from .rocprofv3_options import shows_notes, start_collection_periods
 
     if options.preload:
@@ -76,21 +77,24 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
     finally:
         sys.stdout.flush()
         session.stop()
-    _report(session, options)
+    _report(session, options, started_in)
     return code
 
 
-def _report(session: Session, options: Options) -> None:
-    path = session.path
+def _report(session: Session, options: Options, started_in: str) -> None:
+    path = os.path.join(started_in, session.path) if session.path else None
     if path and os.path.exists(path):
         # A fork child leaving through here names its own database; reports are the parent's.
-        report_databases([path], options, reports=not session.forked)
+        report_databases([path], options, reports=not session.forked, cwd=started_in)
 
 
-def report_databases(databases: list[str], options: Options, reports: bool = True) -> None:
-    """Say where the results are (absolute paths); --stats, -S and -f per database. A part that
-    fails says so in one line and the others are still written."""
-    databases = [os.path.abspath(p) for p in databases]
+def report_databases(databases: list[str], options: Options, reports: bool = True,
+                     cwd: str | None = None) -> None:
+    """Say where the results are (absolute paths; relative ones, and --summary-output-file, are
+    taken from `cwd`, the folder the run started in); --stats, -S and -f per database. A part
+    that fails says so in one line and the others are still written."""
+    cwd = cwd or os.getcwd()
+    databases = [os.path.normpath(os.path.join(cwd, p)) for p in databases]
     for path in databases:
         print(f"rocprof: results written to {path}", file=sys.stderr)
     if not reports or not databases:
@@ -111,7 +115,8 @@ def report_databases(databases: list[str], options: Options, reports: bool = Tru
     if options.stats:
         _attempt("--stats", _write_stats, databases)
     if options.summary:
-        _attempt("-S", _print_summary, databases, options)
+        summary_file = options.summary_output_file and os.path.join(cwd, options.summary_output_file)
+        _attempt("-S", _print_summary, databases, options.summary_units, summary_file)
     if options.output_formats:
         _attempt("-f", _write_formats, databases, options.output_formats)
 
@@ -139,7 +144,7 @@ def _write_formats(databases: list[str], formats: list[str]) -> None:
         print(f"rocprof: written {os.path.abspath(written)}", file=sys.stderr)
 
 
-def _print_summary(databases: list[str], options: Options) -> None:
+def _print_summary(databases: list[str], units: str, summary_file: str | None) -> None:
     from rocpd import stats
     from rocpd.analysis.findings import top_text
 
@@ -147,13 +152,12 @@ def _print_summary(databases: list[str], options: Options) -> None:
     for path in databases:
         if len(databases) > 1:
             parts.append(f"== {path}")
-        parts.append(stats.format_summary(path, units=options.summary_units))
+        parts.append(stats.format_summary(path, units=units))
     parts.append(top_text(databases, 3))
     text = "\n".join(parts)
-    if options.summary_output_file:
-        with open(options.summary_output_file, "w") as f:
+    if summary_file:
+        with open(summary_file, "w") as f:
             f.write(text + "\n")
-        print(f"rocprof: summary written to {os.path.abspath(options.summary_output_file)}",
-              file=sys.stderr)
+        print(f"rocprof: summary written to {summary_file}", file=sys.stderr)
     else:
         print(text)
