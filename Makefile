@@ -20,19 +20,22 @@ say = @printf '\n==> make: %s\n' "$(1)"
 PYLIST = $(shell $(PYTHON) -c 'import re, shlex, sys; t = open("pyproject.toml").read(); \
 	print(" ".join(shlex.quote(x) for n in sys.argv[1:] for x in re.findall(r"\"([^\"]+)\"", \
 	re.search(r"^" + re.escape(n) + r" = \[(.*?)\]", t, re.M | re.S)[1])))' $(1))
-DEMO_PKGS = $(call PYLIST,dependencies make-build)
+BUILD_PKGS = $(call PYLIST,make-build)
+DEPS = $(call PYLIST,dependencies)
 TEST_PY_PKGS = $(call PYLIST,test make-test)
 
-.PHONY: demo test test-cpp test-py bench lint native native-all native-deps clean system-deps gpu-check
+.PHONY: demo test test-cpp test-py test-packages bench lint native native-all native-deps clean \
+	system-deps gpu-check
 
 # The venv sees the checkout as installed (editable): a .pth file puts python/ and the root
 # on its sys.path, and `rocprof`/`rocpd` commands land in .venv/bin, so after any target
 # `. .venv/bin/activate` gives the README's commands as written. The commands start as shell
 # scripts that exec the venv's Python (pip's form): a #! line cannot hold a path with spaces.
-$(VENV)/.stamp: pyproject.toml Makefile
-	$(call say,[set-up] virtual environment .venv with rocprof's dependencies and build tools: $(subst ',,$(DEMO_PKGS)) (~30 s))
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) $(DEMO_PKGS)
+# The build tools come first: the native build then runs beside the other installs (demo, test).
+$(VENV)/.tools: pyproject.toml Makefile
+	$(call say,[set-up] virtual environment .venv and the build tools: $(subst ',,$(BUILD_PKGS)) (~15 s))
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) $(BUILD_PKGS)
 	@printf '%s\n%s\n' "$(CURDIR)/python" "$(CURDIR)" > \
 		"$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/rocprof-checkout.pth"
 	@for cmd in rocprof:rocprof.__main__ rocpd:rocpd.cli; do \
@@ -41,8 +44,13 @@ $(VENV)/.stamp: pyproject.toml Makefile
 		chmod +x $(VENV)/bin/$${cmd%%:*}; done
 	touch $@
 
+$(VENV)/.stamp: $(VENV)/.tools
+	$(call say,[set-up] rocprof's dependencies: $(subst ',,$(DEPS)) (~45 s, beside the build))
+	$(PIP) $(DEPS)
+	touch $@
+
 $(VENV)/.torch: $(VENV)/.stamp
-	$(call say,[set-up] PyTorch 2.13 (CPU build) for the examples (~30 s from the pip cache; the first download is ~200 MB))
+	$(call say,[set-up] PyTorch 2.13 (CPU build) for the examples (~30 s from the pip cache, beside the build; the first download is ~200 MB))
 	$(PIP) torch==2.13.0
 	touch $@
 
@@ -50,6 +58,10 @@ $(VENV)/.test: $(VENV)/.stamp
 	$(call say,[set-up] test and lint packages: $(subst ',,$(TEST_PY_PKGS)) (~30 s))
 	$(PIP) $(TEST_PY_PKGS)
 	touch $@
+
+# pip installs one after another (two at once into one venv is not safe); the build beside them.
+test-packages: $(VENV)/.torch
+	@$(MAKE) --no-print-directory $(VENV)/.test
 
 # Debian packages: libunwind-dev (native frames for --native-stacks; needed by the build),
 # libhsa-runtime-dev and libamdhip64-dev (ROCm 5.2 HSA/HIP headers: the AMD backend is compiled
@@ -83,7 +95,7 @@ system-deps:
 # One configuration for everything (quick when nothing changed); `native` builds what a
 # profiled program loads (the demo's need), `native-all` adds the C++ tests. Ninja runs one
 # compile per core.
-native: $(VENV)/.stamp native-deps
+native: $(VENV)/.tools native-deps
 	$(call say,[build] native core: libraries and the Python extension with CMake and Ninja (~1 min the first time; seconds after))
 	@$(VENV)/bin/cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) \
 		-DCMAKE_MAKE_PROGRAM="$(CURDIR)/$(VENV)/bin/ninja" -DPython_EXECUTABLE="$(CURDIR)/$(VPY)" \
@@ -98,7 +110,10 @@ native-all: native
 gpu-check:
 	CMAKE_FLAGS="$(CMAKE_FLAGS)" bash tests/gpu/run_on_gpu_host.sh
 
-demo: native $(VENV)/.torch
+# The set-up runs the native build and the pip installs side by side (make -j2), then the
+# demo or the tests one at a time.
+demo:
+	@$(MAKE) --no-print-directory -j2 native $(VENV)/.torch
 	$(call say,[demo] profiling examples/train_cifar.py (one epoch on the CPU, ~30 s))
 	$(VPY) -m rocprof run -d rocprof-output/demo -o train_cifar --stats -S examples/train_cifar.py --epochs 1
 
@@ -113,7 +128,9 @@ test-py: system-deps native $(VENV)/.torch $(VENV)/.test
 	$(call say,[test] Python suite (pytest, ~8 min on 2 cores; s = skipped, each with its reason at the end))
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
-test: test-cpp test-py
+test:
+	@$(MAKE) --no-print-directory -j2 system-deps native-all test-packages
+	@$(MAKE) --no-print-directory test-cpp test-py
 
 bench: native $(VENV)/.torch
 	$(VPY) benchmarks/b1_roctx.py
