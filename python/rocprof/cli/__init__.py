@@ -39,9 +39,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with `only`, the other subcommands are listed but their modules
     are not imported (`rocprof run` loads nothing of `info`, `completion`, ...)."""
     parser = _Parser(prog="rocprof", formatter_class=Formatter,
-                     description="Python-first GPU profiler writing rocpd databases (ROCm's "
-                                 "rocprofv3 format). `rocprof COMMAND --help` describes each "
-                                 "command, with examples.",
+                     description=epilog("Python-first GPU profiler writing rocpd databases "
+                                        "(ROCm's rocprofv3 format). `rocprof COMMAND --help` "
+                                        "describes each command, with examples."),
                      epilog=epilog(examples=EXAMPLES))
     parser.add_argument("--version", action="version", version=f"rocprof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
