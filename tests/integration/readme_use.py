@@ -63,5 +63,5 @@ def check_outputs(cwd: Path) -> None:
     assert list(out.glob("exp1*_results.db"))
     for name in ("metrics.png", "metrics.pftrace", "report.html", "report.pftrace", "report.md"):
         assert (out / name).stat().st_size > 0, name
-    assert len(list((out / "ranks").glob("*.db"))) == 16
+    assert len(list((out / "ranks").glob("rank*_results.db"))) == 16
     assert sorted(p.name for p in cwd.iterdir()) == ["examples", OUTPUT]
