@@ -96,16 +96,17 @@ system-deps:
 
 # One configuration for everything (quick when nothing changed); `native` builds what a
 # profiled program loads (the demo's need), `native-all` adds the C++ tests. Ninja runs one
-# compile per core.
+# compile per core; it is not handed make's jobserver (MAKEFLAGS=): under `make -j2` it would
+# try to join it without its file descriptors and say so as an error.
 native: $(VENV)/.tools native-deps
 	$(call say,[build] native core: libraries and the Python extension with CMake and Ninja (~1 min the first time; seconds after))
 	@$(VENV)/bin/cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) \
 		-DCMAKE_MAKE_PROGRAM="$(CURDIR)/$(VENV)/bin/ninja" -DPython_EXECUTABLE="$(CURDIR)/$(VPY)" \
 		-Dpybind11_DIR="$$($(VPY) -m pybind11 --cmakedir)" >/dev/null
-	$(VENV)/bin/cmake --build $(BUILD) --target rocprof_runtime
+	MAKEFLAGS= $(VENV)/bin/cmake --build $(BUILD) --target rocprof_runtime
 native-all: native
 	$(call say,[build] C++ test suite (~30 s the first time))
-	$(VENV)/bin/cmake --build $(BUILD)
+	MAKEFLAGS= $(VENV)/bin/cmake --build $(BUILD)
 
 # On a GPU host: build the checkout there with the host's own compiler, CMake and Python (no
 # package registry needed), then the GPU tests, the demo and a 2-rank torchrun when 2 GPUs exist.
