@@ -1,54 +1,89 @@
 # Every target sets itself up from nothing: a virtual environment in .venv, the native core
 # built in place (python/rocprof/*.so), so the package imports straight from the checkout.
+# Each step says what it does and about how long it takes on a 2-core machine with a warm pip
+# cache (the first download of PyTorch takes longer).
 PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
 BUILD  := build/dev
+# --no-compile: Python compiles a module when it is first imported; byte-compiling every file
+# at install took most of PyTorch's install time (39 s -> 12 s on 2 cores).
+PIP    := $(VPY) -m pip install --disable-pip-version-check --no-compile
 export PYTHONPATH := $(CURDIR)/python:$(CURDIR)
 export PYTHONUNBUFFERED := 1
 
 # The one CMake configuration of a development build; `make gpu-check` builds with it too.
 CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=Release -DROCPROF_INPLACE=ON -DROCPROF_BUILD_TESTS=ON
 
-.PHONY: demo test test-cpp test-py bench lint native native-deps clean system-deps gpu-check
+# A step's announcement: what it does and how long it takes.
+say = @printf '\n==> make: %s\n' "$(1)"
+# Package lists of pyproject.toml by name: [project] dependencies, an extra, or a list of
+# [tool.rocprof.make]; the file is the one place they are written. Shell-quoted (`>=`).
+PYLIST = $(shell $(PYTHON) -c 'import re, shlex, sys; t = open("pyproject.toml").read(); \
+	print(" ".join(shlex.quote(x) for n in sys.argv[1:] for x in re.findall(r"\"([^\"]+)\"", \
+	re.search(r"^" + re.escape(n) + r" = \[(.*?)\]", t, re.M | re.S)[1])))' $(1))
+BUILD_PKGS = $(call PYLIST,make-build)
+DEPS = $(call PYLIST,dependencies)
+TEST_PY_PKGS = $(call PYLIST,test make-test)
+
+.PHONY: demo test test-cpp test-py test-packages bench lint native native-all native-deps clean \
+	system-deps gpu-check
 
 # The venv sees the checkout as installed (editable): a .pth file puts python/ and the root
 # on its sys.path, and `rocprof`/`rocpd` commands land in .venv/bin, so after any target
-# `. .venv/bin/activate` gives the README's commands as written.
-$(VENV)/.stamp: pyproject.toml Makefile
-	$(PYTHON) -m venv $(VENV)
-	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q $$($(VPY) -c 'import re; t = open("pyproject.toml").read(); \
-		print(" ".join(re.findall(r"\"([^\"]+)\"", re.search(r"^dev = \[(.*?)\]", t, re.M | re.S)[1])))')
-	printf '%s\n%s\n' "$(CURDIR)/python" "$(CURDIR)" > \
+# `. .venv/bin/activate` gives the README's commands as written. The commands start as shell
+# scripts that exec the venv's Python (pip's form): a #! line cannot hold a path with spaces.
+# The build tools come first: the native build then runs beside the other installs (demo, test).
+$(VENV)/.tools: pyproject.toml Makefile
+	$(call say,[set-up] virtual environment .venv and the build tools: $(subst ',,$(BUILD_PKGS)) (~15 s))
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) $(BUILD_PKGS)
+	@printf '%s\n%s\n' "$(CURDIR)/python" "$(CURDIR)" > \
 		"$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/rocprof-checkout.pth"
-	for cmd in rocprof:rocprof.__main__ rocpd:rocpd.cli; do \
-		printf '#!%s\nimport sys\nfrom %s import main\nsys.exit(main())\n' \
+	@for cmd in rocprof:rocprof.__main__ rocpd:rocpd.cli; do \
+		printf '#!/bin/sh\n\047\047\047exec\047 "%s" "$$0" "$$@"\n\047 \047\047\047\nimport sys\nfrom %s import main\nsys.exit(main())\n' \
 			"$(CURDIR)/$(VPY)" "$${cmd#*:}" > $(VENV)/bin/$${cmd%%:*}; \
 		chmod +x $(VENV)/bin/$${cmd%%:*}; done
 	touch $@
 
-$(VENV)/.torch: $(VENV)/.stamp
-	$(VPY) -m pip install -q torch==2.13.0
+$(VENV)/.stamp: $(VENV)/.tools
+	$(call say,[set-up] rocprof's dependencies: $(subst ',,$(DEPS)) (~45 s, beside the build))
+	$(PIP) $(DEPS)
 	touch $@
 
+$(VENV)/.torch: $(VENV)/.stamp
+	$(call say,[set-up] PyTorch 2.13 (CPU build) for the examples (~15 s from the pip cache, beside the build; the first download is ~200 MB))
+	$(PIP) torch==2.13.0
+	touch $@
+
+$(VENV)/.test: $(VENV)/.stamp
+	$(call say,[set-up] test and lint packages: $(subst ',,$(TEST_PY_PKGS)) (~30 s))
+	$(PIP) $(TEST_PY_PKGS)
+	touch $@
+
+# pip installs one after another (two at once into one venv is not safe); the build beside them.
+test-packages: $(VENV)/.torch
+	@$(MAKE) --no-print-directory $(VENV)/.test
+
 # Debian packages: libunwind-dev (native frames for --native-stacks; needed by the build),
-# librocm-smi-dev (ROCm SMI headers for AMD GPU metrics, --process-freq; the library is opened
-# at run time), GoogleTest (C++ suite) and Chromium (renders the HTML report; tests only). Installed with
-# apt-get when missing and we are root, announced first; otherwise the build leaves native
-# stacks out and those tests are skipped, each with a visible reason.
+# libhsa-runtime-dev and libamdhip64-dev (ROCm 5.2 HSA/HIP headers: the AMD backend is compiled
+# against them, its libraries are opened at run time, and it is tested on the software stand-in
+# of tests/amd_standin), librocm-smi-dev (ROCm SMI headers for AMD GPU metrics, --process-freq);
+# for the tests GoogleTest (C++ suite), Chromium (renders the HTML report) and zsh (its
+# completion is tested). Installed with apt-get when missing and we are root, announced first;
+# otherwise the build leaves those parts out and those tests are skipped, each with a visible
+# reason. The README lists the same packages.
 NATIVE_PKGS := $(if $(wildcard /usr/include/libunwind.h /usr/include/*/libunwind.h),,libunwind-dev)
-# ROCm 5.2 headers (Debian): the AMD backend is compiled against them (its libraries are opened
-# at run time) and tested on the software stand-in of tests/amd_standin. ROCm SMI for the metrics.
 AMD_PKGS    := $(if $(wildcard /usr/include/hsa/hsa_api_trace.h /opt/rocm/include/hsa/hsa_api_trace.h),,libhsa-runtime-dev) \
                $(if $(wildcard /usr/include/hip/amd_detail/hip_prof_str.h /opt/rocm/include/hip/amd_detail/hip_prof_str.h),,libamdhip64-dev) \
                $(if $(wildcard /usr/include/rocm_smi/rocm_smi.h /opt/rocm/include/rocm_smi/rocm_smi.h),,librocm-smi-dev)
 TEST_PKGS   := $(if $(wildcard /usr/include/gtest/gtest.h),,libgtest-dev) \
-               $(if $(shell command -v chromium),,chromium)
+               $(if $(shell command -v chromium),,chromium) \
+               $(if $(shell command -v zsh),,zsh)
 define apt_install
 	@if [ -n "$(strip $(1))" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			echo "make: installing Debian packages with apt-get (as root): $(strip $(1))"; \
+			printf '\n==> make: installing Debian packages with apt-get (as root): %s (~1 min)\n' "$(strip $(1))"; \
 			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1)) >/dev/null 2>&1 \
 				|| echo "make: could not install $(strip $(1)): $(2)"; \
 		else echo "make: missing Debian packages $(strip $(1)) (not root or no apt-get): $(2)"; fi; fi
@@ -59,29 +94,46 @@ native-deps:
 system-deps:
 	$(call apt_install,$(TEST_PKGS),the tests that need them will be skipped)
 
-native: $(VENV)/.stamp native-deps
-	$(VENV)/bin/cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) \
-		-DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja -DPython_EXECUTABLE=$(CURDIR)/$(VPY) \
-		-Dpybind11_DIR=$$($(VPY) -m pybind11 --cmakedir) >/dev/null
-	$(VENV)/bin/cmake --build $(BUILD)
+# One configuration for everything (quick when nothing changed); `native` builds what a
+# profiled program loads (the demo's need), `native-all` adds the C++ tests. Ninja runs one
+# compile per core; it is not handed make's jobserver (MAKEFLAGS=): under `make -j2` it would
+# try to join it without its file descriptors and say so as an error.
+native: $(VENV)/.tools native-deps
+	$(call say,[build] native core: libraries and the Python extension with CMake and Ninja (~1 min the first time; seconds after))
+	@$(VENV)/bin/cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) \
+		-DCMAKE_MAKE_PROGRAM="$(CURDIR)/$(VENV)/bin/ninja" -DPython_EXECUTABLE="$(CURDIR)/$(VPY)" \
+		-Dpybind11_DIR="$$($(VPY) -m pybind11 --cmakedir)" >/dev/null
+	MAKEFLAGS= $(VENV)/bin/cmake --build $(BUILD) --target rocprof_runtime
+native-all: native
+	$(call say,[build] C++ test suite (~30 s the first time))
+	MAKEFLAGS= $(VENV)/bin/cmake --build $(BUILD)
 
 # On a GPU host: build the checkout there with the host's own compiler, CMake and Python (no
 # package registry needed), then the GPU tests, the demo and a 2-rank torchrun when 2 GPUs exist.
 gpu-check:
 	CMAKE_FLAGS="$(CMAKE_FLAGS)" bash tests/gpu/run_on_gpu_host.sh
 
-demo: native $(VENV)/.torch
-	$(VPY) -m rocprof run -d rocprof-output/demo -o train_cifar --stats -S examples/train_cifar.py
+# The set-up runs the native build and the pip installs side by side (make -j2), then the
+# demo or the tests one at a time.
+demo:
+	@$(MAKE) --no-print-directory -j2 native $(VENV)/.torch
+	$(call say,[demo] profiling examples/train_cifar.py (one epoch on the CPU, ~30 s))
+	$(VPY) -m rocprof run -d rocprof-output/demo -o train_cifar --stats -S examples/train_cifar.py --epochs 1
 
-test-cpp: system-deps native
+test-cpp: system-deps native-all
+	$(call say,[test] C++ suite (ctest, ~5 s))
 	@if [ -f $(BUILD)/cpp/tests/CTestTestfile.cmake ]; then \
-		cd $(BUILD) && $(CURDIR)/$(VENV)/bin/ctest --output-on-failure; \
+		cd $(BUILD) && "$(CURDIR)/$(VENV)/bin/ctest" --output-on-failure; \
 	else echo "SKIPPED C++ tests: GoogleTest (libgtest-dev) is not installed"; fi
 
-test-py: system-deps native $(VENV)/.torch
-	$(VPY) -m pytest -q tests
+PYTEST_ARGS ?= tests
+test-py: system-deps native $(VENV)/.torch $(VENV)/.test
+	$(call say,[test] Python suite (pytest, ~8 min on 2 cores; s = skipped, each with its reason at the end))
+	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
-test: test-cpp test-py
+test:
+	@$(MAKE) --no-print-directory -j2 system-deps native-all test-packages
+	@$(MAKE) --no-print-directory test-cpp test-py
 
 bench: native $(VENV)/.torch
 	$(VPY) benchmarks/b1_roctx.py
@@ -90,7 +142,7 @@ bench: native $(VENV)/.torch
 
 # Python (ruff) and C++ (clang-format, style in .clang-format) are both checked; CI runs it.
 CXX_SOURCES = $(shell git ls-files 'cpp/*.cpp' 'cpp/*.hpp' 'cpp/*.h' 'cpp/*.c' 'tests/*.c' 'tests/*.cu' 2>/dev/null)
-lint: $(VENV)/.stamp
+lint: $(VENV)/.test
 	$(VENV)/bin/ruff check python rocpd tests benchmarks examples
 	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
 

@@ -4,6 +4,7 @@ breakdown, kernel launch statistics, overlap, Python lines, ROCTx ranges) and th
 from __future__ import annotations
 
 from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
+from .written import wrote
 
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
@@ -162,4 +163,4 @@ def _write(df, args, name) -> None:
         df.to_csv(path, index=False)
     else:
         df.to_json(path, orient="records", indent=1)
-    print(f"wrote {path}")
+    wrote(path)

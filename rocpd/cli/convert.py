@@ -29,6 +29,7 @@ from . import (
     output_naming,
     rocm_naming,
 )
+from .written import wrote
 
 FORMATS = {"csv": "csv", "chrome": "chrome", "json": "chrome", "collapsed": "collapsed",
            "flamegraph": "flamegraph", "svg": "flamegraph", "perfetto": "perfetto", "pftrace": "perfetto",
@@ -131,5 +132,5 @@ def run(args) -> int:
             else:
                 result = mod.write(db, args.output_file, **opts)
             for path in result if isinstance(result, list) else [result]:
-                print(f"wrote {path}")
+                wrote(path)
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from . import add_command, add_filter_options, filters_of
+from .written import wrote
 
 EXAMPLES = """
 rocpd diff base_results.db new_results.db            # the verdict and the tables, regressions first
@@ -92,7 +93,7 @@ def run(args) -> int:
 
         path = page.write(d, args.output, format=fmt, title=args.title, top=args.top or 1_000_000,
                           units=args.units)
-        print(f"wrote {os.path.abspath(path)}")
+        wrote(path)
         print(f"verdict: {d.verdict(args.units)}")
         return 0
     for name in TABLES:
@@ -101,11 +102,11 @@ def run(args) -> int:
             continue
         path = f"{args.output}_{name}.{fmt}"
         df.to_csv(path, index=False) if fmt == "csv" else df.to_json(path, orient="records", indent=1)
-        print(f"wrote {os.path.abspath(path)}")
+        wrote(path)
     if d.slowest is not None:
         path = f"{args.output}_slowest_items.{fmt}"
         df = d.slowest.items
         df.to_csv(path, index=False) if fmt == "csv" else df.to_json(path, orient="records", indent=1)
-        print(f"wrote {os.path.abspath(path)}")
+        wrote(path)
     print(f"verdict: {d.verdict(args.units)}")
     return 0

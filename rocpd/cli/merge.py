@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from . import add_command, add_inputs, add_output_naming, inputs_of, output_naming, rocm_naming
+from .written import wrote
 
 EXAMPLES = """
 rocpd merge RANKS/*.db -o all_ranks.db
@@ -33,5 +34,5 @@ def run(args) -> int:
         out = os.path.join(folder, name if name.endswith(".db") else f"{name}.db")
         os.makedirs(folder, exist_ok=True)
         force = True  # ROCm replaces a previous merge of the same name
-    print(merge_files(inputs_of(args), out, overwrite=force, progress=True))
+    wrote(merge_files(inputs_of(args), out, overwrite=force, progress=True))
     return 0

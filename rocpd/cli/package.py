@@ -4,6 +4,8 @@ the .rpdb folder as one input."""
 
 from __future__ import annotations
 
+import os
+
 from . import add_command, add_inputs, inputs_of
 
 EXAMPLES = """
@@ -30,5 +32,5 @@ def run(args) -> int:
     from rocpd.package import package
 
     path = package(inputs_of(args), args.output_path, consolidate=args.consolidate, copy=args.copy)
-    print(f"rocpd package created at: {path}")
+    print(f"rocpd package created at: {os.path.abspath(path)}")
     return 0

@@ -4,6 +4,7 @@ one panel per counter and one line per device."""
 from __future__ import annotations
 
 from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
+from .written import wrote
 
 EXAMPLES = """
 rocpd plot OUT/metrics_results.db -o metrics.png
@@ -39,5 +40,5 @@ def run(args) -> int:
         fig = metric_plots.metrics_over_time(db, args.metrics, **filters_of(args))
         with open(args.output, "wb") as fh:
             fh.write(png(fig))
-    print(f"wrote {args.output}")
+    wrote(args.output)
     return 0

@@ -24,6 +24,7 @@ from . import (
     inputs_of,
     output_naming,
 )
+from .written import wrote
 
 FORMATS = ["console", "csv", "json", "markdown", "md", "html", "pdf", "dashboard", "clipboard"]
 _EXT = {"markdown": "md", "dashboard": "html"}
@@ -152,10 +153,10 @@ def run(args) -> int:
     else:
         path = args.output_file
     if not rows and rocm:
-        print(f"rocpd: the query returned no rows; nothing written to {path}", file=sys.stderr)
+        print(f"rocpd: the query returned no rows; nothing written to {os.path.abspath(path)}", file=sys.stderr)
         return _no_mail(args, "no file")
     _write(path, cols, rows, fmt, args)
-    print(f"wrote {path}")
+    wrote(path)
     if args.email_to:
         from rocpd import email_report
 
@@ -163,7 +164,7 @@ def run(args) -> int:
         email_report.send(path, to, args.email_from, args.email_subject, args.smtp_server,
                           args.smtp_port, args.smtp_user, args.smtp_password,
                           args.inline_preview, args.zip_attachments)
-        print(f"mailed {path} to {', '.join(to)}")
+        print(f"mailed {os.path.abspath(path)} to {', '.join(to)}")
     return 0
 
 

@@ -5,6 +5,7 @@ slowest ranks and by how much, compute vs collectives (NCCL/RCCL kernels), kerne
 from __future__ import annotations
 
 from . import add_command, add_dask_options, add_inputs, connect_for, inputs_of
+from .written import wrote
 
 EXAMPLES = """
 rocpd ranks RANKS/                         # step times, slowest ranks, collectives vs compute, skew
@@ -59,11 +60,11 @@ def run(args) -> int:
         if rep.steps.empty:
             raise RocpdError("--plot: no steps to draw (no repeating ROCTx range; name one with"
                              " --range)")
-        print(f"wrote {write_png(rep, args.plot, metric)}")
+        wrote(write_png(rep, args.plot, metric))
     if args.csv:
         for stem, df in (("rank_steps", rep.steps), ("rank_summary", rep.per_rank),
                          ("kernel_skew", rep.kernel_skew)):
             path = f"{args.csv}_{stem}.csv"
             df.to_csv(path, index=False)
-            print(f"wrote {path}")
+            wrote(path)
     return 0

@@ -5,8 +5,10 @@ interactive timeline, per-step charts and the tables — with the Perfetto trace
 from __future__ import annotations
 
 import os
+import sys
 
 from . import add_command, add_filter_options, filters_of
+from .written import wrote
 
 EXAMPLES = """
 rocpd report OUT/run1_results.db -o report.html  # the page (and report.pftrace beside it)
@@ -52,12 +54,15 @@ def run(args) -> int:
     if not os.path.isdir(out_dir):
         raise rocpd.RocpdError(f"rocpd report: folder {out_dir} does not exist; create it or choose"
                                " another -o")
+    notes: list[str] = []
     with rocpd.connect(*args.databases) as db:
         paths = report.write_files(db, args.output, format=args.format, plots=args.plots,
-                             perfetto=not args.no_perfetto, top=args.top, units=args.units,
+                             perfetto=not args.no_perfetto, notes=notes, top=args.top, units=args.units,
                              title=args.title, step="" if args.no_steps else args.step,
                              max_slices=args.max_slices, baseline=args.baseline,
                              **filters_of(args))
     for path in paths:
-        print(f"wrote {path}")
+        wrote(path)
+    for note in notes:
+        print(f"rocpd report: {note}", file=sys.stderr)
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from . import add_command
+from .written import wrote
 
 EXAMPLES = """
 rocpd samples OUT/sampled_results.db
@@ -54,5 +55,5 @@ def run(args) -> int:
                   f"{r['function']} ({where})")
         for mod, path in ((collapsed, args.collapsed), (flamegraph, args.flamegraph)):
             if path:
-                print(f"wrote {mod.write(db, path, lines=args.lines, **filters)}")
+                wrote(mod.write(db, path, lines=args.lines, **filters))
     return 0

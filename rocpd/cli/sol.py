@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..errors import RocpdError
 from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
+from .written import wrote
 
 EXAMPLES = """
 rocpd sol out/sol_results.db --roofline roofline.png
@@ -48,7 +49,7 @@ def run(args) -> int:
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump(sol_format.to_json(res), fh, indent=2)
-            print(f"wrote {args.json}")
+            wrote(args.json)
         if args.roofline:
-            print(f"wrote {roofline.write_png(res, args.roofline)}")
+            wrote(roofline.write_png(res, args.roofline))
     return 0

@@ -27,6 +27,7 @@ from . import (
     inputs_of,
     output_naming,
 )
+from .written import wrote
 
 EXAMPLES = """
 rocpd summary OUT/*.db                     # kernels, copies, API domains, ROCTx ranges
@@ -94,7 +95,7 @@ def run(args) -> int:
             folder, name = output_naming(args, default_file="")  # ROCm: kernels_summary.csv
             formats = list(dict.fromkeys(args.format or ["console"]))
             for path in rocm_summary.write(tabs, formats, folder, name, top=top):
-                print(f"wrote {path}")
+                wrote(path)
             if "console" in formats:
                 print("\n" + stats.format_drops(db), end="")
             return 0
@@ -106,5 +107,5 @@ def run(args) -> int:
             print("\n== GPU BUSY ==\n" + (busy[cols].to_string(index=False) if len(busy) else "(no GPU records)"))
         if args.csv:
             for path in stats.write_stats_csv(db, args.csv, **flt):
-                print(f"wrote {path}")
+                wrote(path)
     return 0

@@ -81,11 +81,12 @@ def write(db, path: str, **options) -> str:
 
 
 def write_files(db, path: str, format: str | None = None, plots: str | None = None,
-                perfetto: bool = False, **options) -> list[str]:
+                perfetto: bool = False, notes: list | None = None, **options) -> list[str]:
     """Write the report to ``path`` (format from ``format`` or the extension: .md is Markdown);
     with ``perfetto`` (``rocpd report``'s default), the Perfetto trace beside it
     (``<stem>.pftrace``) for the page to link to; ``plots``: a folder for PNGs of the figures
-    (Markdown: default ``<stem>_files``). Returns the paths written, the report first."""
+    (Markdown: default ``<stem>_files``). Returns the paths written, the report first; what
+    could not be written (the Perfetto trace) is said in the page and appended to ``notes``."""
     fmt = format or ("md" if str(path).endswith(".md") else "html")
     stem = os.path.splitext(str(path))[0]
     written = []
@@ -95,6 +96,8 @@ def write_files(db, path: str, format: str | None = None, plots: str | None = No
         trace, note = _write_perfetto(db, stem + ".pftrace", options)
         if trace:
             written.append(trace)
+        elif notes is not None:
+            notes.append(note)
     figure_dir = plots or (stem + "_files" if fmt == "md" else None)
     rel = os.path.relpath(trace, os.path.dirname(os.path.abspath(path)) or ".") if trace else None
     text = build(db, format=fmt, perfetto=rel, perfetto_note=note, figure_dir=figure_dir, **options)
@@ -132,7 +135,7 @@ def _write_perfetto(db, path: str, options: dict) -> tuple[str | None, str]:
                                                              "max_slices", "baseline")}
     try:
         perfetto.write(db, path, **filters)
-    except RocpdError as e:
+    except (RocpdError, OSError) as e:  # the report is still worth having without its trace
         return None, f"no Perfetto trace written: {e}"
     return path, ""
 

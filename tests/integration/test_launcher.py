@@ -6,6 +6,7 @@ import json
 import os
 import socket
 
+import rocprof
 from support import MESSAGE, WORKLOADS, open_db, run_rocprof
 
 
@@ -24,7 +25,8 @@ def test_uncaught_exception_prints_user_traceback_and_exits_1(tmp_path):
     assert r.returncode == 1
     assert "ValueError: boom from the workload" in r.stderr
     assert 'in inner' in r.stderr and "exit_with.py" in r.stderr
-    assert "runpy" not in r.stderr and "rocprof/cli" not in r.stderr, r.stderr
+    launcher = os.path.join(os.path.dirname(os.path.abspath(rocprof.__file__)), "cli")
+    assert "runpy" not in r.stderr and launcher not in r.stderr, r.stderr
     assert regions(tmp_path / "x_results.db") == ["before-exit"]
 
 

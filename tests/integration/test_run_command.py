@@ -5,6 +5,7 @@ through the child-following sitecustomize); exit codes and signals pass through.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -63,7 +64,7 @@ def test_bare_command_is_found_on_path(dlopen_prog, tmp_path):
 @pytest.mark.parametrize("shape", ["python3", "sh -c"])
 def test_python_command_records_the_scripts_ranges(shape, tmp_path):
     script = WORKLOADS / "nested_ranges.py"
-    cmd = ["python3", script] if shape == "python3" else ["sh", "-c", f"python3 {script}"]
+    cmd = ["python3", script] if shape == "python3" else ["sh", "-c", f"python3 {shlex.quote(str(script))}"]
     r = run_rocprof("run", "-d", tmp_path, "-o", "py", "--", *cmd, env=python_path_env())
     assert r.returncode == 0, r.stderr
     dbs = sorted(tmp_path.glob("*.db"))

@@ -28,15 +28,27 @@ def tool_path() -> str:
     return os.path.join(library_dir(), TOOL_LIBRARY)
 
 
+def tool_entry() -> str:
+    """Our tool as HSA_TOOLS_LIB names it. The runtime splits the variable at spaces, so a tool
+    under a folder whose path has one (a checkout or venv in "My Projects/") is named by its
+    file name alone: the dynamic loader then finds it in LD_LIBRARY_PATH (set for commands) or
+    as the library of that name already loaded (this process loads it first: configure)."""
+    path = tool_path()
+    return TOOL_LIBRARY if any(c.isspace() for c in path) else path
+
+
 def tool_environment(environ: dict | None = None) -> dict[str, str]:
     """HSA_TOOLS_LIB with our tool added (tools already named stay, space-separated, as the
     runtime reads them) and the ROCm >= 6.1 switch that keeps such tools loaded."""
     environ = os.environ if environ is None else environ
     tools = environ.get("HSA_TOOLS_LIB", "").split()
-    ours = tool_path()
-    if not any(os.path.realpath(t) == os.path.realpath(ours) for t in tools):
-        tools.append(ours)
+    ours, entry = tool_path(), tool_entry()
+    if not any(t == entry or os.path.realpath(t) == os.path.realpath(ours) for t in tools):
+        tools.append(entry)
     return {"HSA_TOOLS_LIB": " ".join(tools), "HSA_TOOLS_ROCPROFILER_V1_TOOLS": "1"}
+
+
+_loaded_by_name: list = []  # keeps the tool mapped for the runtime's dlopen by file name
 
 
 def _hsa_already_loaded() -> bool:
@@ -70,6 +82,10 @@ def configure(options: Options, settings) -> list[str]:
         notes.append("the HSA runtime was loaded before profiling started, so AMD GPU work is "
                      "not traced: run under `rocprof run`, or set HSA_TOOLS_LIB="
                      f"{tool_path()} before the program first uses the GPU")
+    if tool_entry() != tool_path() and not _loaded_by_name:
+        import ctypes
+
+        _loaded_by_name.append(ctypes.CDLL(tool_path()))
     os.environ.update(tool_environment())
     return notes
 

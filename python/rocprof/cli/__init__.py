@@ -7,13 +7,23 @@ import importlib
 import sys
 
 from .._version import __version__
+from .help_text import Formatter, epilog
 
 SUBCOMMANDS = {
     "run": "profile a Python script or module in-process, or any command (rocprof run -- CMD)",
     "info": "version, Python, and which capture backends are compiled in and live here",
     "avail": "hardware counters of each GPU here, with descriptions (rocprofv3 -L)",
     "peaks": "measure (once, cached) each GPU's empirical bandwidth and FLOP/s peaks",
+    "completion": "print the shell completion script for rocprof and rocpd (bash or zsh)",
 }
+
+EXAMPLES = (
+    "rocprof run train.py --epochs 1       # profile a script; the database path is printed",
+    "rocprof run -S -- python3 train.py    # any command; summary tables at exit",
+    "rocprof info                          # which backends work here, and why not",
+    "rocpd summary rocprof-output/         # analyse: summary, analyze, report, convert ...",
+    'eval "$(rocprof completion bash)"     # tab completion for rocprof and rocpd',
+)
 
 
 class UsageError(Exception):
@@ -25,26 +35,42 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="rocprof", description="Python-first GPU profiler writing rocpd databases.")
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `only`, the other subcommands are listed but their modules
+    are not imported (`rocprof run` loads nothing of `info`, `completion`, ...)."""
+    parser = _Parser(prog="rocprof", formatter_class=Formatter,
+                     description=epilog("Python-first GPU profiler writing rocpd databases "
+                                        "(ROCm's rocprofv3 format). `rocprof COMMAND --help` "
+                                        "describes each command, with examples."),
+                     epilog=epilog(examples=EXAMPLES))
     parser.add_argument("--version", action="version", version=f"rocprof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, help_text in SUBCOMMANDS.items():
-        module = importlib.import_module(f".{name}", __name__)
-        module.add_parser(sub.add_parser(name, help=help_text, description=help_text))
+        p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=Formatter)
+        if only is None or name == only:
+            importlib.import_module(f".{name}", __name__).add_parser(p)
     return parser
 
 
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
 def dispatch(argv: list[str]) -> int:
-    parser = build_parser()
+    command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    parser = build_parser(only=command)
     try:
         target: list[str] | None = None
-        if argv and argv[0] == "run":  # the target's argv is not ours to parse
+        if command == "run":  # the target's argv is not ours to parse
             from .run import split_argv
 
             own, target = split_argv(argv[1:])
             argv = ["run", *own]
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # said by the subcommand that was given them, pointing at its own --help
+            owner = _subparser(parser, args.command) if args.command else parser
+            owner.error(_unrecognized(owner, unknown))
         if target is not None:
             args.target = target
             args.own_argv = argv[1:]
@@ -61,3 +87,17 @@ def dispatch(argv: list[str]) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _unrecognized(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """argparse's message, plus the nearest option name for a misspelt one."""
+    import difflib
+
+    message = f"unrecognized arguments: {' '.join(unknown)}"
+    first = unknown[0].split("=", 1)[0]
+    if first.startswith("-"):
+        names = [s for a in parser._actions if a.help != argparse.SUPPRESS for s in a.option_strings]
+        close = difflib.get_close_matches(first, names, n=1, cutoff=0.8)
+        if close:
+            message += f"; did you mean {close[0]}?"
+    return message

@@ -8,8 +8,17 @@ import json
 import re
 import sys
 
+from .help_text import epilog
+
+EXAMPLES = (
+    'rocprof avail                          # the counters of each GPU here',
+    "rocprof avail --chip GH100 --filter dram   # an H100's DRAM counters, no GPU needed",
+    'rocprof avail --chip GH100 --submetrics --json',
+)
+
 
 def add_parser(p) -> None:
+    p.epilog = epilog(examples=EXAMPLES)
     p.add_argument("--chip", metavar="CHIP",
                    help="list a chip's counters from CUPTI's tables, no GPU needed (GH100 for "
                         "H100/H200, GA100 for A100, AD102, GB100, ...)")

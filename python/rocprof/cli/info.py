@@ -6,9 +6,16 @@ import platform
 import sys
 
 from .._version import __version__
+from .help_text import epilog
+
+EXAMPLES = (
+    'rocprof info               # version, Python, each backend: live, or why not',
+    'rocprof info --json        # the same, for scripts',
+)
 
 
 def add_parser(p) -> None:
+    p.epilog = epilog(examples=EXAMPLES)
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 

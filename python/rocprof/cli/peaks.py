@@ -7,8 +7,16 @@ from __future__ import annotations
 import json
 import sys
 
+from .help_text import epilog
+
+EXAMPLES = (
+    'rocprof peaks              # measure once (cached), print the table',
+    'rocprof peaks --force --json   # measure again; the cache as JSON',
+)
+
 
 def add_parser(p) -> None:
+    p.epilog = epilog(examples=EXAMPLES)
     p.add_argument("--force", action="store_true", help="measure again even when cached")
     p.add_argument("--json", action="store_true", help="print the cache as JSON")
 

@@ -8,164 +8,14 @@ exit status is passed through. Options are named as rocprofv3's.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 from ..options import Options
 from . import UsageError
 from . import rocprofv3_options as v3
+from .run_parser import DEFAULT_RATE, add_parser  # noqa: F401 - the subcommand's parser
 from .target import run_target
-
-TRACE_HELP = (
-    "With no tracing option, rocprof records ROCTx ranges and, where a GPU backend is live, "
-    "kernels and memory copies/sets, each with its launching thread and enclosing ROCTx range "
-    "(as --kernel-trace --memory-copy-trace). That is the cheapest set that answers which "
-    "kernels ran, how long, and from where: the runtime/driver API and synchronisation records "
-    "(--runtime-trace, part of --sys-trace) cost far more, since every CUDA call becomes a "
-    "record: on an H200 (B2, a small CNN's training step) the default added ~10%, "
-    "--sys-trace ~38% and torch.profiler ~33% (benchmarks/RESULTS.md)."
-)
-
-
-COUNTERS_HELP = (
-    "Hardware counters (--pmc, --sol) are read per kernel dispatch through CUPTI's range "
-    "profiler. Collecting them serialises kernels (one runs at a time) and replays each kernel "
-    "once per counter pass, as rocprofv3 --pmc and Nsight Compute do: kernel durations and the "
-    "run's wall time under --pmc are not those of a normal run, and the database says so "
-    "(metadata rocprof.counters.serialized)."
-)
-
-# `--sample` with no rate (not a string: argparse would run it through type=int).
-DEFAULT_RATE = object()
-
-
-def add_parser(p) -> None:
-    p.epilog = TRACE_HELP + " " + COUNTERS_HELP
-    out = p.add_argument_group("output")
-    out.add_argument("-d", "--output-directory", metavar="DIR",
-                     help="folder for the database (default rocprof-output/%%hostname%%); "
-                          "placeholders as rocprofv3's: %%hostname%% %%pid%% %%ppid%% %%rank%% "
-                          "%%tag%% %%argt%% %%job%% %%size%% %%nid%% %%launch_time%% %%cwd%% "
-                          "%%env{VAR}%% ($env{VAR}, %%q{VAR}%%), %%p %%j %%r %%s")
-    out.add_argument("-o", "--output-file", metavar="NAME",
-                     help="database name: NAME_results.db (default %%pid%%)")
-    out.add_argument("--no-clobber", action="store_true",
-                     help="refuse to start when the database already exists (by default a "
-                          "finished run's file is replaced, and one in use gets another name)")
-    v3.add_bool(out, "--stats", help="write *_stats.csv beside the database")
-    v3.add_bool(out, "-S", "--summary", help="print summary tables at exit")
-    out.add_argument("-f", "--output-format", nargs="+", choices=v3.FORMATS, default=[],
-                     metavar="FMT", help="also write each database as csv, json (Chrome trace), "
-                     "pftrace (Perfetto), otf2 or rocpd at exit, several allowed")
-    out.add_argument("-u", "--summary-units", choices=tuple(v3.UNITS), default="nsec",
-                     help="time unit of the -S tables")
-    out.add_argument("--summary-output-file", metavar="PATH",
-                     help="write the -S tables to PATH instead of standard output")
-    out.add_argument("-i", "--input", metavar="FILE",
-                     help="rocprofv3 input file (YAML or JSON; {jobs: [...]} runs the target once "
-                          "per job)")
-    tr = p.add_argument_group("tracing (rocprofv3 names; each takes an optional BOOL)")
-    v3.add_bool(tr, "--marker-trace", help="ROCTx ranges and marks (always on)")
-    v3.add_bool(tr, "--kernel-trace", help="GPU kernel dispatches")
-    v3.add_bool(tr, "--memory-copy-trace", help="GPU memory copies and sets")
-    v3.add_bool(tr, "--memory-allocation-trace", help="GPU allocations and frees")
-    v3.add_bool(tr, "-r", "--runtime-trace", help="GPU runtime and driver API calls and "
-                "synchronisations (costly: every CUDA call becomes a record)")
-    v3.add_bool(tr, "--runtime-trace-all", help="with --runtime-trace/--sys-trace, also the "
-                "state queries left out by default (cudaGetDevice, cudaGetLastError, event "
-                "create/destroy, as torch.profiler drops them; and the driver calls the runtime "
-                "and CUPTI make inside, e.g. cuDevicePrimaryCtxGetState, cuKernelGetName): "
-                "~20 records per kernel of a PyTorch step. Metadata rocprof.cupti.api_left_out "
-                "lists what was left out")
-    v3.add_bool(tr, "--hip-trace", help="AMD: HIP runtime API calls, each tied to its GPU work "
-                "by correlation id")
-    v3.add_bool(tr, "--hsa-trace", help="AMD: HSA API calls (every call: costly)")
-    v3.add_bool(tr, "-s", "--sys-trace", help="all of the above")
-    v3.add_bool(tr, "--selected-regions", help="start paused: record only between "
-                "roctxProfilerResume and roctxProfilerPause (roctx.resume()/pause())")
-    tr.add_argument("-P", "--collection-period", action="append", type=v3.parse_period,
-                    default=[], metavar="DELAY:DURATION:REPEAT",
-                    help="record only DURATION after DELAY, REPEAT times (0: for ever); "
-                         "several -P run one after another (Python processes)")
-    tr.add_argument("--collection-period-unit", choices=tuple(v3.PERIOD_UNITS), default="sec")
-    out.add_argument("--log-level", choices=v3.LOG_LEVELS, default="warning",
-                     help="error or fatal hides rocprof's notes (options that cannot apply)")
-    out.add_argument("--preload", nargs="+", default=[], metavar="LIB",
-                     help="libraries put first in LD_PRELOAD of the command (rocprof run -- CMD)")
-    # rocprofv3's --kernel-include/exclude-regex select the kernels whose counters are
-    # collected (--pmc) and never drop dispatches from the trace; ours do that by name.
-    tr.add_argument("--kernel-include-regex", metavar="RE",
-                    help="collect counters (--pmc) only of kernels matching RE (the trace keeps "
-                         "every kernel, as rocprofv3)")
-    tr.add_argument("--kernel-exclude-regex", metavar="RE",
-                    help="collect no counters of kernels matching RE")
-    tr.add_argument("--trace-kernel-include-regex", metavar="RE",
-                    help="trace only kernels matching RE (POSIX ERE on the demangled name)")
-    tr.add_argument("--trace-kernel-exclude-regex", metavar="RE",
-                    help="leave kernels matching RE out of the trace")
-    v3.add_bool(tr, "--kernel-rename", help="name each dispatch in the database (region name) by "
-                "the innermost ROCTx range it was launched in, as rocprofv3")
-    v3.add_bool(tr, "-T", "--truncate-kernels", help="kernel names without arguments")
-    v3.add_bool(tr, "-M", "--mangled-kernels", help="keep mangled kernel names")
-    hw = p.add_argument_group("hardware counters (serialise kernels: see below)")
-    hw.add_argument("--pmc", nargs="+", action="extend", default=[], metavar="NAME",
-                    help="counters to read for every kernel dispatch: CUPTI metric names "
-                         "(dram__bytes_read.sum, sm__throughput.avg.pct_of_peak_sustained_elapsed) "
-                         "or rocprofv3 names mapped to their nearest NVIDIA metric (SQ_WAVES, "
-                         "FETCH_SIZE, ...); `rocprof avail` lists them. Kernels are serialised "
-                         "and replayed once per counter pass")
-    v3.add_bool(hw, "--sol", help="the speed-of-light counter set (FLOP/s by precision, DRAM and "
-                "L2 bytes, occupancy, SM throughput, the hardware's peaks) for `rocpd sol` and the "
-                "roofline; measures the GPU's empirical peaks once (rocprof peaks, cached). "
-                "Serialises kernels like --pmc")
-    hw.add_argument("-L", "--list-avail", action="store_true",
-                    help="list the counters of each GPU here and exit (as `rocprof avail`)")
-    sm = p.add_argument_group("sampling")
-    sm.add_argument("--sample", nargs="?", const=DEFAULT_RATE, type=int, metavar="HZ",
-                    help="call-stack sampling at HZ (without HZ: the core's default rate, "
-                         "SamplingSettings.DEFAULT_HZ)")
-    sm.add_argument("--sampling-mode", choices=("cpu", "wall"), default="cpu")
-    v3.add_bool(sm, "--native-stacks", help="merge native frames into stacks")
-    out.add_argument("--minimum-output-data", type=int, default=0, metavar="KB",
-                     help="write --stats, -S and -f outputs of a database only when it holds "
-                          "more than KB kilobytes (the database itself is always kept)")
-    out.add_argument("--no-redact", action="store_true",
-                     help="keep URL credentials and token-shaped values in recorded text (ROCTx "
-                          "messages, names); the command line and environment are redacted always")
-    out.add_argument("--guid-per-row", action="store_true",
-                     help="store the database guid in every row, as ROCm's writer does (about 36 "
-                          "bytes a row). By default each table's guid column is generated: every "
-                          "row reads the guid but none stores it, which readers need SQLite 3.31 "
-                          "(2020) or later for")
-    mt = p.add_argument_group(
-        "device and host metrics over time (rocprof-sys's process sampling options)",
-        "A thread of its own reads each GPU's utilisation, memory in use, power, temperature, "
-        "clocks, throttle reasons and PCIe/NVLink throughput (NVML on NVIDIA, AMD SMI or ROCm "
-        "SMI on AMD) and, from /proc, each core's load and frequency and this process's RSS, "
-        "page faults and CPU use; stored as sampled counters (rocpd_info_pmc, rocpd_pmc_event), "
-        "shown as counter tracks in the pftrace/json exports, summarised by `rocpd summary` and "
-        "plotted by `rocpd plot`.")
-    mt.add_argument("--process-freq", nargs="?", const=DEFAULT_RATE, type=int, metavar="HZ",
-                    help="sample device and host metrics HZ times a second (without HZ: "
-                         "MetricsSettings.DEFAULT_HZ, 20; at most 1000); off by default")
-    mt.add_argument("--gpus", metavar="LIST", default="all",
-                    help="GPUs to sample, as the program numbers them (CUDA/HIP ordinals): all "
-                         "(default), none, or a list like 0,2-3")
-    mt.add_argument("--cpus", metavar="LIST", default="all",
-                    help="cores whose load and frequency to sample: all (default), none, or a "
-                         "list like 0-7")
-    out.add_argument("--buffer-budget", type=int, default=2048, metavar="MiB",
-                     help="memory the record buffers may grow to in a burst (default 2048); "
-                          "past it records are dropped, counted and reported at exit")
-    p.add_argument("--no-follow-children", dest="follow_children", action="store_false",
-                   help="do not profile Python child processes (subprocess, torchrun ranks); "
-                        "fork() children are always followed")
-    p.add_argument("-m", dest="module", metavar="MODULE", help="run a library module as a script")
-    p.add_argument("target", nargs=argparse.REMAINDER,
-                   help="script.py [args], or -- CMD [args] for any program (python3 app.py, "
-                        "torchrun ..., ./app): each process it starts writes its own database")
-
 
 # Options of `run` that take a value: needed to find where the target's own argv begins.
 _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-regex",
@@ -236,7 +86,7 @@ def options_from(args) -> Options:
                 native_stacks=args.native_stacks, follow_children=args.follow_children,
                 buffer_budget_mb=args.buffer_budget, output_formats=list(args.output_format),
                 summary_units=v3.UNITS[args.summary_units],
-                summary_output_file=args.summary_output_file,
+                summary_output_file=args.summary_output_file and os.path.abspath(args.summary_output_file),
                 selected_regions=args.selected_regions or bool(args.collection_period),
                 collection_periods=list(args.collection_period),
                 collection_period_unit=args.collection_period_unit, log_level=args.log_level,

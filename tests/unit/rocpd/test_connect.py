@@ -7,6 +7,7 @@ import sys
 
 import pandas as pd
 import pytest
+from support import ROOT
 
 import rocpd
 from rocpd.errors import RocpdError
@@ -79,7 +80,7 @@ def test_bad_inputs_one_line_error(tmp_path, content, msg):
         rocpd.connect(path)
     assert str(path) in str(e.value) and msg in str(e.value) and "\n" not in str(e.value)
     r = subprocess.run([sys.executable, "-m", "rocpd", "summary", str(path)], capture_output=True,
-                       text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+                       text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode != 0
     assert r.stderr.count("\n") == 1 and str(path) in r.stderr and msg in r.stderr
 

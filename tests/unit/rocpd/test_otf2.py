@@ -6,6 +6,7 @@ import sys
 from collections import Counter
 
 import pytest
+from support import ROOT
 
 import rocpd
 
@@ -58,7 +59,7 @@ def test_locations_regions_nesting(run_db, tmp_path):
 
 def test_cli_and_safe_overwrite(run_db, tmp_path):
     path, raw = run_db
-    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = tmp_path / "arch"
     for _ in range(2):  # the second run replaces its own archive
         r = subprocess.run([sys.executable, "-m", "rocpd", "convert", path, "-f", "otf2", "-o", str(out),

@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 
 import pytest
+from support import ROOT
 
 import rocpd
 
@@ -101,7 +102,7 @@ def test_filters_and_cli(run_db, tmp_path):
     assert sum(len(s[7]) for s in slices) == names["gemm_fp16"]
     out = tmp_path / "c.pftrace"
     r = subprocess.run([sys.executable, "-m", "rocpd", "convert", path, "-f", "perfetto", "-o", str(out)],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 0, r.stderr
     unfiltered = _decode(out)[1]
     assert len(unfiltered) == len(slices) + sum(1 for r in raw["kernels"] if r[0] != "gemm_fp16")

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from support import ROOT
 
 import rocpd
 
@@ -94,7 +95,7 @@ def test_report_html_is_self_contained_findings_first(two_ranks, tmp_path):
     paths, a, b = two_ranks
     out = tmp_path / "report.html"
     r = subprocess.run([sys.executable, "-m", "rocpd", "report", *paths, "-o", str(out)],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 0, r.stderr
     assert f"wrote {out}" in r.stdout and (tmp_path / "report.pftrace").exists()
     text = out.read_text()

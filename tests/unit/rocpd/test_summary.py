@@ -7,6 +7,7 @@ import sys
 
 import pandas as pd
 import pytest
+from support import ROOT
 
 import rocpd
 from rocpd import stats
@@ -91,7 +92,7 @@ def test_stats_api_writes_rocprofv3_files_and_drops(run_db, tmp_path):
 def test_summary_cli_and_busy(run_db):
     path, raw = run_db
     r = subprocess.run([sys.executable, "-m", "rocpd", "summary", path, "--busy"], capture_output=True,
-                       text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+                       text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 0, r.stderr
     assert "MARKER_API_STATS" in r.stdout and "Dropped records" in r.stdout
     with rocpd.connect(path) as db:
@@ -153,7 +154,7 @@ def test_compare_and_merge(tmp_path, make_run):
 
 def test_query_cli_formats(run_db):
     path, raw = run_db
-    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for fmt, check in (("json", lambda s: json.loads(s)[0]["n"] == len(raw["kernels"])),
                        ("csv", lambda s: s.splitlines()[1] == str(len(raw["kernels"]))),
                        ("markdown", lambda s: s.startswith("| n |"))):

@@ -7,16 +7,20 @@ CPU-time mode makes the ratios independent of how loaded the machine is."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
 from collections import Counter
 
 import pytest
+import rocprof
 
 import rocpd
 from rocpd import samples
 from tests.support import WORKLOADS, _env, run_rocprof
+
+LAUNCHER_PACKAGE = os.path.dirname(os.path.abspath(rocprof.__file__)) + os.sep
 
 
 def _run(tmp_path, *args, workload, wargs=()):
@@ -57,7 +61,10 @@ def test_launcher_frames_are_cut(tmp_path):
     stacks = samples.Stacks(db)
     files = {f.file for g, _p, _t, _ts, sid in samples.sample_rows(db) for f in stacks.frames(g, sid)
              if "hot_a" in {x.function for x in stacks.frames(g, sid)}}
-    assert not any("runpy" in f or "/rocprof/" in f for f in files), files
+    # The launcher's own files are its package folder's, wherever the checkout lives (it may
+    # itself be named rocprof: the workload's path then holds /rocprof/ too).
+    assert not any("runpy" in f or f.startswith(LAUNCHER_PACKAGE) for f in files), files
+    assert any(f.endswith("sampling_ratio.py") for f in files), files
     # -m module: the module's <module> is the outermost frame.
     out = tmp_path / "m"
     r = run_rocprof("run", "--sample", "1000", "-d", out, "-m", "sampling_ratio", "0.3",
@@ -65,6 +72,23 @@ def test_launcher_frames_are_cut(tmp_path):
     assert r.returncode == 0, r.stderr
     outer = _outermost(rocpd.connect(out), "hot_b")
     assert set(outer) == {("<module>", "sampling_ratio.py")}, outer
+
+
+def test_a_script_in_folders_named_like_the_launcher_keeps_its_frames(tmp_path):
+    """The cut matches the launcher's own code files, not folder names: a script living in
+    .../rocprof/python/rocprof/cli/ (as a checkout named rocprof would have it) keeps all its frames."""
+    home = tmp_path / "my work" / "rocprof" / "python" / "rocprof" / "cli"
+    home.mkdir(parents=True)
+    script = home / "sampling_ratio.py"
+    script.write_text((WORKLOADS / "sampling_ratio.py").read_text())
+    out = tmp_path / "out"
+    r = run_rocprof("run", "--sample", "1000", "-d", out, script, "0.3", cwd=home)
+    assert r.returncode == 0, r.stderr
+    db = rocpd.connect(out)
+    assert set(_outermost(db, "hot_a")) == {("<module>", "sampling_ratio.py")}
+    stacks = samples.Stacks(db)
+    files = {f.file for g, _p, _t, _ts, sid in samples.sample_rows(db) for f in stacks.frames(g, sid)}
+    assert str(script) in files, files
 
 
 def test_wall_mode_attributes_gil_releasing_call_to_its_line(tmp_path):

@@ -1,0 +1,47 @@
+"""The help layout every `rocprof` subcommand shares: option help wrapped as argparse wraps it,
+prose of descriptions and epilogs wrapped here, and examples kept one command a line."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+WIDTH = 78
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs are laid out by :func:`epilog` (examples must not be re-wrapped);
+    option help is wrapped as usual, with the option column wide enough for `-d DIR, --...`."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32, width=WIDTH + 2)
+
+
+def epilog(*paragraphs: str, examples: list[str] | tuple[str, ...] = ()) -> str:
+    """Prose paragraphs wrapped to WIDTH, then `examples:` with one command a line (a comment
+    after two spaces and `#` says what it does)."""
+    parts = [textwrap.fill(" ".join(p.split()), WIDTH) for p in paragraphs]
+    if examples:
+        parts.append("examples:\n" + "\n".join(f"  {e}" for e in examples))
+    return "\n\n".join(parts)
+
+
+def example_commands(text: str, program: str) -> list[list[str]]:
+    """The examples of an epilog as argv lists (tests check that each one parses)."""
+    import re
+    import shlex
+
+    if "examples:\n" not in text:
+        return []
+    out = []
+    for line in text.split("examples:\n", 1)[1].splitlines():
+        command = re.sub(r'"\$\((.*?)\)"', r"\1", line.split("  #")[0].strip())  # eval "$(...)"
+        words = shlex.split(command)
+        for stop in ("|", ">", ">>", "&&", ";"):  # the command ends at a pipe or redirection
+            if stop in words:
+                words = words[:words.index(stop)]
+        while words and words[0] != program:  # `srun -n 4 rocprof run ...`, `eval "$(...)"`
+            words = words[1:]
+        if words:
+            out.append(words[1:])
+    return out

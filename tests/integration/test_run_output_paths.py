@@ -1,0 +1,56 @@
+"""`rocprof run` names every file it wrote by its absolute path, and an export format that
+cannot be written says so in one line while the others are still written."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from support import WORKLOADS, run_rocprof
+
+
+def _named(stderr: str) -> list[str]:
+    return re.findall(r"^rocprof: (?:results written to|stats written to|written|summary written "
+                      r"to) (.+)$", stderr, flags=re.M)
+
+
+def test_every_written_file_is_named_absolute(tmp_path):
+    r = run_rocprof("run", "-d", "rel", "-o", "x", "--stats", "-S", "--summary-output-file",
+                    "sum.txt", "-f", "csv", "json", "pftrace", "otf2", "--",
+                    WORKLOADS / "exit_with.py", "code", "0", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    named = _named(r.stderr)
+    assert named[0] == str(tmp_path / "rel" / "x_results.db"), r.stderr
+    assert str(tmp_path / "sum.txt") in named
+    for suffix in ("_results.json", "_results.pftrace", "_marker_api_stats.csv"):
+        assert str(tmp_path / "rel" / f"x{suffix}") in named, (suffix, r.stderr)
+    assert all(os.path.isabs(p) and os.path.exists(p) for p in named), r.stderr
+
+
+def test_a_format_that_cannot_be_written_is_said_and_the_others_are_written(tmp_path):
+    (tmp_path / "x_results.pftrace").mkdir()  # a folder where the trace would go
+    r = run_rocprof("run", "-d", tmp_path, "-o", "x", "-f", "csv", "pftrace", "json", "--",
+                    WORKLOADS / "exit_with.py", "code", "3")
+    assert r.returncode == 3, r.stderr  # the program's own status, whatever the exports did
+    failed = [line for line in r.stderr.splitlines() if "not written" in line]
+    assert len(failed) == 1 and failed[0].startswith(
+        f"rocprof: -f pftrace: not written for {tmp_path / 'x_results.db'}: "), r.stderr
+    assert "summary failed" not in r.stderr
+    assert (tmp_path / "x_results.json").stat().st_size > 0
+    assert str(tmp_path / "x_results.json") in _named(r.stderr)
+    assert any(p.endswith(".csv") for p in _named(r.stderr)), r.stderr
+
+
+def test_relative_paths_are_those_of_the_start_when_the_script_changes_folder(tmp_path):
+    script = tmp_path / "wanders.py"
+    script.write_text("import os, sys\nos.chdir(sys.argv[1])\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    r = run_rocprof("run", "-d", "rel", "-o", "w", "--stats", "-S", "--summary-output-file",
+                    "sum.txt", script, elsewhere, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    named = _named(r.stderr)
+    assert named[0] == str(tmp_path / "rel" / "w_results.db"), r.stderr
+    assert str(tmp_path / "sum.txt") in named and (tmp_path / "sum.txt").stat().st_size > 0
+    assert all(p.startswith(str(tmp_path / "rel")) for p in named if p.endswith(".csv")), r.stderr
+    assert not list(elsewhere.iterdir())

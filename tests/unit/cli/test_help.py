@@ -1,0 +1,90 @@
+"""`rocprof` help that teaches: every option described with its real default, examples in every
+subcommand's help that parse as written, one visible spelling per option, and errors that point
+at the subcommand's own help."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from rocprof import _core
+from rocprof.cli import SUBCOMMANDS, build_parser
+from rocprof.cli.help_text import example_commands
+from rocprof.cli.run import options_from, split_argv
+from support import run_rocprof
+
+
+def _subparsers(parser):
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices
+
+
+def _options(parser):
+    return [a for a in parser._actions if a.option_strings and a.help != argparse.SUPPRESS]
+
+
+@pytest.mark.parametrize("name", list(SUBCOMMANDS))
+def test_every_option_has_help_stating_its_default(name):
+    sub = _subparsers(build_parser())[name]
+    fmt = sub._get_formatter()
+    for action in _options(sub):
+        text = fmt._expand_help(action) if action.help else ""
+        assert len(text) > 10, f"rocprof {name} {action.option_strings}: no help"
+        default = action.default
+        if default in (None, False, True, [], argparse.SUPPRESS):
+            continue  # nothing to state: off, or a flag
+        assert "default" in text and str(default) in text, \
+            f"rocprof {name} {action.option_strings}: default {default!r} not stated: {text}"
+    assert "SamplingSettings" not in sub.format_help() and "MetricsSettings" not in sub.format_help()
+
+
+def test_rates_without_a_value_show_the_cores_numbers():
+    text = " ".join(_subparsers(build_parser())["run"].format_help().split())
+    assert f"without HZ: {_core.SamplingSettings.DEFAULT_HZ};" in text
+    assert f"without HZ: {_core.MetricsSettings.DEFAULT_HZ};" in text
+    assert f"at most {_core.MetricsSettings.MAX_HZ}" in text
+
+
+@pytest.mark.parametrize("name", list(SUBCOMMANDS))
+def test_every_subcommand_has_examples_that_parse(name):
+    parser = build_parser()
+    sub = _subparsers(parser)[name]
+    examples = example_commands(sub.epilog or "", "rocprof")
+    assert examples, f"rocprof {name} --help has no examples"
+    for argv in examples:
+        assert argv[0] == name, argv
+        if name == "run":
+            own, target = split_argv(argv[1:])
+            args = parser.parse_args(["run", *own])
+            args.target = target
+            options_from(args)
+            assert target, f"{argv}: no program to run"
+        else:
+            parser.parse_args(argv)
+    top = example_commands(parser.epilog, "rocprof")
+    assert {a[0] for a in top} >= {"run", "info", "completion"}
+
+
+@pytest.mark.parametrize("name", list(SUBCOMMANDS))
+def test_one_visible_spelling_per_option(name):
+    sub = _subparsers(build_parser())[name]
+    dests = [a.dest for a in _options(sub)]
+    assert len(dests) == len(set(dests)), sorted(d for d in dests if dests.count(d) > 1)
+
+
+def test_unknown_option_points_at_the_subcommands_help():
+    r = run_rocprof("run", "--bogus", "x.py")
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("rocprof run: unrecognized arguments: --bogus (see 'rocprof run "
+                                "--help')"), r.stderr
+    r = run_rocprof("run", "--sys-tarce", "x.py")
+    assert "did you mean --sys-trace?" in r.stderr and "'rocprof run --help'" in r.stderr
+    r = run_rocprof("info", "--jsn")
+    assert r.returncode == 2 and "(see 'rocprof info --help')" in r.stderr, r.stderr
+
+
+def test_help_prints_examples():
+    r = run_rocprof("run", "--help")
+    assert r.returncode == 0
+    assert "examples:\n  rocprof run train.py" in r.stdout
+    assert "--sampling-mode {cpu,wall}" in r.stdout and "cpu (default)" in r.stdout

@@ -1,0 +1,47 @@
+"""Every file a `rocpd` command writes is named by its absolute path (`wrote /abs/...`), whatever
+relative path it was given; what could not be written is said on stderr, not only in a page."""
+
+from __future__ import annotations
+
+import os
+import re
+
+
+def _wrote(stdout: str) -> list[str]:
+    return re.findall(r"^wrote (.+)$", stdout, flags=re.M)
+
+
+def test_outputs_are_printed_absolute(tmp_path, monkeypatch, cli, make_run):
+    make_run(tmp_path / "run_results.db")
+    monkeypatch.chdir(tmp_path)
+    os.mkdir("out")
+    commands = [
+        (["convert", "run_results.db", "-f", "chrome", "-o", "out/trace.json"], ["out/trace.json"]),
+        (["convert", "run_results.db", "-f", "csv", "-o", "out/csv/run"], None),
+        (["convert", "-i", "run_results.db", "-f", "pftrace", "-d", "out/rocm", "-o", "r"],
+         ["out/rocm/r_results.pftrace"]),
+        (["summary", "run_results.db", "--csv", "out/sum"], None),
+        (["merge", "run_results.db", "-o", "out/merged.db"], ["out/merged.db"]),
+        (["query", "run_results.db", "--sql", "SELECT 1 AS one", "-f", "csv", "-o", "out/q.csv"],
+         ["out/q.csv"]),
+        (["report", "run_results.db", "-o", "out/report.html"],
+         ["out/report.html", "out/report.pftrace"]),
+    ]
+    for argv, expected in commands:
+        rc, out, err = cli(*argv)
+        assert rc == 0, (argv, err)
+        written = _wrote(out)
+        assert written and all(os.path.isabs(p) and os.path.exists(p) for p in written), (argv, out)
+        if expected is not None:
+            assert written == [str(tmp_path / p) for p in expected], (argv, out)
+
+
+def test_report_says_on_stderr_when_the_perfetto_trace_cannot_be_written(tmp_path, monkeypatch,
+                                                                         cli, make_run):
+    make_run(tmp_path / "run_results.db")
+    monkeypatch.chdir(tmp_path)
+    os.mkdir("report.pftrace")  # a folder where the trace would go: it cannot be written
+    rc, out, err = cli("report", "run_results.db", "-o", "report.html")
+    assert rc == 0, err
+    assert _wrote(out) == [str(tmp_path / "report.html")]
+    assert err.startswith("rocpd report: no Perfetto trace written: ") and err.count("\n") == 1, err
