@@ -112,6 +112,7 @@ def add_parser(p) -> None:
                           "past it records are dropped, counted and reported at exit")
     _add_tracing(p)
     _add_counters(p)
+    _add_on_demand(p)
     sm = p.add_argument_group("call-stack sampling (Python processes)")
     sm.add_argument("--sample", nargs="?", const=DEFAULT_RATE, type=int, metavar="HZ",
                     help=f"sample the call stacks of every Python thread HZ times a second "
@@ -210,3 +211,14 @@ def _add_counters(p) -> None:
                     help="collect no counters of kernels matching RE")
     hw.add_argument("-L", "--list-avail", action="store_true",
                     help="list the counters of each GPU here and exit (as `rocprof avail`)")
+
+
+def _add_on_demand(p) -> None:
+    od = p.add_argument_group("on-demand capture (rocprof ctl)")
+    od.add_argument("--on-demand", action="store_true",
+                    help="start with nothing recording; `rocprof ctl start [--duration 10s] "
+                         "[DIR|PID]` records a window of every process of the run into its own "
+                         "database (NAME_w<k>_results.db) with this line's tracing options, "
+                         "`rocprof ctl stop` ends it, `rocprof ctl status` lists the processes. "
+                         "Each process serves a socket in <output folder>/.rocprof-ctl/ (owner "
+                         "only)")
