@@ -225,3 +225,47 @@ def test_another_user_is_refused(tmp_path):
     finally:
         finish(proc, stop_file)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_one_ctl_start_reaches_every_process_of_the_run(tmp_path):
+    out, stop_file = tmp_path / "out", tmp_path / "stop"
+    proc = popen_rocprof("run", "--on-demand", "-d", out, "-o", "fam",
+                         WORKLOADS / "on_demand_family.py", stop_file)
+    try:
+        socks = wait_for_sockets(out, n=3)
+        status = run_rocprof("ctl", "status", out)
+        assert sorted(re.findall(r"pid (\d+): idle", status.stdout)) == sorted(s.stem for s in socks)
+        r = run_rocprof("ctl", "start", "--duration", "1s", out, timeout=60)
+        assert r.returncode == 0, r.stderr
+        dbs = [Path(line) for line in r.stdout.split()]
+        assert len(dbs) == 3, r.stdout
+        for db in dbs:
+            assert "_w1_" in db.name and window_rows(db)[0], db
+        # Each process's window database is its own: the launcher's, the child's, the fork's.
+        pids = set()
+        for db in dbs:
+            with open_db(db) as c:
+                pids.add(c.execute("SELECT pid FROM rocpd_info_process").fetchone()[0])
+        assert pids == {int(s.stem) for s in socks}
+    finally:
+        finish(proc, stop_file)
+
+
+def test_window_option_adds_sampling_for_that_window_only(tmp_path):
+    out, stop_file = tmp_path / "out", tmp_path / "stop"
+    proc = popen_rocprof("run", "--on-demand", "-d", out, "-o", "smp",
+                         WORKLOADS / "on_demand_busy.py", stop_file)
+    try:
+        wait_for_sockets(out)
+        sampled = run_rocprof("ctl", "start", "--duration", "1s", "--sample", "500", out)
+        plain = run_rocprof("ctl", "start", "--duration", "1s", out)
+        assert sampled.returncode == plain.returncode == 0, sampled.stderr + plain.stderr
+    finally:
+        finish(proc, stop_file)
+    with open_db(Path(sampled.stdout.strip())) as c:
+        init, end = c.execute("SELECT init, \"end\" FROM rocpd_info_process").fetchone()
+        times = [t for (t,) in c.execute("SELECT timestamp FROM samples")]
+    assert times and all(init <= t <= end for t in times)
+    with open_db(Path(plain.stdout.strip())) as c:
+        assert c.execute("SELECT count(*) FROM samples").fetchone()[0] == 0
+        assert c.execute("SELECT count(*) FROM regions").fetchone()[0] > 0
