@@ -239,6 +239,7 @@ def test_one_ctl_start_reaches_every_process_of_the_run(tmp_path):
         assert r.returncode == 0, r.stderr
         dbs = [Path(line) for line in r.stdout.split()]
         assert len(dbs) == 3, r.stdout
+        assert re.search(r"3 windows started within [\d.]+ ms of each other", r.stderr), r.stderr
         for db in dbs:
             assert "_w1_" in db.name and window_rows(db)[0], db
         # Each process's window database is its own: the launcher's, the child's, the fork's.

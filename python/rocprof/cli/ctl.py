@@ -42,6 +42,7 @@ _WINDOW_FLAGS = {
 
 def add_parser(p) -> None:
     p.epilog = epilog(examples=EXAMPLES)
+    p.usage = "rocprof ctl {start,stop,status} [DIR|PID] [--duration TIME] [window options]"
     # One positional list, continued after options by the dispatcher (cli/__init__.py).
     p.add_argument("words", nargs="+", metavar="start|stop|status [DIR|PID]",
                    help="start a window, stop it (the databases' paths are printed when "
@@ -193,6 +194,7 @@ def run(args) -> int:
     timeout = args.timeout + (args.duration or 0.0)
     out_lock = threading.Lock()
     failed: list[str] = []
+    starts: list[int] = []  # each window's start (CLOCK_BOOTTIME ns, as its database has it)
 
     def one(path: str) -> None:
         pid = os.path.basename(path)[: -len(".sock")]
@@ -201,7 +203,8 @@ def run(args) -> int:
             word, _, rest = text.partition(" ")
             with out_lock:
                 if word == "started":
-                    k, _t0, db = rest.split(" ", 2)
+                    k, t0, db = rest.split(" ", 2)
+                    starts.append(int(t0))
                     print(f"rocprof ctl: pid {pid}: window {k} recording into {db}",
                           file=sys.stderr)
                 elif word == "stopped":
@@ -236,4 +239,7 @@ def run(args) -> int:
         t.start()
     for t in threads:
         t.join()
+    if len(starts) > 1:
+        print(f"rocprof ctl: {len(starts)} windows started within "
+              f"{(max(starts) - min(starts)) / 1e6:.1f} ms of each other", file=sys.stderr)
     return 1 if failed else 0

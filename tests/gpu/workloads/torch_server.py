@@ -9,6 +9,7 @@ import roctx
 import torch
 
 stop_file = sys.argv[1]
+torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))  # torchrun: a GPU per rank
 model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(),
                             torch.nn.Linear(256, 16)).cuda().eval()
 x = torch.randn(64, 256, device="cuda")
