@@ -270,3 +270,19 @@ def test_window_option_adds_sampling_for_that_window_only(tmp_path):
     with open_db(Path(plain.stdout.strip())) as c:
         assert c.execute("SELECT count(*) FROM samples").fetchone()[0] == 0
         assert c.execute("SELECT count(*) FROM regions").fetchone()[0] > 0
+
+
+def test_killed_process_leaves_a_socket_that_ctl_clears(tmp_path):
+    import signal
+
+    out, stop_file = tmp_path / "out", tmp_path / "stop"
+    proc = popen_rocprof("run", "--on-demand", "-d", out, "-o", "k",
+                         WORKLOADS / "on_demand_server.py", stop_file)
+    sock = wait_for_sockets(out)[0]
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    assert sock.exists()
+    r = run_rocprof("ctl", "status", out)
+    assert r.returncode == 2, r.stderr
+    assert f"rocprof ctl: pid {sock.stem} has ended (its left-over socket removed)" in r.stderr
+    assert not sock.exists()

@@ -194,6 +194,7 @@ def run(args) -> int:
     timeout = args.timeout + (args.duration or 0.0)
     out_lock = threading.Lock()
     failed: list[str] = []
+    ended: list[str] = []
     starts: list[int] = []  # each window's start (CLOCK_BOOTTIME ns, as its database has it)
 
     def one(path: str) -> None:
@@ -225,10 +226,15 @@ def run(args) -> int:
         try:
             request(path, lines, timeout, on_line)
         except (ConnectionRefusedError, FileNotFoundError):
-            # The process ended without removing its socket (killed): nothing to control.
+            # The process ended without removing its socket (killed): nothing listens there.
             with out_lock:
-                print(f"rocprof ctl: pid {pid} has ended (its socket {path} is left over)",
-                      file=sys.stderr)
+                ended.append(pid)
+                try:
+                    os.unlink(path)
+                    note = "its left-over socket removed"
+                except OSError:
+                    note = f"its socket {path} is left over"
+                print(f"rocprof ctl: pid {pid} has ended ({note})", file=sys.stderr)
         except OSError as e:
             with out_lock:
                 failed.append(pid)
@@ -242,4 +248,7 @@ def run(args) -> int:
     if len(starts) > 1:
         print(f"rocprof ctl: {len(starts)} windows started within "
               f"{(max(starts) - min(starts)) / 1e6:.1f} ms of each other", file=sys.stderr)
+    if len(ended) == len(sockets):
+        print("rocprof ctl: every process of the run has ended", file=sys.stderr)
+        return 2
     return 1 if failed else 0
