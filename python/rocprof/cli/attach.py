@@ -27,7 +27,8 @@ def add_parser(p) -> None:
                    help="database name (placeholders as rocprof run; default %%pid%%); windows "
                         "add _w<k>")
     p.add_argument("--method", choices=("auto", "remote-exec", "ptrace"), default="auto",
-                   help="auto: sys.remote_exec for Python >= 3.14 targets, ptrace otherwise")
+                   help="auto (the default): sys.remote_exec for Python >= 3.14 targets, ptrace "
+                        "otherwise")
     # The window options and --duration/--timeout are ctl's.
     add_ctl(_OnlyOptions(p))
 

@@ -22,8 +22,7 @@ from .help_text import epilog
 FOLDER = ".rocprof-ctl"  # session/control.hpp: kFolder
 
 EXAMPLES = (
-    "rocprof run --on-demand server.py &        # runs; nothing is recorded yet",
-    "rocprof ctl start --duration 10s           # a 10 s window of every process; prints the DBs",
+    "rocprof ctl start --duration 10s           # 10 s of each process of an --on-demand run",
     "rocprof ctl start rocprof-output/          # start a window ...",
     "rocprof ctl stop rocprof-output/           # ... and end it: the databases' paths",
     "rocprof ctl status 12345                   # one process, by pid",
@@ -52,7 +51,7 @@ def add_parser(p) -> None:
     p.add_argument("--duration", type=parse_duration, default=None, metavar="TIME",
                    help="start: end the window after TIME (10s, 500ms, 2m; a number is "
                         "seconds) and wait for its databases")
-    p.add_argument("--timeout", type=parse_duration, default=120.0, metavar="TIME",
+    p.add_argument("--timeout", type=parse_duration, default="120s", metavar="TIME",
                    help="how long to wait for a process to answer (after --duration; default "
                         "120s)")
     tr = p.add_argument_group("window options (added to what the run was given)")
