@@ -34,7 +34,7 @@ def test_windows_record_only_their_kernels(tmp_path):
             kernels = query(db, "SELECT start, end FROM kernels")
             assert kernels, f"window {k} recorded no kernel"
             assert all(init <= s <= e <= end for s, e in kernels), (init, end, kernels[:3])
-            ranges = query(db, "SELECT json_extract(extdata, '$.message') FROM regions")
+            ranges = query(db, "SELECT COALESCE(json_extract(extdata, '$.message'), name) FROM regions")
             numbers = sorted(int(n[3:]) for (n,) in ranges if n and n.startswith("req"))
             assert numbers and numbers == list(range(numbers[0], numbers[-1] + 1))
             assert query(db, "SELECT value FROM rocpd_metadata WHERE tag = "
