@@ -110,7 +110,7 @@ def aggregate(keys: list, d):
 
 def run_task(task):
     """One rowid range of one part: read in a fresh read-only connection, aggregate, return rows."""
-    from .files import open_ro
+    from .io.files import open_ro
 
     path, table, lo, hi, where, params, by_pid = task
     extra = ", group_concat(pid, ',')" if by_pid else ""

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from . import _schema
 from . import summary as _summary
-from .filters import Filter, name_mask, resolve
-from .filters import rank_of as _rank_of
-from .filters import run_bounds as _run_bounds
+from .io.filters import Filter, name_mask, resolve
+from .io.filters import rank_of as _rank_of
+from .io.filters import run_bounds as _run_bounds
 
 _INT_COLS = ("start", "end", "duration", "timestamp", "pid", "tid", "size")
 

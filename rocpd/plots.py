@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 
-from .filters import Filter, name_mask, resolve
+from .io.filters import Filter, name_mask, resolve
 
 
 class _Figures:

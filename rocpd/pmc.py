@@ -12,7 +12,7 @@ import math
 import os
 
 from . import _schema
-from .filters import Filter, name_mask, resolve
+from .io.filters import Filter, name_mask, resolve
 
 # counter_collection.csv as rocprofv3 writes it (rocprofiler-sdk, source/lib/output/
 # generateCSV.cpp: generate_csv for counter records): one row per dispatch and counter.

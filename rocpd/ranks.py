@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from . import _schema
 from .errors import RocpdError
-from .filters import file_ranks
+from .io.filters import file_ranks
 
 COLLECTIVE_REGEX = r"nccl|rccl"
 _DIGITS = re.compile(r"\d+")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from .filters import Filter
+from .io.filters import Filter
 from .summary import finish, partials
 from .summary import region_categories as _categories_of
 

@@ -135,7 +135,7 @@ class Summary(dict):
         return "\n".join([*parts, self.drops])
 
     def _repr_html_(self) -> str:
-        from .html_view import summary_html
+        from .io.html_view import summary_html
 
         return summary_html(self)
 
@@ -156,7 +156,7 @@ def summarize(db, top: int | None = None, units: str = "ns", by: str | None = No
 
 
 def _collect(db, by: str | None = None, top: int | None = None, **filters) -> dict[str, object]:
-    from .filters import Filter
+    from .io.filters import Filter
     from .summary_sql import local, region_tables
 
     out = {}

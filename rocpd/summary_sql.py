@@ -82,7 +82,7 @@ class Combined:
 def region_tables(db, flt, by: str | None, top: int | None, stems: dict) -> dict:
     """{stem: DataFrame} of the region tables, ``stems`` mapping each stem to its categories;
     at most ``top`` rows per group (None: all), each table with attrs["rows"]."""
-    from .filters import rank_of, resolve
+    from .io.filters import rank_of, resolve
     from .summary import _hosts
 
     where, params = resolve(db, flt)

@@ -110,7 +110,7 @@ def run(args) -> int:
     rocm = rocm_naming(args) or len(formats) > 1
     with rocpd.connect(*inputs_of(args)) as db:
         if args.kernel_rename:
-            from rocpd.kernel_rename import rename_kernels
+            from rocpd.io.kernel_rename import rename_kernels
 
             rename_kernels(db)
         for fmt in formats:

@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rocpd.package import package
+    from rocpd.io.package import package
 
     path = package(inputs_of(args), args.output_path, consolidate=args.consolidate, copy=args.copy)
     print(f"rocpd package created at: {os.path.abspath(path)}")

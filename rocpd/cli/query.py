@@ -111,17 +111,17 @@ def render(cols, rows, fmt: str) -> str:
 
 def run(args) -> int:
     import rocpd
-    from rocpd import time_window
+    from rocpd.io import time_window
 
     window = {k: getattr(args, k) for k in ("start", "end", "start_marker", "end_marker")}
     with rocpd.connect(*inputs_of(args)) as db:
         time_window.apply_time_window(db, **window, inclusive=args.inclusive)
         if args.kernel_rename:
-            from rocpd.kernel_rename import rename_kernels
+            from rocpd.io.kernel_rename import rename_kernels
 
             rename_kernels(db)
         if args.script:
-            from rocpd import readonly
+            from rocpd.io import readonly
 
             conn = db.conn
             with open(args.script) as fh:

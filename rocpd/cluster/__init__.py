@@ -19,9 +19,9 @@ import os
 import sys
 import warnings
 
-from ..connection import Connection, FramesAPI
 from ..errors import RocpdError
-from ..files import _flatten, expand_paths
+from ..io.connection import Connection, FramesAPI
+from ..io.files import _flatten, expand_paths
 from . import worker
 
 INSTALL_HINT = "pip install 'rocprof[dask]' (dask and distributed)"

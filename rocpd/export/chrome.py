@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from ..filters import Filter, resolve
+from ..io.filters import Filter, resolve
 from ..metrics import source_rows
 from ..progress import iterate
 from . import _activity as act

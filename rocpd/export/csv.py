@@ -16,7 +16,7 @@ import csv
 import os
 
 from .. import _schema
-from ..filters import Filter, name_mask, resolve
+from ..io.filters import Filter, name_mask, resolve
 from ..progress import iterate
 from ..stats import stem_for, write_stats_csv
 from . import agent_sql

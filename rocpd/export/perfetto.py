@@ -25,7 +25,7 @@ backend and shared-memory hint recorded in the trace's config).
 from __future__ import annotations
 
 from ..errors import RocpdError
-from ..filters import Filter, resolve
+from ..io.filters import Filter, resolve
 from ..metrics import source_rows
 from ..progress import Bar, iterate
 from . import _activity as act

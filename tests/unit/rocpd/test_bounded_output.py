@@ -10,7 +10,7 @@ import pytest
 import rocpd
 from rocpd import stats
 from rocpd import summary as _summary
-from rocpd.filters import Filter
+from rocpd.io.filters import Filter
 from rocpd.summary_sql import region_tables
 from rocpd.testing import DatabaseBuilder
 

@@ -7,7 +7,7 @@ import pytest
 
 import rocpd
 from rocpd import fastagg, summary
-from rocpd.filters import Filter
+from rocpd.io.filters import Filter
 
 
 def _expected(rows):

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 import sys
 
-from . import _schema
-from .errors import RocpdError
+from .. import _schema
+from ..errors import RocpdError
 
 TIMED = {"region": ("start", '"end"'), "kernel_dispatch": ("start", '"end"'),
          "memory_copy": ("start", '"end"'), "memory_allocate": ("start", '"end"'),

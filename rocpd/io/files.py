@@ -10,8 +10,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from . import _schema
-from .errors import RocpdError
+from .. import _schema
+from ..errors import RocpdError
 
 _SUFFIX_RE = re.compile(r"^rocpd_metadata(_[0-9A-Za-z_]*)?$")
 

@@ -30,7 +30,7 @@ def connection_html(db) -> str:
 
 
 def summary_html(summary) -> str:
-    from .stats import clip_frame, scale
+    from ..stats import clip_frame, scale
 
     parts = []
     for stem, df in summary.items():

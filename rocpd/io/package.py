@@ -16,7 +16,7 @@ import glob
 import os
 import shutil
 
-from .errors import RocpdError
+from ..errors import RocpdError
 
 PACKAGE_VERSION = "1.0"
 INDEX_NAME = "index.yaml"

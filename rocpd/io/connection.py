@@ -16,8 +16,9 @@ import tempfile
 import types
 from dataclasses import dataclass
 
-from . import _schema, readonly
-from .errors import RocpdError
+from .. import _schema
+from ..errors import RocpdError
+from . import readonly
 from .files import Part, expand_paths, incomplete_note, inspect, open_ro, ro_uri
 
 
@@ -145,7 +146,8 @@ class _Higher:
         self.module, self.name = module, name
 
     def __get__(self, obj, owner=None):
-        func = getattr(importlib.import_module(f"{__package__}.{self.module}"), self.name)
+        root = __package__.rpartition(".")[0]  # rocpd: higher layers are its sub-packages
+        func = getattr(importlib.import_module(f"{root}.{self.module}"), self.name)
         return func if obj is None else types.MethodType(func, obj)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 
-from .errors import RocpdError
+from ..errors import RocpdError
 
 # Everything else (ATTACH, DETACH, INSERT, UPDATE, DELETE, CREATE*, DROP*, ALTER, ANALYZE, REINDEX,
 # virtual tables) is refused, TEMP objects included: a query must not leave anything behind.

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from . import _schema
+from .. import _schema
+from ..errors import RocpdError
 from .connection import union_sql
-from .errors import RocpdError
 from .files import expand_paths, inspect, open_ro, ro_uri
 
 

@@ -13,8 +13,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from . import _schema, regex
-from .errors import RocpdError
+from .. import _schema, regex
+from ..errors import RocpdError
 
 _RANK_VARS = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK")
 
