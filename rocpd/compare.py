@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import summary as _summary
+from .summary import core as _summary
 
 
 def _side(db, kind, **filters):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import csv
 
-from . import summary as _summary
+from .summary import core as _summary
 
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _TIME_COLS = ("TotalDuration", "Average", "Min", "Max")
@@ -146,7 +146,7 @@ def summarize(db, top: int | None = None, units: str = "ns", by: str | None = No
     that shows ``top`` rows of each table (per group with ``by``)."""
     db_, owned = _open(db)
     try:
-        from . import samples
+        from .summary import samples
 
         return Summary(collect(db_, by=by, **filters), format_drops(db_), top, units,
                        samples=samples.format_summary(db_, top=top or 10), by=by)
@@ -157,7 +157,7 @@ def summarize(db, top: int | None = None, units: str = "ns", by: str | None = No
 
 def _collect(db, by: str | None = None, top: int | None = None, **filters) -> dict[str, object]:
     from .io.filters import Filter
-    from .summary_sql import local, region_tables
+    from .summary.sql import local, region_tables
 
     out = {}
     for kind, stem in (("kernel", "kernel"), ("memory_copy", "memory_copy"),
@@ -271,7 +271,7 @@ def write_stats_csv(db_path, out_prefix: str, **filters) -> list[str]:
                 df = rocprofv3_domains(df)
             write_stats_frame(df, path)
             written.append(path)
-        from . import metrics
+        from .counters import metrics
 
         dev = metrics.summary(db, **filters)
         if len(dev):  # sampled counters (--process-freq): min/mean/max, not durations
@@ -344,19 +344,19 @@ def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
         if not tables:
             parts.append("No timed records in this database.\n")
         if domains is None or "device_metrics" in domains:
-            from . import metrics
+            from .counters import metrics
 
             table = metrics.format_summary(db, top=top, **filters)
             if table:
                 parts.append(table)
         if domains is None or "samples" in domains:
-            from . import samples
+            from .summary import samples
 
             table = samples.format_summary(db, top=top or 10)
             if table:  # call-stack sampling was on (--sample)
                 parts.append(table)
         if domains is None or "counter_collection" in domains:
-            from . import pmc
+            from .counters import pmc
 
             if pmc.has_counters(db):  # hardware counters (--pmc/--sol): per kernel
                 parts.append(pmc.format_kernel_counters(pmc.kernel_counters(db, **filters), top))

@@ -46,7 +46,7 @@ CHAINS = 8  # independent FMA chains per thread: enough to hide the FMA pipe's l
 
 
 def cache_path() -> str:
-    from rocpd.sol import cache_path as path
+    from rocpd.counters.sol import cache_path as path
 
     return path()
 
@@ -287,7 +287,7 @@ def for_run(timeout: float = 600.0) -> tuple[dict | None, str]:
 
 
 def format_table(cache: dict) -> str:
-    from rocpd.sol_format import si
+    from rocpd.counters.sol_format import si
 
     lines = []
     for uuid, e in cache.items():

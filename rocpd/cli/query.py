@@ -131,7 +131,7 @@ def run(args) -> int:
         rows = cur.fetchall()
     fmt = args.format
     if fmt == "clipboard":
-        from rocpd.table_files import to_clipboard
+        from rocpd.report.table_files import to_clipboard
 
         tool = to_clipboard(render(cols, rows, "console"))
         print(f"copied {len(rows)} rows to the clipboard ({tool})")
@@ -158,7 +158,7 @@ def run(args) -> int:
     _write(path, cols, rows, fmt, args)
     wrote(path)
     if args.email_to:
-        from rocpd import email_report
+        from rocpd.cli import email_report
 
         to = email_report.recipients(args.email_to)
         email_report.send(path, to, args.email_from, args.email_subject, args.smtp_server,
@@ -170,12 +170,12 @@ def run(args) -> int:
 
 def _write(path: str, cols, rows, fmt: str, args) -> None:
     if fmt == "pdf":
-        from rocpd.table_files import write_pdf
+        from rocpd.report.table_files import write_pdf
 
         write_pdf(path, [(args.sql or args.query, cols, rows)])
         return
     if fmt == "dashboard":
-        from rocpd.table_files import dashboard
+        from rocpd.report.table_files import dashboard
 
         out = dashboard(cols, rows, args.sql or args.query, inputs_of(args), args.template_path)
     else:

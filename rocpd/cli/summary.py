@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..rocm_summary import FORMATS
 from ..stats import CONSOLE_TOP
 from . import (
     add_command,
@@ -27,6 +26,7 @@ from . import (
     inputs_of,
     output_naming,
 )
+from .rocm_summary import FORMATS
 from .written import wrote
 
 EXAMPLES = """
@@ -80,9 +80,10 @@ def _rocm_form(args) -> bool:
 
 
 def run(args) -> int:
-    from rocpd import rocm_summary, stats
+    from rocpd import stats
+    from rocpd.cli import rocm_summary
     from rocpd.errors import RocpdError
-    from rocpd.summary import cached
+    from rocpd.summary.core import cached
 
     if args.top < 1:
         raise RocpdError("--top must be at least 1 (--all shows every row)")

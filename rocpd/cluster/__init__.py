@@ -38,7 +38,7 @@ def _require():
 
 
 def usable_cpus() -> int:
-    from ..fastagg import _usable_cpus
+    from ..summary.fastagg import _usable_cpus
 
     return _usable_cpus()
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
+from ..counters.metrics import source_rows
 from ..io.filters import Filter, resolve
-from ..metrics import source_rows
 from ..progress import iterate
 from . import _activity as act
 

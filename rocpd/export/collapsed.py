@@ -6,7 +6,7 @@ of flamegraph.pl, speedscope and inferno. Options: ``lines`` (frames per line, n
 from __future__ import annotations
 
 from ..errors import RocpdError
-from ..samples import collapsed
+from ..summary.samples import collapsed
 
 _FILTERS = ("window", "roctx_range", "tid", "pid", "lines", "by_thread")
 

@@ -172,7 +172,7 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
     finally:
         for fh, _ in writers.values():
             fh.close()
-    from ..pmc import write_counter_collection
+    from ..counters.pmc import write_counter_collection
 
     counters = write_counter_collection(db, path, guid=guid, **filters)
     if counters:

@@ -156,20 +156,20 @@ class FramesAPI:
     a connection loads neither frames/summary/fastagg nor pandas (and no import cycle forms).
     Shared by Connection and rocpd.cluster's DaskConnection."""
 
-    agents = _Higher("frames", "agents")
-    busy = _Higher("frames", "busy")
-    kernel_stats = _Higher("frames", "kernel_stats")
-    kernels = _Higher("frames", "kernels")
-    memory_allocations = _Higher("frames", "memory_allocations")
-    memory_copies = _Higher("frames", "memory_copies")
-    memory_copy_stats = _Higher("frames", "memory_copy_stats")
-    processes = _Higher("frames", "processes")
-    rank_of = _Higher("frames", "rank_of")
-    region_stats = _Higher("frames", "region_stats")
-    regions = _Higher("frames", "regions")
-    run_bounds = _Higher("frames", "run_bounds")
-    samples = _Higher("frames", "samples")
-    threads = _Higher("frames", "threads")
+    agents = _Higher("summary.frames", "agents")
+    busy = _Higher("summary.frames", "busy")
+    kernel_stats = _Higher("summary.frames", "kernel_stats")
+    kernels = _Higher("summary.frames", "kernels")
+    memory_allocations = _Higher("summary.frames", "memory_allocations")
+    memory_copies = _Higher("summary.frames", "memory_copies")
+    memory_copy_stats = _Higher("summary.frames", "memory_copy_stats")
+    processes = _Higher("summary.frames", "processes")
+    rank_of = _Higher("summary.frames", "rank_of")
+    region_stats = _Higher("summary.frames", "region_stats")
+    regions = _Higher("summary.frames", "regions")
+    run_bounds = _Higher("summary.frames", "run_bounds")
+    samples = _Higher("summary.frames", "samples")
+    threads = _Higher("summary.frames", "threads")
 
     # Both connections close the same way in a `with` and render the same way in Jupyter.
     def __enter__(self):

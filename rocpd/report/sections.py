@@ -21,8 +21,8 @@ OPTIONAL: list[str] = [
     "rocpd.report.diff:report_changes",  # against a baseline run (rocpd report --baseline)
     "rocpd.report.diff:report_timeline",
     "rocpd.report.diff:report_ranks",
-    "rocpd.rank_plots:report_section_for",  # ranks x steps heat map (two ranks or more)
-    "rocpd.roofline:report_section",  # speed of light and roofline from per-kernel counters
+    "rocpd.ranks.plots:report_section_for",  # ranks x steps heat map (two ranks or more)
+    "rocpd.counters.roofline:report_section",  # speed of light and roofline from per-kernel counters
 ]
 _REGISTERED: list = []
 

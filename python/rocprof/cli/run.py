@@ -107,7 +107,7 @@ def options_from(args) -> Options:
         o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
     o.sol = bool(args.sol)
     if args.pmc or o.sol:
-        from rocpd import kernel_metrics as metrics
+        from rocpd.counters import kernel_metrics as metrics
 
         try:
             o.pmc, o.counter_aliases = metrics.resolve(args.pmc)

@@ -9,9 +9,9 @@ import pytest
 
 import rocpd
 from rocpd import stats
-from rocpd import summary as _summary
 from rocpd.io.filters import Filter
-from rocpd.summary_sql import region_tables
+from rocpd.summary import core as _summary
+from rocpd.summary.sql import region_tables
 from rocpd.testing import DatabaseBuilder
 
 T = 1_000_000

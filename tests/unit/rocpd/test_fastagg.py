@@ -6,8 +6,9 @@ import statistics
 import pytest
 
 import rocpd
-from rocpd import fastagg, summary
 from rocpd.io.filters import Filter
+from rocpd.summary import core as summary
+from rocpd.summary import fastagg
 
 
 def _expected(rows):

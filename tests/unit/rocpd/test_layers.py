@@ -36,7 +36,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 def test_every_module_is_listed():
     mods = _modules()
-    assert {"rocpd.io.connection", "rocpd.frames", "rocpd.summary", "rocpd.fastagg", "rocpd.regex",
+    assert {"rocpd.io.connection", "rocpd.summary.frames", "rocpd.summary.core", "rocpd.summary.fastagg", "rocpd.regex",
             "rocpd.export.csv", "rocpd.cli.summary"} <= set(mods)
 
 
@@ -46,9 +46,8 @@ def test_module_imports_alone(module):
     assert r.returncode == 0, f"import {module} failed in a fresh interpreter:\n{r.stderr}"
 
 
-HIGHER = ("rocpd.frames", "rocpd.summary", "rocpd.fastagg", "rocpd.stats",
-          "rocpd.compare", "rocpd.report", "rocpd.plots", "rocpd.samples",
-          "rocpd.export", "rocpd.cli")
+HIGHER = ("rocpd.summary", "rocpd.counters", "rocpd.ranks", "rocpd.stats", "rocpd.compare",
+          "rocpd.report", "rocpd.plots", "rocpd.export", "rocpd.cli")
 
 
 def test_connection_loads_no_higher_layer():
@@ -66,7 +65,7 @@ def test_frame_methods_bound_after_a_bare_import(run_db):
     r = _python("import sys\n"
                 "from rocpd.io.connection import Connection\n"
                 f"db = Connection({path!r})\n"
-                "assert 'rocpd.frames' not in sys.modules\n"
+                "assert 'rocpd.summary.frames' not in sys.modules\n"
                 "print(len(db.kernels()), db.kernel_stats()['Calls'].sum(), db.run_bounds()[0] > 0)\n"
                 "print(Connection.kernels.__doc__.split('(')[0].strip())")
     assert r.returncode == 0, r.stderr

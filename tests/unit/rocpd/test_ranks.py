@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 import rocpd
-from rocpd import rank_plots, ranks
+from rocpd.ranks import core as ranks
+from rocpd.ranks import plots as rank_plots
 from rocpd.testing import ALLREDUCE, DatabaseBuilder, build_ranks
 
 

@@ -23,7 +23,7 @@ def _ranks_of(identities: list[dict], notes: list[str]) -> dict[str, int]:
 def build(identities, facts, range_name, detected, skip_steps, notes):
     import pandas as pd
 
-    from .ranks import RankReport
+    from .core import RankReport
 
     rank_of = _ranks_of(identities, notes)
     procs = pd.DataFrame([{k: i[k] for k in ("path", "guid", "rank", "pid", "host")}

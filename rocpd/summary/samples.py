@@ -19,8 +19,8 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
-from . import _schema
-from .errors import RocpdError
+from .. import _schema
+from ..errors import RocpdError
 
 SAMPLE_CATEGORIES = ("PYTHON_SAMPLE", "CPU_SAMPLE")
 

@@ -29,9 +29,9 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from . import _schema
-from .errors import RocpdError
-from .io.filters import file_ranks
+from .. import _schema
+from ..errors import RocpdError
+from ..io.filters import file_ranks
 
 COLLECTIVE_REGEX = r"nccl|rccl"
 _DIGITS = re.compile(r"\d+")
@@ -97,7 +97,7 @@ def _kernels(src, part, table):
     """(kernel_id, start, end) int64 arrays of one part's kernel table, read as fastagg does."""
     import numpy as np
 
-    from .fastagg import _parse, _Unreadable
+    from ..summary.fastagg import _parse, _Unreadable
 
     row = src.conn.execute(f"SELECT count(*), group_concat(kernel_id, ','), group_concat(start, ','),"
                            f" group_concat(\"end\", ',') FROM {table}").fetchone()
@@ -214,17 +214,17 @@ class RankReport:
         return None if self.slowest.empty else int(self.slowest["rank"].iloc[0])
 
     def headline(self) -> str:
-        from .rank_text import headline
+        from .text import headline
 
         return headline(self)
 
     def format(self, top: int = 10, units: str = "ms", all_ranks: bool = False) -> str:
-        from .rank_text import format_report
+        from .text import format_report
 
         return format_report(self, top, units, all_ranks)
 
     def _repr_html_(self) -> str:
-        from .rank_text import html_report
+        from .text import html_report
 
         return html_report(self)
 
@@ -233,7 +233,7 @@ def analyze(db, range_name: str | None = None, collective_regex: str = COLLECTIV
             skip_steps: int = 0) -> RankReport:
     """The cross-rank view of ``db`` (see the module's doc). ``skip_steps``: leave out each rank's
     first N steps (warm-up) from the step statistics."""
-    from .rank_tables import build
+    from .tables import build
 
     try:
         re.compile(collective_regex)

@@ -11,8 +11,8 @@ import csv
 import math
 import os
 
-from . import _schema
-from .io.filters import Filter, name_mask, resolve
+from .. import _schema
+from ..io.filters import Filter, name_mask, resolve
 
 # counter_collection.csv as rocprofv3 writes it (rocprofiler-sdk, source/lib/output/
 # generateCSV.cpp: generate_csv for counter records): one row per dispatch and counter.
@@ -145,7 +145,7 @@ def format_kernel_counters(df, top: int | None = None) -> str:
     """The per-kernel counter table as text: one block per kernel (its ``top`` longest kernels)."""
     if df.empty:
         return ""
-    from .stats import clip_name
+    from ..stats import clip_name
 
     lines = ["== COUNTER_COLLECTION (per kernel: mean [min, max] over dispatches) =="]
     names = list(dict.fromkeys(df["Name"]))

@@ -18,7 +18,7 @@ import tempfile
 import zipfile
 from email.message import EmailMessage
 
-from .errors import RocpdError
+from ..errors import RocpdError
 
 PASSWORD_ENV = "ROCPD_SMTP_PASSWORD"
 BODY = "The rocpd query result is attached."

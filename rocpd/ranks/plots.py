@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 
-from .plots import _plt, png
+from ..plots import _plt, png
 
 METRICS = {"compute_ns": "compute per step (ms)", "duration_ns": "step time (ms)",
            "collective_ns": "time in collectives per step (ms)", "kernels": "kernels per step"}
@@ -15,7 +15,7 @@ METRICS = {"compute_ns": "compute per step (ms)", "duration_ns": "step time (ms)
 def _report(rep_or_db, **analyze):
     if hasattr(rep_or_db, "matrix"):
         return rep_or_db
-    from .ranks import analyze as run
+    from .core import analyze as run
 
     return run(rep_or_db, **analyze)
 
@@ -80,7 +80,7 @@ def heatmap_img(rep_or_db, metric: str | None = None, **analyze) -> str:
 def report_section(db, top: int = 10, **analyze) -> str:
     """An HTML section for ``rocpd.report``: heading, headline, heat map, the tables. Empty when
     the databases hold fewer than two ranks (nothing to compare)."""
-    from .rank_text import html_report
+    from .text import html_report
 
     rep = _report(db, **analyze)
     if len(rep.per_rank) < 2:
@@ -100,7 +100,7 @@ __all__ = ["METRICS", "heatmap_data", "heatmap_img", "report_section", "step_hea
 def report_section_for(ctx):
     """The ranks section as `rocpd report` hooks it in (rocpd.report.sections.OPTIONAL): None
     (no section) for a single rank."""
-    from .report.sections import Section
+    from ..report.sections import Section
 
     if len(ctx.analysis.processes) < 2:  # one rank: nothing to compare, nothing to read
         return None

@@ -41,7 +41,7 @@ def _describe(rep) -> str:
     how = "detected: the repeating ROCTx range nested least deep" if rep.range_detected else "given"
     per = rep.per_rank["steps"]
     counts = f"{int(per.min())}" if per.min() == per.max() else f"{int(per.min())}-{int(per.max())}"
-    from .stats import clip_name
+    from ..stats import clip_name
 
     return (f"{n} ranks ({dbs} databases); step range \"{clip_name(rep.range_name)}\" ({how}),"
             f" {counts} steps per rank")
@@ -119,7 +119,7 @@ def sections(rep, top: int = 10, units: str = "ms", all_ranks: bool = False):
 def format_report(rep, top: int = 10, units: str = "ms", all_ranks: bool = False) -> str:
     import pandas as pd
 
-    from .stats import clip_frame
+    from ..stats import clip_frame
 
     lines = [f"Cross-rank view: {_describe(rep)}", headline(rep), ""]
     with pd.option_context("display.max_rows", None, "display.max_columns", None,
@@ -136,7 +136,7 @@ def html_report(rep, top: int = 10, units: str = "ms", plot: bool = True) -> str
     parts = [f"<p><b>Cross-rank view</b>: {html.escape(_describe(rep))}</p>",
              f"<p><b>{html.escape(headline(rep))}</b></p>"]
     if plot and not rep.steps.empty:
-        from .rank_plots import heatmap_img
+        from .plots import heatmap_img
 
         parts.append(heatmap_img(rep))
     with pd.option_context("display.float_format", "{:.3f}".format):

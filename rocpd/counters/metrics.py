@@ -17,7 +17,7 @@ Filters are the shared ones (:mod:`rocpd.filters`): a window keeps values whose 
 
 from __future__ import annotations
 
-from .io.filters import Filter, resolve
+from ..io.filters import Filter, resolve
 
 # Older rocprof-sys versions put all counters of one reading on one event; a sample belongs to
 # the counter its track is named after (the counter's name, or the name and " [device]").

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import warnings
 
-from .progress import iterate
+from ..progress import iterate
 
 _NEEDED = {"id", "guid", "pid", "kernel_id", "start", "end"}
 _MIN_PARALLEL_ROWS = 1_000_000  # below this, process start-up costs more than it saves
@@ -110,7 +110,7 @@ def aggregate(keys: list, d):
 
 def run_task(task):
     """One rowid range of one part: read in a fresh read-only connection, aggregate, return rows."""
-    from .io.files import open_ro
+    from ..io.files import open_ro
 
     path, table, lo, hi, where, params, by_pid = task
     extra = ", group_concat(pid, ',')" if by_pid else ""

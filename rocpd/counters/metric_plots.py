@@ -4,9 +4,9 @@ matplotlib's Agg, no pyplot, like :mod:`rocpd.plots`; ``rocpd plot`` writes it t
 
 from __future__ import annotations
 
+from ..errors import RocpdError
+from ..plots import _plt
 from . import metrics as _metrics
-from .errors import RocpdError
-from .plots import _plt
 
 # Per-core counters ("cpu_load [3]") are one panel per counter, not per core.
 _PER_CORE = ("cpu_load [", "cpu_frequency [")

@@ -20,8 +20,8 @@ import contextvars
 import math
 import sqlite3
 
-from . import _schema
-from .io.filters import Filter, name_mask, rank_of, resolve
+from .. import _schema
+from ..io.filters import Filter, name_mask, rank_of, resolve
 
 COLUMNS = ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage", "MinNs", "MaxNs", "StdDev"]
 # d*d summed exactly in int64 from d = h*2^16 + l: d^2 = h^2<<32 + (h*l)<<17 + l^2. Each part

@@ -6,11 +6,11 @@ Every method takes the shared filters (see :mod:`rocpd.filters`): ``window``, ``
 
 from __future__ import annotations
 
-from . import _schema
-from . import summary as _summary
-from .io.filters import Filter, name_mask, resolve
-from .io.filters import rank_of as _rank_of
-from .io.filters import run_bounds as _run_bounds
+from .. import _schema
+from ..io.filters import Filter, name_mask, resolve
+from ..io.filters import rank_of as _rank_of
+from ..io.filters import run_bounds as _run_bounds
+from . import core as _summary
 
 _INT_COLS = ("start", "end", "duration", "timestamp", "pid", "tid", "size")
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import os
 
-from .io.filters import Filter
-from .summary import finish, partials
-from .summary import region_categories as _categories_of
+from ..io.filters import Filter
+from ..summary.core import finish, partials
+from ..summary.core import region_categories as _categories_of
 
 COLUMNS = ["Name", "Calls", "DURATION (nsec)", "AVERAGE (nsec)", "PERCENT (INC)", "MIN (nsec)",
            "MAX (nsec)", "STD_DEV"]
@@ -155,8 +155,8 @@ def write(tabs: dict, formats=("console",), output_path: str = "./rocpd-output-d
     write (csv, html, json, md, pdf: every row) every table; returns the files written."""
     import sys
 
-    from .cli.query import render
-    from .stats import clip_frame, cut, more_line
+    from ..stats import clip_frame, cut, more_line
+    from .query import render
 
     stream = stream or sys.stdout
     written = []
@@ -177,7 +177,7 @@ def write(tabs: dict, formats=("console",), output_path: str = "./rocpd-output-d
             cols = list(df.columns)
             rows = [tuple(r.values()) for r in df.to_dict("records")]  # native values
             if fmt == "pdf":
-                from .table_files import write_pdf
+                from ..report.table_files import write_pdf
 
                 write_pdf(path, [(name.upper(), cols, rows)])
             else:

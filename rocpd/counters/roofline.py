@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 
+from ..plots import _plt, _short, png
 from . import kernel_metrics as m
 from . import sol as _sol
-from .plots import _plt, _short, png
 from .sol_format import si
 
 # One colour per precision, tensor paths solid and scalar paths dashed.
@@ -136,9 +136,9 @@ def report_section(ctx):
     """Speed of light (run and per kernel) and the roofline, for `rocpd report`."""
     import base64
 
+    from ..errors import RocpdError
+    from ..report.sections import Section, esc
     from . import pmc, sol_format
-    from .errors import RocpdError
-    from .report.sections import Section, esc
 
     if not pmc.has_counters(ctx.db):
         return None

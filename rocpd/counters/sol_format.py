@@ -54,7 +54,7 @@ def format_run(res: SolResult) -> str:
 
 
 def format_kernels(res: SolResult, top: int | None = None) -> str:
-    from .stats import clip_name
+    from ..stats import clip_name
 
     labels = {p.key: p for p in m.PRECISIONS}
     head = (f"{'Kernel':<44} {'Calls':>5} {'Time ms':>9} {'Math':<12} {'Rate':>14} {'%Pk':>5} "
@@ -109,7 +109,7 @@ def kernels_above_empirical(res: SolResult, top: int | None = None) -> list[tupl
 
 
 def clip(name: str) -> str:
-    from .stats import clip_name
+    from ..stats import clip_name
 
     return clip_name(name, 44)
 
