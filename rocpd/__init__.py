@@ -20,7 +20,7 @@ __all__ = ["connect", "execute", "read_agents", "read_nodes", "read_processes", 
 
 def connect(*paths, progress: bool = False, strict: bool = False, dask=None, workers=None):
     """Open rocpd databases read-only as one :class:`Connection`: files, globs, directories, package
-    index files / .rpdb folders (:mod:`rocpd.package`), as arguments or in a list (ROCm's
+    index files / .rpdb folders (:mod:`rocpd.io.package`), as arguments or in a list (ROCm's
     ``rocpd.connect(["a.db", "b.db"])``).
 
     A file that cannot be read (corrupt, not rocpd) among several is left out with a one-line
@@ -83,7 +83,7 @@ def execute(db, sql: str, params=()):
 
 def read_agents(db, condition: str = ""):
     """ROCm's read_agents: a list of agents (``.node_id``, ``.logical_node_id``, ``.gpu_index``,
-    ``.name``, ...; see :mod:`rocpd.info`), optionally ``condition`` ("WHERE type = 'GPU'");
+    ``.name``, ...; see :mod:`rocpd.io.info`), optionally ``condition`` ("WHERE type = 'GPU'");
     ``Connection.agents()`` gives the same rows as a DataFrame."""
     from .io.info import read_agents as read
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 
+from .errors import RocpdError
 from .io.filters import Filter, name_mask, resolve
 
 
@@ -25,8 +26,6 @@ def _plt():
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        from .errors import RocpdError
-
         raise RocpdError("plots need matplotlib (pip install matplotlib)") from None
     return _Figures
 

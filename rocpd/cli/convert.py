@@ -6,7 +6,7 @@ OUTPUT_PATH/OUTPUT_FILE_results.pftrace and the OTF2 archive OUTPUT_PATH/OUTPUT_
 (see :func:`rocpd.cli.rocm_naming` for which form applies). CSV files have the columns of ROCm's
 ``rocpd convert`` (a Guid column first; ``rocprof run -f csv`` writes rocprofv3's, without).
 
-ROCm's other convert options apply: ``--kernel-rename`` (rocpd.kernel_rename),
+ROCm's other convert options apply: ``--kernel-rename`` (rocpd.io.kernel_rename),
 ``--agent-index-value`` (every format), ``--group-by-queue`` (Perfetto and Chrome) and the
 Perfetto buffer options (rocpd.export._perfetto_buffer)."""
 

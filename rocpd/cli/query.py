@@ -4,9 +4,9 @@ ROCm's form also works: ``rocpd query -i a.db --query "SELECT ..." --format csv 
 [--script views.sql] [--start 25% --end 75%]`` prints to the console or writes PATH/NAME.<ext>
 (default rocpd-output-data/out.csv; CSV as ROCm's writes it, pandas' ``to_csv``).
 
-ROCm's other query options: ``--format pdf`` (rocpd.table_files), ``dashboard`` (an HTML page
+ROCm's other query options: ``--format pdf`` (rocpd.report.table_files), ``dashboard`` (an HTML page
 styled as our report, or the Jinja2 ``--template-path``), ``clipboard``, ``--kernel-rename`` and
-mailing the written file (``--email-to`` ..., rocpd.email_report)."""
+mailing the written file (``--email-to`` ..., rocpd.cli.email_report)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """rocpd summary DB...: rocprofv3-style statistics per domain, with dropped-record counts.
 
 ROCm's form (any of -i, -f, --domain-summary, --summary-by-rank, --region-categories, -d, -o) gives
-ROCm's tables and files instead (:mod:`rocpd.rocm_summary`), e.g. ``rocpd summary -i a.db b.db
+ROCm's tables and files instead (:mod:`rocpd.cli.rocm_summary`), e.g. ``rocpd summary -i a.db b.db
 --summary-by-rank -f csv`` -> rocpd-output-data/kernels_summary.csv ...
 
 Console tables are bounded in both forms: ``--top N`` rows per table (per process/rank/host),
 then "… and K more (use --all)". Hidden older spellings, kept working: ``--csv PREFIX``
 (rocprofv3's PREFIX_<domain>_stats.csv files, as `rocprof run --stats` writes; ``-f csv`` is
-ROCm's), ``--window``/``--pct`` (see rocpd.filters). ``--by rank`` stays visible: ROCm's
+ROCm's), ``--window``/``--pct`` (see rocpd.io.filters). ``--by rank`` stays visible: ROCm's
 ``--summary-by-rank`` means the process, and ROCm has no grouping by rank or host."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ the time and a ``rocpd_pmc_event`` on the sample's event holding the value. Per-
     summary(db, metrics=None, **filters) -> DataFrame    min/mean/max per counter and device
     format_summary(db, **filters) -> str                 the table `rocpd summary` prints
 
-Filters are the shared ones (:mod:`rocpd.filters`): a window keeps values whose time lies in it.
+Filters are the shared ones (:mod:`rocpd.io.filters`): a window keeps values whose time lies in it.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _agent_label(agent_type, index) -> str:
 
 def source_rows(conn, where: str, params: list) -> list[tuple]:
     """(guid, pid, timestamp, value, track, units, agent_type, agent_index) of one file's sampled
-    counter values in ``where`` (a :func:`rocpd.filters.resolve` condition), ordered by time:
+    counter values in ``where`` (a :func:`rocpd.io.filters.resolve` condition), ordered by time:
     what the timeline exporters draw as counter tracks."""
     return conn.execute(
         f'SELECT guid, pid, timestamp, value, COALESCE(track, metric), units, agent_type,'

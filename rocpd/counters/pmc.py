@@ -13,6 +13,7 @@ import os
 
 from .. import _schema
 from ..io.filters import Filter, name_mask, resolve
+from ..textfmt import clip_name
 
 # counter_collection.csv as rocprofv3 writes it (rocprofiler-sdk, source/lib/output/
 # generateCSV.cpp: generate_csv for counter records): one row per dispatch and counter.
@@ -54,7 +55,7 @@ def file_has_counters(src) -> bool:
 
 def has_counters(db) -> bool:
     """Whether any file has per-dispatch counter values (sampled device metrics, which also
-    live in rocpd_pmc_event, are :mod:`rocpd.metrics`'s and do not count)."""
+    live in rocpd_pmc_event, are :mod:`rocpd.counters.metrics`'s and do not count)."""
     return any(db.map(file_has_counters, label="counters"))
 
 
@@ -145,8 +146,6 @@ def format_kernel_counters(df, top: int | None = None) -> str:
     """The per-kernel counter table as text: one block per kernel (its ``top`` longest kernels)."""
     if df.empty:
         return ""
-    from ..stats import clip_name
-
     lines = ["== COUNTER_COLLECTION (per kernel: mean [min, max] over dispatches) =="]
     names = list(dict.fromkeys(df["Name"]))
     for name in names[:top] if top else names:

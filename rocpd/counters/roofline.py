@@ -6,9 +6,8 @@ theoretical ones, and say which.
 
 For the HTML report: :func:`figure` returns a matplotlib Figure (no pyplot), :func:`png_bytes`
 its PNG; :func:`write_png` writes a file. All take a Connection (or a computed
-:class:`rocpd.sol.SolResult`) and the shared filters. :func:`report_section` is the `rocpd report`
-section (listed in :data:`rocpd.report.sections.OPTIONAL`): speed of light and the roofline of
-a run with per-kernel counters, nothing for one without.
+:class:`rocpd.counters.sol.SolResult`) and the shared filters. The `rocpd report` section is
+:func:`rocpd.counters.section.report_section`.
 """
 
 from __future__ import annotations
@@ -130,28 +129,3 @@ def write_png(db_or_result, path: str, agent_id: int | None = None, dpi: int = 1
     with open(path, "wb") as fh:
         fh.write(png_bytes(db_or_result, agent_id, dpi=dpi, **filters))
     return path
-
-
-def report_section(ctx):
-    """Speed of light (run and per kernel) and the roofline, for `rocpd report`."""
-    import base64
-
-    from ..errors import RocpdError
-    from ..report.sections import Section, esc
-    from . import pmc, sol_format
-
-    if not pmc.has_counters(ctx.db):
-        return None
-    res = _sol.compute(ctx.db, **ctx.filters)
-    text = sol_format.format_sol(res, top=ctx.top)
-    html = f"<pre>{esc(text)}</pre>"
-    note = ""
-    if ctx.html:
-        try:
-            data = base64.b64encode(png_bytes(res)).decode("ascii")
-            html += f"<img alt='roofline' src='data:image/png;base64,{data}' style='max-width:100%'>"
-        except RocpdError as e:  # no matplotlib: the tables still stand
-            note = f"no roofline chart ({e})"
-    return Section("roofline", "Speed of light and roofline", html=html,
-                   markdown=f"```text\n{text}```\n", figures={"roofline": lambda: figure(res)},
-                   note=note)

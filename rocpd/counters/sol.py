@@ -269,6 +269,21 @@ def _isnan(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
+_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def si(v: float, unit: str) -> str:
+    """7.09e14, 'FLOP/s' -> '709.4 TFLOP/s'; percentages as '61.9 %'."""
+    if _isnan(v):
+        return "-"
+    if unit == "%":
+        return f"{v:.1f} %"
+    for scale, prefix in _SI:
+        if abs(v) >= scale:
+            return f"{v / scale:.1f} {prefix}{unit}"
+    return f"{v:.3g} {unit}"
+
+
 def value_of(row, key: str) -> float:
     """The achieved value of a SOL line for an aggregated row (rate per second or %)."""
     if key in _PCT:
@@ -286,8 +301,6 @@ def empirical_note(value: float, peak: float, emp: float, unit: str) -> str:
     """Why a value is above its empirical peak ("" when it is not): never left unexplained."""
     if _isnan(emp) or not emp or _isnan(value) or value <= emp:
         return ""
-    from .sol_format import si
-
     ran = f"the kernels ran at {si(value, unit)}"
     if _isnan(peak) or not peak:
         return (f"empirical peak measured below what the kernels reach ({ran}); re-measure with "

@@ -1,26 +1,13 @@
 """Speed of light as text and plain data: the tables `rocpd sol` prints (run per GPU, then per
-kernel) and its --json form, from a :class:`rocpd.sol.SolResult`."""
+kernel) and its --json form, from a :class:`rocpd.counters.sol.SolResult`."""
 
 from __future__ import annotations
 
 import math
 
+from ..textfmt import clip_name
 from . import kernel_metrics as m
-from .sol import SolResult, _isnan, dominant, rows, value_of
-
-_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-
-
-def si(v: float, unit: str) -> str:
-    """7.09e14, 'FLOP/s' -> '709.4 TFLOP/s'; percentages as '61.9 %'."""
-    if _isnan(v):
-        return "-"
-    if unit == "%":
-        return f"{v:.1f} %"
-    for scale, prefix in _SI:
-        if abs(v) >= scale:
-            return f"{v / scale:.1f} {prefix}{unit}"
-    return f"{v:.3g} {unit}"
+from .sol import SolResult, _isnan, dominant, empirical_note, rows, si, value_of
 
 
 def _pct(v) -> str:
@@ -54,8 +41,6 @@ def format_run(res: SolResult) -> str:
 
 
 def format_kernels(res: SolResult, top: int | None = None) -> str:
-    from ..stats import clip_name
-
     labels = {p.key: p for p in m.PRECISIONS}
     head = (f"{'Kernel':<44} {'Calls':>5} {'Time ms':>9} {'Math':<12} {'Rate':>14} {'%Pk':>5} "
             f"{'DRAM':>12} {'%Pk':>5} {'L2':>12} {'%Pk':>5} {'Occ%':>5} {'SM%':>5} {'FLOP/B':>7}")
@@ -86,8 +71,6 @@ def format_kernels(res: SolResult, top: int | None = None) -> str:
 def kernels_above_empirical(res: SolResult, top: int | None = None) -> list[tuple]:
     """(kernel, metric, % of the empirical peak, why) for every shown kernel whose math rate,
     DRAM or L2 bandwidth is above its GPU's empirical peak."""
-    from .sol import empirical_note
-
     labels = {p.key: p for p in m.PRECISIONS}
     out = []
     for i, (_, r) in enumerate(res.kernels.iterrows()):
@@ -109,8 +92,6 @@ def kernels_above_empirical(res: SolResult, top: int | None = None) -> list[tupl
 
 
 def clip(name: str) -> str:
-    from ..stats import clip_name
-
     return clip_name(name, 44)
 
 

@@ -1,6 +1,6 @@
 """rocprofv3's CSV set: ``<prefix>_kernel_trace.csv``, ``<prefix>_<api>_api_trace.csv``,
 ``<prefix>_memory_copy_trace.csv``, ``<prefix>_memory_allocation_trace.csv``,
-``<prefix>_agent_info.csv``, ``<prefix>_counter_collection.csv`` (:mod:`rocpd.pmc`) and the stats
+``<prefix>_agent_info.csv``, ``<prefix>_counter_collection.csv`` (:mod:`rocpd.counters.pmc`) and the stats
 files. With ``guid=True``, the columns ROCm's ``rocpd convert -f csv`` writes (its csv.cpp): a
 first ``Guid`` column (``Pid``, holding the guid, in counter_collection.csv, as ROCm writes it).
 

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from .. import _schema
 from ..errors import RocpdError
 from . import readonly
-from .files import Part, expand_paths, incomplete_note, inspect, open_ro, ro_uri
+from .files import Part, expand_paths, incomplete_note, inspect, open_ro, ro_uri, union_sql
+from .html_view import connection_html
+from .merge import merge_files
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,7 +30,7 @@ class Source:
     its plain and human-readable TEMP views (``kernels``, ``rocpd_region`` ...) cover this file
     only, so a reader can query each file on its own and combine; :meth:`tables` names the parts'
     real (guid-suffixed) tables on that connection. Rank, pid and host are not known before a
-    query; they come from the tables (``rocpd.filters.rank_of``, ``rocpd_info_node``)."""
+    query; they come from the tables (``rocpd.io.filters.rank_of``, ``rocpd_info_node``)."""
 
     index: int  # position among the inputs, as in Connection.paths
     path: str
@@ -53,26 +55,6 @@ class Source:
     def tables(self, name: str) -> list[tuple[Part, str]]:
         """(part, qualified real table on ``conn``) for every part that holds table ``name``."""
         return [(p, t) for p in self.parts if (t := self.table(p, name)) is not None]
-
-
-def union_sql(table: str, sources: list[tuple[str, Part]]) -> str:
-    """SELECT over every part's copy of ``table``; columns a part lacks read as NULL (3.0.x additions
-    and older writers differ), columns beyond the contract are kept after the canonical ones.
-    An empty schema leaves names unqualified, as a view stored in a file needs: SQLite refuses to
-    attach a file whose views name ``main``."""
-    cols = list(_schema.canonical_columns()[table])
-    for _, part in sources:
-        cols += [c for c in part.columns.get(table, []) if c not in cols]
-    selects = []
-    for schema, part in sources:
-        have = part.columns.get(table)
-        if have is None:
-            continue
-        items = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in cols)
-        selects.append(f"SELECT {items} FROM {schema + '.' if schema else ''}{part.table(table)}")
-    if not selects:
-        return "SELECT " + ", ".join(f'NULL AS "{c}"' for c in cols) + " WHERE 0"
-    return "\nUNION ALL\n".join(selects)
 
 
 def build_views(conn: sqlite3.Connection, sources: list[tuple[str, Part]]) -> None:
@@ -179,8 +161,6 @@ class FramesAPI:
         self.close()
 
     def _repr_html_(self) -> str:
-        from .html_view import connection_html
-
         return connection_html(self)
 
 
@@ -230,7 +210,6 @@ class Connection(FramesAPI):
         if len(self.files) > conn.getlimit(sqlite3.SQLITE_LIMIT_ATTACHED):
             # SQLite attaches at most 10 files: past that, read one merged temporary copy.
             conn.close()
-            from .merge import merge_files
             fd, self._merged = tempfile.mkstemp(prefix="rocpd-merged-", suffix=".db")
             os.close(fd)
             merge_files(self.paths, self._merged, overwrite=True, progress=self._progress)

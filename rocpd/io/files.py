@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from .. import _schema
 from ..errors import RocpdError
+from .package import is_index, is_package_dir, read_index
 
 _SUFFIX_RE = re.compile(r"^rocpd_metadata(_[0-9A-Za-z_]*)?$")
 
@@ -40,9 +41,7 @@ def _flatten(paths):
 
 def expand_paths(paths) -> list[str]:
     """Files, globs, directories (searched recursively for *.db), package index files and
-    ``.rpdb`` folders (:mod:`rocpd.package`), also nested in lists -> unique files in order."""
-    from .package import is_index, is_package_dir, read_index
-
+    ``.rpdb`` folders (:mod:`rocpd.io.package`), also nested in lists -> unique files in order."""
     out: list[str] = []
     for p in _flatten(paths):
         p = os.fspath(p)
@@ -186,3 +185,23 @@ def incomplete_note(path: str, parts: list[Part], conn: sqlite3.Connection) -> s
             if os.path.exists(wal) and os.path.getsize(wal) > 0 else
             "; its -wal is not beside it: this file holds what was checkpointed")
     return f"{path} is incomplete: process killed at {when}; records after that may be missing{keep}"
+
+
+def union_sql(table: str, sources: list[tuple[str, Part]]) -> str:
+    """SELECT over every part's copy of ``table``; columns a part lacks read as NULL (3.0.x additions
+    and older writers differ), columns beyond the contract are kept after the canonical ones.
+    An empty schema leaves names unqualified, as a view stored in a file needs: SQLite refuses to
+    attach a file whose views name ``main``."""
+    cols = list(_schema.canonical_columns()[table])
+    for _, part in sources:
+        cols += [c for c in part.columns.get(table, []) if c not in cols]
+    selects = []
+    for schema, part in sources:
+        have = part.columns.get(table)
+        if have is None:
+            continue
+        items = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in cols)
+        selects.append(f"SELECT {items} FROM {schema + '.' if schema else ''}{part.table(table)}")
+    if not selects:
+        return "SELECT " + ", ".join(f'NULL AS "{c}"' for c in cols) + " WHERE 0"
+    return "\nUNION ALL\n".join(selects)

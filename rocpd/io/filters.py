@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from .. import _schema, regex
 from ..errors import RocpdError
+from . import time_window
+from .time_window import run_bounds
 
 _RANK_VARS = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK")
 
@@ -28,7 +30,7 @@ class Filter:
     exclude: str | None = None  # kernel-name regex to drop
     pid: int | list[int] | None = None
     rank: int | list[int] | None = None
-    # ROCm's time window (rocpd.time_window): absolute ns or "N%", ROCTx marker messages;
+    # ROCm's time window (rocpd.io.time_window): absolute ns or "N%", ROCTx marker messages;
     # inclusive as ROCm's code: True keeps records wholly inside, False overlapping ones.
     start: str | int | float | None = None
     end: str | int | float | None = None
@@ -53,26 +55,6 @@ class Filter:
 
 def _as_list(v):
     return None if v is None else [int(x) for x in (v if isinstance(v, (list, tuple, set)) else [v])]
-
-
-def run_bounds(db) -> tuple[int, int]:
-    """(first start, last end) over kernels, copies, allocations and regions of every file."""
-    lo, hi = None, None
-    for a, b in db.map(file_bounds, label="run bounds"):
-        if a is not None:
-            lo = a if lo is None else min(lo, a)
-            hi = b if hi is None else max(hi, b)
-    return (lo or 0, hi or 0)
-
-
-def file_bounds(src) -> tuple[int | None, int | None]:
-    lo, hi = None, None
-    for t in ("kernel_dispatch", "memory_copy", "memory_allocate", "region"):
-        a, b = src.conn.execute(f'SELECT MIN(start), MAX("end") FROM "rocpd_{t}"').fetchone()
-        if a is not None:
-            lo = a if lo is None else min(lo, a)
-            hi = b if hi is None else max(hi, b)
-    return lo, hi
 
 
 def rank_of(db) -> dict[str, int | None]:
@@ -154,7 +136,6 @@ def resolve(db, flt: Filter) -> tuple[str, list]:
         conds.append("start >= ? AND start < ?")
         params += [lo, hi]
     if any(v is not None for v in (flt.start, flt.end, flt.start_marker, flt.end_marker)):
-        from . import time_window
 
         w_lo, w_hi = time_window.bounds(db, flt.start, flt.end, flt.start_marker, flt.end_marker)
         cond, w_params = time_window.condition(w_lo, w_hi, flt.inclusive)

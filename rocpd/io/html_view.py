@@ -1,4 +1,4 @@
-"""HTML views for Jupyter (``_repr_html_``): a connection's inputs and a summary's tables. Built
+"""HTML view for Jupyter (``_repr_html_``) of a connection: its inputs and dropped records. Built
 from what is already at hand (parts, metadata, finished tables): showing an object never scans a
 database."""
 
@@ -27,20 +27,3 @@ def connection_html(db) -> str:
     return (f"<p><b>rocpd {kind}</b></p><table>{rows}</table><ul>{items}</ul>"
             "<p><small>db.kernel_stats(), rocpd.stats.summarize(db), rocpd.ranks.analyze(db)"
             "</small></p>")
-
-
-def summary_html(summary) -> str:
-    from ..stats import clip_frame, scale
-
-    parts = []
-    for stem, df in summary.items():
-        shown = scale(df, summary.units)
-        if summary.top is not None:
-            shown = shown.head(summary.top)
-        more = f" (top {summary.top} of {len(df)})" if summary.top and len(df) > summary.top else ""
-        parts.append(f"<h4>{html.escape(stem)} stats{more}</h4>"
-                     + clip_frame(shown).to_html(index=False, border=0, float_format="{:.3f}".format))
-    if not summary:
-        parts.append("<p>No timed records in these databases.</p>")
-    parts.append(f"<p><i>{html.escape(summary.drops.strip().replace(chr(10), '; '))}</i></p>")
-    return "\n".join(parts)

@@ -9,8 +9,7 @@ import sqlite3
 
 from .. import _schema
 from ..errors import RocpdError
-from .connection import union_sql
-from .files import expand_paths, inspect, open_ro, ro_uri
+from .files import expand_paths, inspect, open_ro, ro_uri, union_sql
 
 
 def merge_files(paths, out_path: str, overwrite: bool = False, progress: bool = False) -> str:

@@ -11,10 +11,8 @@ PyYAML is used when installed; without it the small subset ROCm writes is read a
 
 from __future__ import annotations
 
-import datetime
 import glob
 import os
-import shutil
 
 from ..errors import RocpdError
 
@@ -136,37 +134,3 @@ def write_index(db_files, out_dir: str) -> str:
     with open(path, "w") as fh:
         fh.write(_dump(meta))
     return path
-
-
-def output_folder(output_path: str | None, consolidate: bool) -> str:
-    """ROCm's choice: no -d -> the current folder (or a new dated .rpdb with --consolidate);
-    a -d without the .rpdb ending gets it."""
-    if not output_path or os.path.abspath(output_path) == os.getcwd():
-        if consolidate:
-            return f"rocpd-{datetime.datetime.now():%Y%m%d-%H%M%S}.rpdb"
-        return os.getcwd()
-    output_path = output_path.rstrip(os.sep)
-    return output_path if output_path.endswith(".rpdb") else output_path + ".rpdb"
-
-
-def package(inputs, output_path: str | None = None, consolidate: bool = False,
-            copy: bool = False) -> str:
-    """Index (and with ``consolidate`` move, or with ``copy`` copy, into a ``.rpdb`` folder) the
-    databases ``inputs`` name (files, globs, folders, index files, .rpdb folders); returns the
-    index path."""
-    from .files import expand_paths
-
-    files = expand_paths(inputs)
-    out_dir = output_folder(output_path, consolidate)
-    if consolidate:
-        os.makedirs(out_dir, exist_ok=True)
-        moved = []
-        for f in files:
-            dest = os.path.join(out_dir, os.path.basename(f))
-            if os.path.abspath(f) != os.path.abspath(dest):
-                if os.path.exists(dest):
-                    raise RocpdError(f"{dest} exists already; give another -d folder", f)
-                (shutil.copy2 if copy else shutil.move)(f, dest)
-            moved.append(dest)
-        files = moved
-    return write_index(files, out_dir)

@@ -4,7 +4,7 @@
 'x.db'`` and ``VACUUM INTO 'y.db'`` still create files (VACUUM INTO attaches its output, so SQLite
 asks the authorizer for SQLITE_ATTACH with the output's name). The authorizer sees what a statement
 does, whatever its spelling, so this is an allow-list of read actions, not a check on the SQL text.
-It is installed after the connection's own ATTACHes and TEMP views (:mod:`rocpd.connection`).
+It is installed after the connection's own ATTACHes and TEMP views (:mod:`rocpd.io.connection`).
 """
 
 from __future__ import annotations

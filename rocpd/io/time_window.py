@@ -9,7 +9,7 @@ record counts match ROCm's: True (the default) keeps only records lying wholly i
 documented meaning is ``--inclusive False``. A window reaching past the run is clamped to it with
 a warning on stderr; one that misses the run, or ends before it starts, is an error.
 
-Used two ways: as filters (``rocpd.filters.Filter`` fields start, end, start_marker, end_marker,
+Used two ways: as filters (``rocpd.io.filters.Filter`` fields start, end, start_marker, end_marker,
 inclusive) by summaries and exports, and by :func:`apply_time_window`, which re-defines a
 connection's plain views so that any SQL (``rocpd query``) sees only the window.
 """
@@ -21,10 +21,31 @@ import sys
 
 from .. import _schema
 from ..errors import RocpdError
+from .readonly import lifted
 
 TIMED = {"region": ("start", '"end"'), "kernel_dispatch": ("start", '"end"'),
          "memory_copy": ("start", '"end"'), "memory_allocate": ("start", '"end"'),
          "sample": ("timestamp", "timestamp")}
+
+
+def run_bounds(db) -> tuple[int, int]:
+    """(first start, last end) over kernels, copies, allocations and regions of every file."""
+    lo, hi = None, None
+    for a, b in db.map(file_bounds, label="run bounds"):
+        if a is not None:
+            lo = a if lo is None else min(lo, a)
+            hi = b if hi is None else max(hi, b)
+    return (lo or 0, hi or 0)
+
+
+def file_bounds(src) -> tuple[int | None, int | None]:
+    lo, hi = None, None
+    for t in ("kernel_dispatch", "memory_copy", "memory_allocate", "region"):
+        a, b = src.conn.execute(f'SELECT MIN(start), MAX("end") FROM "rocpd_{t}"').fetchone()
+        if a is not None:
+            lo = a if lo is None else min(lo, a)
+            hi = b if hi is None else max(hi, b)
+    return lo, hi
 
 
 class TimeWindowError(RocpdError):
@@ -74,8 +95,6 @@ def file_marker_times(src, name: str, which: str) -> list[int]:
 
 def bounds(db, start=None, end=None, start_marker=None, end_marker=None) -> tuple[int, int]:
     """The absolute window [lo, hi] in ns, clamped to the run."""
-    from .filters import run_bounds
-
     if start is not None and start_marker is not None:
         raise TimeWindowError("give --start or --start-marker, not both")
     if end is not None and end_marker is not None:
@@ -126,8 +145,6 @@ def apply_time_window(db, start=None, end=None, start_marker=None, end_marker=No
 
 
 def _narrow(conn, guard, lo: int, hi: int, inclusive: bool) -> None:
-    from .readonly import lifted
-
     with lifted(conn, guard):
         for table, (s, e) in TIMED.items():
             row = conn.execute("SELECT sql FROM sqlite_temp_master WHERE type = 'view' AND name = ?",

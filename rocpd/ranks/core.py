@@ -1,13 +1,13 @@
 """Cross-rank analysis: who is slow, by how much, and where the time goes, over one database per
 rank (torchrun, Slurm, MPI: the rank comes from the recorded environment, see
-:func:`rocpd.filters.file_ranks`).
+:func:`rocpd.io.filters.file_ranks`).
 
     rep = rocpd.ranks.analyze(db)          # db: rocpd.connect(...) or a Dask connection
     rep.steps        # rank, step, start, end, duration_ns, compute_ns, collective_ns, kernels
     rep.per_rank     # one row per rank: step and kernel times, collective share, vs the median rank
     rep.slowest      # the ranks furthest above the median rank, and by how much
     rep.kernel_skew  # per kernel name: total time on the median, fastest and slowest rank
-    rep.matrix("compute_ns")  # ranks x steps, for the heat map (rocpd.rank_plots)
+    rep.matrix("compute_ns")  # ranks x steps, for the heat map (rocpd.ranks.plots)
 
 Steps are the ranges of one ROCTx name (``range_name``), or, when none is given, the repeating
 range nested least deep (then the most frequent, then the longest in total): a per-iteration
@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
 
 from .. import _schema
 from ..errors import RocpdError
 from ..io.filters import file_ranks
+from ..summary import fastagg
+from .tables import RankReport, build
 
 COLLECTIVE_REGEX = r"nccl|rccl"
 _DIGITS = re.compile(r"\d+")
@@ -97,13 +98,11 @@ def _kernels(src, part, table):
     """(kernel_id, start, end) int64 arrays of one part's kernel table, read as fastagg does."""
     import numpy as np
 
-    from ..summary.fastagg import _parse, _Unreadable
-
     row = src.conn.execute(f"SELECT count(*), group_concat(kernel_id, ','), group_concat(start, ','),"
                            f" group_concat(\"end\", ',') FROM {table}").fetchone()
     try:
-        return [_parse(t, row[0]) for t in row[1:]]
-    except _Unreadable:  # NULLs: keep the rows that have all three
+        return [fastagg._parse(t, row[0]) for t in row[1:]]
+    except fastagg._Unreadable:  # NULLs: keep the rows that have all three
         rows = src.conn.execute(f"SELECT kernel_id, start, \"end\" FROM {table} WHERE kernel_id IS"
                                 " NOT NULL AND start IS NOT NULL AND \"end\" IS NOT NULL").fetchall()
         arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
@@ -186,55 +185,10 @@ def choose_step(identities: list[dict]) -> str | None:
     return min(cands)[4] if cands else None
 
 
-@dataclass
-class RankReport:
-    """What :func:`analyze` found; every table is a pandas DataFrame."""
-
-    range_name: str | None
-    range_detected: bool
-    steps: object
-    per_rank: object
-    slowest: object
-    kernel_skew: object
-    processes: object  # every database part: path, guid, rank (None: not a rank), pid, host
-    notes: list[str] = field(default_factory=list)
-
-    def matrix(self, metric: str = "duration_ns"):
-        """ranks x steps table of ``metric`` (a column of ``steps``), for heat maps."""
-        if metric not in ("duration_ns", "compute_ns", "collective_ns", "kernels"):
-            raise ValueError("metric must be duration_ns, compute_ns, collective_ns or kernels")
-        if self.steps.empty:
-            import pandas as pd
-
-            return pd.DataFrame()
-        return self.steps.pivot(index="rank", columns="step", values=metric).sort_index()
-
-    @property
-    def straggler(self) -> int | None:
-        return None if self.slowest.empty else int(self.slowest["rank"].iloc[0])
-
-    def headline(self) -> str:
-        from .text import headline
-
-        return headline(self)
-
-    def format(self, top: int = 10, units: str = "ms", all_ranks: bool = False) -> str:
-        from .text import format_report
-
-        return format_report(self, top, units, all_ranks)
-
-    def _repr_html_(self) -> str:
-        from .text import html_report
-
-        return html_report(self)
-
-
 def analyze(db, range_name: str | None = None, collective_regex: str = COLLECTIVE_REGEX,
             skip_steps: int = 0) -> RankReport:
     """The cross-rank view of ``db`` (see the module's doc). ``skip_steps``: leave out each rank's
     first N steps (warm-up) from the step statistics."""
-    from .tables import build
-
     try:
         re.compile(collective_regex)
     except re.error as e:

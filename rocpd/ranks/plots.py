@@ -1,5 +1,5 @@
 """The ranks x steps heat map of :mod:`rocpd.ranks`: a matplotlib figure (PNG through
-:func:`rocpd.plots.png`), the same numbers as plain data for an HTML report, and a ready HTML
+:func:`rocpd.plots.png`) and the same numbers as plain data for an HTML report (the report
 section (heading, image, tables) for ``rocpd.report``."""
 
 from __future__ import annotations
@@ -12,24 +12,15 @@ METRICS = {"compute_ns": "compute per step (ms)", "duration_ns": "step time (ms)
            "collective_ns": "time in collectives per step (ms)", "kernels": "kernels per step"}
 
 
-def _report(rep_or_db, **analyze):
-    if hasattr(rep_or_db, "matrix"):
-        return rep_or_db
-    from .core import analyze as run
-
-    return run(rep_or_db, **analyze)
-
-
 def default_metric(rep) -> str:
     """Compute per step where steps hold kernels (it shows the straggler; step times are evened
     out by the collectives), else the step time."""
     return "compute_ns" if len(rep.steps) and rep.steps["kernels"].sum() > 0 else "duration_ns"
 
 
-def heatmap_data(rep_or_db, metric: str | None = None, **analyze) -> dict:
+def heatmap_data(rep, metric: str | None = None) -> dict:
     """JSON-ready: ``{"metric", "label", "range", "ranks": [...], "steps": [...], "values":
     [[per step, ms or count, None where a rank has no such step], ...per rank]}``."""
-    rep = _report(rep_or_db, **analyze)
     metric = metric or default_metric(rep)
     m = rep.matrix(metric)
     scale = 1 if metric == "kernels" else 1e6
@@ -39,12 +30,11 @@ def heatmap_data(rep_or_db, metric: str | None = None, **analyze) -> dict:
             "values": values}
 
 
-def step_heatmap(rep_or_db, metric: str | None = None, **analyze):
+def step_heatmap(rep, metric: str | None = None):
     """Ranks (rows) x steps (columns) coloured by ``metric``; the slowest rank is marked."""
     import numpy as np
 
     plt = _plt()
-    rep = _report(rep_or_db, **analyze)
     data = heatmap_data(rep, metric)
     n_ranks, n_steps = len(data["ranks"]), len(data["steps"])
     fig, ax = plt.subplots(figsize=(min(4 + 0.35 * n_steps, 16), min(2 + 0.16 * n_ranks, 14)))
@@ -70,41 +60,17 @@ def step_heatmap(rep_or_db, metric: str | None = None, **analyze):
     return fig
 
 
-def heatmap_img(rep_or_db, metric: str | None = None, **analyze) -> str:
+def heatmap_img(rep, metric: str | None = None) -> str:
     """The heat map as an inline ``<img>`` (base64 PNG data URI): no file beside the HTML."""
-    fig = step_heatmap(rep_or_db, metric, **analyze)
+    fig = step_heatmap(rep, metric)
     data = base64.b64encode(png(fig)).decode("ascii")
     return f'<img alt="ranks x steps heat map" src="data:image/png;base64,{data}">'
 
 
-def report_section(db, top: int = 10, **analyze) -> str:
-    """An HTML section for ``rocpd.report``: heading, headline, heat map, the tables. Empty when
-    the databases hold fewer than two ranks (nothing to compare)."""
-    from .text import html_report
-
-    rep = _report(db, **analyze)
-    if len(rep.per_rank) < 2:
-        return ""
-    return "<h2>Ranks</h2>\n" + html_report(rep, top=top)
-
-
-def write_png(rep_or_db, path: str, metric: str | None = None, **analyze) -> str:
+def write_png(rep, path: str, metric: str | None = None) -> str:
     with open(path, "wb") as fh:
-        fh.write(png(step_heatmap(rep_or_db, metric, **analyze)))
+        fh.write(png(step_heatmap(rep, metric)))
     return path
 
 
-__all__ = ["METRICS", "heatmap_data", "heatmap_img", "report_section", "step_heatmap", "write_png"]
-
-
-def report_section_for(ctx):
-    """The ranks section as `rocpd report` hooks it in (rocpd.report.sections.OPTIONAL): None
-    (no section) for a single rank."""
-    from ..report.sections import Section
-
-    if len(ctx.analysis.processes) < 2:  # one rank: nothing to compare, nothing to read
-        return None
-    html = report_section(ctx.db, top=min(ctx.top, 10))
-    if not html:
-        return None
-    return Section("ranks", "Ranks: step times, stragglers, collectives", html=html)
+__all__ = ["METRICS", "heatmap_data", "heatmap_img", "step_heatmap", "write_png"]

@@ -3,8 +3,49 @@ facts that :mod:`rocpd.ranks` gathers with ``db.map``."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from . import text as _text
+
 _UNRANKED = ("record no rank (no RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID or PMIX_RANK in"
              " their environment: a launcher such as the torchrun agent, or not a rank): left out")
+
+
+@dataclass
+class RankReport:
+    """What :func:`analyze` found; every table is a pandas DataFrame."""
+
+    range_name: str | None
+    range_detected: bool
+    steps: object
+    per_rank: object
+    slowest: object
+    kernel_skew: object
+    processes: object  # every database part: path, guid, rank (None: not a rank), pid, host
+    notes: list[str] = field(default_factory=list)
+
+    def matrix(self, metric: str = "duration_ns"):
+        """ranks x steps table of ``metric`` (a column of ``steps``), for heat maps."""
+        if metric not in ("duration_ns", "compute_ns", "collective_ns", "kernels"):
+            raise ValueError("metric must be duration_ns, compute_ns, collective_ns or kernels")
+        if self.steps.empty:
+            import pandas as pd
+
+            return pd.DataFrame()
+        return self.steps.pivot(index="rank", columns="step", values=metric).sort_index()
+
+    @property
+    def straggler(self) -> int | None:
+        return None if self.slowest.empty else int(self.slowest["rank"].iloc[0])
+
+    def headline(self) -> str:
+        return _text.headline(self)
+
+    def format(self, top: int = 10, units: str = "ms", all_ranks: bool = False) -> str:
+        return _text.format_report(self, top, units, all_ranks)
+
+    def _repr_html_(self) -> str:
+        return _text.html_report(self)
 
 
 def _ranks_of(identities: list[dict], notes: list[str]) -> dict[str, int]:
@@ -22,8 +63,6 @@ def _ranks_of(identities: list[dict], notes: list[str]) -> dict[str, int]:
 
 def build(identities, facts, range_name, detected, skip_steps, notes):
     import pandas as pd
-
-    from .core import RankReport
 
     rank_of = _ranks_of(identities, notes)
     procs = pd.DataFrame([{k: i[k] for k in ("path", "guid", "rank", "pid", "host")}

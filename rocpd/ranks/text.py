@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import html
 
+from ..textfmt import clip_frame, clip_name
+from .plots import heatmap_img
+
 EVEN_PCT = 5.0  # below this excess over the median rank, no rank is called the slowest
 _UNIT = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -41,8 +44,6 @@ def _describe(rep) -> str:
     how = "detected: the repeating ROCTx range nested least deep" if rep.range_detected else "given"
     per = rep.per_rank["steps"]
     counts = f"{int(per.min())}" if per.min() == per.max() else f"{int(per.min())}-{int(per.max())}"
-    from ..stats import clip_name
-
     return (f"{n} ranks ({dbs} databases); step range \"{clip_name(rep.range_name)}\" ({how}),"
             f" {counts} steps per rank")
 
@@ -119,8 +120,6 @@ def sections(rep, top: int = 10, units: str = "ms", all_ranks: bool = False):
 def format_report(rep, top: int = 10, units: str = "ms", all_ranks: bool = False) -> str:
     import pandas as pd
 
-    from ..stats import clip_frame
-
     lines = [f"Cross-rank view: {_describe(rep)}", headline(rep), ""]
     with pd.option_context("display.max_rows", None, "display.max_columns", None,
                            "display.width", 250, "display.float_format", "{:.3f}".format):
@@ -136,8 +135,6 @@ def html_report(rep, top: int = 10, units: str = "ms", plot: bool = True) -> str
     parts = [f"<p><b>Cross-rank view</b>: {html.escape(_describe(rep))}</p>",
              f"<p><b>{html.escape(headline(rep))}</b></p>"]
     if plot and not rep.steps.empty:
-        from .plots import heatmap_img
-
         parts.append(heatmap_img(rep))
     with pd.option_context("display.float_format", "{:.3f}".format):
         for title, df in sections(rep, top, units):

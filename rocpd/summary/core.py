@@ -1,6 +1,6 @@
 """Per-name duration statistics with rocprofv3's columns.
 
-Kernels are aggregated in numpy (:mod:`rocpd.fastagg`: SQLite's GROUP BY sorts every row); the
+Kernels are aggregated in numpy (:mod:`rocpd.summary.fastagg`: SQLite's GROUP BY sorts every row); the
 other, much smaller, tables inside SQLite. Each file is aggregated on its own connection (partial
 count/sum/min/max/sum of squares per name) and the partials are combined in pandas: one table scan
 per file, and any number of files summarised without attaching them together. The per-file work
@@ -22,6 +22,7 @@ import sqlite3
 
 from .. import _schema
 from ..io.filters import Filter, name_mask, rank_of, resolve
+from . import fastagg
 
 COLUMNS = ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage", "MinNs", "MaxNs", "StdDev"]
 # d*d summed exactly in int64 from d = h*2^16 + l: d^2 = h^2<<32 + (h*l)<<17 + l^2. Each part
@@ -142,9 +143,7 @@ def _partials(db, kind: str, flt: Filter, by_pid: bool, categories, instants: st
         cat_sql = f"AND category IN ({','.join('?' * len(cats)) or 'NULL'})"
         params = params + cats
     if kind == "kernel":
-        from .fastagg import kernel_partials
-
-        df = kernel_partials(db, where, params, by_pid)
+        df = fastagg.kernel_partials(db, where, params, by_pid)
         if df is not None:
             df = df[name_mask(df["name"], flt)] if (flt.include or flt.exclude) else df
             df["name"] = df["name"].fillna("(unknown)")
@@ -239,7 +238,7 @@ def stats(db, kind: str, by: str | None = None, categories=None, **filters):
     """Summary table for one kind ('kernel', 'memory_copy', 'memory_allocation', 'region').
 
     ``by``: None, 'pid', 'rank', 'host' (one table per group, group column first). ``categories``
-    limits regions to those categories. Filters: see :class:`rocpd.filters.Filter`.
+    limits regions to those categories. Filters: see :class:`rocpd.io.filters.Filter`.
     """
     flt = Filter.of(filters)
     df = partials(db, kind, flt, by_pid=(by == "pid"), categories=categories)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import warnings
 
+from ..io.files import open_ro
 from ..progress import iterate
 
 _NEEDED = {"id", "guid", "pid", "kernel_id", "start", "end"}
@@ -110,8 +111,6 @@ def aggregate(keys: list, d):
 
 def run_task(task):
     """One rowid range of one part: read in a fresh read-only connection, aggregate, return rows."""
-    from ..io.files import open_ro
-
     path, table, lo, hi, where, params, by_pid = task
     extra = ", group_concat(pid, ',')" if by_pid else ""
     sql = (f"SELECT count(*), group_concat(kernel_id, ','), group_concat(\"end\" - start, ','){extra}"

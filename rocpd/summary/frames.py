@@ -1,6 +1,6 @@
-"""pandas DataFrames for notebooks; bound as methods of :class:`rocpd.connection.Connection`.
+"""pandas DataFrames for notebooks; bound as methods of :class:`rocpd.io.connection.Connection`.
 
-Every method takes the shared filters (see :mod:`rocpd.filters`): ``window``, ``pct``, ``between``,
+Every method takes the shared filters (see :mod:`rocpd.io.filters`): ``window``, ``pct``, ``between``,
 ``include``/``exclude`` (kernel-name regexes), ``pid``, ``rank``.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import _schema
 from ..io.filters import Filter, name_mask, resolve
 from ..io.filters import rank_of as _rank_of
-from ..io.filters import run_bounds as _run_bounds
+from ..io.time_window import run_bounds as _run_bounds
 from . import core as _summary
 
 _INT_COLS = ("start", "end", "duration", "timestamp", "pid", "tid", "size")

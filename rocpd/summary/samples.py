@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from .. import _schema
 from ..errors import RocpdError
+from ..io.connection import Connection
 
 SAMPLE_CATEGORIES = ("PYTHON_SAMPLE", "CPU_SAMPLE")
 
@@ -38,9 +39,7 @@ class Frame:
 
 
 def _db(db):
-    import rocpd
-
-    return rocpd.connect(db) if isinstance(db, (str, bytes)) or hasattr(db, "__fspath__") else db
+    return Connection(db) if isinstance(db, (str, bytes)) or hasattr(db, "__fspath__") else db
 
 
 class Stacks:

@@ -20,7 +20,8 @@ import os
 import sqlite3
 import tempfile
 
-from .core import COLUMNS, file_partials, source_sql, std_dev
+from ..io.filters import rank_of, resolve
+from .core import COLUMNS, _hosts, file_partials, source_sql, std_dev
 
 _BATCH = 20_000
 _PARTS = ("n", "s", "mn", "mx", "hh", "hl", "ll")
@@ -82,9 +83,6 @@ class Combined:
 def region_tables(db, flt, by: str | None, top: int | None, stems: dict) -> dict:
     """{stem: DataFrame} of the region tables, ``stems`` mapping each stem to its categories;
     at most ``top`` rows per group (None: all), each table with attrs["rows"]."""
-    from ..io.filters import rank_of, resolve
-    from .core import _hosts
-
     where, params = resolve(db, flt)
     sql = source_sql("region", where, by_pid=by == "pid")
     comb = Combined()

@@ -1,4 +1,4 @@
-"""The numpy kernel summary (rocpd.fastagg) against the SQL path and an independent computation,
+"""The numpy kernel summary (rocpd.summary.fastagg) against the SQL path and an independent computation,
 including the process-pool path over several rowid ranges and several files."""
 
 import statistics

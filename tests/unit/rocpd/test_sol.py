@@ -1,5 +1,5 @@
 """rocpd sol: speed of light per kernel and for the run, and the roofline, from a --sol profile
-written through the real writer (rocpd.sol_example). Expected figures are worked out here from
+written through the real writer (rocpd.counters.sol_example). Expected figures are worked out here from
 the example's inputs, not read back from rocpd."""
 
 from __future__ import annotations
