@@ -12,8 +12,8 @@ import os
 import sys
 
 from ..options import Options
-from . import UsageError
 from . import rocprofv3_options as v3
+from .errors import UsageError
 from .run_parser import DEFAULT_RATE, add_parser  # noqa: F401 - the subcommand's parser
 from .target import run_target
 
