@@ -134,7 +134,7 @@ def write_reports(databases: list[str], options) -> None:
 
 def _summary(databases: list[str], options) -> None:
     from rocpd import stats
-    from rocpd.analysis.findings import top_text
+    from rocpd.analysis.top import top_text
 
     parts = []
     try:

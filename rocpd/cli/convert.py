@@ -6,7 +6,7 @@ OUTPUT_PATH/OUTPUT_FILE_results.pftrace and the OTF2 archive OUTPUT_PATH/OUTPUT_
 (see :func:`rocpd.cli.rocm_naming` for which form applies). CSV files have the columns of ROCm's
 ``rocpd convert`` (a Guid column first; ``rocprof run -f csv`` writes rocprofv3's, without).
 
-ROCm's other convert options apply: ``--kernel-rename`` (rocpd.kernel_rename),
+ROCm's other convert options apply: ``--kernel-rename`` (rocpd.io.kernel_rename),
 ``--agent-index-value`` (every format), ``--group-by-queue`` (Perfetto and Chrome) and the
 Perfetto buffer options (rocpd.export._perfetto_buffer)."""
 
@@ -110,7 +110,7 @@ def run(args) -> int:
     rocm = rocm_naming(args) or len(formats) > 1
     with rocpd.connect(*inputs_of(args)) as db:
         if args.kernel_rename:
-            from rocpd.kernel_rename import rename_kernels
+            from rocpd.io.kernel_rename import rename_kernels
 
             rename_kernels(db)
         for fmt in formats:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from ..filters import Filter, resolve
-from ..metrics import source_rows
+from ..counters.metrics import source_rows
+from ..io.filters import Filter, resolve
 from ..progress import iterate
 from . import _activity as act
 

@@ -8,7 +8,7 @@ import html
 import zlib
 
 from ..errors import RocpdError
-from ..samples import collapsed
+from ..summary.samples import collapsed
 from .collapsed import options_of
 
 ROW = 16

@@ -18,7 +18,7 @@ import os
 import shutil
 
 from ..errors import RocpdError
-from ..filters import Filter, resolve
+from ..io.filters import Filter, resolve
 from ..progress import iterate
 from . import _activity as act
 from .perfetto import _lanes

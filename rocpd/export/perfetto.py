@@ -24,9 +24,9 @@ backend and shared-memory hint recorded in the trace's config).
 
 from __future__ import annotations
 
+from ..counters.metrics import source_rows
 from ..errors import RocpdError
-from ..filters import Filter, resolve
-from ..metrics import source_rows
+from ..io.filters import Filter, resolve
 from ..progress import Bar, iterate
 from . import _activity as act
 from ._perfetto_buffer import Budget, config_packet

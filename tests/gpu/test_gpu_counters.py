@@ -73,7 +73,7 @@ def sol_run(tmp_path_factory):
                        capture_output=True, text=True, env=e, cwd=ROOT, timeout=1200)
     assert p.returncode == 0, p.stdout + p.stderr
     import rocpd
-    from rocpd import sol
+    from rocpd.counters import sol
 
     db = tmp / "t_results.db"
     with rocpd.connect(str(db)) as c:
@@ -83,7 +83,7 @@ def sol_run(tmp_path_factory):
 
 def _gemm(res):
     k = res.kernels
-    from rocpd import sol
+    from rocpd.counters import sol
 
     k = k[[sol.dominant(r) == "tensor_bf16" for _, r in k.iterrows()]]
     assert len(k), "no bf16 tensor kernel among " + ", ".join(res.kernels["kernel_name"])
@@ -179,7 +179,7 @@ def test_sol_no_unexplained_value_above_an_empirical_peak(sol_run):
     """The run's peaks were measured afresh by kernels that stress each resource: the GEMM and
     the copy stay within reach of them, L2 is measured above DRAM, and anything above an
     empirical peak carries its reason in the table."""
-    from rocpd import sol_format
+    from rocpd.counters import sol_format
 
     db, res = sol_run
     print(sol_format.format_sol(res))

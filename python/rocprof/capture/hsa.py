@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 
-from .. import _core, backends, library_dir
+from .. import _core, backends
+from .._libs import library_dir
 from ..options import Options
 from . import cupti
 

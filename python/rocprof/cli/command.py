@@ -26,7 +26,8 @@ import signal
 import subprocess
 import sys
 
-from .. import backends, library_dir, paths, run_report
+from .. import backends, paths, run_report
+from .._libs import library_dir
 from ..children import child_environment
 from ..options import Options
 

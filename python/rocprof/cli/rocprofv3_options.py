@@ -10,7 +10,8 @@ import os
 import subprocess
 import sys
 
-from . import UsageError
+from ..periods import PERIOD_UNITS  # noqa: F401 - the choices of --collection-period-unit
+from .errors import UsageError
 
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("0", "false", "no", "off")
@@ -116,7 +117,6 @@ def run_input_jobs(path: str, own: list[str], target: list[str]) -> int:
 
 # ---- -P/--collection-period, --log-level, --preload ------------------------------------------
 
-PERIOD_UNITS = {"hour": 3600.0, "min": 60.0, "sec": 1.0, "msec": 1e-3, "usec": 1e-6, "nsec": 1e-9}
 LOG_LEVELS = ("fatal", "error", "warning", "info", "trace", "env")
 
 
@@ -136,29 +136,6 @@ def parse_period(text: str) -> tuple[float, float, int]:
 
 
 parse_period.__name__ = "DELAY:DURATION:REPEAT"
-
-
-def start_collection_periods(periods: list[tuple[float, float, int]], unit: str) -> None:
-    """A daemon thread that resumes the (paused-at-start) session for each period's DURATION
-    after its DELAY, REPEAT times; several periods run one after another."""
-    import threading
-    import time
-
-    import roctx
-
-    scale = PERIOD_UNITS[unit]
-
-    def run() -> None:
-        for delay, duration, repeat in periods:
-            n = 0
-            while repeat == 0 or n < repeat:
-                time.sleep(delay * scale)
-                roctx.resume()
-                time.sleep(duration * scale)
-                roctx.pause()
-                n += 1
-
-    threading.Thread(target=run, name="rocprof-collection-period", daemon=True).start()
 
 
 def shows_notes(level: str) -> bool:

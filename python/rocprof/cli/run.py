@@ -12,8 +12,8 @@ import os
 import sys
 
 from ..options import Options
-from . import UsageError
 from . import rocprofv3_options as v3
+from .errors import UsageError
 from .run_parser import DEFAULT_RATE, add_parser  # noqa: F401 - the subcommand's parser
 from .target import run_target
 
@@ -107,7 +107,7 @@ def options_from(args) -> Options:
         o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
     o.sol = bool(args.sol)
     if args.pmc or o.sol:
-        from rocpd import kernel_metrics as metrics
+        from rocpd.counters import kernel_metrics as metrics
 
         try:
             o.pmc, o.counter_aliases = metrics.resolve(args.pmc)

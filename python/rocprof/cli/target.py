@@ -47,7 +47,8 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
         run_report.say(f"rocprof run: {e}")
         run_report.finish()
         return 2
-    from .rocprofv3_options import shows_notes, start_collection_periods
+    from ..periods import start_collection_periods
+    from .rocprofv3_options import shows_notes
 
     if options.preload:
         session.notes.append("--preload applies to commands (rocprof run -- CMD); a script runs "
