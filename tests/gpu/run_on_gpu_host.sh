@@ -162,7 +162,7 @@ sol_no_unexplained() (  # rocpd sol on a GEMM + copy: no %Emp above 100 without 
   $PY - "$d/sol_results.db" <<'EOF'
 import sys
 import rocpd
-from rocpd import sol, sol_format
+from rocpd.counters import sol, sol_format
 with rocpd.connect(sys.argv[1]) as db:
     res = sol.compute(db)
 over = res.run[res.run["pct_of_empirical"] > 100]
