@@ -169,8 +169,12 @@ def output_formats() -> dict[str, str]:
     """`rocprof run -f` names (rocprofv3's) → what each is, from the export registry."""
     from rocpd.export import formats
 
-    out = {f.rocprofv3: f.label for f in formats() if f.rocprofv3}
-    return {**out, DATABASE_FORMAT: "the database itself"}
+    # File sets named by a prefix first, then single files, then archives (rocprofv3's order:
+    # csv, json, pftrace, otf2), and the database itself last.
+    kinds = ("prefix", "file", "folder")
+    named = sorted((f for f in formats() if f.rocprofv3),
+                   key=lambda f: (kinds.index(f.target), f.rocprofv3))
+    return {**{f.rocprofv3: f.label for f in named}, DATABASE_FORMAT: "the database itself"}
 
 
 def write_format(database: str, fmt: str) -> list[str]:

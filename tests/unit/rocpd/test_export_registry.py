@@ -29,7 +29,7 @@ def test_rocprof_run_and_rocpd_convert_offer_the_registry():
     p = argparse.ArgumentParser()
     run_cli.add_parser(p)
     [f] = [a for a in p._actions if "-f" in a.option_strings]
-    assert set(f.choices) == {"csv", "json", "pftrace", "otf2", "rocpd"}
+    assert list(f.choices) == ["csv", "json", "pftrace", "otf2", "rocpd"]  # rocprofv3's order
     assert "json (Chrome trace)" in f.help and "pftrace (Perfetto)" in f.help
     sub = argparse.ArgumentParser().add_subparsers()
     convert.add_parser(sub)
