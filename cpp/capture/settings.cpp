@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,8 @@ namespace {
 
 template <class S>
 struct Fields {
+  // "section.<activity>=0/1" for every activity the backend supports (S::kSupported).
+  ActivitySet S::* activities = nullptr;
   std::vector<std::pair<const char*, bool S::*>> bools;
   std::vector<std::pair<const char*, uint32_t S::*>> numbers;
   std::vector<std::pair<const char*, std::string S::*>> strings;
@@ -23,13 +26,8 @@ struct Fields {
 
 const Fields<CuptiSettings>& cupti_fields() {
   static const Fields<CuptiSettings> f{
+      &CuptiSettings::activities,
       {{"enabled", &CuptiSettings::enabled},
-       {"kernels", &CuptiSettings::kernels},
-       {"copies", &CuptiSettings::copies},
-       {"allocations", &CuptiSettings::allocations},
-       {"runtime_api", &CuptiSettings::runtime_api},
-       {"driver_api", &CuptiSettings::driver_api},
-       {"sync", &CuptiSettings::sync},
        {"launch_sites", &CuptiSettings::launch_sites},
        {"region", &CuptiSettings::region},
        {"truncate", &CuptiSettings::truncate},
@@ -47,6 +45,7 @@ const Fields<CuptiSettings>& cupti_fields() {
 
 const Fields<SamplingSettings>& sampling_fields() {
   static const Fields<SamplingSettings> f{
+      nullptr,
       {{"wall", &SamplingSettings::wall}, {"native", &SamplingSettings::native}},
       {{"hz", &SamplingSettings::hz}},
       {{"launcher_file", &SamplingSettings::launcher_file},
@@ -55,7 +54,8 @@ const Fields<SamplingSettings>& sampling_fields() {
 }
 
 const Fields<MarkersSettings>& markers_fields() {
-  static const Fields<MarkersSettings> f{{{"start_paused", &MarkersSettings::start_paused},
+  static const Fields<MarkersSettings> f{nullptr,
+                                         {{"start_paused", &MarkersSettings::start_paused},
                                           {"kernel_rename", &MarkersSettings::kernel_rename},
                                           {"redact_text", &MarkersSettings::redact_text}},
                                          {},
@@ -65,12 +65,8 @@ const Fields<MarkersSettings>& markers_fields() {
 
 // AMD (capture/hsa/, issue 15).
 const Fields<HsaSettings>& hsa_fields() {
-  static const Fields<HsaSettings> f{{{"enabled", &HsaSettings::enabled},
-                                      {"kernels", &HsaSettings::kernels},
-                                      {"copies", &HsaSettings::copies},
-                                      {"allocations", &HsaSettings::allocations},
-                                      {"hsa_api", &HsaSettings::hsa_api},
-                                      {"hip_api", &HsaSettings::hip_api},
+  static const Fields<HsaSettings> f{&HsaSettings::activities,
+                                     {{"enabled", &HsaSettings::enabled},
                                       {"launch_sites", &HsaSettings::launch_sites},
                                       {"region", &HsaSettings::region},
                                       {"truncate", &HsaSettings::truncate},
@@ -83,6 +79,7 @@ const Fields<HsaSettings>& hsa_fields() {
 
 const Fields<MetricsSettings>& metrics_fields() {
   static const Fields<MetricsSettings> f{
+      nullptr,
       {},
       {{"hz", &MetricsSettings::hz}},
       {{"gpus", &MetricsSettings::gpus}, {"cpus", &MetricsSettings::cpus}}};
@@ -90,7 +87,8 @@ const Fields<MetricsSettings>& metrics_fields() {
 }
 
 const Fields<CounterSettings>& counter_fields() {
-  static const Fields<CounterSettings> f{{},
+  static const Fields<CounterSettings> f{nullptr,
+                                         {},
                                          {},
                                          {{"metrics", &CounterSettings::metrics},
                                           {"origin", &CounterSettings::origin},
@@ -106,8 +104,22 @@ bool parse_bool(const std::string& v, bool* out) {
 }
 
 template <class S>
+constexpr ActivitySet supported() {
+  if constexpr (std::is_same_v<S, CuptiSettings> || std::is_same_v<S, HsaSettings>)
+    return S::kSupported;
+  return {};
+}
+
+template <class S>
 bool set(const Fields<S>& f, S* s, const std::string& key, const std::string& value,
          std::string* error) {
+  Activity a;
+  if (f.activities != nullptr && parse_activity(key, &a) && supported<S>().has(a)) {
+    bool on = false;
+    if (!parse_bool(value, &on)) return *error = "expected 0 or 1, not '" + value + "'", false;
+    (s->*f.activities).set(a, on);
+    return true;
+  }
   for (const auto& [name, member] : f.bools)
     if (key == name) {
       if (parse_bool(value, &(s->*member))) return true;
@@ -129,6 +141,11 @@ bool set(const Fields<S>& f, S* s, const std::string& key, const std::string& va
 
 template <class S>
 void print(const Fields<S>& f, const S& s, const char* section, std::string* out) {
+  if (f.activities != nullptr)
+    for (const ActivityInfo& info : kActivities)
+      if (supported<S>().has(info.id))
+        *out += std::string(section) + "." + info.name + "=" +
+                ((s.*f.activities).has(info.id) ? "1" : "0") + "\n";
   for (const auto& [name, member] : f.bools)
     *out += std::string(section) + "." + name + "=" + (s.*member ? "1" : "0") + "\n";
   for (const auto& [name, member] : f.numbers)

@@ -7,12 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "capture/activity.hpp"
+
 namespace rocprof {
 
 struct CuptiSettings {
+  // What CUPTI can record; cupti_backend.cpp maps each to its activity kinds.
+  static constexpr ActivitySet kSupported{
+      Activity::kernels,     Activity::copies,     Activity::sets, Activity::allocations,
+      Activity::runtime_api, Activity::driver_api, Activity::sync};
   bool enabled = false;  // GPU tracing asked for (the launcher's default turns it on)
-  bool kernels = true, copies = true, allocations = false;
-  bool runtime_api = true, driver_api = true, sync = true;
+  ActivitySet activities{Activity::kernels,     Activity::copies,     Activity::sets,
+                         Activity::runtime_api, Activity::driver_api, Activity::sync};
   bool launch_sites = true;  // Python line of each launch (needs the Python extension)
   bool region = true;        // innermost ROCTx range of each launch
   bool truncate = false, mangled = false;  // kernel display names (-T, -M)
@@ -72,10 +78,14 @@ struct MarkersSettings {
 
 // ---- AMD: HSA tools interface + HIP API callbacks (capture/hsa/, issue 15) -------------
 struct HsaSettings {
+  // What the HSA tools interface and HIP callbacks can record; hsa_backend.cpp maps each
+  // (runtime_api and hip_api are both HIP's runtime calls; hsa_api every HSA core/AMD-extension
+  // call).
+  static constexpr ActivitySet kSupported{Activity::kernels,     Activity::copies,
+                                          Activity::allocations, Activity::runtime_api,
+                                          Activity::hip_api,     Activity::hsa_api};
   bool enabled = false;  // AMD GPU tracing asked for (the launcher's default turns it on)
-  bool kernels = true, copies = true, allocations = false;
-  bool hsa_api = false;      // --hsa-trace: every HSA core/AMD-extension call
-  bool hip_api = false;      // --hip-trace: HIP runtime calls (HIP's callback registration)
+  ActivitySet activities{Activity::kernels, Activity::copies};
   bool launch_sites = true;  // Python line of each dispatch (needs the Python extension)
   bool region = true;        // innermost ROCTx range of each dispatch
   bool truncate = false, mangled = false;      // kernel display names (-T, -M)

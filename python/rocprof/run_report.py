@@ -161,24 +161,31 @@ def _summary(databases: list[str], options) -> None:
         _failed("-S", e)
 
 
+# `-f rocpd`: the database itself, which is always written.
+DATABASE_FORMAT = "rocpd"
+
+
+def output_formats() -> dict[str, str]:
+    """`rocprof run -f` names (rocprofv3's) → what each is, from the export registry."""
+    from rocpd.export import formats
+
+    # File sets named by a prefix first, then single files, then archives (rocprofv3's order:
+    # csv, json, pftrace, otf2), and the database itself last.
+    kinds = ("prefix", "file", "folder")
+    named = sorted((f for f in formats() if f.rocprofv3),
+                   key=lambda f: (kinds.index(f.target), f.rocprofv3))
+    return {**{f.rocprofv3: f.label for f in named}, DATABASE_FORMAT: "the database itself"}
+
+
 def write_format(database: str, fmt: str) -> list[str]:
     """-f FMT: `database` also written as FMT beside it, named as rocprofv3 names them
     (NAME_kernel_trace.csv ..., NAME_results.json/.pftrace/.otf2)."""
     import rocpd
-    from rocpd.export import chrome, otf2, perfetto
-    from rocpd.export import csv as csv_export
+    from rocpd.export import formats
 
+    if fmt == DATABASE_FORMAT:
+        return []
     prefix = paths.prefix_of(database)
+    chosen = next(f for f in formats() if f.rocprofv3 == fmt)
     with rocpd.connect(database) as db:
-        if fmt == "csv":
-            written = csv_export.write(db, prefix)
-        elif fmt == "json":
-            written = [chrome.write(db, prefix + "_results.json")]
-        elif fmt == "pftrace":
-            written = [perfetto.write(db, prefix + "_results.pftrace")]
-        elif fmt == "otf2":  # an archive beside the database, sharing its folder
-            written = [otf2.write(db, os.path.dirname(prefix) or ".", shared=True,
-                                  archive_name=os.path.basename(prefix) + "_results")]
-        else:  # rocpd: the database itself
-            written = []
-    return [str(w) for w in written if w]
+        return chosen.write_named(db, os.path.dirname(prefix), os.path.basename(prefix))

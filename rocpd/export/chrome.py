@@ -16,6 +16,10 @@ from ..io.filters import Filter, resolve
 from ..progress import iterate
 from . import _activity as act
 
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".json", "target": "file", "aliases": ["json"], "rocprofv3": "json",
+          "label": "Chrome trace"}
+
 # GPU tracks get synthetic thread ids far above any OS tid so they never collide with CPU threads.
 _GPU_TID_BASE = 1 << 40
 

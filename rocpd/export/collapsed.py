@@ -8,6 +8,9 @@ from __future__ import annotations
 from ..errors import RocpdError
 from ..summary.samples import collapsed
 
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".folded", "target": "file"}
+
 _FILTERS = ("window", "roctx_range", "tid", "pid", "lines", "by_thread")
 
 

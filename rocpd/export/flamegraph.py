@@ -11,6 +11,9 @@ from ..errors import RocpdError
 from ..summary.samples import collapsed
 from .collapsed import options_of
 
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".svg", "target": "file", "aliases": ["svg"]}
+
 ROW = 16
 MIN_PX = 0.5  # narrower frames are dropped from the picture (not from the totals)
 

@@ -23,6 +23,9 @@ from ..progress import iterate
 from . import _activity as act
 from .perfetto import _lanes
 
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".otf2", "target": "folder", "rocprofv3": "otf2"}
+
 
 def _otf2():
     try:

@@ -31,6 +31,10 @@ from ..progress import Bar, iterate
 from . import _activity as act
 from ._perfetto_buffer import Budget, config_packet
 
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".pftrace", "target": "file", "aliases": ["pftrace"], "rocprofv3": "pftrace",
+          "label": "Perfetto"}
+
 _SEQ = 1  # one trusted packet sequence for the whole file
 
 

@@ -186,10 +186,12 @@ std::string leave_out_queries() {
     CUptiResult(CUPTIAPI* enable)(CUpti_CallbackId, uint8_t);
     const char* const* names;
     size_t count;
-  } sets[] = {{g_settings.runtime, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-               a.activity_enable_runtime_api, kRuntimeQueries, std::size(kRuntimeQueries)},
-              {g_settings.driver, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
-               a.activity_enable_driver_api, kDriverQueries, std::size(kDriverQueries)}};
+  } sets[] = {{g_settings.activities.has(Activity::runtime_api), CUPTI_CB_DOMAIN_RUNTIME_API,
+               CUPTI_RUNTIME_TRACE_CBID_SIZE, a.activity_enable_runtime_api, kRuntimeQueries,
+               std::size(kRuntimeQueries)},
+              {g_settings.activities.has(Activity::driver_api), CUPTI_CB_DOMAIN_DRIVER_API,
+               CUPTI_DRIVER_TRACE_CBID_SIZE, a.activity_enable_driver_api, kDriverQueries,
+               std::size(kDriverQueries)}};
   std::string out;
   bool missing = false;
   for (const auto& set : sets) {
@@ -255,21 +257,32 @@ void poll_loop() {
   }
 }
 
+// The one place the activity vocabulary becomes CUPTI's activity kinds (CuptiSettings::kSupported
+// lists the same activities).
+constexpr struct {
+  Activity activity;
+  CUpti_ActivityKind kind;
+} kActivityKinds[] = {
+    {Activity::kernels, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},  // never KIND_KERNEL
+    {Activity::copies, CUPTI_ACTIVITY_KIND_MEMCPY},
+    {Activity::sets, CUPTI_ACTIVITY_KIND_MEMSET},
+    {Activity::allocations, CUPTI_ACTIVITY_KIND_MEMORY2},
+    {Activity::runtime_api, CUPTI_ACTIVITY_KIND_RUNTIME},
+    {Activity::driver_api, CUPTI_ACTIVITY_KIND_DRIVER},
+    {Activity::sync, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+};
+
 // The backend's own compiled form of its typed settings (the regexes compiled once).
 bool compile_settings(const CuptiSettings& in, std::string* why) {
   Settings s;
-  s.kernel = in.kernels;
-  s.memcpy = in.copies;
-  s.memory = in.allocations;
-  s.runtime = in.runtime_api;
-  s.driver = in.driver_api;
-  s.sync = in.sync;
+  s.activities = in.activities;
   s.callsite = in.launch_sites;
   s.region = in.region;
   // Synchronisation and allocation records get their thread from an ENTER callback.
-  const std::string cb = !in.callbacks.empty()  ? in.callbacks
-                         : (s.sync || s.memory) ? "all"
-                                                : "launch";
+  const std::string cb =
+      !in.callbacks.empty()                                                           ? in.callbacks
+      : (s.activities.has(Activity::sync) || s.activities.has(Activity::allocations)) ? "all"
+                                                                                      : "launch";
   s.callbacks = cb == "none" ? 0 : cb == "launch" ? 1 : 2;
   s.timestamp = in.timestamp;
   s.process = in.process;
@@ -327,7 +340,7 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettin
   if (want_counters) {
     // Counter values attach to kernel dispatches, and a kernel's correlation id is its runtime
     // call's when there is one: both need the kernel records and the launch callbacks.
-    g_settings.kernel = true;
+    g_settings.activities.set(Activity::kernels, true);
     if (g_settings.callbacks == 0) g_settings.callbacks = 1;
   }
   g_api = load(settings.cupti.library_candidates, &why);
@@ -370,19 +383,12 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettin
   const Settings& s = g_settings;
   g_enabled.clear();
   g_enabled.push_back(CUPTI_ACTIVITY_KIND_DEVICE);
-  if (s.kernel) g_enabled.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);  // never KIND_KERNEL
-  if (s.memcpy) {
-    g_enabled.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
-    g_enabled.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
-  }
-  if (s.memory) g_enabled.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
-  if (s.runtime) g_enabled.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
-  if (s.driver) g_enabled.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
-  if (s.sync) g_enabled.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  for (const auto& [activity, kind] : kActivityKinds)
+    if (s.activities.has(activity)) g_enabled.push_back(kind);
   std::string kinds;
   for (CUpti_ActivityKind k : g_enabled)
     if ((r = a.cuptiActivityEnable(k)) != CUPTI_SUCCESS) warn("activity enable", r);
-  if (s.runtime || s.driver)
+  if (s.activities.has(Activity::runtime_api) || s.activities.has(Activity::driver_api))
     c.info(MetadataInfo{"rocprof.cupti.api_left_out", leave_out_queries()});
   // ENTER callbacks only where GPU work starts or is waited for.
   const struct {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/settings.hpp"
 #include "cupti_loader.hpp"
 
 namespace rocprof {
@@ -47,7 +48,7 @@ inline bool launch_info(uint32_t corr, uint32_t* tid, uint32_t* region, uint32_t
 }
 
 struct Settings {
-  bool kernel = true, memcpy = true, memory = false, runtime = true, driver = true, sync = true;
+  ActivitySet activities = CuptiSettings{}.activities;  // CuptiSettings::activities
   bool callsite = true, region = true, truncate = false, mangled = false;
   // ENTER callbacks (the callback API): 0 none, 1 launches/copies/sets only (launching thread,
   // ROCTx range, call site of each GPU operation), 2 also synchronisations and allocations

@@ -176,6 +176,14 @@ void note(CaptureContext& c, const std::string& tag, const std::string& value) {
 // Both OnLoad and the session are there: switch tracing on. Under g_mu.
 void activate(CaptureContext& c) {
   const HsaSettings& s = g_settings;
+  // The one place the activity vocabulary becomes this backend's switches.
+  const bool kernels = s.activities.has(Activity::kernels);
+  const bool copies = s.activities.has(Activity::copies);
+  const bool allocations = s.activities.has(Activity::allocations);
+  const bool hsa_api = s.activities.has(Activity::hsa_api);
+  // The GPU runtime's API is HIP's here (rocprofv3's --runtime-trace: HIP runtime API).
+  const bool hip_api =
+      s.activities.has(Activity::hip_api) || s.activities.has(Activity::runtime_api);
   compile_names(s);
   note(c, "runtime_library", runtime_library());
   note(c, "runtime_version", std::to_string(g_rt.version));
@@ -183,7 +191,7 @@ void activate(CaptureContext& c) {
        "system ticks x " + std::to_string(g_rt.ns_per_tick) + " ns + " +
            std::to_string(g_rt.offset_ns) + " ns = CLOCK_BOOTTIME");
   write_agents(c);
-  if (s.hsa_api) {
+  if (hsa_api) {
     install_api_tracing();
     api_tracing_names(c);
   }
@@ -193,16 +201,16 @@ void activate(CaptureContext& c) {
   }
   dispatch_session_start(c);
   std::string active = "hsa_tools";
-  if (s.kernels) active += ",kernel_trace";
-  if (s.copies) active += ",memory_copy_trace";
-  if (s.allocations) active += ",memory_allocation_trace";
-  if (s.hsa_api) active += ",hsa_trace";
+  if (kernels) active += ",kernel_trace";
+  if (copies) active += ",memory_copy_trace";
+  if (allocations) active += ",memory_allocation_trace";
+  if (hsa_api) active += ",hsa_trace";
   g_on.region.store(s.region, std::memory_order_relaxed);
-  g_on.kernels.store(s.kernels, std::memory_order_relaxed);
-  g_on.copies.store(s.copies, std::memory_order_relaxed);
-  g_on.allocations.store(s.allocations, std::memory_order_relaxed);
-  g_on.hsa_api.store(s.hsa_api, std::memory_order_release);
-  if (s.hip_api) {
+  g_on.kernels.store(kernels, std::memory_order_relaxed);
+  g_on.copies.store(copies, std::memory_order_relaxed);
+  g_on.allocations.store(allocations, std::memory_order_relaxed);
+  g_on.hsa_api.store(hsa_api, std::memory_order_release);
+  if (hip_api) {
     std::string why;
     if (hip_start(c, &why)) {
       active += ",hip_trace";

@@ -1,5 +1,5 @@
 """rocprofv3's own option forms for `rocprof run`: `[BOOL]` values (`--kernel-trace=false`,
-`--sys-trace true`), `-f/--output-format` (written at exit by run_report.py), `-u/--summary-units`,
+`--sys-trace true`), `-f/--output-format` (written at exit by run_report.py, from rocpd's export registry), `-u/--summary-units`,
 `--summary-output-file`, `--selected-regions`, and `-i/--input` files (YAML, JSON; each job of
 the multi-job form runs the target once)."""
 
@@ -10,12 +10,12 @@ import os
 import subprocess
 import sys
 
+from .. import option_table as table
 from ..periods import PERIOD_UNITS  # noqa: F401 - the choices of --collection-period-unit
 from .errors import UsageError
 
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("0", "false", "no", "off")
-FORMATS = ("csv", "json", "pftrace", "otf2", "rocpd")
 UNITS = {"sec": "s", "msec": "ms", "usec": "us", "nsec": "ns"}  # rocprofv3 → rocpd.stats
 
 
@@ -89,7 +89,7 @@ def job_argv(job: dict) -> list[str]:
     """A job's options as command-line tokens (`kernel_trace: true` → `--kernel-trace=true`)."""
     argv: list[str] = []
     for key, value in job.items():
-        flag = "--" + str(key).replace("_", "-")
+        flag = table.input_flag(key)
         if isinstance(value, bool):
             argv.append(f"{flag}={'true' if value else 'false'}")
         elif isinstance(value, list):
@@ -117,7 +117,7 @@ def run_input_jobs(path: str, own: list[str], target: list[str]) -> int:
 
 # ---- -P/--collection-period, --log-level, --preload ------------------------------------------
 
-LOG_LEVELS = ("fatal", "error", "warning", "info", "trace", "env")
+LOG_LEVELS = table.by_name("--log-level").argparse["choices"]
 
 
 def parse_period(text: str) -> tuple[float, float, int]:

@@ -10,7 +10,7 @@ from rocprof.options import Options
 
 def test_defaults_are_stated_once():
     s = _core.CaptureSettings()
-    assert s.cupti.enabled is False and s.cupti.kernels is True and s.cupti.flush_ms == 250
+    assert s.cupti.enabled is False and "kernels" in s.cupti.activities and s.cupti.flush_ms == 250
     assert s.sampling.hz == 0 and _core.SamplingSettings.DEFAULT_HZ == 1000
 
 
@@ -28,13 +28,14 @@ def test_validation_names_the_option():
 def test_text_form_round_trips():
     s = _core.CaptureSettings()
     s.cupti.enabled = True
-    s.cupti.copies = False
+    s.cupti.activities = ["kernels", "sync"]
     s.cupti.kernel_exclude = "^nccl"
     s.sampling.hz = 250
     s.sampling.wall = True
     back = _core.CaptureSettings.from_text(s.to_text())
     assert back.to_text() == s.to_text()
     assert back.cupti.kernel_exclude == "^nccl" and back.sampling.hz == 250 and back.sampling.wall
+    assert back.cupti.activities == ["kernels", "sync"]
 
 
 def test_text_form_rejects_unknown_keys_in_one_line():

@@ -1,8 +1,8 @@
 // Benchmark-only bindings for B1 (benchmarks/b1_roctx.py and its regression guard): the native
 // share of a recorded `with roctx.range(...)`, so the figure can be split into Python's `with`
 // machinery, the native push/pop (stack, record into the ring, two stamps) and a clock read.
-// They live in the Python module, so that the shipped librocprof_core carries no benchmark
-// code.
+// They live in the test module (rocprof._core_testing), so that nothing shipped carries
+// benchmark code.
 #include <stdexcept>
 #include <string>
 

@@ -1,8 +1,8 @@
-// Benchmark-only binding (rocprof._core._bench_baseline_insert, used by
+// Benchmark-only binding (rocprof._core_testing._bench_baseline_insert, used by
 // benchmarks/b4_throughput.py): B4's baseline, the rows the sink writes for n ROCTx ranges
 // inserted by the plainest loop SQLite allows (two prepared statements, one transaction, same
-// schema and pragmas). The sink's sustained rate is judged against this. It lives here, in the
-// Python module, so that the shipped librocprof_core carries no benchmark code.
+// schema and pragmas). The sink's sustained rate is judged against this. It lives in the test
+// module, so that nothing shipped carries benchmark code.
 #include <stdexcept>
 #include <string>
 
