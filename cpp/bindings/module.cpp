@@ -503,12 +503,15 @@ PYBIND11_MODULE(_core, mod) {
     rocprof::Collector* c = s::current();
     return c ? c->records_written() : 0;
   });
-  mod.def("backends", [] {
-    py::list out;
-    for (const auto& b : s::backend_statuses())
-      out.append(py::make_tuple(b.name, b.compiled, b.live, b.reason));
-    return out;
-  });
+  mod.def(
+      "backends",
+      [](const std::string& only) {
+        py::list out;
+        for (const auto& b : s::backend_statuses(only))
+          out.append(py::make_tuple(b.name, b.compiled, b.live, b.reason));
+        return out;
+      },
+      py::arg("name") = "");
   mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench",
           py::arg("wait") = true);
   // _bench_baseline_insert: bindings/bench_baseline.cpp (benchmark code stays out of

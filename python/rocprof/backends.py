@@ -51,7 +51,11 @@ def statuses() -> list[dict]:
 
 
 def _status(name: str) -> dict:
-    return next(s for s in statuses() if s["name"] == name)
+    """One backend's status, probing only that one (a probe may load libraries: ROCm SMI,
+    libunwind ...; a session asks only about the backends its options need)."""
+    for native, compiled, live, reason in _core.backends(name):
+        return dict(name=native, compiled=compiled, live=live, reason=reason)
+    return next(s for s in statuses() if s["name"] == name)  # not compiled in: why not
 
 
 def _configure_gpu(options: Options, settings) -> list[str]:
