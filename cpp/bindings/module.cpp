@@ -468,11 +468,14 @@ PYBIND11_MODULE(_core, mod) {
     rocprof::Collector* c = s::current();
     return c ? c->records_written() : 0;
   });
-  mod.def("backends", [] {
-    py::list out;
-    for (const auto& b : s::backend_statuses())
-      out.append(py::make_tuple(b.name, b.compiled, b.live, b.reason));
-    return out;
-  });
+  mod.def(
+      "backends",
+      [](const std::string& only) {
+        py::list out;
+        for (const auto& b : s::backend_statuses(only))
+          out.append(py::make_tuple(b.name, b.compiled, b.live, b.reason));
+        return out;
+      },
+      py::arg("name") = "");
   // Benchmark and test-only functions live in rocprof._core_testing (bindings/testing/).
 }

@@ -92,7 +92,11 @@ def statuses(listed_only: bool = True) -> list[dict]:
 
 
 def _status(name: str) -> dict:
-    return next(s for s in statuses(listed_only=False) if s["name"] == name)
+    """One backend's status, probing only that one (a probe may load libraries: ROCm SMI,
+    libunwind ...; a session asks only about the backends its options need)."""
+    for native, compiled, live, reason in _core.backends(name):
+        return dict(name=native, compiled=compiled, live=live, reason=reason)
+    return next(s for s in statuses(listed_only=False) if s["name"] == name)  # not compiled in: why not
 
 
 def _configure_gpu(options: Options, settings) -> list[str]:

@@ -21,9 +21,7 @@ same signal), and signals sent to the launcher are forwarded to the command.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import subprocess
 import sys
 
 from .. import backends, paths, run_report
@@ -49,6 +47,8 @@ def classify(argv0: str) -> tuple[str, str]:
             return "command", argv0
         return "script", argv0  # a Python file without the suffix: python would run it too
     if os.sep not in argv0:
+        import shutil
+
         found = shutil.which(argv0)
         if found:
             return "command", found
@@ -95,7 +95,7 @@ def command_environment(options: Options) -> tuple[dict[str, str], list[str]]:
     return env, notes + backend_notes
 
 
-def _forwarder(proc: subprocess.Popen):
+def _forwarder(proc):
     def forward(signum, _frame):
         if signum in _TTY_SIGNALS:
             # From the terminal, the whole foreground process group (the command too) got
@@ -113,6 +113,8 @@ def _forwarder(proc: subprocess.Popen):
 
 
 def run_command(options: Options, argv: list[str]) -> int:
+    import subprocess
+
     run_report.begin()
     try:
         env, notes = command_environment(options)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 from .. import option_table as table
@@ -103,6 +102,8 @@ def run_input_jobs(path: str, own: list[str], target: list[str]) -> int:
     """Each job runs the target once, as `rocprof run JOB-OPTIONS OWN-OPTIONS -- TARGET`
     (options on the command line win over the file's). Returns the first failing job's
     status, else 0."""
+    import subprocess
+
     status = 0
     jobs = _load(path)
     for n, job in enumerate(jobs):

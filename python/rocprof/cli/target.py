@@ -6,7 +6,6 @@ import os
 import runpy
 import signal
 import sys
-import traceback
 
 from .. import run_report
 from ..options import Options
@@ -31,6 +30,8 @@ def _print_user_traceback(exc: BaseException) -> None:
                               or tb.tb_frame.f_code.co_filename == runpy.__file__
                               or "<frozen runpy>" in tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
+    import traceback
+
     try:
         if sys.stderr is not None:
             traceback.print_exception(type(exc), exc, tb)

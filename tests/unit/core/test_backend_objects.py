@@ -42,7 +42,7 @@ def test_the_list_is_static_and_describes_every_backend():
 
 def test_a_request_no_backend_serves_is_one_line():
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_core, "backends", lambda: [("sampling", True, False, "no timer here")])
+        mp.setattr(_core, "backends", lambda name="": [("sampling", True, False, "no timer here")])
         _, notes = backends.configure(Options(sample=100))
     assert notes == ["--sample requested but call-stack sampling is unavailable here (no timer here)"]
 
