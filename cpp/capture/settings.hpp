@@ -9,15 +9,20 @@
 
 namespace rocprof {
 
+// How every GPU backend names and picks the kernels it traces (capture/kernel_names.hpp).
+struct KernelNameSettings {
+  bool truncate = false, mangled = false;  // display names: -T/--truncate-kernels, -M
+  // --trace-kernel-include/exclude-regex: POSIX extended regular expressions (glibc; the
+  // dialect rocpd.regex checks too) on the demangled name. A kernel left out is not traced.
+  std::string include, exclude;
+};
+
 struct CuptiSettings {
   bool enabled = false;  // GPU tracing asked for (the launcher's default turns it on)
   bool kernels = true, copies = true, allocations = false;
   bool runtime_api = true, driver_api = true, sync = true;
   bool launch_sites = true;  // Python line of each launch (needs the Python extension)
   bool region = true;        // innermost ROCTx range of each launch
-  bool truncate = false, mangled = false;  // kernel display names (-T, -M)
-  // POSIX extended regular expressions (glibc), the dialect rocpd.regex checks too.
-  std::string kernel_include, kernel_exclude;
   // ENTER callbacks: "none", "launch" (launches/copies/sets), "all" (also syncs, allocations);
   // "" chooses: "all" when sync or allocations are traced (their thread comes from there).
   std::string callbacks;
@@ -78,8 +83,6 @@ struct HsaSettings {
   bool hip_api = false;      // --hip-trace: HIP runtime calls (HIP's callback registration)
   bool launch_sites = true;  // Python line of each dispatch (needs the Python extension)
   bool region = true;        // innermost ROCTx range of each dispatch
-  bool truncate = false, mangled = false;      // kernel display names (-T, -M)
-  std::string kernel_include, kernel_exclude;  // POSIX extended, as CuptiSettings
 };
 // ---- end of the AMD block ---------------------------------------------------------------
 // ---- device and host metrics over time (capture/metrics/) --------------------------------
@@ -98,6 +101,7 @@ struct MetricsSettings {
 // ---- end of device and host metrics -----------------------------------------------------
 
 struct CaptureSettings {
+  KernelNameSettings kernel_names;  // every GPU backend's
   CuptiSettings cupti;
   SamplingSettings sampling;
   MarkersSettings markers;

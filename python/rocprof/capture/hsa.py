@@ -70,10 +70,6 @@ def configure(options: Options, settings) -> list[str]:
     # --runtime-trace means the GPU runtime's API, HIP's here (rocprofv3: HIP runtime API).
     h.hip_api = options.hip_trace or options.runtime_trace
     h.hsa_api = options.hsa_trace
-    h.truncate = options.truncate_kernels
-    h.mangled = options.mangled_kernels
-    h.kernel_include = options.kernel_include_regex or ""
-    h.kernel_exclude = options.kernel_exclude_regex or ""
     h.launch_sites = True
     if hasattr(_core, "_hsa_set_callsite_prefixes"):
         _core._hsa_set_callsite_prefixes("\n".join(cupti.library_prefixes()))

@@ -185,7 +185,8 @@ def _add_tracing(p) -> None:
                     help="leave kernels matching RE out of the trace")
     v3.add_bool(tr, "--kernel-rename", help="name each dispatch in the database (region name) by "
                 "the innermost ROCTx range it was launched in, as rocprofv3")
-    v3.add_bool(tr, "-T", "--truncate-kernels", help="kernel names without arguments")
+    v3.add_bool(tr, "-T", "--truncate-kernels", help="kernel names as rocprofv3 truncates them: "
+                "the function's own name, without scope, template arguments or argument list")
     v3.add_bool(tr, "-M", "--mangled-kernels", help="keep mangled kernel names")
 
 
