@@ -11,15 +11,6 @@
 #include "rocprof_schema_sql.hpp"  // generated from rocpd/schema/*.sql
 
 namespace rocprof::rocpd {
-namespace {
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (std::size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size()))
-    text.replace(p, from.size(), to);
-  return text;
-}
-
-}  // namespace
 
 Writer::~Writer() {
   if (db_ != nullptr) close(std::nullopt);
