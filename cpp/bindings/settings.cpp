@@ -73,6 +73,18 @@ void bind_activities(py::module_& m) {
 void bind(py::module_& m) {
   bind_activities(m);
   using rocprof::CaptureSettings, rocprof::CuptiSettings, rocprof::SamplingSettings;
+  using rocprof::KernelNameSettings;
+  py::class_<KernelNameSettings>(m, "KernelNameSettings",
+                                 "how every GPU backend names and picks its kernels")
+      .def(py::init([](const py::kwargs& kw) {
+        KernelNameSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
+      .def_readwrite("truncate", &KernelNameSettings::truncate)
+      .def_readwrite("mangled", &KernelNameSettings::mangled)
+      .def_readwrite("include", &KernelNameSettings::include)
+      .def_readwrite("exclude", &KernelNameSettings::exclude);
   py::class_<CuptiSettings> cupti(m, "CuptiSettings", "NVIDIA GPU tracing: what CUPTI records");
   activities_property(cupti);
   cupti
@@ -84,10 +96,6 @@ void bind(py::module_& m) {
       .def_readwrite("enabled", &CuptiSettings::enabled)
       .def_readwrite("launch_sites", &CuptiSettings::launch_sites)
       .def_readwrite("region", &CuptiSettings::region)
-      .def_readwrite("truncate", &CuptiSettings::truncate)
-      .def_readwrite("mangled", &CuptiSettings::mangled)
-      .def_readwrite("kernel_include", &CuptiSettings::kernel_include)
-      .def_readwrite("kernel_exclude", &CuptiSettings::kernel_exclude)
       .def_readwrite("callbacks", &CuptiSettings::callbacks)
       .def_readwrite("timestamp", &CuptiSettings::timestamp)
       .def_readwrite("process", &CuptiSettings::process)
@@ -134,11 +142,7 @@ void bind(py::module_& m) {
      }))
       .def_readwrite("enabled", &HsaSettings::enabled)
       .def_readwrite("launch_sites", &HsaSettings::launch_sites)
-      .def_readwrite("region", &HsaSettings::region)
-      .def_readwrite("truncate", &HsaSettings::truncate)
-      .def_readwrite("mangled", &HsaSettings::mangled)
-      .def_readwrite("kernel_include", &HsaSettings::kernel_include)
-      .def_readwrite("kernel_exclude", &HsaSettings::kernel_exclude);
+      .def_readwrite("region", &HsaSettings::region);
   py::class_<rocprof::CounterSettings>(m, "CounterSettings",
                                        "per-kernel hardware counters (serialises kernels)")
       .def(py::init([](const py::kwargs& kw) {
@@ -153,6 +157,7 @@ void bind(py::module_& m) {
       .def_readwrite("kernel_exclude", &rocprof::CounterSettings::kernel_exclude);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
+      .def_readwrite("kernel_names", &CaptureSettings::kernel_names)
       .def_readwrite("cupti", &CaptureSettings::cupti)
       .def_readwrite("sampling", &CaptureSettings::sampling)
       .def_readwrite("markers", &CaptureSettings::markers)

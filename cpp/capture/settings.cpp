@@ -24,21 +24,26 @@ struct Fields {
   std::vector<std::pair<const char*, std::string S::*>> strings;
 };
 
+const Fields<KernelNameSettings>& kernel_name_fields() {
+  static const Fields<KernelNameSettings> f{
+      nullptr,
+      {{"truncate", &KernelNameSettings::truncate}, {"mangled", &KernelNameSettings::mangled}},
+      {},
+      {{"include", &KernelNameSettings::include}, {"exclude", &KernelNameSettings::exclude}}};
+  return f;
+}
+
 const Fields<CuptiSettings>& cupti_fields() {
   static const Fields<CuptiSettings> f{
       &CuptiSettings::activities,
       {{"enabled", &CuptiSettings::enabled},
        {"launch_sites", &CuptiSettings::launch_sites},
        {"region", &CuptiSettings::region},
-       {"truncate", &CuptiSettings::truncate},
-       {"mangled", &CuptiSettings::mangled},
        {"timestamp", &CuptiSettings::timestamp},
        {"process", &CuptiSettings::process},
        {"runtime_queries", &CuptiSettings::runtime_queries}},
       {{"flush_ms", &CuptiSettings::flush_ms}, {"buffer_mb", &CuptiSettings::buffer_mb}},
-      {{"kernel_include", &CuptiSettings::kernel_include},
-       {"kernel_exclude", &CuptiSettings::kernel_exclude},
-       {"callbacks", &CuptiSettings::callbacks},
+      {{"callbacks", &CuptiSettings::callbacks},
        {"library_candidates", &CuptiSettings::library_candidates}}};
   return f;
 }
@@ -68,12 +73,9 @@ const Fields<HsaSettings>& hsa_fields() {
   static const Fields<HsaSettings> f{&HsaSettings::activities,
                                      {{"enabled", &HsaSettings::enabled},
                                       {"launch_sites", &HsaSettings::launch_sites},
-                                      {"region", &HsaSettings::region},
-                                      {"truncate", &HsaSettings::truncate},
-                                      {"mangled", &HsaSettings::mangled}},
+                                      {"region", &HsaSettings::region}},
                                      {},
-                                     {{"kernel_include", &HsaSettings::kernel_include},
-                                      {"kernel_exclude", &HsaSettings::kernel_exclude}}};
+                                     {}};
   return f;
 }
 
@@ -278,11 +280,8 @@ bool parse_index_list(const std::string& text, std::vector<uint32_t>* out, bool*
 
 bool validate(const CaptureSettings& s, std::string* error) {
   const CuptiSettings& c = s.cupti;
-  if (!check_regex(c.kernel_include, "--trace-kernel-include-regex", error) ||
-      !check_regex(c.kernel_exclude, "--trace-kernel-exclude-regex", error))
-    return false;
-  if (!check_regex(s.hsa.kernel_include, "--kernel-include-regex", error) ||
-      !check_regex(s.hsa.kernel_exclude, "--kernel-exclude-regex", error))
+  if (!check_regex(s.kernel_names.include, "--trace-kernel-include-regex", error) ||
+      !check_regex(s.kernel_names.exclude, "--trace-kernel-exclude-regex", error))
     return false;
   if (!c.callbacks.empty() && c.callbacks != "none" && c.callbacks != "launch" &&
       c.callbacks != "all")
@@ -335,6 +334,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
     bool ok = false;
     if (eq == std::string::npos)
       why = "expected key=value";
+    else if (key.rfind("kernel_names.", 0) == 0)
+      ok = set(kernel_name_fields(), &s->kernel_names, key.substr(13), value, &why);
     else if (key.rfind("cupti.", 0) == 0)
       ok = set(cupti_fields(), &s->cupti, key.substr(6), value, &why);
     else if (key.rfind("markers.", 0) == 0)
@@ -359,6 +360,7 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
 
 std::string to_text(const CaptureSettings& s) {
   std::string out;
+  print(kernel_name_fields(), s.kernel_names, "kernel_names", &out);
   print(cupti_fields(), s.cupti, "cupti", &out);
   print(sampling_fields(), s.sampling, "sampling", &out);
   print(markers_fields(), s.markers, "markers", &out);

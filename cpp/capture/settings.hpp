@@ -11,6 +11,14 @@
 
 namespace rocprof {
 
+// How every GPU backend names and picks the kernels it traces (capture/kernel_names.hpp).
+struct KernelNameSettings {
+  bool truncate = false, mangled = false;  // display names: -T/--truncate-kernels, -M
+  // --trace-kernel-include/exclude-regex: POSIX extended regular expressions (glibc; the
+  // dialect rocpd.regex checks too) on the demangled name. A kernel left out is not traced.
+  std::string include, exclude;
+};
+
 struct CuptiSettings {
   // What CUPTI can record; cupti_backend.cpp maps each to its activity kinds.
   static constexpr ActivitySet kSupported{
@@ -21,9 +29,6 @@ struct CuptiSettings {
                          Activity::runtime_api, Activity::driver_api, Activity::sync};
   bool launch_sites = true;  // Python line of each launch (needs the Python extension)
   bool region = true;        // innermost ROCTx range of each launch
-  bool truncate = false, mangled = false;  // kernel display names (-T, -M)
-  // POSIX extended regular expressions (glibc), the dialect rocpd.regex checks too.
-  std::string kernel_include, kernel_exclude;
   // ENTER callbacks: "none", "launch" (launches/copies/sets), "all" (also syncs, allocations);
   // "" chooses: "all" when sync or allocations are traced (their thread comes from there).
   std::string callbacks;
@@ -88,8 +93,6 @@ struct HsaSettings {
   ActivitySet activities{Activity::kernels, Activity::copies};
   bool launch_sites = true;  // Python line of each dispatch (needs the Python extension)
   bool region = true;        // innermost ROCTx range of each dispatch
-  bool truncate = false, mangled = false;      // kernel display names (-T, -M)
-  std::string kernel_include, kernel_exclude;  // POSIX extended, as CuptiSettings
 };
 // ---- end of the AMD block ---------------------------------------------------------------
 // ---- device and host metrics over time (capture/metrics/) --------------------------------
@@ -108,6 +111,7 @@ struct MetricsSettings {
 // ---- end of device and host metrics -----------------------------------------------------
 
 struct CaptureSettings {
+  KernelNameSettings kernel_names;  // every GPU backend's
   CuptiSettings cupti;
   SamplingSettings sampling;
   MarkersSettings markers;

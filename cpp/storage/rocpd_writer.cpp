@@ -20,12 +20,6 @@ void sync_file(const std::string& path) {
   ::close(fd);
 }
 
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (std::size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size()))
-    text.replace(p, from.size(), to);
-  return text;
-}
-
 }  // namespace
 
 Writer::~Writer() {

@@ -147,6 +147,14 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
         if prepare is not None:
             prepare()
     settings = _core.CaptureSettings()
+    # Every GPU backend names and filters its kernels alike (cpp/capture/kernel_names.hpp).
+    # --kernel-include/exclude-regex are not these: they pick the kernels whose counters are
+    # read (settings.counters), as rocprofv3's do.
+    names = settings.kernel_names
+    names.truncate = bool(options.truncate_kernels)
+    names.mangled = bool(options.mangled_kernels)
+    names.include = options.trace_kernel_include_regex or ""
+    names.exclude = options.trace_kernel_exclude_regex or ""
     notes: list[str] = []
     notes += _configure_other(get("markers"), options, settings)
     notes += _configure_gpu(options, settings)

@@ -166,7 +166,9 @@ OPTIONS: tuple[Option, ...] = (
     _o("tracing", "--kernel-rename", kind="bool",
        help="name each dispatch in the database (region name) by the innermost ROCTx range it "
             "was launched in, as rocprofv3"),
-    _o("tracing", "-T", "--truncate-kernels", kind="bool", help="kernel names without arguments"),
+    _o("tracing", "-T", "--truncate-kernels", kind="bool",
+       help="kernel names as rocprofv3 truncates them: the function's own name, without scope, "
+            "template arguments or argument list"),
     _o("tracing", "-M", "--mangled-kernels", kind="bool", help="keep mangled kernel names"),
     # ---- counters ----
     _o("counters", "--pmc", kind="values", activities=("counters",), action="extend", default=[],

@@ -32,6 +32,7 @@ namespace rocprof::cupti {
 
 LaunchInfo g_launch[kLaunchSlots];
 Settings g_settings;
+kernel_names::Naming g_names;
 const Api* g_api = nullptr;
 std::atomic<CaptureContext*> g_ctx{nullptr};
 
@@ -272,8 +273,8 @@ constexpr struct {
     {Activity::sync, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
 };
 
-// The backend's own compiled form of its typed settings (the regexes compiled once).
-bool compile_settings(const CuptiSettings& in, std::string* why) {
+// The backend's own compiled form of its typed settings (the kernel filter compiled once).
+bool compile_settings(const CuptiSettings& in, const KernelNameSettings& names, std::string* why) {
   Settings s;
   s.activities = in.activities;
   s.callsite = in.launch_sites;
@@ -287,26 +288,7 @@ bool compile_settings(const CuptiSettings& in, std::string* why) {
   s.timestamp = in.timestamp;
   s.process = in.process;
   s.runtime_queries = in.runtime_queries;
-  s.truncate = in.truncate;
-  s.mangled = in.mangled;
-  if (g_settings.has_include) regfree(&g_settings.include);
-  if (g_settings.has_exclude) regfree(&g_settings.exclude);
-  g_settings.has_include = g_settings.has_exclude = false;
-  if (!in.kernel_include.empty()) {
-    if (regcomp(&s.include, in.kernel_include.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
-      *why = "kernel include regex rejected: " + in.kernel_include;
-      return false;
-    }
-    s.has_include = true;
-  }
-  if (!in.kernel_exclude.empty()) {
-    if (regcomp(&s.exclude, in.kernel_exclude.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
-      if (s.has_include) regfree(&s.include);
-      *why = "kernel exclude regex rejected: " + in.kernel_exclude;
-      return false;
-    }
-    s.has_exclude = true;
-  }
+  if (!g_names.configure(names, why)) return false;
   s.flush_ms = in.flush_ms;
   s.buffer_bytes = static_cast<size_t>(in.buffer_mb) << 20;
   g_settings = s;
@@ -317,12 +299,14 @@ void note(CaptureContext& c, const std::string& status) {
   c.info(MetadataInfo{"rocprof.cupti.status", status});
 }
 
-void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettings& counting) {
+void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSettings& names,
+              const CounterSettings& counting) {
   if (g_forked_child) return;
   // The one variable for measurement experiments (benchmarks/gpu_b2_b5.py), read into the
   // same settings: ROCPROF_CUPTI_OPTIONS="kernels=1,runtime_api=0,callbacks=none,flush_ms=1000".
   CaptureSettings settings;
   settings.cupti = asked;
+  settings.kernel_names = names;
   std::string why;
   const char* env = std::getenv("ROCPROF_CUPTI_OPTIONS");
   if (env != nullptr && asked.enabled &&
@@ -332,7 +316,7 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettin
     return note(c, "off: " + why);
   }
   if (!settings.cupti.enabled) return;
-  if (!compile_settings(settings.cupti, &why)) {
+  if (!compile_settings(settings.cupti, settings.kernel_names, &why)) {
     std::fprintf(stderr, "rocprof: %s; GPU tracing off\n", why.c_str());
     return note(c, "off: " + why);
   }
@@ -515,7 +499,8 @@ class CuptiBackend final : public Backend {
  public:
   const char* name() const override { return "cupti"; }
   bool start(CaptureContext& ctx, const CaptureSettings& s, std::string*) override {
-    on_start(ctx, s.cupti, s.counters);  // says itself, in one line and in metadata, why it is off
+    // Says itself, in one line and in metadata, why it is off.
+    on_start(ctx, s.cupti, s.kernel_names, s.counters);
     return true;
   }
   void stop(CaptureContext& ctx) override { on_stop(ctx); }

@@ -32,7 +32,7 @@ Runtime g_rt;
 std::atomic<bool> g_loaded{false};
 Active g_on;
 std::atomic<CaptureContext*> g_ctx{nullptr};
-NameSettings g_names;
+kernel_names::Naming g_names;
 
 namespace {
 
@@ -63,6 +63,7 @@ std::atomic<const CallsiteHooks*> g_session_hooks{nullptr};
 std::mutex g_mu;  // session start/stop against OnLoad
 bool g_session = false;
 HsaSettings g_settings;
+KernelNameSettings g_name_settings;
 bool g_forked_child = false;
 
 std::string text_info(hsa_agent_t a, hsa_agent_info_t attr, size_t size) {
@@ -154,21 +155,6 @@ std::string runtime_library() {
   return "unknown";
 }
 
-void compile_names(const HsaSettings& s) {
-  if (g_names.has_include) regfree(&g_names.include);
-  if (g_names.has_exclude) regfree(&g_names.exclude);
-  g_names.has_include = g_names.has_exclude = false;
-  g_names.truncate = s.truncate;
-  g_names.mangled = s.mangled;
-  // Validated by capture::validate before the session started.
-  if (!s.kernel_include.empty())
-    g_names.has_include =
-        regcomp(&g_names.include, s.kernel_include.c_str(), REG_EXTENDED | REG_NOSUB) == 0;
-  if (!s.kernel_exclude.empty())
-    g_names.has_exclude =
-        regcomp(&g_names.exclude, s.kernel_exclude.c_str(), REG_EXTENDED | REG_NOSUB) == 0;
-}
-
 void note(CaptureContext& c, const std::string& tag, const std::string& value) {
   c.info(MetadataInfo{"rocprof.hsa." + tag, value});
 }
@@ -184,7 +170,9 @@ void activate(CaptureContext& c) {
   // The GPU runtime's API is HIP's here (rocprofv3's --runtime-trace: HIP runtime API).
   const bool hip_api =
       s.activities.has(Activity::hip_api) || s.activities.has(Activity::runtime_api);
-  compile_names(s);
+  std::string why;  // validated by capture::validate before the session started
+  if (!g_names.configure(g_name_settings, &why))
+    std::fprintf(stderr, "rocprof: %s; AMD kernels traced unfiltered\n", why.c_str());
   note(c, "runtime_library", runtime_library());
   note(c, "runtime_version", std::to_string(g_rt.version));
   note(c, "clock",
@@ -223,10 +211,11 @@ void activate(CaptureContext& c) {
   note(c, "active", active);
 }
 
-void on_start(CaptureContext& c, const HsaSettings& s) {
+void on_start(CaptureContext& c, const HsaSettings& s, const KernelNameSettings& names) {
   if (g_forked_child || !s.enabled) return;
   std::lock_guard<std::mutex> g(g_mu);
   g_settings = s;
+  g_name_settings = names;
   g_session = true;
   g_ctx.store(&c, std::memory_order_release);
   note(c, "compiled", build_summary());
@@ -318,7 +307,7 @@ class HsaBackend final : public Backend {
  public:
   const char* name() const override { return "hsa"; }
   bool start(CaptureContext& ctx, const CaptureSettings& s, std::string*) override {
-    on_start(ctx, s.hsa);  // says itself, in metadata, why it is off or waiting
+    on_start(ctx, s.hsa, s.kernel_names);  // says itself, in metadata, why it is off or waiting
     return true;
   }
   void stop(CaptureContext& ctx) override { on_stop(ctx); }

@@ -60,10 +60,6 @@ def configure(options: Options, settings) -> list[str]:
     # ENTER callbacks on launches/copies/sets only (thread, ROCTx range and call site of each
     # GPU operation) unless synchronisation or allocation records need their thread too.
     c.callbacks = "all" if {"sync", "allocations"} & asked else "launch"
-    c.truncate = options.truncate_kernels
-    c.mangled = options.mangled_kernels
-    c.kernel_include = options.trace_kernel_include_regex or ""
-    c.kernel_exclude = options.trace_kernel_exclude_regex or ""
     c.launch_sites = True
     from . import autograd_sites  # backward kernels get the line of their backward() call
 

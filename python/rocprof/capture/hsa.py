@@ -68,10 +68,6 @@ def configure(options: Options, settings) -> list[str]:
     # The activities it serves (runtime_api is HIP's API here: hsa_backend.cpp maps it).
     asked = options.activities()
     h.activities = [a for a in h.SUPPORTED if a in asked]
-    h.truncate = options.truncate_kernels
-    h.mangled = options.mangled_kernels
-    h.kernel_include = options.kernel_include_regex or ""
-    h.kernel_exclude = options.kernel_exclude_regex or ""
     h.launch_sites = True
     if hasattr(_core, "_hsa_set_callsite_prefixes"):
         _core._hsa_set_callsite_prefixes("\n".join(cupti.library_prefixes()))
