@@ -17,6 +17,7 @@ import socket
 import sys
 import threading
 
+from .errors import UsageError
 from .help_text import epilog
 
 FOLDER = ".rocprof-ctl"  # session/control.hpp: kFolder
@@ -83,8 +84,6 @@ def window_options(args) -> list[str]:
             lines += keys
     if args.sample is not None:
         if not 1 <= args.sample <= 100_000:
-            from . import UsageError
-
             raise UsageError(f"rocprof ctl: --sample must be between 1 and 100000 Hz, not "
                              f"{args.sample}")
         lines.append(f"sampling.hz={args.sample}")
@@ -162,8 +161,6 @@ def request(path: str, lines: list[str], timeout: float, on_line) -> None:
 
 
 def _action_and_target(args) -> None:
-    from . import UsageError
-
     if not hasattr(args, "words"):
         return  # set by the caller (rocprof attach)
     words = args.words
