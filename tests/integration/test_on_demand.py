@@ -286,3 +286,22 @@ def test_killed_process_leaves_a_socket_that_ctl_clears(tmp_path):
     assert r.returncode == 2, r.stderr
     assert f"rocprof ctl: pid {sock.stem} has ended (its left-over socket removed)" in r.stderr
     assert not sock.exists()
+
+
+def test_sampled_window_without_samples_names_the_sampled_threads_cause(tmp_path):
+    # A window of an idle server at 1 Hz of CPU time takes no sample: the reason recorded must
+    # be the sampled Python thread's (it barely used CPU), not the signal mask of the control
+    # thread that opened the window (it blocks every signal and runs no Python).
+    out, stop_file = tmp_path / "out", tmp_path / "stop"
+    proc = popen_rocprof("run", "--on-demand", "-d", out, "-o", "idle",
+                         WORKLOADS / "on_demand_server.py", stop_file)
+    try:
+        wait_for_sockets(out)
+        r = run_rocprof("ctl", "start", "--duration", "1s", "--sample", "1", out)
+        assert r.returncode == 0, r.stderr
+    finally:
+        finish(proc, stop_file)
+    with open_db(Path(r.stdout.strip())) as c:
+        meta = dict(c.execute("SELECT tag, value FROM rocpd_metadata"))
+    assert meta["rocprof.sampling.samples_taken"] == "0"
+    assert "--sampling-mode cpu" in meta["rocprof.sampling.no_samples"], meta
