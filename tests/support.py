@@ -49,7 +49,7 @@ ALLOWED = {
     "libroctx64.so": re.compile(r"^(roctx|execv?p?e?$|execl[pe]?$|fexecve$)"),
     "librocprof_core.so": re.compile(r"^_Z(N|NK|T[ISV]N|TT|Th[n0-9_]+N|Tv[n0-9_]+N|GVN|TH|TW)7rocprof"),
     "_core": re.compile(r"^PyInit__core$"),
-    "librocprof_inject.so": re.compile(r"^InitializeInjection$"),
+    "librocprof_inject.so": re.compile(r"^(InitializeInjection|rocprof_attach_arm)$"),
     "librocprof_hsa.so": re.compile(r"^(OnLoad|OnUnload)$"),  # built with the HSA headers
 }
 # The C++ runtime: namespace std and its abbreviations, the ABI support library, operator

@@ -15,6 +15,8 @@
 #include "capture/markers/markers.hpp"
 #include "rocprof/record.hpp"
 #include "rocprof/version.hpp"
+#include "capture/settings.hpp"
+#include "session/control.hpp"
 #include "session/session.hpp"
 #include "bindings/registry.hpp"
 
@@ -373,13 +375,12 @@ PyMethodDef kRoctxMethods[] = {
 
 // ---- session control (pybind11) ----------------------------------------------------
 
-std::string start_session(const std::string& output_template, const std::vector<std::string>& argv,
-                          bool strict, const std::string& options_json,
-                          const std::map<std::string, std::string>& metadata,
-                          uint32_t ring_capacity, uint32_t flush_ms, uint32_t commit_ms,
-                          bool null_sink, bool follow_fork,
-                          const rocprof::CaptureSettings& settings, uint64_t buffer_budget_mb,
-                          bool guid_per_row) {
+s::Config make_config(const std::string& output_template, const std::vector<std::string>& argv,
+                      bool strict, const std::string& options_json,
+                      const std::map<std::string, std::string>& metadata, uint32_t ring_capacity,
+                      uint32_t flush_ms, uint32_t commit_ms, bool null_sink, bool follow_fork,
+                      const rocprof::CaptureSettings& settings, uint64_t buffer_budget_mb,
+                      bool guid_per_row) {
   s::Config cfg;
   cfg.guid_per_row = guid_per_row;
   cfg.output_template = output_template;
@@ -402,6 +403,19 @@ std::string start_session(const std::string& output_template, const std::vector<
   cfg.null_sink = null_sink;
   cfg.follow_fork = follow_fork;
   cfg.settings = settings;
+  return cfg;
+}
+
+std::string start_session(const std::string& output_template, const std::vector<std::string>& argv,
+                          bool strict, const std::string& options_json,
+                          const std::map<std::string, std::string>& metadata,
+                          uint32_t ring_capacity, uint32_t flush_ms, uint32_t commit_ms,
+                          bool null_sink, bool follow_fork,
+                          const rocprof::CaptureSettings& settings, uint64_t buffer_budget_mb,
+                          bool guid_per_row) {
+  const s::Config cfg =
+      make_config(output_template, argv, strict, options_json, metadata, ring_capacity, flush_ms,
+                  commit_ms, null_sink, follow_fork, settings, buffer_budget_mb, guid_per_row);
   std::string error;
   bool ok;
   {
@@ -410,6 +424,24 @@ std::string start_session(const std::string& output_template, const std::vector<
   }
   if (!ok) throw std::runtime_error(error);
   return s::current_path();
+}
+
+// --on-demand: the session's configuration is kept for windows that `rocprof ctl` starts
+// (session/control.hpp); nothing records until then. Returns the control socket's path.
+std::string arm_on_demand(const std::string& output_template, const std::vector<std::string>& argv,
+                          bool strict, const std::string& options_json,
+                          const std::map<std::string, std::string>& metadata,
+                          uint32_t ring_capacity, uint32_t flush_ms, uint32_t commit_ms,
+                          bool follow_fork, const rocprof::CaptureSettings& settings,
+                          uint64_t buffer_budget_mb, bool guid_per_row) {
+  const s::Config cfg =
+      make_config(output_template, argv, strict, options_json, metadata, ring_capacity, flush_ms,
+                  commit_ms, false, follow_fork, settings, buffer_budget_mb, guid_per_row);
+  std::string why;
+  if (!rocprof::capture::validate(cfg.settings, &why)) throw std::invalid_argument(why);
+  std::string error;
+  if (!s::control::arm(cfg, &error)) throw std::runtime_error(error);
+  return s::control::socket_path();
 }
 
 }  // namespace
@@ -439,6 +471,18 @@ PYBIND11_MODULE(_core, mod) {
       py::arg("null_sink") = false, py::arg("follow_fork") = true,
       py::arg("settings") = rocprof::CaptureSettings{}, py::arg("buffer_budget_mb") = 2048,
       py::arg("guid_per_row") = false, "Start the process's session; returns the database path.");
+  mod.def("arm_on_demand", &arm_on_demand, py::arg("output_template"),
+          py::arg("argv") = std::vector<std::string>{}, py::arg("strict") = false,
+          py::arg("options_json") = "{}",
+          py::arg("metadata") = std::map<std::string, std::string>{},
+          py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
+          py::arg("follow_fork") = true, py::arg("settings") = rocprof::CaptureSettings{},
+          py::arg("buffer_budget_mb") = 2048, py::arg("guid_per_row") = false,
+          "Arm on-demand capture (rocprof ctl starts windows); returns the control socket.");
+  mod.def("disarm_on_demand", &s::control::disarm, py::call_guard<py::gil_scoped_release>(),
+          "End the running window (its database completed) and close the control socket.");
+  mod.def("on_demand_socket", &s::control::socket_path,
+          "The control socket of this process ('' when not armed).");
   mod.def(
       "buffer_stats",
       [] {

@@ -7,12 +7,15 @@
 //   ROCPROF_AUTOSTART_OPTIONS  the capture settings' text form (capture/settings.hpp: one
 //                              "cupti.kernels=1" per line)
 //   ROCPROF_AUTOSTART_OPTIONS_JSON  the launcher's options, stored in the database as given
+//   ROCPROF_AUTOSTART_ON_DEMAND  set: --on-demand: nothing records; the session is armed for
+//                              windows started by `rocprof ctl` (control.hpp)
 // Python processes never start a session this way: their own (sitecustomize or launcher)
 // runs first, and autostart() leaves a running session alone.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "control.hpp"
 #include "session.hpp"
 
 namespace rocprof::session {
@@ -37,6 +40,11 @@ bool autostart() {
   }
   cfg.metadata.emplace_back("rocprof.autostart", "1");
   std::string error;
+  if (std::getenv("ROCPROF_AUTOSTART_ON_DEMAND") != nullptr) {
+    if (!control::armed() && !control::arm(cfg, &error))
+      std::fprintf(stderr, "rocprof: --on-demand: %s; not profiling\n", error.c_str());
+    return false;
+  }
   if (!start(cfg, &error)) {
     // Another thread may have won the race to start; that is not an error.
     if (current() != nullptr) return false;

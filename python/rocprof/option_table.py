@@ -46,6 +46,7 @@ GROUPS = (
     Group("output", "output"),
     Group("tracing", "tracing (rocprofv3 names; each takes an optional BOOL)"),
     Group("counters", "hardware counters (serialise kernels: see below)"),
+    Group("on_demand", "on-demand capture (rocprof ctl)"),
     Group("sampling", "call-stack sampling (Python processes)"),
     Group("metrics", "device and host metrics over time (rocprof-sys's process sampling options)",
           "A thread of its own reads each GPU's utilisation, memory in use, power, temperature, "
@@ -192,6 +193,14 @@ OPTIONS: tuple[Option, ...] = (
        help="collect no counters of kernels matching RE"),
     _o("counters", "-L", "--list-avail", kind="switch",
        help="list the counters of each GPU here and exit (as `rocprof avail`)"),
+    # ---- on-demand capture ----
+    _o("on_demand", "--on-demand", kind="switch",
+       help="start with nothing recording; `rocprof ctl start [--duration 10s] "
+            "[DIR|PID]` records a window of every process of the run into its own "
+            "database (NAME_w<k>_results.db) with this line's tracing options, "
+            "`rocprof ctl stop` ends it, `rocprof ctl status` lists the processes. "
+            "Each process serves a socket in <output folder>/.rocprof-ctl/ (owner "
+            "only)"),
     # ---- sampling ----
     _o("sampling", "--sample", kind="rate", activities=("samples",), metavar="HZ",
        help="sample the call stacks of every Python thread HZ times a second "

@@ -63,6 +63,9 @@ class Options:
     sol: bool = False
     counter_aliases: dict = dataclasses.field(default_factory=dict)
     empirical_peaks: dict | None = None
+    # --on-demand: nothing records until `rocprof ctl start` (session/control.hpp); each window
+    # is a database of its own.
+    on_demand: bool = False
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""

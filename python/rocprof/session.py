@@ -28,6 +28,7 @@ def _exit_with_flush(code):
     A launcher leaving this way still names every database of its run."""
     try:
         _core.stop_session()
+        _core.disarm_on_demand()  # --on-demand: no socket is left behind for rocprof ctl
         run_report.finish()
     finally:
         _real_os_exit(code)
@@ -74,13 +75,16 @@ class Session:
         self._pid: int | None = None
         self.joined = False  # started inside a running session: a range of it (see _join)
         self._range_open = False
+        self.control_socket: str | None = None  # --on-demand: this process's rocprof ctl socket
 
     def start(self) -> str:
         if _core.active():
             return self._join()
         template = paths.database_template(self.options.output_dir, self.options.output_file)
         settings, self.notes = backends.configure(self.options)
-        self.path = _core.start_session(
+        # --on-demand: the same configuration, kept for the windows `rocprof ctl` starts.
+        begin = _core.arm_on_demand if self.options.on_demand else _core.start_session
+        started = begin(
             template,
             argv=paths.argv(),
             strict=self.options.no_clobber,
@@ -97,6 +101,10 @@ class Session:
             settings=settings,
             guid_per_row=self.options.guid_per_row,
         )
+        if self.options.on_demand:
+            self.control_socket = started
+        else:
+            self.path = started
         self._pid = os.getpid()
         _install_process_hooks(True)
         return self.path
@@ -129,6 +137,9 @@ class Session:
             if self.forked:
                 self.path = _core.path()  # the child's own database, not the parent's
             _core.stop_session()
+        if self.control_socket is not None:
+            _core.disarm_on_demand()
+            self.control_socket = None
         _install_process_hooks(False)
 
     def __enter__(self) -> Session:

@@ -138,6 +138,35 @@ EOF
   fi
 }
 
+on_demand_two_ranks() (  # one `ctl start` windows both torchrun ranks; rocpd ranks lines them up
+  d="$OUTDIR/on-demand-ranks"
+  rm -rf "$d" && mkdir -p "$d"
+  command -v torchrun >/dev/null || { echo "no torchrun on PATH: skipped"; exit 0; }
+  $PY -m rocprof run --on-demand -d "$d" -o "rank%rank%_%pid%" -- torchrun --standalone \
+      --nproc-per-node 2 tests/gpu/workloads/torch_server.py "$d/stop" > "$d/run.log" 2>&1 &
+  launcher=$!
+  for _ in $(seq 300); do
+    [ "$(grep -c serving "$d/run.log")" -ge 2 ] && break; sleep 0.1
+  done
+  $PY -m rocprof ctl status "$d"
+  $PY -m rocprof ctl start --duration 3s "$d" | tee "$d/windows.txt"; rc=${PIPESTATUS[0]}
+  touch "$d/stop"; wait $launcher
+  cat "$d/run.log"
+  [ "$rc" -eq 0 ] || exit "$rc"
+  $PY - "$d/windows.txt" <<'EOF'
+import sqlite3, sys
+dbs = [line.strip() for line in open(sys.argv[1]) if line.strip()]
+with_kernels = [db for db in dbs
+                if sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute(
+                    "SELECT count(*) FROM kernels").fetchone()[0] > 0]
+print(len(dbs), "window databases,", len(with_kernels), "with kernels")
+assert len(with_kernels) == 2, dbs  # the two ranks (the torchrun agent launches none)
+open(sys.argv[1] + ".ranks", "w").write("\n".join(with_kernels) + "\n")
+EOF
+  # shellcheck disable=SC2046
+  $PY -m rocpd ranks $(cat "$d/windows.txt.ranks")
+)
+
 torchrun_two_ranks() {  # in-process launcher (-m torch.distributed.run), then as a command
   rm -rf "$OUTDIR/ddp" "$OUTDIR/ddp-cmd"
   $PY -m rocprof run -d "$OUTDIR/ddp" -o "rank%rank%" --kernel-trace -m torch.distributed.run \
@@ -213,6 +242,8 @@ step "hardware counters: rocprof avail, --pmc, --sol vs ncu (benchmarks/gpu_coun
 step "rocpd sol on a GEMM + copy: no unexplained %Emp above 100 (peaks measured afresh)" sol_no_unexplained
 step "B1: roctx.range recording / idle vs torch.cuda.nvtx push+pop (benchmarks/b1_roctx.py)" \
   $PY benchmarks/b1_roctx.py
+step "on-demand idle overhead: plain vs --on-demand, alternated (benchmarks/b_on_demand.py)" \
+  $PY benchmarks/b_on_demand.py
 step "demo: rocprof run --stats -S examples/train_cifar.py" \
   $PY -m rocprof run -d "$OUTDIR/demo" -o train_cifar --stats -S examples/train_cifar.py
 step "ROCm's view SQL over the demo database (ours | ROCm's: count, total ns)" \
@@ -221,6 +252,8 @@ db = sys.argv[1]; print(json.dumps(compare(db), indent=1)); sys.exit(1 if mismat
   "$OUTDIR/demo/train_cifar_results.db"
 if [ "$GPUS" -ge 2 ]; then
   step "torchrun 2 ranks (NCCL) under rocprof run" torchrun_two_ranks
+  step "on-demand: one rocprof ctl start windows 2 torchrun ranks (tests/gpu/workloads/torch_server.py)" \
+    on_demand_two_ranks
 else
   SUMMARY+=("SKIP  torchrun 2 ranks: $GPUS GPU(s) on this host")
 fi

@@ -178,3 +178,17 @@ def test_in_process_profile_api(tmp_path):
     assert r.stdout.strip() == str(tmp_path / "inproc_results.db")
     assert regions(tmp_path / "inproc_results.db") == ["inside"]
     assert os.path.getsize(tmp_path / "inproc_results.db") > 0
+
+
+def test_sampled_thread_that_blocks_sigprof_is_named_as_the_cause(tmp_path):
+    # The program inherits a mask that blocks SIGPROF (as from a parent that blocked it).
+    import signal
+
+    r = run_rocprof("run", "-d", tmp_path, "-o", "b", "--sample", "100", "--sampling-mode",
+                    "wall", WORKLOADS / "sleep_for.py", "0.3",
+                    preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPROF}))
+    assert r.returncode == 0, r.stderr
+    with open_db(tmp_path / "b_results.db") as c:
+        meta = dict(c.execute("SELECT tag, value FROM rocpd_metadata"))
+    assert meta["rocprof.sampling.samples_taken"] == "0"
+    assert meta["rocprof.sampling.no_samples"].startswith("SIGPROF is blocked in the sampled threads")

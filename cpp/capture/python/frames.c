@@ -41,6 +41,8 @@ int rp_walk_current(uint64_t* out, int max_frames) {
 #endif
 }
 
+int rp_is_python_thread(void) { return PyGILState_GetThisThreadState() != NULL; }
+
 int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
   int n = 0;
 #if PY_VERSION_HEX >= 0x030B0000

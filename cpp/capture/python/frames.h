@@ -22,6 +22,9 @@ int rp_walk_current(uint64_t* out, int max_frames);
  * NULL: no frames) instead of the thread's current frame: test hooks walk bad pointers. */
 int rp_walk_from(const void* first, uint64_t* out, int max_frames);
 
+/* Whether the calling thread has a Python thread state (async-signal-safe: a TLS read). */
+int rp_is_python_thread(void);
+
 /* GIL helpers for the resolver thread; rp_gil_ensure returns 0 when Python is not usable
  * (not initialised, or finalising) and nothing was taken. */
 int rp_gil_ensure(void);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -47,6 +48,7 @@ constexpr int kMaxSlots = 512;             // concurrently sampled threads
 constexpr int kMaxPy = 256;                // Python frames kept per sample (innermost)
 constexpr uint64_t kRingWords = 1u << 17;  // 1 MiB per sampled thread
 constexpr int kTickMs = 50;                // resolver period: GIL taken ~20 times a second
+constexpr int kFirstScanWaitMs = 500;      // a session started off Python waits this for it
 
 // One sampled thread. Raw samples: sample_ring.hpp.
 struct Slot {
@@ -167,11 +169,23 @@ class Sampler final : private python::ResolverClient {
       return;
     }
     launch();
-    // The thread starting the session (a Python child's main thread, in its sitecustomize) is
-    // sampled from now, not from the resolver's first scan: that scan needs the resolver thread
-    // scheduled and the GIL, which a short child under CPU contention (a parent's busy
-    // threads) may not give it before the child's work is done.
-    register_thread(static_cast<uint32_t>(syscall(SYS_gettid)));
+    if (rp_is_python_thread()) {
+      // The thread starting the session (a Python child's main thread, in its sitecustomize)
+      // is sampled from now, not from the resolver's first scan: that scan needs the resolver
+      // thread scheduled and the GIL, which a short child under CPU contention (a parent's
+      // busy threads) may not give it before the child's work is done.
+      register_thread(static_cast<uint32_t>(syscall(SYS_gettid)));
+      return;
+    }
+    // Started from a thread without Python (the on-demand control thread opening a window):
+    // that thread runs no Python and blocks SIGPROF, so it is not sampled; the process's
+    // Python threads are, from the resolver's first scan, which is waited for so that they
+    // are armed before the session counts as started, as the starting thread is above. The
+    // wait is bounded: a GIL holder that waits on this session leaves them to the next scan.
+    uint64_t no_wait_until = 0;
+    python::resolver_wait(
+        this, [](void* self) { return static_cast<Sampler*>(self)->scanned_.load(); }, this,
+        kFirstScanWaitMs, &no_wait_until);
   }
 
   // From Python's os.register_at_fork(after_in_child=...) hook, with the GIL held: starts
@@ -187,6 +201,7 @@ class Sampler final : private python::ResolverClient {
   void launch() {
     // The one resolver thread of capture/python/ (all signals blocked: no tick lands on it).
     last_pass_ns_ = 0;
+    scanned_.store(false);
     python::resolver_add(this);
     launched_ = true;
     std::lock_guard<std::mutex> g(slots_mu_);
@@ -257,6 +272,24 @@ class Sampler final : private python::ResolverClient {
     collector_ = nullptr;
   }
 
+  // 1 when SIGPROF is blocked in thread `tid` of this process, 0 when not, -1 when it has
+  // ended (its /proc entry is gone).
+  static int sigprof_blocked(uint32_t tid) {
+    const std::string path = "/proc/self/task/" + std::to_string(tid) + "/status";
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) return -1;
+    char line[256];
+    int out = -1;
+    unsigned long long mask = 0;
+    while (std::fgets(line, sizeof line, f) != nullptr)
+      if (std::sscanf(line, "SigBlk: %llx", &mask) == 1) {
+        out = (mask >> (SIGPROF - 1)) & 1u ? 1 : 0;
+        break;
+      }
+    std::fclose(f);
+    return out;
+  }
+
   static uint64_t process_cpu_ns() {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -267,10 +300,17 @@ class Sampler final : private python::ResolverClient {
   std::string why_no_samples() const {
     if (armed_ == 0)
       return "no Python thread was sampled (the process ended before the sampler found one)";
-    sigset_t mask;
-    if (pthread_sigmask(SIG_BLOCK, nullptr, &mask) == 0 && sigismember(&mask, SIGPROF) == 1)
-      return "SIGPROF is blocked in this thread (inherited signal mask): timer ticks never "
-             "arrived";
+    // The sampled threads' own masks (stop() may run on a thread that was never sampled:
+    // the on-demand control thread blocks every signal). Threads that have ended are skipped.
+    int blocked = 0, alive = 0;
+    for (uint64_t i = 0; i < std::min<uint64_t>(armed_, kMaxSlots); ++i) {
+      const int b = sigprof_blocked(armed_tids_[i]);
+      if (b >= 0) ++alive;
+      if (b == 1) ++blocked;
+    }
+    if (blocked > 0 && blocked == alive)
+      return "SIGPROF is blocked in the sampled threads (inherited signal mask): timer ticks "
+             "never arrived";
     const uint64_t cpu_ms = (process_cpu_ns() - cpu_at_start_ns_) / 1000000;
     if (!wall_)
       return "the process used " + std::to_string(cpu_ms) + " ms of CPU while sampled, and " +
@@ -337,6 +377,7 @@ class Sampler final : private python::ResolverClient {
         s.state.store(0);
       if (s.seen) s.grace = 0;
     }
+    scanned_.store(true);
   }
 
   void saw(unsigned long tid) {
@@ -384,6 +425,7 @@ class Sampler final : private python::ResolverClient {
       return false;
     }
     collector_->info(ThreadInfo{tid, now_ns(), 0, {}});
+    if (armed_ < kMaxSlots) armed_tids_[armed_] = tid;
     ++armed_;
     return true;
   }
@@ -548,8 +590,10 @@ class Sampler final : private python::ResolverClient {
   bool launched_ = false;      // a client of the resolver thread
   uint64_t last_pass_ns_ = 0;  // the resolver thread's only
   uint64_t unresolved_ = 0;
-  uint64_t armed_ = 0;            // threads armed this session (under slots_mu_)
-  uint64_t cpu_at_start_ns_ = 0;  // process CPU time at start (why_no_samples)
+  uint64_t armed_ = 0;                   // threads armed this session (under slots_mu_)
+  uint32_t armed_tids_[kMaxSlots] = {};  // the first kMaxSlots of them (why_no_samples)
+  std::atomic<bool> scanned_{false};     // the resolver has scanned the threads since launch()
+  uint64_t cpu_at_start_ns_ = 0;         // process CPU time at start (why_no_samples)
   std::unordered_map<uint64_t, CodeEntry> codes_;
   std::unordered_map<uint64_t, std::pair<uint64_t, int32_t>> lines_;
   std::unordered_map<uint64_t, FrameRef> natives_;

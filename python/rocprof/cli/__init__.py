@@ -15,6 +15,8 @@ SUBCOMMANDS = {
     "info": "version, Python, and which capture backends are compiled in and live here",
     "avail": "hardware counters of each GPU here, with descriptions (rocprofv3 -L)",
     "peaks": "measure (once, cached) each GPU's empirical bandwidth and FLOP/s peaks",
+    "ctl": "start/stop a recording window of a `rocprof run --on-demand` run, or list its processes",
+    "attach": "record a running process not started by rocprof (sys.remote_exec or ptrace)",
     "completion": "print the shell completion script for rocprof and rocpd (bash or zsh)",
 }
 
@@ -65,6 +67,11 @@ def dispatch(argv: list[str]) -> int:
             own, target = split_argv(argv[1:])
             argv = ["run", *own]
         args, unknown = parser.parse_known_args(argv)
+        if unknown and hasattr(args, "words") and not any(u.startswith("-") for u in unknown):
+            # Words after options (`ctl start --duration 2s DIR`): argparse ends a positional
+            # list at the first option.
+            args.words += unknown
+            unknown = []
         if unknown:  # said by the subcommand that was given them, pointing at its own --help
             owner = _subparser(parser, args.command) if args.command else parser
             owner.error(_unrecognized(owner, unknown))

@@ -87,6 +87,8 @@ def command_environment(options: Options) -> tuple[dict[str, str], list[str]]:
     })
     if options.no_clobber:
         env["ROCPROF_AUTOSTART_STRICT"] = "1"
+    if options.on_demand:  # native programs arm themselves (session/control.hpp)
+        env["ROCPROF_AUTOSTART_ON_DEMAND"] = "1"
     if options.preload:
         env["LD_PRELOAD"] = " ".join([*options.preload, *filter(None, [env.get("LD_PRELOAD")])])
     if options.collection_periods:
@@ -126,6 +128,10 @@ def run_command(options: Options, argv: list[str]) -> int:
 
     for note in notes if shows_notes(options.log_level) else ():
         run_report.say(f"rocprof: {note}")
+    if options.on_demand:
+        from .ctl import announce
+
+        announce(options)
     try:
         proc = subprocess.Popen(argv, env=env)
     except OSError as e:

@@ -103,6 +103,7 @@ def options_from(args) -> Options:
         o.kernel_trace = o.memory_copy_trace = True
         o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
     o.sol = bool(args.sol)
+    o.on_demand = bool(args.on_demand)
     if args.pmc or o.sol:
         from rocpd.counters import kernel_metrics as metrics
 

@@ -56,6 +56,10 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
                              "in this process, which has already started")
     for note in session.notes if shows_notes(options.log_level) else ():
         run_report.say(f"rocprof: {note}")
+    if options.on_demand:
+        from .ctl import announce
+
+        announce(options)
     if options.collection_periods:
         start_collection_periods(options.collection_periods, options.collection_period_unit)
     if options.follow_children:

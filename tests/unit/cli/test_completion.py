@@ -48,7 +48,7 @@ def bash_complete(script: Path, line: str) -> list[str]:
 
 
 @pytest.mark.parametrize("line, expected", [
-    ("rocprof ", ["run", "info", "avail", "peaks", "completion"]),
+    ("rocprof ", ["run", "info", "avail", "peaks", "ctl", "attach", "completion"]),
     ("rocprof run --sampling-m", ["--sampling-mode"]),
     ("rocprof run --sampling-mode ", ["cpu", "wall"]),
     ("rocprof run --sampling-mode=", ["=cpu", "=wall"]),       # replaces the `=` word
@@ -104,7 +104,7 @@ def zsh_complete(script: Path, line: str, tmp_path: Path) -> list[str]:
 
 @needs_zsh
 @pytest.mark.parametrize("line, expected", [
-    ("rocprof ", ["run", "info", "avail", "peaks", "completion"]),
+    ("rocprof ", ["run", "info", "avail", "peaks", "ctl", "attach", "completion"]),
     ("rocprof run --sampling-mode ", ["cpu", "wall"]),
     ("rocprof run --sampling-mode=", ["cpu", "wall"]),
     ("rocprof run --stats=", ["true", "false"]),

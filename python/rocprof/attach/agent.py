@@ -1,0 +1,26 @@
+"""Run inside the target by sys.remote_exec (PEP 768): arms on-demand capture with the
+attacher's options, as `rocprof run --on-demand` arms its processes."""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+
+_session = None
+
+
+def arm(spec: str) -> None:
+    global _session
+    from ..options import Options
+    from ..session import Session
+
+    if _session is not None:
+        return
+    fields = {f.name for f in dataclasses.fields(Options)}
+    given = json.loads(spec)["options"]
+    options = Options(**{k: v for k, v in given.items() if k in fields})
+    options.on_demand = True
+    _session = Session(options)
+    _session.start()
+    atexit.register(_session.stop)

@@ -1,0 +1,250 @@
+"""`rocprof ctl start|stop|status [--duration 10s] [DIR|PID]`: control the processes of a
+`rocprof run --on-demand` run.
+
+Each process of such a run (the program, its Python children, torchrun ranks, native programs
+using libroctx64 or CUDA) serves a socket at <output folder>/.rocprof-ctl/<pid>.sock
+(session/control.hpp says the protocol). `ctl` finds every socket under DIR (default: the
+default output folder here) or the one of PID, and sends the request to all of them at once,
+each on its own thread. A window's database is finished by the process's own writer thread; its
+absolute path is printed (stdout, one per process) when it is complete.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import sys
+import threading
+
+from .errors import UsageError
+from .help_text import epilog
+
+FOLDER = ".rocprof-ctl"  # session/control.hpp: kFolder
+
+EXAMPLES = (
+    "rocprof ctl start --duration 10s           # 10 s of each process of an --on-demand run",
+    "rocprof ctl start rocprof-output/          # start a window ...",
+    "rocprof ctl stop rocprof-output/           # ... and end it: the databases' paths",
+    "rocprof ctl status 12345                   # one process, by pid",
+)
+
+# Window options: what they add to the run's settings (capture/settings.hpp keys). A GPU
+# backend the run left off stays off: these choose what a live backend records.
+_WINDOW_FLAGS = {
+    "kernel_trace": ("cupti.kernels=1", "hsa.kernels=1"),
+    "memory_copy_trace": ("cupti.copies=1", "hsa.copies=1"),
+    "memory_allocation_trace": ("cupti.allocations=1", "hsa.allocations=1"),
+    "runtime_trace": ("cupti.runtime_api=1", "cupti.driver_api=1", "cupti.sync=1",
+                      "hsa.hip_api=1"),
+}
+
+
+def add_parser(p) -> None:
+    p.epilog = epilog(examples=EXAMPLES)
+    p.usage = "rocprof ctl {start,stop,status} [DIR|PID] [--duration TIME] [window options]"
+    # One positional list, continued after options by the dispatcher (cli/__init__.py).
+    p.add_argument("words", nargs="+", metavar="start|stop|status [DIR|PID]",
+                   help="start a window, stop it (the databases' paths are printed when "
+                        "complete), or list the processes and their state; of the run under "
+                        "DIR (its -d; default: the default output folder here) or of one "
+                        "process")
+    p.add_argument("--duration", type=parse_duration, default=None, metavar="TIME",
+                   help="start: end the window after TIME (10s, 500ms, 2m; a number is "
+                        "seconds) and wait for its databases")
+    p.add_argument("--timeout", type=parse_duration, default="120s", metavar="TIME",
+                   help="how long to wait for a process to answer (after --duration; default "
+                        "120s)")
+    tr = p.add_argument_group("window options (added to what the run was given)")
+    tr.add_argument("--kernel-trace", action="store_true", help="GPU kernels")
+    tr.add_argument("--memory-copy-trace", action="store_true", help="GPU copies and sets")
+    tr.add_argument("--memory-allocation-trace", action="store_true",
+                    help="GPU allocations and frees")
+    tr.add_argument("-r", "--runtime-trace", action="store_true",
+                    help="GPU runtime/driver API calls and synchronisations")
+    tr.add_argument("-s", "--sys-trace", action="store_true", help="all of the above")
+    tr.add_argument("--sample", type=int, default=None, metavar="HZ",
+                    help="Python call-stack sampling at HZ (Python processes)")
+
+
+def parse_duration(text: str) -> float:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*", text)
+    if m is None or float(m.group(1)) <= 0:
+        raise ValueError(f"expected a time like 10s, 500ms, 2m, not {text!r}")
+    return float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}[m.group(2) or "s"]
+
+
+parse_duration.__name__ = "TIME"
+
+
+def window_options(args) -> list[str]:
+    lines: list[str] = []
+    for flag, keys in _WINDOW_FLAGS.items():
+        if getattr(args, flag) or args.sys_trace:
+            lines += keys
+    if args.sample is not None:
+        if not 1 <= args.sample <= 100_000:
+            raise UsageError(f"rocprof ctl: --sample must be between 1 and 100000 Hz, not "
+                             f"{args.sample}")
+        lines.append(f"sampling.hz={args.sample}")
+    return lines
+
+
+def run_folder(output_dir: str | None) -> str:
+    """The part of the run's output folder without placeholders: where `ctl` looks."""
+    from .. import paths
+
+    parts = paths.anchored_dir(output_dir).split(os.sep)
+    for i, part in enumerate(parts):
+        if "%" in part:
+            parts = parts[:i]
+            break
+    return os.sep.join(parts) or os.sep
+
+
+def announce(options) -> None:
+    """The launcher's line for an --on-demand run: how to start a window."""
+    from .. import run_report
+
+    run_report.say(f"rocprof: --on-demand: nothing is recorded until `rocprof ctl start "
+                   f"[--duration 10s] {run_folder(options.output_dir)}`")
+
+
+def find_sockets(target: str | None) -> list[str]:
+    """Every control socket under the folder `target`, or the one of process `target`."""
+    if target is not None and target.isdigit() and not os.path.isdir(target):
+        return _socket_of_pid(int(target))
+    top = os.path.abspath(target if target is not None else run_folder(None))
+    if not os.path.isdir(top):
+        raise FileNotFoundError(f"rocprof ctl: {top} is not a folder (give the run's -d folder "
+                                "or a pid)")
+    found = []
+    for root, dirs, files in os.walk(top):
+        if os.path.basename(root) == FOLDER:
+            found += [os.path.join(root, f) for f in files if f.endswith(".sock")]
+            dirs[:] = []
+    return sorted(found)
+
+
+def _socket_of_pid(pid: int) -> list[str]:
+    """The listening socket a process bound under a .rocprof-ctl folder (/proc/net/unix)."""
+    suffix = f"/{FOLDER}/{pid}.sock"
+    try:
+        with open("/proc/net/unix") as f:
+            paths = [line.split()[-1] for line in f if line.rstrip().endswith(suffix)]
+    except OSError:
+        paths = []
+    if not paths:
+        alive = os.path.exists(f"/proc/{pid}")
+        raise FileNotFoundError(
+            f"rocprof ctl: process {pid} " + ("serves no control socket (not started by "
+                                              "`rocprof run --on-demand`; see `rocprof attach`)"
+                                              if alive else "does not exist"))
+    return sorted(set(paths))
+
+
+def request(path: str, lines: list[str], timeout: float, on_line) -> None:
+    """Send one request to the socket at `path`; on_line(text) for each answer line."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(("\n".join(lines) + "\n\n").encode())
+        buf = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                on_line(line.decode(errors="replace"))
+
+
+def _action_and_target(args) -> None:
+    if not hasattr(args, "words"):
+        return  # set by the caller (rocprof attach)
+    words = args.words
+    if words[0] not in ("start", "stop", "status") or len(words) > 2:
+        raise UsageError(f"rocprof ctl: expected start, stop or status and at most one DIR or "
+                         f"PID, not {' '.join(words)!r}")
+    args.action, args.target = words[0], (words[1] if len(words) == 2 else None)
+
+
+def run(args) -> int:
+    _action_and_target(args)
+    try:
+        sockets = find_sockets(args.target)
+    except FileNotFoundError as e:
+        print(e, file=sys.stderr)
+        return 2
+    if not sockets:
+        where = args.target or run_folder(None)
+        print(f"rocprof ctl: no process of an --on-demand run found under {where}",
+              file=sys.stderr)
+        return 2
+    if args.action == "start":
+        ms = int(args.duration * 1000) if args.duration else 0
+        lines = [f"start {max(ms, 1) if args.duration else 0}", *window_options(args)]
+    else:
+        lines = [args.action]
+    timeout = args.timeout + (args.duration or 0.0)
+    out_lock = threading.Lock()
+    failed: list[str] = []
+    ended: list[str] = []
+    starts: list[int] = []  # each window's start (CLOCK_BOOTTIME ns, as its database has it)
+
+    def one(path: str) -> None:
+        pid = os.path.basename(path)[: -len(".sock")]
+
+        def on_line(text: str) -> None:
+            word, _, rest = text.partition(" ")
+            with out_lock:
+                if word == "started":
+                    k, t0, db = rest.split(" ", 2)
+                    starts.append(int(t0))
+                    print(f"rocprof ctl: pid {pid}: window {k} recording into {db}",
+                          file=sys.stderr)
+                elif word == "stopped":
+                    print(rest.split(" ", 2)[2], flush=True)
+                elif word == "status":
+                    fields = rest.split(" ")
+                    if fields[1] == "recording":
+                        print(f"pid {fields[0]}: recording window {fields[2]} into "
+                              f"{' '.join(fields[3:])}", flush=True)
+                    else:
+                        print(f"pid {fields[0]}: idle ({fields[2]} windows recorded)",
+                              flush=True)
+                else:
+                    failed.append(pid)
+                    print(f"rocprof ctl: pid {pid}: {rest if word == 'error' else text}",
+                          file=sys.stderr)
+
+        try:
+            request(path, lines, timeout, on_line)
+        except (ConnectionRefusedError, FileNotFoundError):
+            # The process ended without removing its socket (killed): nothing listens there.
+            with out_lock:
+                ended.append(pid)
+                try:
+                    os.unlink(path)
+                    note = "its left-over socket removed"
+                except OSError:
+                    note = f"its socket {path} is left over"
+                print(f"rocprof ctl: pid {pid} has ended ({note})", file=sys.stderr)
+        except OSError as e:
+            with out_lock:
+                failed.append(pid)
+                print(f"rocprof ctl: pid {pid}: {path}: {e.strerror or e}", file=sys.stderr)
+
+    threads = [threading.Thread(target=one, args=(p,)) for p in sockets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if len(starts) > 1:
+        print(f"rocprof ctl: {len(starts)} windows started within "
+              f"{(max(starts) - min(starts)) / 1e6:.1f} ms of each other", file=sys.stderr)
+    if len(ended) == len(sockets):
+        print("rocprof ctl: every process of the run has ended", file=sys.stderr)
+        return 2
+    return 1 if failed else 0
