@@ -20,8 +20,10 @@ KNOWN = {
     "cupti": "NVIDIA GPU tracing through CUPTI",
     "cupti-counters": "NVIDIA per-kernel hardware counters (--pmc, --sol) through CUPTI's range "
                       "profiler",
+    "cupti-pc-sampling": "NVIDIA PC sampling (--pc-sampling) through CUPTI's PC sampling API",
     "hsa": "AMD GPU tracing through the HSA tools interface and HIP",
     "rocprofiler-sdk-counters": "AMD per-kernel hardware counters (--pmc) through rocprofiler-sdk",
+    "rocprofiler-sdk-pc-sampling": "AMD PC sampling (--pc-sampling) through rocprofiler-sdk",
     "sampling": "Python and native call-stack sampling",
     "metrics": "device and host metrics over time (--process-freq): NVML, AMD SMI, ROCm SMI, /proc",
 }
@@ -31,7 +33,15 @@ NOT_COMPILED = {
     "rocprofiler-sdk-counters": "rocprofiler-sdk headers (ROCm 6.2+, /opt/rocm/include/"
                                 "rocprofiler-sdk) were not found at build time",
     "cupti-counters": "no CUPTI headers at build time",
+    "cupti-pc-sampling": "no CUPTI headers at build time",
 }
+
+
+def _amd_pc_sampling_reason() -> str:
+    """AMD PC sampling is rocprofiler-sdk's (ROCm 6+); this build has no backend for it."""
+    from .capture import pc_sampling_amd
+
+    return pc_sampling_amd.reason()
 
 
 def statuses() -> list[dict]:
@@ -40,8 +50,9 @@ def statuses() -> list[dict]:
     native.setdefault("markers", (True, True, ""))
     out = []
     for name, description in KNOWN.items():
-        compiled, live, reason = native.get(
-            name, (False, False, NOT_COMPILED.get(name, "not compiled into this build")))
+        fallback = (_amd_pc_sampling_reason() if name == "rocprofiler-sdk-pc-sampling"
+                    else NOT_COMPILED.get(name, "not compiled into this build"))
+        compiled, live, reason = native.get(name, (False, False, fallback))
         out.append(dict(name=name, description=description, compiled=compiled, live=live,
                         reason=reason))
     for name, (compiled, live, reason) in native.items():
@@ -115,5 +126,9 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     notes += _configure_gpu(options, settings)
     notes += _configure_sampling(options, settings)
     notes += _configure_metrics(options, settings)
+    if options.pc_sampling and not _status("cupti-pc-sampling")["live"]:
+        notes.append("--pc-sampling: no PC sampler is live here (NVIDIA: "
+                     f"{_status('cupti-pc-sampling')['reason']}; AMD: "
+                     f"{_amd_pc_sampling_reason()}); no PC samples will be recorded")
     settings.validate()
     return settings, notes

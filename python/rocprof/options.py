@@ -63,6 +63,12 @@ class Options:
     sol: bool = False
     counter_aliases: dict = dataclasses.field(default_factory=dict)
     empirical_peaks: dict | None = None
+    # PC sampling (--pc-sampling, rocprofv3's --pc-sampling-method/-unit/-interval); an
+    # interval of 0 is the backend's default period.
+    pc_sampling: bool = False
+    pc_sampling_method: str = "stochastic"
+    pc_sampling_unit: str = "cycles"
+    pc_sampling_interval: int = 0
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""

@@ -112,6 +112,7 @@ def add_parser(p) -> None:
                           "past it records are dropped, counted and reported at exit")
     _add_tracing(p)
     _add_counters(p)
+    _add_pc_sampling(p)
     sm = p.add_argument_group("call-stack sampling (Python processes)")
     sm.add_argument("--sample", nargs="?", const=DEFAULT_RATE, type=int, metavar="HZ",
                     help=f"sample the call stacks of every Python thread HZ times a second "
@@ -210,3 +211,27 @@ def _add_counters(p) -> None:
                     help="collect no counters of kernels matching RE")
     hw.add_argument("-L", "--list-avail", action="store_true",
                     help="list the counters of each GPU here and exit (as `rocprof avail`)")
+
+
+# ---- PC sampling (rocprofv3's option names) -------------------------------------------------
+def _add_pc_sampling(p) -> None:
+    pc = p.add_argument_group(
+        "PC sampling (where inside a kernel the time goes: per instruction, stall reason and "
+        "source line; read it with `rocpd pcsamples`)")
+    v3.add_bool(pc, "--pc-sampling", "--pc-sampling-beta-enabled",
+                help="sample the GPU's program counters. NVIDIA: CUPTI's PC sampling in "
+                     "continuous mode (kernels are not serialised); every warp's state every "
+                     "2^N SM cycles. Build with -lineinfo (nvcc) for source lines. AMD needs "
+                     "rocprofiler-sdk (ROCm 6+). Any --pc-sampling-* option turns it on")
+    pc.add_argument("--pc-sampling-method", choices=("stochastic", "host_trap"), type=str.lower,
+                    help="rocprofv3's method names (default stochastic). NVIDIA has one "
+                         "hardware sampler with stall reasons; both names select it")
+    pc.add_argument("--pc-sampling-unit", choices=("instructions", "cycles", "time"),
+                    type=str.lower,
+                    help="unit of --pc-sampling-interval (default cycles); time is in "
+                         "microseconds. NVIDIA: cycles and time round to the nearest power of two "
+                         "between 2^5 and 2^31 cycles; instructions is not available")
+    pc.add_argument("--pc-sampling-interval", type=int, metavar="N",
+                    help="sampling interval in --pc-sampling-unit (default: the backend's own, "
+                         "CUPTI's chosen by the SM count); the period used is in the database's "
+                         "metadata (rocprof.pc_sampling.period)")
