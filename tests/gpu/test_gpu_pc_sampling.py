@@ -40,12 +40,12 @@ def meta(db) -> dict:
 def hot(nvcc, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pc")
     exe = compile_cu(nvcc, HERE / "programs/pc_hot_loop.cu", tmp / "pc_hot_loop", "-lineinfo")
-    db, p = rocprof_run(tmp, "--pc-sampling", "--", str(exe), "20")
-    return db, p
+    db, p = rocprof_run(tmp, "--pc-sampling", "--", str(exe), "200")
+    return db, p, exe
 
 
 def test_hot_loop_lines_hold_80_percent(hot):
-    db, p = hot
+    db, p, _ = hot
     src = HERE / "programs/pc_hot_loop.cu"
     loop = marked_lines(src, "LOOP-HOT")
     rows = query(db, "SELECT line, SUM(count) FROM pc_samples WHERE not_issued = 0 AND "
@@ -65,7 +65,7 @@ def test_hot_loop_lines_hold_80_percent(hot):
 
 
 def test_sample_shares_follow_kernel_time(hot):
-    db, _ = hot
+    db, _, _ = hot
     from rocpd import pcsamples
 
     s = pcsamples.kernel_time_shares(str(db)).set_index("name")
@@ -82,12 +82,29 @@ def test_rocpd_pcsamples_prints_the_hot_line(hot):
 
     from gpuutil import env
 
-    db, _ = hot
+    db, _, _ = hot
     p = subprocess.run([sys.executable, "-m", "rocpd", "pcsamples", str(db), "--source"],
                        capture_output=True, text=True, env=env(), timeout=120)
     print(p.stdout)
     assert p.returncode == 0, p.stderr
     assert "hot_loop" in p.stdout and "pc_hot_loop.cu:" in p.stdout and "LOOP-HOT" in p.stdout
+
+
+def test_overhead_figures(hot, tmp_path):
+    """The GPU-side cost, for the record (no threshold: a figure, printed): the mean hot_loop
+    duration traced with and without PC sampling, and the collector thread's CPU time."""
+    db, _, exe = hot
+    plain, _ = rocprof_run(tmp_path, "--kernel-trace", "--", str(exe), "200")
+    sql = "SELECT AVG(duration) FROM kernels WHERE name LIKE 'hot_loop%'"
+    with_pc, without = query(db, sql)[0][0], query(plain, sql)[0][0]
+    m = meta(db)
+    print(json.dumps({"hot_loop_mean_ns_with_pc_sampling": with_pc,
+                      "hot_loop_mean_ns_without": without,
+                      "kernel_time_ratio": with_pc / without if without else None,
+                      "collector_cpu_ms": int(m.get("rocprof.pc_sampling.collector_cpu_ns", 0)) / 1e6,
+                      "dropped": m.get("rocprof.pc_sampling.dropped"),
+                      "period": m.get("rocprof.pc_sampling.period")}))
+    assert with_pc and without
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")

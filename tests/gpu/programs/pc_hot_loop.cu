@@ -3,6 +3,7 @@
 // time and warm_loop ~20 %. The loop lines are marked LOOP-HOT / LOOP-WARM: the test reads
 // their line numbers from this file. Built with -lineinfo.
 #include <cstdio>
+#include <cstdlib>
 #include <cuda_runtime.h>
 
 __global__ void hot_loop(float* out, int iters) {
