@@ -23,9 +23,9 @@ _COLUMNS = ("guid", "pid", "agent_id", "correlation_id", "start", "end", "kernel
 
 def _db(db):
     """A Connection as given; paths (one, or a list) opened read-only."""
-    import rocpd
+    from ..io.connection import Connection
 
-    return db if hasattr(db, "execute") else rocpd.connect(db)
+    return db if hasattr(db, "execute") else Connection(db)
 
 
 def has_pc_samples(db) -> bool:

@@ -11,7 +11,7 @@ __global__ void hot_loop(float* out, int iters) {
   for (int i = 0; i < iters; ++i) {  // LOOP-HOT
     a = a * b + 1e-7f;               // LOOP-HOT
     b = b * a + 1e-7f;               // LOOP-HOT
-  }                                  // LOOP-HOT
+  }  // LOOP-HOT
   out[blockIdx.x * blockDim.x + threadIdx.x] = a + b;
 }
 
@@ -20,7 +20,7 @@ __global__ void warm_loop(float* out, int iters) {
   for (int i = 0; i < iters; ++i) {  // LOOP-WARM
     a = a * b + 1e-7f;               // LOOP-WARM
     b = b * a + 1e-7f;               // LOOP-WARM
-  }                                  // LOOP-WARM
+  }  // LOOP-WARM
   out[blockIdx.x * blockDim.x + threadIdx.x] = a + b;
 }
 

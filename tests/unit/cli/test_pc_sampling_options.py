@@ -22,6 +22,8 @@ def test_rocprofv3_spelling_turns_it_on_with_kernels():
     assert (o.pc_sampling, o.pc_sampling_method, o.pc_sampling_unit, o.pc_sampling_interval) == (
         True, "host_trap", "time", 10)
     assert o.kernel_trace  # samples are shared out over traced kernels
+    assert "pc_samples" in o.activities()
+    assert "pc_samples" not in options("--", "./app").activities()
 
 
 def test_defaults_and_off():
@@ -57,6 +59,7 @@ def test_native_settings_round_trip_and_validate():
 def test_info_names_both_pc_samplers():
     from rocprof import backends
 
+    assert backends.get("cupti-pc-sampling").activities == ("pc_samples",)
     by = {s["name"]: s for s in backends.statuses()}
     assert "cupti-pc-sampling" in by
     amd = by["rocprofiler-sdk-pc-sampling"]
@@ -67,13 +70,13 @@ def test_info_names_both_pc_samplers():
 def test_no_live_sampler_is_said_in_one_note(monkeypatch):
     from rocprof import backends
 
-    real = backends.statuses
+    real = backends._status
 
-    def without_pc():
-        return [dict(s, live=False, reason="no NVIDIA driver") if s["name"] == "cupti-pc-sampling"
-                else s for s in real()]
+    def without_pc(name):
+        s = real(name)
+        return dict(s, live=False, reason="no NVIDIA driver") if name == "cupti-pc-sampling" else s
 
-    monkeypatch.setattr(backends, "statuses", without_pc)
+    monkeypatch.setattr(backends, "_status", without_pc)
     o = options("--pc-sampling", "--", "./app")
     _, notes = backends.configure(o)
     pc = [n for n in notes if n.startswith("--pc-sampling")]
