@@ -14,6 +14,7 @@ TABLES = (
     "metadata", "string", "info_node", "info_process", "info_thread", "info_agent", "info_queue",
     "info_stream", "info_pmc", "info_code_object", "info_kernel_symbol", "track", "event", "arg",
     "pmc_event", "region", "sample", "kernel_dispatch", "memory_copy", "memory_allocate",
+    "pc_sample",  # this project's, for PC sampling (docs/pc-sampling-schema.md)
 )
 
 

@@ -92,10 +92,13 @@ class DatabaseBuilder:
             self._streams.add(sid)
         return sid
 
-    def symbol(self, name: str) -> int:
+    def symbol(self, name: str, display_name: str | None = None) -> int:
+        """The kernel symbol of ``name`` (its mangled name), written once; ``display_name``:
+        the demangled one the views show (default: the same)."""
         if name not in self._symbols:
             kid = len(self._symbols) + 1
-            self._w.kernel_symbol(kid, name, display_name=name, sgpr_count=16, arch_vgpr_count=32)
+            self._w.kernel_symbol(kid, name, display_name=display_name or name, sgpr_count=16,
+                                  arch_vgpr_count=32)
             self._symbols[name] = kid
         return self._symbols[name]
 
@@ -277,6 +280,18 @@ class DatabaseBuilder:
         agent = gpu_agent(0) if agent is None else agent
         self._w.pmc_value(correlation_id, self.counter(name, agent=agent), float(value),
                           agent=agent)
+
+    def pc_sample(self, kernel: str, pc_offset: int, samples: int, *, start: int, end: int,
+                  agent: int | None = None, stall_reason: str | None = None,
+                  source_file: str | None = None, line: int = 0, instruction: str | None = None,
+                  not_issued: bool = False, code_object: int = 0, correlation_id: int = 0) -> None:
+        """``samples`` PC samples of one instruction of ``kernel`` (its mangled name, as the
+        kernel symbol's kernel_name) with one stall reason, in the window [start, end]."""
+        self._w.pc_sample(kernel, pc_offset, samples, start=start, end=end,
+                          agent=gpu_agent(0) if agent is None else agent,
+                          stall_reason=stall_reason, source_file=source_file, line=line,
+                          instruction=instruction, not_issued=not_issued, code_object=code_object,
+                          correlation_id=correlation_id)
 
     def kernels_bulk(self, rows) -> None:
         """Fast path for benchmarks: rows of (name, start, end) on GPU 0, stream 0."""

@@ -313,6 +313,30 @@ class FixtureWriter {
     write(r);
   }
 
+  // One kPcSample record (record.hpp's PcSampleData) with every field given.
+  void pc_sample(const std::string& kernel, uint64_t pc_offset, uint64_t samples, uint64_t start,
+                 uint64_t end, uint32_t agent, const std::optional<std::string>& stall_reason,
+                 const std::optional<std::string>& source_file, uint32_t line,
+                 const std::optional<std::string>& instruction, bool not_issued,
+                 uint64_t code_object, uint32_t function_index, uint64_t range_id,
+                 uint64_t correlation_id) {
+    Record r = base(RecordKind::kPcSample, 0, start, end, std::string("PC_SAMPLING"), kernel,
+                    correlation_id);
+    PcSampleData& p = r.pc;
+    p.code_object = code_object;
+    p.pc_offset = pc_offset;
+    p.samples = samples;
+    p.range_id = range_id;
+    p.agent_id = agent;
+    p.stall_reason_id = opt_string(stall_reason);
+    p.source_file_id = opt_string(source_file);
+    p.line = line;
+    p.instruction_id = opt_string(instruction);
+    p.function_index = function_index;
+    p.flags = not_issued ? kPcSampleNotIssued : 0;
+    write(r);
+  }
+
   uint32_t pmc_key(uint32_t id) { return string("pmc:fixture:" + std::to_string(id)); }
 
   void thread_name(uint32_t tid, const std::string& name, uint64_t timestamp) {
@@ -462,6 +486,12 @@ void bind(py::module_& m) {
            py::arg("value_type") = "ABS", py::arg("extdata") = "{}")
       .def("pmc_value", &W::pmc_value, py::arg("correlation_id"), py::arg("pmc_id"),
            py::arg("value"), py::kw_only(), py::arg("agent"), py::arg("alt_correlation_id") = 0)
+      .def("pc_sample", &W::pc_sample, py::arg("kernel"), py::arg("pc_offset"), py::arg("samples"),
+           py::kw_only(), py::arg("start"), py::arg("end"), py::arg("agent"),
+           py::arg("stall_reason") = py::none(), py::arg("source_file") = py::none(),
+           py::arg("line") = 0, py::arg("instruction") = py::none(), py::arg("not_issued") = false,
+           py::arg("code_object") = 0, py::arg("function_index") = 0, py::arg("range_id") = 0,
+           py::arg("correlation_id") = 0)
       .def("name_object", &W::name_object, py::arg("target"), py::arg("object"), py::arg("name"),
            py::kw_only(), py::arg("tid"))
       .def("thread_name", &W::thread_name, py::arg("tid"), py::arg("name"),

@@ -155,6 +155,19 @@ void bind(py::module_& m) {
       .def_readwrite("origin", &rocprof::CounterSettings::origin)
       .def_readwrite("kernel_include", &rocprof::CounterSettings::kernel_include)
       .def_readwrite("kernel_exclude", &rocprof::CounterSettings::kernel_exclude);
+  using rocprof::PcSamplingSettings;
+  py::class_<PcSamplingSettings>(m, "PcSamplingSettings",
+                                 "PC sampling: samples per instruction and stall reason")
+      .def(py::init([](const py::kwargs& kw) {
+        PcSamplingSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
+      .def_readwrite("enabled", &PcSamplingSettings::enabled)
+      .def_readwrite("method", &PcSamplingSettings::method)
+      .def_readwrite("unit", &PcSamplingSettings::unit)
+      .def_readwrite("interval", &PcSamplingSettings::interval)
+      .def_readwrite("poll_ms", &PcSamplingSettings::poll_ms);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
       .def_readwrite("kernel_names", &CaptureSettings::kernel_names)
@@ -164,6 +177,7 @@ void bind(py::module_& m) {
       .def_readwrite("counters", &CaptureSettings::counters)
       .def_readwrite("hsa", &CaptureSettings::hsa)
       .def_readwrite("metrics", &CaptureSettings::metrics)
+      .def_readwrite("pc_sampling", &CaptureSettings::pc_sampling)
       .def(
           "validate",
           [](const CaptureSettings& s) {

@@ -26,7 +26,8 @@ namespace rocprof {
   X(markers, "ROCTx ranges and marks")                               \
   X(counters, "per-kernel hardware counters (PMC)")                  \
   X(samples, "call-stack samples")                                   \
-  X(metrics, "device and host metrics over time")
+  X(metrics, "device and host metrics over time")                    \
+  X(pc_samples, "GPU program-counter samples (PC sampling)")
 
 enum class Activity : uint8_t {
 #define ROCPROF_ACTIVITY_ENUM(name, description) name,

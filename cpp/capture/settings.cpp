@@ -99,6 +99,15 @@ const Fields<CounterSettings>& counter_fields() {
   return f;
 }
 
+const Fields<PcSamplingSettings>& pc_sampling_fields() {
+  static const Fields<PcSamplingSettings> f{
+      nullptr,
+      {{"enabled", &PcSamplingSettings::enabled}},
+      {{"interval", &PcSamplingSettings::interval}, {"poll_ms", &PcSamplingSettings::poll_ms}},
+      {{"method", &PcSamplingSettings::method}, {"unit", &PcSamplingSettings::unit}}};
+  return f;
+}
+
 bool parse_bool(const std::string& v, bool* out) {
   if (v == "1" || v == "true" || v == "yes" || v == "on") return *out = true, true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return *out = false, true;
@@ -251,6 +260,20 @@ bool check_metrics(const std::string& metrics, std::string* error) {
   return true;
 }
 
+bool check_pc_sampling(const PcSamplingSettings& p, std::string* error) {
+  if (p.method != "stochastic" && p.method != "host_trap")
+    return *error = "--pc-sampling-method must be stochastic or host_trap, not '" + p.method + "'",
+           false;
+  if (p.unit != "instructions" && p.unit != "cycles" && p.unit != "time")
+    return *error = "--pc-sampling-unit must be instructions, cycles or time, not '" + p.unit + "'",
+           false;
+  if (p.poll_ms < 1 || p.poll_ms > 10000)
+    return *error =
+               "pc_sampling.poll_ms must be between 1 and 10000, not " + std::to_string(p.poll_ms),
+           false;
+  return true;
+}
+
 }  // namespace
 
 bool parse_index_list(const std::string& text, std::vector<uint32_t>* out, bool* all) {
@@ -309,6 +332,7 @@ bool validate(const CaptureSettings& s, std::string* error) {
   if (!check_regex(s.counters.kernel_include, "--kernel-include-regex", error) ||
       !check_regex(s.counters.kernel_exclude, "--kernel-exclude-regex", error))
     return false;
+  if (!check_pc_sampling(s.pc_sampling, error)) return false;
   if (s.sampling.hz > 100000)
     return *error =
                "--sample must be between 1 and 100000 Hz, not " + std::to_string(s.sampling.hz),
@@ -348,6 +372,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
       ok = set(metrics_fields(), &s->metrics, key.substr(8), value, &why);
     else if (key.rfind("counters.", 0) == 0)
       ok = set(counter_fields(), &s->counters, key.substr(9), value, &why);
+    else if (key.rfind("pc_sampling.", 0) == 0)
+      ok = set(pc_sampling_fields(), &s->pc_sampling, key.substr(12), value, &why);
     else
       why = "unknown setting";
     if (!ok) {
@@ -367,6 +393,7 @@ std::string to_text(const CaptureSettings& s) {
   print(hsa_fields(), s.hsa, "hsa", &out);
   print(metrics_fields(), s.metrics, "metrics", &out);
   print(counter_fields(), s.counters, "counters", &out);
+  print(pc_sampling_fields(), s.pc_sampling, "pc_sampling", &out);
   return out;
 }
 

@@ -110,6 +110,19 @@ struct MetricsSettings {
 };
 // ---- end of device and host metrics -----------------------------------------------------
 
+// ---- PC sampling (rocprof run --pc-sampling*, rocprofv3's option names) ----------------
+// Where inside a kernel the time goes, per instruction and stall reason. NVIDIA: CUPTI's PC
+// sampling API in continuous mode (kernels are not serialised); the hardware samples each
+// SM's warps every 2^N cycles, so an interval is rounded to the nearest power of two (5..31).
+struct PcSamplingSettings {
+  bool enabled = false;
+  std::string method = "stochastic";  // stochastic | host_trap (rocprofv3's names)
+  std::string unit = "cycles";        // instructions | cycles | time (time: microseconds)
+  uint32_t interval = 0;              // 0: the backend's default
+  uint32_t poll_ms = 100;             // how often the collector thread fetches samples
+};
+// ---- end of PC sampling ------------------------------------------------------------------
+
 struct CaptureSettings {
   KernelNameSettings kernel_names;  // every GPU backend's
   CuptiSettings cupti;
@@ -118,6 +131,7 @@ struct CaptureSettings {
   HsaSettings hsa;  // AMD (issue 15)
   MetricsSettings metrics;
   CounterSettings counters;
+  PcSamplingSettings pc_sampling;
 };
 
 namespace capture {

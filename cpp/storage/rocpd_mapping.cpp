@@ -404,6 +404,29 @@ const RecordRows& Mapping::record(const Record& r) {
     case RecordKind::kPmcValue:
       pmc_value(r, &out);
       break;
+    case RecordKind::kPcSample: {
+      const PcSampleData& p = r.pc;
+      out.event = event(r, kEmptyJson);
+      // The CRC is an unsigned 64-bit value: stored as its two's-complement integer (SQLite
+      // integers are signed); readers mask it back (rocpd.pcsamples).
+      out.pc_sample = PcSampleRow{pid_,
+                                  p.agent_id,
+                                  i64(r.correlation_id),
+                                  i64(r.start),
+                                  i64(r.end),
+                                  Id{r.name_id},
+                                  static_cast<int64_t>(p.code_object),
+                                  p.function_index,
+                                  i64(p.pc_offset),
+                                  Id{p.instruction_id},
+                                  Id{p.source_file_id},
+                                  p.line != 0 ? std::optional<int64_t>(p.line) : std::nullopt,
+                                  Id{p.stall_reason_id},
+                                  (p.flags & kPcSampleNotIssued) ? 1 : 0,
+                                  i64(p.samples),
+                                  out.event.id};
+      break;
+    }
     case RecordKind::kNone:
       break;
   }

@@ -119,6 +119,16 @@ struct PmcEventRow {
   int64_t event_id, pmc_id;
   double value;
 };
+// rocpd_pc_sample: one PcSampleData record, strings as rocpd_string ids (0: NULL).
+struct PcSampleRow {
+  int64_t pid, agent_id, correlation_id, start, end;
+  Id kernel_name_id;
+  int64_t code_object, function_index, pc_offset;
+  Id instruction_id, source_file_id;
+  std::optional<int64_t> line;
+  Id stall_reason_id;
+  int64_t not_issued, count, event_id;  // not_issued: 1 for the subset counts (pc_sampling.hpp)
+};
 struct ThreadNameRow {  // a rename of an existing rocpd_info_thread row
   std::string_view name;
   int64_t tid;
@@ -146,6 +156,7 @@ struct RecordRows {
     SampleRow sample;
     ThreadNameRow thread_name;
     NameRow name;
+    PcSampleRow pc_sample;
   };
   RecordRows() : region{} {}
 };

@@ -160,6 +160,10 @@ void RocpdSink::write_record(const Record& r) {
     case RecordKind::kName:
       writer_.name_object(rows.name);
       break;
+    case RecordKind::kPcSample:
+      writer_.event(rows.event);
+      writer_.pc_sample(rows.pc_sample);
+      break;
     case RecordKind::kPmcValue:  // its rows (if its dispatch is known) are in pmc_events
     case RecordKind::kNone:
       break;

@@ -132,6 +132,7 @@ bool Writer::create(const std::string& path, const std::string& guid, const std:
   prepare_meta();
   prepare_info();
   prepare_events();
+  prepare_pc();
   if (failed_) {
     if (error) *error = "schema and writer disagree (see the message above)";
     return false;

@@ -65,6 +65,7 @@ class Writer {
   void sample(const SampleRow& r);
   void pmc_event(const PmcEventRow& r);
   void thread_name(const ThreadNameRow& r);
+  void pc_sample(const PcSampleRow& r);  // rows_pc.cpp
   // Applied now and again at close: a device or stream is often named before its row exists.
   void name_object(const NameRow& r);
 
@@ -107,6 +108,7 @@ class Writer {
     kPmc,
     kMetaUpdate,
     kMetaInsert,
+    kPcSample,
     kStmtCount
   };
   static constexpr uint64_t kMaxTxnRecords = 4096;
@@ -124,6 +126,7 @@ class Writer {
   void prepare_meta();
   void prepare_info();
   void prepare_events();
+  void prepare_pc();
   void run(sql::sqlite3_stmt* s);
   // One-off statements (base rows, end times): prepared, run once, finalized.
   template <class Bind>

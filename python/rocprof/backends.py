@@ -54,12 +54,17 @@ BACKENDS: tuple[Backend, ...] = (
     Backend("cupti-counters", "NVIDIA per-kernel hardware counters (--pmc, --sol) through "
             "CUPTI's range profiler", ("counters",),
             not_compiled="no CUPTI headers at build time"),
+    Backend("cupti-pc-sampling", "NVIDIA PC sampling (--pc-sampling) through CUPTI's PC "
+            "sampling API", ("pc_samples",), not_compiled="no CUPTI headers at build time"),
     Backend("hsa", "AMD GPU tracing through the HSA tools interface and HIP",
             tuple(_core.HsaSettings.SUPPORTED), "hsa", gpu=True),
     Backend("rocprofiler-sdk-counters", "AMD per-kernel hardware counters (--pmc) through "
             "rocprofiler-sdk", ("counters",),
             not_compiled="rocprofiler-sdk headers (ROCm 6.2+, /opt/rocm/include/"
                          "rocprofiler-sdk) were not found at build time"),
+    # No backend in this build: rocprof.capture.pc_sampling_amd says why, on this machine.
+    Backend("rocprofiler-sdk-pc-sampling", "AMD PC sampling (--pc-sampling) through "
+            "rocprofiler-sdk", ("pc_samples",)),
     Backend("sampling", "Python and native call-stack sampling", ("samples",), "sampling"),
     Backend("metrics", "device and host metrics over time (--process-freq): NVML, AMD SMI, "
             "ROCm SMI, /proc", ("metrics",), "metrics", needs_live=False),
@@ -73,6 +78,13 @@ def get(name: str) -> Backend:
     return next(b for b in BACKENDS if b.name == name)
 
 
+def _amd_pc_sampling_reason() -> str:
+    """AMD PC sampling is rocprofiler-sdk's (ROCm 6+); this build has no backend for it."""
+    from .capture import pc_sampling_amd
+
+    return pc_sampling_amd.reason()
+
+
 def statuses(listed_only: bool = True) -> list[dict]:
     """[{name, description, compiled, live, reason}] for every known backend."""
     native = {name: (compiled, live, reason) for name, compiled, live, reason in _core.backends()}
@@ -81,7 +93,9 @@ def statuses(listed_only: bool = True) -> list[dict]:
     for b in BACKENDS:
         if listed_only and not b.listed:
             continue
-        compiled, live, reason = native.get(b.name, (False, False, b.not_compiled))
+        fallback = (_amd_pc_sampling_reason() if b.name == "rocprofiler-sdk-pc-sampling"
+                    else b.not_compiled)
+        compiled, live, reason = native.get(b.name, (False, False, fallback))
         out.append(dict(name=b.name, description=b.description, compiled=compiled, live=live,
                         reason=reason))
     known = {b.name for b in BACKENDS}
@@ -161,6 +175,10 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     for b in BACKENDS:
         if b.module and not b.gpu and b.name != "markers":
             notes += _configure_other(b, options, settings)
+    if "pc_samples" in options.activities() and not _status("cupti-pc-sampling")["live"]:
+        notes.append("--pc-sampling: no PC sampler is live here (NVIDIA: "
+                     f"{_status('cupti-pc-sampling')['reason']}; AMD: "
+                     f"{_amd_pc_sampling_reason()}); no PC samples will be recorded")
     settings.validate()
     return settings, notes
 

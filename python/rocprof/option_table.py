@@ -47,6 +47,8 @@ GROUPS = (
     Group("tracing", "tracing (rocprofv3 names; each takes an optional BOOL)"),
     Group("counters", "hardware counters (serialise kernels: see below)"),
     Group("on_demand", "on-demand capture (rocprof ctl)"),
+    Group("pc_sampling", "PC sampling (where inside a kernel the time goes: per instruction, "
+          "stall reason and source line; read it with `rocpd pcsamples`)"),
     Group("sampling", "call-stack sampling (Python processes)"),
     Group("metrics", "device and host metrics over time (rocprof-sys's process sampling options)",
           "A thread of its own reads each GPU's utilisation, memory in use, power, temperature, "
@@ -201,6 +203,26 @@ OPTIONS: tuple[Option, ...] = (
             "`rocprof ctl stop` ends it, `rocprof ctl status` lists the processes. "
             "Each process serves a socket in <output folder>/.rocprof-ctl/ (owner "
             "only)"),
+    # ---- PC sampling (rocprofv3's option names) ----
+    _o("pc_sampling", "--pc-sampling", "--pc-sampling-beta-enabled", kind="bool",
+       activities=("pc_samples",),
+       help="sample the GPU's program counters. NVIDIA: CUPTI's PC sampling in "
+            "continuous mode (kernels are not serialised); every warp's state every "
+            "2^N SM cycles. Build with -lineinfo (nvcc) for source lines. AMD needs "
+            "rocprofiler-sdk (ROCm 6+). Any --pc-sampling-* option turns it on"),
+    _o("pc_sampling", "--pc-sampling-method", kind="value", choices=("stochastic", "host_trap"),
+       type=str.lower,
+       help="rocprofv3's method names (default stochastic). NVIDIA has one "
+            "hardware sampler with stall reasons; both names select it"),
+    _o("pc_sampling", "--pc-sampling-unit", kind="value", choices=("instructions", "cycles", "time"),
+       type=str.lower,
+       help="unit of --pc-sampling-interval (default cycles); time is in "
+            "microseconds. NVIDIA: cycles and time round to the nearest power of two "
+            "between 2^5 and 2^31 cycles; instructions is not available"),
+    _o("pc_sampling", "--pc-sampling-interval", kind="value", type=int, metavar="N",
+       help="sampling interval in --pc-sampling-unit (default: the backend's own, "
+            "CUPTI's chosen by the SM count); the period used is in the database's "
+            "metadata (rocprof.pc_sampling.period)"),
     # ---- sampling ----
     _o("sampling", "--sample", kind="rate", activities=("samples",), metavar="HZ",
        help="sample the call stacks of every Python thread HZ times a second "

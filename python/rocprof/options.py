@@ -66,6 +66,12 @@ class Options:
     # --on-demand: nothing records until `rocprof ctl start` (session/control.hpp); each window
     # is a database of its own.
     on_demand: bool = False
+    # PC sampling (--pc-sampling, rocprofv3's --pc-sampling-method/-unit/-interval); an
+    # interval of 0 is the backend's default period.
+    pc_sampling: bool = False
+    pc_sampling_method: str = "stochastic"
+    pc_sampling_unit: str = "cycles"
+    pc_sampling_interval: int = 0
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""

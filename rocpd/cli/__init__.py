@@ -17,6 +17,7 @@ from .. import progress, regex
 from ..errors import RocpdError
 
 SUBCOMMANDS = ("summary", "query", "convert", "compare", "diff", "merge", "package", "samples", "report",
+               "pcsamples",
                "analyze", "plot", "ranks", "sol")
 # ROCm's defaults for -d/--output-path and -o/--output-file (environment first, as ROCm reads them).
 DEFAULT_OUTPUT_PATH = "./rocpd-output-data"

@@ -23,6 +23,7 @@ OPTIONAL: list[str] = [
     "rocpd.report.diff:report_ranks",
     "rocpd.ranks.section:report_section_for",  # ranks x steps heat map (two ranks or more)
     "rocpd.counters.section:report_section",  # speed of light and roofline from per-kernel counters
+    "rocpd.pcsamples.source:report_section",  # PC samples: hot kernels and their source lines
 ]
 _REGISTERED: list = []
 

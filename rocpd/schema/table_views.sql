@@ -21,3 +21,4 @@ CREATE VIEW IF NOT EXISTS "rocpd_sample" AS SELECT * FROM "rocpd_sample{{uuid}}"
 CREATE VIEW IF NOT EXISTS "rocpd_kernel_dispatch" AS SELECT * FROM "rocpd_kernel_dispatch{{uuid}}";
 CREATE VIEW IF NOT EXISTS "rocpd_memory_copy" AS SELECT * FROM "rocpd_memory_copy{{uuid}}";
 CREATE VIEW IF NOT EXISTS "rocpd_memory_allocate" AS SELECT * FROM "rocpd_memory_allocate{{uuid}}";
+CREATE VIEW IF NOT EXISTS "rocpd_pc_sample" AS SELECT * FROM "rocpd_pc_sample{{uuid}}";

@@ -283,6 +283,36 @@ CREATE TABLE IF NOT EXISTS "rocpd_memory_allocate{{uuid}}" (
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
 
+-- PC sampling (not in ROCm's schema v3, whose rocprofv3 writes PC samples to CSV/JSON only):
+-- one row per instruction, stall reason and collection window, with how many samples landed
+-- there (NVIDIA reports counts per PC and stall reason, an AMD host-trap/stochastic sample is a
+-- row with count 1). Column names follow rocprofv3's pc_sampling CSV where it has one
+-- (Dispatch_Id, Correlation_Id, Instruction, Instruction_Comment, Stall_Reason).
+-- docs/pc-sampling-schema.md describes every column.
+CREATE TABLE IF NOT EXISTS "rocpd_pc_sample{{uuid}}" (
+    "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT {{guid_column}} NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "agent_id" INTEGER,
+    "correlation_id" INTEGER,
+    "dispatch_id" INTEGER,
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "kernel_name_id" INTEGER NOT NULL,
+    "code_object" INTEGER,
+    "function_index" INTEGER,
+    "pc_offset" INTEGER NOT NULL,
+    "instruction_id" INTEGER,
+    "source_file_id" INTEGER,
+    "line" INTEGER,
+    "stall_reason_id" INTEGER,
+    "not_issued" INTEGER NOT NULL DEFAULT 0,
+    "count" INTEGER NOT NULL,
+    "event_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
 -- Time-ordered reads (timelines, time windows, exports) are what analysis does most, so one index per
 -- timed table keeps them off full scans. Each index costs the writer one b-tree insert per row, so
 -- there are deliberately no others. Names carry the suffix so merged files never collide.

@@ -353,3 +353,23 @@ CROSS JOIN (
     )
 ) W
 LEFT JOIN "rocpd_info_agent" AG ON AG.id = G.agent_id AND AG.guid = G.guid;
+
+-- PC samples with their names resolved (docs/pc-sampling-schema.md). The kernel's display name
+-- comes from its symbol row when the trace has one (matched on the mangled name).
+CREATE VIEW IF NOT EXISTS "pc_samples" AS
+SELECT
+    PS.id, PS.guid, PS.nid, PS.pid, PS.agent_id, A.absolute_index AS agent_abs_index,
+    PS.correlation_id, PS.dispatch_id, PS.start, PS."end",
+    KN.string AS kernel_name,
+    COALESCE((SELECT MIN(S.display_name) FROM "rocpd_info_kernel_symbol" S
+              WHERE S.kernel_name = KN.string AND S.guid = PS.guid), KN.string) AS name,
+    PS.code_object, PS.function_index, PS.pc_offset,
+    INS.string AS instruction, SF.string AS source_file, PS.line,
+    CASE WHEN SF.string IS NOT NULL THEN SF.string || ':' || PS.line END AS instruction_comment,
+    SR.string AS stall_reason, PS.not_issued, PS.count, PS.event_id, PS.extdata
+FROM "rocpd_pc_sample" PS
+JOIN "rocpd_string" KN ON KN.id = PS.kernel_name_id AND KN.guid = PS.guid
+LEFT JOIN "rocpd_string" INS ON INS.id = PS.instruction_id AND INS.guid = PS.guid
+LEFT JOIN "rocpd_string" SF ON SF.id = PS.source_file_id AND SF.guid = PS.guid
+LEFT JOIN "rocpd_string" SR ON SR.id = PS.stall_reason_id AND SR.guid = PS.guid
+LEFT JOIN "rocpd_info_agent" A ON A.id = PS.agent_id AND A.guid = PS.guid;

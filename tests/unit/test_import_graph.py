@@ -161,11 +161,11 @@ LAYERS = [
     ("rocpd.io", "rocpd.importer"),
     ("rocpd.summary", "rocpd.plots"),
     ("rocpd.counters", "rocpd.analysis", "rocpd.cluster", "rocpd.compare"),
-    ("rocpd.stats", "rocpd.diff", "rocpd.ranks"),
+    ("rocpd.stats", "rocpd.diff", "rocpd.ranks", "rocpd.pcsamples"),
     ("rocpd.export",),
     ("rocpd.report",),
     # report sections that live beside their analysis (hooked in by name from report.sections)
-    ("rocpd.ranks.section", "rocpd.counters.section"),
+    ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pcsamples.source"),
     ("rocpd", "rocpd.cli"),
     ("rocpd.__main__",),
 ]

@@ -26,6 +26,7 @@
 #include "capture/settings.hpp"
 #include "counters.hpp"
 #include "cupti_state.hpp"
+#include "pc_sampling.hpp"
 #include "rocprof/clock.hpp"
 
 namespace rocprof::cupti {
@@ -76,13 +77,22 @@ void warn(const char* what, CUptiResult r) {
 // EXIT, for the runtime-call depth and the counters' launches).
 void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                            const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {  // enabled only for counters: a context going away
-    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-      counters::on_context_destroy(static_cast<const CUpti_ResourceData*>(data)->context);
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {  // enabled only for counters and PC sampling
+    const auto* res = static_cast<const CUpti_ResourceData*>(data);
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+      if (counters::active()) counters::on_context_destroy(res->context);
+      pc::on_context_destroy(res->context);
+    } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+      pc::on_context_created(res->context);
+    } else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && res->resourceDescriptor != nullptr) {
+      const auto* m = static_cast<const CUpti_ModuleResourceData*>(res->resourceDescriptor);
+      pc::on_module_loaded(res->context, m->pCubin, m->cubinSize);
+    }
     return;
   }
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (!runtime && cb->callbackSite == CUPTI_API_ENTER) pc::on_api_enter(cb->context);
   if (!runtime && counters::active() && counters::is_launch(cbid))
     counters::on_launch(cb, t_runtime_depth > 0 ? t_outer_corr : cb->correlationId);
   if (cb->callbackSite == CUPTI_API_EXIT) {
@@ -300,7 +310,7 @@ void note(CaptureContext& c, const std::string& status) {
 }
 
 void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSettings& names,
-              const CounterSettings& counting) {
+              const CounterSettings& counting, const PcSamplingSettings& pc_asked) {
   if (g_forked_child) return;
   // The one variable for measurement experiments (benchmarks/gpu_b2_b5.py), read into the
   // same settings: ROCPROF_CUPTI_OPTIONS="kernels=1,runtime_api=0,callbacks=none,flush_ms=1000".
@@ -321,6 +331,17 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
     return note(c, "off: " + why);
   }
   const bool want_counters = !counting.metrics.empty();
+  // CUPTI's PC sampling and its range profiler cannot share a context (both program the SMs'
+  // performance monitors): counters win, PC sampling says why it is off.
+  bool want_pc = pc_asked.enabled;
+  if (want_pc && want_counters) {
+    want_pc = false;
+    std::fprintf(stderr,
+                 "rocprof: PC sampling off: it cannot run with hardware counters (--pmc/--sol) in "
+                 "one run; profile twice\n");
+    c.info(MetadataInfo{"rocprof.pc_sampling.status", "off: cannot run with --pmc/--sol"});
+  }
+  if (want_pc && g_settings.callbacks == 0) g_settings.callbacks = 1;  // contexts seen at launch
   if (want_counters) {
     // Counter values attach to kernel dispatches, and a kernel's correlation id is its runtime
     // call's when there is one: both need the kernel records and the launch callbacks.
@@ -400,6 +421,19 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
       warn("context-destroy callback (counters)", r);
     }
   }
+  if (want_pc) {
+    if (!pc::start(c, pc_asked, a, &why)) {
+      std::fprintf(stderr, "rocprof: PC sampling off: %s; tracing continues\n", why.c_str());
+      c.info(MetadataInfo{"rocprof.pc_sampling.status", "off: " + why});
+    } else {
+      for (CUpti_CallbackId id :
+           {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+            CUPTI_CBID_RESOURCE_MODULE_LOADED})
+        if ((r = a.cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, id)) !=
+            CUPTI_SUCCESS)
+          warn("resource callback (PC sampling)", r);
+    }
+  }
   g_pause_count.store(0);
   g_poll_stop = false;
   g_poller = new std::thread(poll_loop);
@@ -416,8 +450,9 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
 void on_stop(CaptureContext& c) {
   if (!g_active) return;
   const Api& a = *g_api;
-  // No range profiler may outlive the subscription that drives it.
+  // No range profiler or PC sampler may outlive the subscription that drives it.
   counters::stop(c);
+  pc::stop(c);
   // Launch sites still queued are resolved before the flush below reads their ids.
   const CallsiteHooks* hooks = g_session_hooks.load(std::memory_order_acquire);
   if (hooks != nullptr) hooks->stop();
@@ -474,6 +509,7 @@ void on_fork_child() {
   g_forked_child = true;
   g_active = false;
   counters::fork_child();
+  pc::fork_child();
   g_poller = nullptr;  // the parent's thread does not exist in the child
 }
 
@@ -500,7 +536,7 @@ class CuptiBackend final : public Backend {
   const char* name() const override { return "cupti"; }
   bool start(CaptureContext& ctx, const CaptureSettings& s, std::string*) override {
     // Says itself, in one line and in metadata, why it is off.
-    on_start(ctx, s.cupti, s.kernel_names, s.counters);
+    on_start(ctx, s.cupti, s.kernel_names, s.counters, s.pc_sampling);
     return true;
   }
   void stop(CaptureContext& ctx) override { on_stop(ctx); }

@@ -12,11 +12,12 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 6;  // 2: callsite_id on kernels/copies
+inline constexpr uint32_t kRecordFormatVersion = 7;  // 2: callsite_id on kernels/copies
                                                      // 3: callsite_id on regions, copy memory kinds
                                                      // 4: range_corr, RegionData::message_id
                                                      // 5: counter samples (kFlagCounter, pmc_key)
                                                      // 6: per-dispatch counters (kPmcValue)
+                                                     // 7: PC samples (kPcSample)
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -29,6 +30,7 @@ enum class RecordKind : uint16_t {
   kThreadName = 6,      // rename of the recording thread (name_id)
   kName = 7,            // ROCTx name of a device, stream or HSA agent (NameData, name_id)
   kPmcValue = 8,        // one hardware counter value of one kernel dispatch (PmcData)
+  kPcSample = 9,        // samples of one instruction in one stall reason (PcSampleData)
 };
 
 // What roctxNameHipDevice / roctxNameHipStream / roctxNameHsaAgent name (NameData::target).
@@ -141,6 +143,30 @@ struct PmcData {
   uint64_t alt_correlation_id;
 };
 
+// PC sampling: how many samples landed on one instruction of one kernel with one stall reason
+// during the collection window [start, end]. NVIDIA's hardware reports counts per (PC, stall
+// reason), not single samples, so one record stands for `samples` of them. name_id: the
+// kernel's (mangled) function name; correlation_id: its dispatch's, where the collection mode
+// knows it (0 in CUPTI's continuous mode). Strings are interned ids (0: unknown).
+struct PcSampleData {
+  uint64_t code_object;  // NVIDIA: the cubin's CRC (CUPTI's cubinCrc); AMD: code object id
+  uint64_t pc_offset;    // offset of the instruction in its function (NVIDIA) / code object
+  uint64_t samples;
+  uint64_t range_id;         // the collector's window number (CUPTI's rangeId)
+  uint32_t agent_id;         // rocpd_info_agent id of the GPU
+  uint32_t stall_reason_id;  // e.g. "long_scoreboard" (0: none reported)
+  uint32_t source_file_id;   // from the binary's line info
+  uint32_t line;             // 0: no line info
+  uint32_t instruction_id;   // SASS/ISA text, where known
+  uint32_t function_index;   // the function's index in its module
+  uint32_t flags;            // kPcSampleNotIssued (below)
+  uint32_t reserved;
+};
+// NVIDIA reports each stall reason twice: all samples of the reason, and (CUPTI's
+// "_not_issued" twin) the subset in which the warp issued no instruction. Totals count the
+// records without this flag.
+enum PcSampleFlags : uint32_t { kPcSampleNotIssued = 1u << 0 };
+
 struct Record {
   RecordKind kind;
   uint16_t flags;
@@ -158,6 +184,7 @@ struct Record {
     SampleData sample;
     NameData name;
     PmcData pmc;
+    PcSampleData pc;
     unsigned char raw[88];
   };
 };
@@ -166,7 +193,8 @@ static_assert(std::is_trivially_copyable_v<Record>, "records are copied as bytes
 static_assert(std::is_standard_layout_v<Record>, "records are read by offset");
 static_assert(sizeof(Record) == kRecordSize, "ring slots are 128 bytes");
 static_assert(sizeof(RegionData) <= 88 && sizeof(KernelData) <= 88 && sizeof(CopyData) <= 88 &&
-                  sizeof(AllocData) <= 88 && sizeof(SampleData) <= 88 && sizeof(PmcData) <= 88,
+                  sizeof(AllocData) <= 88 && sizeof(SampleData) <= 88 && sizeof(PmcData) <= 88 &&
+                  sizeof(PcSampleData) <= 88,
               "payloads fit the slot");
 static_assert(offsetof(Record, raw) == 40, "header is 40 bytes");
 

@@ -121,6 +121,18 @@ def options_from(args) -> Options:
         # asked for counters hears why none come (no GPU), unlike the quiet default tracing.
         o.kernel_trace = True
         o.default_gpu = False
+    # PC sampling: any of its options turns it on; its samples are shared out over the traced
+    # kernels, so kernels are traced with it.
+    pc_opts = (args.pc_sampling_method, args.pc_sampling_unit, args.pc_sampling_interval)
+    if args.pc_sampling or any(v is not None for v in pc_opts):
+        if args.pc_sampling_interval is not None and args.pc_sampling_interval <= 0:
+            raise UsageError("rocprof run: --pc-sampling-interval must be a positive number")
+        o.pc_sampling = True
+        o.pc_sampling_method = args.pc_sampling_method or "stochastic"
+        o.pc_sampling_unit = args.pc_sampling_unit or "cycles"
+        o.pc_sampling_interval = args.pc_sampling_interval or 0
+        o.kernel_trace = True
+        o.default_gpu = False
     if o.sample is DEFAULT_RATE:  # --sample without a rate: the one default, stated in the core
         from .. import _core
 

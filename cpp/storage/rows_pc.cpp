@@ -1,0 +1,30 @@
+// The rows of PC samples: rocpd_pc_sample (this project's table, docs/pc-sampling-schema.md).
+#include "rocpd_writer.hpp"
+
+namespace rocprof::rocpd {
+
+static_assert(kNodeId == 1, "the statement below writes nid as the literal 1");
+
+void Writer::prepare_pc() {
+  stmts_[kPcSample] = prepare(
+      "INSERT INTO \"rocpd_pc_sample{S}\"(nid, pid, agent_id, correlation_id, start, \"end\", "
+      "kernel_name_id, code_object, function_index, pc_offset, instruction_id, source_file_id, "
+      "line, stall_reason_id, not_issued, count, event_id, extdata) "
+      "VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'{}')");
+}
+
+void Writer::pc_sample(const PcSampleRow& r) {
+  auto* s = stmts_[kPcSample];
+  int i = 1;
+  for (int64_t v : {r.pid, r.agent_id, r.correlation_id, r.start, r.end}) bind(s, i++, v);
+  bind(s, i++, r.kernel_name_id);
+  for (int64_t v : {r.code_object, r.function_index, r.pc_offset}) bind(s, i++, v);
+  bind(s, i++, r.instruction_id);
+  bind(s, i++, r.source_file_id);
+  bind(s, i++, r.line);
+  bind(s, i++, r.stall_reason_id);
+  for (int64_t v : {r.not_issued, r.count, r.event_id}) bind(s, i++, v);
+  run(s);
+}
+
+}  // namespace rocprof::rocpd
