@@ -63,6 +63,9 @@ class Options:
     sol: bool = False
     counter_aliases: dict = dataclasses.field(default_factory=dict)
     empirical_peaks: dict | None = None
+    # Launch sites and CUDA graphs (rocprof.capture.site_filter; capture/cupti/graphs.cpp).
+    site_filter: str | None = None     # --site-filter SPEC; None: the default library list
+    graph_trace: str = "node"          # --graph-trace: node (every kernel) | graph (per replay)
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""

@@ -22,7 +22,8 @@ _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-
            "--kernel-exclude-regex", "--trace-kernel-include-regex",
            "--trace-kernel-exclude-regex", "--minimum-output-data", "--sampling-mode", "--buffer-budget", "-u",
            "--summary-units", "--summary-output-file", "-i", "--input", "-P",
-           "--collection-period", "--collection-period-unit", "--log-level", "--gpus", "--cpus"}
+           "--collection-period", "--collection-period-unit", "--log-level", "--gpus", "--cpus",
+           "--site-filter", "--graph-trace"}
 # rocprofv3 flags that take an optional BOOL after them (`--sys-trace false`).
 _BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
           "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace", "--hip-trace", "--hsa-trace",
@@ -92,6 +93,15 @@ def options_from(args) -> Options:
                 collection_period_unit=args.collection_period_unit, log_level=args.log_level,
                 preload=list(args.preload), process_freq=args.process_freq, gpus=args.gpus,
                 cpus=args.cpus)
+    o.site_filter = args.site_filter
+    o.graph_trace = args.graph_trace
+    if o.site_filter is not None:
+        from ..capture import site_filter
+
+        try:
+            site_filter.patterns(o.site_filter)
+        except ValueError as e:
+            raise UsageError(f"rocprof run: {e}") from None
     o.kernel_trace = args.kernel_trace
     o.memory_copy_trace = args.memory_copy_trace
     o.memory_allocation_trace = args.memory_allocation_trace

@@ -139,6 +139,18 @@ def add_parser(p) -> None:
     mt.add_argument("--cpus", metavar="LIST", default="all",
                     help="cores whose load and frequency to sample: all (default), none, or a "
                          "list like 0-7")
+    ls = p.add_argument_group("launch sites and CUDA graphs")
+    ls.add_argument("--site-filter", metavar="SPEC",
+                    help="which Python frames are library code, skipped when naming a GPU "
+                         "launch's site (its innermost user frame; the whole stack is kept): "
+                         "comma-separated path prefixes, globs or @groups (stdlib, site-packages, "
+                         "torch, triton, generated, rocprof: the default); +ENTRY adds to the "
+                         "default, -ENTRY makes it user code (--site-filter=-@torch shows "
+                         "torch's own lines), none: no filter")
+    ls.add_argument("--graph-trace", choices=("node", "graph"), default="node",
+                    help="kernels of CUDA graph replays: node (default) records every kernel "
+                         "with its graph and node ids and the line that captured it; graph one "
+                         "span per replay (nsys --cuda-graph-trace)")
     pr = p.add_argument_group("the program")
     pr.add_argument("--no-follow-children", dest="follow_children", action="store_false",
                     help="do not profile Python child processes (subprocess, multiprocessing "
