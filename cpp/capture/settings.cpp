@@ -41,6 +41,7 @@ const Fields<CuptiSettings>& cupti_fields() {
       {{"kernel_include", &CuptiSettings::kernel_include},
        {"kernel_exclude", &CuptiSettings::kernel_exclude},
        {"callbacks", &CuptiSettings::callbacks},
+       {"graph_trace", &CuptiSettings::graph_trace},
        {"library_candidates", &CuptiSettings::library_candidates}}};
   return f;
 }
@@ -270,6 +271,8 @@ bool validate(const CaptureSettings& s, std::string* error) {
   if (!c.callbacks.empty() && c.callbacks != "none" && c.callbacks != "launch" &&
       c.callbacks != "all")
     return *error = "cupti.callbacks must be none, launch or all, not '" + c.callbacks + "'", false;
+  if (c.graph_trace != "node" && c.graph_trace != "graph")
+    return *error = "cupti.graph_trace must be node or graph, not '" + c.graph_trace + "'", false;
   if (c.flush_ms > 60000)
     return *error = "cupti.flush_ms must be at most 60000, not " + std::to_string(c.flush_ms),
            false;

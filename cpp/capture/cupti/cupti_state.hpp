@@ -57,6 +57,7 @@ struct Settings {
   // turning buffers into records. Off only to find where tracing time goes.
   bool timestamp = true, process = true;
   bool runtime_queries = false;  // CuptiSettings::runtime_queries
+  bool graph_spans = false;      // CuptiSettings::graph_trace == "graph"
   // POSIX regex, not std::regex: std::regex instantiates libstdc++ locale facets as
   // STB_GNU_UNIQUE symbols that bind process-wide and crashed PyTorch's import (H200).
   bool has_include = false, has_exclude = false;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "cupti_state.hpp"
+#include "graphs.hpp"
 #include "tests/fake_capture_context.hpp"
 
 namespace rocprof::cupti {
@@ -211,6 +212,90 @@ TEST_F(CuptiMapping, AllocationsAndSynchronisations) {
   EXPECT_EQ(ctx.text(y.name_id), "STREAM_SYNCHRONIZE");
   EXPECT_EQ(y.tid, 777u);
   EXPECT_EQ(y.end - y.start, 300u);
+}
+
+// CUDA graphs: a node seen at capture (CUPTI's GRAPHNODE_CREATED on the capturing thread) and
+// cloned at instantiation (GRAPHNODE_CLONED); its replayed kernel record carries the clone's id.
+TEST_F(CuptiMapping, GraphKernelTakesItsNodesCaptureSite) {
+  graphs::reset();
+  const uint32_t capture_range = ctx.intern("capture"), replay_range = ctx.intern("step");
+  const uint32_t capture_line = ctx.intern("[{\"file\":\"/u/train.py\",\"line\":12}]");
+  const uint32_t replay_line = ctx.intern("[{\"file\":\"/u/train.py\",\"line\":20}]");
+  graphs::NodeSite at_capture;
+  at_capture.region = capture_range;
+  at_capture.callsite = capture_line;
+  at_capture.range_corr = 7;
+  graphs::node_created(5, at_capture);
+  EXPECT_TRUE(graphs::node_cloned(5, 105));
+  EXPECT_FALSE(graphs::node_cloned(6, 106));  // created before the session: nothing to copy
+  // The replay: cudaGraphLaunch's ENTER callback saw the replaying thread, range and line.
+  launched(50, 4242, replay_range);
+  g_launch[50].callsite_id = replay_line;
+  auto k = kernel("_Z6kernelPfi", 50);
+  k.graphId = 3;
+  k.graphNodeId = 105;
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  // A node never seen at capture keeps the replay's line, with its ids.
+  k.graphNodeId = 106;
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  // An eager kernel: no graph.
+  launched(51, 4242, replay_range);
+  k = kernel("_Z6kernelPfi", 51);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  ASSERT_EQ(ctx.records.size(), 3u);
+  const KernelData& node = ctx.records[0].kernel;
+  EXPECT_EQ(ctx.records[0].tid, 4242u);  // the replaying thread
+  EXPECT_EQ(node.graph_id, 3u);
+  EXPECT_EQ(node.graph_node_id, 105u);
+  EXPECT_EQ(node.callsite_id, capture_line);
+  EXPECT_EQ(node.region_name_id, capture_range);
+  EXPECT_EQ(node.range_corr, 7u);
+  const KernelData& unknown = ctx.records[1].kernel;
+  EXPECT_EQ(unknown.graph_node_id, 106u);
+  EXPECT_EQ(unknown.callsite_id, replay_line);
+  EXPECT_EQ(unknown.region_name_id, replay_range);
+  const KernelData& eager = ctx.records[2].kernel;
+  EXPECT_EQ(eager.graph_id, 0u);
+  EXPECT_EQ(eager.graph_node_id, 0u);
+  const graphs::Counts n = graphs::counts();
+  EXPECT_EQ(n.nodes, 1u);
+  EXPECT_EQ(n.clones, 2u);
+  EXPECT_EQ(n.clones_unknown, 1u);
+  EXPECT_EQ(n.kernels, 2u);
+  EXPECT_EQ(n.kernels_with_site, 1u);
+  graphs::reset();
+}
+
+// --graph-trace graph: CUPTI's GRAPH_TRACE record is one dispatch per replay, named by its graph.
+TEST_F(CuptiMapping, GraphTraceSpanIsOneDispatchPerReplay) {
+  graphs::reset();
+  CUpti_ActivityGraphTrace2 g;
+  std::memset(&g, 0, sizeof g);
+  g.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+  g.correlationId = 60;
+  g.start = 100, g.end = 900;
+  g.deviceId = 0, g.contextId = 1, g.streamId = 9;
+  g.graphId = 4;
+  launched(60, 31, 0);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&g));
+  g.correlationId = 61;
+  launched(61, 31, 0);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&g));
+  ASSERT_EQ(ctx.records.size(), 2u);
+  const Record& r = ctx.records[0];
+  EXPECT_EQ(r.kind, RecordKind::kKernelDispatch);
+  EXPECT_EQ(ctx.text(r.name_id), "CUDA graph 4");
+  EXPECT_EQ(r.end - r.start, 800u);
+  EXPECT_EQ(r.tid, 31u);
+  EXPECT_EQ(r.kernel.graph_id, 4u);
+  EXPECT_EQ(r.kernel.graph_node_id, 0u);
+  EXPECT_EQ(r.kernel.stream_id, 9u);
+  const auto symbols = ctx.rows<KernelSymbolInfo>();
+  ASSERT_EQ(symbols.size(), 1u);  // one symbol per graph, not per replay
+  EXPECT_EQ(symbols[0].id, r.kernel.kernel_id);
+  EXPECT_EQ(ctx.records[1].kernel.kernel_id, r.kernel.kernel_id);
+  EXPECT_EQ(graphs::counts().spans, 2u);
+  graphs::reset();
 }
 
 }  // namespace
