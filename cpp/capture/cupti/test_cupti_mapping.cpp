@@ -263,6 +263,16 @@ TEST_F(CuptiMapping, GraphKernelTakesItsNodesCaptureSite) {
   EXPECT_EQ(n.clones_unknown, 1u);
   EXPECT_EQ(n.kernels, 2u);
   EXPECT_EQ(n.kernels_with_site, 1u);
+  // At stop: the counts, and under --pmc the graph kernels that got no counters, with why.
+  graphs::report(ctx, /*counters_on=*/true);
+  std::string counts, uncounted;
+  for (const MetadataInfo& m : ctx.rows<MetadataInfo>()) {
+    if (m.tag == "rocprof.cupti.graphs") counts = m.value;
+    if (m.tag == "rocprof.counters.graph_kernels") uncounted = m.value;
+  }
+  EXPECT_EQ(counts,
+            "nodes=1,clones=2,clones_unknown=1,kernels=2,kernels_with_capture_site=1,spans=0");
+  EXPECT_EQ(uncounted.rfind("2 kernels of CUDA graph replays got no counters", 0), 0u) << uncounted;
   graphs::reset();
 }
 
