@@ -22,7 +22,9 @@ std::atomic<uint64_t> g_created{0}, g_cloned{0}, g_clones_unknown{0}, g_kernels{
 void node_created(uint64_t node_id, const NodeSite& site) {
   g_created.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> g(g_mu);
-  g_nodes[node_id] = site;
+  // Never over a clone's entry: cudaGraphInstantiate creates the executable graph's nodes too
+  // (its own line is no capture site), and its clone callback may come first.
+  g_nodes.try_emplace(node_id, site);
 }
 
 bool node_cloned(uint64_t original_id, uint64_t clone_id) {
@@ -34,7 +36,7 @@ bool node_cloned(uint64_t original_id, uint64_t clone_id) {
     return false;
   }
   const NodeSite site = it->second;  // copied first: the insertion may rehash
-  g_nodes[clone_id] = site;
+  g_nodes.insert_or_assign(clone_id, site);
   return true;
 }
 

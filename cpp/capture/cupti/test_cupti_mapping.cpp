@@ -226,7 +226,17 @@ TEST_F(CuptiMapping, GraphKernelTakesItsNodesCaptureSite) {
   at_capture.callsite = capture_line;
   at_capture.range_corr = 7;
   graphs::node_created(5, at_capture);
+  // Instantiation: the executable graph's node is created (on the instantiating line) and
+  // cloned from its original, in either order; the capture's site wins.
+  graphs::NodeSite at_instantiate;
+  at_instantiate.callsite = ctx.intern("[{\"file\":\"/u/train.py\",\"line\":14}]");
   EXPECT_TRUE(graphs::node_cloned(5, 105));
+  graphs::node_created(105, at_instantiate);
+  graphs::node_created(205, at_instantiate);
+  EXPECT_TRUE(graphs::node_cloned(5, 205));
+  graphs::NodeSite seen;
+  ASSERT_TRUE(graphs::node_site(205, &seen));
+  EXPECT_EQ(seen.callsite, capture_line);
   EXPECT_FALSE(graphs::node_cloned(6, 106));  // created before the session: nothing to copy
   // The replay: cudaGraphLaunch's ENTER callback saw the replaying thread, range and line.
   launched(50, 4242, replay_range);
@@ -258,8 +268,8 @@ TEST_F(CuptiMapping, GraphKernelTakesItsNodesCaptureSite) {
   EXPECT_EQ(eager.graph_id, 0u);
   EXPECT_EQ(eager.graph_node_id, 0u);
   const graphs::Counts n = graphs::counts();
-  EXPECT_EQ(n.nodes, 1u);
-  EXPECT_EQ(n.clones, 2u);
+  EXPECT_EQ(n.nodes, 3u);
+  EXPECT_EQ(n.clones, 3u);
   EXPECT_EQ(n.clones_unknown, 1u);
   EXPECT_EQ(n.kernels, 2u);
   EXPECT_EQ(n.kernels_with_site, 1u);
@@ -271,7 +281,7 @@ TEST_F(CuptiMapping, GraphKernelTakesItsNodesCaptureSite) {
     if (m.tag == "rocprof.counters.graph_kernels") uncounted = m.value;
   }
   EXPECT_EQ(counts,
-            "nodes=1,clones=2,clones_unknown=1,kernels=2,kernels_with_capture_site=1,spans=0");
+            "nodes=3,clones=3,clones_unknown=1,kernels=2,kernels_with_capture_site=1,spans=0");
   EXPECT_EQ(uncounted.rfind("2 kernels of CUDA graph replays got no counters", 0), 0u) << uncounted;
   graphs::reset();
 }
