@@ -78,6 +78,10 @@ class Session:
             return self._join()
         template = paths.database_template(self.options.output_dir, self.options.output_file)
         settings, self.notes = backends.configure(self.options)
+        if self.options.module_trace:
+            from .capture import module_trace
+
+            module_trace.install()
         self.path = _core.start_session(
             template,
             argv=paths.argv(),
@@ -128,6 +132,10 @@ class Session:
                 self.path = _core.path()  # the child's own database, not the parent's
             _core.stop_session()
         _install_process_hooks(False)
+        if self.options.module_trace:
+            from .capture import module_trace
+
+            module_trace.uninstall()
 
     def __enter__(self) -> Session:
         self.start()

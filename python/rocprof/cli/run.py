@@ -25,7 +25,7 @@ _VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-
            "--collection-period", "--collection-period-unit", "--log-level", "--gpus", "--cpus",
            "--site-filter", "--graph-trace"}
 # rocprofv3 flags that take an optional BOOL after them (`--sys-trace false`).
-_BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
+_BOOLS = {"--module-trace", "--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
           "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace", "--hip-trace", "--hsa-trace",
           "--runtime-trace-all", "--selected-regions", "-T", "--truncate-kernels", "-M", "--mangled-kernels",
           "--native-stacks", "--kernel-rename", "--sol"}
@@ -95,6 +95,7 @@ def options_from(args) -> Options:
                 cpus=args.cpus)
     o.site_filter = args.site_filter
     o.graph_trace = args.graph_trace
+    o.module_trace = bool(args.module_trace)
     if o.site_filter is not None:
         from ..capture import site_filter
 

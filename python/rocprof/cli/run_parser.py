@@ -151,6 +151,9 @@ def add_parser(p) -> None:
                     help="kernels of CUDA graph replays: node (default) records every kernel "
                          "with its graph and node ids and the line that captured it; graph one "
                          "span per replay (nsys --cuda-graph-trace)")
+    v3.add_bool(ls, "--module-trace", help="name the nn.Module path active at each launch "
+                "(Transformer.layers.3.attn.proj): a ROCTx range per module call, summed by "
+                "`rocpd summary --by module`; costs ~5-10 us per module call")
     pr = p.add_argument_group("the program")
     pr.add_argument("--no-follow-children", dest="follow_children", action="store_false",
                     help="do not profile Python child processes (subprocess, multiprocessing "
