@@ -381,7 +381,9 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-      if (!counters::first_kernel_record(k.correlationId)) return;  // a counter pass's replay
+      // A counter pass's replay hands a launch's record over again; a graph replay's kernels
+      // all share the cudaGraphLaunch's correlation id and are never counter-replayed.
+      if (k.graphNodeId == 0 && !counters::first_kernel_record(k.correlationId)) return;
       const Launch l = launch_of(k.correlationId, k.start, true);
       if (l.paused) return;
       KernelEntry* e = kernel_entry(c, k);

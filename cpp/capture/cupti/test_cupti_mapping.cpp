@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "counters.hpp"
 #include "cupti_state.hpp"
 #include "graphs.hpp"
 #include "tests/fake_capture_context.hpp"
@@ -315,6 +316,30 @@ TEST_F(CuptiMapping, GraphTraceSpanIsOneDispatchPerReplay) {
   EXPECT_EQ(symbols[0].id, r.kernel.kernel_id);
   EXPECT_EQ(ctx.records[1].kernel.kernel_id, r.kernel.kernel_id);
   EXPECT_EQ(graphs::counts().spans, 2u);
+  graphs::reset();
+}
+
+// Under --pmc a launch's record handed over again by a counter pass is dropped by its
+// correlation id; a graph replay's kernels share one id and must all stay.
+TEST_F(CuptiMapping, GraphKernelsSharingAReplaysIdAllStayUnderCounters) {
+  graphs::reset();
+  counters::begin_dedupe();
+  launched(70, 1, 0);
+  for (uint64_t node : {11u, 12u, 13u}) {
+    auto k = kernel("_Z6kernelPfi", 70);
+    k.graphId = 2;
+    k.graphNodeId = node;
+    map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  }
+  launched(71, 1, 0);
+  for (int i = 0; i < 2; ++i) {  // an eager launch and its counter-pass replay
+    const auto k = kernel("_Z6kernelPfi", 71);
+    map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  }
+  const uint64_t replayed = counters::replayed_kernel_records();  // 0 in builds without counters
+  counters::end_dedupe();
+  EXPECT_EQ(ctx.records.size(), 5u - replayed);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(ctx.records[i].kernel.graph_node_id, 11u + i);
   graphs::reset();
 }
 
