@@ -43,8 +43,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rocpd import ranks
     from rocpd.errors import RocpdError
+    from rocpd.ranks import core as ranks
 
     if args.skip_steps < 0 or args.top < 1:
         raise RocpdError("--skip-steps must be >= 0 and --top >= 1")
@@ -53,7 +53,7 @@ def run(args) -> int:
                             args.skip_steps)
     print(rep.format(top=args.top, units=args.units, all_ranks=args.all_ranks), end="")
     if args.plot:
-        from rocpd.rank_plots import write_png
+        from rocpd.ranks.plots import write_png
 
         metric = None if args.metric is None else (
             "kernels" if args.metric == "kernels" else f"{args.metric}_ns")

@@ -90,7 +90,7 @@ def test_module_calls_are_ranges_named_by_their_path(tmp_path, flag):
 
 
 def test_summary_by_module_adds_self_and_total_time(tmp_path):
-    from rocpd import module_summary
+    from rocpd.summary import by_module
 
     db_path = tmp_path / "mods.db"
     with DatabaseBuilder(db_path) as b:
@@ -104,12 +104,12 @@ def test_summary_by_module_adds_self_and_total_time(tmp_path):
     import rocpd
 
     with rocpd.connect(str(db_path)) as db:
-        t = module_summary.table(db).set_index("Module")
-        text = module_summary.format_table(db, units="ns")
+        t = by_module.table(db).set_index("Module")
+        text = by_module.format_table(db, units="ns")
     assert t.loc["Net", "TotalNs"] == 1500 and t.loc["Net", "SelfNs"] == 1000
     assert t.loc["Net.blocks.0", "TotalNs"] == 500 and t.loc["Net.blocks.0", "SelfNs"] == 100
     assert t.loc["Net.blocks.0.proj", "TotalNs"] == 400 and t.loc["Net.blocks.0.proj", "Kernels"] == 1
-    assert t.loc[module_summary.OUTSIDE, "SelfNs"] == 500
+    assert t.loc[by_module.OUTSIDE, "SelfNs"] == 500
     assert text.startswith("== GPU TIME BY MODULE ==") and "Net.blocks.0.proj" in text
     cli = subprocess.run([sys.executable, "-m", "rocpd", "summary", str(db_path), "--by", "module"],
                          capture_output=True, text=True, timeout=120)

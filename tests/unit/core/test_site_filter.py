@@ -173,3 +173,24 @@ def test_run_takes_a_site_filter_and_the_graph_trace_mode(tmp_path):
     options = json.loads(con.execute("SELECT value FROM rocpd_metadata WHERE tag = 'rocprof.options'")
                          .fetchone()[0])
     assert options["site_filter"] == "+/opt/x" and options["graph_trace"] == "graph"
+
+
+def test_graph_trace_setting_sits_beside_the_activities_in_both_forms():
+    import argparse
+
+    from rocprof.capture import cupti
+    from rocprof.cli import run as run_cli
+
+    p = argparse.ArgumentParser()
+    run_cli.add_parser(p)
+    o = run_cli.options_from(p.parse_args(["--kernel-trace", "--graph-trace", "graph", "x.py"]))
+    s = _core.CaptureSettings()
+    cupti.configure(o, s)
+    assert s.cupti.graph_trace == "graph" and "kernels" in s.cupti.activities
+    text = s.to_text()
+    assert "cupti.graph_trace=graph" in text and "cupti.kernels=1" in text
+    back = _core.CaptureSettings.from_text(text)
+    assert back.cupti.graph_trace == "graph" and back.cupti.activities == s.cupti.activities
+    assert _core.CaptureSettings().cupti.graph_trace == "node"
+    with pytest.raises(ValueError, match="cupti.graph_trace must be node or graph, not 'span'"):
+        _core.CaptureSettings.from_text("cupti.graph_trace=span").validate()
