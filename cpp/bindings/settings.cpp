@@ -100,6 +100,7 @@ void bind(py::module_& m) {
       .def_readwrite("timestamp", &CuptiSettings::timestamp)
       .def_readwrite("process", &CuptiSettings::process)
       .def_readwrite("runtime_queries", &CuptiSettings::runtime_queries)
+      .def_readwrite("graph_trace", &CuptiSettings::graph_trace)
       .def_readwrite("flush_ms", &CuptiSettings::flush_ms)
       .def_readwrite("buffer_mb", &CuptiSettings::buffer_mb)
       .def_readwrite("library_candidates", &CuptiSettings::library_candidates);

@@ -44,6 +44,7 @@ const Fields<CuptiSettings>& cupti_fields() {
        {"runtime_queries", &CuptiSettings::runtime_queries}},
       {{"flush_ms", &CuptiSettings::flush_ms}, {"buffer_mb", &CuptiSettings::buffer_mb}},
       {{"callbacks", &CuptiSettings::callbacks},
+       {"graph_trace", &CuptiSettings::graph_trace},
        {"library_candidates", &CuptiSettings::library_candidates}}};
   return f;
 }
@@ -309,6 +310,8 @@ bool validate(const CaptureSettings& s, std::string* error) {
   if (!c.callbacks.empty() && c.callbacks != "none" && c.callbacks != "launch" &&
       c.callbacks != "all")
     return *error = "cupti.callbacks must be none, launch or all, not '" + c.callbacks + "'", false;
+  if (c.graph_trace != "node" && c.graph_trace != "graph")
+    return *error = "cupti.graph_trace must be node or graph, not '" + c.graph_trace + "'", false;
   if (c.flush_ms > 60000)
     return *error = "cupti.flush_ms must be at most 60000, not " + std::to_string(c.flush_ms),
            false;

@@ -40,6 +40,9 @@ struct CuptiSettings {
   // cuDevicePrimaryCtxGetState): off leaves them out at the source (cupti_backend.cpp lists
   // them). --runtime-trace-all turns it on.
   bool runtime_queries = false;
+  // Kernels of CUDA graph replays (--graph-trace): "node", every kernel with its graph and node
+  // ids and capture site; "graph", one span per replay (CUPTI's GRAPH_TRACE activity).
+  std::string graph_trace = "node";
   uint32_t flush_ms = 250;         // CUPTI's periodic flush
   uint32_t buffer_mb = 4;          // per activity buffer (Kineto uses 4 MB)
   std::string library_candidates;  // ':'-separated libcupti paths tried first

@@ -305,8 +305,19 @@ const RecordRows& Mapping::record(const Record& r) {
       // Registers are per kernel (rocpd_info_kernel_symbol); only dynamic shared memory varies
       // per dispatch, and only when non-zero is it worth bytes on every row (B5).
       std::string_view extdata = kEmptyJson;
-      if (k.dynamic_shared != 0) {
-        scratch_ = "{\"dynamic_shared_memory\":" + std::to_string(k.dynamic_shared) + "}";
+      if (k.dynamic_shared != 0 || k.graph_id != 0 || k.graph_node_id != 0) {
+        // A graph replay's kernel: the graph's and node's ids (graph_node_id 0: a whole replay,
+        // --graph-trace graph).
+        scratch_ = "{";
+        if (k.dynamic_shared != 0)
+          scratch_ += "\"dynamic_shared_memory\":" + std::to_string(k.dynamic_shared);
+        if (k.graph_id != 0 || k.graph_node_id != 0) {
+          if (k.dynamic_shared != 0) scratch_ += ",";
+          scratch_ += "\"graph_id\":" + std::to_string(k.graph_id);
+          if (k.graph_node_id != 0)
+            scratch_ += ",\"graph_node_id\":" + std::to_string(k.graph_node_id);
+        }
+        scratch_ += "}";
         extdata = scratch_;
       }
       out.event = event(r, kEmptyJson);

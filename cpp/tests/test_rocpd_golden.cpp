@@ -257,6 +257,8 @@ void feed(RocpdSink& sink) {
     s.kernel.kernel_id = 1;
     s.kernel.range_corr = 6;  // a range but no call site
     s.kernel.dispatch_id = 3;
+    s.kernel.graph_id = 3;  // a CUDA graph replay's kernel: its graph's and node's ids
+    s.kernel.graph_node_id = 105;
     rs.push_back(s);
   }
   {

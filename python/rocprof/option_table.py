@@ -57,6 +57,7 @@ GROUPS = (
           "page faults and CPU use; stored as sampled counters (rocpd_info_pmc, rocpd_pmc_event), "
           "shown as counter tracks in the pftrace/json exports, summarised by `rocpd summary` and "
           "plotted by `rocpd plot`."),
+    Group("sites", "launch sites and CUDA graphs"),
     Group("program", "the program"),
 )
 
@@ -244,6 +245,22 @@ OPTIONS: tuple[Option, ...] = (
     _o("metrics", "--cpus", kind="value", metavar="LIST", default="all",
        help="cores whose load and frequency to sample: all (default), none, or a "
             "list like 0-7"),
+    # ---- launch sites and CUDA graphs ----
+    _o("sites", "--site-filter", kind="value", metavar="SPEC",
+       help="which Python frames are library code, skipped when naming a GPU "
+            "launch's site (its innermost user frame; the whole stack is kept): "
+            "comma-separated path prefixes, globs or @groups (stdlib, site-packages, "
+            "torch, triton, generated, rocprof: the default); +ENTRY adds to the "
+            "default, -ENTRY makes it user code (--site-filter=-@torch shows "
+            "torch's own lines), none: no filter"),
+    _o("sites", "--graph-trace", kind="value", choices=("node", "graph"), default="node",
+       help="kernels of CUDA graph replays: node (default) records every kernel "
+            "with its graph and node ids and the line that captured it; graph one "
+            "span per replay (nsys --cuda-graph-trace)"),
+    _o("sites", "--module-trace", kind="bool",
+       help="name the nn.Module path active at each launch "
+            "(Transformer.layers.3.attn.proj): a ROCTx range per module call, summed by "
+            "`rocpd summary --by module`; costs ~5-10 us per module call"),
     # ---- the program ----
     _o("program", "--no-follow-children", kind="switch", dest="follow_children",
        action="store_false",

@@ -72,6 +72,10 @@ class Options:
     pc_sampling_method: str = "stochastic"
     pc_sampling_unit: str = "cycles"
     pc_sampling_interval: int = 0
+    # Launch sites and CUDA graphs (rocprof.capture.site_filter; capture/cupti/graphs.cpp).
+    site_filter: str | None = None     # --site-filter SPEC; None: the default library list
+    graph_trace: str = "node"          # --graph-trace: node (every kernel) | graph (per replay)
+    module_trace: bool = False         # --module-trace: a ROCTx range per nn.Module call
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""

@@ -82,6 +82,10 @@ class Session:
             return self._join()
         template = paths.database_template(self.options.output_dir, self.options.output_file)
         settings, self.notes = backends.configure(self.options)
+        if self.options.module_trace:
+            from .capture import module_trace
+
+            module_trace.install()
         # --on-demand: the same configuration, kept for the windows `rocprof ctl` starts.
         begin = _core.arm_on_demand if self.options.on_demand else _core.start_session
         started = begin(
@@ -141,6 +145,10 @@ class Session:
             _core.disarm_on_demand()
             self.control_socket = None
         _install_process_hooks(False)
+        if self.options.module_trace:
+            from .capture import module_trace
+
+            module_trace.uninstall()
 
     def __enter__(self) -> Session:
         self.start()

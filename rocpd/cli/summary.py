@@ -47,9 +47,10 @@ def add_parser(sub) -> None:
     p.add_argument("--all", action="store_true", help="console tables show every entry")
     p.add_argument("--units", default="ns", choices=["ns", "us", "ms", "s"],
                    help="time unit of the tables")
-    p.add_argument("--by", choices=["pid", "rank", "host"],
+    p.add_argument("--by", choices=["pid", "rank", "host", "module"],
                    help="one table per process, rank (the recorded RANK, SLURM_PROCID, ...) or"
-                        " host; ROCm's --summary-by-rank instead adds ROCm's tables per process")
+                        " host; module: GPU time per nn.Module (a --module-trace run); ROCm's"
+                        " --summary-by-rank instead adds ROCm's tables per process")
     p.add_argument("--domain", action="append", dest="domains", metavar="TABLE",
                    help="only this table, repeatable (kernel, memory_copy, marker_api, hip_api,"
                         " domain, device_metrics, counter_collection, ...)")
@@ -99,6 +100,11 @@ def run(args) -> int:
                 wrote(path)
             if "console" in formats:
                 print("\n" + stats.format_drops(db), end="")
+            return 0
+        if args.by == "module":
+            from rocpd.summary import by_module
+
+            print(by_module.format_table(db, top=top, units=args.units, **flt), end="")
             return 0
         print(stats.format_summary(db, top=top, units=args.units, by=args.by,
                                    domains=args.domains, **flt), end="")

@@ -235,9 +235,11 @@ step "ctest" bash -c 'cd build/gpu && { [ -f cpp/tests/CTestTestfile.cmake ] && 
 step "rocprof info" $PY -m rocprof info
 step "library exports + torch JIT in a session" $PY -m pytest -q tests/integration/test_library_exports.py tests/integration/test_torch_in_session.py
 step "torch under every tracing flag" torch_under_every_flag
-step "pytest tests/gpu" $PY -m pytest -q -rs --durations=12 tests/gpu --ignore=tests/gpu/test_gpu_pc_sampling.py
+step "pytest tests/gpu" $PY -m pytest -q -rs --durations=12 tests/gpu --ignore=tests/gpu/test_gpu_pc_sampling.py --ignore=tests/gpu/test_gpu_graphs.py
 step "PC sampling: hot loop >= 80 % of its samples, shares vs kernel time, Triton lines (figures in the log)" \
   $PY -m pytest -q -rs -s tests/gpu/test_gpu_pc_sampling.py
+step "CUDA graphs: replayed kernels carry graph/node ids and the capture line; reduce-overhead names the user's line" \
+  $PY -m pytest -q -rs -s tests/gpu/test_gpu_graphs.py
 step "rocpd diff: one layer widened is named first (output in the log)" diff_widened
 step "hardware counters: rocprof avail, --pmc, --sol vs ncu (benchmarks/gpu_counters.py)" \
   $PY benchmarks/gpu_counters.py --out "$OUTDIR/counters"

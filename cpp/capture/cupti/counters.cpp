@@ -398,9 +398,7 @@ bool start(CaptureContext& c, const CounterSettings& s, const Api& a, std::strin
   g_passes.clear();
   g_status = "on";
   g_launches = g_ranges_dropped = g_incomplete = g_values = 0;
-  for (auto& slot : g_seen) slot.store(0, std::memory_order_relaxed);
-  g_replayed.store(0);
-  g_dedupe.store(true);
+  begin_dedupe();
   g_ctx.store(&c, std::memory_order_release);
   c.info(MetadataInfo{"rocprof.counters.metrics", s.metrics});
   c.info(MetadataInfo{"rocprof.counters.origin", g_origin});
@@ -527,6 +525,12 @@ bool first_kernel_record(uint32_t correlation_id) noexcept {
   if (before != correlation_id) return true;
   g_replayed.fetch_add(1, std::memory_order_relaxed);
   return false;
+}
+
+void begin_dedupe() noexcept {
+  for (auto& slot : g_seen) slot.store(0, std::memory_order_relaxed);
+  g_replayed.store(0);
+  g_dedupe.store(true);
 }
 
 void end_dedupe() noexcept { g_dedupe.store(false); }

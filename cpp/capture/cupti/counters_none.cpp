@@ -24,6 +24,7 @@ void stop(CaptureContext&) noexcept {}
 void fork_child() noexcept {}
 bool first_kernel_record(uint32_t) noexcept { return true; }
 uint64_t replayed_kernel_records() noexcept { return 0; }
+void begin_dedupe() noexcept {}
 void end_dedupe() noexcept {}
 }  // namespace counters
 

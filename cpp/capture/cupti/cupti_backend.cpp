@@ -26,6 +26,7 @@
 #include "capture/settings.hpp"
 #include "counters.hpp"
 #include "cupti_state.hpp"
+#include "graphs.hpp"
 #include "pc_sampling.hpp"
 #include "rocprof/clock.hpp"
 
@@ -73,11 +74,33 @@ void warn(const char* what, CUptiResult r) {
   std::fprintf(stderr, "rocprof: CUPTI %s failed: %s\n", what, result_string(*g_api, r));
 }
 
+// A graph node created (on the capturing thread, inside the captured call: its Python frames
+// and ROCTx range are the node's) or cloned into an executable graph (the clone's are its
+// original's). Kernel records of replays carry the executable graph's node ids.
+void graph_node(CUpti_CallbackId cbid, const CUpti_ResourceData* rd) {
+  const auto* g = static_cast<const CUpti_GraphData*>(rd->resourceDescriptor);
+  if (g == nullptr || g->node == nullptr) return;
+  uint64_t id = 0;
+  if (g_api->cuptiGetGraphNodeId(g->node, &id) != CUPTI_SUCCESS) return;
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    uint64_t original = 0;
+    if (g->originalNode != nullptr &&
+        g_api->cuptiGetGraphNodeId(g->originalNode, &original) == CUPTI_SUCCESS)
+      graphs::node_cloned(original, id);
+    return;
+  }
+  graphs::NodeSite site;
+  if (g_settings.region) site.region = markers::current_range(&site.range_corr);
+  if (const CallsiteHooks* h = g_session_hooks.load(std::memory_order_acquire))
+    site.key = h->capture(&site.callsite);
+  graphs::node_created(id, site);
+}
+
 // The callback API: ENTER of a selected runtime/driver function, on the calling thread (and
 // EXIT, for the runtime-call depth and the counters' launches).
 void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                            const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {  // enabled only for counters and PC sampling
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {  // counters, PC sampling and graph nodes
     const auto* res = static_cast<const CUpti_ResourceData*>(data);
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
       if (counters::active()) counters::on_context_destroy(res->context);
@@ -87,6 +110,9 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
     } else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && res->resourceDescriptor != nullptr) {
       const auto* m = static_cast<const CUpti_ModuleResourceData*>(res->resourceDescriptor);
       pc::on_module_loaded(res->context, m->pCubin, m->cubinSize);
+    } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+               cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+      graph_node(cbid, res);
     }
     return;
   }
@@ -298,6 +324,7 @@ bool compile_settings(const CuptiSettings& in, const KernelNameSettings& names, 
   s.timestamp = in.timestamp;
   s.process = in.process;
   s.runtime_queries = in.runtime_queries;
+  s.graph_spans = in.graph_trace == "graph";
   if (!g_names.configure(names, why)) return false;
   s.flush_ms = in.flush_ms;
   s.buffer_bytes = static_cast<size_t>(in.buffer_mb) << 20;
@@ -390,6 +417,9 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
   g_enabled.push_back(CUPTI_ACTIVITY_KIND_DEVICE);
   for (const auto& [activity, kind] : kActivityKinds)
     if (s.activities.has(activity)) g_enabled.push_back(kind);
+  // One span per graph replay; CUPTI then leaves out the kernel records of graph launches.
+  if (s.activities.has(Activity::kernels) && s.graph_spans)
+    g_enabled.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
   std::string kinds;
   for (CUpti_ActivityKind k : g_enabled)
     if ((r = a.cuptiActivityEnable(k)) != CUPTI_SUCCESS) warn("activity enable", r);
@@ -409,6 +439,13 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
           a.cuptiEnableCallback(1, g_subscriber, d.d, id) == CUPTI_SUCCESS)
         ++callbacks;
     }
+  graphs::reset();  // node ids of the last session name sites of its string table
+  if (s.activities.has(Activity::kernels) && !s.graph_spans && (s.callsite || s.region))
+    for (CUpti_CallbackId id :
+         {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
+      if ((r = a.cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, id)) !=
+          CUPTI_SUCCESS)
+        warn("graph node callback", r);
   if (s.flush_ms > 0 && (r = a.cuptiActivityFlushPeriod(s.flush_ms)) != CUPTI_SUCCESS)
     warn("flush period", r);
   if (want_counters) {
@@ -450,6 +487,7 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
 void on_stop(CaptureContext& c) {
   if (!g_active) return;
   const Api& a = *g_api;
+  const bool counting = counters::active();
   // No range profiler or PC sampler may outlive the subscription that drives it.
   counters::stop(c);
   pc::stop(c);
@@ -482,6 +520,7 @@ void on_stop(CaptureContext& c) {
                    "(metadata rocprof.cupti.unattributed_records)\n",
                    static_cast<unsigned long long>(lost));
   }
+  graphs::report(c, counting);
   if (const uint64_t n = counters::replayed_kernel_records())
     c.info(MetadataInfo{"rocprof.counters.replayed_kernel_records", std::to_string(n)});
   counters::end_dedupe();

@@ -32,6 +32,7 @@
 #include "capture/context.hpp"
 #include "counters.hpp"
 #include "cupti_state.hpp"
+#include "graphs.hpp"
 #include "rocprof/info.hpp"
 
 namespace rocprof::cupti {
@@ -283,6 +284,48 @@ Record base(CaptureContext& c, RecordKind kind, const char* category, uint64_t s
   return make_record(kind, start, end, tid, c.intern(category), corr);
 }
 
+// A kernel of a graph replay: its ids, and the Python line and ROCTx range of its node's
+// capture (graphs.hpp) in place of the replay call's, when the node was seen being captured.
+void graph_kernel(uint32_t graph_id, uint64_t node_id, KernelData* d) {
+  d->graph_id = graph_id;
+  d->graph_node_id = static_cast<uint32_t>(node_id);
+  graphs::NodeSite site;
+  const bool known = graphs::node_site(node_id, &site);
+  if (known) {
+    if (site.callsite == 0 && site.key != 0) {
+      site.callsite = resolve_site(site.key);
+      if (site.callsite != 0) graphs::set_callsite(node_id, site.callsite);
+    }
+    d->callsite_id = site.callsite;
+    d->region_name_id = site.region;
+    d->range_corr = site.range_corr;
+  }
+  graphs::count_kernel(known && (site.callsite != 0 || site.region != 0));
+}
+
+// The kernel symbol a replay span is named by: one per graph ("CUDA graph 3").
+uint32_t graph_symbol(CaptureContext& c, uint32_t graph_id, uint32_t* name_id) {
+  const std::string name = "CUDA graph " + std::to_string(graph_id);
+  auto it = g_kernel_by_name.find(name);
+  KernelEntry* e;
+  if (it != g_kernel_by_name.end()) {
+    e = it->second;
+  } else {
+    e = new KernelEntry();
+    e->name = name;
+    e->id = g_next_kernel_id++;
+    KernelSymbolInfo info;
+    info.id = e->id;
+    info.kernel_name = info.display_name = name;
+    info.extdata = "{\"graph_id\":" + std::to_string(graph_id) + ",\"vendor\":\"NVIDIA\"}";
+    e->name_id = c.intern(name);
+    c.info(std::move(info));
+    g_kernel_by_name.emplace(e->name, e);
+  }
+  *name_id = e->name_id;
+  return e->id;
+}
+
 }  // namespace
 
 void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
@@ -290,7 +333,9 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-      if (!counters::first_kernel_record(k.correlationId)) return;  // a counter pass's replay
+      // A counter pass's replay hands a launch's record over again; a graph replay's kernels
+      // all share the cudaGraphLaunch's correlation id and are never counter-replayed.
+      if (k.graphNodeId == 0 && !counters::first_kernel_record(k.correlationId)) return;
       const Launch l = launch_of(k.correlationId, k.start, true);
       if (l.paused) return;
       KernelEntry* e = kernel_entry(c, k);
@@ -318,6 +363,28 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       d.range_corr = l.range_corr;
       d.callsite_id = l.callsite;
       d.dispatch_id = static_cast<uint64_t>(k.gridId);
+      if (k.graphId != 0 || k.graphNodeId != 0) graph_kernel(k.graphId, k.graphNodeId, &d);
+      put(c, r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+      // --graph-trace graph: a whole replay, on its stream, as one dispatch named by the graph.
+      const auto& g = *reinterpret_cast<const CUpti_ActivityGraphTrace2*>(rec);
+      const Launch l = launch_of(g.correlationId, g.start, true);
+      if (l.paused) return;
+      see_device(c, g.deviceId);
+      see_stream(c, g.streamId, g.contextId, g.deviceId);
+      Record r = base(c, RecordKind::kKernelDispatch, "KERNEL_DISPATCH", g.start, g.end, l.tid,
+                      g.correlationId);
+      KernelData& d = r.kernel;
+      d.kernel_id = graph_symbol(c, g.graphId, &r.name_id);
+      d.agent_id = gpu_agent_id(g.deviceId);
+      d.stream_id = d.queue_id = g.streamId;
+      d.region_name_id = l.region;
+      d.range_corr = l.range_corr;
+      d.callsite_id = l.callsite;
+      d.graph_id = g.graphId;
+      graphs::count_span();
       put(c, r);
       break;
     }

@@ -58,6 +58,7 @@ struct Settings {
   // turning buffers into records. Off only to find where tracing time goes.
   bool timestamp = true, process = true;
   bool runtime_queries = false;  // CuptiSettings::runtime_queries
+  bool graph_spans = false;      // CuptiSettings::graph_trace == "graph"
   uint32_t flush_ms = 250;
   size_t buffer_bytes = 4u << 20;
 };

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "counters.hpp"
 #include "cupti_state.hpp"
+#include "graphs.hpp"
 #include "tests/fake_capture_context.hpp"
 
 namespace rocprof::cupti {
@@ -267,6 +269,134 @@ TEST_F(CuptiMapping, AllocationsAndSynchronisations) {
   EXPECT_EQ(ctx.text(y.name_id), "STREAM_SYNCHRONIZE");
   EXPECT_EQ(y.tid, 777u);
   EXPECT_EQ(y.end - y.start, 300u);
+}
+
+// CUDA graphs: a node seen at capture (CUPTI's GRAPHNODE_CREATED on the capturing thread) and
+// cloned at instantiation (GRAPHNODE_CLONED); its replayed kernel record carries the clone's id.
+TEST_F(CuptiMapping, GraphKernelTakesItsNodesCaptureSite) {
+  graphs::reset();
+  const uint32_t capture_range = ctx.intern("capture"), replay_range = ctx.intern("step");
+  const uint32_t capture_line = ctx.intern("[{\"file\":\"/u/train.py\",\"line\":12}]");
+  const uint32_t replay_line = ctx.intern("[{\"file\":\"/u/train.py\",\"line\":20}]");
+  graphs::NodeSite at_capture;
+  at_capture.region = capture_range;
+  at_capture.callsite = capture_line;
+  at_capture.range_corr = 7;
+  graphs::node_created(5, at_capture);
+  // Instantiation: the executable graph's node is created (on the instantiating line) and
+  // cloned from its original, in either order; the capture's site wins.
+  graphs::NodeSite at_instantiate;
+  at_instantiate.callsite = ctx.intern("[{\"file\":\"/u/train.py\",\"line\":14}]");
+  EXPECT_TRUE(graphs::node_cloned(5, 105));
+  graphs::node_created(105, at_instantiate);
+  graphs::node_created(205, at_instantiate);
+  EXPECT_TRUE(graphs::node_cloned(5, 205));
+  graphs::NodeSite seen;
+  ASSERT_TRUE(graphs::node_site(205, &seen));
+  EXPECT_EQ(seen.callsite, capture_line);
+  EXPECT_FALSE(graphs::node_cloned(6, 106));  // created before the session: nothing to copy
+  // The replay: cudaGraphLaunch's ENTER callback saw the replaying thread, range and line.
+  launched(50, 4242, replay_range);
+  g_launch[50].callsite_id = replay_line;
+  auto k = kernel("_Z6kernelPfi", 50);
+  k.graphId = 3;
+  k.graphNodeId = 105;
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  // A node never seen at capture keeps the replay's line, with its ids.
+  k.graphNodeId = 106;
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  // An eager kernel: no graph.
+  launched(51, 4242, replay_range);
+  k = kernel("_Z6kernelPfi", 51);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  ASSERT_EQ(ctx.records.size(), 3u);
+  const KernelData& node = ctx.records[0].kernel;
+  EXPECT_EQ(ctx.records[0].tid, 4242u);  // the replaying thread
+  EXPECT_EQ(node.graph_id, 3u);
+  EXPECT_EQ(node.graph_node_id, 105u);
+  EXPECT_EQ(node.callsite_id, capture_line);
+  EXPECT_EQ(node.region_name_id, capture_range);
+  EXPECT_EQ(node.range_corr, 7u);
+  const KernelData& unknown = ctx.records[1].kernel;
+  EXPECT_EQ(unknown.graph_node_id, 106u);
+  EXPECT_EQ(unknown.callsite_id, replay_line);
+  EXPECT_EQ(unknown.region_name_id, replay_range);
+  const KernelData& eager = ctx.records[2].kernel;
+  EXPECT_EQ(eager.graph_id, 0u);
+  EXPECT_EQ(eager.graph_node_id, 0u);
+  const graphs::Counts n = graphs::counts();
+  EXPECT_EQ(n.nodes, 3u);
+  EXPECT_EQ(n.clones, 3u);
+  EXPECT_EQ(n.clones_unknown, 1u);
+  EXPECT_EQ(n.kernels, 2u);
+  EXPECT_EQ(n.kernels_with_site, 1u);
+  // At stop: the counts, and under --pmc the graph kernels that got no counters, with why.
+  graphs::report(ctx, /*counters_on=*/true);
+  std::string counts, uncounted;
+  for (const MetadataInfo& m : ctx.rows<MetadataInfo>()) {
+    if (m.tag == "rocprof.cupti.graphs") counts = m.value;
+    if (m.tag == "rocprof.counters.graph_kernels") uncounted = m.value;
+  }
+  EXPECT_EQ(counts,
+            "nodes=3,clones=3,clones_unknown=1,kernels=2,kernels_with_capture_site=1,spans=0");
+  EXPECT_EQ(uncounted.rfind("2 kernels of CUDA graph replays got no counters", 0), 0u) << uncounted;
+  graphs::reset();
+}
+
+// --graph-trace graph: CUPTI's GRAPH_TRACE record is one dispatch per replay, named by its graph.
+TEST_F(CuptiMapping, GraphTraceSpanIsOneDispatchPerReplay) {
+  graphs::reset();
+  CUpti_ActivityGraphTrace2 g;
+  std::memset(&g, 0, sizeof g);
+  g.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+  g.correlationId = 60;
+  g.start = 100, g.end = 900;
+  g.deviceId = 0, g.contextId = 1, g.streamId = 9;
+  g.graphId = 4;
+  launched(60, 31, 0);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&g));
+  g.correlationId = 61;
+  launched(61, 31, 0);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&g));
+  ASSERT_EQ(ctx.records.size(), 2u);
+  const Record& r = ctx.records[0];
+  EXPECT_EQ(r.kind, RecordKind::kKernelDispatch);
+  EXPECT_EQ(ctx.text(r.name_id), "CUDA graph 4");
+  EXPECT_EQ(r.end - r.start, 800u);
+  EXPECT_EQ(r.tid, 31u);
+  EXPECT_EQ(r.kernel.graph_id, 4u);
+  EXPECT_EQ(r.kernel.graph_node_id, 0u);
+  EXPECT_EQ(r.kernel.stream_id, 9u);
+  const auto symbols = ctx.rows<KernelSymbolInfo>();
+  ASSERT_EQ(symbols.size(), 1u);  // one symbol per graph, not per replay
+  EXPECT_EQ(symbols[0].id, r.kernel.kernel_id);
+  EXPECT_EQ(ctx.records[1].kernel.kernel_id, r.kernel.kernel_id);
+  EXPECT_EQ(graphs::counts().spans, 2u);
+  graphs::reset();
+}
+
+// Under --pmc a launch's record handed over again by a counter pass is dropped by its
+// correlation id; a graph replay's kernels share one id and must all stay.
+TEST_F(CuptiMapping, GraphKernelsSharingAReplaysIdAllStayUnderCounters) {
+  graphs::reset();
+  counters::begin_dedupe();
+  launched(70, 1, 0);
+  for (uint64_t node : {11u, 12u, 13u}) {
+    auto k = kernel("_Z6kernelPfi", 70);
+    k.graphId = 2;
+    k.graphNodeId = node;
+    map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  }
+  launched(71, 1, 0);
+  for (int i = 0; i < 2; ++i) {  // an eager launch and its counter-pass replay
+    const auto k = kernel("_Z6kernelPfi", 71);
+    map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  }
+  const uint64_t replayed = counters::replayed_kernel_records();  // 0 in builds without counters
+  counters::end_dedupe();
+  EXPECT_EQ(ctx.records.size(), 5u - replayed);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(ctx.records[i].kernel.graph_node_id, 11u + i);
+  graphs::reset();
 }
 
 }  // namespace

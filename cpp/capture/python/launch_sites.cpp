@@ -1,5 +1,6 @@
 // Python launch sites of GPU work; see launch_sites.hpp for the design and contracts.
 #include <Python.h>
+#include <fnmatch.h>
 
 #include <atomic>
 #include <cstring>
@@ -17,8 +18,9 @@
 namespace rocprof::launch_sites {
 namespace {
 
-constexpr int kMaxFrames = 32;              // copied per launch, innermost first (torch adds ~4-12)
-constexpr int kUserFrames = 4;              // user frames kept in the JSON
+// Copied per launch, innermost first: eager torch adds ~4-12 frames, a compiled model's
+// replay (dynamo, AOT autograd wrappers, cudagraph trees, inductor's runner) ~30-40.
+constexpr int kMaxFrames = 64;
 constexpr uint32_t kTableSlots = 1u << 16;  // distinct frame chains per session
 constexpr uint32_t kProbe = 64;
 constexpr uint32_t kQueueSlots = 1024;   // new chains waiting for the resolver
@@ -121,15 +123,32 @@ struct Code {
 std::unordered_map<uint64_t, Code> g_codes;
 std::unordered_map<uint64_t, int> g_lines;  // (code, lasti) → line
 
+// One entry of the filter: a path prefix, or a glob (fnmatch, '*' crossing '/') when it has
+// a wildcard. Entries starting with '!' keep matching frames as user code over any other entry.
+bool matches(const char* file, const char* pat, size_t len) {
+  if (len == 0) return false;
+  if (std::memchr(pat, '*', len) || std::memchr(pat, '?', len) || std::memchr(pat, '[', len)) {
+    const std::string glob(pat, len);
+    return fnmatch(glob.c_str(), file, 0) == 0;
+  }
+  return std::strncmp(file, pat, len) == 0;
+}
+
 bool library_file(const char* file) {
-  if (file[0] == '<') return true;  // <frozen runpy>, <string>
+  if (file[0] == '<') return true;  // <frozen runpy>, <string>, fx's <eval_with_key>: no file
+  bool skip = false;
   for (size_t p = 0; p < g_prefixes.size();) {
     size_t e = g_prefixes.find('\n', p);
     if (e == std::string::npos) e = g_prefixes.size();
-    if (e > p && std::strncmp(file, g_prefixes.data() + p, e - p) == 0) return true;
+    const bool keep = g_prefixes[p] == '!';
+    const size_t b = keep ? p + 1 : p;
+    if (e > b && matches(file, g_prefixes.data() + b, e - b)) {
+      if (keep) return false;
+      skip = true;
+    }
     p = e + 1;
   }
-  return false;
+  return skip;
 }
 
 const Code& code_of(uint64_t code, uint64_t name_ptr, uint32_t first) {
@@ -150,27 +169,47 @@ const Code& code_of(uint64_t code, uint64_t name_ptr, uint32_t first) {
   return g_codes.insert_or_assign(code, std::move(c)).first->second;
 }
 
+// The chain's JSON: `[site, its caller, ..., outermost]`, the whole stack from the site out
+// (library frames there marked "library":true), so `$[0]` is the site for every reader. The
+// site is the innermost user frame; the library frames inside it (where the launch really
+// happened: torch, triton, an inductor-generated file) are kept on it, innermost first, as
+// "library_frames".
 uint32_t resolve_chain(const uint64_t* w, int n) {
-  std::string json = "[", first;
-  int users = 0;
-  for (int i = 0; i < n && users < kUserFrames; ++i, w += RP_PY_WORDS) {
+  struct Frame {
+    const Code* code;
+    int line;
+  };
+  Frame frames[kMaxFrames];
+  int site = -1, kept = 0;
+  for (int i = 0; i < n; ++i, w += RP_PY_WORDS) {
     const uint32_t lasti = static_cast<uint32_t>(w[2] >> 32);
     const Code& c = code_of(w[0], w[1], static_cast<uint32_t>(w[2] & 0x7fffffffu));
-    if (!c.ok || !c.user) continue;
+    if (!c.ok) continue;
     const uint64_t lk = w[0] * 1000003ull ^ lasti;
     auto li = g_lines.find(lk);
     const int line = li != g_lines.end() ? li->second : (g_lines[lk] = rp_code_line(w[0], lasti));
-    std::string frame = "{\"file\":" + c.file + ",\"line\":" + std::to_string(line) +
-                        ",\"function\":" + c.func + "}";
-    if (users++) json.push_back(',');
-    json += frame;
-    if (users == 1) first = std::move(frame);
+    if (site < 0 && c.user) site = kept;
+    frames[kept++] = Frame{&c, line};
   }
-  if (users == 0) return kNone;
+  if (site < 0 || g_ctx == nullptr) return kNone;
+  auto text = [](const Frame& f) {
+    std::string t = "{\"file\":" + f.code->file + ",\"line\":" + std::to_string(f.line) +
+                    ",\"function\":" + f.code->func;
+    if (!f.code->user) t += ",\"library\":true";
+    return t;
+  };
+  std::string first = text(frames[site]) + "}";
+  std::string json = "[" + text(frames[site]);
+  if (site > 0) {
+    json += ",\"library_frames\":[";
+    for (int i = 0; i < site; ++i) json += (i ? "," : "") + text(frames[i]) + "}";
+    json += "]";
+  }
+  json += "}";
+  for (int i = site + 1; i < kept; ++i) json += "," + text(frames[i]) + "}";
   json.push_back(']');
-  if (g_ctx == nullptr) return kNone;
   const uint32_t id = g_ctx->intern(json);
-  // The writer's line_info (the innermost user frame), given as such: nobody parses the list.
+  // The writer's line_info (the site), given as such: nobody parses the list.
   // Queued before resolve() hands the id to any record.
   g_ctx->info(CallsiteInfo{id, std::move(first)});
   return id;

@@ -6,10 +6,11 @@
 // walk as the sampler (capture/python/frames.c), under a fault guard — and returns a 64-bit key of
 // the chain: no Python API, no locks, no allocation. A key seen before maps to its interned JSON id
 // through a lock-free table; a new key's frames go to a preallocated lock-free queue that a
-// resolver thread drains under the GIL (validating the code objects as the sampler does),
-// skipping library frames and interning `[{"file","line","function"}, ...]` (innermost user
-// frame first). resolve(key), called when the GPU activity record is processed, returns the
-// id (it may wait briefly for the resolver; never on the launching thread).
+// resolver thread drains under the GIL (validating the code objects as the sampler does) and
+// interns `[{"file","line","function"}, ...]`: the site (innermost user frame) first, with the
+// library frames inside it as its "library_frames", then the rest of the stack outward.
+// resolve(key), called when the GPU activity record is processed, returns the id (it may wait
+// briefly for the resolver; never on the launching thread).
 //
 // Compiled into rocprof._core (it uses the CPython frame reader); librocprof_core, which never
 // links libpython, reaches it through the function pointers in capture/cupti/callsite.hpp.
@@ -39,7 +40,9 @@ uint64_t borrowed_uses() noexcept;  // launches that took the lent site
 // Call-site JSON is interned through `ctx` (valid until stop returns).
 void start(CaptureContext* ctx);
 void stop();
-// File prefixes ('\n'-separated) of library code: frames there are never launch sites.
+// The site filter, '\n'-separated entries: a path prefix or a glob (fnmatch, '*' crossing '/')
+// of library code, whose frames are never sites; an entry starting with '!' marks user code
+// that no other entry can make library code (rocprof/capture/site_filter.py builds it).
 void set_library_prefixes(const std::string& prefixes);
 
 struct Counters {

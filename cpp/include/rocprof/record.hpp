@@ -18,6 +18,7 @@ inline constexpr uint32_t kRecordFormatVersion = 7;  // 2: callsite_id on kernel
                                                      // 5: counter samples (kFlagCounter, pmc_key)
                                                      // 6: per-dispatch counters (kPmcValue)
                                                      // 7: PC samples (kPcSample)
+                                                     // 7: KernelData graph_id, graph_node_id
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -80,6 +81,11 @@ struct KernelData {
   uint32_t callsite_id;     // interned JSON list of the launching Python frames (0: none)
   uint64_t dispatch_id;
   uint64_t range_corr;  // innermost enclosing ROCTx range at launch
+  // A kernel of a CUDA graph replay: the graph's and its node's ids (CUPTI's unique ids; the
+  // node id's low 32 bits, CUPTI counts nodes per process from 1). 0: not launched by a graph.
+  // With --graph-trace graph, a whole replay is one kKernelDispatch with graph_node_id 0.
+  uint32_t graph_id;
+  uint32_t graph_node_id;
 };
 
 // Where a copy's bytes live: a host copy from pageable memory is staged and blocks the host.

@@ -11,7 +11,6 @@ import glob
 import os
 import site
 import sys
-import sysconfig
 
 from .. import _core, library_dir
 from ..options import Options
@@ -37,17 +36,11 @@ def library_candidates() -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def library_prefixes() -> list[str]:
-    """Where library code lives: frames from there are never reported as launch sites."""
-    paths = sysconfig.get_paths()
-    prefixes = {paths.get("stdlib"), paths.get("platstdlib"), paths.get("purelib"),
-                paths.get("platlib"), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
-    try:
-        prefixes.update(site.getsitepackages())
-    except AttributeError:
-        pass
-    prefixes.update(p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p))
-    return sorted(p.rstrip("/") + "/" for p in prefixes if p)
+def library_prefixes(spec: str | None = None) -> list[str]:
+    """The site filter's entries (rocprof.capture.site_filter) for --site-filter SPEC."""
+    from . import site_filter
+
+    return site_filter.patterns(spec)
 
 
 def configure(options: Options, settings) -> list[str]:
@@ -61,6 +54,7 @@ def configure(options: Options, settings) -> list[str]:
     # GPU operation) unless synchronisation or allocation records need their thread too.
     c.callbacks = "all" if {"sync", "allocations"} & asked else "launch"
     c.launch_sites = True
+    c.graph_trace = options.graph_trace  # kernels of CUDA graph replays: node | graph
     from . import autograd_sites  # backward kernels get the line of their backward() call
 
     autograd_sites.install()
@@ -88,7 +82,7 @@ def configure(options: Options, settings) -> list[str]:
     # Measurement overrides (benchmarks/gpu_b2_b5.py) come from ROCPROF_CUPTI_OPTIONS, read by
     # the native backend into these same settings ("kernels=1,launch_sites=0,...").
     if hasattr(_core, "_cupti_set_callsite_prefixes"):
-        _core._cupti_set_callsite_prefixes("\n".join(library_prefixes()))
+        _core._cupti_set_callsite_prefixes("\n".join(library_prefixes(options.site_filter)))
     return []
 
 

@@ -70,7 +70,7 @@ def configure(options: Options, settings) -> list[str]:
     h.activities = [a for a in h.SUPPORTED if a in asked]
     h.launch_sites = True
     if hasattr(_core, "_hsa_set_callsite_prefixes"):
-        _core._hsa_set_callsite_prefixes("\n".join(cupti.library_prefixes()))
+        _core._hsa_set_callsite_prefixes("\n".join(cupti.library_prefixes(options.site_filter)))
     notes = []
     if _hsa_already_loaded() and "librocprof_hsa" not in os.environ.get("HSA_TOOLS_LIB", ""):
         notes.append("the HSA runtime was loaded before profiling started, so AMD GPU work is "

@@ -89,6 +89,16 @@ def options_from(args) -> Options:
                 collection_period_unit=args.collection_period_unit, log_level=args.log_level,
                 preload=list(args.preload), process_freq=args.process_freq, gpus=args.gpus,
                 cpus=args.cpus)
+    o.site_filter = args.site_filter
+    o.graph_trace = args.graph_trace
+    o.module_trace = bool(args.module_trace)
+    if o.site_filter is not None:
+        from ..capture import site_filter
+
+        try:
+            site_filter.patterns(o.site_filter)
+        except ValueError as e:
+            raise UsageError(f"rocprof run: {e}") from None
     o.kernel_trace = args.kernel_trace
     o.memory_copy_trace = args.memory_copy_trace
     o.memory_allocation_trace = args.memory_allocation_trace

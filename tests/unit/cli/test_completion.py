@@ -60,7 +60,7 @@ def bash_complete(script: Path, line: str) -> list[str]:
     ("rocprof run -- python3 -", []),
     ("rocprof completion ", ["bash", "zsh"]),
     ("rocpd su", ["summary"]),
-    ("rocpd summary a.db --by ", ["pid", "rank", "host"]),
+    ("rocpd summary a.db --by ", ["pid", "rank", "host", "module"]),
 ])
 def test_bash(scripts, line, expected):
     assert bash_complete(scripts["bash"], line) == expected
@@ -110,7 +110,7 @@ def zsh_complete(script: Path, line: str, tmp_path: Path) -> list[str]:
     ("rocprof run --stats=", ["true", "false"]),
     ("rocprof run -f ", ["csv", "json", "pftrace", "otf2", "rocpd"]),
     ("rocprof completion ", ["bash", "zsh"]),
-    ("rocpd summary --by ", ["pid", "rank", "host"]),
+    ("rocpd summary --by ", ["pid", "rank", "host", "module"]),
 ])
 @pytest.mark.parametrize("how", ["autoloaded", "sourced"])
 def test_zsh(scripts, tmp_path, line, expected, how):

@@ -1,0 +1,128 @@
+"""--module-trace: every GPU launch names the ``nn.Module`` path active at it.
+
+While a module's forward runs, a ROCTx range ``nn.Module: <path>`` is open on its thread
+(global forward pre/post hooks of torch.nn; the range push/pop are rocprof._core's C calls), so
+each kernel's innermost range (``kernels.roctx_range``) is the innermost module around its
+launch, and a CUDA graph's replayed kernels carry the module of their capture. The path is the
+root module's class name then the attribute names down to the module, as ``named_modules()``
+gives them: ``Transformer.layers.3.attn.proj``; a module called that is no attribute of the
+root (a functional helper's) is its class name under the calling module's path.
+
+A user's own ROCTx range opened inside a module is the innermost range of what it launches
+(``rocpd summary --by module`` counts that work under "(not in a module)"). Inside
+torch.compile'd code the hooks do nothing (the compiled graph has no module calls at run time).
+Installed when the session starts (now if torch is imported, else when it is); removed at stop.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+import weakref
+
+PREFIX = "nn.Module: "
+
+_tls = threading.local()
+_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # root → {id(module): name}
+_handles: list = []
+
+
+def _stack() -> list:
+    s = getattr(_tls, "stack", None)
+    if s is None:
+        s = _tls.stack = []
+    return s
+
+
+def path_of(module, stack: list) -> tuple[object, str]:
+    """(root, path) of `module` called inside the modules on `stack` ((root, path, id))."""
+    if not stack:
+        return module, type(module).__name__
+    root, parent, _ = stack[-1]
+    names = _names.get(root)
+    if names is None:
+        names = {id(m): n for n, m in root.named_modules() if n}
+        _names[root] = names
+    name = names.get(id(module))
+    if name is not None:
+        return root, f"{type(root).__name__}.{name}"
+    return root, f"{parent}.{type(module).__name__}"
+
+
+def _hooks():
+    import torch
+
+    from rocprof import _core
+
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+    push, pop = _core.push, _core.pop
+
+    def pre(module, args):
+        if compiling():
+            return
+        stack = _stack()
+        root, path = path_of(module, stack)
+        stack.append((root, path, id(module)))
+        push(PREFIX + path)
+
+    def post(module, args, output):
+        if compiling():
+            return
+        stack = _stack()
+        if stack and stack[-1][2] == id(module):  # not a module entered before install
+            stack.pop()
+            pop()
+
+    return pre, post
+
+
+def _register(torch_nn_module) -> None:
+    if _handles:
+        return
+    pre, post = _hooks()
+    _handles.append(torch_nn_module.register_module_forward_pre_hook(pre))
+    try:  # always_call: the range closes when forward raises too (torch >= 2.1)
+        _handles.append(torch_nn_module.register_module_forward_hook(post, always_call=True))
+    except TypeError:
+        _handles.append(torch_nn_module.register_module_forward_hook(post))
+
+
+class _Hook(importlib.abc.MetaPathFinder):
+    """Registers the hooks right after torch.nn.modules.module is first imported."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "torch.nn.modules.module":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_register(module):
+            exec_module(module)
+            if _hook in sys.meta_path:
+                sys.meta_path.remove(_hook)
+            _register(module)
+
+        spec.loader.exec_module = exec_and_register
+        return spec
+
+
+_hook = _Hook()
+
+
+def install() -> None:
+    mod = sys.modules.get("torch.nn.modules.module")
+    if mod is not None and hasattr(mod, "register_module_forward_hook"):
+        _register(mod)
+    elif _hook not in sys.meta_path:
+        sys.meta_path.insert(0, _hook)
+
+
+def uninstall() -> None:
+    if _hook in sys.meta_path:
+        sys.meta_path.remove(_hook)
+    while _handles:
+        _handles.pop().remove()
