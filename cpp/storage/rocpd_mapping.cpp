@@ -277,6 +277,7 @@ const RecordRows& Mapping::record(const Record& r) {
   out.kind = r.kind;
   out.new_track.reset();
   out.pmc_events.clear();
+  out.args.clear();
   switch (r.kind) {
     case RecordKind::kRegion: {
       out.event = event(r, region_extdata(r));
@@ -402,6 +403,9 @@ const RecordRows& Mapping::record(const Record& r) {
       break;
     case RecordKind::kPmcValue:
       pmc_value(r, &out);
+      break;
+    case RecordKind::kCollective:
+      collective(r, &out);
       break;
     case RecordKind::kNone:
       break;

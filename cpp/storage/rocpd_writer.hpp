@@ -64,6 +64,7 @@ class Writer {
   void track(const TrackRow& r);
   void sample(const SampleRow& r);
   void pmc_event(const PmcEventRow& r);
+  void arg(const ArgRow& r);
   void thread_name(const ThreadNameRow& r);
   // Applied now and again at close: a device or stream is often named before its row exists.
   void name_object(const NameRow& r);
@@ -94,6 +95,7 @@ class Writer {
     kAlloc,
     kSampleRow,
     kPmcEvent,
+    kArg,
     kTrack,
     kThread,
     kThreadName,

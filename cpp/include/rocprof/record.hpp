@@ -12,11 +12,12 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 6;  // 2: callsite_id on kernels/copies
+inline constexpr uint32_t kRecordFormatVersion = 7;  // 2: callsite_id on kernels/copies
                                                      // 3: callsite_id on regions, copy memory kinds
                                                      // 4: range_corr, RegionData::message_id
                                                      // 5: counter samples (kFlagCounter, pmc_key)
                                                      // 6: per-dispatch counters (kPmcValue)
+                                                     // 7: collective calls (kCollective)
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -29,6 +30,7 @@ enum class RecordKind : uint16_t {
   kThreadName = 6,      // rename of the recording thread (name_id)
   kName = 7,            // ROCTx name of a device, stream or HSA agent (NameData, name_id)
   kPmcValue = 8,        // one hardware counter value of one kernel dispatch (PmcData)
+  kCollective = 9,      // NCCL/RCCL collective or point-to-point call (CollectiveData)
 };
 
 // What roctxNameHipDevice / roctxNameHipStream / roctxNameHsaAgent name (NameData::target).
@@ -141,6 +143,29 @@ struct PmcData {
   uint64_t alt_correlation_id;
 };
 
+// One collective (or send/recv) call as the communication library's profiler interface
+// describes it (capture/nccl/). name_id is the API function ("ncclAllReduce"); start/end the
+// call on the calling thread. Stored as ROCm stores RCCL API calls: a rocpd_region of
+// category RCCL_API with the arguments in rocpd_arg.
+struct CollectiveData {
+  uint64_t count;         // elements, as the call passed them
+  uint64_t bytes;         // count x the datatype's size (0: size of the datatype unknown)
+  uint64_t comm_hash;     // the communicator's id (same on every rank of it)
+  uint64_t stream;        // the stream handle the call was issued on (0: not told)
+  uint64_t seq;           // per-communicator, per-operation sequence number (UINT64_MAX: not told)
+  int32_t root;           // root rank (broadcast, reduce), -1 otherwise
+  int32_t peer;           // peer rank (send, recv), -1 otherwise
+  int32_t rank;           // this rank in the communicator
+  int32_t nranks;         // ranks in the communicator
+  uint32_t datatype_id;   // interned "ncclFloat32", ...
+  uint32_t algo_id;       // interned algorithm ("Ring", "Tree", ...; 0: not told)
+  uint32_t proto_id;      // interned protocol ("Simple", "LL", "LL128"; 0: not told)
+  uint32_t comm_name_id;  // interned communicator name (0: none)
+  uint16_t nchannels;
+  uint16_t nnodes;
+  uint32_t reserved;
+};
+
 struct Record {
   RecordKind kind;
   uint16_t flags;
@@ -158,6 +183,7 @@ struct Record {
     SampleData sample;
     NameData name;
     PmcData pmc;
+    CollectiveData coll;
     unsigned char raw[88];
   };
 };
@@ -166,7 +192,8 @@ static_assert(std::is_trivially_copyable_v<Record>, "records are copied as bytes
 static_assert(std::is_standard_layout_v<Record>, "records are read by offset");
 static_assert(sizeof(Record) == kRecordSize, "ring slots are 128 bytes");
 static_assert(sizeof(RegionData) <= 88 && sizeof(KernelData) <= 88 && sizeof(CopyData) <= 88 &&
-                  sizeof(AllocData) <= 88 && sizeof(SampleData) <= 88 && sizeof(PmcData) <= 88,
+                  sizeof(AllocData) <= 88 && sizeof(SampleData) <= 88 && sizeof(PmcData) <= 88 &&
+                  sizeof(CollectiveData) <= 88,
               "payloads fit the slot");
 static_assert(offsetof(Record, raw) == 40, "header is 40 bytes");
 
