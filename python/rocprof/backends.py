@@ -93,11 +93,17 @@ def _configure_metrics(options: Options, settings) -> list[str]:
     return configure(options, settings)
 
 
+def _configure_collectives(options: Options, settings) -> list[str]:
+    """--rccl-trace: the communication library's profiler hook (capture/nccl.py)."""
+    return [n for configure in CONFIGURE_COLLECTIVES.values() for n in configure(options, settings)]
+
+
 # name → configure(options, settings) -> notes. Filled by the backends' Python modules
 # (rocprof/capture/<name>.py), each filling its own part of the typed settings.
 CONFIGURE_GPU: dict[str, Callable] = {}
 CONFIGURE_SAMPLING: dict[str, Callable] = {}
 CONFIGURE_METRICS: dict[str, Callable] = {}
+CONFIGURE_COLLECTIVES: dict[str, Callable] = {}
 
 
 def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
@@ -115,5 +121,6 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     notes += _configure_gpu(options, settings)
     notes += _configure_sampling(options, settings)
     notes += _configure_metrics(options, settings)
+    notes += _configure_collectives(options, settings)
     settings.validate()
     return settings, notes

@@ -63,6 +63,8 @@ class Options:
     sol: bool = False
     counter_aliases: dict = dataclasses.field(default_factory=dict)
     empirical_peaks: dict | None = None
+    # Collective calls (--rccl-trace / --nccl-trace): NCCL's profiler plugin (capture/nccl.py).
+    rccl_trace: bool = False
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""

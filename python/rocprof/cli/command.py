@@ -71,6 +71,10 @@ def command_environment(options: Options) -> tuple[dict[str, str], list[str]]:
 
     if settings.hsa.enabled:  # the HSA runtime loads our tool through these (capture/hsa.py)
         env.update(hsa.tool_environment(env))
+    if options.rccl_trace:  # NCCL loads our profiler plugin through it (capture/nccl.py)
+        from ..capture import nccl
+
+        env.update(nccl.environment(env)[0])
     if options.sample is not None:
         notes.append("--sample: call stacks are sampled in the Python processes the command "
                      "starts; native programs are not sampled (the sampler needs an interpreter)")

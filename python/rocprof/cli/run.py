@@ -28,6 +28,7 @@ _BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--m
           "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace", "--hip-trace", "--hsa-trace",
           "--runtime-trace-all", "--selected-regions", "-T", "--truncate-kernels", "-M", "--mangled-kernels",
           "--native-stacks", "--kernel-rename", "--sol"}
+_BOOLS |= {"--rccl-trace", "--nccl-trace"}  # collectives (run_parser._add_collectives)
 
 
 def _is_counter_name(token: str) -> bool:
@@ -105,6 +106,8 @@ def options_from(args) -> Options:
         # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
         o.kernel_trace = o.memory_copy_trace = True
         o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
+    # rocprofv3: --sys-trace and --runtime-trace include --rccl-trace.
+    o.rccl_trace = bool(args.rccl_trace or args.sys_trace or args.runtime_trace)
     o.sol = bool(args.sol)
     if args.pmc or o.sol:
         from rocpd import kernel_metrics as metrics

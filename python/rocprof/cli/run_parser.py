@@ -139,6 +139,7 @@ def add_parser(p) -> None:
     mt.add_argument("--cpus", metavar="LIST", default="all",
                     help="cores whose load and frequency to sample: all (default), none, or a "
                          "list like 0-7")
+    _add_collectives(p)
     pr = p.add_argument_group("the program")
     pr.add_argument("--no-follow-children", dest="follow_children", action="store_false",
                     help="do not profile Python child processes (subprocess, multiprocessing "
@@ -187,6 +188,19 @@ def _add_tracing(p) -> None:
                 "the innermost ROCTx range it was launched in, as rocprofv3")
     v3.add_bool(tr, "-T", "--truncate-kernels", help="kernel names without arguments")
     v3.add_bool(tr, "-M", "--mangled-kernels", help="keep mangled kernel names")
+
+
+def _add_collectives(p) -> None:
+    co = p.add_argument_group(
+        "collectives (NCCL/RCCL)",
+        "Each collective and send/recv call with its operation, datatype, count and bytes, "
+        "communicator, root/peer, rank, stream, algorithm and protocol, stored as ROCm stores "
+        "RCCL API calls (rocpd_region of category RCCL_API, arguments in rocpd_arg); `rocpd "
+        "summary` and `rocpd ranks` add algorithm and bus bandwidth per operation and size. "
+        "NVIDIA: through NCCL's profiler plugin interface (NCCL >= 2.27; older NCCL: collectives "
+        "as kernels only, said in the database's metadata). AMD RCCL: not yet supported.")
+    v3.add_bool(co, "--rccl-trace", "--nccl-trace", help="trace collective calls (on with "
+                "--sys-trace and --runtime-trace, as rocprofv3)")
 
 
 def _add_counters(p) -> None:

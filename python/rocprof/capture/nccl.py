@@ -1,0 +1,51 @@
+"""Collective calls (--rccl-trace / --nccl-trace; native part: cpp/capture/nccl/).
+
+NCCL (>= 2.27) loads the profiler plugin named in NCCL_PROFILER_PLUGIN when a process creates
+its first communicator, so the variable is set here, before the program starts: in this
+process's environment (the script run in-process, and every child it starts, inherits it) and
+in the environment of a command `rocprof run -- CMD` starts. The plugin records into the
+session of the process that loaded it.
+
+AMD: RCCL's API is traced by rocprofiler-sdk's RCCL domain (ROCm >= 6.2, the
+rocprofiler-sdk client this project has not written yet); not supported here yet.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import backends, library_dir
+from ..options import Options
+
+PLUGIN_LIBRARY = "librocprof_nccl.so"
+VARIABLE = "NCCL_PROFILER_PLUGIN"
+
+
+def plugin_path() -> str:
+    return os.path.join(library_dir(), PLUGIN_LIBRARY)
+
+
+def environment(environ: dict | None = None) -> tuple[dict[str, str], list[str]]:
+    """NCCL_PROFILER_PLUGIN naming our plugin, and notes. A plugin the user named already is
+    kept (NCCL loads one profiler plugin): collectives are then kernels only."""
+    environ = os.environ if environ is None else environ
+    ours = plugin_path()
+    if not os.path.exists(ours):
+        return {}, [f"--rccl-trace: {PLUGIN_LIBRARY} is not in this build ({library_dir()}); "
+                    "collectives are recorded as kernels only"]
+    current = environ.get(VARIABLE)
+    if current and os.path.realpath(current) != os.path.realpath(ours):
+        return {}, [f"--rccl-trace: {VARIABLE} is already set ({current}); NCCL loads one "
+                    "profiler plugin, so collective calls are not traced (kernels only)"]
+    return {VARIABLE: ours}, []
+
+
+def configure(options: Options, settings) -> list[str]:
+    if not options.rccl_trace:
+        return []
+    env, notes = environment()
+    os.environ.update(env)
+    return notes
+
+
+backends.CONFIGURE_COLLECTIVES["nccl"] = configure

@@ -1,0 +1,101 @@
+"""The NCCL profiler plugin (librocprof_nccl.so) driven by a test-only stand-in of NCCL
+(tests/standins/nccl_standin.c: no NCCL and no GPU here) that loads it from NCCL_PROFILER_PLUGIN
+and calls the profiler interface as NCCL 2.27 (v4) and >= 2.28 (v5) do, through the real
+launcher (`rocprof run --rccl-trace -- CMD`), core and writer: every call in the database with
+its size, datatype, communicator, root/peer, rank, stream; the summary's section."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from support import ROOT, _env, open_db, run_rocprof
+
+# What the stand-in calls (its header comment): (function, count, bytes, datatype, root, peer)
+CALLS = [("ncclAllReduce", 262144, 1 << 20, "ncclFloat32", None, None),
+         ("ncclAllReduce", 1024, 2048, "ncclBfloat16", None, None),
+         ("ncclBroadcast", 4096, 32768, "ncclInt64", 1, None),
+         ("ncclAllGather", 1000, 2000, "ncclFloat16", None, None),
+         ("ncclSend", 256, 256, "ncclUint8", None, 2)]
+RANK, NRANKS = 1, 4
+
+
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler on PATH to build the test-only NCCL stand-in")
+    out = tmp_path_factory.mktemp("nccl") / "nccl_standin"
+    subprocess.run([cc, "-O1", "-Wall", "-Werror", f"-I{ROOT / 'cpp/capture/nccl'}", "-o", str(out),
+                    str(ROOT / "tests/standins/nccl_standin.c"), "-ldl"], check=True)
+    assert (ROOT / "python/rocprof/librocprof_nccl.so").exists(), "the plugin is part of every build"
+    return str(out)
+
+
+def record(tmp_path, standin, version, *flags):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "n", *flags, "--", standin, version, RANK, NRANKS)
+    return r, tmp_path / "n_results.db"
+
+
+def calls(db):
+    with open_db(db) as c:
+        rows = c.execute(
+            "SELECT R.id, S.string, R.start, R.\"end\" FROM rocpd_region R JOIN rocpd_event E ON"
+            " E.id = R.event_id AND E.guid = R.guid JOIN rocpd_string C ON C.id = E.category_id"
+            " JOIN rocpd_string S ON S.id = R.name_id WHERE C.string = 'RCCL_API' ORDER BY R.start"
+        ).fetchall()
+        out = []
+        for rid, name, start, end in rows:
+            args = dict(c.execute("SELECT A.name, A.value FROM rocpd_arg A JOIN rocpd_region R ON"
+                                  " R.event_id = A.event_id WHERE R.id = ?", (rid,)))
+            out.append((name, start, end, args))
+        meta = dict(c.execute("SELECT tag, value FROM rocpd_metadata"))
+    return out, meta
+
+
+@pytest.mark.parametrize("version", ["v5", "v4"])
+def test_calls_recorded_with_their_sizes(tmp_path, standin, version):
+    r, db = record(tmp_path, standin, version, "--rccl-trace")
+    assert r.returncode == 0, r.stderr
+    got, meta = calls(db)
+    assert [g[0] for g in got] == [c[0] for c in CALLS]
+    for (name, start, end, a), (_, count, nbytes, dtype, root, peer) in zip(got, CALLS, strict=True):
+        assert 0 < start < end
+        assert a["count"] == str(count) and a["bytes"] == str(nbytes) and a["datatype"] == dtype
+        assert a["rank"] == str(RANK) and a["nranks"] == str(NRANKS) and a["nnodes"] == "1"
+        assert a["comm"] == "0x0000000000c0ffee" and a["comm_name"] == "standin-comm"
+        assert a.get("root") == (None if root is None else str(root))
+        assert a.get("peer") == (None if peer is None else str(peer))
+        if name != "ncclSend":
+            assert a["algo"] == "Ring" and a["proto"] == "Simple" and a["nchannels"] == "4"
+        # v5's API events carry the stream; v4 has none (left out, never made up)
+        assert a.get("stream") == (f"0x{0x5000 + RANK:016x}" if version == "v5" else None)
+    assert a["nchannels"] == "4"  # the send's channels come from its task event
+    assert [g[3].get("seq") for g in got[:4]] == ["0", "1", "0", "0"]
+    assert meta["rocprof.nccl.plugin"].startswith(f"ncclProfiler_{version}")
+
+
+def test_v5_call_spans_the_api_event(tmp_path, standin):
+    """v5: the record is the user's call (API event, 400 µs in the stand-in), not the short task
+    event inside it."""
+    r, db = record(tmp_path, standin, "v5", "--nccl-trace")
+    assert r.returncode == 0, r.stderr
+    got, _ = calls(db)
+    assert all(end - start >= 400_000 for _, start, end, _ in got)
+
+
+def test_plugin_named_only_when_asked(tmp_path, standin):
+    r, db = record(tmp_path, standin, "v5")
+    assert r.returncode == 3 and "NCCL_PROFILER_PLUGIN is not set" in r.stderr
+
+
+def test_summary_shows_bandwidth_table(tmp_path, standin):
+    r, db = record(tmp_path, standin, "v5", "--rccl-trace")
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run([sys.executable, "-m", "rocpd", "summary", str(db)], capture_output=True,
+                         text=True, env=_env(), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "== COLLECTIVES ==" in out.stdout and "AllReduce" in out.stdout
+    assert "Broadcast" in out.stdout and "call" in out.stdout  # no kernels: the call's time
