@@ -23,6 +23,8 @@ OPTIONAL: list[str] = [
     "rocpd.report.diff:report_ranks",
     "rocpd.rank_plots:report_section_for",  # ranks x steps heat map (two ranks or more)
     "rocpd.roofline:report_section",  # speed of light and roofline from per-kernel counters
+    "rocpd.collectives.report:collectives_section",  # NCCL/RCCL calls, bandwidth, clock offsets
+    "rocpd.collectives.report:queue_section",  # queue length per stream (HTA)
 ]
 _REGISTERED: list = []
 
