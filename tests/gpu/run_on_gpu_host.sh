@@ -199,7 +199,7 @@ step "ctest" bash -c 'cd build/gpu && { [ -f cpp/tests/CTestTestfile.cmake ] && 
 step "rocprof info" $PY -m rocprof info
 step "library exports + torch JIT in a session" $PY -m pytest -q tests/integration/test_library_exports.py tests/integration/test_torch_in_session.py
 step "torch under every tracing flag" torch_under_every_flag
-step "pytest tests/gpu" $PY -m pytest -q -rs tests/gpu
+step "pytest tests/gpu" $PY -m pytest -q -rs tests/gpu --ignore=tests/gpu/test_gpu_collectives.py
 step "rocpd diff: one layer widened is named first (output in the log)" diff_widened
 step "hardware counters: rocprof avail, --pmc, --sol vs ncu (benchmarks/gpu_counters.py)" \
   $PY benchmarks/gpu_counters.py --out "$OUTDIR/counters"
@@ -214,7 +214,11 @@ db = sys.argv[1]; print(json.dumps(compare(db), indent=1)); sys.exit(1 if mismat
   "$OUTDIR/demo/train_cifar_results.db"
 if [ "$GPUS" -ge 2 ]; then
   step "torchrun 2 ranks (NCCL) under rocprof run" torchrun_two_ranks
+  # --rccl-trace: NCCL's profiler plugin; sizes and bus bandwidth of a 1 KiB-256 MiB sweep
+  step "collectives: 2-rank all-reduce sweep, sizes and bus bandwidth (--rccl-trace)" \
+    $PY -m pytest -q -rs -s tests/gpu/test_gpu_collectives.py
 else
+  SUMMARY+=("SKIP  collectives sweep: $GPUS GPU(s) on this host")
   SUMMARY+=("SKIP  torchrun 2 ranks: $GPUS GPU(s) on this host")
 fi
 
