@@ -160,3 +160,28 @@ def test_queue_length_per_stream(tmp_path):
     assert sorted(by.values(), key=len) == [[1, 0], [1, 2, 3, 4, 3, 2, 1, 0]]
     s = collectives.queue_summary(q)
     assert sorted(s["kernels_max_queued"]) == [1, 4]
+
+
+def test_rocm_views_read_the_calls(multihost):
+    """ROCm's own view SQL over a database with collective calls: the same regions as ours."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from rocm_views import compare, mismatches
+
+    assert not mismatches(multihost[0])
+    assert compare(multihost[0])["regions"][0][0] == 60
+
+
+def test_report_has_collectives_offsets_and_queue_length(multihost, tmp_path, cli):
+    out = tmp_path / "r.md"
+    rc, _, err = cli("report", *multihost, "-o", out, "--no-perfetto")
+    assert rc == 0, err
+    md = out.read_text()
+    assert "## Collectives" in md and "Clock offsets between hosts" in md and "node02" in md
+    assert "## Queue length per stream" in md and "kernels_max_queued" in md
+    assert (tmp_path / "r_files" / "queue_length.png").read_bytes()[:4] == b"\x89PNG"
+    rc, _, err = cli("report", *multihost, "-o", tmp_path / "r.html", "--no-perfetto")
+    html = (tmp_path / "r.html").read_text()
+    assert rc == 0 and "section failed" not in html and "Queue length per stream" in html
