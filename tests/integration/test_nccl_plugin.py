@@ -99,3 +99,17 @@ def test_summary_shows_bandwidth_table(tmp_path, standin):
     assert out.returncode == 0, out.stderr
     assert "== COLLECTIVES ==" in out.stdout and "AllReduce" in out.stdout
     assert "Broadcast" in out.stdout and "call" in out.stdout  # no kernels: the call's time
+
+
+def test_no_plugin_loaded_is_said(tmp_path):
+    """--rccl-trace where NCCL never loads the plugin (here: no NCCL at all; on a GPU host: NCCL
+    older than 2.27): the summary says collectives are in the kernels only."""
+    from support import WORKLOADS
+
+    r = run_rocprof("run", "-d", tmp_path, "-o", "p", "--rccl-trace", WORKLOADS / "ranges_and_marks.py")
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run([sys.executable, "-m", "rocpd", "summary", str(tmp_path / "p_results.db")],
+                         capture_output=True, text=True, env=_env(), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "== COLLECTIVES ==" in out.stdout and "never loaded the profiler plugin" in out.stdout
+    assert "collectives are in the kernels only" in out.stdout
