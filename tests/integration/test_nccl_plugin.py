@@ -77,13 +77,15 @@ def test_calls_recorded_with_their_sizes(tmp_path, standin, version):
     assert meta["rocprof.nccl.plugin"].startswith(f"ncclProfiler_{version}")
 
 
-def test_v5_call_spans_the_api_event(tmp_path, standin):
-    """v5: the record is the user's call (API event, 400 µs in the stand-in), not the short task
-    event inside it."""
+def test_v5_call_spans_to_its_group_end(tmp_path, standin):
+    """v5: a call's record runs from its API event's start to its group's end (where NCCL
+    launches the kernel: 100 µs + 300 µs in the stand-in), not just the API event (100 µs);
+    the two calls of one group end together."""
     r, db = record(tmp_path, standin, "v5", "--nccl-trace")
     assert r.returncode == 0, r.stderr
     got, _ = calls(db)
     assert all(end - start >= 400_000 for _, start, end, _ in got)
+    assert got[1][2] == got[2][2] and got[0][2] < got[1][1]
 
 
 def test_plugin_named_only_when_asked(tmp_path, standin):

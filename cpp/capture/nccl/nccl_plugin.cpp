@@ -4,12 +4,22 @@
 // (2.27). Each collective and send/recv call becomes one kCollective record through the
 // session's capture context: the operation, datatype, count and bytes, communicator, root or
 // peer, rank, stream (v5), algorithm, protocol and channels. NCCL versions without these
-// interfaces never call us: their collectives remain visible as kernels only, which the
-// database's metadata says (rocprof.nccl.plugin absent while rocprof.nccl.requested is set).
+// interfaces never call us: their collectives remain visible as kernels only, which the reader
+// says (rocpd.collectives.plugin_state: rocprof.nccl.plugin absent though --rccl-trace was on).
 //
-// The hot path (startEvent/stopEvent, once per call) takes a slot of a fixed pool with one
-// atomic exchange, fills a record and emits it: no lock, no allocation. A call that finds the
-// pool full is counted as dropped.
+// How NCCL (2.28+, v5) orders the events of one call, and why records wait for the group's end:
+// the group API event starts (every call is a group, implicit when the user opened none); the
+// call's API event starts and stops while NCCL only appends the task (before any launch); at
+// the group's end NCCL plans and launches the kernel, starts and stops the task events (Coll/
+// P2p: algorithm, protocol, channels, a send's peer; their parent is the API event), and stops
+// the group API event. So an API event's record is completed and emitted when its thread's
+// group API event stops: it then spans the user's call up to and including the kernel launch.
+// Task events that NCCL runs later from a host-stream callback (proxy work on a busy stream)
+// find their record already emitted and add nothing.
+//
+// The hot path (a few events per call) takes a slot of a fixed pool with one atomic exchange,
+// fills a record and emits it: no lock, no allocation. A call that finds the pool full is
+// counted as dropped.
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,8 +56,15 @@ struct Comm {
 struct Slot {
   std::atomic<uint32_t> busy{0};
   Comm* comm = nullptr;
+  bool deferred = false;  // v5 API event: emitted at its thread's group end, not its own stop
   Record rec{};
 };
+
+// v5: this thread's API events whose group has not ended yet, in call order.
+constexpr int kPending = 256;
+thread_local Slot* t_pending[kPending];
+thread_local int t_npending = 0;
+thread_local char t_group_mark;  // the handle of a group API event (not a slot)
 constexpr uint32_t kSlots = 4096;
 Slot g_slots[kSlots];
 std::atomic<uint32_t> g_next{0};
@@ -147,9 +164,10 @@ ncclResult_t init_common(void** context, int* mask, const char* name, uint64_t h
   if (session::autostart()) std::atexit([] { session::stop(); });
   auto* comm = new Comm{hash, nranks, rank, nnodes, intern_or_0(name), version};
   *context = comm;
-  // v5: the API events are the calls; their task events (Coll/P2p) add the algorithm, the
-  // channels and a send/recv's peer.
-  *mask = version >= 5 ? (ncclProfileCollApi | ncclProfileP2pApi | ncclProfileColl | ncclProfileP2p)
+  // v5: the API events are the calls, completed at the group API event's end; their task
+  // events (Coll/P2p) add the algorithm, the channels and a send/recv's peer.
+  *mask = version >= 5 ? (ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi |
+                          ncclProfileColl | ncclProfileP2p)
                        : (ncclProfileColl | ncclProfileP2p);
   std::lock_guard<std::mutex> g(g_mu);
   CaptureContext* ctx = g_ctx.load(std::memory_order_acquire);
@@ -161,13 +179,47 @@ ncclResult_t init_common(void** context, int* mask, const char* name, uint64_t h
   return ncclSuccess;
 }
 
-ncclResult_t stop_event(void* handle) {
-  Slot* s = ours(handle);
-  if (s == nullptr) return ncclSuccess;
-  s->rec.end = now_ns();
+void emit_and_free(Slot* s, uint64_t end) {
+  s->rec.end = end;
   if (CaptureContext* ctx = g_ctx.load(std::memory_order_acquire)) ctx->emit(s->rec);
+  s->deferred = false;
   s->busy.store(0, std::memory_order_release);
+}
+
+void flush_pending() {
+  const uint64_t end = now_ns();
+  for (int i = 0; i < t_npending; ++i) emit_and_free(t_pending[i], end);
+  t_npending = 0;
+}
+
+ncclResult_t stop_event(void* handle) {
+  if (handle == &t_group_mark) {
+    flush_pending();
+    return ncclSuccess;
+  }
+  Slot* s = ours(handle);
+  if (s == nullptr || s->deferred) return ncclSuccess;
+  emit_and_free(s, now_ns());
   return ncclSuccess;
+}
+
+Slot* pending_here(void* handle) {
+  for (int i = t_npending - 1; i >= 0; --i)
+    if (t_pending[i] == handle) return t_pending[i];
+  return nullptr;
+}
+
+// v5 API event: waits for its group's end (see the top of the file).
+Slot* defer(Slot* s) {
+  if (s == nullptr) return nullptr;
+  if (t_npending == kPending) {  // a group of more calls than we hold: the oldest ends now
+    emit_and_free(t_pending[0], now_ns());
+    std::memmove(t_pending, t_pending + 1, sizeof(Slot*) * (kPending - 1));
+    --t_npending;
+  }
+  s->deferred = true;
+  t_pending[t_npending++] = s;
+  return s;
 }
 
 ncclResult_t record_state(void*, ncclProfilerEventState_t, void*) { return ncclSuccess; }
@@ -177,8 +229,7 @@ ncclResult_t finalize(void* context) {
   return ncclSuccess;
 }
 
-// ---- version 5: the API events are the calls (with their stream); the Coll/P2p events that
-// follow inside them add algorithm, protocol, channels and sequence number ----
+// ---- version 5: the API events are the calls (with their stream), see the top of the file ----
 ncclResult_t v5_init(void** context, uint64_t comm_id, int* mask, const char* name, int nnodes,
                      int nranks, int rank, ncclDebugLogger_t) {
   return init_common(context, mask, name, comm_id, nnodes, nranks, rank, 5);
@@ -187,21 +238,23 @@ ncclResult_t v5_init(void** context, uint64_t comm_id, int* mask, const char* na
 ncclResult_t v5_start(void* context, void** handle, ncclProfilerEventDescr_v5_t* d) {
   *handle = nullptr;
   auto* comm = static_cast<Comm*>(context);
-  if (d->type == ncclProfileCollApi) {
+  if (d->type == ncclProfileGroupApi) {
+    *handle = &t_group_mark;
+  } else if (d->type == ncclProfileCollApi) {
     const auto& a = d->collApi;
-    *handle =
-        begin(comm, a.func, a.count, a.datatype, is_rooted(a.func) ? a.root : -1, -1, a.stream);
+    *handle = defer(
+        begin(comm, a.func, a.count, a.datatype, is_rooted(a.func) ? a.root : -1, -1, a.stream));
   } else if (d->type == ncclProfileP2pApi) {
     const auto& a = d->p2pApi;
-    *handle = begin(comm, a.func, a.count, a.datatype, -1, -1, a.stream);
-  } else if (d->type == ncclProfileColl) {
-    // A grouped call's API event has ended before its task starts: nothing left to add to.
-    Slot* parent = ours(d->parentObj);
-    if (parent != nullptr && parent->busy.load(std::memory_order_acquire) != 0)
+    *handle = defer(begin(comm, a.func, a.count, a.datatype, -1, -1, a.stream));
+  } else if (d->type == ncclProfileColl || d->type == ncclProfileP2p) {
+    // Only this thread's pending calls: one NCCL runs from a host-stream callback (another
+    // thread, possibly after the group ended) must not touch a record being emitted.
+    Slot* parent = pending_here(d->parentObj);
+    if (parent == nullptr) return ncclSuccess;
+    if (d->type == ncclProfileColl) {
       details(parent, d->coll.seqNumber, d->coll.nChannels, d->coll.algo, d->coll.proto);
-  } else if (d->type == ncclProfileP2p) {
-    Slot* parent = ours(d->parentObj);
-    if (parent != nullptr && parent->busy.load(std::memory_order_acquire) != 0) {
+    } else {
       parent->rec.coll.peer = d->p2p.peer;
       parent->rec.coll.nchannels = d->p2p.nChannels;
     }
