@@ -76,7 +76,7 @@ def test_sweep(sweep):
         assert ar["kernel_end"].notna().all(), "a call without its kernel"
         assert ar["kernel"].str.contains("AllReduce", case=False).all()
         # Independent: NCCL kernels of this rank in launch order, paired with the calls in order.
-        k = db.query("SELECT name, start, \"end\" FROM kernels ORDER BY start")
+        k = db.read_sql("SELECT name, start, \"end\" FROM kernels ORDER BY start")
         k = k[k["name"].str.contains("AllReduce", case=False)].iloc[-len(want):]
         dur = (k["end"] - k["start"]).to_numpy("float64")
         summary = collectives.summary(ar).set_index("Size")
