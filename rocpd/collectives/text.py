@@ -31,6 +31,27 @@ def format_summary(db, top: int | None = None) -> str:
     return head + _table(s[_SUMMARY_COLS], top)
 
 
+def per_size_across_ranks(c):
+    """Per operation and size bucket: each rank's bus bandwidth (its summed bytes over its summed
+    time), their median, and the slowest rank."""
+    import pandas as pd
+
+    from .bandwidth import bucket_label, bus_factor
+
+    rows = []
+    for (op, b), g in c.groupby(["op", "bucket"], sort=True):
+        n = int(g["nranks"].fillna(1).max())
+        sums = g.groupby("rank")[["size_bytes", "time_ns"]].sum()
+        sums = sums[sums["time_ns"] > 0]
+        per = sums["size_bytes"] / sums["time_ns"] * bus_factor(op, n)
+        if per.empty:
+            continue
+        rows.append({"Operation": op, "Size": bucket_label(int(b)), "Ranks": len(per),
+                     "MedianBusBwGBs": float(per.median()), "SlowestRank": int(per.idxmin()),
+                     "SlowestBusBwGBs": float(per.min()), "FastestBusBwGBs": float(per.max())})
+    return pd.DataFrame(rows)
+
+
 def format_ranks(db, top: int | None = 10) -> str:
     """Per rank and operation: calls, bus bandwidth; and the hosts' clock offsets."""
     from . import calls, clock_offsets
@@ -46,6 +67,12 @@ def format_ranks(db, top: int | None = 10) -> str:
     per = per.rename(columns={"rank": "Rank", "op": "Operation", "BusBwGBs": "MedianBusBwGBs"})
     parts.append("== COLLECTIVES PER RANK == (median per-call bus bandwidth, GB/s)\n"
                  + _table(per, None if top is None else top * 4))
+    by_size = per_size_across_ranks(c)
+    parts.append("== COLLECTIVES PER SIZE ACROSS RANKS == (bus bandwidth per rank = its bytes over "
+                 "its kernel time, GB/s; the slowest rank per operation and size. A rank that arrives "
+                 "early waits inside the kernel: its bandwidth is low because it waits, see the "
+                 "arrivals below)\n"
+                 + _table(by_size, None if top is None else top * 4))
     off = clock_offsets(c)
     waits = arrival_waits(c, off)
     if len(waits):

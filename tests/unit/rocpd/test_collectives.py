@@ -115,6 +115,7 @@ def test_summary_and_ranks_print_collectives(multihost, cli):
     code, out, _ = cli("ranks", *multihost)
     assert code == 0 and "== COLLECTIVES PER RANK ==" in out and "== CLOCK OFFSETS ==" in out
     assert "node02" in out and "== COLLECTIVE ARRIVALS ==" in out
+    assert "== COLLECTIVES PER SIZE ACROSS RANKS ==" in out
 
 
 def test_slow_collectives_finding(tmp_path):
