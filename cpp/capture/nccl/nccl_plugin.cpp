@@ -6,6 +6,8 @@
 // peer, rank, stream (v5), algorithm, protocol and channels. NCCL versions without these
 // interfaces never call us: their collectives remain visible as kernels only, which the reader
 // says (rocpd.collectives.plugin_state: rocprof.nccl.plugin absent though --rccl-trace was on).
+// AMD's RCCL carries the same interface (its src/plugin/profiler.cc, v1-v5) and would load
+// this library the same way: not yet run on AMD hardware.
 //
 // How NCCL (2.28+, v5) orders the events of one call, and why records wait for the group's end:
 // the group API event starts (every call is a group, implicit when the user opened none); the

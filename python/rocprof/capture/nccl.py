@@ -6,8 +6,10 @@ process's environment (the script run in-process, and every child it starts, inh
 in the environment of a command `rocprof run -- CMD` starts. The plugin records into the
 session of the process that loaded it.
 
-AMD: RCCL's API is traced by rocprofiler-sdk's RCCL domain (ROCm >= 6.2, the
-rocprofiler-sdk client this project has not written yet); not supported here yet.
+AMD: RCCL, NCCL's port, carries the same profiler plugin interface (ROCm/rccl
+src/plugin/profiler.cc loads ncclProfiler_v5 ... _v1 from NCCL_PROFILER_PLUGIN), so the same
+plugin and variable serve it; not yet run on AMD hardware. (rocprofv3 traces RCCL through
+rocprofiler-sdk's RCCL_API domain instead, a client this project has not written.)
 """
 
 from __future__ import annotations

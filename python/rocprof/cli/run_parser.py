@@ -197,8 +197,9 @@ def _add_collectives(p) -> None:
         "communicator, root/peer, rank, stream, algorithm and protocol, stored as ROCm stores "
         "RCCL API calls (rocpd_region of category RCCL_API, arguments in rocpd_arg); `rocpd "
         "summary` and `rocpd ranks` add algorithm and bus bandwidth per operation and size. "
-        "NVIDIA: through NCCL's profiler plugin interface (NCCL >= 2.27; older NCCL: collectives "
-        "as kernels only, said in the database's metadata). AMD RCCL: not yet supported.")
+        "Through NCCL's profiler plugin interface (NCCL >= 2.27; older NCCL: collectives as "
+        "kernels only, said by rocpd summary). AMD RCCL has the same interface: not yet run on AMD "
+        "hardware.")
     v3.add_bool(co, "--rccl-trace", "--nccl-trace", help="trace collective calls (on with "
                 "--sys-trace and --runtime-trace, as rocprofv3)")
 
