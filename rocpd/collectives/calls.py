@@ -143,11 +143,12 @@ def plugin_state(db) -> list[str]:
     or that --rccl-trace was asked for and NCCL never loaded the plugin (kernels only)."""
     notes = []
     for p in getattr(db, "parts", ()):
-        if "rocprof.nccl.plugin" in p.metadata:
-            notes.append(f"{p.guid[:8]}: collective calls through "
-                         f"{p.metadata['rocprof.nccl.plugin']}")
-        asked = _asked(p.metadata.get("rocprof.options", ""))
-        if asked and "rocprof.nccl.plugin" not in p.metadata:
+        plugin = p.metadata.get("rocprof.nccl.plugin", "")
+        if plugin.startswith("ncclProfiler"):
+            notes.append(f"{p.guid[:8]}: collective calls through {plugin}")
+            continue
+        # Python processes store "not loaded: ..." at start; native programs store nothing
+        if plugin or _asked(p.metadata.get("rocprof.options", "")):
             notes.append(f"{p.guid[:8]}: --rccl-trace was asked for but NCCL never loaded the "
                          "profiler plugin (NCCL older than 2.27, NCCL_PROFILER_PLUGIN overridden, "
                          "or no communicator): collectives are in the kernels only")

@@ -115,3 +115,26 @@ def test_no_plugin_loaded_is_said(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "== COLLECTIVES ==" in out.stdout and "never loaded the profiler plugin" in out.stdout
     assert "collectives are in the kernels only" in out.stdout
+
+
+def test_plugin_joins_a_running_python_session(tmp_path):
+    """A profiled Python process (a torchrun rank) whose session runs before NCCL loads the
+    plugin: the plugin joins it; the start-time "not loaded" row is replaced by the interface."""
+    from support import WORKLOADS
+
+    r = run_rocprof("run", "-d", tmp_path, "-o", "py", "--rccl-trace", WORKLOADS / "nccl_in_python.py")
+    assert r.returncode == 0, r.stderr
+    got, meta = calls(tmp_path / "py_results.db")
+    assert [(g[0], g[3]["bytes"], g[3]["comm"], g[3]["stream"]) for g in got] == [
+        ("ncclAllReduce", "4096", "0x000000000000beef", "0x0000000000000077")]
+    assert meta["rocprof.nccl.plugin"].startswith("ncclProfiler_v5")
+
+
+def test_python_session_says_not_loaded_in_metadata(tmp_path):
+    from support import WORKLOADS
+
+    r = run_rocprof("run", "-d", tmp_path, "-o", "q", "--rccl-trace", WORKLOADS / "ranges_and_marks.py")
+    assert r.returncode == 0, r.stderr
+    _, meta = calls(tmp_path / "q_results.db")
+    assert meta["rocprof.nccl.plugin"].startswith("not loaded") and "kernels only" in meta[
+        "rocprof.nccl.plugin"]

@@ -21,6 +21,11 @@ from ..options import Options
 
 PLUGIN_LIBRARY = "librocprof_nccl.so"
 VARIABLE = "NCCL_PROFILER_PLUGIN"
+# rocprof.nccl.plugin until NCCL loads the plugin (which then replaces it with its interface).
+METADATA_TAG = "rocprof.nccl.plugin"
+NOT_LOADED = ("not loaded: NCCL never loaded the profiler plugin (NCCL older than 2.27, "
+              "NCCL_PROFILER_PLUGIN set to another plugin, or no communicator created); "
+              "collectives are in the kernels only")
 
 
 def plugin_path() -> str:
