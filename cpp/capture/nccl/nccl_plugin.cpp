@@ -268,8 +268,9 @@ ncclResult_t v5_state(void* h, ncclProfilerEventState_t s, ncclProfilerEventStat
   return record_state(h, s, a);
 }
 
-// ---- version 4: the task events are all there is (no stream; they span NCCL's enqueueing
-// of the call, not the user's whole call) ----
+// ---- version 4: the task events are all there is (no stream; they span NCCL's planning of
+// the call, not the user's whole call). NCCL's task of an AllGather or Broadcast counts bytes
+// (datatype ncclInt8), so count is bytes there; bytes are right either way. ----
 ncclResult_t v4_init(void** context, int* mask, const char* name, uint64_t hash, int nnodes,
                      int nranks, int rank, ncclDebugLogger_t) {
   return init_common(context, mask, name, hash, nnodes, nranks, rank, 4);
