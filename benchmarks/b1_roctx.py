@@ -21,6 +21,7 @@ import time
 import rocprof
 import roctx
 from _common import append_row, summary
+from rocprof import _core_testing  # benchmark hooks: built with the tests (make bench builds them)
 
 N = 100_000
 REPEATS = 15
@@ -76,9 +77,9 @@ def native_and_clock():
     """ns per push/pop pair made from C, and per clock read (inside a session)."""
     nat, clk = [], []
     for _ in range(REPEATS):
-        nat.append(rocprof._core._bench_native_ranges(N) / N)
+        nat.append(_core_testing._bench_native_ranges(N) / N)
         rocprof._core.flush()
-        clk.append(rocprof._core._bench_clock_reads(N) / N)
+        clk.append(_core_testing._bench_clock_reads(N) / N)
     return nat, clk
 
 
@@ -123,7 +124,7 @@ def main() -> int:
         print("   torch.cuda.nvtx            : not here (no CUDA); the goals are ratios to it")
     print(f"   ratios to nullcontext      : recording {median(rec) / median(null):.2f}×, "
           f"no profiler {median(idle) / median(null):.2f}×")
-    stamps = "the CPU's counter" if rocprof._core._tsc_stamps() else "CLOCK_BOOTTIME reads"
+    stamps = "the CPU's counter" if _core_testing._tsc_stamps() else "CLOCK_BOOTTIME reads"
     print(f"   where recording goes       : push+pop from C {median(nat):.1f} ns, stamped with "
           f"{stamps} (clocksource {clocksource()}; one CLOCK_BOOTTIME read {median(clk):.1f} ns); "
           f"the rest is Python's `with`")

@@ -5,7 +5,9 @@ baseline for the sampler's own cost, so launcher start-up (B7) is not counted tw
 `rocprof run --sample HZ` (CPU mode, then wall mode); py-spy record --rate HZ (--nonblocking,
 its cheapest mode) where py-spy can run. Runs are interleaved and repeated; the median wall
 time and the median CPU time of the profiled process tree are reported, with the samples taken
-vs intended (rocprof metadata: taken / (taken + missed)).
+vs intended (rocprof metadata: taken / (taken + missed)). Where a C compiler is found, the
+floor is printed too: the same rates of SIGPROF delivered to an empty handler in a C loop
+(benchmarks/data/b3_signal_floor.c), the least any signal-driven sampler adds on this machine.
 
     PYTHONPATH=python:. python3 benchmarks/b3_sampling.py [--repeat 5] [--work 2.0]
 """
@@ -104,8 +106,33 @@ def main() -> int:
         c = statistics.median(y for _, y in results[name])
         y = results.get(name + "#yield", ["-"])[0]
         print(f"{name:32} {w:8.3f} {c:8.3f} {w / base_wall:10.3f} {c / base_cpu:9.3f} {w / py_wall:11.3f}  {y}")
+    print_floor(tmp, args.rates.split(","), args.repeat)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
+
+
+def print_floor(tmp: Path, rates: list[str], repeat: int) -> None:
+    """The CPU time an empty SIGPROF handler adds at each rate (median of interleaved runs)."""
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        print("signal floor: no C compiler here, not measured")
+        return
+    exe = tmp / "b3_signal_floor"
+    subprocess.run([cc, "-O2", str(ROOT / "benchmarks" / "data" / "b3_signal_floor.c"), "-o",
+                    str(exe)], check=True)
+    n = "300000000"
+    cpu: dict[str, list[float]] = {hz: [] for hz in ["0", *rates]}
+    signals: dict[str, list[int]] = {hz: [] for hz in cpu}
+    for _ in range(max(3, repeat)):
+        for hz in cpu:
+            out = subprocess.run([str(exe), hz, n], check=True, capture_output=True, text=True)
+            cpu[hz].append(float(out.stdout.split()[0]))
+            signals[hz].append(int(out.stdout.split()[1]))
+    base = statistics.median(cpu["0"])
+    for hz in rates:
+        c, k = statistics.median(cpu[hz]), statistics.median(signals[hz])
+        print(f"signal floor {hz:>6} Hz: an empty SIGPROF handler costs {c / base:.3f}x the "
+              f"loop's CPU ({1e6 * (c - base) / max(1, k):.1f} us per signal, {k:.0f} signals)")
 
 
 if __name__ == "__main__":

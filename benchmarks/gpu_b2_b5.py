@@ -45,18 +45,18 @@ STEPS = int(os.environ.get("B2_STEPS", "200"))
 MODEL = os.environ.get("B2_MODEL", "cnn")
 REPEATS = int(os.environ.get("B2_REPEATS", "3"))
 
-_ALL_OFF = "kernels=0,copies=0,allocations=0,runtime_api=0,driver_api=0,sync=0,callbacks=none,launch_sites=0"
+_ALL_OFF = "kernels=0,copies=0,sets=0,allocations=0,runtime_api=0,driver_api=0,sync=0,callbacks=none,launch_sites=0"
 CUPTI = {
     "k": "kernels=1",
-    "kc": "kernels=1,copies=1",
-    "kcr": "kernels=1,copies=1,runtime_api=1",
-    "kcrd": "kernels=1,copies=1,runtime_api=1,driver_api=1",
-    "kcrds": "kernels=1,copies=1,runtime_api=1,driver_api=1,sync=1",
-    "kcrds_cb": "kernels=1,copies=1,runtime_api=1,driver_api=1,sync=1,callbacks=all",
-    "old_default": "kernels=1,copies=1,runtime_api=1,driver_api=1,sync=1,callbacks=all,launch_sites=1",
-    "old_ts0": "kernels=1,copies=1,runtime_api=1,driver_api=1,sync=1,callbacks=all,launch_sites=1,timestamp=0",
-    "old_proc0": "kernels=1,copies=1,runtime_api=1,driver_api=1,sync=1,callbacks=all,launch_sites=1,process=0",
-    "kc_cb": "kernels=1,copies=1,callbacks=launch",
+    "kc": "kernels=1,copies=1,sets=1",
+    "kcr": "kernels=1,copies=1,sets=1,runtime_api=1",
+    "kcrd": "kernels=1,copies=1,sets=1,runtime_api=1,driver_api=1",
+    "kcrds": "kernels=1,copies=1,sets=1,runtime_api=1,driver_api=1,sync=1",
+    "kcrds_cb": "kernels=1,copies=1,sets=1,runtime_api=1,driver_api=1,sync=1,callbacks=all",
+    "old_default": "kernels=1,copies=1,sets=1,runtime_api=1,driver_api=1,sync=1,callbacks=all,launch_sites=1",
+    "old_ts0": "kernels=1,copies=1,sets=1,runtime_api=1,driver_api=1,sync=1,callbacks=all,launch_sites=1,timestamp=0",
+    "old_proc0": "kernels=1,copies=1,sets=1,runtime_api=1,driver_api=1,sync=1,callbacks=all,launch_sites=1,process=0",
+    "kc_cb": "kernels=1,copies=1,sets=1,callbacks=launch",
 }
 MODES = ["plain", "nogpu", *CUPTI, "nosites", "default", "systrace", "torchprof"]
 

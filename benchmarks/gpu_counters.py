@@ -109,7 +109,7 @@ def main() -> int:
     check(p, "rocprof run --sol sol_demo")
 
     import rocpd
-    from rocpd import sol
+    from rocpd.counters import sol
 
     with rocpd.connect(str(out / "sol_results.db")) as db:
         res = sol.compute(db)

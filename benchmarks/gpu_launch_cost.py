@@ -49,16 +49,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python"), str(ROOT), str(ROOT / "tests/gpu/workloads"),
                 str(ROOT / "benchmarks")]
 
-_OFF = ("kernels=0,copies=0,allocations=0,runtime_api=0,driver_api=0,sync=0,callbacks=none,"
+_OFF = ("kernels=0,copies=0,sets=0,allocations=0,runtime_api=0,driver_api=0,sync=0,callbacks=none,"
         "launch_sites=0,region=0")
 LADDER = [
     ("plain", None, None),
     ("cupti_raw", [], _OFF + ",kernels=1,timestamp=0,process=0"),
     ("+timestamp", [], _OFF + ",kernels=1,process=0"),
     ("+records", [], _OFF + ",kernels=1"),
-    ("+copies", [], _OFF + ",kernels=1,copies=1"),
-    ("+callbacks", [], _OFF + ",kernels=1,copies=1,callbacks=launch"),
-    ("+roctx", [], _OFF + ",kernels=1,copies=1,callbacks=launch,region=1"),
+    ("+copies", [], _OFF + ",kernels=1,copies=1,sets=1"),
+    ("+callbacks", [], _OFF + ",kernels=1,copies=1,sets=1,callbacks=launch"),
+    ("+roctx", [], _OFF + ",kernels=1,copies=1,sets=1,callbacks=launch,region=1"),
     ("default", [], None),
     ("sys-trace", ["--sys-trace=true"], None),
     ("sys-trace-all", ["--sys-trace=true", "--runtime-trace-all=true"], None),

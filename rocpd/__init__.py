@@ -20,7 +20,7 @@ __all__ = ["connect", "execute", "read_agents", "read_nodes", "read_processes", 
 
 def connect(*paths, progress: bool = False, strict: bool = False, dask=None, workers=None):
     """Open rocpd databases read-only as one :class:`Connection`: files, globs, directories, package
-    index files / .rpdb folders (:mod:`rocpd.package`), as arguments or in a list (ROCm's
+    index files / .rpdb folders (:mod:`rocpd.io.package`), as arguments or in a list (ROCm's
     ``rocpd.connect(["a.db", "b.db"])``).
 
     A file that cannot be read (corrupt, not rocpd) among several is left out with a one-line
@@ -34,14 +34,14 @@ def connect(*paths, progress: bool = False, strict: bool = False, dask=None, wor
         from .cluster import connect as dask_connect
 
         return dask_connect(*paths, dask=dask, workers=workers, strict=strict)
-    from .connection import Connection
+    from .io.connection import Connection
 
     return Connection(*paths, progress=progress, strict=strict)
 
 
 def __getattr__(name):
     if name in ("Connection", "RocpdImportData"):  # ROCm's class name for the same thing
-        from .connection import Connection
+        from .io.connection import Connection
 
         return Connection
     if name == "version_info":
@@ -83,15 +83,15 @@ def execute(db, sql: str, params=()):
 
 def read_agents(db, condition: str = ""):
     """ROCm's read_agents: a list of agents (``.node_id``, ``.logical_node_id``, ``.gpu_index``,
-    ``.name``, ...; see :mod:`rocpd.info`), optionally ``condition`` ("WHERE type = 'GPU'");
+    ``.name``, ...; see :mod:`rocpd.io.info`), optionally ``condition`` ("WHERE type = 'GPU'");
     ``Connection.agents()`` gives the same rows as a DataFrame."""
-    from .info import read_agents as read
+    from .io.info import read_agents as read
 
     return read(_conn(db), condition)
 
 
 def read_nodes(db, condition: str = ""):
-    from .info import read_nodes as read
+    from .io.info import read_nodes as read
 
     return read(_conn(db), condition)
 
@@ -99,7 +99,7 @@ def read_nodes(db, condition: str = ""):
 def read_processes(db, condition: str = ""):
     """ROCm's read_processes: a list of processes (``.pid``, ``.command``, ...);
     ``Connection.processes()`` gives a DataFrame."""
-    from .info import read_processes as read
+    from .io.info import read_processes as read
 
     return read(_conn(db), condition)
 
@@ -107,7 +107,7 @@ def read_processes(db, condition: str = ""):
 def read_threads(db, condition: str = ""):
     """ROCm's read_threads: a list of threads (``.tid``, ``.name``, ...);
     ``Connection.threads()`` gives a DataFrame."""
-    from .info import read_threads as read
+    from .io.info import read_threads as read
 
     return read(_conn(db), condition)
 

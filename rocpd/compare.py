@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from . import summary as _summary
+from .io.connection import Connection
+from .summary import core as _summary
 
 
 def _side(db, kind, **filters):
@@ -36,10 +37,8 @@ def compare(a, b, **filters) -> dict:
     (common/new/missing), sorted by |DeltaNs|; summary gives total kernel time and run wall time of
     each side and the speed-ups A/B (> 1 means B is faster; None where a side has no time to
     compare: no kernels, or nothing recorded)."""
-    import rocpd
-
-    da = a if hasattr(a, "parts") else rocpd.connect(a)
-    db_ = b if hasattr(b, "parts") else rocpd.connect(b)
+    da = a if hasattr(a, "parts") else Connection(a)
+    db_ = b if hasattr(b, "parts") else Connection(b)
     try:
         ka, kb = _side(da, "kernel", **filters), _side(db_, "kernel", **filters)
         ra, rb = _side(da, "region", **filters), _side(db_, "region", **filters)

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from .connection import Connection as RocpdImportData
+from .io.connection import Connection as RocpdImportData
 
 __all__ = ["RocpdImportData"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import io
 
-from .filters import Filter, name_mask, resolve
+from .errors import RocpdError
+from .io.filters import Filter, name_mask, resolve
 
 
 class _Figures:
@@ -25,8 +26,6 @@ def _plt():
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        from .errors import RocpdError
-
         raise RocpdError("plots need matplotlib (pip install matplotlib)") from None
     return _Figures
 

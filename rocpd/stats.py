@@ -18,44 +18,28 @@
 from __future__ import annotations
 
 import csv
+import html
 
-from . import summary as _summary
+from .counters import metrics, pmc
+from .io.connection import Connection
+from .io.filters import Filter
+from .summary import core as _summary
+from .summary import samples
+from .summary.sql import local, region_tables
+from .textfmt import (  # noqa: F401 - re-exported: part of rocpd.stats' API
+    _TIME_COLS,
+    _UNITS,
+    NAME_WIDTH,
+    TEXT_WIDTH,
+    clip_frame,
+    clip_long,
+    clip_name,
+    scale,
+)
 
-_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-_TIME_COLS = ("TotalDuration", "Average", "Min", "Max")
-# Console and markdown tables show at most NAME_WIDTH characters of a name: a table pads every row
-# to its longest cell, so one 1 MB ROCTx message among 10,000 names made a 24 GB summary. 60 keeps
-# a row readable on a terminal. The ellipsis goes in the middle, keeping the first 40 characters
-# (namespace, kernel or range name) and the last 17 (template arguments, suffixes), which tell
-# most long names apart. CSV and JSON outputs keep every name whole.
-NAME_WIDTH = 60
-_HEAD = 40
 # Console tables show this many rows of each table (of each group with ``by``) unless told
 # otherwise: a program with a million distinct ROCTx messages printed 85 MB.
 CONSOLE_TOP = 20
-
-
-def clip_name(text: str, width: int = NAME_WIDTH) -> str:
-    """``text`` if it fits in ``width`` characters, else its head and tail around "..."."""
-    if len(text) <= width:
-        return text
-    head = min(_HEAD, width - 3)
-    return text[:head] + "..." + text[len(text) - (width - 3 - head):]
-
-
-# Reports (HTML, Markdown, the timeline's names) show at most this many characters of a text;
-# a longer one keeps its head and tail and says how long it was: 100 ROCTx messages of 1 MB made
-# a 105 MB page.
-TEXT_WIDTH = 200
-
-
-def clip_long(text: str, width: int = TEXT_WIDTH) -> str:
-    """``text`` if it fits in ``width`` characters, else its head and tail around "…" followed by
-    its length, e.g. "abc…xyz (1,048,576 characters)"."""
-    if len(text) <= width:
-        return text
-    head = width * 2 // 3
-    return f"{text[:head]}…{text[len(text) - (width - head - 1):]} ({len(text):,} characters)"
 
 
 def stem_for(category: str) -> str:
@@ -71,24 +55,11 @@ def stem_for(category: str) -> str:
             "MEMORY_ALLOCATION": "memory_allocation"}.get(c, c.lower())
 
 
-def clip_frame(df):
-    """A copy of ``df`` with every text cell clipped by :func:`clip_name`, for console tables."""
-    import pandas as pd
-
-    df = df.copy()
-    for c in df.columns:
-        if not pd.api.types.is_numeric_dtype(df[c]):  # object or (pandas 3) str dtype
-            df[c] = df[c].map(lambda v: clip_name(v) if isinstance(v, str) else v)
-    return df
-
-
 def _open(db):
     if hasattr(db, "parts"):
         return db, False
-    import rocpd
-
     paths = db if isinstance(db, (list, tuple)) else [db]
-    return rocpd.connect(*paths), True
+    return Connection(*paths), True
 
 
 def collect(db, by: str | None = None, top: int | None = None, **filters) -> dict[str, object]:
@@ -135,9 +106,23 @@ class Summary(dict):
         return "\n".join([*parts, self.drops])
 
     def _repr_html_(self) -> str:
-        from .html_view import summary_html
-
         return summary_html(self)
+
+
+def summary_html(summary) -> str:
+    """A summary's tables as HTML (Jupyter), built from the finished tables."""
+    parts = []
+    for stem, df in summary.items():
+        shown = scale(df, summary.units)
+        if summary.top is not None:
+            shown = shown.head(summary.top)
+        more = f" (top {summary.top} of {len(df)})" if summary.top and len(df) > summary.top else ""
+        parts.append(f"<h4>{html.escape(stem)} stats{more}</h4>"
+                     + clip_frame(shown).to_html(index=False, border=0, float_format="{:.3f}".format))
+    if not summary:
+        parts.append("<p>No timed records in these databases.</p>")
+    parts.append(f"<p><i>{html.escape(summary.drops.strip().replace(chr(10), '; '))}</i></p>")
+    return "\n".join(parts)
 
 
 def summarize(db, top: int | None = None, units: str = "ns", by: str | None = None,
@@ -146,8 +131,6 @@ def summarize(db, top: int | None = None, units: str = "ns", by: str | None = No
     that shows ``top`` rows of each table (per group with ``by``)."""
     db_, owned = _open(db)
     try:
-        from . import samples
-
         return Summary(collect(db_, by=by, **filters), format_drops(db_), top, units,
                        samples=samples.format_summary(db_, top=top or 10), by=by)
     finally:
@@ -156,9 +139,6 @@ def summarize(db, top: int | None = None, units: str = "ns", by: str | None = No
 
 
 def _collect(db, by: str | None = None, top: int | None = None, **filters) -> dict[str, object]:
-    from .filters import Filter
-    from .summary_sql import local, region_tables
-
     out = {}
     for kind, stem in (("kernel", "kernel"), ("memory_copy", "memory_copy"),
                        ("memory_allocation", "memory_allocation")):
@@ -271,8 +251,6 @@ def write_stats_csv(db_path, out_prefix: str, **filters) -> list[str]:
                 df = rocprofv3_domains(df)
             write_stats_frame(df, path)
             written.append(path)
-        from . import metrics
-
         dev = metrics.summary(db, **filters)
         if len(dev):  # sampled counters (--process-freq): min/mean/max, not durations
             path = f"{out_prefix}_device_metrics_stats.csv"
@@ -290,21 +268,6 @@ def write_stats_csv(db_path, out_prefix: str, **filters) -> list[str]:
     finally:
         if owned:
             db.close()
-
-
-def scale(df, units: str = "ns"):
-    """Convert the time columns to ``units`` (ns, us, ms, s), renaming them accordingly."""
-    if units not in _UNITS:
-        raise ValueError(f"units must be one of {', '.join(_UNITS)}")
-    if units == "ns":
-        return df
-    df = df.copy()
-    for c in list(df.columns):
-        if c.startswith(_TIME_COLS) and c.endswith("Ns"):
-            df[c] = df[c] / _UNITS[units]
-            df = df.rename(columns={c: c[:-2] + units.capitalize()})
-    df["StdDev"] = df["StdDev"] / _UNITS[units]
-    return df
 
 
 def format_table(title: str, df, units: str = "ns", top: int | None = None,
@@ -344,20 +307,14 @@ def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
         if not tables:
             parts.append("No timed records in this database.\n")
         if domains is None or "device_metrics" in domains:
-            from . import metrics
-
             table = metrics.format_summary(db, top=top, **filters)
             if table:
                 parts.append(table)
         if domains is None or "samples" in domains:
-            from . import samples
-
             table = samples.format_summary(db, top=top or 10)
             if table:  # call-stack sampling was on (--sample)
                 parts.append(table)
         if domains is None or "counter_collection" in domains:
-            from . import pmc
-
             if pmc.has_counters(db):  # hardware counters (--pmc/--sol): per kernel
                 parts.append(pmc.format_kernel_counters(pmc.kernel_counters(db, **filters), top))
         if domains is None or "collectives" in domains:

@@ -9,10 +9,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <chrono>
 #include <map>
 #include <string>
-#include <thread>
 
 #include "capture/markers/markers.hpp"
 #include "rocprof/record.hpp"
@@ -414,39 +412,6 @@ std::string start_session(const std::string& output_template, const std::vector<
   return s::current_path();
 }
 
-// Synthetic load for benchmark B4: `n` ROCTx-shaped regions from the calling thread.
-// wait=true: when the buffer budget is spent the producer waits for the drain instead of
-// dropping, so the figure is the sink's sustained rate; returns how many times it waited.
-// wait=false: an application's burst (B4 burst), drops counted as usual; returns 0.
-uint64_t bench_emit(uint64_t n, const std::string& name, bool wait) {
-  py::gil_scoped_release nogil;
-  rocprof::Collector* c = s::current();
-  if (c == nullptr) throw std::runtime_error("no session");
-  rocprof::Record r{};
-  r.kind = rocprof::RecordKind::kRegion;
-  r.flags = rocprof::kFlagMessage;
-  r.tid = m::thread_id();
-  r.category_id = s::category_id(m::kCategory);
-  r.name_id = m::intern(name);
-  uint64_t waits = 0;
-  rocprof::ThreadBuffer* b = c->thread_buffer();
-  for (uint64_t i = 0; i < n; ++i) {
-    r.start = 1000 + 2 * i;
-    r.end = r.start + 1;
-    if (!wait) {
-      b->ring.push(r);
-      continue;
-    }
-    while (!b->ring.try_push(r)) {
-      // Sleep rather than spin: a spinning producer can share a physical core (SMT sibling)
-      // with the drain thread and slow the very writer being measured.
-      ++waits;
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  }
-  return waits;
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_core, mod) {
@@ -503,14 +468,14 @@ PYBIND11_MODULE(_core, mod) {
     rocprof::Collector* c = s::current();
     return c ? c->records_written() : 0;
   });
-  mod.def("backends", [] {
-    py::list out;
-    for (const auto& b : s::backend_statuses())
-      out.append(py::make_tuple(b.name, b.compiled, b.live, b.reason));
-    return out;
-  });
-  mod.def("_bench_emit", &bench_emit, py::arg("n"), py::arg("name") = "bench",
-          py::arg("wait") = true);
-  // _bench_baseline_insert: bindings/bench_baseline.cpp (benchmark code stays out of
-  // librocprof_core).
+  mod.def(
+      "backends",
+      [](const std::string& only) {
+        py::list out;
+        for (const auto& b : s::backend_statuses(only))
+          out.append(py::make_tuple(b.name, b.compiled, b.live, b.reason));
+        return out;
+      },
+      py::arg("name") = "");
+  // Benchmark and test-only functions live in rocprof._core_testing (bindings/testing/).
 }

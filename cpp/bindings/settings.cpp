@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/registry.hpp"
+#include "capture/activity.hpp"
 #include "capture/settings.hpp"
 
 namespace py = pybind11;
@@ -20,27 +21,81 @@ void fields_as_kwargs(T& self, const py::kwargs& kw) {
   }
 }
 
+// A backend's activities as Python sees them: a sorted list of names (rocprof._core.Activity's
+// member names); set from any iterable of names, refusing one the backend cannot record.
+template <class S>
+void activities_property(py::class_<S>& cls) {
+  cls.def_property(
+         "activities",
+         [](const S& self) {
+           std::vector<std::string> out;
+           for (const rocprof::ActivityInfo& info : rocprof::kActivities)
+             if (self.activities.has(info.id)) out.emplace_back(info.name);
+           return out;
+         },
+         [](S& self, const py::iterable& names) {
+           rocprof::ActivitySet set;
+           for (py::handle h : names) {
+             const std::string name = py::hasattr(h, "name") ? py::str(h.attr("name")) : py::str(h);
+             rocprof::Activity a;
+             if (!rocprof::parse_activity(name, &a) || !S::kSupported.has(a))
+               throw py::value_error("activity '" + name + "' is not one this backend records");
+             set.set(a, true);
+           }
+           self.activities = set;
+         },
+         "the activities recorded (names of rocprof._core.Activity)")
+      .def_property_readonly_static(
+          "SUPPORTED",
+          [](const py::object&) {
+            std::vector<std::string> out;
+            for (const rocprof::ActivityInfo& info : rocprof::kActivities)
+              if (S::kSupported.has(info.id)) out.emplace_back(info.name);
+            return out;
+          },
+          "the activities this backend can record");
+}
+
+void bind_activities(py::module_& m) {
+  py::enum_<rocprof::Activity> e(m, "Activity", "what a session can record (capture/activity.hpp)");
+  for (const rocprof::ActivityInfo& info : rocprof::kActivities) e.value(info.name, info.id);
+  m.def(
+      "activities",
+      [] {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const rocprof::ActivityInfo& info : rocprof::kActivities)
+          out.emplace_back(info.name, info.description);
+        return out;
+      },
+      "[(name, description)] of every activity, in the order of rocprof._core.Activity");
+}
+
 void bind(py::module_& m) {
+  bind_activities(m);
   using rocprof::CaptureSettings, rocprof::CuptiSettings, rocprof::SamplingSettings;
-  py::class_<CuptiSettings>(m, "CuptiSettings", "NVIDIA GPU tracing: what CUPTI records")
+  using rocprof::KernelNameSettings;
+  py::class_<KernelNameSettings>(m, "KernelNameSettings",
+                                 "how every GPU backend names and picks its kernels")
+      .def(py::init([](const py::kwargs& kw) {
+        KernelNameSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
+      .def_readwrite("truncate", &KernelNameSettings::truncate)
+      .def_readwrite("mangled", &KernelNameSettings::mangled)
+      .def_readwrite("include", &KernelNameSettings::include)
+      .def_readwrite("exclude", &KernelNameSettings::exclude);
+  py::class_<CuptiSettings> cupti(m, "CuptiSettings", "NVIDIA GPU tracing: what CUPTI records");
+  activities_property(cupti);
+  cupti
       .def(py::init([](const py::kwargs& kw) {
         CuptiSettings s;
         fields_as_kwargs(s, kw);
         return s;
       }))
       .def_readwrite("enabled", &CuptiSettings::enabled)
-      .def_readwrite("kernels", &CuptiSettings::kernels)
-      .def_readwrite("copies", &CuptiSettings::copies)
-      .def_readwrite("allocations", &CuptiSettings::allocations)
-      .def_readwrite("runtime_api", &CuptiSettings::runtime_api)
-      .def_readwrite("driver_api", &CuptiSettings::driver_api)
-      .def_readwrite("sync", &CuptiSettings::sync)
       .def_readwrite("launch_sites", &CuptiSettings::launch_sites)
       .def_readwrite("region", &CuptiSettings::region)
-      .def_readwrite("truncate", &CuptiSettings::truncate)
-      .def_readwrite("mangled", &CuptiSettings::mangled)
-      .def_readwrite("kernel_include", &CuptiSettings::kernel_include)
-      .def_readwrite("kernel_exclude", &CuptiSettings::kernel_exclude)
       .def_readwrite("callbacks", &CuptiSettings::callbacks)
       .def_readwrite("timestamp", &CuptiSettings::timestamp)
       .def_readwrite("process", &CuptiSettings::process)
@@ -78,24 +133,16 @@ void bind(py::module_& m) {
       .def_readwrite("kernel_rename", &rocprof::MarkersSettings::kernel_rename)
       .def_readwrite("redact_text", &rocprof::MarkersSettings::redact_text);
   using rocprof::HsaSettings;  // AMD (issue 15)
-  py::class_<HsaSettings>(m, "HsaSettings", "AMD GPU tracing: HSA tools interface and HIP")
-      .def(py::init([](const py::kwargs& kw) {
-        HsaSettings s;
-        fields_as_kwargs(s, kw);
-        return s;
-      }))
+  py::class_<HsaSettings> hsa(m, "HsaSettings", "AMD GPU tracing: HSA tools interface and HIP");
+  activities_property(hsa);
+  hsa.def(py::init([](const py::kwargs& kw) {
+       HsaSettings s;
+       fields_as_kwargs(s, kw);
+       return s;
+     }))
       .def_readwrite("enabled", &HsaSettings::enabled)
-      .def_readwrite("kernels", &HsaSettings::kernels)
-      .def_readwrite("copies", &HsaSettings::copies)
-      .def_readwrite("allocations", &HsaSettings::allocations)
-      .def_readwrite("hsa_api", &HsaSettings::hsa_api)
-      .def_readwrite("hip_api", &HsaSettings::hip_api)
       .def_readwrite("launch_sites", &HsaSettings::launch_sites)
-      .def_readwrite("region", &HsaSettings::region)
-      .def_readwrite("truncate", &HsaSettings::truncate)
-      .def_readwrite("mangled", &HsaSettings::mangled)
-      .def_readwrite("kernel_include", &HsaSettings::kernel_include)
-      .def_readwrite("kernel_exclude", &HsaSettings::kernel_exclude);
+      .def_readwrite("region", &HsaSettings::region);
   py::class_<rocprof::CounterSettings>(m, "CounterSettings",
                                        "per-kernel hardware counters (serialises kernels)")
       .def(py::init([](const py::kwargs& kw) {
@@ -110,6 +157,7 @@ void bind(py::module_& m) {
       .def_readwrite("kernel_exclude", &rocprof::CounterSettings::kernel_exclude);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
+      .def_readwrite("kernel_names", &CaptureSettings::kernel_names)
       .def_readwrite("cupti", &CaptureSettings::cupti)
       .def_readwrite("sampling", &CaptureSettings::sampling)
       .def_readwrite("markers", &CaptureSettings::markers)

@@ -82,6 +82,8 @@ void ChunkPool::give(Chunk* c) noexcept {
 }
 
 Chunk* ChunkPool::take(bool force) noexcept {
+  if (!force && !grown_.load(std::memory_order_relaxed))
+    grown_.store(true, std::memory_order_relaxed);
   if (Chunk* c = pop()) return c;
   return allocate(force);
 }

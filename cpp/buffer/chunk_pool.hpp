@@ -46,6 +46,9 @@ class ChunkPool {
   // Memory held for records now (chunks in use or ready), and the most it ever was.
   uint64_t resident_bytes() const noexcept { return resident_.load(std::memory_order_relaxed); }
   uint64_t peak_bytes() const noexcept { return peak_.load(std::memory_order_relaxed); }
+  // Whether a thread has needed a chunk beyond its first: until then no reserve is kept (a
+  // short program's session would spend its start faulting in megabytes it never uses).
+  bool grown() const noexcept { return grown_.load(std::memory_order_relaxed); }
 
  private:
   Chunk* allocate(bool force) noexcept;
@@ -61,6 +64,7 @@ class ChunkPool {
   const uint64_t budget_;
   std::atomic<uint64_t> resident_{0};
   std::atomic<uint64_t> peak_{0};
+  std::atomic<bool> grown_{false};
   Chunk* cold_ = nullptr;  // drain thread only: trimmed chunks, pages given back
 };
 

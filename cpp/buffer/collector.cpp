@@ -373,10 +373,12 @@ std::size_t Collector::drain_once(bool commit_now) {
       delete b;
     }
   }
-  // Producers find a chunk ready when theirs fills; after a burst (a drain that moved less
-  // than a chunk) the memory beyond that reserve goes back to the system.
+  // Producers find a chunk ready when theirs fills (once one thread has filled its first);
+  // after a burst (a drain that moved less than a chunk) the memory beyond that reserve goes
+  // back to the system.
   constexpr uint32_t kReserve = 4;
-  pool_->restock(kReserve, /*trim=*/batch_.size() < pool_->records_per_chunk());
+  pool_->restock(pool_->grown() ? kReserve : 0,
+                 /*trim=*/batch_.size() < pool_->records_per_chunk());
   return batch_.size();
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -16,37 +17,40 @@ namespace {
 
 template <class S>
 struct Fields {
+  // "section.<activity>=0/1" for every activity the backend supports (S::kSupported).
+  ActivitySet S::* activities = nullptr;
   std::vector<std::pair<const char*, bool S::*>> bools;
   std::vector<std::pair<const char*, uint32_t S::*>> numbers;
   std::vector<std::pair<const char*, std::string S::*>> strings;
 };
 
+const Fields<KernelNameSettings>& kernel_name_fields() {
+  static const Fields<KernelNameSettings> f{
+      nullptr,
+      {{"truncate", &KernelNameSettings::truncate}, {"mangled", &KernelNameSettings::mangled}},
+      {},
+      {{"include", &KernelNameSettings::include}, {"exclude", &KernelNameSettings::exclude}}};
+  return f;
+}
+
 const Fields<CuptiSettings>& cupti_fields() {
   static const Fields<CuptiSettings> f{
+      &CuptiSettings::activities,
       {{"enabled", &CuptiSettings::enabled},
-       {"kernels", &CuptiSettings::kernels},
-       {"copies", &CuptiSettings::copies},
-       {"allocations", &CuptiSettings::allocations},
-       {"runtime_api", &CuptiSettings::runtime_api},
-       {"driver_api", &CuptiSettings::driver_api},
-       {"sync", &CuptiSettings::sync},
        {"launch_sites", &CuptiSettings::launch_sites},
        {"region", &CuptiSettings::region},
-       {"truncate", &CuptiSettings::truncate},
-       {"mangled", &CuptiSettings::mangled},
        {"timestamp", &CuptiSettings::timestamp},
        {"process", &CuptiSettings::process},
        {"runtime_queries", &CuptiSettings::runtime_queries}},
       {{"flush_ms", &CuptiSettings::flush_ms}, {"buffer_mb", &CuptiSettings::buffer_mb}},
-      {{"kernel_include", &CuptiSettings::kernel_include},
-       {"kernel_exclude", &CuptiSettings::kernel_exclude},
-       {"callbacks", &CuptiSettings::callbacks},
+      {{"callbacks", &CuptiSettings::callbacks},
        {"library_candidates", &CuptiSettings::library_candidates}}};
   return f;
 }
 
 const Fields<SamplingSettings>& sampling_fields() {
   static const Fields<SamplingSettings> f{
+      nullptr,
       {{"wall", &SamplingSettings::wall}, {"native", &SamplingSettings::native}},
       {{"hz", &SamplingSettings::hz}},
       {{"launcher_file", &SamplingSettings::launcher_file},
@@ -55,7 +59,8 @@ const Fields<SamplingSettings>& sampling_fields() {
 }
 
 const Fields<MarkersSettings>& markers_fields() {
-  static const Fields<MarkersSettings> f{{{"start_paused", &MarkersSettings::start_paused},
+  static const Fields<MarkersSettings> f{nullptr,
+                                         {{"start_paused", &MarkersSettings::start_paused},
                                           {"kernel_rename", &MarkersSettings::kernel_rename},
                                           {"redact_text", &MarkersSettings::redact_text}},
                                          {},
@@ -65,24 +70,18 @@ const Fields<MarkersSettings>& markers_fields() {
 
 // AMD (capture/hsa/, issue 15).
 const Fields<HsaSettings>& hsa_fields() {
-  static const Fields<HsaSettings> f{{{"enabled", &HsaSettings::enabled},
-                                      {"kernels", &HsaSettings::kernels},
-                                      {"copies", &HsaSettings::copies},
-                                      {"allocations", &HsaSettings::allocations},
-                                      {"hsa_api", &HsaSettings::hsa_api},
-                                      {"hip_api", &HsaSettings::hip_api},
+  static const Fields<HsaSettings> f{&HsaSettings::activities,
+                                     {{"enabled", &HsaSettings::enabled},
                                       {"launch_sites", &HsaSettings::launch_sites},
-                                      {"region", &HsaSettings::region},
-                                      {"truncate", &HsaSettings::truncate},
-                                      {"mangled", &HsaSettings::mangled}},
+                                      {"region", &HsaSettings::region}},
                                      {},
-                                     {{"kernel_include", &HsaSettings::kernel_include},
-                                      {"kernel_exclude", &HsaSettings::kernel_exclude}}};
+                                     {}};
   return f;
 }
 
 const Fields<MetricsSettings>& metrics_fields() {
   static const Fields<MetricsSettings> f{
+      nullptr,
       {},
       {{"hz", &MetricsSettings::hz}},
       {{"gpus", &MetricsSettings::gpus}, {"cpus", &MetricsSettings::cpus}}};
@@ -90,7 +89,8 @@ const Fields<MetricsSettings>& metrics_fields() {
 }
 
 const Fields<CounterSettings>& counter_fields() {
-  static const Fields<CounterSettings> f{{},
+  static const Fields<CounterSettings> f{nullptr,
+                                         {},
                                          {},
                                          {{"metrics", &CounterSettings::metrics},
                                           {"origin", &CounterSettings::origin},
@@ -106,8 +106,22 @@ bool parse_bool(const std::string& v, bool* out) {
 }
 
 template <class S>
+constexpr ActivitySet supported() {
+  if constexpr (std::is_same_v<S, CuptiSettings> || std::is_same_v<S, HsaSettings>)
+    return S::kSupported;
+  return {};
+}
+
+template <class S>
 bool set(const Fields<S>& f, S* s, const std::string& key, const std::string& value,
          std::string* error) {
+  Activity a;
+  if (f.activities != nullptr && parse_activity(key, &a) && supported<S>().has(a)) {
+    bool on = false;
+    if (!parse_bool(value, &on)) return *error = "expected 0 or 1, not '" + value + "'", false;
+    (s->*f.activities).set(a, on);
+    return true;
+  }
   for (const auto& [name, member] : f.bools)
     if (key == name) {
       if (parse_bool(value, &(s->*member))) return true;
@@ -129,6 +143,11 @@ bool set(const Fields<S>& f, S* s, const std::string& key, const std::string& va
 
 template <class S>
 void print(const Fields<S>& f, const S& s, const char* section, std::string* out) {
+  if (f.activities != nullptr)
+    for (const ActivityInfo& info : kActivities)
+      if (supported<S>().has(info.id))
+        *out += std::string(section) + "." + info.name + "=" +
+                ((s.*f.activities).has(info.id) ? "1" : "0") + "\n";
   for (const auto& [name, member] : f.bools)
     *out += std::string(section) + "." + name + "=" + (s.*member ? "1" : "0") + "\n";
   for (const auto& [name, member] : f.numbers)
@@ -261,11 +280,8 @@ bool parse_index_list(const std::string& text, std::vector<uint32_t>* out, bool*
 
 bool validate(const CaptureSettings& s, std::string* error) {
   const CuptiSettings& c = s.cupti;
-  if (!check_regex(c.kernel_include, "--trace-kernel-include-regex", error) ||
-      !check_regex(c.kernel_exclude, "--trace-kernel-exclude-regex", error))
-    return false;
-  if (!check_regex(s.hsa.kernel_include, "--kernel-include-regex", error) ||
-      !check_regex(s.hsa.kernel_exclude, "--kernel-exclude-regex", error))
+  if (!check_regex(s.kernel_names.include, "--trace-kernel-include-regex", error) ||
+      !check_regex(s.kernel_names.exclude, "--trace-kernel-exclude-regex", error))
     return false;
   if (!c.callbacks.empty() && c.callbacks != "none" && c.callbacks != "launch" &&
       c.callbacks != "all")
@@ -318,6 +334,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
     bool ok = false;
     if (eq == std::string::npos)
       why = "expected key=value";
+    else if (key.rfind("kernel_names.", 0) == 0)
+      ok = set(kernel_name_fields(), &s->kernel_names, key.substr(13), value, &why);
     else if (key.rfind("cupti.", 0) == 0)
       ok = set(cupti_fields(), &s->cupti, key.substr(6), value, &why);
     else if (key.rfind("markers.", 0) == 0)
@@ -342,6 +360,7 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
 
 std::string to_text(const CaptureSettings& s) {
   std::string out;
+  print(kernel_name_fields(), s.kernel_names, "kernel_names", &out);
   print(cupti_fields(), s.cupti, "cupti", &out);
   print(sampling_fields(), s.sampling, "sampling", &out);
   print(markers_fields(), s.markers, "markers", &out);

@@ -7,17 +7,28 @@
 #include <string>
 #include <vector>
 
+#include "capture/activity.hpp"
+
 namespace rocprof {
 
+// How every GPU backend names and picks the kernels it traces (capture/kernel_names.hpp).
+struct KernelNameSettings {
+  bool truncate = false, mangled = false;  // display names: -T/--truncate-kernels, -M
+  // --trace-kernel-include/exclude-regex: POSIX extended regular expressions (glibc; the
+  // dialect rocpd.regex checks too) on the demangled name. A kernel left out is not traced.
+  std::string include, exclude;
+};
+
 struct CuptiSettings {
+  // What CUPTI can record; cupti_backend.cpp maps each to its activity kinds.
+  static constexpr ActivitySet kSupported{
+      Activity::kernels,     Activity::copies,     Activity::sets, Activity::allocations,
+      Activity::runtime_api, Activity::driver_api, Activity::sync};
   bool enabled = false;  // GPU tracing asked for (the launcher's default turns it on)
-  bool kernels = true, copies = true, allocations = false;
-  bool runtime_api = true, driver_api = true, sync = true;
+  ActivitySet activities{Activity::kernels,     Activity::copies,     Activity::sets,
+                         Activity::runtime_api, Activity::driver_api, Activity::sync};
   bool launch_sites = true;  // Python line of each launch (needs the Python extension)
   bool region = true;        // innermost ROCTx range of each launch
-  bool truncate = false, mangled = false;  // kernel display names (-T, -M)
-  // POSIX extended regular expressions (glibc), the dialect rocpd.regex checks too.
-  std::string kernel_include, kernel_exclude;
   // ENTER callbacks: "none", "launch" (launches/copies/sets), "all" (also syncs, allocations);
   // "" chooses: "all" when sync or allocations are traced (their thread comes from there).
   std::string callbacks;
@@ -72,14 +83,16 @@ struct MarkersSettings {
 
 // ---- AMD: HSA tools interface + HIP API callbacks (capture/hsa/, issue 15) -------------
 struct HsaSettings {
+  // What the HSA tools interface and HIP callbacks can record; hsa_backend.cpp maps each
+  // (runtime_api and hip_api are both HIP's runtime calls; hsa_api every HSA core/AMD-extension
+  // call).
+  static constexpr ActivitySet kSupported{Activity::kernels,     Activity::copies,
+                                          Activity::allocations, Activity::runtime_api,
+                                          Activity::hip_api,     Activity::hsa_api};
   bool enabled = false;  // AMD GPU tracing asked for (the launcher's default turns it on)
-  bool kernels = true, copies = true, allocations = false;
-  bool hsa_api = false;      // --hsa-trace: every HSA core/AMD-extension call
-  bool hip_api = false;      // --hip-trace: HIP runtime calls (HIP's callback registration)
+  ActivitySet activities{Activity::kernels, Activity::copies};
   bool launch_sites = true;  // Python line of each dispatch (needs the Python extension)
   bool region = true;        // innermost ROCTx range of each dispatch
-  bool truncate = false, mangled = false;      // kernel display names (-T, -M)
-  std::string kernel_include, kernel_exclude;  // POSIX extended, as CuptiSettings
 };
 // ---- end of the AMD block ---------------------------------------------------------------
 // ---- device and host metrics over time (capture/metrics/) --------------------------------
@@ -98,6 +111,7 @@ struct MetricsSettings {
 // ---- end of device and host metrics -----------------------------------------------------
 
 struct CaptureSettings {
+  KernelNameSettings kernel_names;  // every GPU backend's
   CuptiSettings cupti;
   SamplingSettings sampling;
   MarkersSettings markers;

@@ -17,6 +17,11 @@ void stop_at_exit() { rocprof::session::stop(); }
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  if (rocprof::session::autostart()) std::atexit(stop_at_exit);
+  rocprof::session::autostart();
+  // Also for a session that was already running: a program linked with libroctx64 starts its
+  // own when the library loads, before libcupti, so that session's exit handler would run
+  // after libcupti's teardown and its CUPTI calls there crash the program at exit. stop() is
+  // idempotent: the later handlers find the session stopped.
+  if (rocprof::session::current() != nullptr) std::atexit(stop_at_exit);
   return 1;  // the driver treats 0 as a failed injection and says so; ours never blocks CUDA
 }

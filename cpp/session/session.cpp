@@ -195,9 +195,10 @@ void at_exit() {
 
 }  // namespace
 
-std::vector<BackendStatus> backend_statuses() {
+std::vector<BackendStatus> backend_statuses(const std::string& only) {
   std::vector<BackendStatus> out;
   for (Backend* b : capture::backends()) {
+    if (!only.empty() && only != b->name()) continue;
     BackendStatus s{b->name(), true, true, ""};
     b->probe(&s.live, &s.reason);
     out.push_back(s);

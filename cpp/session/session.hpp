@@ -43,7 +43,9 @@ struct BackendStatus {
   bool live = false;
   std::string reason;
 };
-std::vector<BackendStatus> backend_statuses();
+// Every registered backend's status, or only the one named `only` (a probe may load libraries:
+// a session asks about the backends its options need, not all of them).
+std::vector<BackendStatus> backend_statuses(const std::string& only = "");
 
 bool start(const Config& config, std::string* error);
 void stop();

@@ -3,13 +3,14 @@
 #include "rocprof/json.hpp"
 
 namespace rocprof {
-namespace {
 
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
   for (std::size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size()))
     text.replace(p, from.size(), to);
   return text;
 }
+
+namespace {
 
 const char* const kAllocTypes[] = {"ALLOC", "FREE", "REALLOC", "RECLAIM"};
 const char* const kAllocLevels[] = {"REAL", "VIRTUAL", "SCRATCH"};

@@ -25,6 +25,8 @@ namespace rocprof {
 
 // "_" + guid with '-' replaced by '_' (rocpd-schema.md).
 std::string rocpd_suffix(const std::string& guid);
+// `text` with every `from` replaced by `to` (table suffixes, schema placeholders).
+std::string replace_all(std::string text, const std::string& from, const std::string& to);
 
 namespace rocpd {
 

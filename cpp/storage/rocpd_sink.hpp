@@ -40,8 +40,8 @@ class RocpdSink final : public Sink {
   // rocprof.redacted: how many values were cut where (counts, never values).
   void write_redaction_counts();
 
-  std::unique_ptr<rocpd::Mapping> map_;   // null after close
-  std::string suffix_;                    // the closed mapping's
+  std::unique_ptr<rocpd::Mapping> map_;  // null after close
+  std::string suffix_;                   // the closed mapping's
   bool redact_text_ = true;
   std::size_t redacted_command_ = 0, redacted_environment_ = 0, redacted_options_ = 0;
   std::size_t redacted_text_ = 0;

@@ -139,6 +139,34 @@ TEST(Collector, DropsOnlyPastTheBudgetAndNamesTheCause) {
   EXPECT_EQ(meta["rocprof.dropped_records"], std::to_string(10000 - 4 * 1024));
 }
 
+// A short session (a few records, no thread past its first chunk) faults in no reserve:
+// its memory peak is the one chunk its thread writes into. Once a thread has needed a second
+// chunk, the drain keeps ready ones in reserve.
+TEST(Collector, KeepsNoReserveUntilAThreadFillsItsFirstChunk) {
+  auto peak_after = [](int records) {
+    StringTable strings;
+    auto sink = std::make_unique<MemorySink>();
+    MemorySink* mem = sink.get();
+    CollectorOptions opts;
+    opts.ring_capacity = 1024;
+    Collector c(std::move(sink), SessionInfo{}, strings, opts);
+    std::string error;
+    EXPECT_TRUE(c.start(&error));
+    for (int i = 0; i < records; ++i) c.emit(region(0, i));
+    c.flush();
+    c.flush();  // a second drain: the reserve, if any, is stocked by now
+    c.stop();
+    std::string peak;
+    for (const InfoRow& row : mem->infos)
+      if (auto* m = std::get_if<MetadataInfo>(&row))
+        if (m->tag == "rocprof.buffer_peak_bytes") peak = m->value;
+    return std::stoull(peak);
+  };
+  const uint64_t chunk = ChunkPool(1024, 0).chunk_bytes();
+  EXPECT_EQ(peak_after(10), chunk);
+  EXPECT_GT(peak_after(1500), 2 * chunk);
+}
+
 TEST(ChunkPool, TrimGivesMemoryBackAndChunksAreReused) {
   ChunkPool pool(1024, 64 * 1024 * 1024);
   std::vector<Chunk*> taken;

@@ -201,7 +201,9 @@ TEST(RocpdSink, RecordedTextIsRedactedInStringsAndEveryRowMadeFromThem) {
                    "SELECT count(*) FROM rocpd_event WHERE extdata LIKE "
                    "'%https://a:<redacted>@h/x%'"),
             3);
-  EXPECT_EQ(scalar(p, "SELECT count(*) FROM regions WHERE json_extract(extdata, '$.message') = 'plain'"), 1);
+  EXPECT_EQ(
+      scalar(p, "SELECT count(*) FROM regions WHERE json_extract(extdata, '$.message') = 'plain'"),
+      1);
   EXPECT_EQ(scalar(p,
                    "SELECT json_extract(value, '$.text') FROM rocpd_metadata "
                    "WHERE tag = 'rocprof.redacted'"),

@@ -1,126 +1,192 @@
-"""Capture backends as the Python side sees them: what is compiled in, what is live here,
-and how the session's options switch each one on.
+"""Capture backends as the Python side sees them: one Backend object per backend, in a static
+list, each saying what it can record (rocprof._core.Activity names), how the session's options
+configure it, what a child process started by `rocprof run -- CMD` needs from it, and why it
+is not live here.
 
 A backend compiled into the native core registers itself there (rocprof._core.backends());
-its Python part lives in this module's CONFIGURE tables: a function that takes the Options
-and the session's typed settings (rocprof._core.CaptureSettings), fills its own part, and
-returns notes for the user.
+its Python part is a module under rocprof/capture/ with `configure(options, settings)`, which
+fills its own part of the typed settings (rocprof._core.CaptureSettings) and returns notes for
+the user. Modules are imported when a session is configured, never by importing this one.
+
+Adding a backend: its C++ folder (cpp/capture/<name>/, one add_subdirectory line in
+cpp/capture/CMakeLists.txt), its module under rocprof/capture/, and one Backend below.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import importlib
+import os
 
 from . import _core
+from ._libs import library_dir
 from .options import Options
 
-# Backends the project knows about, in the order `rocprof info` lists them.
-KNOWN = {
-    "markers": "ROCTx ranges and marks (Python roctx module, libroctx64.so)",
-    "cupti": "NVIDIA GPU tracing through CUPTI",
-    "cupti-counters": "NVIDIA per-kernel hardware counters (--pmc, --sol) through CUPTI's range "
-                      "profiler",
-    "hsa": "AMD GPU tracing through the HSA tools interface and HIP",
-    "rocprofiler-sdk-counters": "AMD per-kernel hardware counters (--pmc) through rocprofiler-sdk",
-    "sampling": "Python and native call-stack sampling",
-    "metrics": "device and host metrics over time (--process-freq): NVML, AMD SMI, ROCm SMI, /proc",
-}
 
-# Why a known backend is missing from a build, where more can be said than "not compiled".
-NOT_COMPILED = {
-    "rocprofiler-sdk-counters": "rocprofiler-sdk headers (ROCm 6.2+, /opt/rocm/include/"
-                                "rocprofiler-sdk) were not found at build time",
-    "cupti-counters": "no CUPTI headers at build time",
-}
+@dataclasses.dataclass(frozen=True)
+class Backend:
+    name: str
+    description: str
+    activities: tuple[str, ...]  # what it can record (rocprof._core.Activity names)
+    # rocprof.capture.<module>: configure(options, settings) -> notes; and, where a child
+    # process needs something of it, child_environment(options, settings, env) -> notes.
+    # None: configured by another backend (the counters, by their GPU backend).
+    module: str | None = None
+    gpu: bool = False           # one of the GPU tracing backends (a host may have several)
+    needs_live: bool = True     # False: configured when compiled in; it says itself what it finds
+    not_compiled: str = "not compiled into this build"
+    listed: bool = True         # False: a test-only backend that `rocprof info` leaves out
+    # A library of its own that another program loads (a plugin), not part of the native core:
+    # compiled in when the file is in rocprof.library_dir().
+    library: str | None = None
+
+    def capture(self):
+        return importlib.import_module(f"rocprof.capture.{self.module}") if self.module else None
+
+    def requested(self, options: Options) -> bool:
+        return bool(set(self.activities) & options.activities())
 
 
-def statuses() -> list[dict]:
+GPU_TRACE = ("kernels", "copies", "sets", "allocations", "runtime_api", "driver_api", "sync",
+             "hip_api", "hsa_api")
+
+# In the order `rocprof info` lists them.
+BACKENDS: tuple[Backend, ...] = (
+    Backend("markers", "ROCTx ranges and marks (Python roctx module, libroctx64.so)",
+            ("markers",), "markers", needs_live=False),
+    Backend("cupti", "NVIDIA GPU tracing through CUPTI",
+            tuple(_core.CuptiSettings.SUPPORTED), "cupti", gpu=True),
+    Backend("cupti-counters", "NVIDIA per-kernel hardware counters (--pmc, --sol) through "
+            "CUPTI's range profiler", ("counters",),
+            not_compiled="no CUPTI headers at build time"),
+    Backend("hsa", "AMD GPU tracing through the HSA tools interface and HIP",
+            tuple(_core.HsaSettings.SUPPORTED), "hsa", gpu=True),
+    Backend("rocprofiler-sdk-counters", "AMD per-kernel hardware counters (--pmc) through "
+            "rocprofiler-sdk", ("counters",),
+            not_compiled="rocprofiler-sdk headers (ROCm 6.2+, /opt/rocm/include/"
+                         "rocprofiler-sdk) were not found at build time"),
+    Backend("sampling", "Python and native call-stack sampling", ("samples",), "sampling"),
+    Backend("metrics", "device and host metrics over time (--process-freq): NVML, AMD SMI, "
+            "ROCm SMI, /proc", ("metrics",), "metrics", needs_live=False),
+    # NCCL (RCCL too) loads it as its profiler plugin; it records into the loading process's
+    # session, so whether NCCL is new enough shows only at run time (rocprof.nccl.plugin).
+    Backend("nccl", "NCCL/RCCL collective calls through NCCL's profiler plugin (--rccl-trace)",
+            ("collectives",), "nccl", needs_live=False, library="librocprof_nccl.so",
+            not_compiled="librocprof_nccl.so is not in this build"),
+    # Records nothing: shows what adding a backend takes (cpp/capture/null/), built into the
+    # test module rocprof._core_testing only.
+    Backend("null", "records nothing (tests)", (), None, listed=False),
+)
+
+
+def get(name: str) -> Backend:
+    return next(b for b in BACKENDS if b.name == name)
+
+
+def statuses(listed_only: bool = True) -> list[dict]:
     """[{name, description, compiled, live, reason}] for every known backend."""
     native = {name: (compiled, live, reason) for name, compiled, live, reason in _core.backends()}
     native.setdefault("markers", (True, True, ""))
+    for b in BACKENDS:
+        if b.library and b.name not in native:
+            there = os.path.exists(os.path.join(library_dir(), b.library))
+            native[b.name] = (there, there, "" if there else b.not_compiled)
     out = []
-    for name, description in KNOWN.items():
-        compiled, live, reason = native.get(
-            name, (False, False, NOT_COMPILED.get(name, "not compiled into this build")))
-        out.append(dict(name=name, description=description, compiled=compiled, live=live,
+    for b in BACKENDS:
+        if listed_only and not b.listed:
+            continue
+        compiled, live, reason = native.get(b.name, (False, False, b.not_compiled))
+        out.append(dict(name=b.name, description=b.description, compiled=compiled, live=live,
                         reason=reason))
+    known = {b.name for b in BACKENDS}
     for name, (compiled, live, reason) in native.items():
-        if name not in KNOWN:
+        if name not in known:
             out.append(dict(name=name, description="", compiled=compiled, live=live, reason=reason))
     return out
 
 
 def _status(name: str) -> dict:
-    return next(s for s in statuses() if s["name"] == name)
+    """One backend's status, probing only that one (a probe may load libraries: ROCm SMI,
+    libunwind ...; a session asks only about the backends its options need)."""
+    for native, compiled, live, reason in _core.backends(name):
+        return dict(name=native, compiled=compiled, live=live, reason=reason)
+    return next(s for s in statuses(listed_only=False) if s["name"] == name)  # not compiled in: why not
 
 
 def _configure_gpu(options: Options, settings) -> list[str]:
     if not options.gpu_requested():
         return []
+    gpus = [b for b in BACKENDS if b.gpu]
     notes: list[str] = []
     live = False
-    for name in ("cupti", "hsa"):  # every live one: a host may have both kinds of GPU
-        configure = CONFIGURE_GPU.get(name)
-        if configure is not None and _status(name)["live"]:
-            notes += configure(options, settings)
+    for b in gpus:  # every live one: a host may have both kinds of GPU
+        if _status(b.name)["live"]:
+            notes += b.capture().configure(options, settings)
             live = True
     if live:
         return notes
     if options.default_gpu:
         return []  # nobody asked: a CPU-only machine is not worth a warning
-    reasons = "; ".join(f"{s['name']}: {s['reason'] or 'not live'}" for s in map(_status, ("cupti", "hsa")))
+    reasons = "; ".join(f"{s['name']}: {s['reason'] or 'not live'}"
+                        for s in (_status(b.name) for b in gpus))
     what = "hardware counters (--pmc/--sol)" if options.counters_requested() else "GPU tracing"
     return [f"{what} requested but no GPU backend is live here ({reasons}); recording CPU-side data only"]
 
 
-def _configure_sampling(options: Options, settings) -> list[str]:
-    if options.sample is None:
+# What each non-GPU backend's missing part is called in the note that says it is unavailable.
+_UNAVAILABLE = {
+    "sampling": "--sample requested but call-stack sampling is unavailable here",
+    "metrics": "--process-freq requested but device/host metrics are unavailable here",
+    "nccl": "--rccl-trace requested but the NCCL profiler plugin is unavailable here; "
+            "collectives are recorded as kernels only",
+}
+
+
+def _configure_other(b: Backend, options: Options, settings) -> list[str]:
+    if b.name == "markers":
+        return b.capture().configure(options, settings)
+    if not b.requested(options):
         return []
-    configure = CONFIGURE_SAMPLING.get("sampling")
-    status = _status("sampling")
-    if configure is None or not status["live"]:
-        return [f"--sample requested but call-stack sampling is unavailable here ({status['reason'] or 'not live'})"]
-    return configure(options, settings)
-
-
-def _configure_metrics(options: Options, settings) -> list[str]:
-    if options.process_freq is None:
-        return []
-    configure = CONFIGURE_METRICS.get("metrics")
-    status = _status("metrics")
-    if configure is None or not status["compiled"]:
-        return [f"--process-freq requested but device/host metrics are unavailable here ({status['reason']})"]
-    return configure(options, settings)
-
-
-def _configure_collectives(options: Options, settings) -> list[str]:
-    """--rccl-trace: the communication library's profiler hook (capture/nccl.py)."""
-    return [n for configure in CONFIGURE_COLLECTIVES.values() for n in configure(options, settings)]
-
-
-# name → configure(options, settings) -> notes. Filled by the backends' Python modules
-# (rocprof/capture/<name>.py), each filling its own part of the typed settings.
-CONFIGURE_GPU: dict[str, Callable] = {}
-CONFIGURE_SAMPLING: dict[str, Callable] = {}
-CONFIGURE_METRICS: dict[str, Callable] = {}
-CONFIGURE_COLLECTIVES: dict[str, Callable] = {}
+    status = _status(b.name)
+    if not status["live" if b.needs_live else "compiled"]:
+        reason = status["reason"] or ("not live" if b.needs_live else "")
+        return [f"{_UNAVAILABLE[b.name]} ({reason})"]
+    return b.capture().configure(options, settings)
 
 
 def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     """The session's typed settings for every backend the options ask for, validated (a bad
     value raises ValueError in one line naming the option), and one line per request no live
     backend can serve."""
-    from . import capture
-
-    capture.load_all()
+    for b in BACKENDS:  # what a backend's probe needs before any status is asked
+        prepare = getattr(b.capture(), "prepare", None)
+        if prepare is not None:
+            prepare()
     settings = _core.CaptureSettings()
-    settings.markers.start_paused = bool(options.selected_regions)
-    settings.markers.kernel_rename = bool(options.kernel_rename)
-    settings.markers.redact_text = bool(options.redact_text)
+    # Every GPU backend names and filters its kernels alike (cpp/capture/kernel_names.hpp).
+    # --kernel-include/exclude-regex are not these: they pick the kernels whose counters are
+    # read (settings.counters), as rocprofv3's do.
+    names = settings.kernel_names
+    names.truncate = bool(options.truncate_kernels)
+    names.mangled = bool(options.mangled_kernels)
+    names.include = options.trace_kernel_include_regex or ""
+    names.exclude = options.trace_kernel_exclude_regex or ""
     notes: list[str] = []
+    notes += _configure_other(get("markers"), options, settings)
     notes += _configure_gpu(options, settings)
-    notes += _configure_sampling(options, settings)
-    notes += _configure_metrics(options, settings)
-    notes += _configure_collectives(options, settings)
+    for b in BACKENDS:
+        if b.module and not b.gpu and b.name != "markers":
+            notes += _configure_other(b, options, settings)
     settings.validate()
     return settings, notes
+
+
+def child_environment(options: Options, settings, env: dict) -> list[str]:
+    """What a command started by `rocprof run -- CMD` needs of each backend: each one's
+    child_environment(options, settings, env) updates `env` and returns notes."""
+    notes: list[str] = []
+    for b in BACKENDS:
+        hook = getattr(b.capture(), "child_environment", None)
+        if hook is not None:
+            notes += hook(options, settings, env)
+    return notes

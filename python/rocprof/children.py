@@ -50,7 +50,7 @@ def start_child_session(spec: str) -> None:
     for note in session.notes:
         print(f"rocprof: {note}", flush=True)
     if options.collection_periods:
-        from .cli.rocprofv3_options import start_collection_periods
+        from .periods import start_collection_periods
 
         start_collection_periods([tuple(p) for p in options.collection_periods],
                                  options.collection_period_unit)

@@ -77,6 +77,13 @@ class Options:
                 or self.runtime_trace or self.hip_trace or self.hsa_trace
                 or self.counters_requested())
 
+    def activities(self) -> frozenset[str]:
+        """What these options ask to record (rocprof._core.Activity names), from the one table
+        of options (rocprof/option_table.py)."""
+        from . import option_table
+
+        return option_table.activities(self)
+
     def counters_requested(self) -> bool:
         return bool(self.pmc) or self.sol
 

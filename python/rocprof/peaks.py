@@ -1,6 +1,6 @@
 """Empirical peaks of each GPU, as rocprof-compute measures its empirical roofline: each resource
 by a kernel that stresses that resource, timed once per device and cached in
-``~/.cache/rocprof/peaks.json`` (``rocpd.sol.cache_path()``) keyed by the device's UUID:
+``~/.cache/rocprof/peaks.json`` (``rocpd.counters.sol.cache_path()``) keyed by the device's UUID:
 - DRAM: a copy far larger than L2 (read + write);
 - L2: an L2-resident vector (a quarter of L2) read again by every row of a reduction over a
   stride-0 view of it (each SM streams the whole vector through its L1: the reads hit L2), and a
@@ -27,7 +27,7 @@ import os
 import subprocess
 import sys
 
-# (precision key in rocpd.kernel_metrics, how: torch dtype name or an op, sizes, allow TF32)
+# (precision key in rocpd.counters.kernel_metrics, how: torch dtype name or an op, sizes, allow TF32)
 GEMMS = (("tensor_bf16", "bfloat16", (4096, 8192, 16384), False),
          ("tensor_fp16", "float16", (4096, 8192, 16384), False),
          ("tensor_tf32", "float32", (4096, 8192), True),
@@ -46,7 +46,7 @@ CHAINS = 8  # independent FMA chains per thread: enough to hide the FMA pipe's l
 
 
 def cache_path() -> str:
-    from rocpd.sol import cache_path as path
+    from rocpd.counters.sol import cache_path as path
 
     return path()
 
@@ -287,7 +287,7 @@ def for_run(timeout: float = 600.0) -> tuple[dict | None, str]:
 
 
 def format_table(cache: dict) -> str:
-    from rocpd.sol_format import si
+    from rocpd.counters.sol_format import si
 
     lines = []
     for uuid, e in cache.items():

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 from . import paths
 
@@ -35,12 +34,30 @@ def say(text: str, to_stdout: bool = False) -> None:
 def begin() -> str:
     """This process launches a run: a fresh manifest, named in the environment its processes
     inherit."""
-    fd, manifest = tempfile.mkstemp(prefix="rocprof-run-", suffix=".manifest")
-    os.close(fd)
+    manifest = _new_manifest()
     os.environ[MANIFEST_VAR] = manifest
     os.environ[LAUNCHER_VAR] = str(os.getpid())
     paths.mark_launch()
     return manifest
+
+
+def _new_manifest() -> str:
+    """An empty file of our own in the temporary folder, as tempfile.mkstemp makes one (that
+    module, with the random and shutil modules it loads, costs each run a few milliseconds)."""
+    folders = [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")]
+    error: OSError | None = None
+    for folder in [*filter(None, folders), "/tmp", "/var/tmp", "/usr/tmp", os.getcwd()]:
+        for _ in range(100):
+            path = os.path.join(folder, f"rocprof-run-{os.urandom(6).hex()}.manifest")
+            try:
+                os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+                return path
+            except FileExistsError:
+                continue
+            except OSError as e:  # not a usable folder: the next one, as tempfile does
+                error = e
+                break
+    raise error or FileExistsError("no free name for the run manifest")
 
 
 def is_launcher() -> bool:
@@ -74,7 +91,7 @@ def finish(options=None) -> None:
         return
     try:
         databases = say_outcomes()
-        if options is not None and databases:
+        if options is not None and databases and wants_reports(options):
             write_reports(databases, options)
     finally:
         try:
@@ -107,16 +124,22 @@ def _big_enough(databases: list[str], minimum_kb: int) -> list[str]:
     return kept
 
 
+def wants_reports(options) -> bool:
+    """Whether the run asked for outputs beyond the database: only then are the analysis
+    modules (rocpd) imported, at exit."""
+    return bool(options.stats or options.summary or options.output_formats)
+
+
 def write_reports(databases: list[str], options) -> None:
     """--stats and -f per database, -S per process then in total. Each output on its own: one
     that fails says which file and why, and the others are still written."""
     databases = _big_enough(databases, options.minimum_output_data_kb)
     if not databases:
         return
-    from rocpd import stats
-
     for path in databases:
         if options.stats:
+            from rocpd import stats
+
             try:
                 for written in stats.write_stats_csv(path, paths.prefix_of(path)):
                     say(f"rocprof: stats written to {written}")
@@ -134,7 +157,7 @@ def write_reports(databases: list[str], options) -> None:
 
 def _summary(databases: list[str], options) -> None:
     from rocpd import stats
-    from rocpd.analysis.findings import top_text
+    from rocpd.analysis.top import top_text
 
     parts = []
     try:
@@ -161,24 +184,31 @@ def _summary(databases: list[str], options) -> None:
         _failed("-S", e)
 
 
+# `-f rocpd`: the database itself, which is always written.
+DATABASE_FORMAT = "rocpd"
+
+
+def output_formats() -> dict[str, str]:
+    """`rocprof run -f` names (rocprofv3's) → what each is, from the export registry."""
+    from rocpd.export import formats
+
+    # File sets named by a prefix first, then single files, then archives (rocprofv3's order:
+    # csv, json, pftrace, otf2), and the database itself last.
+    kinds = ("prefix", "file", "folder")
+    named = sorted((f for f in formats() if f.rocprofv3),
+                   key=lambda f: (kinds.index(f.target), f.rocprofv3))
+    return {**{f.rocprofv3: f.label for f in named}, DATABASE_FORMAT: "the database itself"}
+
+
 def write_format(database: str, fmt: str) -> list[str]:
     """-f FMT: `database` also written as FMT beside it, named as rocprofv3 names them
     (NAME_kernel_trace.csv ..., NAME_results.json/.pftrace/.otf2)."""
     import rocpd
-    from rocpd.export import chrome, otf2, perfetto
-    from rocpd.export import csv as csv_export
+    from rocpd.export import formats
 
+    if fmt == DATABASE_FORMAT:
+        return []
     prefix = paths.prefix_of(database)
+    chosen = next(f for f in formats() if f.rocprofv3 == fmt)
     with rocpd.connect(database) as db:
-        if fmt == "csv":
-            written = csv_export.write(db, prefix)
-        elif fmt == "json":
-            written = [chrome.write(db, prefix + "_results.json")]
-        elif fmt == "pftrace":
-            written = [perfetto.write(db, prefix + "_results.pftrace")]
-        elif fmt == "otf2":  # an archive beside the database, sharing its folder
-            written = [otf2.write(db, os.path.dirname(prefix) or ".", shared=True,
-                                  archive_name=os.path.basename(prefix) + "_results")]
-        else:  # rocpd: the database itself
-            written = []
-    return [str(w) for w in written if w]
+        return chosen.write_named(db, os.path.dirname(prefix), os.path.basename(prefix))

@@ -7,9 +7,11 @@
 
 from __future__ import annotations
 
+# Loads libsqlite3 so that the native writer binds to Python's copy (its C part alone: the
+# sqlite3 package around it is not needed here).
+import _sqlite3  # noqa: F401
 import json
 import os
-import sqlite3  # noqa: F401 - loads libsqlite3 so the native writer binds to the same copy
 import sys
 
 from . import _core, backends, paths, run_report
@@ -146,7 +148,7 @@ def profile(output_dir: str | None = None, output_file: str | None = None, **opt
 
 def _nccl_metadata(options) -> dict:
     """--rccl-trace: "kernels only" until NCCL loads the plugin, which replaces the row."""
-    if not getattr(options, "rccl_trace", False):
+    if "collectives" not in options.activities():
         return {}
     from .capture import nccl
 

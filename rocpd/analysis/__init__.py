@@ -160,7 +160,7 @@ class Analysis:
         return f(self.processes)
 
     def findings(self):
-        from .findings import evaluate
+        from .rules import evaluate
 
         if "findings" not in self._cache:
             self._cache["findings"] = evaluate(self)

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from .. import _schema
-from ..filters import Filter, name_mask, rank_of, resolve
+from ..io.filters import Filter, name_mask, rank_of, resolve
 
 COMM_PATTERN = r"(?i)nccl|rccl|msccl"
 SYNC_PATTERN = r"(?i)synchroni[sz]e"

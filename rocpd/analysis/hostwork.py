@@ -79,7 +79,7 @@ def attach_samples(db, procs) -> None:
     ``p.samples``; an empty frame where none were taken."""
     import pandas as pd
 
-    from ..samples import Stacks, sample_rows
+    from ..summary.samples import Stacks, sample_rows
 
     cols = ["tid", "timestamp", "site", "function"]
     try:

@@ -184,3 +184,9 @@ def caveats(a) -> list[Finding]:
 
 RULES = [caveats, launch_bound, host_waits, pageable_copies, collectives, slow_collectives,
          stragglers, between_steps, memory_bound, top_code, startup]
+
+
+def evaluate(a) -> list[Finding]:
+    found = [f for rule in RULES for f in rule(a)]
+    order = {"caveat": 0, "issue": 1, "info": 2}
+    return sorted(found, key=lambda f: (order[f.level], -f.score))

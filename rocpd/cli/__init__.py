@@ -131,7 +131,7 @@ def add_filter_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_time_window_options(p: argparse.ArgumentParser) -> None:
-    from ..time_window import parse_inclusive
+    from ..io.time_window import parse_inclusive
 
     g = p.add_argument_group("time window (ROCm's options)")
     s = g.add_mutually_exclusive_group()

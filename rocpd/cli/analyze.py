@@ -3,10 +3,9 @@ breakdown, kernel launch statistics, overlap, Python lines, ROCTx ranges) and th
 
 from __future__ import annotations
 
+from ..textfmt import _UNITS, clip_frame, scaled
 from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
 from .written import wrote
-
-_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
 def _sections():
@@ -44,26 +43,6 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
-# Timestamps of the step tables, shown as times from the run's first recorded activity.
-_STAMPS = {"start": "Start", "end": "End", "host_start": "HostStart", "host_end": "HostEnd"}
-
-
-def scaled(df, units: str, t0: int | None = None):
-    """``*Ns`` columns in ``units`` (renamed); with ``t0`` (the run's first recorded activity,
-    ns) the timestamp columns too, as times from it (start -> StartMs ...)."""
-    div = _UNITS[units]
-    out = df.copy()
-    ren = {}
-    for c in out.columns:
-        if isinstance(c, str) and c.endswith("Ns") and div != 1:
-            out[c] = out[c].astype(float) / div
-            ren[c] = c[:-2] + units.capitalize()
-        elif t0 is not None and c in _STAMPS:
-            out[c] = (out[c].astype(float) - t0) / div
-            ren[c] = _STAMPS[c] + units.capitalize()
-    return out.rename(columns=ren)
-
-
 def run_start(a) -> int | None:
     """The first recorded activity (GPU op, ROCTx range or API call) of the analysed processes."""
     firsts = [int(df["start"].min()) for p in a.processes for df in (p.gpu, p.ranges, p.api)
@@ -75,8 +54,6 @@ def text_table(df) -> str:
     """A table as ``rocpd analyze`` prints it: long names clipped (rocpd.stats.clip_name), no rank
     or value recorded shown as "-"."""
     import pandas as pd
-
-    from rocpd.stats import clip_frame
 
     df = clip_frame(df)
     if "rank" in df.columns:

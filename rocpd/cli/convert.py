@@ -6,17 +6,16 @@ OUTPUT_PATH/OUTPUT_FILE_results.pftrace and the OTF2 archive OUTPUT_PATH/OUTPUT_
 (see :func:`rocpd.cli.rocm_naming` for which form applies). CSV files have the columns of ROCm's
 ``rocpd convert`` (a Guid column first; ``rocprof run -f csv`` writes rocprofv3's, without).
 
-ROCm's other convert options apply: ``--kernel-rename`` (rocpd.kernel_rename),
+ROCm's other convert options apply: ``--kernel-rename`` (rocpd.io.kernel_rename),
 ``--agent-index-value`` (every format), ``--group-by-queue`` (Perfetto and Chrome) and the
 Perfetto buffer options (rocpd.export._perfetto_buffer)."""
 
 from __future__ import annotations
 
-import importlib
 import os
 
 from ..errors import RocpdError
-from ..export import AGENT_INDEX
+from ..export import AGENT_INDEX, find, names
 from ..export._perfetto_buffer import BACKENDS, FILL_POLICIES
 from . import (
     add_command,
@@ -31,14 +30,6 @@ from . import (
 )
 from .written import wrote
 
-FORMATS = {"csv": "csv", "chrome": "chrome", "json": "chrome", "collapsed": "collapsed",
-           "flamegraph": "flamegraph", "svg": "flamegraph", "perfetto": "perfetto", "pftrace": "perfetto",
-           "otf2": "otf2"}
-# ROCm's naming: OUTPUT_PATH/OUTPUT_FILE_<stem><ext>; csv takes a prefix, otf2 a folder + name.
-_ROCM_NAMES = {"perfetto": ".pftrace", "chrome": ".json", "collapsed": ".folded",
-               "flamegraph": ".svg"}
-
-
 EXAMPLES = """
 rocpd convert OUT/run1_results.db -f csv -o csv_out/run1     # csv_out/run1_kernel_trace.csv, ...
 rocpd convert OUT/run1_results.db -f chrome -o trace.json
@@ -52,10 +43,11 @@ def add_parser(sub) -> None:
     p = add_command(sub, "convert", "export to rocprofv3 CSV, Chrome JSON, Perfetto, OTF2,"
                     " collapsed stacks or a flame graph", EXAMPLES)
     add_inputs(p)
+    known = names()  # the export registry (rocpd/export/<format>.py)
+    aliases = ", ".join(f"{a} = {f.name}" for a, f in known.items() if a != f.name)
     p.add_argument("-f", "--output-format", "--format", dest="format", required=True, nargs="+",
-                   type=lambda v: v.lower(), choices=sorted(FORMATS), metavar="FORMAT",
-                   help=f"one or more of {', '.join(sorted(FORMATS))} (pftrace = perfetto,"
-                        " json = chrome, svg = flamegraph)")
+                   type=lambda v: v.lower(), choices=sorted(known), metavar="FORMAT",
+                   help=f"one or more of {', '.join(sorted(known))} ({aliases})")
     add_output_naming(p, "ours (with positional databases and no -d): csv: file-name prefix"
                       " (out/run -> out/run_kernel_trace.csv) or a folder; otf2: archive directory;"
                       " other formats: the file. ROCm's form: base name of the files (default out)")
@@ -106,31 +98,24 @@ def _options(args, fmt: str) -> dict:
 def run(args) -> int:
     import rocpd
 
-    formats = list(dict.fromkeys(FORMATS[f] for f in args.format))
+    formats = list(dict.fromkeys(find(f) for f in args.format))
     rocm = rocm_naming(args) or len(formats) > 1
     with rocpd.connect(*inputs_of(args)) as db:
         if args.kernel_rename:
-            from rocpd.kernel_rename import rename_kernels
+            from rocpd.io.kernel_rename import rename_kernels
 
             rename_kernels(db)
         for fmt in formats:
-            mod = importlib.import_module(f"rocpd.export.{fmt}")
-            opts = _options(args, fmt)
+            opts = _options(args, fmt.name)
             if rocm:
                 folder, name = output_naming(args)
                 os.makedirs(folder, exist_ok=True)
-                if fmt == "csv":
-                    result = mod.write(db, os.path.join(folder, name), **opts)
-                elif fmt == "otf2":
-                    result = mod.write(db, folder, archive_name=f"{name}_results", shared=True,
-                                       **opts)
-                else:
-                    result = mod.write(db, os.path.join(folder, f"{name}_results{_ROCM_NAMES[fmt]}"),
-                                       **opts)
+                written = fmt.write_named(db, folder, name, **opts)
             elif args.output_file is None:
                 raise RocpdError("rocpd convert: give -o OUTPUT (or -d OUTPUT_PATH)")
             else:
-                result = mod.write(db, args.output_file, **opts)
-            for path in result if isinstance(result, list) else [result]:
+                result = fmt.writer().write(db, args.output_file, **opts)
+                written = result if isinstance(result, list) else [result]
+            for path in written:
                 wrote(path)
     return 0

@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rocpd.merge import merge_files
+    from rocpd.io.merge import merge_files
 
     out, force = args.output_file, args.force
     if rocm_naming(args):

@@ -1,5 +1,5 @@
 """rocpd package -i DB... [-d NAME] [--consolidate [--copy]]: ROCm's index.yaml over many databases
-(see :mod:`rocpd.package`); every rocpd command and ``rocpd.connect`` then take the index file or
+(see :mod:`rocpd.io.package`); every rocpd command and ``rocpd.connect`` then take the index file or
 the .rpdb folder as one input."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rocpd.package import package
+    from rocpd.io.make_package import package
 
     path = package(inputs_of(args), args.output_path, consolidate=args.consolidate, copy=args.copy)
     print(f"rocpd package created at: {os.path.abspath(path)}")

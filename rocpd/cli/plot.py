@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     import rocpd
-    from rocpd import metric_plots, metrics
+    from rocpd.counters import metric_plots, metrics
     from rocpd.plots import png
 
     with rocpd.connect(*inputs_of(args)) as db:

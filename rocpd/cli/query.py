@@ -4,9 +4,9 @@ ROCm's form also works: ``rocpd query -i a.db --query "SELECT ..." --format csv 
 [--script views.sql] [--start 25% --end 75%]`` prints to the console or writes PATH/NAME.<ext>
 (default rocpd-output-data/out.csv; CSV as ROCm's writes it, pandas' ``to_csv``).
 
-ROCm's other query options: ``--format pdf`` (rocpd.table_files), ``dashboard`` (an HTML page
+ROCm's other query options: ``--format pdf`` (rocpd.report.table_files), ``dashboard`` (an HTML page
 styled as our report, or the Jinja2 ``--template-path``), ``clipboard``, ``--kernel-rename`` and
-mailing the written file (``--email-to`` ..., rocpd.email_report)."""
+mailing the written file (``--email-to`` ..., rocpd.cli.email_report)."""
 
 from __future__ import annotations
 
@@ -111,17 +111,17 @@ def render(cols, rows, fmt: str) -> str:
 
 def run(args) -> int:
     import rocpd
-    from rocpd import time_window
+    from rocpd.io import time_window
 
     window = {k: getattr(args, k) for k in ("start", "end", "start_marker", "end_marker")}
     with rocpd.connect(*inputs_of(args)) as db:
         time_window.apply_time_window(db, **window, inclusive=args.inclusive)
         if args.kernel_rename:
-            from rocpd.kernel_rename import rename_kernels
+            from rocpd.io.kernel_rename import rename_kernels
 
             rename_kernels(db)
         if args.script:
-            from rocpd import readonly
+            from rocpd.io import readonly
 
             conn = db.conn
             with open(args.script) as fh:
@@ -131,7 +131,7 @@ def run(args) -> int:
         rows = cur.fetchall()
     fmt = args.format
     if fmt == "clipboard":
-        from rocpd.table_files import to_clipboard
+        from rocpd.report.table_files import to_clipboard
 
         tool = to_clipboard(render(cols, rows, "console"))
         print(f"copied {len(rows)} rows to the clipboard ({tool})")
@@ -158,7 +158,7 @@ def run(args) -> int:
     _write(path, cols, rows, fmt, args)
     wrote(path)
     if args.email_to:
-        from rocpd import email_report
+        from rocpd.cli import email_report
 
         to = email_report.recipients(args.email_to)
         email_report.send(path, to, args.email_from, args.email_subject, args.smtp_server,
@@ -170,12 +170,12 @@ def run(args) -> int:
 
 def _write(path: str, cols, rows, fmt: str, args) -> None:
     if fmt == "pdf":
-        from rocpd.table_files import write_pdf
+        from rocpd.report.table_files import write_pdf
 
         write_pdf(path, [(args.sql or args.query, cols, rows)])
         return
     if fmt == "dashboard":
-        from rocpd.table_files import dashboard
+        from rocpd.report.table_files import dashboard
 
         out = dashboard(cols, rows, args.sql or args.query, inputs_of(args), args.template_path)
     else:

@@ -43,8 +43,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rocpd import ranks
     from rocpd.errors import RocpdError
+    from rocpd.ranks import core as ranks
 
     if args.skip_steps < 0 or args.top < 1:
         raise RocpdError("--skip-steps must be >= 0 and --top >= 1")
@@ -58,7 +58,7 @@ def run(args) -> int:
     if coll:
         print("\n" + coll, end="")
     if args.plot:
-        from rocpd.rank_plots import write_png
+        from rocpd.ranks.plots import write_png
 
         metric = None if args.metric is None else (
             "kernels" if args.metric == "kernels" else f"{args.metric}_ns")

@@ -37,8 +37,8 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     import rocpd
-    from rocpd import samples
     from rocpd.export import collapsed, flamegraph
+    from rocpd.summary import samples
 
     filters = {k: getattr(args, k) for k in ("roctx_range", "window", "tid", "pid")
                if getattr(args, k) is not None}

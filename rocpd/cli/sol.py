@@ -34,7 +34,7 @@ def run(args) -> int:
     import os
 
     import rocpd
-    from rocpd import pmc, roofline, sol, sol_format
+    from rocpd.counters import pmc, roofline, sol, sol_format
 
     if args.peaks and not os.path.isfile(args.peaks):
         raise RocpdError(f"rocpd sol: --peaks {args.peaks}: no such file")

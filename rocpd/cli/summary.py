@@ -1,20 +1,19 @@
 """rocpd summary DB...: rocprofv3-style statistics per domain, with dropped-record counts.
 
 ROCm's form (any of -i, -f, --domain-summary, --summary-by-rank, --region-categories, -d, -o) gives
-ROCm's tables and files instead (:mod:`rocpd.rocm_summary`), e.g. ``rocpd summary -i a.db b.db
+ROCm's tables and files instead (:mod:`rocpd.cli.rocm_summary`), e.g. ``rocpd summary -i a.db b.db
 --summary-by-rank -f csv`` -> rocpd-output-data/kernels_summary.csv ...
 
 Console tables are bounded in both forms: ``--top N`` rows per table (per process/rank/host),
 then "… and K more (use --all)". Hidden older spellings, kept working: ``--csv PREFIX``
 (rocprofv3's PREFIX_<domain>_stats.csv files, as `rocprof run --stats` writes; ``-f csv`` is
-ROCm's), ``--window``/``--pct`` (see rocpd.filters). ``--by rank`` stays visible: ROCm's
+ROCm's), ``--window``/``--pct`` (see rocpd.io.filters). ``--by rank`` stays visible: ROCm's
 ``--summary-by-rank`` means the process, and ROCm has no grouping by rank or host."""
 
 from __future__ import annotations
 
 import argparse
 
-from ..rocm_summary import FORMATS
 from ..stats import CONSOLE_TOP
 from . import (
     add_command,
@@ -27,6 +26,7 @@ from . import (
     inputs_of,
     output_naming,
 )
+from .rocm_summary import FORMATS
 from .written import wrote
 
 EXAMPLES = """
@@ -80,9 +80,10 @@ def _rocm_form(args) -> bool:
 
 
 def run(args) -> int:
-    from rocpd import rocm_summary, stats
+    from rocpd import stats
+    from rocpd.cli import rocm_summary
     from rocpd.errors import RocpdError
-    from rocpd.summary import cached
+    from rocpd.summary.core import cached
 
     if args.top < 1:
         raise RocpdError("--top must be at least 1 (--all shows every row)")

@@ -19,9 +19,11 @@ import os
 import sys
 import warnings
 
-from ..connection import Connection, FramesAPI
 from ..errors import RocpdError
-from ..files import _flatten, expand_paths
+from ..io.connection import Connection, FramesAPI
+from ..io.files import _flatten, expand_paths
+from ..progress import Bar
+from ..summary.fastagg import _usable_cpus
 from . import worker
 
 INSTALL_HINT = "pip install 'rocprof[dask]' (dask and distributed)"
@@ -38,8 +40,6 @@ def _require():
 
 
 def usable_cpus() -> int:
-    from ..fastagg import _usable_cpus
-
     return _usable_cpus()
 
 
@@ -143,8 +143,6 @@ class DaskConnection(FramesAPI):
     def run_tasks(self, func, items, label: str = "tasks", **kwargs) -> list:
         """``[func(item, **kwargs) for item in items]`` on the workers, in order, with a bar."""
         from distributed import as_completed
-
-        from ..progress import Bar
 
         futures = self.client.map(func, list(items), pure=False, **kwargs)
         bar = Bar(len(futures), f"{label} (dask)")

@@ -14,8 +14,8 @@ import os
 import threading
 from collections import OrderedDict
 
-from ..connection import FileHandle, Source
 from ..errors import RocpdError
+from ..io.connection import FileHandle, Source
 
 _LOCAL = threading.local()
 _ALL: list[OrderedDict] = []  # every thread's cache, for close_all

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from ..filters import file_ranks
+from ..io.filters import file_ranks
 
 CATEGORY = "RCCL_API"
 KERNEL_PATTERN = r"nccl|rccl"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 import types
 
+from ..io.connection import Connection
 from .bootstrap import Settings
 from .result import Diff
 
@@ -71,12 +72,10 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
 
 
 def _open(x):
-    import rocpd
-
     if hasattr(x, "parts"):
         return x, False
     paths = [str(p) for p in x] if isinstance(x, (list, tuple)) else [str(x)]
-    return rocpd.connect(*paths), True
+    return Connection(*paths), True
 
 
 def _rank_pairs(pa, pb):

@@ -15,7 +15,7 @@ by its type and index among agents of its type ("GPU 0"), whatever its node id, 
 from __future__ import annotations
 
 from .. import _schema
-from ..filters import Filter, name_mask
+from ..io.filters import Filter, name_mask
 from . import agent_column
 
 # A region's display name: a ROCTx range by its message (see rocpd._schema.region_name_sql).

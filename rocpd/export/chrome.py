@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import json
 
-from ..filters import Filter, resolve
-from ..metrics import source_rows
+from ..counters.metrics import source_rows
+from ..io.filters import Filter, resolve
 from ..progress import iterate
 from . import _activity as act
+
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".json", "target": "file", "aliases": ["json"], "rocprofv3": "json",
+          "label": "Chrome trace"}
 
 # GPU tracks get synthetic thread ids far above any OS tid so they never collide with CPU threads.
 _GPU_TID_BASE = 1 << 40

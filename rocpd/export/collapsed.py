@@ -1,18 +1,21 @@
 """Collapsed ("folded") stacks: one line ``outer;...;inner COUNT`` per unique stack, the input
 of flamegraph.pl, speedscope and inferno. Options: ``lines`` (frames per line, not function),
-``by_thread`` (a root frame per thread), and the sample filters of rocpd.samples.sample_rows
+``by_thread`` (a root frame per thread), and the sample filters of rocpd.summary.samples.sample_rows
 (``window``, ``roctx_range``, ``tid``, ``pid``)."""
 
 from __future__ import annotations
 
 from ..errors import RocpdError
-from ..samples import collapsed
+from ..summary.samples import collapsed
+
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".folded", "target": "file"}
 
 _FILTERS = ("window", "roctx_range", "tid", "pid", "lines", "by_thread")
 
 
 def options_of(options: dict) -> dict:
-    """The options rocpd.samples understands; others (kernel filters of `rocpd convert`) are
+    """The options rocpd.summary.samples understands; others (kernel filters of `rocpd convert`) are
     refused rather than silently ignored."""
     out = {}
     for k, v in options.items():

@@ -1,6 +1,6 @@
 """rocprofv3's CSV set: ``<prefix>_kernel_trace.csv``, ``<prefix>_<api>_api_trace.csv``,
 ``<prefix>_memory_copy_trace.csv``, ``<prefix>_memory_allocation_trace.csv``,
-``<prefix>_agent_info.csv``, ``<prefix>_counter_collection.csv`` (:mod:`rocpd.pmc`) and the stats
+``<prefix>_agent_info.csv``, ``<prefix>_counter_collection.csv`` (:mod:`rocpd.counters.pmc`) and the stats
 files. With ``guid=True``, the columns ROCm's ``rocpd convert -f csv`` writes (its csv.cpp): a
 first ``Guid`` column (``Pid``, holding the guid, in counter_collection.csv, as ROCm writes it).
 
@@ -16,10 +16,13 @@ import csv
 import os
 
 from .. import _schema
-from ..filters import Filter, name_mask, resolve
+from ..io.filters import Filter, name_mask, resolve
 from ..progress import iterate
 from ..stats import stem_for, write_stats_csv
 from . import agent_sql
+
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".csv", "target": "prefix", "rocprofv3": "csv"}
 
 KERNEL_HEADER = ["Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id",
                  "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp", "LDS_Block_Size",
@@ -172,7 +175,7 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
     finally:
         for fh, _ in writers.values():
             fh.close()
-    from ..pmc import write_counter_collection
+    from ..counters.pmc import write_counter_collection
 
     counters = write_counter_collection(db, path, guid=guid, **filters)
     if counters:

@@ -8,8 +8,11 @@ import html
 import zlib
 
 from ..errors import RocpdError
-from ..samples import collapsed
+from ..summary.samples import collapsed
 from .collapsed import options_of
+
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".svg", "target": "file", "aliases": ["svg"]}
 
 ROW = 16
 MIN_PX = 0.5  # narrower frames are dropped from the picture (not from the totals)

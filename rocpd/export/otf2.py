@@ -18,10 +18,13 @@ import os
 import shutil
 
 from ..errors import RocpdError
-from ..filters import Filter, resolve
+from ..io.filters import Filter, resolve
 from ..progress import iterate
 from . import _activity as act
 from .perfetto import _lanes
+
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".otf2", "target": "folder", "rocprofv3": "otf2"}
 
 
 def _otf2():

@@ -24,12 +24,16 @@ backend and shared-memory hint recorded in the trace's config).
 
 from __future__ import annotations
 
+from ..counters.metrics import source_rows
 from ..errors import RocpdError
-from ..filters import Filter, resolve
-from ..metrics import source_rows
+from ..io.filters import Filter, resolve
 from ..progress import Bar, iterate
 from . import _activity as act
 from ._perfetto_buffer import Budget, config_packet
+
+# What this exporter is (rocpd.export.formats reads it without importing the module).
+FORMAT = {"suffix": ".pftrace", "target": "file", "aliases": ["pftrace"], "rocprofv3": "pftrace",
+          "label": "Perfetto"}
 
 _SEQ = 1  # one trusted packet sequence for the whole file
 

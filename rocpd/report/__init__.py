@@ -59,7 +59,7 @@ def build(db, top: int = 20, units: str = "us", title: str = "rocpd report", for
     """The report as text: HTML (default) or Markdown (``format="md"``). ``figure_dir``: where
     PNGs of the figures go (Markdown references them relative to its own folder); ``baseline``:
     a run to show the changes against (rocpd.report.diff)."""
-    from ..summary import cached
+    from ..summary.core import cached
 
     if format not in FORMATS:
         raise ValueError(f"report format must be one of {', '.join(FORMATS)}, not {format!r}")

@@ -21,8 +21,8 @@ OPTIONAL: list[str] = [
     "rocpd.report.diff:report_changes",  # against a baseline run (rocpd report --baseline)
     "rocpd.report.diff:report_timeline",
     "rocpd.report.diff:report_ranks",
-    "rocpd.rank_plots:report_section_for",  # ranks x steps heat map (two ranks or more)
-    "rocpd.roofline:report_section",  # speed of light and roofline from per-kernel counters
+    "rocpd.ranks.section:report_section_for",  # ranks x steps heat map (two ranks or more)
+    "rocpd.counters.section:report_section",  # speed of light and roofline from per-kernel counters
     "rocpd.collectives.report:collectives_section",  # NCCL/RCCL calls, bandwidth, clock offsets
     "rocpd.collectives.report:queue_section",  # queue length per stream (HTA)
 ]
@@ -116,7 +116,7 @@ def table_html(df, units: str = "us", max_rows: int | None = None) -> str:
     """A DataFrame as an HTML table: ``*Ns`` columns shown in ``units``, long text clipped."""
     import pandas as pd
 
-    from ..cli.analyze import scaled
+    from ..textfmt import scaled
 
     if df is None or len(df) == 0:
         return "<p class='muted'>(no rows)</p>"
@@ -134,7 +134,7 @@ def table_html(df, units: str = "us", max_rows: int | None = None) -> str:
 
 def table_md(df, units: str = "us", max_rows: int | None = None) -> str:
     """A DataFrame as a GitHub Markdown table (no extra dependency)."""
-    from ..cli.analyze import scaled
+    from ..textfmt import scaled
 
     if df is None or len(df) == 0:
         return "_(no rows)_\n"

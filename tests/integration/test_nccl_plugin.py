@@ -138,3 +138,27 @@ def test_python_session_says_not_loaded_in_metadata(tmp_path):
     _, meta = calls(tmp_path / "q_results.db")
     assert meta["rocprof.nccl.plugin"].startswith("not loaded") and "kernels only" in meta[
         "rocprof.nccl.plugin"]
+
+
+@pytest.mark.parametrize("flag", ["--sys-trace", "--runtime-trace"])
+def test_sys_and_runtime_trace_include_the_collectives(tmp_path, standin, flag):
+    """As rocprofv3's: the nccl backend's child environment names the plugin for the command."""
+    r, db = record(tmp_path, standin, "v5", flag)
+    assert r.returncode == 0, r.stderr
+    got, meta = calls(db)
+    assert [g[0] for g in got] == [c[0] for c in CALLS]
+    assert meta["rocprof.nccl.plugin"].startswith("ncclProfiler_v5")
+
+
+def test_kernel_trace_alone_leaves_nccl_alone(tmp_path, standin):
+    """No collectives asked for: the command's environment names no plugin (the stand-in says
+    so and exits 3, which the launcher passes through)."""
+    r, _ = record(tmp_path, standin, "v5", "--kernel-trace")
+    assert r.returncode == 3 and "NCCL_PROFILER_PLUGIN is not set" in r.stderr, r.stderr
+
+
+def test_the_plugin_is_listed_as_a_backend():
+    from rocprof import backends
+
+    nccl = next(s for s in backends.statuses() if s["name"] == "nccl")
+    assert nccl["compiled"] and nccl["live"], nccl

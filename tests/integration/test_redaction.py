@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from support import WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, WORKLOADS, open_db, run_rocprof
 
 GH = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 ARGV_SECRETS = ["hunter2-flag-pw", GH, "P@ssw0rd!x9", "hydra-pw-0451", "sk-" + "Ab3" * 12]
@@ -49,7 +49,7 @@ def test_secrets_reach_no_table_file_or_export(tmp_path):
     assert any(t.startswith("fetch https://alice:<redacted>@db.example/x #") for t in texts)
     assert "auth with <redacted>" in texts and "loader <redacted>" in texts
     assert "hf_model_forward_pass_step2" in texts
-    names = [n for (n,) in con.execute("SELECT name FROM regions ORDER BY start")]
+    names = [n for (n,) in con.execute(f"SELECT {MESSAGE} FROM regions ORDER BY start")]
     assert len(names) == 3 and names[0] == "fetch https://alice:<redacted>@db.example/x"
     counts = _redacted(parent)
     assert counts["command"] == 5 and counts["text"] == 4 and counts["text_redaction"] == "on"

@@ -3,8 +3,6 @@
 // on stderr and in the database's metadata, and the program runs on.
 #include "counters.hpp"
 
-#include <cxxabi.h>
-#include <regex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "capture/context.hpp"
+#include "capture/kernel_names.hpp"
 #include "capture/settings.hpp"
 #include "counters_host.hpp"
 #include "rocprof/clock.hpp"
@@ -65,8 +64,7 @@ bool g_profiler_initialized = false;
 uint64_t g_launches = 0, g_ranges_dropped = 0, g_incomplete = 0, g_values = 0;
 // --kernel-include/exclude-regex: as rocprofv3's, they pick the kernels whose counters are read
 // (the trace keeps every kernel); matched on the demangled name, as the trace's own filters.
-regex_t g_include, g_exclude;
-bool g_has_include = false, g_has_exclude = false;
+kernel_names::Filter g_filter;
 std::atomic<uint64_t> g_unselected{0};
 
 // Kernel replay: first-seen check of activity records, direct-mapped by correlation id.
@@ -85,17 +83,12 @@ uint32_t os_tid() noexcept { return static_cast<uint32_t>(syscall(SYS_gettid)); 
 // Whether a launch of `symbol` (the mangled name CUPTI gives a launch callback) is profiled.
 // Decided once per kernel name and thread: launches of unselected kernels run unserialised.
 bool selected(const char* symbol) {
-  if (!g_has_include && !g_has_exclude) return true;
-  if (symbol == nullptr) return !g_has_include;
+  if (!g_filter.any()) return true;
+  if (symbol == nullptr) return !g_filter.has_include();
   thread_local std::unordered_map<std::string, bool> t_verdicts;
   const auto [it, is_new] = t_verdicts.emplace(symbol, false);
   if (!is_new) return it->second;
-  int status = 0;
-  char* d = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
-  const char* name = status == 0 && d != nullptr ? d : symbol;
-  it->second = (!g_has_include || regexec(&g_include, name, 0, nullptr, 0) == 0) &&
-               !(g_has_exclude && regexec(&g_exclude, name, 0, nullptr, 0) == 0);
-  std::free(d);
+  it->second = g_filter.keeps(kernel_names::demangle(symbol).c_str());
   return it->second;
 }
 
@@ -395,23 +388,9 @@ bool start(CaptureContext& c, const CounterSettings& s, const Api& a, std::strin
     *why = "no counter names given";
     return false;
   }
-  if (g_has_include) regfree(&g_include);
-  if (g_has_exclude) regfree(&g_exclude);
-  g_has_include = g_has_exclude = false;
-  if (!s.kernel_include.empty()) {
-    if (regcomp(&g_include, s.kernel_include.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
-      *why = "--kernel-include-regex rejected: " + s.kernel_include;
-      return false;
-    }
-    g_has_include = true;
-  }
-  if (!s.kernel_exclude.empty()) {
-    if (regcomp(&g_exclude, s.kernel_exclude.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
-      *why = "--kernel-exclude-regex rejected: " + s.kernel_exclude;
-      return false;
-    }
-    g_has_exclude = true;
-  }
+  if (!g_filter.compile(s.kernel_include, s.kernel_exclude, "--kernel-include-regex",
+                        "--kernel-exclude-regex", why))
+    return false;
   g_unselected.store(0);
   g_a = &a;
   g_origin = s.origin;
@@ -431,7 +410,7 @@ bool start(CaptureContext& c, const CounterSettings& s, const Api& a, std::strin
                       "1: kernels ran one at a time, each replayed once per counter pass; their "
                       "durations are not those of an unprofiled run"});
   c.info(MetadataInfo{"rocprof.counters.status", g_status});
-  if (g_has_include || g_has_exclude)
+  if (g_filter.any())
     c.info(MetadataInfo{"rocprof.counters.kernel_regex",
                         "include '" + s.kernel_include + "', exclude '" + s.kernel_exclude + "'"});
   g_active.store(true, std::memory_order_release);

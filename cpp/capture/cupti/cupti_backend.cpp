@@ -32,6 +32,7 @@ namespace rocprof::cupti {
 
 LaunchInfo g_launch[kLaunchSlots];
 Settings g_settings;
+kernel_names::Naming g_names;
 const Api* g_api = nullptr;
 std::atomic<CaptureContext*> g_ctx{nullptr};
 
@@ -186,10 +187,12 @@ std::string leave_out_queries() {
     CUptiResult(CUPTIAPI* enable)(CUpti_CallbackId, uint8_t);
     const char* const* names;
     size_t count;
-  } sets[] = {{g_settings.runtime, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-               a.activity_enable_runtime_api, kRuntimeQueries, std::size(kRuntimeQueries)},
-              {g_settings.driver, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
-               a.activity_enable_driver_api, kDriverQueries, std::size(kDriverQueries)}};
+  } sets[] = {{g_settings.activities.has(Activity::runtime_api), CUPTI_CB_DOMAIN_RUNTIME_API,
+               CUPTI_RUNTIME_TRACE_CBID_SIZE, a.activity_enable_runtime_api, kRuntimeQueries,
+               std::size(kRuntimeQueries)},
+              {g_settings.activities.has(Activity::driver_api), CUPTI_CB_DOMAIN_DRIVER_API,
+               CUPTI_DRIVER_TRACE_CBID_SIZE, a.activity_enable_driver_api, kDriverQueries,
+               std::size(kDriverQueries)}};
   std::string out;
   bool missing = false;
   for (const auto& set : sets) {
@@ -255,45 +258,37 @@ void poll_loop() {
   }
 }
 
-// The backend's own compiled form of its typed settings (the regexes compiled once).
-bool compile_settings(const CuptiSettings& in, std::string* why) {
+// The one place the activity vocabulary becomes CUPTI's activity kinds (CuptiSettings::kSupported
+// lists the same activities).
+constexpr struct {
+  Activity activity;
+  CUpti_ActivityKind kind;
+} kActivityKinds[] = {
+    {Activity::kernels, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},  // never KIND_KERNEL
+    {Activity::copies, CUPTI_ACTIVITY_KIND_MEMCPY},
+    {Activity::sets, CUPTI_ACTIVITY_KIND_MEMSET},
+    {Activity::allocations, CUPTI_ACTIVITY_KIND_MEMORY2},
+    {Activity::runtime_api, CUPTI_ACTIVITY_KIND_RUNTIME},
+    {Activity::driver_api, CUPTI_ACTIVITY_KIND_DRIVER},
+    {Activity::sync, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+};
+
+// The backend's own compiled form of its typed settings (the kernel filter compiled once).
+bool compile_settings(const CuptiSettings& in, const KernelNameSettings& names, std::string* why) {
   Settings s;
-  s.kernel = in.kernels;
-  s.memcpy = in.copies;
-  s.memory = in.allocations;
-  s.runtime = in.runtime_api;
-  s.driver = in.driver_api;
-  s.sync = in.sync;
+  s.activities = in.activities;
   s.callsite = in.launch_sites;
   s.region = in.region;
   // Synchronisation and allocation records get their thread from an ENTER callback.
-  const std::string cb = !in.callbacks.empty()  ? in.callbacks
-                         : (s.sync || s.memory) ? "all"
-                                                : "launch";
+  const std::string cb =
+      !in.callbacks.empty()                                                           ? in.callbacks
+      : (s.activities.has(Activity::sync) || s.activities.has(Activity::allocations)) ? "all"
+                                                                                      : "launch";
   s.callbacks = cb == "none" ? 0 : cb == "launch" ? 1 : 2;
   s.timestamp = in.timestamp;
   s.process = in.process;
   s.runtime_queries = in.runtime_queries;
-  s.truncate = in.truncate;
-  s.mangled = in.mangled;
-  if (g_settings.has_include) regfree(&g_settings.include);
-  if (g_settings.has_exclude) regfree(&g_settings.exclude);
-  g_settings.has_include = g_settings.has_exclude = false;
-  if (!in.kernel_include.empty()) {
-    if (regcomp(&s.include, in.kernel_include.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
-      *why = "kernel include regex rejected: " + in.kernel_include;
-      return false;
-    }
-    s.has_include = true;
-  }
-  if (!in.kernel_exclude.empty()) {
-    if (regcomp(&s.exclude, in.kernel_exclude.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
-      if (s.has_include) regfree(&s.include);
-      *why = "kernel exclude regex rejected: " + in.kernel_exclude;
-      return false;
-    }
-    s.has_exclude = true;
-  }
+  if (!g_names.configure(names, why)) return false;
   s.flush_ms = in.flush_ms;
   s.buffer_bytes = static_cast<size_t>(in.buffer_mb) << 20;
   g_settings = s;
@@ -304,12 +299,14 @@ void note(CaptureContext& c, const std::string& status) {
   c.info(MetadataInfo{"rocprof.cupti.status", status});
 }
 
-void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettings& counting) {
+void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSettings& names,
+              const CounterSettings& counting) {
   if (g_forked_child) return;
   // The one variable for measurement experiments (benchmarks/gpu_b2_b5.py), read into the
   // same settings: ROCPROF_CUPTI_OPTIONS="kernels=1,runtime_api=0,callbacks=none,flush_ms=1000".
   CaptureSettings settings;
   settings.cupti = asked;
+  settings.kernel_names = names;
   std::string why;
   const char* env = std::getenv("ROCPROF_CUPTI_OPTIONS");
   if (env != nullptr && asked.enabled &&
@@ -319,7 +316,7 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettin
     return note(c, "off: " + why);
   }
   if (!settings.cupti.enabled) return;
-  if (!compile_settings(settings.cupti, &why)) {
+  if (!compile_settings(settings.cupti, settings.kernel_names, &why)) {
     std::fprintf(stderr, "rocprof: %s; GPU tracing off\n", why.c_str());
     return note(c, "off: " + why);
   }
@@ -327,7 +324,7 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettin
   if (want_counters) {
     // Counter values attach to kernel dispatches, and a kernel's correlation id is its runtime
     // call's when there is one: both need the kernel records and the launch callbacks.
-    g_settings.kernel = true;
+    g_settings.activities.set(Activity::kernels, true);
     if (g_settings.callbacks == 0) g_settings.callbacks = 1;
   }
   g_api = load(settings.cupti.library_candidates, &why);
@@ -370,19 +367,12 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const CounterSettin
   const Settings& s = g_settings;
   g_enabled.clear();
   g_enabled.push_back(CUPTI_ACTIVITY_KIND_DEVICE);
-  if (s.kernel) g_enabled.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);  // never KIND_KERNEL
-  if (s.memcpy) {
-    g_enabled.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
-    g_enabled.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
-  }
-  if (s.memory) g_enabled.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
-  if (s.runtime) g_enabled.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
-  if (s.driver) g_enabled.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
-  if (s.sync) g_enabled.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  for (const auto& [activity, kind] : kActivityKinds)
+    if (s.activities.has(activity)) g_enabled.push_back(kind);
   std::string kinds;
   for (CUpti_ActivityKind k : g_enabled)
     if ((r = a.cuptiActivityEnable(k)) != CUPTI_SUCCESS) warn("activity enable", r);
-  if (s.runtime || s.driver)
+  if (s.activities.has(Activity::runtime_api) || s.activities.has(Activity::driver_api))
     c.info(MetadataInfo{"rocprof.cupti.api_left_out", leave_out_queries()});
   // ENTER callbacks only where GPU work starts or is waited for.
   const struct {
@@ -509,7 +499,8 @@ class CuptiBackend final : public Backend {
  public:
   const char* name() const override { return "cupti"; }
   bool start(CaptureContext& ctx, const CaptureSettings& s, std::string*) override {
-    on_start(ctx, s.cupti, s.counters);  // says itself, in one line and in metadata, why it is off
+    // Says itself, in one line and in metadata, why it is off.
+    on_start(ctx, s.cupti, s.kernel_names, s.counters);
     return true;
   }
   void stop(CaptureContext& ctx) override { on_stop(ctx); }

@@ -20,8 +20,6 @@
 //                     copies, synchronisations)
 //   SYNCHRONIZATION   region, category CUDA_SYNCHRONIZATION, name e.g. STREAM_SYNCHRONIZE
 //   queue = stream    CUDA has no separate hardware-queue notion visible to CUPTI
-#include <cxxabi.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -93,46 +91,6 @@ std::atomic<CaptureContext*> g_collector{nullptr};  // the session's context, wh
 // is CUPTI's delivery thread, not an application thread, so it may wait for the writer.
 void put(CaptureContext& c, const Record& r) { c.emit_waiting(r); }
 
-std::string demangle(const char* mangled) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  if (status != 0 || d == nullptr) return mangled;
-  std::string out(d);
-  std::free(d);
-  return out;
-}
-
-// "void ns::k<int>(float*, int)" → "ns::k": no arguments, template arguments or return type.
-std::string truncate_name(std::string s) {
-  auto strip_group = [&](char open, char close) {
-    if (s.empty() || s.back() != close) return;
-    int depth = 0;
-    for (size_t i = s.size(); i-- > 0;) {
-      if (s[i] == close)
-        ++depth;
-      else if (s[i] == open && --depth == 0) {
-        s.erase(i);
-        return;
-      }
-    }
-  };
-  strip_group('(', ')');
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  strip_group('<', '>');
-  int depth = 0;
-  for (size_t i = s.size(); i-- > 0;) {
-    if (s[i] == '>' || s[i] == ')')
-      ++depth;
-    else if (s[i] == '<' || s[i] == '(')
-      --depth;
-    else if (s[i] == ' ' && depth == 0) {
-      s.erase(0, i + 1);
-      break;
-    }
-  }
-  return s;
-}
-
 std::string without_version(const char* name) {
   std::string s = name ? name : "unknown";
   const size_t v = s.rfind("_v");
@@ -154,18 +112,12 @@ KernelEntry* kernel_entry(CaptureContext& c, const CUpti_ActivityKernel10& k) {
     e = new KernelEntry();
     e->name = name;
     e->id = g_next_kernel_id++;
-    const std::string demangled = demangle(name);
-    const Settings& s = g_settings;
-    if (s.has_include && regexec(&s.include, demangled.c_str(), 0, nullptr, 0) != 0)
-      e->keep = false;
-    if (s.has_exclude && regexec(&s.exclude, demangled.c_str(), 0, nullptr, 0) == 0)
-      e->keep = false;
+    kernel_names::Name named = g_names.name(name);
+    e->keep = named.keep;
     KernelSymbolInfo info;
     info.id = e->id;
     info.kernel_name = name;
-    info.display_name = s.mangled    ? std::string(name)
-                        : s.truncate ? truncate_name(demangled)
-                                     : demangled;
+    info.display_name = std::move(named.display);
     info.group_segment_size = static_cast<uint32_t>(k.staticSharedMemory);
     info.private_segment_size = k.localMemoryPerThread;
     info.arch_vgpr_count = k.registersPerThread;

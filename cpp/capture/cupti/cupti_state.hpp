@@ -4,10 +4,11 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <regex.h>
 #include <string>
 #include <vector>
 
+#include "capture/kernel_names.hpp"
+#include "capture/settings.hpp"
 #include "cupti_loader.hpp"
 
 namespace rocprof {
@@ -47,8 +48,8 @@ inline bool launch_info(uint32_t corr, uint32_t* tid, uint32_t* region, uint32_t
 }
 
 struct Settings {
-  bool kernel = true, memcpy = true, memory = false, runtime = true, driver = true, sync = true;
-  bool callsite = true, region = true, truncate = false, mangled = false;
+  ActivitySet activities = CuptiSettings{}.activities;  // CuptiSettings::activities
+  bool callsite = true, region = true;
   // ENTER callbacks (the callback API): 0 none, 1 launches/copies/sets only (launching thread,
   // ROCTx range, call site of each GPU operation), 2 also synchronisations and allocations
   // (what the SYNCHRONIZATION and MEMORY2 records need for their thread).
@@ -57,14 +58,13 @@ struct Settings {
   // turning buffers into records. Off only to find where tracing time goes.
   bool timestamp = true, process = true;
   bool runtime_queries = false;  // CuptiSettings::runtime_queries
-  // POSIX regex, not std::regex: std::regex instantiates libstdc++ locale facets as
-  // STB_GNU_UNIQUE symbols that bind process-wide and crashed PyTorch's import (H200).
-  bool has_include = false, has_exclude = false;
-  regex_t include{}, exclude{};
   uint32_t flush_ms = 250;
   size_t buffer_bytes = 4u << 20;
 };
 extern Settings g_settings;
+// Kernel display names and the trace's kernel filter, compiled once per session (read by
+// CUPTI's buffer thread only).
+extern kernel_names::Naming g_names;
 extern const Api* g_api;
 
 // The interned call-site id of a launch's frame chain key (0: none), off the hot path.

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "cupti_state.hpp"
 #include "tests/fake_capture_context.hpp"
@@ -53,7 +56,26 @@ class CuptiMapping : public ::testing::Test {
     records_reset(&ctx);
   }
   void TearDown() override { records_reset(nullptr); }
-  static void CuptiSettingsCompiled() { g_settings = Settings{}; }
+  static void CuptiSettingsCompiled() { CuptiSettingsCompiled(KernelNameSettings{}); }
+  static void CuptiSettingsCompiled(const KernelNameSettings& names) {
+    g_settings = Settings{};
+    std::string why;
+    ASSERT_TRUE(g_names.configure(names, &why)) << why;
+  }
+  // The display name each kernel's symbol row got, in launch order; "" for no row.
+  std::vector<std::string> displays(std::initializer_list<const char*> symbols) {
+    std::vector<std::string> out;
+    uint32_t corr = 100;
+    for (const char* symbol : symbols) {
+      launched(++corr, 1, 0);
+      const auto k = kernel(symbol, corr);
+      const size_t before = ctx.rows<KernelSymbolInfo>().size();
+      map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+      const auto rows = ctx.rows<KernelSymbolInfo>();
+      out.push_back(rows.size() > before ? rows.back().display_name : "");
+    }
+    return out;
+  }
   FakeCaptureContext ctx;
 };
 
@@ -118,15 +140,49 @@ TEST_F(CuptiMapping, PausedLaunchesAndExcludedKernelsLeaveNothing) {
   auto k = kernel("_Z6kernelPfi", 5);
   map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
   EXPECT_TRUE(ctx.records.empty());
-  ASSERT_EQ(regcomp(&g_settings.exclude, "^gemm_[0-9]+", REG_EXTENDED | REG_NOSUB), 0);
-  g_settings.has_exclude = true;
+  KernelNameSettings names;
+  names.exclude = "^gemm_[0-9]+";
+  CuptiSettingsCompiled(names);
   launched(6, 1, 0);
   k = kernel("gemm_128", 6);
   map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
   EXPECT_TRUE(ctx.records.empty());
   EXPECT_TRUE(ctx.rows<KernelSymbolInfo>().empty());  // a filtered kernel names nothing
-  regfree(&g_settings.exclude);
-  g_settings.has_exclude = false;
+}
+
+// PyTorch's (g++-mangled from declarations of the same shape) and a plain C++ kernel.
+constexpr const char* kVectorized =
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_"
+    "T1_";
+constexpr const char* kTemplated = "_ZN2ns1kIiEEvPfi";  // void ns::k<int>(float*, int)
+
+TEST_F(CuptiMapping, KernelNamesDemangledTruncatedOrMangled) {
+  EXPECT_EQ(displays({kTemplated, "triton_poi_fused_add_0"}),
+            (std::vector<std::string>{"void ns::k<int>(float*, int)", "triton_poi_fused_add_0"}));
+  records_reset(&ctx);
+  KernelNameSettings names;
+  names.truncate = true;  // -T
+  CuptiSettingsCompiled(names);
+  EXPECT_EQ(displays({kTemplated, kVectorized, "_Z6kernelPfi", "triton_poi_fused_add_0"}),
+            (std::vector<std::string>{"k", "vectorized_elementwise_kernel", "kernel",
+                                      "triton_poi_fused_add_0"}));
+  records_reset(&ctx);
+  names = KernelNameSettings{};
+  names.mangled = true;  // -M
+  CuptiSettingsCompiled(names);
+  EXPECT_EQ(displays({kVectorized}), std::vector<std::string>{kVectorized});
+  EXPECT_EQ(ctx.rows<KernelSymbolInfo>().back().kernel_name, kVectorized);
+}
+
+TEST_F(CuptiMapping, TraceKernelRegexesMatchTheDemangledName) {
+  KernelNameSettings names;
+  names.include = "^void (at::native|ns)::";  // --trace-kernel-include-regex
+  names.exclude = "FillFunctor";              // --trace-kernel-exclude-regex
+  CuptiSettingsCompiled(names);
+  EXPECT_EQ(displays({kTemplated, kVectorized, "_Z6kernelPfi"}),
+            (std::vector<std::string>{"void ns::k<int>(float*, int)", "", ""}));
+  ASSERT_EQ(ctx.records.size(), 1u);  // only the kept kernel's dispatch
+  EXPECT_EQ(ctx.records[0].correlation_id, 101u);
 }
 
 TEST_F(CuptiMapping, CopiesAndSets) {

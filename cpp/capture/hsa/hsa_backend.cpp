@@ -32,7 +32,7 @@ Runtime g_rt;
 std::atomic<bool> g_loaded{false};
 Active g_on;
 std::atomic<CaptureContext*> g_ctx{nullptr};
-NameSettings g_names;
+kernel_names::Naming g_names;
 
 namespace {
 
@@ -63,6 +63,7 @@ std::atomic<const CallsiteHooks*> g_session_hooks{nullptr};
 std::mutex g_mu;  // session start/stop against OnLoad
 bool g_session = false;
 HsaSettings g_settings;
+KernelNameSettings g_name_settings;
 bool g_forked_child = false;
 
 std::string text_info(hsa_agent_t a, hsa_agent_info_t attr, size_t size) {
@@ -154,21 +155,6 @@ std::string runtime_library() {
   return "unknown";
 }
 
-void compile_names(const HsaSettings& s) {
-  if (g_names.has_include) regfree(&g_names.include);
-  if (g_names.has_exclude) regfree(&g_names.exclude);
-  g_names.has_include = g_names.has_exclude = false;
-  g_names.truncate = s.truncate;
-  g_names.mangled = s.mangled;
-  // Validated by capture::validate before the session started.
-  if (!s.kernel_include.empty())
-    g_names.has_include =
-        regcomp(&g_names.include, s.kernel_include.c_str(), REG_EXTENDED | REG_NOSUB) == 0;
-  if (!s.kernel_exclude.empty())
-    g_names.has_exclude =
-        regcomp(&g_names.exclude, s.kernel_exclude.c_str(), REG_EXTENDED | REG_NOSUB) == 0;
-}
-
 void note(CaptureContext& c, const std::string& tag, const std::string& value) {
   c.info(MetadataInfo{"rocprof.hsa." + tag, value});
 }
@@ -176,14 +162,24 @@ void note(CaptureContext& c, const std::string& tag, const std::string& value) {
 // Both OnLoad and the session are there: switch tracing on. Under g_mu.
 void activate(CaptureContext& c) {
   const HsaSettings& s = g_settings;
-  compile_names(s);
+  // The one place the activity vocabulary becomes this backend's switches.
+  const bool kernels = s.activities.has(Activity::kernels);
+  const bool copies = s.activities.has(Activity::copies);
+  const bool allocations = s.activities.has(Activity::allocations);
+  const bool hsa_api = s.activities.has(Activity::hsa_api);
+  // The GPU runtime's API is HIP's here (rocprofv3's --runtime-trace: HIP runtime API).
+  const bool hip_api =
+      s.activities.has(Activity::hip_api) || s.activities.has(Activity::runtime_api);
+  std::string why;  // validated by capture::validate before the session started
+  if (!g_names.configure(g_name_settings, &why))
+    std::fprintf(stderr, "rocprof: %s; AMD kernels traced unfiltered\n", why.c_str());
   note(c, "runtime_library", runtime_library());
   note(c, "runtime_version", std::to_string(g_rt.version));
   note(c, "clock",
        "system ticks x " + std::to_string(g_rt.ns_per_tick) + " ns + " +
            std::to_string(g_rt.offset_ns) + " ns = CLOCK_BOOTTIME");
   write_agents(c);
-  if (s.hsa_api) {
+  if (hsa_api) {
     install_api_tracing();
     api_tracing_names(c);
   }
@@ -193,16 +189,16 @@ void activate(CaptureContext& c) {
   }
   dispatch_session_start(c);
   std::string active = "hsa_tools";
-  if (s.kernels) active += ",kernel_trace";
-  if (s.copies) active += ",memory_copy_trace";
-  if (s.allocations) active += ",memory_allocation_trace";
-  if (s.hsa_api) active += ",hsa_trace";
+  if (kernels) active += ",kernel_trace";
+  if (copies) active += ",memory_copy_trace";
+  if (allocations) active += ",memory_allocation_trace";
+  if (hsa_api) active += ",hsa_trace";
   g_on.region.store(s.region, std::memory_order_relaxed);
-  g_on.kernels.store(s.kernels, std::memory_order_relaxed);
-  g_on.copies.store(s.copies, std::memory_order_relaxed);
-  g_on.allocations.store(s.allocations, std::memory_order_relaxed);
-  g_on.hsa_api.store(s.hsa_api, std::memory_order_release);
-  if (s.hip_api) {
+  g_on.kernels.store(kernels, std::memory_order_relaxed);
+  g_on.copies.store(copies, std::memory_order_relaxed);
+  g_on.allocations.store(allocations, std::memory_order_relaxed);
+  g_on.hsa_api.store(hsa_api, std::memory_order_release);
+  if (hip_api) {
     std::string why;
     if (hip_start(c, &why)) {
       active += ",hip_trace";
@@ -215,10 +211,11 @@ void activate(CaptureContext& c) {
   note(c, "active", active);
 }
 
-void on_start(CaptureContext& c, const HsaSettings& s) {
+void on_start(CaptureContext& c, const HsaSettings& s, const KernelNameSettings& names) {
   if (g_forked_child || !s.enabled) return;
   std::lock_guard<std::mutex> g(g_mu);
   g_settings = s;
+  g_name_settings = names;
   g_session = true;
   g_ctx.store(&c, std::memory_order_release);
   note(c, "compiled", build_summary());
@@ -310,7 +307,7 @@ class HsaBackend final : public Backend {
  public:
   const char* name() const override { return "hsa"; }
   bool start(CaptureContext& ctx, const CaptureSettings& s, std::string*) override {
-    on_start(ctx, s.hsa);  // says itself, in metadata, why it is off or waiting
+    on_start(ctx, s.hsa, s.kernel_names);  // says itself, in metadata, why it is off or waiting
     return true;
   }
   void stop(CaptureContext& ctx) override { on_stop(ctx); }

@@ -15,7 +15,6 @@
 //
 // Hot path (submitting thread): a lock-free pop from the slot pool, plain stores, one
 // hsa_amd_signal_async_handler registration per dispatch. No lock, no allocation.
-#include <cxxabi.h>
 
 #include <atomic>
 #include <chrono>
@@ -131,48 +130,17 @@ std::condition_variable g_writer_cv;
 bool g_writer_stop = false;
 uint64_t g_dispatches_written = 0, g_copies_written = 0;
 
-std::string demangle(const std::string& mangled) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || d == nullptr) return mangled;
-  std::string out(d);
-  std::free(d);
-  return out;
-}
-
-// "void ns::k<int>(float*, int)" → "ns::k" (-T): no arguments, template arguments, return type.
-std::string truncate_name(std::string s) {
-  int depth = 0;
-  size_t cut = s.size();
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '<') ++depth;
-    if (s[i] == '>') --depth;
-    if (depth == 0 && (s[i] == '(' || s[i] == '<')) {
-      cut = i;
-      break;
-    }
-  }
-  s.erase(cut);
-  const size_t space = s.rfind(' ');
-  if (space != std::string::npos) s.erase(0, space + 1);
-  return s;
-}
-
 // Under g_sym_mu, with a session's context.
 void write_symbol(CaptureContext& c, Symbol& s) {
   if (s.written) return;
   s.written = true;
-  const std::string demangled = demangle(s.name);
-  s.keep =
-      !(g_names.has_include && regexec(&g_names.include, demangled.c_str(), 0, nullptr, 0) != 0) &&
-      !(g_names.has_exclude && regexec(&g_names.exclude, demangled.c_str(), 0, nullptr, 0) == 0);
+  kernel_names::Name named = g_names.name(s.name.c_str());
+  s.keep = named.keep;
   if (!s.keep) return;
   KernelSymbolInfo k;
   k.id = s.id;
   k.kernel_name = s.name;
-  k.display_name = g_names.mangled    ? s.name
-                   : g_names.truncate ? truncate_name(demangled)
-                                      : demangled;
+  k.display_name = std::move(named.display);
   k.kernel_object = s.object;
   k.kernarg_segment_size = s.kernarg_size;
   k.kernarg_segment_alignment = s.kernarg_align;

@@ -15,12 +15,12 @@
 #include <hsa/hsa.h>
 #include <hsa/hsa_api_trace.h>
 #include <hsa/hsa_ext_amd.h>
-#include <regex.h>
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 
+#include "capture/kernel_names.hpp"
 #include "capture/settings.hpp"
 
 namespace rocprof {
@@ -52,12 +52,9 @@ struct Active {
 extern Active g_on;
 extern std::atomic<CaptureContext*> g_ctx;  // the session's context while one runs
 
-// Kernel-name settings, compiled once per session (read by the completion thread only).
-struct NameSettings {
-  bool truncate = false, mangled = false, has_include = false, has_exclude = false;
-  regex_t include{}, exclude{};
-};
-extern NameSettings g_names;
+// Kernel display names and the trace's kernel filter, compiled once per session (read by the
+// completion thread only).
+extern kernel_names::Naming g_names;
 
 uint32_t os_tid() noexcept;
 // One sequence for HSA/HIP API calls and GPU operations: ids are unique in the process.

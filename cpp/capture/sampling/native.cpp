@@ -2,7 +2,6 @@
 // symbolizer is built (it needs nothing but dladdr).
 #include "capture/sampling/native.hpp"
 
-#include <cxxabi.h>
 #include <dlfcn.h>
 #include <link.h>
 
@@ -10,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "capture/kernel_names.hpp"
 
 #ifdef ROCPROF_HAVE_LIBUNWIND
 #define UNW_LOCAL_ONLY
@@ -100,10 +101,7 @@ void native_symbol(uint64_t ip, std::string* func, std::string* file) {
   }
   *file = info.dli_fname ? info.dli_fname : "<unknown>";
   if (info.dli_sname != nullptr) {
-    int status = 0;
-    char* dem = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
-    *func = (status == 0 && dem) ? dem : info.dli_sname;
-    std::free(dem);
+    *func = kernel_names::demangle(info.dli_sname);
   } else {
     char buf[48];
     std::snprintf(buf, sizeof buf, "+0x%llx",

@@ -1,13 +1,4 @@
-"""Python halves of the capture backends: each module here turns Options into
-backend_options for the native core and registers itself in rocprof.backends' tables.
-Imported (all of them) when a session is configured."""
-
-from __future__ import annotations
-
-import importlib
-import pkgutil
-
-
-def load_all() -> None:
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
+"""Python halves of the capture backends: each module here turns Options into its part of the
+native core's typed settings (configure), and says what a child process needs of it
+(child_environment). rocprof.backends names them in its static list and imports them when a
+session is configured."""

@@ -13,7 +13,7 @@ import site
 import sys
 import sysconfig
 
-from .. import _core, backends
+from .. import _core, library_dir
 from ..options import Options
 
 
@@ -54,18 +54,12 @@ def configure(options: Options, settings) -> list[str]:
     """Fill settings.cupti (rocprof._core.CuptiSettings) from the launcher's options."""
     c = settings.cupti
     c.enabled = True
-    c.kernels = options.kernel_trace
-    c.copies = options.memory_copy_trace
-    c.allocations = options.memory_allocation_trace
-    c.runtime_api = c.driver_api = c.sync = options.runtime_trace
+    asked = options.activities()
+    c.activities = [a for a in c.SUPPORTED if a in asked]
     c.runtime_queries = options.runtime_trace_all
     # ENTER callbacks on launches/copies/sets only (thread, ROCTx range and call site of each
     # GPU operation) unless synchronisation or allocation records need their thread too.
-    c.callbacks = "all" if options.runtime_trace or options.memory_allocation_trace else "launch"
-    c.truncate = options.truncate_kernels
-    c.mangled = options.mangled_kernels
-    c.kernel_include = options.trace_kernel_include_regex or ""
-    c.kernel_exclude = options.trace_kernel_exclude_regex or ""
+    c.callbacks = "all" if {"sync", "allocations"} & asked else "launch"
     c.launch_sites = True
     from . import autograd_sites  # backward kernels get the line of their backward() call
 
@@ -74,7 +68,7 @@ def configure(options: Options, settings) -> list[str]:
     if options.counters_requested():
         # --pmc names are required (a bad one turns counters off with its reason); the --sol set
         # is optional per name ("?name": a chip without the metric leaves it out).
-        from rocpd import kernel_metrics as metrics
+        from rocpd.counters import kernel_metrics as metrics
 
         names = list(dict.fromkeys(options.pmc))
         if options.sol:
@@ -92,10 +86,37 @@ def configure(options: Options, settings) -> list[str]:
     return []
 
 
-# The probe (rocprof info) runs before any session: let it find the wheel's copy too.
-# Native programs started by `rocprof run -- CMD` must not inherit that choice (a toolkit-built
-# program crashed with the PyTorch wheel's CUPTI on an H200 host): the user's own setting is
-# kept here for them.
-USER_LIBRARY_PATH = os.environ.get("ROCPROF_CUPTI_LIBRARY_PATH")
-os.environ.setdefault("ROCPROF_CUPTI_LIBRARY_PATH", ":".join(library_candidates()))
-backends.CONFIGURE_GPU["cupti"] = configure
+# The user's own ROCPROF_CUPTI_LIBRARY_PATH, as it was before prepare() chose one: native
+# programs started by `rocprof run -- CMD` must not inherit our choice (a toolkit-built program
+# crashed with the PyTorch wheel's CUPTI on an H200 host).
+_USER_LIBRARY_PATH: list = []
+
+
+def prepare() -> None:
+    """Before the first probe of a session: let it find the wheel's copy too."""
+    if not _USER_LIBRARY_PATH:
+        _USER_LIBRARY_PATH.append(os.environ.get("ROCPROF_CUPTI_LIBRARY_PATH"))
+    os.environ.setdefault("ROCPROF_CUPTI_LIBRARY_PATH", ":".join(library_candidates()))
+
+
+def child_environment(options: Options, settings, env: dict) -> list[str]:
+    """What a command started by `rocprof run -- CMD` needs: native processes find libcupti
+    themselves (the copy their CUDA runtime matches: the toolkit's, or the loader path; Python
+    processes choose theirs in their own session), and CUDA programs that never load
+    libroctx64 are traced through the CUDA driver's injection hook."""
+    settings.cupti.library_candidates = ""
+    user = _USER_LIBRARY_PATH[0] if _USER_LIBRARY_PATH else os.environ.get(
+        "ROCPROF_CUPTI_LIBRARY_PATH")
+    if user is None:
+        env.pop("ROCPROF_CUPTI_LIBRARY_PATH", None)
+    else:
+        env["ROCPROF_CUPTI_LIBRARY_PATH"] = user
+    if not settings.cupti.enabled:
+        return []
+    inject = os.path.join(library_dir(), "librocprof_inject.so")
+    current = env.get("CUDA_INJECTION64_PATH")
+    if current and os.path.realpath(current) != os.path.realpath(inject):
+        return [f"CUDA_INJECTION64_PATH is already set ({current}): CUDA programs that do not "
+                "load libroctx64 are not traced"]
+    env["CUDA_INJECTION64_PATH"] = inject
+    return []

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 
-from .. import _core, backends, library_dir
+from .. import _core
+from .._libs import library_dir
 from ..options import Options
 from . import cupti
 
@@ -64,16 +65,9 @@ def configure(options: Options, settings) -> list[str]:
     """Fill settings.hsa (rocprof._core.HsaSettings) and set the tool's environment."""
     h = settings.hsa
     h.enabled = True
-    h.kernels = options.kernel_trace
-    h.copies = options.memory_copy_trace
-    h.allocations = options.memory_allocation_trace
-    # --runtime-trace means the GPU runtime's API, HIP's here (rocprofv3: HIP runtime API).
-    h.hip_api = options.hip_trace or options.runtime_trace
-    h.hsa_api = options.hsa_trace
-    h.truncate = options.truncate_kernels
-    h.mangled = options.mangled_kernels
-    h.kernel_include = options.kernel_include_regex or ""
-    h.kernel_exclude = options.kernel_exclude_regex or ""
+    # The activities it serves (runtime_api is HIP's API here: hsa_backend.cpp maps it).
+    asked = options.activities()
+    h.activities = [a for a in h.SUPPORTED if a in asked]
     h.launch_sites = True
     if hasattr(_core, "_hsa_set_callsite_prefixes"):
         _core._hsa_set_callsite_prefixes("\n".join(cupti.library_prefixes()))
@@ -90,4 +84,9 @@ def configure(options: Options, settings) -> list[str]:
     return notes
 
 
-backends.CONFIGURE_GPU["hsa"] = configure
+
+def child_environment(options: Options, settings, env: dict) -> list[str]:
+    """A command's processes load our tool through the HSA runtime's variables."""
+    if settings.hsa.enabled:
+        env.update(tool_environment(env))
+    return []

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .. import _core, backends
+from .. import _core
 from ..options import Options
 
 
@@ -24,5 +24,3 @@ def configure(options: Options, settings) -> list[str]:
     # its initialisation twice); the native side says so there when none can.
     return []
 
-
-backends.CONFIGURE_METRICS["metrics"] = configure

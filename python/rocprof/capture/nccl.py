@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import os
 
-from .. import backends, library_dir
+from .. import backends
+from .._libs import library_dir
 from ..options import Options
 
-PLUGIN_LIBRARY = "librocprof_nccl.so"
+PLUGIN_LIBRARY = backends.get("nccl").library
 VARIABLE = "NCCL_PROFILER_PLUGIN"
 # rocprof.nccl.plugin until NCCL loads the plugin (which then replaces it with its interface).
 METADATA_TAG = "rocprof.nccl.plugin"
@@ -37,9 +38,8 @@ def environment(environ: dict | None = None) -> tuple[dict[str, str], list[str]]
     kept (NCCL loads one profiler plugin): collectives are then kernels only."""
     environ = os.environ if environ is None else environ
     ours = plugin_path()
-    if not os.path.exists(ours):
-        return {}, [f"--rccl-trace: {PLUGIN_LIBRARY} is not in this build ({library_dir()}); "
-                    "collectives are recorded as kernels only"]
+    if not os.path.exists(ours):  # the backend's status says so (backends.statuses)
+        return {}, []
     current = environ.get(VARIABLE)
     if current and os.path.realpath(current) != os.path.realpath(ours):
         return {}, [f"--rccl-trace: {VARIABLE} is already set ({current}); NCCL loads one "
@@ -47,12 +47,22 @@ def environment(environ: dict | None = None) -> tuple[dict[str, str], list[str]]
     return {VARIABLE: ours}, []
 
 
+def _asked(options: Options) -> bool:
+    return "collectives" in options.activities()
+
+
 def configure(options: Options, settings) -> list[str]:
-    if not options.rccl_trace:
+    """This process's environment, which the script run in-process and its children inherit."""
+    if not _asked(options):
         return []
     env, notes = environment()
     os.environ.update(env)
     return notes
 
 
-backends.CONFIGURE_COLLECTIVES["nccl"] = configure
+def child_environment(options: Options, settings, env: dict) -> list[str]:
+    """A command's processes: NCCL reads the variable when it creates its first communicator.
+    configure() has said already what keeps the plugin out, so no notes twice."""
+    if _asked(options):
+        env.update(environment(env)[0])
+    return []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import threading
 
-from .. import _core, backends
+from .. import _core
 from ..options import Options
 
 
@@ -78,5 +78,4 @@ def _after_fork_child() -> None:
         pass
 
 
-backends.CONFIGURE_SAMPLING["sampling"] = configure
 os.register_at_fork(after_in_child=_after_fork_child)

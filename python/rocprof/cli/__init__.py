@@ -7,6 +7,7 @@ import importlib
 import sys
 
 from .._version import __version__
+from .errors import UsageError
 from .help_text import Formatter, epilog
 
 SUBCOMMANDS = {
@@ -24,10 +25,6 @@ EXAMPLES = (
     "rocpd summary rocprof-output/         # analyse: summary, analyze, report, convert ...",
     'eval "$(rocprof completion bash)"     # tab completion for rocprof and rocpd',
 )
-
-
-class UsageError(Exception):
-    """Bad command line: printed as one line, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):

@@ -21,12 +21,11 @@ same signal), and signals sent to the launcher are forwarded to the command.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import subprocess
 import sys
 
-from .. import backends, library_dir, paths, run_report
+from .. import backends, paths, run_report
+from .._libs import library_dir
 from ..children import child_environment
 from ..options import Options
 
@@ -48,6 +47,8 @@ def classify(argv0: str) -> tuple[str, str]:
             return "command", argv0
         return "script", argv0  # a Python file without the suffix: python would run it too
     if os.sep not in argv0:
+        import shutil
+
         found = shutil.which(argv0)
         if found:
             return "command", found
@@ -67,14 +68,6 @@ def command_environment(options: Options) -> tuple[dict[str, str], list[str]]:
         env.update(child_environment(options, unique_names=False))
     settings, more = backends.configure(options)
     notes += more
-    from ..capture import hsa
-
-    if settings.hsa.enabled:  # the HSA runtime loads our tool through these (capture/hsa.py)
-        env.update(hsa.tool_environment(env))
-    if options.rccl_trace:  # NCCL loads our profiler plugin through it (capture/nccl.py)
-        from ..capture import nccl
-
-        env.update(nccl.environment(env)[0])
     if options.sample is not None:
         notes.append("--sample: call stacks are sampled in the Python processes the command "
                      "starts; native programs are not sampled (the sampler needs an interpreter)")
@@ -82,15 +75,9 @@ def command_environment(options: Options) -> tuple[dict[str, str], list[str]]:
     # with the launcher's values so that a bad path fails before the command starts.
     template = paths.database_template(options.output_dir, options.output_file)
     paths.check(template, strict=options.no_clobber)
-    # Native processes find libcupti themselves (the copy their CUDA runtime matches: the
-    # toolkit's, or the loader path); Python processes choose theirs in their own session.
-    settings.cupti.library_candidates = ""
-    from ..capture import cupti
-
-    if cupti.USER_LIBRARY_PATH is None:
-        env.pop("ROCPROF_CUPTI_LIBRARY_PATH", None)
-    else:
-        env["ROCPROF_CUPTI_LIBRARY_PATH"] = cupti.USER_LIBRARY_PATH
+    # Each backend's part (the HSA tool's variables, CUDA's injection hook ...); it may change
+    # the settings native processes read, so before they are written below.
+    backend_notes = backends.child_environment(options, settings, env)
     libs = library_dir()
     env.update({
         "ROCPROF_AUTOSTART_OUTPUT": os.path.abspath(template),
@@ -105,18 +92,10 @@ def command_environment(options: Options) -> tuple[dict[str, str], list[str]]:
     if options.collection_periods:
         notes.append("-P: Python processes of the command follow the collection periods; native "
                      "programs record from their start")
-    if settings.cupti.enabled:
-        inject = os.path.join(libs, "librocprof_inject.so")
-        current = env.get("CUDA_INJECTION64_PATH")
-        if current and os.path.realpath(current) != os.path.realpath(inject):
-            notes.append(f"CUDA_INJECTION64_PATH is already set ({current}): CUDA programs that "
-                         "do not load libroctx64 are not traced")
-        else:
-            env["CUDA_INJECTION64_PATH"] = inject
-    return env, notes
+    return env, notes + backend_notes
 
 
-def _forwarder(proc: subprocess.Popen):
+def _forwarder(proc):
     def forward(signum, _frame):
         if signum in _TTY_SIGNALS:
             # From the terminal, the whole foreground process group (the command too) got
@@ -134,6 +113,8 @@ def _forwarder(proc: subprocess.Popen):
 
 
 def run_command(options: Options, argv: list[str]) -> int:
+    import subprocess
+
     run_report.begin()
     try:
         env, notes = command_environment(options)

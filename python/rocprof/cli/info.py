@@ -94,7 +94,8 @@ def amd_paths() -> dict:
 
 
 def run(args) -> int:
-    from .. import backends, library_dir
+    from .. import backends
+    from .._libs import library_dir
     from ..capture import metrics
 
     statuses = backends.statuses()

@@ -1,5 +1,5 @@
 """rocprofv3's own option forms for `rocprof run`: `[BOOL]` values (`--kernel-trace=false`,
-`--sys-trace true`), `-f/--output-format` (written at exit by run_report.py), `-u/--summary-units`,
+`--sys-trace true`), `-f/--output-format` (written at exit by run_report.py, from rocpd's export registry), `-u/--summary-units`,
 `--summary-output-file`, `--selected-regions`, and `-i/--input` files (YAML, JSON; each job of
 the multi-job form runs the target once)."""
 
@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
-from . import UsageError
+from .. import option_table as table
+from ..periods import PERIOD_UNITS  # noqa: F401 - the choices of --collection-period-unit
+from .errors import UsageError
 
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("0", "false", "no", "off")
-FORMATS = ("csv", "json", "pftrace", "otf2", "rocpd")
 UNITS = {"sec": "s", "msec": "ms", "usec": "us", "nsec": "ns"}  # rocprofv3 → rocpd.stats
 
 
@@ -88,7 +88,7 @@ def job_argv(job: dict) -> list[str]:
     """A job's options as command-line tokens (`kernel_trace: true` → `--kernel-trace=true`)."""
     argv: list[str] = []
     for key, value in job.items():
-        flag = "--" + str(key).replace("_", "-")
+        flag = table.input_flag(key)
         if isinstance(value, bool):
             argv.append(f"{flag}={'true' if value else 'false'}")
         elif isinstance(value, list):
@@ -102,6 +102,8 @@ def run_input_jobs(path: str, own: list[str], target: list[str]) -> int:
     """Each job runs the target once, as `rocprof run JOB-OPTIONS OWN-OPTIONS -- TARGET`
     (options on the command line win over the file's). Returns the first failing job's
     status, else 0."""
+    import subprocess
+
     status = 0
     jobs = _load(path)
     for n, job in enumerate(jobs):
@@ -116,8 +118,7 @@ def run_input_jobs(path: str, own: list[str], target: list[str]) -> int:
 
 # ---- -P/--collection-period, --log-level, --preload ------------------------------------------
 
-PERIOD_UNITS = {"hour": 3600.0, "min": 60.0, "sec": 1.0, "msec": 1e-3, "usec": 1e-6, "nsec": 1e-9}
-LOG_LEVELS = ("fatal", "error", "warning", "info", "trace", "env")
+LOG_LEVELS = table.by_name("--log-level").argparse["choices"]
 
 
 def parse_period(text: str) -> tuple[float, float, int]:
@@ -136,29 +137,6 @@ def parse_period(text: str) -> tuple[float, float, int]:
 
 
 parse_period.__name__ = "DELAY:DURATION:REPEAT"
-
-
-def start_collection_periods(periods: list[tuple[float, float, int]], unit: str) -> None:
-    """A daemon thread that resumes the (paused-at-start) session for each period's DURATION
-    after its DELAY, REPEAT times; several periods run one after another."""
-    import threading
-    import time
-
-    import roctx
-
-    scale = PERIOD_UNITS[unit]
-
-    def run() -> None:
-        for delay, duration, repeat in periods:
-            n = 0
-            while repeat == 0 or n < repeat:
-                time.sleep(delay * scale)
-                roctx.resume()
-                time.sleep(duration * scale)
-                roctx.pause()
-                n += 1
-
-    threading.Thread(target=run, name="rocprof-collection-period", daemon=True).start()
 
 
 def shows_notes(level: str) -> bool:

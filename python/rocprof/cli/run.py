@@ -11,24 +11,18 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import option_table as table
 from ..options import Options
-from . import UsageError
 from . import rocprofv3_options as v3
+from .errors import UsageError
 from .run_parser import DEFAULT_RATE, add_parser  # noqa: F401 - the subcommand's parser
 from .target import run_target
 
-# Options of `run` that take a value: needed to find where the target's own argv begins.
-_VALUED = {"-d", "--output-directory", "-o", "--output-file", "--kernel-include-regex",
-           "--kernel-exclude-regex", "--trace-kernel-include-regex",
-           "--trace-kernel-exclude-regex", "--minimum-output-data", "--sampling-mode", "--buffer-budget", "-u",
-           "--summary-units", "--summary-output-file", "-i", "--input", "-P",
-           "--collection-period", "--collection-period-unit", "--log-level", "--gpus", "--cpus"}
-# rocprofv3 flags that take an optional BOOL after them (`--sys-trace false`).
-_BOOLS = {"--stats", "-S", "--summary", "--marker-trace", "--kernel-trace", "--memory-copy-trace",
-          "--memory-allocation-trace", "-r", "--runtime-trace", "-s", "--sys-trace", "--hip-trace", "--hsa-trace",
-          "--runtime-trace-all", "--selected-regions", "-T", "--truncate-kernels", "-M", "--mangled-kernels",
-          "--native-stacks", "--kernel-rename", "--sol"}
-_BOOLS |= {"--rccl-trace", "--nccl-trace"}  # collectives (run_parser._add_collectives)
+# Which options take a value, or an optional [BOOL] (`--sys-trace false`): where the target's
+# own argv begins depends on them.
+_VALUED = table.names("value")
+_BOOLS = table.names("bool")
+_RATES = table.names("rate")  # an optional whole number (`--sample 500`)
 
 
 def _is_counter_name(token: str) -> bool:
@@ -54,12 +48,14 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
             return argv[:i], argv[i:]
         if a in _VALUED:
             i += 1
-        elif a in ("--sample", "--process-freq") and i + 1 < len(argv) and argv[i + 1].isdigit():
+        elif a in _RATES and i + 1 < len(argv) and argv[i + 1].isdigit():
             i += 1
         elif a in _BOOLS and i + 1 < len(argv) and v3.is_bool(argv[i + 1]):
             i += 1
         elif a in ("-f", "--output-format"):
-            while i + 1 < len(argv) and argv[i + 1] in v3.FORMATS:
+            from ..run_report import output_formats
+
+            while i + 1 < len(argv) and argv[i + 1] in output_formats():
                 i += 1
         elif a == "--pmc":  # counter names up to the next option, `--`, or the script
             while i + 1 < len(argv) and _is_counter_name(argv[i + 1]):
@@ -106,11 +102,11 @@ def options_from(args) -> Options:
         # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
         o.kernel_trace = o.memory_copy_trace = True
         o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
-    # rocprofv3: --sys-trace and --runtime-trace include --rccl-trace.
-    o.rccl_trace = bool(args.rccl_trace or args.sys_trace or args.runtime_trace)
+    # --sys-trace and --runtime-trace include the collectives too (option_table.py).
+    o.rccl_trace = bool(args.rccl_trace)
     o.sol = bool(args.sol)
     if args.pmc or o.sol:
-        from rocpd import kernel_metrics as metrics
+        from rocpd.counters import kernel_metrics as metrics
 
         try:
             o.pmc, o.counter_aliases = metrics.resolve(args.pmc)

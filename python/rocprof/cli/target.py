@@ -6,7 +6,6 @@ import os
 import runpy
 import signal
 import sys
-import traceback
 
 from .. import run_report
 from ..options import Options
@@ -31,6 +30,8 @@ def _print_user_traceback(exc: BaseException) -> None:
                               or tb.tb_frame.f_code.co_filename == runpy.__file__
                               or "<frozen runpy>" in tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
+    import traceback
+
     try:
         if sys.stderr is not None:
             traceback.print_exception(type(exc), exc, tb)
@@ -47,7 +48,8 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
         run_report.say(f"rocprof run: {e}")
         run_report.finish()
         return 2
-    from .rocprofv3_options import shows_notes, start_collection_periods
+    from ..periods import start_collection_periods
+    from .rocprofv3_options import shows_notes
 
     if options.preload:
         session.notes.append("--preload applies to commands (rocprof run -- CMD); a script runs "

@@ -10,13 +10,13 @@ from rocprof.options import Options
 
 def test_defaults_are_stated_once():
     s = _core.CaptureSettings()
-    assert s.cupti.enabled is False and s.cupti.kernels is True and s.cupti.flush_ms == 250
+    assert s.cupti.enabled is False and "kernels" in s.cupti.activities and s.cupti.flush_ms == 250
     assert s.sampling.hz == 0 and _core.SamplingSettings.DEFAULT_HZ == 1000
 
 
 def test_validation_names_the_option():
     s = _core.CaptureSettings()
-    s.cupti.kernel_include = "gemm_("
+    s.kernel_names.include = "gemm_("
     with pytest.raises(ValueError, match=r"--trace-kernel-include-regex 'gemm_\(':"):
         s.validate()
     s = _core.CaptureSettings()
@@ -28,13 +28,14 @@ def test_validation_names_the_option():
 def test_text_form_round_trips():
     s = _core.CaptureSettings()
     s.cupti.enabled = True
-    s.cupti.copies = False
-    s.cupti.kernel_exclude = "^nccl"
+    s.cupti.activities = ["kernels", "sync"]
+    s.kernel_names.exclude = "^nccl"
     s.sampling.hz = 250
     s.sampling.wall = True
     back = _core.CaptureSettings.from_text(s.to_text())
     assert back.to_text() == s.to_text()
-    assert back.cupti.kernel_exclude == "^nccl" and back.sampling.hz == 250 and back.sampling.wall
+    assert back.kernel_names.exclude == "^nccl" and back.sampling.hz == 250 and back.sampling.wall
+    assert back.cupti.activities == ["kernels", "sync"]
 
 
 def test_text_form_rejects_unknown_keys_in_one_line():
@@ -60,7 +61,7 @@ def test_capture_refuses_what_the_cli_and_rocpd_refuse(pattern):
     with pytest.raises(ValueError):
         regex.compile(pattern)
     s = _core.CaptureSettings()
-    s.cupti.kernel_include = pattern
+    s.kernel_names.include = pattern
     with pytest.raises(ValueError, match="POSIX extended syntax"):
         s.validate()
 
@@ -72,7 +73,7 @@ def test_capture_accepts_what_rocpd_accepts(pattern):
 
     regex.compile(pattern)
     s = _core.CaptureSettings()
-    s.cupti.kernel_include = pattern
+    s.kernel_names.include = pattern
     s.validate()
 
 
@@ -100,3 +101,18 @@ def test_process_freq_option_becomes_metrics_settings():
     assert notes == []
     settings, _ = backends.configure(Options())
     assert settings.metrics.hz == 0
+
+
+def test_kernel_names_are_set_once_for_every_gpu_backend():
+    """-T, -M and --trace-kernel-include/exclude-regex fill one section every GPU backend reads;
+    --kernel-include/exclude-regex (counters' kernels) stay out of it."""
+    o = Options(truncate_kernels=True, trace_kernel_include_regex="^void at::native::",
+                trace_kernel_exclude_regex="Fill", kernel_include_regex="gemm",
+                kernel_exclude_regex="conv")
+    settings, _ = backends.configure(o)
+    n = settings.kernel_names
+    assert (n.truncate, n.mangled, n.include, n.exclude) == (True, False, "^void at::native::", "Fill")
+    back = _core.CaptureSettings.from_text(settings.to_text())
+    assert "kernel_names.include=^void at::native::" in settings.to_text().splitlines()
+    b = back.kernel_names
+    assert (b.truncate, b.mangled, b.include, b.exclude) == (True, False, "^void at::native::", "Fill")

@@ -14,7 +14,7 @@ from support import ROOT, WORKLOADS
 
 
 def test_the_reader_reads_ranks_from_the_writers_variables():
-    from rocpd import filters
+    from rocpd.io import filters
 
     assert tuple(filters._RANK_VARS) == tuple(_core.RANK_VARIABLES)
 

@@ -9,9 +9,9 @@ import pytest
 
 import rocpd
 from rocpd import stats
-from rocpd import summary as _summary
-from rocpd.filters import Filter
-from rocpd.summary_sql import region_tables
+from rocpd.io.filters import Filter
+from rocpd.summary import core as _summary
+from rocpd.summary.sql import region_tables
 from rocpd.testing import DatabaseBuilder
 
 T = 1_000_000
@@ -193,7 +193,7 @@ def test_report_timeline_lists_the_first_steps_and_says_how_many_more(cli, tmp_p
 def test_run_summary_findings_without_gpu_work_load_nothing(big, tmp_path, monkeypatch):
     """-S's findings on a run with no GPU op: the caveat, without loading every range."""
     from rocpd import analysis
-    from rocpd.analysis import findings
+    from rocpd.analysis import top as findings
 
     cpu_only = tmp_path / "cpu.db"
     with DatabaseBuilder(cpu_only) as b:

@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 
 import rocpd
-from rocpd import fastagg, rocm_summary, stats
+from rocpd import stats
+from rocpd.cli import rocm_summary
+from rocpd.summary import fastagg
 
 distributed = pytest.importorskip("distributed", reason="dask/distributed not installed (dev extra)")
 

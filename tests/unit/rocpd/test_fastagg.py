@@ -1,4 +1,4 @@
-"""The numpy kernel summary (rocpd.fastagg) against the SQL path and an independent computation,
+"""The numpy kernel summary (rocpd.summary.fastagg) against the SQL path and an independent computation,
 including the process-pool path over several rowid ranges and several files."""
 
 import statistics
@@ -6,8 +6,9 @@ import statistics
 import pytest
 
 import rocpd
-from rocpd import fastagg, summary
-from rocpd.filters import Filter
+from rocpd.io.filters import Filter
+from rocpd.summary import core as summary
+from rocpd.summary import fastagg
 
 
 def _expected(rows):

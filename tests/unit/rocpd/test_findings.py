@@ -210,7 +210,7 @@ def test_ranking_and_text(monkeypatch):
     assert (a.severity, b.severity, c.severity, d.severity) == ("high", "low", "caveat", "info")
     assert a.text() == "[high] t\n    - e1\n    → s"
     monkeypatch.setattr(rules, "RULES", [lambda _: [b, d], lambda _: [a, c]])
-    assert [f.rule for f in F.evaluate(None)] == ["z", "x", "y", "w"]  # caveats, by score, info
+    assert [f.rule for f in rules.evaluate(None)] == ["z", "x", "y", "w"]  # caveats, by score, info
 
 
 def test_launch_bound_from_the_gpu_side_alone(tmp_path):

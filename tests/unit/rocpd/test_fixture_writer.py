@@ -33,7 +33,7 @@ def test_builder_output_carries_the_writers_rows(tmp_path):
     assert c.execute("PRAGMA journal_mode").fetchone()[0] == "delete"  # the writer's close
     c.close()
     with connect(str(path)) as db:
-        from rocpd import samples
+        from rocpd.summary import samples
 
         [(_, _, _, _, stack)] = samples.sample_rows(db)
         assert [f.function for f in samples.Stacks(db).frames(b.guid, stack)] == ["main", "step"]

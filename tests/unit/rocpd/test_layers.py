@@ -36,7 +36,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 def test_every_module_is_listed():
     mods = _modules()
-    assert {"rocpd.connection", "rocpd.frames", "rocpd.summary", "rocpd.fastagg", "rocpd.regex",
+    assert {"rocpd.io.connection", "rocpd.summary.frames", "rocpd.summary.core", "rocpd.summary.fastagg", "rocpd.regex",
             "rocpd.export.csv", "rocpd.cli.summary"} <= set(mods)
 
 
@@ -46,17 +46,16 @@ def test_module_imports_alone(module):
     assert r.returncode == 0, f"import {module} failed in a fresh interpreter:\n{r.stderr}"
 
 
-HIGHER = ("rocpd.frames", "rocpd.summary", "rocpd.fastagg", "rocpd.filters", "rocpd.stats",
-          "rocpd.compare", "rocpd.report", "rocpd.plots", "rocpd.samples", "rocpd.merge",
-          "rocpd.export", "rocpd.cli")
+HIGHER = ("rocpd.summary", "rocpd.counters", "rocpd.ranks", "rocpd.stats", "rocpd.compare",
+          "rocpd.report", "rocpd.plots", "rocpd.export", "rocpd.cli")
 
 
 def test_connection_loads_no_higher_layer():
-    r = _python("import sys, rocpd.connection\n"
+    r = _python("import sys, rocpd.io.connection\n"
                 "print(' '.join(sorted(m for m in sys.modules if m.startswith('rocpd'))))")
     assert r.returncode == 0, r.stderr
     loaded = r.stdout.split()
-    assert "rocpd.connection" in loaded
+    assert "rocpd.io.connection" in loaded
     assert [m for m in loaded if m.startswith(HIGHER)] == []
     assert "pandas" not in r.stdout
 
@@ -64,9 +63,9 @@ def test_connection_loads_no_higher_layer():
 def test_frame_methods_bound_after_a_bare_import(run_db):
     path, raw = run_db
     r = _python("import sys\n"
-                "from rocpd.connection import Connection\n"
+                "from rocpd.io.connection import Connection\n"
                 f"db = Connection({path!r})\n"
-                "assert 'rocpd.frames' not in sys.modules\n"
+                "assert 'rocpd.summary.frames' not in sys.modules\n"
                 "print(len(db.kernels()), db.kernel_stats()['Calls'].sum(), db.run_bounds()[0] > 0)\n"
                 "print(Connection.kernels.__doc__.split('(')[0].strip())")
     assert r.returncode == 0, r.stderr

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from rocpd.errors import RocpdError
-from rocpd.merge import merge_files
+from rocpd.io.merge import merge_files
 
 
 def _digest(path):

@@ -69,7 +69,7 @@ def test_ranks_notebook_finds_the_straggler(tmp_path, monkeypatch):
 def test_counters_notebook_reaches_the_roofline(tmp_path, monkeypatch):
     """From the test's --sol database (its path is printed) to the roofline PNG and the
     rocprofv3 counter CSV."""
-    from rocpd import sol_example
+    from rocpd.counters import sol_example
 
     sol_db = tmp_path / "sol" / "sol_results.db"
     sol_db.parent.mkdir()

@@ -5,7 +5,9 @@ import pandas as pd
 import pytest
 
 import rocpd
-from rocpd import rank_plots, ranks
+from rocpd import ranks
+from rocpd.ranks import plots as rank_plots
+from rocpd.ranks import section
 from rocpd.testing import ALLREDUCE, DatabaseBuilder, build_ranks
 
 
@@ -151,7 +153,7 @@ def test_heatmap_data_and_png(run16):
         row = data["values"][11]
         assert min(row) > max(max(v) for i, v in enumerate(data["values"]) if i != 11)
         pytest.importorskip("matplotlib")
-        html = rank_plots.report_section(db)
+        html = section.report_section(db)
     assert html.startswith("<h2>Ranks</h2>") and "data:image/png;base64," in html
     assert "rank 11 is the slowest" in rep._repr_html_()
 

@@ -158,7 +158,7 @@ def test_package_index_and_connect(two, tmp_path):
 
 
 def test_package_index_reader_without_pyyaml(tmp_path, monkeypatch):
-    from rocpd import package
+    from rocpd.io import package
 
     text = package._dump({"rocprofiler-sdk": {"rocpd": {
         "rocpd_package_version": "1.0", "path": ".", "files": ["a.db", "sub dir/b.db"]}}})

@@ -67,7 +67,7 @@ def test_chrome_export_shows_the_message(marker_db, tmp_path):
 def test_between_and_sample_range_match_the_message(marker_db):
     with rocpd.connect(marker_db) as db:
         assert len(db.kernels(between=("forward pass", "forward pass"))) == 1
-        from rocpd import samples
+        from rocpd.summary import samples
 
         assert len(samples.sample_rows(db, roctx_range="forward pass")) == 1
         with pytest.raises(rocpd.RocpdError, match="no ROCTx range"):

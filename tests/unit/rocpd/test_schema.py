@@ -96,7 +96,7 @@ def test_guid_is_read_on_every_row_but_stored_only_with_guid_per_row(tmp_path):
 
 
 def test_merge_copies_generated_and_stored_guid_tables(tmp_path):
-    from rocpd.merge import merge_files
+    from rocpd.io.merge import merge_files
 
     guids = [_kernel_db(tmp_path / "a.db", False), _kernel_db(tmp_path / "b.db", True)]
     merge_files([tmp_path / "a.db", tmp_path / "b.db"], str(tmp_path / "m.db"))

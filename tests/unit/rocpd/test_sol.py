@@ -1,5 +1,5 @@
 """rocpd sol: speed of light per kernel and for the run, and the roofline, from a --sol profile
-written through the real writer (rocpd.sol_example). Expected figures are worked out here from
+written through the real writer (rocpd.counters.sol_example). Expected figures are worked out here from
 the example's inputs, not read back from rocpd."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import math
 import pytest
 
 import rocpd
-from rocpd import kernel_metrics as metrics
-from rocpd import roofline, sol, sol_example
+from rocpd.counters import kernel_metrics as metrics
+from rocpd.counters import roofline, sol, sol_example
 from rocpd.testing import DatabaseBuilder
 
 GEMM = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64"

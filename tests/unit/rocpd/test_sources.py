@@ -7,7 +7,7 @@ import pytest
 
 import rocpd
 from rocpd import _schema
-from rocpd.merge import merge_files
+from rocpd.io.merge import merge_files
 
 
 def test_one_source_per_input_in_path_order(tmp_path, make_run):

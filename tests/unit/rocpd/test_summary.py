@@ -144,7 +144,7 @@ def test_compare_and_merge(tmp_path, make_run):
         assert k.loc[name, "DeltaNs"] == tb.get(name, 0) - ta[name]
     assert res["summary"]["kernel_speedup"] == pytest.approx(ta.sum() / tb.sum())
     assert list(res["kernels"]["DeltaNs"].abs()) == sorted(res["kernels"]["DeltaNs"].abs(), reverse=True)
-    from rocpd.merge import merge_files
+    from rocpd.io.merge import merge_files
     out = merge_files([tmp_path / "a.db", tmp_path / "b.db"], str(tmp_path / "m.db"))
     with rocpd.connect(out) as db:
         assert len(db.parts) == 2

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from rocpd import stats
+from rocpd import stats, textfmt
 from rocpd.stats import NAME_WIDTH
 from rocpd.testing import DatabaseBuilder
 
@@ -64,11 +64,11 @@ def test_query_csv_json_keep_full_names(wide_db, cli, tmp_path, fmt):
 
 
 def test_clip_name():
-    assert stats.clip_name("short") == "short"
+    assert textfmt.clip_name("short") == "short"
     s = "x" * NAME_WIDTH
-    assert stats.clip_name(s) == s
+    assert textfmt.clip_name(s) == s
     long = "head_" + "m" * 500 + "_tail"
-    c = stats.clip_name(long)
+    c = textfmt.clip_name(long)
     assert len(c) == NAME_WIDTH and c.startswith("head_") and c.endswith("_tail") and "..." in c
 
 

@@ -17,7 +17,7 @@ import pytest
 import rocprof
 
 import rocpd
-from rocpd import samples
+from rocpd.summary import samples
 from tests.support import WORKLOADS, _env, run_rocprof
 
 LAUNCHER_PACKAGE = os.path.dirname(os.path.abspath(rocprof.__file__)) + os.sep

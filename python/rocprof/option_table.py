@@ -1,0 +1,268 @@
+"""The options of `rocprof run`, declared once: each one's names (rocprofv3's), its kind, its
+help, and the activities it asks to record (rocprof._core.Activity names, the vocabulary the
+backends read). The argparse declarations (cli/run_parser.py), the sets of options that take a
+value or an optional [BOOL] (cli/run.py's split of the command line), the keys of -i input
+files and the activities a session records all come from this table.
+
+Kinds:
+  bool    rocprofv3's flag with an optional BOOL (`--kernel-trace`, `--sys-trace=false`)
+  value   one value (`-d DIR`)
+  switch  no value (`--no-clobber`)
+  rate    an optional whole number (`--sample [HZ]`)
+  values  one or more values up to the next option (`--pmc NAME ...`)
+  module  `-m MODULE`: the target starts after its value
+  target  the program and its arguments
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    names: tuple[str, ...]
+    kind: str
+    help: str
+    activities: tuple[str, ...] = ()  # what a true value asks to record
+    group: str = ""
+    argparse: dict = dataclasses.field(default_factory=dict)  # further add_argument keywords
+
+    @property
+    def dest(self) -> str:
+        if "dest" in self.argparse:
+            return self.argparse["dest"]
+        return next((n for n in self.names if n.startswith("--")), self.names[0]).lstrip("-").replace("-", "_")
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    key: str
+    title: str
+    description: str | None = None
+
+
+GROUPS = (
+    Group("output", "output"),
+    Group("tracing", "tracing (rocprofv3 names; each takes an optional BOOL)"),
+    Group("counters", "hardware counters (serialise kernels: see below)"),
+    Group("sampling", "call-stack sampling (Python processes)"),
+    Group("metrics", "device and host metrics over time (rocprof-sys's process sampling options)",
+          "A thread of its own reads each GPU's utilisation, memory in use, power, temperature, "
+          "clocks, throttle reasons and PCIe/NVLink throughput (NVML on NVIDIA, AMD SMI or ROCm "
+          "SMI on AMD) and, from /proc, each core's load and frequency and this process's RSS, "
+          "page faults and CPU use; stored as sampled counters (rocpd_info_pmc, rocpd_pmc_event), "
+          "shown as counter tracks in the pftrace/json exports, summarised by `rocpd summary` and "
+          "plotted by `rocpd plot`."),
+    Group("collectives", "collectives (NCCL/RCCL)",
+          "Each collective and send/recv call with its operation, datatype, count and bytes, "
+          "communicator, root/peer, rank, stream, algorithm and protocol, stored as ROCm stores "
+          "RCCL API calls (rocpd_region of category RCCL_API, arguments in rocpd_arg); `rocpd "
+          "summary` and `rocpd ranks` add algorithm and bus bandwidth per operation and size. "
+          "Through NCCL's profiler plugin interface (NCCL >= 2.27; older NCCL: collectives as "
+          "kernels only, said by rocpd summary). AMD RCCL has the same interface: not yet run on "
+          "AMD hardware."),
+    Group("program", "the program"),
+)
+
+# Tracing options that ask for GPU activities; --sys-trace asks for all of them.
+_GPU_TRACE = {
+    "--kernel-trace": ("kernels",),
+    "--memory-copy-trace": ("copies", "sets"),
+    "--memory-allocation-trace": ("allocations",),
+    "--runtime-trace": ("runtime_api", "driver_api", "sync"),
+    "--hip-trace": ("hip_api",),
+    "--hsa-trace": ("hsa_api",),
+}
+# rocprofv3: --sys-trace and --runtime-trace include --rccl-trace (the collective calls).
+SYS_TRACE = ("markers", *dict.fromkeys(a for acts in _GPU_TRACE.values() for a in acts),
+             "collectives")
+
+
+def _o(group: str, *names: str, kind: str, help: str, activities: tuple[str, ...] = (),  # noqa: A002
+       **argparse) -> Option:
+    return Option(names, kind, help, activities, group, argparse)
+
+
+OPTIONS: tuple[Option, ...] = (
+    # ---- output ----
+    _o("output", "-d", "--output-directory", kind="value", metavar="DIR",
+       help="folder for the database (default rocprof-output/%%hostname%%); "
+            "placeholders as rocprofv3's: %%hostname%% %%pid%% %%ppid%% %%rank%% "
+            "%%tag%% %%argt%% %%job%% %%size%% %%nid%% %%launch_time%% %%cwd%% "
+            "%%env{VAR}%% ($env{VAR}, %%q{VAR}%%), %%p %%j %%r %%s"),
+    _o("output", "-o", "--output-file", kind="value", metavar="NAME",
+       help="database name: NAME_results.db (default %%pid%%); further processes "
+            "of the run get NAME_<pid>_results.db"),
+    _o("output", "--no-clobber", kind="switch",
+       help="refuse to start when the database already exists (by default a "
+            "finished run's file is replaced, and one in use gets another name)"),
+    _o("output", "--stats", kind="bool",
+       help="write rocprofv3's NAME_*_stats.csv beside the database"),
+    _o("output", "-S", "--summary", kind="bool",
+       help="print the summary tables and the top three findings at exit"),
+    _o("output", "-f", "--output-format", kind="values", metavar="FMT", default=[],
+       help="also write each database at exit as {formats}, several "
+            "allowed: NAME_results.json, ... beside it (default: the database only)"),
+    _o("output", "-u", "--summary-units", kind="value", choices=("sec", "msec", "usec", "nsec"),
+       default="nsec",
+       help="time unit of the -S tables: sec, msec, usec or nsec (default nsec)"),
+    _o("output", "--summary-output-file", kind="value", metavar="PATH",
+       help="write the -S tables to PATH instead of standard output"),
+    _o("output", "-i", "--input", kind="value", metavar="FILE",
+       help="rocprofv3 input file: YAML or JSON options ({jobs: [...]} runs the "
+            "program once per job), or text with 'pmc: NAME ...' lines (one job "
+            "each)"),
+    _o("output", "--log-level", kind="value",
+       choices=("fatal", "error", "warning", "info", "trace", "env"), default="warning",
+       help="fatal, error, warning (default), info, trace or env: error and fatal "
+            "hide rocprof's notes (options that cannot apply here)"),
+    _o("output", "--preload", kind="values", default=[], metavar="LIB",
+       help="libraries put first in LD_PRELOAD of the command (rocprof run -- CMD)"),
+    _o("output", "--minimum-output-data", kind="value", type=int, default=0, metavar="KB",
+       help="write --stats, -S and -f outputs of a database only when it holds "
+            "more than KB kilobytes (default 0: always; the database itself is "
+            "always kept)"),
+    _o("output", "--no-redact", kind="switch",
+       help="keep URL credentials and token-shaped values in recorded text (ROCTx "
+            "messages, names); the command line and environment are redacted always"),
+    _o("output", "--guid-per-row", kind="switch",
+       help="store the database guid in every row, as ROCm's writer does (about 36 "
+            "bytes a row). By default each table's guid column is generated: every "
+            "row reads the guid but none stores it, which readers need SQLite 3.31 "
+            "(2020) or later for"),
+    _o("output", "--buffer-budget", kind="value", type=int, default=2048, metavar="MiB",
+       help="memory the record buffers may grow to in a burst (default 2048); "
+            "past it records are dropped, counted and reported at exit"),
+    # ---- tracing ----
+    _o("tracing", "--marker-trace", kind="bool", activities=("markers",),
+       help="ROCTx ranges and marks (always on)"),
+    _o("tracing", "--kernel-trace", kind="bool", activities=_GPU_TRACE["--kernel-trace"],
+       help="GPU kernel dispatches (on by default where a GPU backend is live)"),
+    _o("tracing", "--memory-copy-trace", kind="bool", activities=_GPU_TRACE["--memory-copy-trace"],
+       help="GPU memory copies and sets (on by default where a GPU backend is live)"),
+    _o("tracing", "--memory-allocation-trace", kind="bool",
+       activities=_GPU_TRACE["--memory-allocation-trace"], help="GPU allocations and frees"),
+    _o("tracing", "-r", "--runtime-trace", kind="bool", activities=(*_GPU_TRACE["--runtime-trace"], "collectives"),
+       help="GPU runtime and driver API calls and synchronisations (costly: every CUDA call "
+            "becomes a record)"),
+    _o("tracing", "--runtime-trace-all", kind="bool",
+       help="with --runtime-trace/--sys-trace, also the "
+            "state queries left out by default (cudaGetDevice, cudaGetLastError, event "
+            "create/destroy, as torch.profiler drops them; and the driver calls the runtime "
+            "and CUPTI make inside, e.g. cuDevicePrimaryCtxGetState, cuKernelGetName): "
+            "~20 records per kernel of a PyTorch step. Metadata rocprof.cupti.api_left_out "
+            "lists what was left out"),
+    _o("tracing", "--hip-trace", kind="bool", activities=_GPU_TRACE["--hip-trace"],
+       help="AMD: HIP runtime API calls, each tied to its GPU work by correlation id"),
+    _o("tracing", "--hsa-trace", kind="bool", activities=_GPU_TRACE["--hsa-trace"],
+       help="AMD: HSA API calls (every call: costly)"),
+    _o("tracing", "-s", "--sys-trace", kind="bool", activities=SYS_TRACE,
+       help="all of the above"),
+    _o("tracing", "--selected-regions", kind="bool",
+       help="start paused: record only between roctxProfilerResume and roctxProfilerPause "
+            "(roctx.resume()/pause())"),
+    _o("tracing", "-P", "--collection-period", kind="value", action="append", type="period",
+       default=[], metavar="DELAY:DURATION:REPEAT",
+       help="record only DURATION after DELAY, REPEAT times (0: for ever); "
+            "several -P run one after another (Python processes)"),
+    _o("tracing", "--collection-period-unit", kind="value",
+       choices=("hour", "min", "sec", "msec", "usec", "nsec"), default="sec",
+       help="unit of -P's DELAY and DURATION: hour, min, sec (default), msec, usec or nsec"),
+    _o("tracing", "--trace-kernel-include-regex", kind="value", metavar="RE",
+       help="trace only kernels matching RE (POSIX ERE on the demangled name)"),
+    _o("tracing", "--trace-kernel-exclude-regex", kind="value", metavar="RE",
+       help="leave kernels matching RE out of the trace"),
+    _o("tracing", "--kernel-rename", kind="bool",
+       help="name each dispatch in the database (region name) by the innermost ROCTx range it "
+            "was launched in, as rocprofv3"),
+    _o("tracing", "-T", "--truncate-kernels", kind="bool",
+       help="kernel names as rocprofv3 truncates them: the function's own name, without scope, "
+            "template arguments or argument list"),
+    _o("tracing", "-M", "--mangled-kernels", kind="bool", help="keep mangled kernel names"),
+    # ---- counters ----
+    _o("counters", "--pmc", kind="values", activities=("counters",), action="extend", default=[],
+       metavar="NAME",
+       help="counters to read for every kernel dispatch: CUPTI metric names "
+            "(dram__bytes_read.sum, sm__throughput.avg.pct_of_peak_sustained_elapsed) "
+            "or rocprofv3 names mapped to their nearest NVIDIA metric (SQ_WAVES, "
+            "FETCH_SIZE, ...); `rocprof avail` lists them. Kernels are serialised "
+            "and replayed once per counter pass"),
+    _o("counters", "--sol", kind="bool", activities=("counters",),
+       help="the speed-of-light counter set (FLOP/s by precision, DRAM and "
+            "L2 bytes, occupancy, SM throughput, the hardware's peaks) for `rocpd sol` and the "
+            "roofline; measures the GPU's empirical peaks once (rocprof peaks, cached). "
+            "Serialises kernels like --pmc"),
+    # rocprofv3's --kernel-include/exclude-regex select the kernels whose counters are
+    # collected (--pmc) and never drop dispatches from the trace; ours do that by name.
+    _o("counters", "--kernel-include-regex", kind="value", metavar="RE",
+       help="collect counters (--pmc) only of kernels matching RE (the trace keeps "
+            "every kernel, as rocprofv3)"),
+    _o("counters", "--kernel-exclude-regex", kind="value", metavar="RE",
+       help="collect no counters of kernels matching RE"),
+    _o("counters", "-L", "--list-avail", kind="switch",
+       help="list the counters of each GPU here and exit (as `rocprof avail`)"),
+    # ---- sampling ----
+    _o("sampling", "--sample", kind="rate", activities=("samples",), metavar="HZ",
+       help="sample the call stacks of every Python thread HZ times a second "
+            "(without HZ: {sample_hz}; 1 to 100000); off by default"),
+    _o("sampling", "--sampling-mode", kind="value", choices=("cpu", "wall"), default="cpu",
+       help="cpu (default): a thread is sampled as it uses CPU time, so the samples "
+            "say where the CPU went; wall: every thread at every tick, so waits "
+            "(sleep, I/O, a GPU sync, a lock) show at the line that waits"),
+    _o("sampling", "--native-stacks", kind="bool",
+       help="merge native (C/C++) frames into the Python stacks; needs libunwind (`rocprof "
+            "info` says whether this build has it)"),
+    # ---- metrics ----
+    _o("metrics", "--process-freq", kind="rate", activities=("metrics",), metavar="HZ",
+       help="sample device and host metrics HZ times a second (without HZ: "
+            "{metrics_hz}; at most {metrics_max}); off by default"),
+    _o("metrics", "--gpus", kind="value", metavar="LIST", default="all",
+       help="GPUs to sample, as the program numbers them (CUDA/HIP ordinals): all "
+            "(default), none, or a list like 0,2-3"),
+    _o("metrics", "--cpus", kind="value", metavar="LIST", default="all",
+       help="cores whose load and frequency to sample: all (default), none, or a "
+            "list like 0-7"),
+    # ---- collectives ----
+    _o("collectives", "--rccl-trace", "--nccl-trace", kind="bool", activities=("collectives",),
+       help="trace collective calls (on with --sys-trace and --runtime-trace, as rocprofv3)"),
+    # ---- the program ----
+    _o("program", "--no-follow-children", kind="switch", dest="follow_children",
+       action="store_false",
+       help="do not profile Python child processes (subprocess, multiprocessing "
+            "spawn, torchrun ranks); fork() children are always followed"),
+    _o("program", "-m", kind="module", dest="module", metavar="MODULE",
+       help="run a library module as a script, as python -m MODULE"),
+    _o("program", "target", kind="target",
+       help="script.py [args], or -- CMD [args] for any program (python3 app.py, "
+            "torchrun ..., ./app): each process it starts writes its own database"),
+)
+
+
+def names(kind: str) -> frozenset[str]:
+    """Every spelling of the options of one kind (split_argv: which take a value)."""
+    return frozenset(n for o in OPTIONS if o.kind == kind for n in o.names)
+
+
+def by_name(name: str) -> Option | None:
+    return next((o for o in OPTIONS if name in o.names), None)
+
+
+def input_flag(key: str) -> str:
+    """The option a key of a -i input file names (`kernel_trace` → `--kernel-trace`, as
+    rocprofv3 spells its keys); an unknown key is passed on as such, for argparse to refuse."""
+    flag = "--" + str(key).replace("_", "-")
+    return flag if by_name(flag) is not None else flag
+
+
+def activities(values) -> frozenset[str]:
+    """The activities the options ask to record. `values` has one attribute per option's
+    destination (an argparse namespace, or rocprof.options.Options)."""
+    out: set[str] = set()
+    for o in OPTIONS:
+        value = getattr(values, o.dest, None)
+        if o.kind == "rate":  # any rate asks for it (the launcher checks the range)
+            value = value is not None
+        if o.activities and not callable(value) and value not in (None, False, [], ""):
+            out.update(o.activities)
+    return frozenset(out)

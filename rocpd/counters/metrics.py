@@ -1,0 +1,146 @@
+"""Sampled counters over time: the device and host metrics of ``rocprof run --process-freq``,
+and any database that stores sampled counters as rocprofiler-systems does (its AMD SMI, CPU
+frequency and process samples).
+
+The layout (rocprof-sys's rocpd writer, which ours follows): a ``rocpd_info_pmc`` row per
+(agent, counter); a ``rocpd_track`` per counter and device, named ``"<counter> [<device>]"``
+(or the counter's own name) with no thread; per value a ``rocpd_sample`` on that track holding
+the time and a ``rocpd_pmc_event`` on the sample's event holding the value. Per-kernel counters
+(``--pmc``) have no sample and are not read here.
+
+    samples(db, metrics=None, **filters) -> DataFrame    one row per value
+    summary(db, metrics=None, **filters) -> DataFrame    min/mean/max per counter and device
+    format_summary(db, **filters) -> str                 the table `rocpd summary` prints
+
+Filters are the shared ones (:mod:`rocpd.io.filters`): a window keeps values whose time lies in it.
+"""
+
+from __future__ import annotations
+
+from ..io.filters import Filter, resolve
+
+# Older rocprof-sys versions put all counters of one reading on one event; a sample belongs to
+# the counter its track is named after (the counter's name, or the name and " [device]").
+_ROWS = """
+SELECT SA.guid AS guid, COALESCE(T.pid, I.pid) AS pid, SA.timestamp AS start,
+       SA.timestamp AS "end", SA.timestamp AS timestamp, PE.value AS value, I.id AS pmc_id,
+       I.name AS metric, I.symbol AS symbol, I.units AS units, I.description AS description,
+       I.agent_id AS agent_id, A.type AS agent_type, A.absolute_index AS agent_index,
+       TN.string AS track, C.string AS category
+FROM rocpd_pmc_event PE
+JOIN rocpd_sample SA ON SA.event_id = PE.event_id AND SA.guid = PE.guid
+JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid
+LEFT JOIN rocpd_track T ON T.id = SA.track_id AND T.guid = SA.guid
+LEFT JOIN rocpd_string TN ON TN.id = T.name_id AND TN.guid = T.guid
+LEFT JOIN rocpd_event E ON E.id = PE.event_id AND E.guid = PE.guid
+LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid
+LEFT JOIN rocpd_info_agent A ON A.id = I.agent_id AND A.guid = I.guid
+WHERE TN.string IS NULL OR TN.string = I.name OR TN.string LIKE I.name || ' [%'
+   OR (SELECT COUNT(*) FROM rocpd_pmc_event P2 WHERE P2.event_id = PE.event_id
+       AND P2.guid = PE.guid) = 1
+"""
+
+COLUMNS = ["guid", "pid", "timestamp", "value", "metric", "symbol", "units", "description",
+           "agent_id", "agent_type", "agent_index", "agent", "track", "category"]
+SUMMARY_COLUMNS = ["Agent", "Metric", "Units", "Samples", "Min", "Mean", "Max"]
+
+
+def _agent_label(agent_type, index) -> str:
+    if agent_type == "CPU":
+        return "CPU"
+    if agent_type is None:
+        return "(unknown agent)"
+    return f"{agent_type} {index if index is not None else '?'}"
+
+
+def source_rows(conn, where: str, params: list) -> list[tuple]:
+    """(guid, pid, timestamp, value, track, units, agent_type, agent_index) of one file's sampled
+    counter values in ``where`` (a :func:`rocpd.io.filters.resolve` condition), ordered by time:
+    what the timeline exporters draw as counter tracks."""
+    return conn.execute(
+        f'SELECT guid, pid, timestamp, value, COALESCE(track, metric), units, agent_type,'
+        f' agent_index FROM ({_ROWS}) WHERE {where} ORDER BY timestamp', params).fetchall()
+
+
+def samples(db, metrics=None, **filters):
+    """Every sampled counter value: one row per (counter, device, time), ordered by time.
+    ``metrics``: counter names (``device_busy_gfx``) or track names (``device_busy_gfx [0]``)
+    to keep; None keeps all."""
+    import pandas as pd
+
+    flt = Filter.of(filters)
+    where, params = resolve(db, flt)
+    # Through db.map, as the summaries read files: on a Dask connection the workers read them.
+    frames = [pd.DataFrame.from_records(rows, columns=cols)
+              for cols, rows in db.map(file_samples, where, params, label="device metrics")]
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    if df.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    df["agent"] = [_agent_label(t, i) for t, i in zip(df["agent_type"], df["agent_index"], strict=True)]
+    df["track"] = df["track"].fillna(df["metric"])
+    if metrics is not None:
+        wanted = {metrics} if isinstance(metrics, str) else set(metrics)
+        df = df[df["metric"].isin(wanted) | df["track"].isin(wanted)]
+    df = df.sort_values(["timestamp", "track"], kind="stable")
+    return df[COLUMNS].reset_index(drop=True)
+
+
+def file_samples(src, where: str, params: list) -> tuple[list[str], list[tuple]]:
+    """One database's sampled counter rows in ``where``: (column names, rows)."""
+    cur = src.conn.execute(f"SELECT * FROM ({_ROWS}) WHERE {where}", params)
+    return [d[0] for d in cur.description], cur.fetchall()
+
+
+def names(db) -> list[str]:
+    """Counter names that have sampled values, sorted."""
+    out: set[str] = set()
+    for f in db.sources():
+        out.update(r[0] for r in f.conn.execute(
+            "SELECT DISTINCT I.name FROM rocpd_info_pmc I WHERE EXISTS (SELECT 1 FROM"
+            " rocpd_pmc_event PE JOIN rocpd_sample SA ON SA.event_id = PE.event_id AND"
+            " SA.guid = PE.guid WHERE PE.pmc_id = I.id AND PE.guid = I.guid)"))
+    return sorted(n for n in out if n)
+
+
+def summary(db, metrics=None, **filters):
+    """Min, mean and max of every counter per device (the mean of the samples, which are
+    evenly spaced in time), with the number of samples. One row per (process, agent, track):
+    a pid column leads when the databases hold more than one process."""
+    import pandas as pd
+
+    df = samples(db, metrics, **filters)
+    if df.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    g = df.groupby(["pid", "agent", "track", "units"], sort=False, dropna=False)["value"].agg(
+        ["count", "min", "mean", "max"]).reset_index()
+    out = pd.DataFrame({"pid": g["pid"], "Agent": g["agent"], "Metric": g["track"],
+                        "Units": g["units"].fillna(""), "Samples": g["count"].astype("int64"),
+                        "Min": g["min"], "Mean": g["mean"], "Max": g["max"]})
+    out = out.sort_values(["pid", "Agent", "Metric"], key=_natural, kind="stable")
+    if out["pid"].nunique() == 1:
+        out = out.drop(columns="pid")
+    return out.reset_index(drop=True)
+
+
+def _natural(col):
+    """Sort key: "cpu_load [10]" after "cpu_load [9]"."""
+    import re
+
+    if col.dtype.kind in "iuf":
+        return col
+    return col.map(lambda s: tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(s))))
+
+
+def format_summary(db, top: int | None = None, **filters) -> str:
+    """`rocpd summary`'s DEVICE_METRICS table ("" when the databases hold no sampled counters)."""
+    import pandas as pd
+
+    df = summary(db, **filters)
+    if df.empty:
+        return ""
+    shown = df.head(top) if top is not None else df
+    with pd.option_context("display.max_rows", None, "display.max_columns", None,
+                           "display.width", 250, "display.float_format", "{:.3f}".format):
+        body = shown.to_string(index=False)
+    more = f" (top {top} of {len(df)})" if top is not None and len(df) > top else ""
+    return f"== DEVICE_METRICS =={more}\n{body}\n"

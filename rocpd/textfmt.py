@@ -1,0 +1,84 @@
+"""Tables as text, shared by every printer (summaries, counters, ranks, analyze, report): long
+names clipped, time columns in a chosen unit. A base module: frames come in as arguments, pandas
+is imported only where a dtype is checked."""
+
+from __future__ import annotations
+
+_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_TIME_COLS = ("TotalDuration", "Average", "Min", "Max")
+# Console and markdown tables show at most NAME_WIDTH characters of a name: a table pads every row
+# to its longest cell, so one 1 MB ROCTx message among 10,000 names made a 24 GB summary. 60 keeps
+# a row readable on a terminal. The ellipsis goes in the middle, keeping the first 40 characters
+# (namespace, kernel or range name) and the last 17 (template arguments, suffixes), which tell
+# most long names apart. CSV and JSON outputs keep every name whole.
+NAME_WIDTH = 60
+_HEAD = 40
+
+
+def clip_name(text: str, width: int = NAME_WIDTH) -> str:
+    """``text`` if it fits in ``width`` characters, else its head and tail around "..."."""
+    if len(text) <= width:
+        return text
+    head = min(_HEAD, width - 3)
+    return text[:head] + "..." + text[len(text) - (width - 3 - head):]
+
+
+# Reports (HTML, Markdown, the timeline's names) show at most this many characters of a text;
+# a longer one keeps its head and tail and says how long it was: 100 ROCTx messages of 1 MB made
+# a 105 MB page.
+TEXT_WIDTH = 200
+
+
+def clip_long(text: str, width: int = TEXT_WIDTH) -> str:
+    """``text`` if it fits in ``width`` characters, else its head and tail around "…" followed by
+    its length, e.g. "abc…xyz (1,048,576 characters)"."""
+    if len(text) <= width:
+        return text
+    head = width * 2 // 3
+    return f"{text[:head]}…{text[len(text) - (width - head - 1):]} ({len(text):,} characters)"
+
+
+def clip_frame(df):
+    """A copy of ``df`` with every text cell clipped by :func:`clip_name`, for console tables."""
+    import pandas as pd
+
+    df = df.copy()
+    for c in df.columns:
+        if not pd.api.types.is_numeric_dtype(df[c]):  # object or (pandas 3) str dtype
+            df[c] = df[c].map(lambda v: clip_name(v) if isinstance(v, str) else v)
+    return df
+
+
+def scale(df, units: str = "ns"):
+    """Convert the time columns to ``units`` (ns, us, ms, s), renaming them accordingly."""
+    if units not in _UNITS:
+        raise ValueError(f"units must be one of {', '.join(_UNITS)}")
+    if units == "ns":
+        return df
+    df = df.copy()
+    for c in list(df.columns):
+        if c.startswith(_TIME_COLS) and c.endswith("Ns"):
+            df[c] = df[c] / _UNITS[units]
+            df = df.rename(columns={c: c[:-2] + units.capitalize()})
+    df["StdDev"] = df["StdDev"] / _UNITS[units]
+    return df
+
+
+# Timestamps of the step tables, shown as times from the run's first recorded activity.
+_STAMPS = {"start": "Start", "end": "End", "host_start": "HostStart", "host_end": "HostEnd"}
+
+
+def scaled(df, units: str, t0: int | None = None):
+    """``*Ns`` columns in ``units`` (renamed); with ``t0`` (the run's first recorded activity,
+    ns) the timestamp columns too, as times from it (start -> StartMs ...)."""
+    div = _UNITS[units]
+    out = df.copy()
+    ren = {}
+    for c in out.columns:
+        if isinstance(c, str) and c.endswith("Ns") and div != 1:
+            out[c] = out[c].astype(float) / div
+            ren[c] = c[:-2] + units.capitalize()
+        elif t0 is not None and c in _STAMPS:
+            out[c] = (out[c].astype(float) - t0) / div
+            ren[c] = _STAMPS[c] + units.capitalize()
+    return out.rename(columns=ren)

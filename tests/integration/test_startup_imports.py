@@ -1,0 +1,61 @@
+"""What `rocprof run` loads before the program runs, in the launcher and in each Python child
+it follows: only what recording needs. The analysis package (rocpd) is loaded at exit, and
+only for --stats, -S or -f. (The time this saves is B7's: tests/regression_guards.)"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from support import run_rocprof
+
+# Modules a profiled `python hello.py` must not find loaded on rocprof's account: the analysis
+# modules (the -f choices read only rocpd's light export registry, never an exporter), pandas,
+# the sqlite3 package around the C library, helpers the launcher needs only at times.
+NOT_BEFORE_THE_PROGRAM = ("rocpd.stats", "rocpd.io.connection", "rocpd.summary",
+                          "rocpd.export.csv", "pandas", "numpy", "sqlite3", "tempfile", "subprocess",
+                          "importlib.abc", "importlib.resources")
+
+REPORT = f"""import json, sys
+print("MODULES", json.dumps([m for m in {list(NOT_BEFORE_THE_PROGRAM)!r} if m in sys.modules]))
+"""
+
+
+def _loaded(stdout: str) -> list[list[str]]:
+    return [json.loads(line.split(" ", 1)[1]) for line in stdout.splitlines()
+            if line.startswith("MODULES ")]
+
+
+def test_the_launcher_and_its_children_load_only_what_recording_needs(tmp_path):
+    # json is imported by the report itself, after the check, so it cannot hide anything.
+    child = tmp_path / "child.py"
+    child.write_text(REPORT)
+    parent = tmp_path / "parent.py"
+    parent.write_text(REPORT + "import subprocess\n"
+                      f"subprocess.run([sys.executable, {str(child)!r}], check=True)\n")
+    r = run_rocprof("run", "-d", tmp_path / "out", parent)
+    assert r.returncode == 0, r.stderr
+    launcher, followed = _loaded(r.stdout)
+    assert launcher == [] and followed == [], r.stdout
+    assert len(list((tmp_path / "out").glob("*.db"))) == 2  # the child was followed
+
+
+def test_analysis_modules_load_at_exit_only_when_a_report_is_asked_for(tmp_path):
+    script = tmp_path / "hello.py"
+    script.write_text("print('hello')\n")
+    plain = run_rocprof("run", "-d", tmp_path / "a", script, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert plain.returncode == 0, plain.stderr
+    assert not re.search(r"\|\s+(pandas|rocpd\.(stats|io|summary|analysis|counters|report))$",
+                         plain.stderr, re.M)
+    stats = run_rocprof("run", "--stats", "-d", tmp_path / "b", script,
+                        env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert stats.returncode == 0, stats.stderr
+    assert re.search(r"\|\s+rocpd\.stats$", stats.stderr, re.M)
+
+
+def test_a_backend_status_probes_only_that_backend():
+    from rocprof import _core
+
+    assert [b[0] for b in _core.backends("sampling")] == ["sampling"]
+    assert _core.backends("no-such-backend") == []
+    assert {b[0] for b in _core.backends()} >= {"markers", "sampling", "metrics"}

@@ -1,0 +1,40 @@
+"""Regression guard for B7 (start-up): what `rocprof run` adds to a Python program, and to each
+Python child process it follows, against plain `python` in the same run.
+
+The goals (+50 ms wall for the launcher, +20 ms per followed child) are benchmarks/b7_startup.py's,
+measured there with quartiles. Here the runs alternate (that benchmark's measure()) and the guard
+reads the CPU time of each process tree, the fastest of a few runs per kind: on a shared CI box
+wall time grows with whatever else runs, CPU time hardly does, and a run that lost the CPU is
+only ever slower. The limits are generous, and still a start-up that doubles fails (importing
+the analysis modules and every capture library before the program ran did).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from support import ROOT
+
+ROUNDS = 7
+# Added CPU ms, fastest runs. Measured on the CPU box (2 shared cores, Python 3.11, load 3-4):
+# launcher +55..61 ms, each followed child +46..52 ms; with the analysis modules, the sqlite3
+# package, tempfile, subprocess, importlib.abc and every backend's probe loaded before the
+# program, +88..95 / +70..74 ms.
+MAX_LAUNCHER_MS = 80
+MAX_CHILD_MS = 62
+
+
+def test_rocprof_run_adds_little_to_start_up_and_to_each_followed_child(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import b7_startup as b7
+
+    _wall, cpu = b7.measure(ROUNDS, str(tmp_path), python=sys.executable)
+    best = {kind: min(values) for kind, values in cpu.items()}
+    launcher = best["rocprof"] - best["plain"]
+    child = ((best["rocprof parent"] - best["plain parent"]) - launcher) / b7.CHILDREN
+    assert launcher <= MAX_LAUNCHER_MS and child <= MAX_CHILD_MS, (
+        f"regression guard B7: `rocprof run hello.py` adds {launcher:.0f} ms of CPU to `python "
+        f"hello.py` (limit {MAX_LAUNCHER_MS}), each followed child {child:.0f} ms (limit "
+        f"{MAX_CHILD_MS}); fastest of {ROUNDS} alternated runs, CPU ms: "
+        + ", ".join(f"{k} {v:.0f}" for k, v in best.items())
+        + "; `python -X importtime -m rocprof run hello.py` shows what loads before the program")

@@ -1,0 +1,76 @@
+"""One Backend object per backend, in a static list (rocprof/backends.py): what each can record,
+how it is configured, what a child process needs of it. Nothing registers itself at import
+time, and importing a backend's module changes nothing in the process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from rocprof import _core, backends
+from rocprof.options import Options
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_importing_the_backends_changes_nothing():
+    r = _python("import os, sys\n"
+                "before = dict(os.environ)\n"
+                "import rocprof.backends\n"
+                "assert not [m for m in sys.modules if m.startswith('rocprof.capture.')], sys.modules\n"
+                "import rocprof.capture.cupti, rocprof.capture.hsa, rocprof.capture.sampling\n"
+                "import rocprof.capture.nccl\n"
+                "assert dict(os.environ) == before, set(os.environ.items()) ^ set(before.items())\n"
+                "print('ok')\n")
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_the_list_is_static_and_describes_every_backend():
+    names = [b.name for b in backends.BACKENDS]
+    assert names[:3] == ["markers", "cupti", "cupti-counters"] and len(set(names)) == len(names)
+    assert backends.get("cupti").activities == tuple(_core.CuptiSettings.SUPPORTED)
+    assert backends.get("hsa").activities == tuple(_core.HsaSettings.SUPPORTED)
+    assert [b.name for b in backends.BACKENDS if b.gpu] == ["cupti", "hsa"]
+    for b in backends.BACKENDS:
+        if b.module:  # each configures its own part of the typed settings
+            assert callable(b.capture().configure), b.name
+    listed = [s["name"] for s in backends.statuses()]
+    assert "null" not in listed and listed[0] == "markers"  # rocprof info leaves tests out
+
+
+def test_a_request_no_backend_serves_is_one_line():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_core, "backends", lambda name="": [("sampling", True, False, "no timer here")])
+        _, notes = backends.configure(Options(sample=100))
+    assert notes == ["--sample requested but call-stack sampling is unavailable here (no timer here)"]
+
+
+def test_child_environment_comes_from_the_backends():
+    """The hook each backend has for commands (rocprof run -- CMD), driven by its settings."""
+    settings = _core.CaptureSettings()
+    settings.hsa.enabled = True
+    settings.cupti.enabled = True
+    settings.cupti.library_candidates = "/somewhere/libcupti.so"
+    env = {"CUDA_INJECTION64_PATH": "/elsewhere/libinject.so"}
+    notes = backends.child_environment(Options(), settings, env)
+    assert "librocprof_hsa.so" in env["HSA_TOOLS_LIB"] and env["HSA_TOOLS_ROCPROFILER_V1_TOOLS"] == "1"
+    assert settings.cupti.library_candidates == ""  # native programs find their own libcupti
+    assert env["CUDA_INJECTION64_PATH"] == "/elsewhere/libinject.so"
+    assert notes == ["CUDA_INJECTION64_PATH is already set (/elsewhere/libinject.so): CUDA "
+                     "programs that do not load libroctx64 are not traced"]
+
+
+def test_the_null_backend_is_started_and_stopped_by_a_session(tmp_path):
+    """A real backend in ≤ 5 files plus its folder: cpp/capture/null/ (its source and CMake
+    file), one line in cpp/capture/CMakeLists.txt, one Backend in rocprof/backends.py."""
+    testing = pytest.importorskip("rocprof._core_testing", reason="built with the tests only")
+    status = next(s for s in backends.statuses(listed_only=False) if s["name"] == "null")
+    assert status["compiled"] and status["live"]
+    starts, stops = testing._null_backend_calls()
+    path = _core.start_session(str(tmp_path / "n_results.db"), null_sink=True)
+    assert path
+    _core.stop_session()
+    assert testing._null_backend_calls() == (starts + 1, stops + 1)

@@ -1,0 +1,238 @@
+"""The import graph of rocpd and of the launcher (python/rocprof, python/roctx) has no cycle, and
+rocpd's layers import only downwards.
+
+The graph is read from the sources with ``ast``: every ``import`` and ``from ... import`` anywhere
+in a module (inside functions too: a function-level import is still a dependency, only a later
+one), relative imports resolved, ``importlib.import_module("literal")`` included. Importing
+``pkg.mod`` is an edge to ``pkg.mod`` only (Python runs ``pkg/__init__`` first, but that is the
+package's own business); ``from pkg import name`` is an edge to ``pkg.name`` where that is a
+module, else to ``pkg``. String-named plug-ins (``rocpd.report.sections.OPTIONAL``, the lazily
+bound Connection methods) are not edges: they are registries read at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def modules(base: pathlib.Path, package: str) -> dict[str, tuple[pathlib.Path | None, bool]]:
+    """{dotted name: (source path or None for a compiled module, is a package)}."""
+    top = base / package.replace(".", "/")
+    out: dict[str, tuple[pathlib.Path | None, bool]] = {}
+    for p in sorted(top.rglob("*.py")):
+        parts = list(p.relative_to(base).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        if is_pkg:
+            parts = parts[:-1]
+        out[".".join(parts)] = (p, is_pkg)
+    for p in sorted(top.rglob("*.so")):  # rocprof._core: a module, never the package itself
+        rel = p.relative_to(base)
+        out[".".join([*rel.parts[:-1], rel.name.split(".")[0]])] = (None, False)
+    return out
+
+
+def _targets(tree: ast.AST, package: str, known) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                parts = parts[:len(parts) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                found.add(sub if sub in known else base)
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"):
+            name = node.args[0].value
+            found.add(package + name if name.startswith(".") else name)
+    return found
+
+
+def graph(mods) -> dict[str, set[str]]:
+    """{module: modules of ``mods`` it imports}; a name inside a module counts as the module."""
+    edges: dict[str, set[str]] = {}
+    for name, (path, is_pkg) in mods.items():
+        if path is None:
+            edges[name] = set()
+            continue
+        package = name if is_pkg else name.rpartition(".")[0]
+        deps = set()
+        for t in _targets(ast.parse(path.read_text(), str(path)), package, mods):
+            while t and t not in mods:
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                deps.add(t)
+        edges[name] = deps
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle (a path back to its start) per strongly connected component of several modules."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    comps: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan; the graphs are small enough for recursion
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(comp)
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return [_path_through(set(c), edges) for c in comps]
+
+
+def _path_through(comp: set[str], edges) -> list[str]:
+    """A shortest cycle from the component's first module back to itself, for the message."""
+    start = min(comp)
+    prev = {start: None}
+    todo = [start]
+    while todo:
+        v = todo.pop(0)
+        for w in sorted(edges[v] & comp):
+            if w == start:
+                path = [v]
+                while prev[path[-1]] is not None:
+                    path.append(prev[path[-1]])
+                return [*reversed(path), start]
+            if w not in prev:
+                prev[w] = v
+                todo.append(w)
+    return sorted(comp)
+
+
+def _launcher():
+    mods = modules(ROOT / "python", "rocprof")
+    mods.update(modules(ROOT / "python", "roctx"))
+    return mods
+
+
+GRAPHS = {"rocpd": lambda: modules(ROOT, "rocpd"), "rocprof": _launcher}
+
+
+@pytest.mark.parametrize("which", sorted(GRAPHS))
+def test_no_import_cycle(which):
+    mods = GRAPHS[which]()
+    found = cycles(graph(mods))
+    assert not found, f"{len(found)} import cycle(s) in {which}:\n" + "\n".join(
+        "  " + " -> ".join(c) for c in found) + (
+        "\nMove the piece both sides need into a lower module; a function-level import does not"
+        " break a cycle.")
+
+
+# rocpd's layers, lowest first: a module imports only from its own layer or lower ones. The most
+# specific name wins (rocpd.ranks.section sits above rocpd.ranks). "rocpd" is the package's top,
+# rocpd/__init__.py: the facade (connect, ROCm's names) that nothing inside the package imports.
+LAYERS = [
+    # base: standard library only
+    ("rocpd.errors", "rocpd._schema", "rocpd.regex", "rocpd.progress", "rocpd.output_config",
+     "rocpd.textfmt", "rocpd.testing"),
+    # reading databases
+    ("rocpd.io", "rocpd.importer"),
+    ("rocpd.summary", "rocpd.plots", "rocpd.collectives"),
+    ("rocpd.counters", "rocpd.analysis", "rocpd.cluster", "rocpd.compare"),
+    ("rocpd.stats", "rocpd.diff", "rocpd.ranks"),
+    ("rocpd.export",),
+    ("rocpd.report",),
+    # report sections that live beside their analysis (hooked in by name from report.sections)
+    ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.collectives.report"),
+    ("rocpd", "rocpd.cli"),
+    ("rocpd.__main__",),
+]
+
+
+def layer_of(module: str) -> int:
+    best, level = "", None
+    for i, names in enumerate(LAYERS):
+        for n in names:
+            hit = module == n if n == "rocpd" else module == n or module.startswith(n + ".")
+            if hit and len(n) > len(best):
+                best, level = n, i
+    if level is None:
+        raise KeyError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+    return level
+
+
+def test_rocpd_imports_only_downwards():
+    edges = graph(modules(ROOT, "rocpd"))
+    up = [f"{a} (layer {layer_of(a)}) imports {b} (layer {layer_of(b)})"
+          for a in sorted(edges) for b in sorted(edges[a]) if layer_of(b) > layer_of(a)]
+    assert not up, "rocpd imports a higher layer:\n  " + "\n  ".join(up)
+
+
+def test_every_rocpd_module_has_a_layer():
+    for m in modules(ROOT, "rocpd"):
+        layer_of(m)
+
+
+def test_function_level_imports_are_edges():
+    """The graph sees imports inside functions and resolves relative ones (these are real ones:
+    rocpd.connect reaches rocpd.cluster only inside the function, and so on)."""
+    rocpd_edges = graph(modules(ROOT, "rocpd"))
+    assert "rocpd.cluster" in rocpd_edges["rocpd"]
+    assert "rocpd.io.connection" in rocpd_edges["rocpd"]
+    assert "rocpd.cli.summary" not in rocpd_edges["rocpd.cli"]  # loaded by a computed name
+    assert "rocprof._core" in graph(_launcher())["rocprof._libs"]
+
+
+def _write(root: pathlib.Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def test_a_cycle_through_a_function_level_import_is_named(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low.py": "def f():\n    from .sub.high import g\n    return g\n",
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/high.py": "from .. import low\n\ndef g():\n    return low\n",
+        "pkg/other.py": "import importlib\nimportlib.import_module('pkg.low')\n",
+    })
+    edges = graph(modules(tmp_path, "pkg"))
+    assert edges["pkg.low"] == {"pkg.sub.high"} and edges["pkg.sub.high"] == {"pkg.low"}
+    assert edges["pkg.other"] == {"pkg.low"}
+    assert cycles(edges) == [["pkg.low", "pkg.sub.high", "pkg.low"]]
+
+
+def test_no_cycle_where_a_package_imports_its_modules(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "from .a import x\n",
+        "pkg/a.py": "from . import b\nx = 1\n",
+        "pkg/b.py": "from .c import y\n",
+        "pkg/c.py": "y = 2\n",
+    })
+    edges = graph(modules(tmp_path, "pkg"))
+    assert edges["pkg"] == {"pkg.a"} and edges["pkg.a"] == {"pkg.b"}
+    assert cycles(edges) == []
