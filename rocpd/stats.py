@@ -317,6 +317,12 @@ def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
         if domains is None or "counter_collection" in domains:
             if pmc.has_counters(db):  # hardware counters (--pmc/--sol): per kernel
                 parts.append(pmc.format_kernel_counters(pmc.kernel_counters(db, **filters), top))
+        if domains is None or "collectives" in domains:
+            from .collectives import text as collectives_text
+
+            table = collectives_text.format_summary(db, top=top)
+            if table:  # collective calls (--rccl-trace)
+                parts.append(table)
         parts.append(format_drops(db))
         return "\n".join(parts)
     finally:

@@ -183,6 +183,19 @@ class DatabaseBuilder:
                        callsite=self.callsite(site) if site else 0, queue=self.queue(queue))
         return corr
 
+    def collective(self, function: str, start: int, end: int, *, count: int, datatype: str,
+                   comm: int, rank: int, nranks: int, type_size: int = 4, root: int = -1,
+                   peer: int = -1, stream: int = 0, seq: int | None = None,
+                   algo: str | None = None, proto: str | None = None, nchannels: int = 0,
+                   tid: int | None = None) -> None:
+        """A collective call (``function``: "ncclAllReduce", ...) as the NCCL profiler plugin
+        records it; bytes = count x ``type_size``."""
+        self._w.collective(function, start, end, tid=self.thread(tid if tid is not None else self.pid),
+                           count=count, bytes=count * type_size, datatype=datatype, comm=comm,
+                           rank=rank, nranks=nranks, root=root, peer=peer, stream=stream,
+                           seq=(1 << 64) - 1 if seq is None else seq, algo=algo, proto=proto,
+                           nchannels=nchannels)
+
     def queue(self, qid: int) -> int:
         if qid not in self._queues:
             self._w.stream(qid, f"Queue {qid}", queue=True)

@@ -51,6 +51,7 @@ ALLOWED = {
     "_core": re.compile(r"^PyInit__core$"),
     "librocprof_inject.so": re.compile(r"^(InitializeInjection|rocprof_attach_arm)$"),
     "librocprof_hsa.so": re.compile(r"^(OnLoad|OnUnload)$"),  # built with the HSA headers
+    "librocprof_nccl.so": re.compile(r"^ncclProfiler_v[0-9]+$"),  # NCCL_PROFILER_PLUGIN
 }
 # The C++ runtime: namespace std and its abbreviations, the ABI support library, operator
 # new/delete, personality and unwinder entry points.

@@ -163,6 +163,30 @@ class FixtureWriter {
     write(r);
   }
 
+  // A collective call as capture/nccl/ records it (RecordKind::kCollective).
+  void collective(const std::string& name, uint64_t start, uint64_t end, uint32_t tid,
+                  uint64_t count, uint64_t bytes, const std::string& datatype, uint64_t comm,
+                  int32_t rank, int32_t nranks, int32_t root, int32_t peer, uint64_t stream,
+                  uint64_t seq, const std::optional<std::string>& algo,
+                  const std::optional<std::string>& proto, uint32_t nchannels) {
+    Record r = base(RecordKind::kCollective, tid, start, end, "RCCL_API", name, 0);
+    CollectiveData& c = r.coll;
+    c.count = count;
+    c.bytes = bytes;
+    c.datatype_id = string(datatype);
+    c.comm_hash = comm;
+    c.rank = rank;
+    c.nranks = nranks;
+    c.root = root;
+    c.peer = peer;
+    c.stream = stream;
+    c.seq = seq;
+    c.algo_id = opt_string(algo);
+    c.proto_id = opt_string(proto);
+    c.nchannels = static_cast<uint16_t>(nchannels);
+    write(r);
+  }
+
   void kernel(uint32_t kernel_id, uint64_t start, uint64_t end, uint32_t tid, uint32_t agent,
               uint32_t stream, uint32_t queue, uint64_t correlation_id, uint64_t dispatch_id,
               const Dim3& grid, const Dim3& block, uint32_t static_shared, uint32_t dynamic_shared,
@@ -453,6 +477,11 @@ void bind(py::module_& m) {
            py::arg("open_at_exit") = false, py::arg("extdata") = py::none(),
            py::arg("range_corr") = 0, py::arg("external_id") = 0,
            py::arg("region_name") = py::none(), py::arg("callsite") = 0)
+      .def("collective", &W::collective, py::arg("name"), py::arg("start"), py::arg("end"),
+           py::kw_only(), py::arg("tid"), py::arg("count"), py::arg("bytes"), py::arg("datatype"),
+           py::arg("comm"), py::arg("rank"), py::arg("nranks"), py::arg("root") = -1,
+           py::arg("peer") = -1, py::arg("stream") = 0, py::arg("seq") = UINT64_MAX,
+           py::arg("algo") = py::none(), py::arg("proto") = py::none(), py::arg("nchannels") = 0)
       .def("kernel", &W::kernel, py::arg("kernel_id"), py::arg("start"), py::arg("end"),
            py::kw_only(), py::arg("tid"), py::arg("agent"), py::arg("stream") = 0,
            py::arg("queue") = 0, py::arg("correlation_id") = 0, py::arg("dispatch_id") = 0,

@@ -27,7 +27,8 @@ namespace rocprof {
   X(counters, "per-kernel hardware counters (PMC)")                  \
   X(samples, "call-stack samples")                                   \
   X(metrics, "device and host metrics over time")                    \
-  X(pc_samples, "GPU program-counter samples (PC sampling)")
+  X(pc_samples, "GPU program-counter samples (PC sampling)")         \
+  X(collectives, "collective communication calls (NCCL/RCCL)")
 
 enum class Activity : uint8_t {
 #define ROCPROF_ACTIVITY_ENUM(name, description) name,

@@ -278,6 +278,7 @@ const RecordRows& Mapping::record(const Record& r) {
   out.kind = r.kind;
   out.new_track.reset();
   out.pmc_events.clear();
+  out.args.clear();
   switch (r.kind) {
     case RecordKind::kRegion: {
       out.event = event(r, region_extdata(r));
@@ -438,6 +439,9 @@ const RecordRows& Mapping::record(const Record& r) {
                                   out.event.id};
       break;
     }
+    case RecordKind::kCollective:
+      collective(r, &out);
+      break;
     case RecordKind::kNone:
       break;
   }

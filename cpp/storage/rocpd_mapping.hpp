@@ -129,6 +129,15 @@ struct PcSampleRow {
   Id stall_reason_id;
   int64_t not_issued, count, event_id;  // not_issued: 1 for the subset counts (pc_sampling.hpp)
 };
+
+// rocpd_arg: one argument of an API call (collectives: capture/nccl/), as ROCm's writer
+// stores the traced call's arguments: position, type, name, value as text.
+struct ArgRow {
+  int64_t event_id;
+  int64_t position;
+  std::string_view type, name;
+  std::string value;
+};
 struct ThreadNameRow {  // a rename of an existing rocpd_info_thread row
   std::string_view name;
   int64_t tid;
@@ -148,6 +157,7 @@ struct RecordRows {
   EventRow event{};
   std::optional<TrackRow> new_track;
   std::vector<PmcEventRow> pmc_events;  // written after the record's own rows
+  std::vector<ArgRow> args;             // kCollective: after its region (rocpd_arg)
   union {
     RegionRow region;
     KernelRow kernel;
@@ -209,6 +219,7 @@ class Mapping {
   int64_t pmc_id(uint32_t key);  // a value may name its counter before the PmcInfo arrives
   void pmc_value(const Record& r, RecordRows* out);
   void pmc_dispatch(uint64_t correlation_id, int64_t event_id, RecordRows* out);
+  void collective(const Record& r, RecordRows* out);  // rocpd_mapping_collective.cpp
 
   SessionInfo info_;
   std::string suffix_;

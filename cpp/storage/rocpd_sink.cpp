@@ -154,6 +154,11 @@ void RocpdSink::write_record(const Record& r) {
       if (rows.new_track) writer_.track(*rows.new_track);
       writer_.sample(rows.sample);
       break;
+    case RecordKind::kCollective:
+      writer_.event(rows.event);
+      writer_.region(rows.region);
+      for (const rocpd::ArgRow& a : rows.args) writer_.arg(a);
+      break;
     case RecordKind::kThreadName:
       writer_.thread_name(rows.thread_name);
       break;

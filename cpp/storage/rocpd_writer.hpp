@@ -64,6 +64,7 @@ class Writer {
   void track(const TrackRow& r);
   void sample(const SampleRow& r);
   void pmc_event(const PmcEventRow& r);
+  void arg(const ArgRow& r);
   void thread_name(const ThreadNameRow& r);
   void pc_sample(const PcSampleRow& r);  // rows_pc.cpp
   // Applied now and again at close: a device or stream is often named before its row exists.
@@ -95,6 +96,7 @@ class Writer {
     kAlloc,
     kSampleRow,
     kPmcEvent,
+    kArg,
     kTrack,
     kThread,
     kThreadName,

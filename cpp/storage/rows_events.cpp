@@ -39,6 +39,9 @@ void Writer::prepare_events() {
       "INSERT INTO \"rocpd_sample{S}\"(track_id, timestamp, event_id, extdata) VALUES (?,?,?,?)");
   stmts_[kPmcEvent] = prepare(
       "INSERT INTO \"rocpd_pmc_event{S}\"(event_id, pmc_id, value, extdata) VALUES (?,?,?,'{}')");
+  stmts_[kArg] = prepare(
+      "INSERT INTO \"rocpd_arg{S}\"(event_id, position, type, name, value, extdata) VALUES "
+      "(?,?,?,?,?,'{}')");
   stmts_[kTrack] = prepare(
       "INSERT INTO \"rocpd_track{S}\"(id, nid, pid, tid, name_id, extdata) VALUES "
       "(?,1,?,?,?,'{}')");
@@ -168,6 +171,16 @@ void Writer::apply_name(Stmt which, int64_t object, std::string_view name) {
 
 void Writer::reapply_names() {
   for (const auto& [which, object, name] : names_) apply_name(which, object, name);
+}
+
+void Writer::arg(const ArgRow& r) {
+  auto* s = stmts_[kArg];
+  bind(s, 1, r.event_id);
+  bind(s, 2, r.position);
+  bind(s, 3, r.type);
+  bind(s, 4, r.name);
+  bind(s, 5, std::string_view(r.value));
+  run(s);
 }
 
 void Writer::pmc_event(const PmcEventRow& r) {

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
 
 from . import _core
+from ._libs import library_dir
 from .options import Options
 
 
@@ -34,6 +36,9 @@ class Backend:
     needs_live: bool = True     # False: configured when compiled in; it says itself what it finds
     not_compiled: str = "not compiled into this build"
     listed: bool = True         # False: a test-only backend that `rocprof info` leaves out
+    # A library of its own that another program loads (a plugin), not part of the native core:
+    # compiled in when the file is in rocprof.library_dir().
+    library: str | None = None
 
     def capture(self):
         return importlib.import_module(f"rocprof.capture.{self.module}") if self.module else None
@@ -68,6 +73,11 @@ BACKENDS: tuple[Backend, ...] = (
     Backend("sampling", "Python and native call-stack sampling", ("samples",), "sampling"),
     Backend("metrics", "device and host metrics over time (--process-freq): NVML, AMD SMI, "
             "ROCm SMI, /proc", ("metrics",), "metrics", needs_live=False),
+    # NCCL (RCCL too) loads it as its profiler plugin; it records into the loading process's
+    # session, so whether NCCL is new enough shows only at run time (rocprof.nccl.plugin).
+    Backend("nccl", "NCCL/RCCL collective calls through NCCL's profiler plugin (--rccl-trace)",
+            ("collectives",), "nccl", needs_live=False, library="librocprof_nccl.so",
+            not_compiled="librocprof_nccl.so is not in this build"),
     # Records nothing: shows what adding a backend takes (cpp/capture/null/), built into the
     # test module rocprof._core_testing only.
     Backend("null", "records nothing (tests)", (), None, listed=False),
@@ -89,6 +99,10 @@ def statuses(listed_only: bool = True) -> list[dict]:
     """[{name, description, compiled, live, reason}] for every known backend."""
     native = {name: (compiled, live, reason) for name, compiled, live, reason in _core.backends()}
     native.setdefault("markers", (True, True, ""))
+    for b in BACKENDS:
+        if b.library and b.name not in native:
+            there = os.path.exists(os.path.join(library_dir(), b.library))
+            native[b.name] = (there, there, "" if there else b.not_compiled)
     out = []
     for b in BACKENDS:
         if listed_only and not b.listed:
@@ -137,6 +151,8 @@ def _configure_gpu(options: Options, settings) -> list[str]:
 _UNAVAILABLE = {
     "sampling": "--sample requested but call-stack sampling is unavailable here",
     "metrics": "--process-freq requested but device/host metrics are unavailable here",
+    "nccl": "--rccl-trace requested but the NCCL profiler plugin is unavailable here; "
+            "collectives are recorded as kernels only",
 }
 
 

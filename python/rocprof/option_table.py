@@ -58,6 +58,14 @@ GROUPS = (
           "shown as counter tracks in the pftrace/json exports, summarised by `rocpd summary` and "
           "plotted by `rocpd plot`."),
     Group("sites", "launch sites and CUDA graphs"),
+    Group("collectives", "collectives (NCCL/RCCL)",
+          "Each collective and send/recv call with its operation, datatype, count and bytes, "
+          "communicator, root/peer, rank, stream, algorithm and protocol, stored as ROCm stores "
+          "RCCL API calls (rocpd_region of category RCCL_API, arguments in rocpd_arg); `rocpd "
+          "summary` and `rocpd ranks` add algorithm and bus bandwidth per operation and size. "
+          "Through NCCL's profiler plugin interface (NCCL >= 2.27; older NCCL: collectives as "
+          "kernels only, said by rocpd summary). AMD RCCL has the same interface: not yet run on "
+          "AMD hardware."),
     Group("program", "the program"),
 )
 
@@ -70,7 +78,9 @@ _GPU_TRACE = {
     "--hip-trace": ("hip_api",),
     "--hsa-trace": ("hsa_api",),
 }
-SYS_TRACE = ("markers", *dict.fromkeys(a for acts in _GPU_TRACE.values() for a in acts))
+# rocprofv3: --sys-trace and --runtime-trace include --rccl-trace (the collective calls).
+SYS_TRACE = ("markers", *dict.fromkeys(a for acts in _GPU_TRACE.values() for a in acts),
+             "collectives")
 
 
 def _o(group: str, *names: str, kind: str, help: str, activities: tuple[str, ...] = (),  # noqa: A002
@@ -137,7 +147,7 @@ OPTIONS: tuple[Option, ...] = (
        help="GPU memory copies and sets (on by default where a GPU backend is live)"),
     _o("tracing", "--memory-allocation-trace", kind="bool",
        activities=_GPU_TRACE["--memory-allocation-trace"], help="GPU allocations and frees"),
-    _o("tracing", "-r", "--runtime-trace", kind="bool", activities=_GPU_TRACE["--runtime-trace"],
+    _o("tracing", "-r", "--runtime-trace", kind="bool", activities=(*_GPU_TRACE["--runtime-trace"], "collectives"),
        help="GPU runtime and driver API calls and synchronisations (costly: every CUDA call "
             "becomes a record)"),
     _o("tracing", "--runtime-trace-all", kind="bool",
@@ -261,6 +271,9 @@ OPTIONS: tuple[Option, ...] = (
        help="name the nn.Module path active at each launch "
             "(Transformer.layers.3.attn.proj): a ROCTx range per module call, summed by "
             "`rocpd summary --by module`; costs ~5-10 us per module call"),
+    # ---- collectives ----
+    _o("collectives", "--rccl-trace", "--nccl-trace", kind="bool", activities=("collectives",),
+       help="trace collective calls (on with --sys-trace and --runtime-trace, as rocprofv3)"),
     # ---- the program ----
     _o("program", "--no-follow-children", kind="switch", dest="follow_children",
        action="store_false",

@@ -76,6 +76,8 @@ class Options:
     site_filter: str | None = None     # --site-filter SPEC; None: the default library list
     graph_trace: str = "node"          # --graph-trace: node (every kernel) | graph (per replay)
     module_trace: bool = False         # --module-trace: a ROCTx range per nn.Module call
+    # Collective calls (--rccl-trace / --nccl-trace): NCCL's profiler plugin (capture/nccl.py).
+    rccl_trace: bool = False
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""

@@ -97,7 +97,8 @@ class Session:
             metadata={"rocprof.python": sys.version.split()[0],
                       **({"rocprof.rank": paths.rank()} if paths.ranked() else {}),
                       # what was asked for but cannot be recorded here, for the readers
-                      **({"rocprof.notes": json.dumps(self.notes)} if self.notes else {})},
+                      **({"rocprof.notes": json.dumps(self.notes)} if self.notes else {}),
+                      **_nccl_metadata(self.options)},
             ring_capacity=self.options.ring_capacity,
             buffer_budget_mb=self.options.buffer_budget_mb,
             commit_ms=self.options.commit_ms,
@@ -162,3 +163,12 @@ def profile(output_dir: str | None = None, output_file: str | None = None, **opt
     """A Session for `with`: records ROCTx ranges always, other sources as asked
     (kernel_trace=True, memory_copy_trace=True, runtime_trace=True, sample=1000, ...)."""
     return Session(output_dir=output_dir, output_file=output_file, **options)
+
+
+def _nccl_metadata(options) -> dict:
+    """--rccl-trace: "kernels only" until NCCL loads the plugin, which replaces the row."""
+    if "collectives" not in options.activities():
+        return {}
+    from .capture import nccl
+
+    return {nccl.METADATA_TAG: nccl.NOT_LOADED}

@@ -55,6 +55,7 @@ class Analysis:
     step_source: str  # "given", "detected", "none" (none found) or "off" (turned off)
     short_ns: int = SHORT_KERNEL_NS
     dropped: int = 0  # records lost while profiling (every figure undercounts)
+    collectives: object = None  # rocpd.collectives.calls: NCCL/RCCL calls (--rccl-trace)
     _cache: dict = field(default_factory=dict, repr=False)
 
     def _core(self):
@@ -200,7 +201,9 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
 
             raise RocpdError(f"--step {name!r}: no ROCTx range of that name (or that name followed by"
                              " a number); list ranges with `rocpd analyze DB --section ranges`")
-    return Analysis(procs, name, source, short_ns, db.dropped_total())
+    from ..collectives import calls
+
+    return Analysis(procs, name, source, short_ns, db.dropped_total(), collectives=calls(db))
 
 
 def _steps_of(p, name):

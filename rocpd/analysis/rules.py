@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import scope
 from .activity import short_site
+from .collective_bandwidth import slow_collectives
 from .findings import Finding, _ms, _pct
 from .host_rules import between_steps, host_waits, launch_bound, startup
 
@@ -181,8 +182,8 @@ def caveats(a) -> list[Finding]:
     return out
 
 
-RULES = [caveats, launch_bound, host_waits, pageable_copies, collectives, stragglers,
-         between_steps, memory_bound, top_code, startup]
+RULES = [caveats, launch_bound, host_waits, pageable_copies, collectives, slow_collectives,
+         stragglers, between_steps, memory_bound, top_code, startup]
 
 
 def evaluate(a) -> list[Finding]:

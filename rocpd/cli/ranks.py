@@ -51,7 +51,12 @@ def run(args) -> int:
     with connect_for(args, inputs_of(args), strict=args.strict) as db:
         rep = ranks.analyze(db, args.range_name, args.collectives or ranks.COLLECTIVE_REGEX,
                             args.skip_steps)
+        from rocpd.collectives import text as collectives_text
+
+        coll = collectives_text.format_ranks(db, top=args.top)  # --rccl-trace calls, offsets
     print(rep.format(top=args.top, units=args.units, all_ranks=args.all_ranks), end="")
+    if coll:
+        print("\n" + coll, end="")
     if args.plot:
         from rocpd.ranks.plots import write_png
 

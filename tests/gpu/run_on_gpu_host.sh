@@ -235,7 +235,7 @@ step "ctest" bash -c 'cd build/gpu && { [ -f cpp/tests/CTestTestfile.cmake ] && 
 step "rocprof info" $PY -m rocprof info
 step "library exports + torch JIT in a session" $PY -m pytest -q tests/integration/test_library_exports.py tests/integration/test_torch_in_session.py
 step "torch under every tracing flag" torch_under_every_flag
-step "pytest tests/gpu" $PY -m pytest -q -rs --durations=12 tests/gpu --ignore=tests/gpu/test_gpu_pc_sampling.py --ignore=tests/gpu/test_gpu_graphs.py
+step "pytest tests/gpu" $PY -m pytest -q -rs --durations=12 tests/gpu --ignore=tests/gpu/test_gpu_pc_sampling.py --ignore=tests/gpu/test_gpu_graphs.py --ignore=tests/gpu/test_gpu_collectives.py
 step "PC sampling: hot loop >= 80 % of its samples, shares vs kernel time, Triton lines (figures in the log)" \
   $PY -m pytest -q -rs -s tests/gpu/test_gpu_pc_sampling.py
 step "CUDA graphs: replayed kernels carry graph/node ids and the capture line; reduce-overhead names the user's line" \
@@ -258,7 +258,11 @@ if [ "$GPUS" -ge 2 ]; then
   step "torchrun 2 ranks (NCCL) under rocprof run" torchrun_two_ranks
   step "on-demand: one rocprof ctl start windows 2 torchrun ranks (tests/gpu/workloads/torch_server.py)" \
     on_demand_two_ranks
+  # --rccl-trace: NCCL's profiler plugin; sizes and bus bandwidth of a 1 KiB-256 MiB sweep
+  step "collectives: 2-rank all-reduce sweep, sizes and bus bandwidth (--rccl-trace)" \
+    $PY -m pytest -q -rs -s tests/gpu/test_gpu_collectives.py
 else
+  SUMMARY+=("SKIP  collectives sweep: $GPUS GPU(s) on this host")
   SUMMARY+=("SKIP  torchrun 2 ranks: $GPUS GPU(s) on this host")
 fi
 

@@ -21,7 +21,8 @@ def shipped_libraries() -> list[Path]:
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="nm (binutils) is not installed")
 @pytest.mark.parametrize("name", ["libroctx64.so", "librocprof_core.so", "_core",
-                                  "librocprof_inject.so", "librocprof_hsa.so"])
+                                  "librocprof_inject.so", "librocprof_hsa.so",
+                                  "librocprof_nccl.so"])
 def test_no_cxx_runtime_symbol_is_exported(name):
     found = [p for p in shipped_libraries() if p.name.split(".")[0] == name.split(".")[0]]
     if not found and name == "librocprof_hsa.so":

@@ -159,13 +159,14 @@ LAYERS = [
      "rocpd.textfmt", "rocpd.testing"),
     # reading databases
     ("rocpd.io", "rocpd.importer"),
-    ("rocpd.summary", "rocpd.plots"),
+    ("rocpd.summary", "rocpd.plots", "rocpd.collectives"),
     ("rocpd.counters", "rocpd.analysis", "rocpd.cluster", "rocpd.compare"),
     ("rocpd.stats", "rocpd.diff", "rocpd.ranks", "rocpd.pcsamples"),
     ("rocpd.export",),
     ("rocpd.report",),
     # report sections that live beside their analysis (hooked in by name from report.sections)
-    ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pcsamples.source"),
+    ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pcsamples.source",
+     "rocpd.collectives.report"),
     ("rocpd", "rocpd.cli"),
     ("rocpd.__main__",),
 ]

@@ -19,6 +19,7 @@ inline constexpr uint32_t kRecordFormatVersion = 7;  // 2: callsite_id on kernel
                                                      // 6: per-dispatch counters (kPmcValue)
                                                      // 7: PC samples (kPcSample)
                                                      // 7: KernelData graph_id, graph_node_id
+                                                     // 7: collective calls (kCollective)
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -32,6 +33,7 @@ enum class RecordKind : uint16_t {
   kName = 7,            // ROCTx name of a device, stream or HSA agent (NameData, name_id)
   kPmcValue = 8,        // one hardware counter value of one kernel dispatch (PmcData)
   kPcSample = 9,        // samples of one instruction in one stall reason (PcSampleData)
+  kCollective = 10,     // NCCL/RCCL collective or point-to-point call (CollectiveData)
 };
 
 // What roctxNameHipDevice / roctxNameHipStream / roctxNameHsaAgent name (NameData::target).
@@ -172,6 +174,28 @@ struct PcSampleData {
 // "_not_issued" twin) the subset in which the warp issued no instruction. Totals count the
 // records without this flag.
 enum PcSampleFlags : uint32_t { kPcSampleNotIssued = 1u << 0 };
+// One collective (or send/recv) call as the communication library's profiler interface
+// describes it (capture/nccl/). name_id is the API function ("ncclAllReduce"); start/end the
+// call on the calling thread. Stored as ROCm stores RCCL API calls: a rocpd_region of
+// category RCCL_API with the arguments in rocpd_arg.
+struct CollectiveData {
+  uint64_t count;         // elements, as the call passed them
+  uint64_t bytes;         // count x the datatype's size (0: size of the datatype unknown)
+  uint64_t comm_hash;     // the communicator's id (same on every rank of it)
+  uint64_t stream;        // the stream handle the call was issued on (0: not told)
+  uint64_t seq;           // per-communicator, per-operation sequence number (UINT64_MAX: not told)
+  int32_t root;           // root rank (broadcast, reduce), -1 otherwise
+  int32_t peer;           // peer rank (send, recv), -1 otherwise
+  int32_t rank;           // this rank in the communicator
+  int32_t nranks;         // ranks in the communicator
+  uint32_t datatype_id;   // interned "ncclFloat32", ...
+  uint32_t algo_id;       // interned algorithm ("Ring", "Tree", ...; 0: not told)
+  uint32_t proto_id;      // interned protocol ("Simple", "LL", "LL128"; 0: not told)
+  uint32_t comm_name_id;  // interned communicator name (0: none)
+  uint16_t nchannels;
+  uint16_t nnodes;
+  uint32_t reserved;
+};
 
 struct Record {
   RecordKind kind;
@@ -191,6 +215,7 @@ struct Record {
     NameData name;
     PmcData pmc;
     PcSampleData pc;
+    CollectiveData coll;
     unsigned char raw[88];
   };
 };
@@ -200,7 +225,7 @@ static_assert(std::is_standard_layout_v<Record>, "records are read by offset");
 static_assert(sizeof(Record) == kRecordSize, "ring slots are 128 bytes");
 static_assert(sizeof(RegionData) <= 88 && sizeof(KernelData) <= 88 && sizeof(CopyData) <= 88 &&
                   sizeof(AllocData) <= 88 && sizeof(SampleData) <= 88 && sizeof(PmcData) <= 88 &&
-                  sizeof(PcSampleData) <= 88,
+                  sizeof(PcSampleData) <= 88 && sizeof(CollectiveData) <= 88,
               "payloads fit the slot");
 static_assert(offsetof(Record, raw) == 40, "header is 40 bytes");
 

@@ -112,6 +112,8 @@ def options_from(args) -> Options:
         # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
         o.kernel_trace = o.memory_copy_trace = True
         o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
+    # --sys-trace and --runtime-trace include the collectives too (option_table.py).
+    o.rccl_trace = bool(args.rccl_trace)
     o.sol = bool(args.sol)
     o.on_demand = bool(args.on_demand)
     if args.pmc or o.sol:

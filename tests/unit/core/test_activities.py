@@ -51,7 +51,10 @@ def test_input_file_keys_name_the_tables_options():
 
 @pytest.mark.parametrize("argv, wanted", [
     ((), {"markers", "kernels", "copies", "sets"}),
-    (("--runtime-trace",), {"markers", "runtime_api", "driver_api", "sync"}),
+    # rocprofv3: --runtime-trace and --sys-trace include the collective calls (--rccl-trace).
+    (("--runtime-trace",), {"markers", "runtime_api", "driver_api", "sync", "collectives"}),
+    (("--rccl-trace",), {"markers", "kernels", "copies", "sets", "collectives"}),
+    (("--nccl-trace", "--kernel-trace"), {"markers", "kernels", "collectives"}),
     (("--memory-allocation-trace", "--hip-trace"), {"markers", "allocations", "hip_api"}),
     (("--sys-trace",), set(option_table.SYS_TRACE)),
     (("--sample", "--process-freq", "5", "--kernel-trace=false", "--hsa-trace"),

@@ -22,6 +22,7 @@ def test_importing_the_backends_changes_nothing():
                 "import rocprof.backends\n"
                 "assert not [m for m in sys.modules if m.startswith('rocprof.capture.')], sys.modules\n"
                 "import rocprof.capture.cupti, rocprof.capture.hsa, rocprof.capture.sampling\n"
+                "import rocprof.capture.nccl\n"
                 "assert dict(os.environ) == before, set(os.environ.items()) ^ set(before.items())\n"
                 "print('ok')\n")
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
