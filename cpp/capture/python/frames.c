@@ -89,12 +89,16 @@ int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
   return n;
 }
 
-int rp_gil_ensure(void) {
+int rp_python_running(void) {
 #if PY_VERSION_HEX >= 0x030D0000
-  if (!Py_IsInitialized() || Py_IsFinalizing()) return 0;
+  return Py_IsInitialized() && !Py_IsFinalizing();
 #else
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return 0;
+  return Py_IsInitialized() && !_Py_IsFinalizing();
 #endif
+}
+
+int rp_gil_ensure(void) {
+  if (!rp_python_running()) return 0;
   PyGILState_Ensure(); /* the state is always "unlocked" here: callers never hold the GIL */
   return 1;
 }

@@ -25,6 +25,9 @@ int rp_walk_from(const void* first, uint64_t* out, int max_frames);
 /* Whether the calling thread has a Python thread state (async-signal-safe: a TLS read). */
 int rp_is_python_thread(void);
 
+/* Whether the interpreter is initialised and not finalising. */
+int rp_python_running(void);
+
 /* GIL helpers for the resolver thread; rp_gil_ensure returns 0 when Python is not usable
  * (not initialised, or finalising) and nothing was taken. */
 int rp_gil_ensure(void);

@@ -182,6 +182,8 @@ class Sampler final : private python::ResolverClient {
     // Python threads are, from the resolver's first scan, which is waited for so that they
     // are armed before the session counts as started, as the starting thread is above. The
     // wait is bounded: a GIL holder that waits on this session leaves them to the next scan.
+    // A process without a running interpreter has no thread to sample: no wait.
+    if (!rp_python_running()) return;
     uint64_t no_wait_until = 0;
     python::resolver_wait(
         this, [](void* self) { return static_cast<Sampler*>(self)->scanned_.load(); }, this,
