@@ -11,6 +11,7 @@
 #include <frameobject.h>
 #endif
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <link.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -97,10 +98,41 @@ int rp_python_running(void) {
 #endif
 }
 
+/* CPython's GIL asks its holder to drop it only after a waiter's 5 ms wait saw no switch at
+ * all, and every release counts as one: a thread that releases and retakes it more often than
+ * that (a stat, a small read, a CUDA call in a loop) keeps a waiter out for seconds while it
+ * never hands over (measured: 8.8 s on 3.11, the on-demand window then armed no thread). Our
+ * threads waiting for the GIL therefore also post a pending call, which the main thread runs
+ * at its next eval-loop check, GIL held: it releases the GIL until they have it (bounded). */
+static atomic_int g_gil_waiters;
+static atomic_int g_handoff_posted;
+
+static int hand_over_gil(void* unused) {
+  (void)unused;
+  atomic_store(&g_handoff_posted, 0);
+  if (atomic_load(&g_gil_waiters) == 0) return 0; /* they got it the usual way */
+  PyThreadState* self = PyEval_SaveThread();
+  /* A waiter wakes on the release and takes the GIL within microseconds; 20 ms bounds the
+   * main thread's pause should it not (a waiter that gave up: Python finalising). */
+  for (int i = 0; i < 200 && atomic_load(&g_gil_waiters) > 0; ++i) usleep(100);
+  PyEval_RestoreThread(self);
+  return 0;
+}
+
 int rp_gil_ensure(void) {
   if (!rp_python_running()) return 0;
+  atomic_fetch_add(&g_gil_waiters, 1);
+  if (atomic_exchange(&g_handoff_posted, 1) == 0 && Py_AddPendingCall(hand_over_gil, NULL) != 0)
+    atomic_store(&g_handoff_posted, 0); /* the queue is full: the usual way only */
   PyGILState_Ensure(); /* the state is always "unlocked" here: callers never hold the GIL */
+  atomic_fetch_sub(&g_gil_waiters, 1);
   return 1;
+}
+
+void rp_gil_fork_child(void) {
+  /* The child has one thread and whatever the parent had queued: start from nothing. */
+  atomic_store(&g_gil_waiters, 0);
+  atomic_store(&g_handoff_posted, 0);
 }
 
 void rp_gil_release(void) { PyGILState_Release(PyGILState_UNLOCKED); }

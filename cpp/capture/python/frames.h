@@ -32,6 +32,8 @@ int rp_python_running(void);
  * (not initialised, or finalising) and nothing was taken. */
 int rp_gil_ensure(void);
 void rp_gil_release(void);
+/* In a fork child, before any rp_gil_ensure: forgets the parent's waiters. */
+void rp_gil_fork_child(void);
 /* Releases the GIL around a blocking call when the calling thread holds it. */
 void* rp_save_if_held(void);
 void rp_restore(void* saved);

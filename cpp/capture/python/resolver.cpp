@@ -181,6 +181,7 @@ void resolver_fork_child() {
 }
 
 void fork_child() {
+  rp_gil_fork_child();
   guard_fork_child();
   resolver_fork_child();
 }
