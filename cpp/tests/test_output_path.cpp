@@ -8,7 +8,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "session/output_path.hpp"
 
@@ -25,9 +27,18 @@ void touch(const std::string& p) {
   std::fputs("old", f);
   std::fclose(f);
 }
+// The folders the tests made, removed when the test program ends (TempDir is the shared /tmp).
+struct MadeFolders {
+  std::vector<std::string> paths;
+  ~MadeFolders() {
+    std::error_code ec;
+    for (const std::string& p : paths) std::filesystem::remove_all(p, ec);
+  }
+} g_made;
 std::string temp_dir(const char* name) {
   const std::string d =
       std::string(::testing::TempDir()) + "/" + name + "_" + std::to_string(getpid());
+  g_made.paths.push_back(d);
   std::string error;
   EXPECT_TRUE(out::make_folders(d, &error)) << error;
   return d;
