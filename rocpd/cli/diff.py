@@ -45,6 +45,10 @@ def add_parser(sub) -> None:
                         " 0.05)")
     g.add_argument("--min-share", type=float, default=0.005, metavar="FRACTION",
                    help="... and at least this share of a baseline step (default 0.005)")
+    g.add_argument("--min-idle", type=float, default=0.05, metavar="FRACTION",
+                   help="a change that is mostly GPU idle (it follows the host's pace, which"
+                        " differs between two runs of one program) counts from this share of a"
+                        " baseline step (default 0.05)")
     p.add_argument("--format", choices=["text", "csv", "json", "html", "md"],
                    help="text on standard output (default); csv/json: one file per table"
                         " PREFIX_<table>; html/md: a report page (default from -o's extension)")
@@ -83,7 +87,7 @@ def run(args) -> int:
     d = rocpd.diff(args.a, args.b, step="" if args.no_steps else args.step,
                    skip_steps=args.skip_steps, confidence=args.confidence,
                    resamples=args.resamples, seed=args.seed, min_change=args.min_change,
-                   min_share=args.min_share, **filters_of(args))
+                   min_share=args.min_share, min_idle=args.min_idle, **filters_of(args))
     top = args.top or None
     if fmt == "text":
         print(d.text(top=top or 0, units=args.units))

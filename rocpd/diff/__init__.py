@@ -28,20 +28,22 @@ __all__ = ["diff", "Diff", "Settings"]
 
 def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float = 0.95,
          resamples: int = 2000, seed: int = 0, min_change: float = 0.05, min_share: float = 0.005,
-         **filters) -> Diff:
+         min_idle: float = 0.05, **filters) -> Diff:
     """The diff of run ``b`` (new) against run ``a`` (baseline). ``a``, ``b``: a Connection,
     a path (file, folder, glob) or a list of paths; the databases of one run may be its ranks.
     ``step``: the ROCTx step range of both runs (None: detected in each; "": no steps, each run
     is one step). ``skip_steps``: leave out each process's first N steps (warm-up).
     ``confidence``, ``resamples``, ``seed``: the bootstrap (rocpd.diff.bootstrap);
     ``min_change`` (share of the larger time) and ``min_share`` (share of a baseline step): how
-    large a change must be to count. ``filters``: as every rocpd table takes them (rank, pid,
+    large a change must be to count; ``min_idle`` (share of a baseline step): how large a change
+    that is mostly GPU idle must be (the host's pace moves idle between two runs of one program).
+    ``filters``: as every rocpd table takes them (rank, pid,
     time window, kernel regex), applied to both runs."""
     from ..errors import RocpdError
     from .result import compute
     from .side import load
 
-    settings = Settings(confidence, resamples, seed, min_change, min_share).check()
+    settings = Settings(confidence, resamples, seed, min_change, min_share, min_idle).check()
     if skip_steps < 0:
         raise RocpdError(f"skip_steps {skip_steps}: give 0 or more")
     sides = []

@@ -9,6 +9,16 @@ at least ``min_change`` of the larger of the two times (a kernel 1 % slower is w
 clocks and placement move between two runs, which the steps of one run do not show) and at
 least ``min_share`` of a baseline step (the host's own pace moves the idle gaps of two runs of
 one program by a few µs each).
+
+GPU idle is the step's time minus the GPU's work: it follows the host's pace (how fast Python
+reaches the next launch, when a wait returns, a collection or the OS now and then), which two
+runs of one unchanged program do not share: its mean per step can double between them (on an
+H100, 0.055 to 0.111 ms in steps of a few ms) while each run's steps agree with each other. So a
+change that is mostly GPU idle (its idle part larger than the rest: an idle row, the idle phase,
+a line whose change is its idle) counts only from ``min_idle`` of a baseline step, by default as
+much as the step time itself must change to count (``min_change``): an idle change smaller than
+that is not what made the step slower. Idle that a new wait brings (a sync that was not there)
+is not host pace: it is judged as work is.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ class Settings:
     seed: int = 0
     min_change: float = 0.05
     min_share: float = 0.005
+    min_idle: float = 0.05
 
     def check(self) -> Settings:
         from ..errors import RocpdError
@@ -35,8 +46,8 @@ class Settings:
             raise RocpdError(f"confidence {self.confidence}: give a level in [0.5, 1), e.g. 0.95")
         if self.resamples < 100:
             raise RocpdError(f"resamples {self.resamples}: at least 100 (default 2000)")
-        if self.min_change < 0 or self.min_share < 0:
-            raise RocpdError("min_change and min_share must not be negative")
+        if self.min_change < 0 or self.min_share < 0 or self.min_idle < 0:
+            raise RocpdError("min_change, min_share and min_idle must not be negative")
         return self
 
 
@@ -51,8 +62,9 @@ class Resampler:
         self.wa = rng.multinomial(na, np.full(na, 1.0 / na), size=r).T / na if na else None
         self.wb = rng.multinomial(nb, np.full(nb, 1.0 / nb), size=r).T / nb if nb else None
 
-    def compare(self, a: np.ndarray, b: np.ndarray, step_ns: float) -> dict:
-        """Columns for rows of per-step values ``a`` (k x na) and ``b`` (k x nb)."""
+    def compare(self, a: np.ndarray, b: np.ndarray, step_ns: float, idle=None) -> dict:
+        """Columns for rows of per-step values ``a`` (k x na) and ``b`` (k x nb); ``idle``: the
+        change of each row's host-paced GPU idle (k; None: none), which sets its floor."""
         a = np.asarray(a, dtype=float).reshape(-1, self.na)
         b = np.asarray(b, dtype=float).reshape(-1, self.nb)
         base = a.mean(axis=1) if self.na else np.zeros(len(a))
@@ -67,10 +79,19 @@ class Resampler:
                 lo[i:i + CHUNK], hi[i:i + CHUNK] = np.quantile(d, q, axis=1)
         excludes = (lo > 0) | (hi < 0)
         big = np.abs(delta) >= self.s.min_change * np.maximum(np.abs(base), np.abs(new))
-        matters = np.abs(delta) >= self.s.min_share * step_ns
+        matters = np.abs(delta) >= self.floor(delta, idle) * step_ns
         pct = np.divide(100.0 * delta, base, out=np.full(len(a), np.nan), where=base != 0)
         return {"BaseNs": base, "NewNs": new, "DeltaNs": delta, "CiLowNs": lo, "CiHighNs": hi,
                 "DeltaPercent": pct, "significant": excludes & big & matters}
+
+    def floor(self, delta: np.ndarray, idle) -> np.ndarray:
+        """The share of a baseline step that a change of each row must reach: ``min_idle`` where
+        its idle part is larger than the rest of it, else ``min_share``."""
+        if idle is None:
+            return np.full(len(delta), self.s.min_share)
+        idle = np.asarray(idle, dtype=float)
+        mostly = np.abs(idle) > np.abs(delta - idle)
+        return np.where(mostly, max(self.s.min_share, self.s.min_idle), self.s.min_share)
 
 
 def verdicts(df, present_a=None, present_b=None) -> np.ndarray:

@@ -151,10 +151,10 @@ def compute(base, new, pa, pb, settings: Settings, scope: str = "all processes",
     b = Builder(pa, pb, lambda na, nb: Resampler(na, nb, settings))
     items = b.items()
     if full:
-        tables = (b.lines(items), b.kernels(items), b.phases(), appeared(items))
+        tables = (b.lines(items), b.kernels(items), b.phases(items), appeared(items))
     else:
         tables = (pd.DataFrame(),) * 4
-    d = Diff(base, new, settings, b.summary(), items, *tables, b.na, b.nb, scope,
+    d = Diff(base, new, settings, b.summary(items), items, *tables, b.na, b.nb, scope,
              _procs=(tuple(pa), tuple(pb)))
     for side, n in ((base, b.na), (new, b.nb)):
         if n < 2:

@@ -94,7 +94,9 @@ class Builder:
         self.pa, self.pb = pa, pb
         self.step_ns = float(_measure(pa, "HostNs", self.na, self.have_a).mean()) if self.na else 0.0
 
-    def _compare(self, keys, la, lb):
+    def _compare(self, keys, la, lb, idle=None):
+        """``idle``: the change of each row's host-paced GPU idle (rocpd.diff.bootstrap), a
+        Series by row key, or a function of (row keys, present in A, present in B, change)."""
         import pandas as pd
 
         ma, ca = _matrix(la, keys, self.na, self.have_a)
@@ -102,18 +104,22 @@ class Builder:
         idx = ma.index.union(mb.index)
         ma, mb = ma.reindex(idx, fill_value=0.0), mb.reindex(idx, fill_value=0.0)
         ca, cb = ca.reindex(idx, fill_value=0.0), cb.reindex(idx, fill_value=0.0)
-        cols = self.r.compare(ma.to_numpy(), mb.to_numpy(), self.step_ns)
+        pa = (ma.to_numpy().sum(axis=1) > 0) | (ca.to_numpy().sum(axis=1) > 0)
+        pb = (mb.to_numpy().sum(axis=1) > 0) | (cb.to_numpy().sum(axis=1) > 0)
+        if callable(idle):
+            idle = idle(idx, pa, pb, mb.to_numpy().mean(axis=1) - ma.to_numpy().mean(axis=1))
+        elif idle is not None:
+            idle = idle.reindex(idx, fill_value=0.0).to_numpy(dtype=float)
+        cols = self.r.compare(ma.to_numpy(), mb.to_numpy(), self.step_ns, idle)
         df = pd.DataFrame(cols, index=idx).reset_index()
         df["BaseCount"] = ca.mean(axis=1).to_numpy() if self.na else 0.0
         df["NewCount"] = cb.mean(axis=1).to_numpy() if self.nb else 0.0
-        pa = (ma.to_numpy().sum(axis=1) > 0) | (ca.to_numpy().sum(axis=1) > 0)
-        pb = (mb.to_numpy().sum(axis=1) > 0) | (cb.to_numpy().sum(axis=1) > 0)
         df["status"] = np.where(pa & pb, "both", np.where(pa, "vanished", "new"))
         df["verdict"] = verdicts(df, pa, pb)
         return df
 
     def items(self):
-        df = self._compare(ITEM_KEYS, self.wa, self.wb)
+        df = self._compare(ITEM_KEYS, self.wa, self.wb, _idle_items)
         if df.empty:
             return _empty_items()
         na, nb = _names(self.wa), _names(self.wb)
@@ -132,7 +138,7 @@ class Builder:
                          "note", "key", "name_base", "name_new", "memory_base", "memory_new"]])
 
     def lines(self, items):
-        df = self._compare(["line"], self.wa, self.wb)
+        df = self._compare(["line"], self.wa, self.wb, _idle_part(items).groupby("line").sum())
         if df.empty:
             return df
         top = items.assign(_a=items["DeltaNs"].abs()).sort_values("_a", ascending=False)
@@ -155,27 +161,32 @@ class Builder:
         return order(df[["name", "kind", *_STATS, "BaseCount", "NewCount", "status", "lines",
                          "key"]])
 
-    def phases(self):
+    def phases(self, items):
+        import pandas as pd
+
         from .phases import PHASES
 
         la = _long(self.pa, "phases", {}).assign(count=0) if self.pa else None
         lb = _long(self.pb, "phases", {}).assign(count=0) if self.pb else None
-        df = self._compare(["phase"], la, lb)
+        idle = pd.Series({"idle": float(_idle_part(items).sum())})
+        df = self._compare(["phase"], la, lb, idle)
         if df.empty:
             return df
         rank = {p: i for i, p in enumerate(PHASES)}
         df = df.iloc[np.argsort([rank.get(p, 99) for p in df["phase"]], kind="stable")]
         return order(df[["phase", *_STATS, "status"]])
 
-    def summary(self):
+    def summary(self, items):
         import pandas as pd
 
+        idle = [float(_idle_part(items).sum())]
         rows = []
-        for col, what in (("HostNs", "step time"), ("GpuNs", "GPU work (sum of op times)"),
-                          ("IdleNs", "GPU idle in the step")):
+        for col, what, part in (("HostNs", "step time", idle),
+                                ("GpuNs", "GPU work (sum of op times)", None),
+                                ("IdleNs", "GPU idle in the step", idle)):
             a = _measure(self.pa, col, self.na, self.have_a)
             b = _measure(self.pb, col, self.nb, self.have_b)
-            c = self.r.compare(a[None, :], b[None, :], self.step_ns)
+            c = self.r.compare(a[None, :], b[None, :], self.step_ns, part)
             rows.append({"metric": what, **{k: v[0] for k, v in c.items()}})
         df = pd.DataFrame(rows)
         df["verdict"] = verdicts(df)
@@ -184,6 +195,28 @@ class Builder:
 
 _STATS = ["BaseNs", "NewNs", "DeltaNs", "CiLowNs", "CiHighNs", "DeltaPercent", "significant",
           "verdict"]
+
+
+IDLE_KINDS = ("idle", "sync")  # items whose time is GPU idle (a sync's: the idle after its wait)
+
+
+def _idle_items(idx, present_a, present_b, delta):
+    """The host-paced idle part of each item's change: all of it for GPU idle, and for the idle
+    after a wait that both runs make; none for a wait that appeared or vanished (the program
+    changed) or for work."""
+    kind = idx.get_level_values("kind")
+    paced = (kind == "idle") | ((kind == "sync") & present_a & present_b)
+    return np.where(paced, delta, 0.0)
+
+
+def _idle_part(items):
+    """The host-paced idle part of the items' changes (see ``_idle_items``), per line."""
+    import pandas as pd
+
+    if items.empty:
+        return pd.Series(dtype=float, index=pd.Index([], name="line"))
+    paced = (items["kind"] == "idle") | ((items["kind"] == "sync") & (items["status"] == "both"))
+    return items.loc[paced].set_index("line")["DeltaNs"].astype(float)
 
 
 def _sites(procs):

@@ -135,7 +135,18 @@ def where(paths) -> str:
     return f"{len(paths)} databases" + (f" in {folder}" if folder else "")
 
 
-def header(d) -> list[str]:
+def rule(d, units: str = "us") -> str:
+    """When a change counts, with the step-based floors in time per step."""
+    s = d.settings
+    step = float(d.summary.iloc[0]["BaseNs"]) if len(d.summary) else float("nan")
+    idle = max(s.min_idle, s.min_share)
+    return (f"the interval excludes 0, the change is >= {s.min_change:.0%} of the time and >= "
+            f"{s.min_share:.1%} of a baseline step ({fmt_ns(s.min_share * step, units)} {units});"
+            f" a change that is mostly GPU idle (the host's pace) >= {idle:.1%} of a baseline step"
+            f" ({fmt_ns(idle * step, units)} {units})")
+
+
+def header(d, units: str = "us") -> list[str]:
     s = d.settings
     lines = []
     for side, n in ((d.base, d.steps_base), (d.new, d.steps_new)):
@@ -145,9 +156,7 @@ def header(d) -> list[str]:
         lines.append(f"{side.label}: {where(side.paths)} — {len(side.procs)} process(es) with GPU "
                      f"work, {n} step(s); step range {step}")
     lines.append(f"per step, mean over the steps; {s.confidence:.0%} intervals from {s.resamples}"
-                 f" bootstrap resamples of the steps (seed {s.seed}); significant: the interval "
-                 f"excludes 0, the change is >= {s.min_change:.0%} of the time and >= "
-                 f"{s.min_share:.1%} of a baseline step")
+                 f" bootstrap resamples of the steps (seed {s.seed}); significant: {rule(d, units)}")
     return lines
 
 
@@ -165,7 +174,7 @@ def body(d, top: int, units: str) -> list[str]:
 
 
 def report(d, top: int = 10, units: str = "us") -> str:
-    out = [f"rocpd diff ({d.scope})", *header(d), *body(d, top, units)]
+    out = [f"rocpd diff ({d.scope})", *header(d, units), *body(d, top, units)]
     if d.ranks is not None and len(d.ranks):
         out += ["", "== RANKS ==", _ranks(d.ranks, units, top)]
     if d.slowest is not None:

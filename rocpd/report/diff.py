@@ -55,13 +55,14 @@ def _verdict(d, units, md: bool) -> str:
     return "".join(f"<p class='{cls}'>{esc(x)}</p>" for x in lines)
 
 
-def _settings_note(d) -> str:
+def _settings_note(d, units: str) -> str:
+    from ..diff.text import rule
+
     s = d.settings
     return (f"Times per step: the mean over each run's steps (in {d.steps_base} baseline and "
             f"{d.steps_new} new steps). CI: {s.confidence:.0%} bootstrap interval of the change "
-            f"({s.resamples} resamples of the steps, seed {s.seed}); significant: the interval "
-            f"excludes 0 and the change is at least {s.min_change:.0%} of the time and "
-            f"{s.min_share:.1%} of a baseline step.")
+            f"({s.resamples} resamples of the steps, seed {s.seed}); significant: "
+            f"{rule(d, units)}.")
 
 
 def _chart(d, units):
@@ -89,7 +90,7 @@ def _chart(d, units):
 def changes_section(d, units: str = "us", top: int = 20, html: bool = True) -> Section:
     body = _verdict(d, units, False) + (_chart(d, units) if html else "") + _tables(d, units, top, False)
     md = _verdict(d, units, True) + _tables(d, units, top, True)
-    return Section("diff", "Changes against the baseline", body, md, {}, _settings_note(d))
+    return Section("diff", "Changes against the baseline", body, md, {}, _settings_note(d, units))
 
 
 def timeline_section(d) -> Section | None:

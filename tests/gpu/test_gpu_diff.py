@@ -59,8 +59,13 @@ def test_widened_layer_is_named_first(runs, tmp_path):
 
 
 def test_unchanged_model_shows_no_significant_change(runs):
-    """No piece of work changes significantly (the step time as a whole may, where the GPU's
-    clock differs between the runs: the verdict then says so)."""
+    """No piece of work and no line changes significantly, nor the GPU idle per step: it follows
+    the host's pace, which two runs do not share (it doubled between two runs on an H100), and
+    counts from --min-idle of a step. The step time as a whole may change, where the GPU's clock
+    differs between the runs: the verdict then says so."""
     d = rocpd.diff(runs["base"], runs["again"])
     print(d.text(top=5, units="ms"))
     assert not len(d.significant), d.verdict()
+    assert not d.lines["significant"].any(), d.lines.head(5).to_string()
+    idle = d.summary.set_index("metric").loc["GPU idle in the step"]
+    assert not bool(idle["significant"]), d.summary.to_string()

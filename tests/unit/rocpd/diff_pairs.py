@@ -12,6 +12,10 @@ The planted changes (keyword arguments of :func:`run`): ``slow`` (kernel -> fact
 (a ``torch.cuda.synchronize()`` at model.py:26 after that kernel), ``pageable`` (the upload from
 pageable memory: slower, and the host waits for it), ``extra`` (one more kernel per step,
 model.py:27), ``vendor="amd"`` (the same program on an AMD GPU: HIP API names, other GEMM names).
+The host's own pace (not a change of the program): ``host_us``, its work at each step's start
+before the first launch (Python building the batch: the GPU idles meanwhile), bursty as a host
+is (a few µs of spread, and now and then a pause of a few hundred µs: a collection, the OS);
+``scale`` stretches every GPU duration (longer steps).
 """
 
 from __future__ import annotations
@@ -50,8 +54,8 @@ def kernel_name(name: str, vendor: str) -> str:
 class Sim:
     """One host thread and one GPU stream: times in ns, ops written as they are simulated."""
 
-    def __init__(self, b, rng, vendor):
-        self.b, self.rng, self.vendor = b, rng, vendor
+    def __init__(self, b, rng, vendor, scale=1.0):
+        self.b, self.rng, self.vendor, self.scale = b, rng, vendor, scale
         self.h = self.g = T0
         self.api = "CUDA_RUNTIME_API" if vendor == "nvidia" else "HIP_RUNTIME_API"
         self.prefix = "cuda" if vendor == "nvidia" else "hip"
@@ -68,7 +72,7 @@ class Sim:
         a0 = self.h
         a1 = a0 + self.noisy(5)
         k0 = max(self.g, a0 + 8 * US)
-        k1 = end_at if end_at is not None else k0 + self.noisy(us)
+        k1 = end_at if end_at is not None else k0 + self.noisy(us * self.scale)
         self._call("LaunchKernel", a0, a1, site, corr)
         self.b.kernel(kernel_name(name, self.vendor) if name != ALLREDUCE else name, k0, k1,
                       correlation_id=corr, site=site)
@@ -79,13 +83,20 @@ class Sim:
         corr = self.b.next_correlation()
         a0 = self.h
         c0 = max(self.g, a0 + 8 * US)
-        c1 = c0 + self.noisy(144 if pageable else 80)
+        c1 = c0 + self.noisy((144 if pageable else 80) * self.scale)
         a1 = c1 + 2 * US if pageable else a0 + self.noisy(5)  # pageable: the host waits for it
         self._call("MemcpyAsync", a0, a1, site, corr)
         self.b.memory_copy("MEMORY_COPY_HOST_TO_DEVICE", c0, c1, 8 << 20, src_agent=CPU_AGENT,
                            dst_agent=gpu_agent(0), correlation_id=corr, site=site,
                            src_memory="PAGEABLE" if pageable else "PINNED", dst_memory="DEVICE")
         self.g, self.h = c1, a1 + self.noisy(3)
+
+    def host_work(self, us: float):
+        """The host busy for ``us`` (+-10 %), one step in ten also paused for 100-400 µs."""
+        if not us:
+            return  # draws nothing: the other runs' noise stays as it was
+        pause = self.rng.uniform(100, 400) if self.rng.random() < 0.1 else 0.0
+        self.h += int((us * self.rng.uniform(0.9, 1.1) + pause) * US)
 
     def sync(self, site):
         a0 = self.h
@@ -121,15 +132,16 @@ def _backward(sim, slow):
 
 
 def run(path, seed=0, steps=30, slow=None, sync_after=None, pageable=False, extra=False,
-        vendor="nvidia", pid=1000):
+        vendor="nvidia", pid=1000, host_us=0.0, scale=1.0):
     """One run (see the module's text); returns ``path``."""
     slow = slow or {}
     if os.path.exists(path):
         os.unlink(path)
     with DatabaseBuilder(path, pid=pid) as b:
-        sim = Sim(b, random.Random(seed), vendor)
+        sim = Sim(b, random.Random(seed), vendor, scale)
         for _ in range(steps):
             s0 = sim.h
+            sim.host_work(host_us)
             spans = {}
             t = sim.h
             sim.upload(pageable, LINES["upload"])

@@ -40,6 +40,21 @@ def test_text_names_the_line_first(pair, cli):
     assert "... and 10 more (use --top 0)" in out
 
 
+def test_header_states_the_floors(pair, cli):
+    """The floors a change must pass, as shares and in time per baseline step."""
+    rc, out, err = cli("diff", *pair, "--min-idle", "0.2", "--min-share", "0.01")
+    assert rc == 0, err
+    rule = next(ln for ln in out.splitlines() if ln.startswith("per step, mean over the steps"))
+    step = float(next(ln for ln in out.splitlines() if ln.strip().startswith("step time")).split()[2]
+                 .replace(",", ""))
+    work = re.search(r">= 5% of the time and >= 1\.0% of a baseline step \(([\d.,]+) us\)", rule)
+    idle = re.search(r"a change that is mostly GPU idle \(the host's pace\) >= 20\.0% of a baseline"
+                     r" step \(([\d.,]+) us\)", rule)
+    assert work and idle, rule
+    assert float(work.group(1).replace(",", "")) == pytest.approx(0.01 * step, abs=0.01)
+    assert float(idle.group(1).replace(",", "")) == pytest.approx(0.2 * step, abs=0.01)
+
+
 def test_csv_and_json_tables(pair, cli, tmp_path):
     rc, out, err = cli("diff", *pair, "--format", "csv", "-o", tmp_path / "d")
     assert rc == 0, err
@@ -58,6 +73,7 @@ def test_csv_and_json_tables(pair, cli, tmp_path):
     (["-o", "out.txt"], "give --format"),
     (["--format", "csv", "-o", "/nonexistent/folder/x"], "does not exist"),
     (["--confidence", "2"], "confidence 2.0"),
+    (["--min-idle", "-0.1"], "min_idle must not be negative"),
 ])
 def test_bad_options_are_one_line_errors(pair, cli, args, message):
     rc, out, err = cli("diff", *pair, *args)
