@@ -35,7 +35,8 @@ namespace {
 struct Sampled {
   ContextState st;
   StallNames stalls;
-  bool said = false;  // its failure was said on stderr and in the metadata
+  bool said = false;               // its failure was said on stderr and in the metadata
+  bool hooked_after_data = false;  // exit_hook registered again after its first samples
 };
 
 PcApi g_pc;
@@ -135,6 +136,8 @@ SourceLine lookup(CaptureContext& c, uint64_t crc, const char* function, uint64_
   return out;
 }
 
+void exit_hook();
+
 // Under g_mu: what to do with each buffer CUPTI fills for `s`. CUPTI's function-name strings
 // are left alone: the header says they may be shared with its other records of the same
 // function, so freeing one could pull a name from under CUPTI itself (a few bytes per kernel
@@ -147,6 +150,11 @@ Sink sink_for(CaptureContext& c, Sampled& s) {
     };
     emit_buffer(c, d, s.stalls, source, s.st.agent, g_category, s.st.window_start, now, &g_totals);
     s.st.window_start = now;
+    // CUPTI may set up its decoding when the first samples arrive: once more, after that.
+    if (!s.hooked_after_data && d.totalNumPcs > 0) {
+      s.hooked_after_data = true;
+      std::atexit(exit_hook);
+    }
     if (d.hardwareBufferFull && g_totals.buffer_full == 1)
       std::fprintf(stderr,
                    "rocprof: PC sampling: the GPU's sample buffer filled up, samples were lost "

@@ -43,7 +43,9 @@ struct Ctx {
 std::map<CUcontext, Ctx> g_ctx;
 CUptiResult g_fail_config = CUPTI_SUCCESS, g_fail_disable = CUPTI_SUCCESS,
             g_fail_get_data = CUPTI_SUCCESS;
-bool g_teardown_at_enable = false;  // as CUPTI's own exit-time teardown, set up by the Enable
+// When the stand-in sets up its own exit-time teardown, as libcupti may: at the Enable, or when
+// the first samples are decoded.
+bool g_teardown_at_enable = false, g_teardown_at_first_data = false;
 bool g_torn_down = false;
 
 [[noreturn]] void breach(const char* what) {
@@ -158,6 +160,10 @@ CUptiResult get_data(CUpti_PCSamplingGetDataParams* p) {
   auto* d = static_cast<CUpti_PCSamplingData*>(p->pcSamplingData);
   fill(d, c.pending);
   c.pending = d->remainingNumPcs;
+  if (g_teardown_at_first_data && d->totalNumPcs > 0) {
+    g_teardown_at_first_data = false;
+    std::atexit(teardown_at_exit);
+  }
   return CUPTI_SUCCESS;
 }
 
@@ -205,7 +211,7 @@ PcApi api() {
 void reset() {
   g_ctx.clear();
   g_fail_config = g_fail_disable = g_fail_get_data = CUPTI_SUCCESS;
-  g_teardown_at_enable = false;
+  g_teardown_at_enable = g_teardown_at_first_data = false;
   g_torn_down = false;
 }
 
@@ -310,22 +316,31 @@ void session_stop_at_exit() { stop(*g_exit_ctx); }
 // later, at the Enable. Exit handlers run last-in first-out, so CUPTI's teardown runs before
 // the session's stop: no PC-sampling call may come after it, neither from the collector thread
 // nor from the stop.
-TEST(PcSamplingAtExit, NoCuptiCallAfterCuptisOwnTeardown) {
+void exit_while_sampling(bool teardown_at_enable) {
+  standin::reset();
+  standin::g_teardown_at_enable = teardown_at_enable;
+  standin::g_teardown_at_first_data = !teardown_at_enable;
+  static FakeCaptureContext c;
+  g_exit_ctx = &c;
+  std::atexit(session_stop_at_exit);
+  std::string why;
+  if (!start_with(c, settings(/*poll_ms=*/1), standin::api(), &why)) _exit(4);
+  on_context_created(context(5));
+  standin::of(context(5)).pending = 40;
+  // The collector's first fetch (an event, waited for; no timing is measured).
+  for (int i = 0; i < 10000 && standin::of(context(5)).fetches == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::exit(0);
+}
+
+TEST(PcSamplingAtExit, NoCuptiCallAfterATeardownSetUpAtTheEnable) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        standin::reset();
-        standin::g_teardown_at_enable = true;
-        static FakeCaptureContext c;
-        g_exit_ctx = &c;
-        std::atexit(session_stop_at_exit);
-        std::string why;
-        if (!start_with(c, settings(/*poll_ms=*/1), standin::api(), &why)) _exit(4);
-        on_context_created(context(5));
-        standin::of(context(5)).pending = 40;
-        std::exit(0);
-      },
-      ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(exit_while_sampling(true), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(PcSamplingAtExit, NoCuptiCallAfterATeardownSetUpAtTheFirstSamples) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(exit_while_sampling(false), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
