@@ -487,14 +487,9 @@ class PcSamplingProbe final : public Backend {
       *reason = a->path + " has no PC sampling API (CUDA 11.3+ needed)";
       return;
     }
-    // Kept off until it is fixed: its first run on a GPU host (H100, CUDA 13) corrupted the
-    // profiled program's heap ("malloc(): unsorted double linked list corrupted"), and a
-    // profiler must never bring the program down. The capture code stays built and its CPU
-    // tests run; tests/gpu/test_gpu_pc_sampling.py is the check that turns it back on.
+    *live = true;
     *reason =
-        "turned off in this version: its first GPU run (H100) crashed the profiled "
-        "program; not yet fixed (" +
-        std::to_string(gpus) + " NVIDIA GPU(s), " + a->path + ")";
+        "CUPTI PC sampling (continuous) on " + std::to_string(gpus) + " NVIDIA GPU(s); " + a->path;
   }
 };
 
