@@ -32,10 +32,11 @@ def env():
     return e
 
 
-def rocprof_run(tmp_path, *args, check=True):
+def rocprof_run(tmp_path, *args, check=True, extra_env=None):
     """`python -m rocprof run -d tmp_path ARGS`; returns (database path, completed process)."""
     p = subprocess.run([sys.executable, "-m", "rocprof", "run", "-d", str(tmp_path), "-o", "t", *args],
-                       capture_output=True, text=True, env=env(), cwd=ROOT, timeout=600)
+                       capture_output=True, text=True, env={**env(), **(extra_env or {})}, cwd=ROOT,
+                       timeout=600)
     if check:
         assert p.returncode == 0, p.stdout + p.stderr
     return tmp_path / "t_results.db", p
@@ -69,6 +70,21 @@ def compile_cu(nvcc, src, out, *extra):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, " ".join(cmd) + "\n" + p.stderr[-3000:]
     return out
+
+
+def segv_backtrace_lib(tmp_path):
+    """programs/segv_backtrace.c built as a preload library (a crash prints its native
+    backtrace: the GPU host has no gdb); None where no C compiler is found."""
+    import shutil
+
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        return None
+    out = Path(tmp_path) / "libsegv_backtrace.so"
+    p = subprocess.run([cc, "-shared", "-fPIC", "-o", str(out),
+                        str(Path(__file__).parent / "programs/segv_backtrace.c")],
+                       capture_output=True, text=True, timeout=120)
+    return out if p.returncode == 0 else None
 
 
 def load_json_line(text):

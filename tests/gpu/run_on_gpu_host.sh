@@ -43,6 +43,12 @@ step() {  # step NAME COMMAND...: runs, logs, records pass/fail and the time tak
   return $rc
 }
 
+show_diagnosis() {  # show_diagnosis STEP_NAME REGEX: a failed step's telling lines (its tail is short)
+  local log="$OUTDIR/$(echo "$1" | tr -c 'A-Za-z0-9_.-' '_').log"
+  echo "--- $1 failed: lines of $log matching /$2/ (last 120)"
+  grep -E -- "$2" "$log" | tail -n 120
+}
+
 describe_host() {
   local cxx=${CXX:-$(command -v c++)}
   echo "date: $(date -u +%F' '%T) UTC"
@@ -236,8 +242,9 @@ step "rocprof info" $PY -m rocprof info
 step "library exports + torch JIT in a session" $PY -m pytest -q tests/integration/test_library_exports.py tests/integration/test_torch_in_session.py
 step "torch under every tracing flag" torch_under_every_flag
 step "pytest tests/gpu" $PY -m pytest -q -rs --durations=12 tests/gpu --ignore=tests/gpu/test_gpu_pc_sampling.py --ignore=tests/gpu/test_gpu_graphs.py --ignore=tests/gpu/test_gpu_collectives.py
-step "PC sampling: hot loop >= 80 % of its samples, shares vs kernel time, Triton lines (figures in the log)" \
-  $PY -m pytest -q -rs -s tests/gpu/test_gpu_pc_sampling.py
+PC_STEP="PC sampling: hot loop >= 80 % of its samples, shares vs kernel time, Triton lines, a clean exit (figures in the log)"
+step "$PC_STEP" $PY -m pytest -q -rs -s tests/gpu/test_gpu_pc_sampling.py ||
+  show_diagnosis "$PC_STEP" 'segv_backtrace|^  #[0-9]+ |pc-sampling trace|rocprof: PC sampling|malloc|corrupt|Abort|exit -?[0-9]+|Error|assert'
 step "CUDA graphs: replayed kernels carry graph/node ids and the capture line; reduce-overhead names the user's line" \
   $PY -m pytest -q -rs -s tests/gpu/test_gpu_graphs.py
 step "rocpd diff: one layer widened is named first (output in the log)" diff_widened

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from gpuutil import compile_cu, query, rocprof_run
+from gpuutil import compile_cu, query, rocprof_run, segv_backtrace_lib
 
 HERE = Path(__file__).parent
 
@@ -38,10 +38,33 @@ def meta(db) -> dict:
 
 @pytest.fixture(scope="module")
 def hot(nvcc, tmp_path_factory):
+    """The native program under --pc-sampling, with every CUPTI PC-sampling call traced on
+    stderr (ROCPROF_PC_SAMPLING_TRACE) and a native backtrace on SIGSEGV/SIGABRT (its
+    first run died at exit with a corrupted heap): one failed run says where and after what."""
     tmp = tmp_path_factory.mktemp("pc")
     exe = compile_cu(nvcc, HERE / "programs/pc_hot_loop.cu", tmp / "pc_hot_loop", "-lineinfo")
-    db, p = rocprof_run(tmp, "--pc-sampling", "--", str(exe), "200")
+    segv = segv_backtrace_lib(tmp)
+    preload = ["--preload", str(segv)] if segv else []
+    db, p = rocprof_run(tmp, "--pc-sampling", *preload, "--", str(exe), "200", check=False,
+                        extra_env={"ROCPROF_PC_SAMPLING_TRACE": "1"})
+    print(f"pc_hot_loop under --pc-sampling: exit {p.returncode}; stderr:\n{p.stderr[-6000:]}")
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-8000:]}"
+    assert "rounds 200: no error" in p.stdout, p.stdout
     return db, p, exe
+
+
+def test_native_program_exits_cleanly_with_every_context_disabled(hot):
+    """The program's exit: its last PC-sampling call is the Disable of every context it
+    enabled (no GetData after it, whatever runs at exit), and the database is complete."""
+    _, p, _ = hot
+    calls = [ln.split()[5] for ln in p.stderr.splitlines() if ln.startswith("rocprof: pc-sampling trace:")]
+    assert calls, p.stderr[-4000:]
+    enabled = calls.count("cuptiPCSamplingEnable(ctx")
+    disabled = calls.count("cuptiPCSamplingDisable(ctx")
+    assert enabled >= 1 and disabled == enabled, calls[-20:]
+    assert calls[-1].startswith("cuptiPCSamplingDisable"), calls[-20:]
+    m = meta(hot[0])
+    assert m.get("rocprof.pc_sampling.status") == "on", m
 
 
 def test_hot_loop_lines_hold_80_percent(hot):

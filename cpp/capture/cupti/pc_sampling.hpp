@@ -5,8 +5,9 @@
 // configuration per CUDA context, enabled when the context is created (the resource callback)
 // or, for a context made before the session started, at its first launch. A collector thread
 // of our own fetches the parsed samples (cuptiPCSamplingGetData) every poll_ms and turns each
-// (PC, stall reason, count) into a kPcSample record; at stop and at context destruction the
-// rest is fetched and sampling disabled (which also hands back what CUPTI still held). Source
+// (PC, stall reason, count) into a kPcSample record; at stop, at context destruction and in an
+// exit hook that runs before CUPTI's own teardown (pc_sampling.cpp: exit_hook) the rest is
+// fetched and sampling disabled (which also hands back what CUPTI still held). Source
 // lines come from the cubins seen at module load (CUPTI's SASS-to-source correlation over the
 // binary's line info: nvcc -lineinfo, Triton's own). The mapping of a fetched buffer to
 // records is pc_records.cpp, tested without a GPU (test_pc_sampling.cpp).
@@ -27,6 +28,7 @@ struct PcSamplingSettings;
 }  // namespace rocprof
 
 namespace rocprof::cupti::pc {
+struct PcApi;  // pc_contexts.hpp
 
 // ---- the hardware's sampling period -----------------------------------------------------
 // CUPTI samples every 2^N SM cycles, N in [5, 31]. rocprofv3's unit/interval pairs map onto N:
@@ -79,5 +81,11 @@ void on_api_enter(CUcontext ctx) noexcept;
 // Fetches the rest, disables sampling everywhere, writes the run's metadata.
 void stop(CaptureContext& c) noexcept;
 void fork_child() noexcept;
+
+// start() with the entry points given: the tests' CUPTI stand-in comes in here.
+bool start_with(CaptureContext& c, const PcSamplingSettings& s, const PcApi& api, std::string* why);
+// Whether `buffer` (a configured CUpti_PCSamplingData) is still memory of ours: CUPTI may
+// write into a configured buffer until its context's Disable succeeded.
+bool holds_configured_buffer(const void* buffer);
 
 }  // namespace rocprof::cupti::pc

@@ -73,9 +73,7 @@ def configure(options: Options, settings) -> list[str]:
         settings.counters.kernel_exclude = options.kernel_exclude_regex or ""
         settings.counters.origin = "+".join(
             k for k, on in (("pmc", bool(options.pmc)), ("sol", options.sol)) if on)
-    # Only where the PC sampler is live (its probe says why not: `rocprof info`).
-    pc_live = any(b[2] for b in _core.backends("cupti-pc-sampling"))
-    if options.pc_sampling and pc_live and hasattr(settings, "pc_sampling"):
+    if options.pc_sampling and hasattr(settings, "pc_sampling"):
         pc = settings.pc_sampling
         pc.enabled = True
         pc.method = options.pc_sampling_method
