@@ -1,4 +1,5 @@
-"""PC sampling on an NVIDIA GPU (rocprof run --pc-sampling): a CUDA kernel with a known hot loop,
+"""PC sampling on an NVIDIA GPU (rocprof run --pc-sampling): a CUDA kernel with a known hot loop
+(run from Python through ctypes: PC sampling runs in Python processes for now),
 built with -lineinfo, has >= 80 % of its samples on the loop's lines; per-kernel sample shares
 agree with kernel time shares within 10 points; a Triton kernel's samples map to lines of its
 Python source. Figures (shares, dropped samples, the period, collector CPU time) are printed
@@ -36,25 +37,29 @@ def meta(db) -> dict:
     return dict(query(db, "SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.pc_sampling.%'"))
 
 
+DRIVER = HERE / "workloads/pc_hot_loop_ctypes.py"
+
+
 @pytest.fixture(scope="module")
 def hot(nvcc, tmp_path_factory):
-    """The native program under --pc-sampling, with every CUPTI PC-sampling call traced on
-    stderr (ROCPROF_PC_SAMPLING_TRACE) and a native backtrace on SIGSEGV/SIGABRT (its
-    first run died at exit with a corrupted heap): one failed run says where and after what."""
+    """pc_hot_loop.cu built as a library and run from Python (ctypes) under --pc-sampling,
+    with every CUPTI PC-sampling call traced on stderr (ROCPROF_PC_SAMPLING_TRACE) and a
+    native backtrace on SIGSEGV/SIGABRT: one failed run says where and after what."""
     tmp = tmp_path_factory.mktemp("pc")
-    exe = compile_cu(nvcc, HERE / "programs/pc_hot_loop.cu", tmp / "pc_hot_loop", "-lineinfo")
+    lib = compile_cu(nvcc, HERE / "programs/pc_hot_loop.cu", tmp / "libpc_hot_loop.so", "-lineinfo",
+                     "-shared", "-Xcompiler", "-fPIC")
     segv = segv_backtrace_lib(tmp)
     preload = ["--preload", str(segv)] if segv else []
-    db, p = rocprof_run(tmp, "--pc-sampling", *preload, "--", str(exe), "200", check=False,
+    db, p = rocprof_run(tmp, "--pc-sampling", *preload, str(DRIVER), str(lib), "200", check=False,
                         extra_env={"ROCPROF_PC_SAMPLING_TRACE": "1"})
-    print(f"pc_hot_loop under --pc-sampling: exit {p.returncode}; stderr:\n{p.stderr[-6000:]}")
+    print(f"pc_hot_loop (ctypes) under --pc-sampling: exit {p.returncode}; stderr:\n{p.stderr[-6000:]}")
     assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-8000:]}"
     assert "rounds 200: no error" in p.stdout, p.stdout
-    return db, p, exe
+    return db, p, lib
 
 
-def test_native_program_exits_cleanly_with_every_context_disabled(hot):
-    """The program's exit: its last PC-sampling call is the Disable of every context it
+def test_process_exits_cleanly_with_every_context_disabled(hot):
+    """The process's exit: its last PC-sampling call is the Disable of every context it
     enabled (no GetData after it, whatever runs at exit), and the database is complete."""
     _, p, _ = hot
     calls = [ln.split()[5] for ln in p.stderr.splitlines() if ln.startswith("rocprof: pc-sampling trace:")]
@@ -65,6 +70,17 @@ def test_native_program_exits_cleanly_with_every_context_disabled(hot):
     assert calls[-1].startswith("cuptiPCSamplingDisable"), calls[-20:]
     m = meta(hot[0])
     assert m.get("rocprof.pc_sampling.status") == "on", m
+
+
+def test_native_program_is_told_in_one_line_and_still_traced(nvcc, tmp_path):
+    """A program without Python: PC sampling is refused in one line (its exit crashed in
+    CUPTI's final flush), the program runs and exits as it would, its kernels are traced."""
+    exe = compile_cu(nvcc, HERE / "programs/pc_hot_loop.cu", tmp_path / "pc_hot_loop", "-lineinfo")
+    db, p = rocprof_run(tmp_path, "--pc-sampling", "--", str(exe), "5", check=False)
+    assert p.returncode == 0, p.stderr[-4000:]
+    notes = [ln for ln in p.stderr.splitlines() if "PC sampling off" in ln]
+    assert len(notes) == 1 and "needs a Python process" in notes[0], p.stderr[-4000:]
+    assert query(db, "SELECT count(*) FROM kernels WHERE name LIKE 'hot_loop%'")[0][0] == 5
 
 
 def test_hot_loop_lines_hold_80_percent(hot):
@@ -116,8 +132,8 @@ def test_rocpd_pcsamples_prints_the_hot_line(hot):
 def test_overhead_figures(hot, tmp_path):
     """The GPU-side cost, for the record (no threshold: a figure, printed): the mean hot_loop
     duration traced with and without PC sampling, and the collector thread's CPU time."""
-    db, _, exe = hot
-    plain, _ = rocprof_run(tmp_path, "--kernel-trace", "--", str(exe), "200")
+    db, _, lib = hot
+    plain, _ = rocprof_run(tmp_path, "--kernel-trace", str(DRIVER), str(lib), "200")
     sql = "SELECT AVG(duration) FROM kernels WHERE name LIKE 'hot_loop%'"
     with_pc, without = query(db, sql)[0][0], query(plain, sql)[0][0]
     m = meta(db)

@@ -288,7 +288,7 @@ Record base(CaptureContext& c, RecordKind kind, const char* category, uint64_t s
 // capture (graphs.hpp) in place of the replay call's, when the node was seen being captured.
 void graph_kernel(uint32_t graph_id, uint64_t node_id, KernelData* d) {
   d->graph_id = graph_id;
-  d->graph_node_id = static_cast<uint32_t>(node_id);
+  d->graph_node_id = node_id != 0 ? graphs::node_number(node_id) : 0;
   graphs::NodeSite site;
   const bool known = graphs::node_site(node_id, &site);
   if (known) {

@@ -13,7 +13,8 @@ namespace rocprof::cupti::graphs {
 namespace {
 
 std::mutex g_mu;
-std::unordered_map<uint64_t, NodeSite> g_nodes;  // node id (original or clone) → capture site
+std::unordered_map<uint64_t, NodeSite> g_nodes;    // node id (original or clone) → capture site
+std::unordered_map<uint64_t, uint32_t> g_numbers;  // node id → its number (node_number)
 std::atomic<uint64_t> g_created{0}, g_cloned{0}, g_clones_unknown{0}, g_kernels{0},
     g_kernels_sited{0}, g_spans{0};
 
@@ -48,6 +49,13 @@ bool node_site(uint64_t node_id, NodeSite* out) {
   return true;
 }
 
+uint32_t node_number(uint64_t node_id) {
+  std::lock_guard<std::mutex> g(g_mu);
+  const auto [it, added] = g_numbers.try_emplace(node_id, 0);
+  if (added) it->second = static_cast<uint32_t>(g_numbers.size());
+  return it->second;
+}
+
 void set_callsite(uint64_t node_id, uint32_t callsite) {
   std::lock_guard<std::mutex> g(g_mu);
   auto it = g_nodes.find(node_id);
@@ -69,6 +77,7 @@ Counts counts() {
 void reset() {
   std::lock_guard<std::mutex> g(g_mu);
   g_nodes.clear();
+  g_numbers.clear();
   for (auto* c : {&g_created, &g_cloned, &g_clones_unknown, &g_kernels, &g_kernels_sited, &g_spans})
     c->store(0);
 }

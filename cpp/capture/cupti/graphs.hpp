@@ -27,6 +27,10 @@ void node_created(uint64_t node_id, const NodeSite& site);
 // Returns false when the original node was never seen (created before the session).
 bool node_cloned(uint64_t original_id, uint64_t clone_id);
 bool node_site(uint64_t node_id, NodeSite* out);
+// The node's number in this session, from 1 in order of first sight, the same for every replay:
+// CUPTI's node ids are 64-bit and the first node of a graph has low 32 bits of 0, so the
+// record's 32-bit field cannot carry them.
+uint32_t node_number(uint64_t node_id);
 // Caches the call-site id resolved for a node (resolution happens once per node).
 void set_callsite(uint64_t node_id, uint32_t callsite);
 

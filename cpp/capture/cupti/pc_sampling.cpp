@@ -289,6 +289,19 @@ bool start(CaptureContext& c, const PcSamplingSettings& s, const Api& a, std::st
   if (!s.enabled) return false;
   uint32_t e = 0;
   if (!period_exponent(s.unit, s.interval, 1, &e, why)) return false;  // the unit, early
+  // Only where a Python interpreter runs: a native CUDA program's exit (H100, CUDA 13) died
+  // with a corrupted heap inside CUPTI right after the final Disable, whose flush is the first
+  // to hold samples there; the cause is not found yet. A Python process ends its session
+  // before the C exit handlers run, and its runs (Triton, a ctypes-loaded CUDA library) pass.
+  using IsInitialized = int (*)();
+  const auto py = reinterpret_cast<IsInitialized>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
+  if (py == nullptr || py() == 0) {
+    *why =
+        "--pc-sampling needs a Python process for now (a native CUDA program's exit crashed "
+        "in CUPTI's final PC-sampling flush); launch its kernels from Python (ctypes, torch, "
+        "triton) to sample them";
+    return false;
+  }
   void* h = dlopen(a.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (h == nullptr) h = dlopen(a.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   PcApi api;

@@ -83,8 +83,8 @@ struct KernelData {
   uint32_t callsite_id;     // interned JSON list of the launching Python frames (0: none)
   uint64_t dispatch_id;
   uint64_t range_corr;  // innermost enclosing ROCTx range at launch
-  // A kernel of a CUDA graph replay: the graph's and its node's ids (CUPTI's unique ids; the
-  // node id's low 32 bits, CUPTI counts nodes per process from 1). 0: not launched by a graph.
+  // A kernel of a CUDA graph replay: the graph's id (CUPTI's) and its node's number in the
+  // session (from 1; CUPTI's node ids are 64-bit). 0: not launched by a graph.
   // With --graph-trace graph, a whole replay is one kKernelDispatch with graph_node_id 0.
   uint32_t graph_id;
   uint32_t graph_node_id;

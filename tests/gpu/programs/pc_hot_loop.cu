@@ -1,7 +1,7 @@
 // PC sampling target (tests/gpu/test_gpu_pc_sampling.py): two kernels of the same shape and
 // launch geometry whose loops differ only in trip count, so hot_loop takes ~80 % of the GPU
 // time and warm_loop ~20 %. The loop lines are marked LOOP-HOT / LOOP-WARM: the test reads
-// their line numbers from this file. Built with -lineinfo.
+// their line numbers from this file. Built with -lineinfo, as a program and as a library.
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -24,8 +24,9 @@ __global__ void warm_loop(float* out, int iters) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = a + b;
 }
 
-int main(int argc, char** argv) {
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 20;
+// The loop, callable from Python through ctypes (the program is also built as a library:
+// PC sampling runs in Python processes) and from main.
+extern "C" int pc_hot_loop_run(int rounds) {
   const int blocks = 1024, threads = 256, iters = 20000;
   float* out = nullptr;
   if (cudaMalloc(&out, sizeof(float) * blocks * threads) != cudaSuccess) return 1;
@@ -35,6 +36,9 @@ int main(int argc, char** argv) {
   }
   const cudaError_t e = cudaDeviceSynchronize();
   std::printf("rounds %d: %s\n", rounds, cudaGetErrorString(e));
+  std::fflush(stdout);
   cudaFree(out);
   return e == cudaSuccess ? 0 : 1;
 }
+
+int main(int argc, char** argv) { return pc_hot_loop_run(argc > 1 ? std::atoi(argv[1]) : 20); }
