@@ -49,9 +49,10 @@ def hot(nvcc, tmp_path_factory):
     lib = compile_cu(nvcc, HERE / "programs/pc_hot_loop.cu", tmp / "libpc_hot_loop.so", "-lineinfo",
                      "-shared", "-Xcompiler", "-fPIC")
     segv = segv_backtrace_lib(tmp)
-    preload = ["--preload", str(segv)] if segv else []
-    db, p = rocprof_run(tmp, "--pc-sampling", *preload, str(DRIVER), str(lib), "200", check=False,
-                        extra_env={"ROCPROF_PC_SAMPLING_TRACE": "1"})
+    # The script runs in rocprof's own process (--preload is for commands): LD_PRELOAD it is.
+    extra = {"ROCPROF_PC_SAMPLING_TRACE": "1", **({"LD_PRELOAD": str(segv)} if segv else {})}
+    db, p = rocprof_run(tmp, "--pc-sampling", str(DRIVER), str(lib), "200", check=False,
+                        extra_env=extra)
     print(f"pc_hot_loop (ctypes) under --pc-sampling: exit {p.returncode}; stderr:\n{p.stderr[-6000:]}")
     assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-8000:]}"
     assert "rounds 200: no error" in p.stdout, p.stdout
