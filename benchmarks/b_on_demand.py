@@ -19,7 +19,7 @@ from pathlib import Path
 
 from _common import ROOT, append_row, summary
 
-REPEATS = 5
+REPEATS = int(os.environ.get("ROCPROF_BENCH_REPEATS", "5"))  # pairs; more for a tighter median
 WORKLOAD = """
 import sys, time
 try:
