@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import rocpd
+from rocpd import report
 from rocpd.analysis import analyze, attribution, steps
 from rocpd.testing import DatabaseBuilder
 
@@ -134,3 +135,27 @@ def test_per_name_table_and_steps_take_a_few_integers_per_range(distinct_names):
         finally:
             tracemalloc.stop()
     assert peak / n < 250, f"{peak / n:.0f} bytes per range"
+
+
+def test_timeline_html_stays_one_byte_per_character(distinct_names):
+    """The timeline's data is ASCII JSON; its renderer had two characters beyond Latin-1, which
+    made Python hold the whole section (tens of MB with many names) at two bytes a character."""
+    with rocpd.connect(distinct_names) as db:
+        text = report.build(db, title="names é")
+    body = text.split("<script type='application/json' id='tl-data'>", 1)[1]
+    body = body.split("</section>", 1)[0]
+    assert len(body) > 100_000
+    assert max(body) <= "\xff"
+
+
+def test_written_page_is_the_built_page(distinct_names, tmp_path):
+    out = tmp_path / "r.html"
+    with rocpd.connect(distinct_names) as db:
+        built = report.build(db, top=5)
+        report.write_files(db, str(out), top=5)
+    written = out.read_text(encoding="utf-8")
+
+    def undated(page):
+        return page.split("<th>generated</th>", 1)[0] + page.split("<th>generated</th>", 1)[1][30:]
+
+    assert len(written) > 1_000_000 and undated(written) == undated(built)
