@@ -128,7 +128,7 @@ def range_gpu_time(procs, top: int | None = None):
     import pandas as pd
 
     cols = ["Range", "Instances", "HostNs", "GpuTimeNs", "Ops", "Percent"]
-    rows = []
+    names, host, gpu, ops = [], [], [], []
     total = 0
     for p in procs:
         r = p.ranges
@@ -136,30 +136,83 @@ def range_gpu_time(procs, top: int | None = None):
         total += int(g["duration"].sum()) if len(g) else 0
         if r.empty:
             continue
-        t = launch_times(p)
-        tid = g["launch_tid"].to_numpy() if len(g) else np.zeros(0, dtype=np.int64)
-        dur = g["duration"].to_numpy() if len(g) else np.zeros(0, dtype=np.int64)
         gpu_ns = np.zeros(len(r), dtype=np.int64)
-        ops = np.zeros(len(r), dtype=np.int64)
-        rt = r["tid"].to_numpy()
-        for th in np.unique(rt):
-            sel = np.flatnonzero(tid == th)
-            order = sel[np.argsort(t[sel], kind="stable")]
-            ts = t[order]
-            cum = np.concatenate([[0], np.cumsum(dur[order])])
-            ri = np.flatnonzero(rt == th)
-            a = np.searchsorted(ts, r["start"].to_numpy()[ri], side="left")
-            b = np.searchsorted(ts, r["end"].to_numpy()[ri], side="left")
-            gpu_ns[ri] = cum[b] - cum[a]
-            ops[ri] = b - a
-        rows.append(pd.DataFrame({"Range": r["name"].to_numpy(), "host": (r["end"] - r["start"]).to_numpy(),
-                                  "gpu": gpu_ns, "ops": ops}))
-    if not rows:
+        n_ops = np.zeros(len(r), dtype=np.int64)
+        if len(g):
+            _work_inside(p, r, gpu_ns, n_ops)
+        names.append(r["name"].to_numpy(dtype=object))
+        host.append((r["end"] - r["start"]).to_numpy())
+        gpu.append(gpu_ns)
+        ops.append(n_ops)
+    if not names:
         return pd.DataFrame(columns=cols)
-    d = pd.concat(rows, ignore_index=True)
-    out = d.groupby("Range", sort=False).agg(Instances=("host", "size"), HostNs=("host", "sum"),
-                                             GpuTimeNs=("gpu", "sum"), Ops=("ops", "sum"))
-    out = out.reset_index()
+    # Per name through integer codes and sums over them, not a groupby of the names: with a
+    # million distinct names that groupby holds several copies of every row at once.
+    codes, uniq = factorize(_joined(names))
+    names.clear()
+    n = len(uniq)
+    # One int64 block for the four counts (what the DataFrame would consolidate them into).
+    counts = np.zeros((n, 4), dtype=np.int64)
+    counts[:, 0] = np.bincount(codes, minlength=n)
+    for j, parts in ((1, host), (2, gpu), (3, ops)):
+        col = np.zeros(n, dtype=np.int64)
+        np.add.at(col, codes, _joined(parts))
+        counts[:, j] = col
+        parts.clear()
+    del codes, col
+    # Most GPU time first, then most host time; ties keep the order of first appearance.
+    order = np.lexsort((-counts[:, 1], -counts[:, 2]))
+    for j in range(4):  # in place, a column at a time
+        counts[:, j] = counts[order, j]
+    out = pd.DataFrame(counts, columns=cols[1:5], copy=False)
+    del counts
+    out.insert(0, "Range", pd.Series(np.asarray(uniq, dtype=object)[order], dtype="str"))
+    del uniq, order
     out["Percent"] = 100.0 * out["GpuTimeNs"] / total if total else 0.0
-    out = out.sort_values(["GpuTimeNs", "HostNs"], ascending=False, ignore_index=True)[cols]
     return out.head(top) if top else out
+
+
+def _work_inside(p, r, gpu_ns, n_ops) -> None:
+    """GPU time and op count of the work launched inside each range of ``r`` on its thread."""
+    g = p.gpu
+    t = launch_times(p)
+    tid = g["launch_tid"].to_numpy()
+    dur = g["duration"].to_numpy()
+    rt = r["tid"].to_numpy()
+    for th in np.unique(rt):
+        sel = np.flatnonzero(tid == th)
+        order = sel[np.argsort(t[sel], kind="stable")]
+        ts = t[order]
+        cum = np.concatenate([[0], np.cumsum(dur[order])])
+        ri = np.flatnonzero(rt == th)
+        a = np.searchsorted(ts, r["start"].to_numpy()[ri], side="left")
+        b = np.searchsorted(ts, r["end"].to_numpy()[ri], side="left")
+        gpu_ns[ri] = cum[b] - cum[a]
+        n_ops[ri] = b - a
+
+
+def _joined(parts: list) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pandas.factorize(values, sort=False)`` for an object array of texts (codes numbered by
+    first appearance, the distinct values in that order), found by a stable sort: a few integers
+    per row, where a hash table sized for every row would take ten times that."""
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), values[:0]
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = ordered[1:] != ordered[:-1]
+    del ordered
+    group = np.cumsum(new) - 1  # of each row in sorted order
+    first = order[new]  # stable sort: each group's first row is its first appearance
+    del new
+    by_appearance = np.argsort(first, kind="stable")
+    number = np.empty(len(first), dtype=np.int64)
+    number[by_appearance] = np.arange(len(first))
+    codes = np.empty(n, dtype=np.int64)
+    codes[order] = number[group]
+    return codes, values[first[by_appearance]]

@@ -44,16 +44,24 @@ def launch_times(p) -> np.ndarray:
 
 def _instances(ranges, match) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Outermost instances among ranges selected by boolean mask ``match``: starts, ends, tids."""
-    sel = ranges[match].sort_values(["start", "end"], ascending=[True, False], kind="stable")
-    s, e, t = (sel[c].to_numpy(dtype=np.int64) for c in ("start", "end", "tid"))
-    keep = np.ones(len(s), dtype=bool)
+    pos = np.flatnonzero(match)
+    s, e, t = (ranges[c].to_numpy(dtype=np.int64)[pos] for c in ("start", "end", "tid"))
+    kept = _outermost(s, e, t)
+    return s[kept], e[kept], t[kept]
+
+
+def _outermost(s: np.ndarray, e: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Indices of the outermost of these ranges (by start, then longest first; one inside
+    another of the same thread is not), in that order."""
+    order = np.lexsort((-e, s))  # stable: equal ranges keep their order
+    keep = np.ones(len(order), dtype=bool)
     reach = {}
-    for i in range(len(s)):
+    for k, i in enumerate(order.tolist()):
         if e[i] <= reach.get(t[i], -1):
-            keep[i] = False  # inside an instance of the same name on the same thread
+            keep[k] = False  # inside an instance of the same name on the same thread
         else:
             reach[t[i]] = e[i]
-    return s[keep], e[keep], t[keep]
+    return order[keep]
 
 
 def _inside(times: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -137,13 +145,20 @@ def steps_of(p, name: str):
     if r.empty or not name:
         return pd.DataFrame(columns=["step", "start", "end", "tid", "name"])
     m = ((r["name"] == name) | (r["name"].map(key_of) == name)).to_numpy()
-    s, e, t = _instances(r, m)
-    names = []
-    lookup = {(int(a), int(b), int(c)): n for a, b, c, n in
-              zip(r["start"][m], r["end"][m], r["tid"][m], r["name"][m], strict=True)}
-    for a, b, c in zip(s, e, t, strict=True):
-        names.append(lookup.get((int(a), int(b), int(c)), name))
-    return pd.DataFrame({"step": np.arange(len(s)), "start": s, "end": e, "tid": t, "name": names})
+    pos = np.flatnonzero(m)
+    s, e, t = (r[c].to_numpy(dtype=np.int64)[pos] for c in ("start", "end", "tid"))
+    kept = _outermost(s, e, t)
+    # Ranges recorded twice over the same span on one thread: the name of the last recorded.
+    o = np.lexsort((t, e, s))  # stable: equal spans stay in record order
+    new = np.ones(len(o), dtype=bool)
+    new[1:] = (s[o][1:] != s[o][:-1]) | (e[o][1:] != e[o][:-1]) | (t[o][1:] != t[o][:-1])
+    group = np.cumsum(new) - 1
+    last = np.empty(len(o), dtype=np.int64)
+    if len(o):
+        last[o] = o[np.append(np.flatnonzero(new)[1:], len(o)) - 1][group]
+    names = r["name"].to_numpy(dtype=object)[pos[last[kept]]]
+    return pd.DataFrame({"step": np.arange(len(kept)), "start": s[kept], "end": e[kept],
+                         "tid": t[kept], "name": names.tolist()})
 
 
 def assign(p, steps) -> np.ndarray:

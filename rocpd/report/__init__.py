@@ -19,6 +19,7 @@ from . import sections as _sections
 from .sections import Context, Section, esc
 
 FORMATS = ("html", "md")
+_WRITE_CHARS = 1 << 20  # a page is encoded and written this many characters at a time
 
 
 def context(db, top: int = 20, units: str = "us", title: str = "rocpd report", step: str | None = None,
@@ -59,6 +60,16 @@ def build(db, top: int = 20, units: str = "us", title: str = "rocpd report", for
     """The report as text: HTML (default) or Markdown (``format="md"``). ``figure_dir``: where
     PNGs of the figures go (Markdown references them relative to its own folder); ``baseline``:
     a run to show the changes against (rocpd.report.diff)."""
+    return "\n".join(_pieces(db, top, units, title, format, step, perfetto, perfetto_note,
+                             max_slices, figure_dir, baseline, **filters))
+
+
+def _pieces(db, top: int = 20, units: str = "us", title: str = "rocpd report", format: str = "html",
+            step: str | None = None, perfetto: str | None = None, perfetto_note: str = "",
+            max_slices: int = 400_000, figure_dir: str | None = None, baseline=None,
+            **filters) -> list[str]:
+    """The report's text in pieces that, joined by newlines, are the page (see :func:`build`):
+    written one at a time, a large page is never held twice (joined, then encoded)."""
     from ..summary.core import cached
 
     if format not in FORMATS:
@@ -70,8 +81,8 @@ def build(db, top: int = 20, units: str = "us", title: str = "rocpd report", for
         secs = collect(ctx)
         pngs = _save_figures(secs, figure_dir) if figure_dir else {}
         if format == "md":
-            return _markdown(ctx, secs, figure_dir, pngs)
-        return _html(ctx, secs)
+            return [_markdown(ctx, secs, figure_dir, pngs)]
+        return _html_parts(ctx, secs)
 
 
 def write(db, path: str, **options) -> str:
@@ -100,9 +111,14 @@ def write_files(db, path: str, format: str | None = None, plots: str | None = No
             notes.append(note)
     figure_dir = plots or (stem + "_files" if fmt == "md" else None)
     rel = os.path.relpath(trace, os.path.dirname(os.path.abspath(path)) or ".") if trace else None
-    text = build(db, format=fmt, perfetto=rel, perfetto_note=note, figure_dir=figure_dir, **options)
+    pieces = _pieces(db, format=fmt, perfetto=rel, perfetto_note=note, figure_dir=figure_dir,
+                     **options)
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+        for i, piece in enumerate(pieces):
+            if i:
+                fh.write("\n")
+            for k in range(0, len(piece), _WRITE_CHARS):  # encoded a slice at a time
+                fh.write(piece[k:k + _WRITE_CHARS])
     written.insert(0, str(path))
     if figure_dir and os.path.isdir(figure_dir):
         written += sorted(os.path.join(figure_dir, f) for f in os.listdir(figure_dir)
@@ -194,7 +210,7 @@ def _facts(ctx) -> list[tuple[str, str]]:
     ]
 
 
-def _html(ctx, secs) -> str:
+def _html_parts(ctx, secs) -> list[str]:
     from .charts import plotly_js
 
     uses_plotly = any("Plotly.newPlot" in s.html for s in secs)  # no lower-cased copy of a page
@@ -229,7 +245,7 @@ def _html(ctx, secs) -> str:
         parts.append(s.html)
         parts.append("</section>")
     parts.append("</body></html>\n")
-    return "\n".join(parts)
+    return parts
 
 
 # ---- Markdown --------------------------------------------------------------------------------

@@ -210,11 +210,11 @@
     ctx.fillText(D.axis || "time from the first activity", 4, 12);
     canvas.dataset.drawn = String(drawn);
     canvas.dataset.drawMs = (performance.now() - t).toFixed(1);
-    if (info) info.textContent = "view " + fmt(v0) + " – " + fmt(v1) + " (" + fmt(v1 - v0) + ")";
+    if (info) info.textContent = "view " + fmt(v0) + " \u2013 " + fmt(v1) + " (" + fmt(v1 - v0) + ")";
   }
   function clip(text, px) {
     const n = Math.floor(px / 6.2);
-    return text.length <= n ? text : text.slice(0, Math.max(n - 1, 0)) + "…";
+    return text.length <= n ? text : text.slice(0, Math.max(n - 1, 0)) + "\u2026";
   }
   function drawCounter(r, scale) {
     const c = counters.get(r.track);

@@ -123,10 +123,12 @@ def build(db, a, max_slices: int = MAX_SLICES) -> dict:
             order.append((0, gi, label, ops["start"].to_numpy(), ops["end"].to_numpy(),
                           list(ops["name"]), ops["kind"].map(COLORS).to_numpy(), hints))
         blocking = a.blocking[gi] if gi < len(a.blocking) else None
-        for tid in sorted(set(p.ranges["tid"]) | set(p.api["tid"]) if len(p.api) or len(p.ranges) else []):
+        for tid in sorted(set(np.unique(p.ranges["tid"]).tolist())
+                          | set(np.unique(p.api["tid"]).tolist())):
             tname = p.threads.get(int(tid), "")
             base = f"thread {tid}" + (f" ({tname})" if tname else "")
-            r = p.ranges[p.ranges["tid"] == tid]
+            # Only the columns drawn: a thread's million ranges are not copied whole.
+            r = p.ranges.loc[(p.ranges["tid"] == tid).to_numpy(), ["start", "end", "name"]]
             if len(r):
                 order.append((1, gi, f"{base} · ROCTx", r["start"].to_numpy(), r["end"].to_numpy(),
                               list(r["name"]), np.full(len(r), COLORS["range"]), None))
