@@ -11,14 +11,6 @@
 namespace rocprof::cupti::pc {
 namespace {
 
-template <class P>
-P params(size_t size) {
-  P p;
-  std::memset(&p, 0, sizeof p);
-  p.size = size;
-  return p;
-}
-
 CUptiResult traced(const PcApi& a, const char* call, CUcontext ctx, CUptiResult r,
                    const CUpti_PCSamplingData* d = nullptr) {
   if (a.trace) {

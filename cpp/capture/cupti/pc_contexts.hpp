@@ -15,6 +15,7 @@
 // - No GetData after a Disable, or after a GetData that failed.
 #pragma once
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,18 +27,31 @@
 
 namespace rocprof::cupti::pc {
 
+// The CUPTI functions PC sampling calls, listed once: X(name) for each.
+#define ROCPROF_PC_FUNCTIONS(X)               \
+  X(cuptiPCSamplingEnable)                    \
+  X(cuptiPCSamplingDisable)                   \
+  X(cuptiPCSamplingSetConfigurationAttribute) \
+  X(cuptiPCSamplingGetConfigurationAttribute) \
+  X(cuptiPCSamplingGetData)                   \
+  X(cuptiPCSamplingGetNumStallReasons)        \
+  X(cuptiPCSamplingGetStallReasons)           \
+  X(cuptiGetSassToSourceCorrelation)          \
+  X(cuptiGetCubinCrc)                         \
+  X(cuptiGetDeviceId)
+
+// A CUPTI parameter struct, zeroed, with its size field set.
+template <class P>
+P params(size_t size) {
+  P p;
+  std::memset(&p, 0, sizeof p);
+  p.size = size;
+  return p;
+}
+
 struct PcApi {
 #define ROCPROF_PC_FN(name) decltype(&::name) name = nullptr;
-  ROCPROF_PC_FN(cuptiPCSamplingEnable)
-  ROCPROF_PC_FN(cuptiPCSamplingDisable)
-  ROCPROF_PC_FN(cuptiPCSamplingSetConfigurationAttribute)
-  ROCPROF_PC_FN(cuptiPCSamplingGetConfigurationAttribute)
-  ROCPROF_PC_FN(cuptiPCSamplingGetData)
-  ROCPROF_PC_FN(cuptiPCSamplingGetNumStallReasons)
-  ROCPROF_PC_FN(cuptiPCSamplingGetStallReasons)
-  ROCPROF_PC_FN(cuptiGetSassToSourceCorrelation)
-  ROCPROF_PC_FN(cuptiGetCubinCrc)
-  ROCPROF_PC_FN(cuptiGetDeviceId)
+  ROCPROF_PC_FUNCTIONS(ROCPROF_PC_FN)
 #undef ROCPROF_PC_FN
   CUresult (*cuDeviceGetAttribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
   // ROCPROF_PC_SAMPLING_TRACE=1: every PC-sampling call, its thread and result on stderr (to

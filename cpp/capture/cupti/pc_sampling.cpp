@@ -68,14 +68,6 @@ bool g_stop = false;
 
 thread_local CUcontext t_last = nullptr;
 
-template <class P>
-P params(size_t size) {
-  P p;
-  std::memset(&p, 0, sizeof p);
-  p.size = size;
-  return p;
-}
-
 std::string err(CUptiResult r) {
   if (g_a != nullptr) return result_string(*g_a, r);
   return "CUPTI error " + std::to_string(static_cast<int>(r));
@@ -308,16 +300,7 @@ bool start(CaptureContext& c, const PcSamplingSettings& s, const Api& a, std::st
   const char* missing = nullptr;
 #define ROCPROF_PC_FN(name) \
   if (missing == nullptr && !resolve(h, &api.name, #name)) missing = #name;
-  ROCPROF_PC_FN(cuptiPCSamplingEnable)
-  ROCPROF_PC_FN(cuptiPCSamplingDisable)
-  ROCPROF_PC_FN(cuptiPCSamplingSetConfigurationAttribute)
-  ROCPROF_PC_FN(cuptiPCSamplingGetConfigurationAttribute)
-  ROCPROF_PC_FN(cuptiPCSamplingGetData)
-  ROCPROF_PC_FN(cuptiPCSamplingGetNumStallReasons)
-  ROCPROF_PC_FN(cuptiPCSamplingGetStallReasons)
-  ROCPROF_PC_FN(cuptiGetSassToSourceCorrelation)
-  ROCPROF_PC_FN(cuptiGetCubinCrc)
-  ROCPROF_PC_FN(cuptiGetDeviceId)
+  ROCPROF_PC_FUNCTIONS(ROCPROF_PC_FN)
 #undef ROCPROF_PC_FN
   if (missing != nullptr) {
     *why = a.path + " lacks " + missing + " (CUPTI's PC sampling API needs CUDA 11.3+)";
