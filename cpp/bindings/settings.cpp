@@ -133,7 +133,7 @@ void bind(py::module_& m) {
       .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused)
       .def_readwrite("kernel_rename", &rocprof::MarkersSettings::kernel_rename)
       .def_readwrite("redact_text", &rocprof::MarkersSettings::redact_text);
-  using rocprof::HsaSettings;  // AMD (issue 15)
+  using rocprof::HsaSettings;  // AMD
   py::class_<HsaSettings> hsa(m, "HsaSettings", "AMD GPU tracing: HSA tools interface and HIP");
   activities_property(hsa);
   hsa.def(py::init([](const py::kwargs& kw) {

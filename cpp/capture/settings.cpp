@@ -69,7 +69,7 @@ const Fields<MarkersSettings>& markers_fields() {
   return f;
 }
 
-// AMD (capture/hsa/, issue 15).
+// AMD (capture/hsa/).
 const Fields<HsaSettings>& hsa_fields() {
   static const Fields<HsaSettings> f{&HsaSettings::activities,
                                      {{"enabled", &HsaSettings::enabled},

@@ -84,7 +84,7 @@ struct MarkersSettings {
   bool redact_text = true;
 };
 
-// ---- AMD: HSA tools interface + HIP API callbacks (capture/hsa/, issue 15) -------------
+// ---- AMD: HSA tools interface + HIP API callbacks (capture/hsa/) ----------------------
 struct HsaSettings {
   // What the HSA tools interface and HIP callbacks can record; hsa_backend.cpp maps each
   // (runtime_api and hip_api are both HIP's runtime calls; hsa_api every HSA core/AMD-extension
@@ -131,7 +131,7 @@ struct CaptureSettings {
   CuptiSettings cupti;
   SamplingSettings sampling;
   MarkersSettings markers;
-  HsaSettings hsa;  // AMD (issue 15)
+  HsaSettings hsa;  // AMD
   MetricsSettings metrics;
   CounterSettings counters;
   PcSamplingSettings pc_sampling;

@@ -171,7 +171,7 @@ void Mapping::add_callsite(const CallsiteInfo& c) { site_ref(c.id); }
 
 const std::string& Mapping::site_ref(uint32_t id) {
   // The frames are already a rocpd_string row (id); every record launched from this site
-  // points at it instead of carrying its own copy (issue 16: the copies were 200 B a kernel).
+  // points at it instead of carrying its own copy (the copies were 200 B a kernel).
   auto it = site_ref_.find(id);
   if (it == site_ref_.end())
     it = site_ref_.emplace(id, "{\"site\":" + std::to_string(id) + "}").first;

@@ -3,7 +3,7 @@
 // sqlite_master: the schema's SQL itself is rocpd/schema's business) is dumped with SQLite's
 // quote() — types and values, NULL distinct from '' and 0 — and compared with
 // cpp/tests/golden/rocpd_sink.txt. The expectations were produced by the sink as it was before the
-// mapping/writer split (issue 11); a change of the output is a change of the database contract and
+// mapping/writer split; a change of the output is a change of the database contract and
 // must be made on purpose: ROCPROF_UPDATE_GOLDEN=1 rewrites the file.
 #include <gtest/gtest.h>
 
@@ -322,7 +322,7 @@ void feed(RocpdSink& sink) {
     rs.push_back(x);
   }
   {
-    // Counter values (issue 14): before their dispatch (31, also named by its other id 131),
+    // Counter values: before their dispatch (31, also named by its other id 131),
     // after it (32), and one whose dispatch never comes (counted in metadata at close).
     Record v = base(RecordKind::kPmcValue, 8, 1150, 1150, 0, 0, 31);
     v.pmc.pmc_key = 101;

@@ -23,8 +23,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from .activity import COMM_PATTERN, Process, load, short_site
+from .activity import COMM_PATTERN, Process, load
 from .attribution import SHORT_KERNEL_NS
+from .sites import short_site
 
 __all__ = ["analyze", "Analysis", "Process", "temporal_breakdown", "idle_breakdown", "step_breakdown",
            "kernel_launch_stats", "comm_overlap", "stragglers", "top_lines", "wait_lines",

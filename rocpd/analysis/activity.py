@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from .. import _schema
 from ..io.filters import Filter, name_mask, rank_of, resolve
+from .sites import sites_of
 
 COMM_PATTERN = r"(?i)nccl|rccl|msccl"
 SYNC_PATTERN = r"(?i)synchroni[sz]e"
@@ -59,41 +60,6 @@ class Process:
     @property
     def has_api(self) -> bool:
         return bool(len(self.api))
-
-
-def _parse_site(text):
-    """'file:line' and function of a line_info JSON text, or (None, None)."""
-    if not text or text == "{}":
-        return None, None
-    try:
-        d = json.loads(text)
-    except ValueError:
-        return None, None
-    if not isinstance(d, dict) or not d.get("file"):
-        return None, None
-    line = d.get("line")
-    return f"{d['file']}:{line}" if line is not None else str(d["file"]), d.get("function")
-
-
-def _sites(series):
-    """Columns (site, function) for a Series of line_info texts, parsing each distinct text once."""
-    import pandas as pd
-
-    uniq = pd.unique(series.fillna("{}"))
-    parsed = {u: _parse_site(u) for u in uniq}
-    filled = series.fillna("{}")
-    return (filled.map(lambda u: parsed[u][0]).astype(object),
-            filled.map(lambda u: parsed[u][1]).astype(object))
-
-
-def short_site(site: str | None) -> str:
-    """'train.py:42' from '/home/u/train.py:42' (the report's and findings' form)."""
-    if not site:
-        return "(unknown)"
-    path, _, line = site.rpartition(":")
-    if not path:
-        return site
-    return f"{path.rsplit('/', 1)[-1]}:{line}"
 
 
 _GPU_SQL = """
@@ -265,7 +231,7 @@ def _prepare_gpu(gpu, comm_re):
     mem = {u: _memory_kinds(u) for u in ext.unique()}
     gpu["src_memory"] = ext.map(lambda u: mem[u][0])
     gpu["dst_memory"] = ext.map(lambda u: mem[u][1])
-    gpu["site"], gpu["function"] = _sites(gpu["line_info"])
+    gpu["site"], gpu["function"] = sites_of(gpu["line_info"])
     gpu["duration"] = gpu["end"] - gpu["start"]
     gpu = gpu.drop(columns=["extdata", "line_info"])
     return gpu.sort_values("start", kind="stable", ignore_index=True)
@@ -302,7 +268,7 @@ def _prepare_api(api):
     api["corr"] = api["corr"].fillna(0).astype("int64")
     api["name"] = api["name"].fillna("(unknown)").astype(str)
     api["category"] = api["category"].fillna("").astype(str)
-    api["site"], api["function"] = _sites(api["line_info"])
+    api["site"], api["function"] = sites_of(api["line_info"])
     api = api.drop(columns=["line_info"])
     sync = api["name"].str.contains(SYNC_PATTERN, regex=True)
     api["blocking"] = sync.map({True: "sync", False: ""})

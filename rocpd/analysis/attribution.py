@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .activity import short_site
+from .sites import short_site
 from .steps import launch_times
 
 SHORT_KERNEL_NS = 10_000  # "short": under 10 µs, about what one launch costs the host

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import intervals as iv
-from .activity import short_site
+from .sites import short_site
 from .steps import key_of
 
 SHOWN_MIN = 0.10  # a line or range is named when it holds at least this share of the windows

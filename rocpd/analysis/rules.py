@@ -5,10 +5,10 @@ the numbers as evidence and what to do about it."""
 from __future__ import annotations
 
 from . import scope
-from .activity import short_site
 from .collective_bandwidth import slow_collectives
 from .findings import Finding, _ms, _pct
 from .host_rules import between_steps, host_waits, launch_bound, startup
+from .sites import short_site
 
 # Thresholds (fractions of the analysed GPU time unless said otherwise); the host-side rules'
 # are in host_rules.py.

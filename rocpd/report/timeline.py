@@ -15,7 +15,7 @@ import json
 
 import numpy as np
 
-from ..analysis.activity import short_site
+from ..analysis.sites import short_site
 from ..stats import clip_long
 from .counters import counter_tracks
 
