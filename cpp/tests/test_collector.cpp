@@ -94,7 +94,7 @@ TEST(Collector, NullSinkCountsRecords) {
   EXPECT_EQ(null->count, 1000u);
 }
 
-// Issue 12 (1): a burst far larger than one chunk, with the drain thread asleep, is kept
+// A burst far larger than one chunk, with the drain thread asleep, is kept
 // whole within the budget; past the budget the drops are counted under their cause.
 TEST(Collector, BurstGrowsBufferInsteadOfDropping) {
   StringTable strings;
