@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -110,3 +111,18 @@ def build_amd_standin(out: Path) -> dict:
     ):
         subprocess.run(list(map(str, cmd)), check=True)
     return {"hsa": hsa, "hip": hip, "app": app, "env": {"ROCPROF_HSA_STANDIN": str(hsa)}}
+
+
+def build_roctx_program(src: Path, out: Path) -> Path:
+    """A C workload (tests/workloads/*.c) built against our ROCTx header and libroctx64, with the
+    library's folder as its rpath; skips the test where no C compiler is on PATH."""
+    import pytest
+    import rocprof
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler on PATH")
+    lib = rocprof.library_dir()
+    subprocess.run([cc, "-O1", "-o", out, src, f"-I{ROOT / 'cpp' / 'roctx' / 'include'}",
+                    f"-L{lib}", "-lroctx64", f"-Wl,-rpath,{lib}"], check=True)
+    return out

@@ -7,15 +7,13 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-import rocprof
-from support import MESSAGE, WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, WORKLOADS, build_roctx_program, open_db, run_rocprof
 
 
 def ptrace_permitted() -> bool:
@@ -38,15 +36,7 @@ PTRACE = ptrace_permitted()
 
 @pytest.fixture(scope="module")
 def c_loop(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler on PATH")
-    out = tmp_path_factory.mktemp("c") / "roctx_loop"
-    include = Path(__file__).resolve().parents[2] / "cpp" / "roctx" / "include"
-    lib = rocprof.library_dir()
-    subprocess.run([cc, "-O1", "-o", out, WORKLOADS / "roctx_loop.c", f"-I{include}", f"-L{lib}",
-                    "-lroctx64", f"-Wl,-rpath,{lib}"], check=True)
-    return out
+    return build_roctx_program(WORKLOADS / "roctx_loop.c", tmp_path_factory.mktemp("c") / "roctx_loop")
 
 
 def ranges(db: Path) -> list[int]:

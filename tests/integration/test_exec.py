@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 
 import pytest
-from support import MESSAGE, ROOT, WORKLOADS, open_db, run_rocprof
+from support import MESSAGE, WORKLOADS, build_roctx_program, open_db, run_rocprof
 
 N = 2000
 
@@ -36,17 +34,8 @@ def _check(folder, stderr: str) -> None:
 
 @pytest.fixture(scope="module")
 def exec_native(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler on PATH")
-    import rocprof
-
-    lib = rocprof.library_dir()
-    out = tmp_path_factory.mktemp("c") / "exec_native"
-    subprocess.run([cc, "-O1", "-o", out, WORKLOADS / "exec_native.c",
-                    f"-I{ROOT / 'cpp' / 'roctx' / 'include'}", f"-L{lib}", "-lroctx64",
-                    f"-Wl,-rpath,{lib}"], check=True)
-    return out
+    return build_roctx_program(WORKLOADS / "exec_native.c",
+                               tmp_path_factory.mktemp("c") / "exec_native")
 
 
 def test_native_exec_keeps_every_record_and_the_new_image_records_its_own(exec_native, tmp_path):

@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-import rocprof
-from support import MESSAGE, WORKLOADS, open_db, popen_rocprof, run_rocprof
+from support import MESSAGE, WORKLOADS, build_roctx_program, open_db, popen_rocprof, run_rocprof
 
 
 def wait_for_sockets(folder: Path, n: int = 1, timeout: float = 30.0) -> list[Path]:
@@ -93,15 +92,7 @@ def test_python_server_two_windows_each_its_own_database(tmp_path):
 
 @pytest.fixture(scope="module")
 def c_loop(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler on PATH")
-    out = tmp_path_factory.mktemp("c") / "roctx_loop"
-    include = Path(__file__).resolve().parents[2] / "cpp" / "roctx" / "include"
-    lib = rocprof.library_dir()
-    subprocess.run([cc, "-O1", "-o", out, WORKLOADS / "roctx_loop.c", f"-I{include}", f"-L{lib}",
-                    "-lroctx64", f"-Wl,-rpath,{lib}"], check=True)
-    return out
+    return build_roctx_program(WORKLOADS / "roctx_loop.c", tmp_path_factory.mktemp("c") / "roctx_loop")
 
 
 def test_native_program_is_controlled_the_same_way(c_loop, tmp_path):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 
 import pytest
-from support import MESSAGE, WORKLOADS, _env, open_db
+from support import MESSAGE, WORKLOADS, _env, build_roctx_program, open_db
 
 rocprof = pytest.importorskip("rocprof")
 
@@ -18,14 +17,7 @@ def lib_dir():
 
 @pytest.fixture(scope="module")
 def c_program(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler on PATH")
-    out = tmp_path_factory.mktemp("c") / "roctx_c"
-    include = __import__("pathlib").Path(__file__).resolve().parents[2] / "cpp" / "roctx" / "include"
-    subprocess.run([cc, "-O1", "-o", out, WORKLOADS / "roctx_c.c", f"-I{include}", f"-L{lib_dir()}",
-                    "-lroctx64", f"-Wl,-rpath,{lib_dir()}"], check=True)
-    return out
+    return build_roctx_program(WORKLOADS / "roctx_c.c", tmp_path_factory.mktemp("c") / "roctx_c")
 
 
 def test_c_program_without_session_is_a_no_op(c_program, tmp_path):

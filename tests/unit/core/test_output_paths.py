@@ -5,12 +5,11 @@ back from the variables the core names them by."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
 import pytest
 from rocprof import _core, paths
-from support import ROOT, WORKLOADS
+from support import WORKLOADS, build_roctx_program
 
 
 def test_the_reader_reads_ranks_from_the_writers_variables():
@@ -31,14 +30,7 @@ def test_python_helpers_are_the_cores():
 def test_a_native_program_names_its_file_as_python_does(tmp_path, monkeypatch):
     """The same template, expanded by a C program's autostart (no Python in it) and by the
     Python API, gives the same name for the same argv and environment."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler on PATH")
-    lib = os.path.dirname(_core.__file__)
-    prog = tmp_path / "roctx_c"
-    subprocess.run([cc, "-O1", "-o", prog, WORKLOADS / "roctx_c.c",
-                    f"-I{ROOT / 'cpp' / 'roctx' / 'include'}", f"-L{lib}", "-lroctx64",
-                    f"-Wl,-rpath,{lib}"], check=True)
+    prog = build_roctx_program(WORKLOADS / "roctx_c.c", tmp_path / "roctx_c")
     env = {"PATH": "/usr/bin:/bin", "SLURM_PROCID": "3", "SLURM_JOB_ID": "41", "RUN_LABEL": "nightly"}
     template = str(tmp_path / "out" / "%tag%_r%rank%_j%j-%env{RUN_LABEL}%_%args%_results.db")
     r = subprocess.run([prog, "a b", "c"], capture_output=True, text=True,
