@@ -46,10 +46,19 @@ def sweep(tmp_path_factory):
 
 
 def _rank_db(d, rank):
+    """The database of the process whose recorded environment says RANK=rank. The in-process
+    torchrun agent has no rank, so its `-o rank%rank%` resolves to rank0 as rocprofv3's does, and
+    rank 0 itself gets the pid-tagged name beside it: the name alone does not tell them apart."""
     import rocpd
+    from rocpd.io.filters import rank_of
 
-    (path,) = [p for p in d.glob(f"rank{rank}*_results.db")]
-    return rocpd.connect([str(path)])
+    found = []
+    for path in sorted(d.glob("rank*_results.db")):
+        db = rocpd.connect([str(path)])
+        if rank in rank_of(db).values():
+            found.append(db)
+    assert len(found) == 1, f"{len(found)} databases record rank {rank}: {sorted(d.iterdir())}"
+    return found[0]
 
 
 def test_sweep(sweep):
@@ -66,6 +75,7 @@ def test_sweep(sweep):
             assert any("never loaded" in n for n in collectives.plugin_state(db))
             pytest.skip(f"NCCL {plan['nccl']} has no profiler plugin interface v4+: kernels only")
         assert meta.get("rocprof.nccl.plugin", "").startswith("ncclProfiler_v"), meta
+        print(f"rank {rank}: NCCL {plan['nccl']}, plugin {meta['rocprof.nccl.plugin']}")
         calls = collectives.calls(db)
         ar = calls[calls["op"] == "AllReduce"].sort_values("start")
         want = [s["bytes"] for s in plan["sizes"] for _ in range(s["calls"])]
