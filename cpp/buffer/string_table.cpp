@@ -3,6 +3,8 @@
 #include <atomic>
 #include <new>
 
+#include "rocprof/exit_safe_tls.hpp"
+
 namespace rocprof {
 
 uint64_t StringTable::next_generation() {
@@ -26,11 +28,12 @@ struct LocalCache {
   uint64_t generation = 0;
   std::unordered_map<std::string_view, uint32_t> ids;
 };
-thread_local LocalCache t_cache;
+// Not a plain thread_local: the cache is used from exit handlers (exit_safe_tls.hpp says why).
+thread_local LocalCache* t_cache = nullptr;
 }  // namespace
 
 uint32_t StringTable::intern_cached(std::string_view s) {
-  LocalCache& c = t_cache;
+  LocalCache& c = exit_safe_tls::get(t_cache);
   if (c.generation != generation_) {
     c.ids.clear();
     c.generation = generation_;
@@ -52,7 +55,7 @@ uint32_t StringTable::intern_cached(std::string_view s) {
   return id;
 }
 
-std::size_t StringTable::local_cache_size() { return t_cache.ids.size(); }
+std::size_t StringTable::local_cache_size() { return t_cache != nullptr ? t_cache->ids.size() : 0; }
 
 uint32_t StringTable::take_new(std::vector<std::string>& out) {
   std::lock_guard<std::mutex> g(mu_);

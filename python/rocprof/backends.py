@@ -60,8 +60,7 @@ BACKENDS: tuple[Backend, ...] = (
             "CUPTI's range profiler", ("counters",),
             not_compiled="no CUPTI headers at build time"),
     Backend("cupti-pc-sampling", "NVIDIA PC sampling (--pc-sampling) through CUPTI's PC "
-            "sampling API, in Python processes (a native program is told why not)",
-            ("pc_samples",), not_compiled="no CUPTI headers at build time"),
+            "sampling API", ("pc_samples",), not_compiled="no CUPTI headers at build time"),
     Backend("hsa", "AMD GPU tracing through the HSA tools interface and HIP",
             tuple(_core.HsaSettings.SUPPORTED), "hsa", gpu=True),
     Backend("rocprofiler-sdk-counters", "AMD per-kernel hardware counters (--pmc) through "

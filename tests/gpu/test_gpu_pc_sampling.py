@@ -1,6 +1,6 @@
 """PC sampling on an NVIDIA GPU (rocprof run --pc-sampling): a CUDA kernel with a known hot loop
-(run from Python through ctypes: PC sampling runs in Python processes for now),
-built with -lineinfo, has >= 80 % of its samples on the loop's lines; per-kernel sample shares
+built with -lineinfo (run from Python through ctypes, and as a native program), has >= 80 % of
+its samples on the loop's lines; per-kernel sample shares
 agree with kernel time shares within 10 points; a Triton kernel's samples map to lines of its
 Python source. Figures (shares, dropped samples, the period, collector CPU time) are printed
 for the run's record (run with -s)."""
@@ -73,15 +73,29 @@ def test_process_exits_cleanly_with_every_context_disabled(hot):
     assert m.get("rocprof.pc_sampling.status") == "on", m
 
 
-def test_native_program_is_told_in_one_line_and_still_traced(nvcc, tmp_path):
-    """A program without Python: PC sampling is refused in one line (its exit crashed in
-    CUPTI's final flush), the program runs and exits as it would, its kernels are traced."""
+def test_native_program_is_sampled_and_exits_cleanly(nvcc, tmp_path):
+    """A program without Python (`-- ./app`): its session stops from an exit handler, after
+    exit() has destroyed the main thread's thread_locals (such a program once died there with
+    its heap corrupted). It exits 0, every context it enabled is disabled, its kernels are
+    traced and >= 80 % of hot_loop's samples are on the loop's lines."""
     exe = compile_cu(nvcc, HERE / "programs/pc_hot_loop.cu", tmp_path / "pc_hot_loop", "-lineinfo")
-    db, p = rocprof_run(tmp_path, "--pc-sampling", "--", str(exe), "5", check=False)
-    assert p.returncode == 0, p.stderr[-4000:]
-    notes = [ln for ln in p.stderr.splitlines() if "PC sampling off" in ln]
-    assert len(notes) == 1 and "needs a Python process" in notes[0], p.stderr[-4000:]
+    segv = segv_backtrace_lib(tmp_path)
+    db, p = rocprof_run(tmp_path, "--pc-sampling", *(["--preload", str(segv)] if segv else []),
+                        "--", str(exe), "5", check=False, extra_env={"ROCPROF_PC_SAMPLING_TRACE": "1"})
+    print(f"pc_hot_loop (native) under --pc-sampling: exit {p.returncode}; stderr:\n{p.stderr[-3000:]}")
+    assert p.returncode == 0, p.stderr[-6000:]
+    calls = [ln.split()[5] for ln in p.stderr.splitlines() if ln.startswith("rocprof: pc-sampling trace:")]
+    assert 1 <= calls.count("cuptiPCSamplingEnable(ctx") == calls.count("cuptiPCSamplingDisable(ctx"), calls
     assert query(db, "SELECT count(*) FROM kernels WHERE name LIKE 'hot_loop%'")[0][0] == 5
+    loop = marked_lines(HERE / "programs/pc_hot_loop.cu", "LOOP-HOT")
+    rows = query(db, "SELECT line, SUM(count) FROM pc_samples WHERE not_issued = 0 AND "
+                     "name LIKE 'hot_loop%' GROUP BY line")
+    total = sum(n for _, n in rows)
+    on_loop = sum(n for line, n in rows if line in loop)
+    print(json.dumps({"native_hot_loop_samples": total, "on_loop_lines": on_loop,
+                      "share": on_loop / total if total else None}))
+    assert total > 100 and on_loop >= 0.8 * total, (rows, loop)
+    assert meta(db).get("rocprof.pc_sampling.status") == "on"
 
 
 def test_hot_loop_lines_hold_80_percent(hot):

@@ -21,6 +21,7 @@
 #include "capture/settings.hpp"
 #include "counters_host.hpp"
 #include "rocprof/clock.hpp"
+#include "rocprof/exit_safe_tls.hpp"
 #include "rocprof/json.hpp"
 
 namespace rocprof::cupti::counters {
@@ -85,8 +86,10 @@ uint32_t os_tid() noexcept { return static_cast<uint32_t>(syscall(SYS_gettid)); 
 bool selected(const char* symbol) {
   if (!g_filter.any()) return true;
   if (symbol == nullptr) return !g_filter.has_include();
-  thread_local std::unordered_map<std::string, bool> t_verdicts;
-  const auto [it, is_new] = t_verdicts.emplace(symbol, false);
+  // Not a plain thread_local: launches can come from exit handlers (exit_safe_tls.hpp).
+  thread_local std::unordered_map<std::string, bool>* t_verdicts = nullptr;
+  auto& verdicts = exit_safe_tls::get(t_verdicts);
+  const auto [it, is_new] = verdicts.emplace(symbol, false);
   if (!is_new) return it->second;
   it->second = g_filter.keeps(kernel_names::demangle(symbol).c_str());
   return it->second;

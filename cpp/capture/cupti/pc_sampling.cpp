@@ -195,11 +195,10 @@ void stop_collector() {
 // set up PC sampling's machinery when a context is enabled, and what they register for their
 // own teardown then runs before a session exit handler registered earlier (exit handlers run
 // last-in first-out): the collector thread would go on calling GetData, and the session's stop
-// would call GetData and Disable, on state already torn down (a native program died at exit
-// with its heap corrupted). This hook is registered after each context's Enable, so it runs
-// before those: the collector ends and every context is fetched and disabled while CUPTI is
-// whole; the session's own stop later writes the metadata. A no-op when the session stopped
-// first (a Python process stops it before exit).
+// would call GetData and Disable, on state already torn down. This hook is registered after
+// each context's Enable, so it runs before those: the collector ends and every context is
+// fetched and disabled while CUPTI is whole; the session's own stop later writes the metadata.
+// A no-op when the session stopped first (a Python process stops it before exit).
 void exit_hook() {
   if (!g_active.load(std::memory_order_acquire)) return;
   stop_collector();
@@ -281,19 +280,6 @@ bool start(CaptureContext& c, const PcSamplingSettings& s, const Api& a, std::st
   if (!s.enabled) return false;
   uint32_t e = 0;
   if (!period_exponent(s.unit, s.interval, 1, &e, why)) return false;  // the unit, early
-  // Only where a Python interpreter runs: a native CUDA program's exit (H100, CUDA 13) died
-  // with a corrupted heap inside CUPTI right after the final Disable, whose flush is the first
-  // to hold samples there; the cause is not found yet. A Python process ends its session
-  // before the C exit handlers run, and its runs (Triton, a ctypes-loaded CUDA library) pass.
-  using IsInitialized = int (*)();
-  const auto py = reinterpret_cast<IsInitialized>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
-  if (py == nullptr || py() == 0) {
-    *why =
-        "--pc-sampling needs a Python process for now (a native CUDA program's exit crashed "
-        "in CUPTI's final PC-sampling flush); launch its kernels from Python (ctypes, torch, "
-        "triton) to sample them";
-    return false;
-  }
   void* h = dlopen(a.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (h == nullptr) h = dlopen(a.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   PcApi api;

@@ -24,8 +24,8 @@ __global__ void warm_loop(float* out, int iters) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = a + b;
 }
 
-// The loop, callable from Python through ctypes (the program is also built as a library:
-// PC sampling runs in Python processes) and from main.
+// The loop, callable from Python through ctypes (the program is also built as a library)
+// and from main.
 extern "C" int pc_hot_loop_run(int rounds) {
   const int blocks = 1024, threads = 256, iters = 20000;
   float* out = nullptr;
