@@ -49,6 +49,11 @@ def add_parser(sub) -> None:
                    help="a change that is mostly GPU idle (it follows the host's pace, which"
                         " differs between two runs of one program) counts from this share of a"
                         " baseline step (default 0.05)")
+    g.add_argument("--trim", type=float, default=0.2, metavar="FRACTION",
+                   help="GPU idle per step is a trimmed mean: the steps with the most and with"
+                        " the least idle, this share of each run at each end, are left out (the"
+                        " host's rare long pauses; 0: plain means; default 0.2); GPU work is the"
+                        " mean over all steps")
     p.add_argument("--format", choices=["text", "csv", "json", "html", "md"],
                    help="text on standard output (default); csv/json: one file per table"
                         " PREFIX_<table>; html/md: a report page (default from -o's extension)")
@@ -87,7 +92,8 @@ def run(args) -> int:
     d = rocpd.diff(args.a, args.b, step="" if args.no_steps else args.step,
                    skip_steps=args.skip_steps, confidence=args.confidence,
                    resamples=args.resamples, seed=args.seed, min_change=args.min_change,
-                   min_share=args.min_share, min_idle=args.min_idle, **filters_of(args))
+                   min_share=args.min_share, min_idle=args.min_idle, trim=args.trim,
+                   **filters_of(args))
     top = args.top or None
     if fmt == "text":
         print(d.text(top=top or 0, units=args.units))

@@ -8,7 +8,8 @@
 Both runs are cut into steps (rocpd.analysis.steps: the ROCTx step range, given or detected),
 the work of each step is matched by the Python line that launched it and its kernel
 (rocpd.diff.names; kernels of another vendor are matched by line), and each change of time per
-step gets a bootstrap confidence interval from the step-to-step spread (rocpd.diff.bootstrap).
+step gets a bootstrap confidence interval from the step-to-step spread (rocpd.diff.bootstrap):
+per step, GPU work is the mean over the steps, GPU idle (the host's pace) a 20 % trimmed mean.
 Runs of several ranks: the diff over all ranks, one per rank (``ranks``), and the new run's
 slowest rank in full (``slowest``). ``rocpd diff A B`` prints it; ``rocpd report B --baseline A``
 and ``rocpd diff A B -o diff.html`` show it with the median steps side by side.
@@ -28,7 +29,7 @@ __all__ = ["diff", "Diff", "Settings"]
 
 def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float = 0.95,
          resamples: int = 2000, seed: int = 0, min_change: float = 0.05, min_share: float = 0.005,
-         min_idle: float = 0.05, **filters) -> Diff:
+         min_idle: float = 0.05, trim: float = 0.2, **filters) -> Diff:
     """The diff of run ``b`` (new) against run ``a`` (baseline). ``a``, ``b``: a Connection,
     a path (file, folder, glob) or a list of paths; the databases of one run may be its ranks.
     ``step``: the ROCTx step range of both runs (None: detected in each; "": no steps, each run
@@ -37,13 +38,16 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
     ``min_change`` (share of the larger time) and ``min_share`` (share of a baseline step): how
     large a change must be to count; ``min_idle`` (share of a baseline step): how large a change
     that is mostly GPU idle must be (the host's pace moves idle between two runs of one program).
+    ``trim``: the share of each run's steps with the most, and with the least, GPU idle that its
+    idle per step leaves out (a trimmed mean: the host's rare long pauses are not a change of
+    the program; 0: plain means); GPU work is the mean over all steps.
     ``filters``: as every rocpd table takes them (rank, pid,
     time window, kernel regex), applied to both runs."""
     from ..errors import RocpdError
     from .result import compute
     from .side import load
 
-    settings = Settings(confidence, resamples, seed, min_change, min_share, min_idle).check()
+    settings = Settings(confidence, resamples, seed, min_change, min_share, min_idle, trim).check()
     if skip_steps < 0:
         raise RocpdError(f"skip_steps {skip_steps}: give 0 or more")
     sides = []

@@ -1,8 +1,23 @@
 """The change of a time per step between two runs, with a confidence interval from the
-step-to-step spread: a percentile bootstrap of the difference of the two means, the steps of
-each run resampled with replacement (the runs are independent: step k of one is no twin of step
-k of the other). The resampling weights are drawn once per comparison from a seeded generator,
-so the same databases give the same intervals, and every table of one diff shares them.
+step-to-step spread: a percentile bootstrap of the difference of the two runs' per-step figures,
+the steps of each run resampled with replacement (the runs are independent: step k of one is no
+twin of step k of the other). The resampling weights are drawn once per comparison from a seeded
+generator, so the same databases give the same intervals, and every table of one diff shares them.
+
+The per-step figure. GPU work (kernels, copies, collectives: their time, and the rest of a step
+that is not GPU idle) is the mean over the steps: work that runs every fourth step counts a
+quarter, and the parts of a step add up to it. GPU idle follows the host's pace (how fast Python
+reaches the next launch, when a wait returns, a collection or the OS now and then), and that is
+heavy-tailed: most steps idle for a few tens of µs, a few for a millisecond when the host was held
+up. Two runs of one unchanged program do not share those few steps (on an H100: 0.208 against
+0.074 ms of idle per step, the step 5 % shorter, its bootstrap interval of the mean excluding 0),
+so GPU idle is a trimmed mean: each run's steps ordered by their GPU idle, the ``trim`` share with
+the most and the ``trim`` share with the least idle left out, the mean of the rest (20 %: the
+middle 60 %). One set of kept steps per run (and per resample, trimmed after resampling, so the
+interval is the trimmed mean's) serves every idle row, so the idle of the lines adds up to the
+idle phase and to the step's, and a step's time is the mean of its non-idle part plus its trimmed
+idle. A change of idle in fewer than ``trim`` of the steps is left out with the host's pauses;
+``trim=0`` gives plain means.
 
 A change is *significant* when its interval excludes zero and it is large enough to matter:
 at least ``min_change`` of the larger of the two times (a kernel 1 % slower is within what
@@ -10,15 +25,13 @@ clocks and placement move between two runs, which the steps of one run do not sh
 least ``min_share`` of a baseline step (the host's own pace moves the idle gaps of two runs of
 one program by a few µs each).
 
-GPU idle is the step's time minus the GPU's work: it follows the host's pace (how fast Python
-reaches the next launch, when a wait returns, a collection or the OS now and then), which two
-runs of one unchanged program do not share: its mean per step can double between them (on an
-H100, 0.055 to 0.111 ms in steps of a few ms) while each run's steps agree with each other. So a
-change that is mostly GPU idle (its idle part larger than the rest: an idle row, the idle phase,
-a line whose change is its idle) counts only from ``min_idle`` of a baseline step, by default as
-much as the step time itself must change to count (``min_change``): an idle change smaller than
-that is not what made the step slower. Idle that a new wait brings (a sync that was not there)
-is not host pace: it is judged as work is.
+The typical step's idle also moves between two runs of one program (on an H100, 0.055 to 0.111
+ms in steps of a few ms) while each run's steps agree with each other. So a change that is mostly
+GPU idle (its idle part larger than the rest: an idle row, the idle phase, a line whose change is
+its idle) counts only from ``min_idle`` of a baseline step, by default as much as the step time
+itself must change to count (``min_change``): an idle change smaller than that is not what made
+the step slower. Idle that a new wait brings (a sync that was not there) is not host pace: it is
+judged as work is.
 """
 
 from __future__ import annotations
@@ -38,6 +51,7 @@ class Settings:
     min_change: float = 0.05
     min_share: float = 0.005
     min_idle: float = 0.05
+    trim: float = 0.2
 
     def check(self) -> Settings:
         from ..errors import RocpdError
@@ -48,41 +62,102 @@ class Settings:
             raise RocpdError(f"resamples {self.resamples}: at least 100 (default 2000)")
         if self.min_change < 0 or self.min_share < 0 or self.min_idle < 0:
             raise RocpdError("min_change, min_share and min_idle must not be negative")
+        if not 0 <= self.trim < 0.5:
+            raise RocpdError(f"trim {self.trim}: give a share in [0, 0.5) of the steps to leave"
+                             " out at each end of the GPU idle (0: plain means; default 0.2)")
         return self
+
+    def statistic(self) -> str:
+        """How a run's figure per step is formed, in words (a diff's header says it)."""
+        if not self.trim:
+            return "per step: mean over the steps"
+        return (f"per step: GPU work (and the rest of the step) the mean over the steps, GPU idle"
+                f" a {self.trim:.0%} trimmed mean (each run's {self.trim:.0%} of steps with the"
+                f" most idle and {self.trim:.0%} with the least left out)")
+
+
+def trimmed(order_by: np.ndarray, counts: np.ndarray, trim: float) -> np.ndarray:
+    """Weights (n x r) of the trimmed mean of each column of step ``counts`` (n x r: how often
+    each of n steps is drawn, n in all): the steps ordered by ``order_by`` (ties by index), the
+    ``trim`` share at each end left out (a step drawn across a cut counts in part)."""
+    n = len(order_by)
+    g = int(trim * n)
+    if g == 0:
+        return counts / n if n else counts
+    order = np.argsort(order_by, kind="stable")
+    c = counts[order]
+    end = np.cumsum(c, axis=0)
+    kept = np.clip(np.minimum(end, n - g) - np.maximum(end - c, g), 0, None)
+    out = np.empty_like(kept, dtype=float)
+    out[order] = kept / (n - 2 * g)
+    return out
 
 
 class Resampler:
-    """Bootstrap weights for ``na`` baseline and ``nb`` new steps."""
+    """Bootstrap weights for ``na`` baseline and ``nb`` new steps; ``idle_a``, ``idle_b``: the
+    GPU idle of each step of each run, which orders the steps for the trimmed mean (None: no
+    trimming)."""
 
-    def __init__(self, na: int, nb: int, settings: Settings):
+    def __init__(self, na: int, nb: int, settings: Settings, idle_a=None, idle_b=None):
         self.na, self.nb, self.s = na, nb, settings
         self.enough = na >= 2 and nb >= 2
         rng = np.random.default_rng(settings.seed)
         r = settings.resamples
-        self.wa = rng.multinomial(na, np.full(na, 1.0 / na), size=r).T / na if na else None
-        self.wb = rng.multinomial(nb, np.full(nb, 1.0 / nb), size=r).T / nb if nb else None
+        self.point, self.draws = [], []
+        for n, idle in ((na, idle_a), (nb, idle_b)):
+            counts = rng.multinomial(n, np.full(n, 1.0 / n), size=r).T if n else None
+            key = np.zeros(n) if idle is None else np.asarray(idle, dtype=float)
+            trim = settings.trim if idle is not None else 0.0
+            self.point.append((np.full(n, 1.0 / n) if n else None,
+                               trimmed(key, np.ones((n, 1)), trim)[:, 0] if n else None))
+            self.draws.append((counts / n if n else None,
+                               trimmed(key, counts, trim) if n else None))
 
-    def compare(self, a: np.ndarray, b: np.ndarray, step_ns: float, idle=None) -> dict:
-        """Columns for rows of per-step values ``a`` (k x na) and ``b`` (k x nb); ``idle``: the
-        change of each row's host-paced GPU idle (k; None: none), which sets its floor."""
-        a = np.asarray(a, dtype=float).reshape(-1, self.na)
-        b = np.asarray(b, dtype=float).reshape(-1, self.nb)
-        base = a.mean(axis=1) if self.na else np.zeros(len(a))
-        new = b.mean(axis=1) if self.nb else np.zeros(len(b))
+    def estimate(self, work, idle, which: int) -> np.ndarray:
+        """The per-step figure of rows of run ``which`` (0: baseline, 1: new): the mean of their
+        ``work`` plus the trimmed mean of their ``idle`` (k x steps each; None: none)."""
+        n = (self.na, self.nb)[which]
+        mean, trim = self.point[which]
+        k = len(work) if work is not None else len(idle)
+        if not n:
+            return np.zeros(k)
+        out = np.zeros(k) if work is None else _rows(work, n) @ mean
+        return out if idle is None else out + _rows(idle, n) @ trim
+
+    def compare(self, a: np.ndarray, b: np.ndarray, step_ns: float, idle=None,
+                a_idle=None, b_idle=None) -> dict:
+        """Columns for rows of per-step values ``a`` (k x na) and ``b`` (k x nb) with the GPU
+        idle part of each in ``a_idle``, ``b_idle`` (None: none); ``idle``: the change of each
+        row's host-paced GPU idle (k; None: none), which sets its floor."""
+        base = self.estimate(a, a_idle, 0)
+        new = self.estimate(b, b_idle, 1)
         delta = new - base
-        lo = np.full(len(a), np.nan)
-        hi = np.full(len(a), np.nan)
+        k = len(base)
+        lo = np.full(k, np.nan)
+        hi = np.full(k, np.nan)
         if self.enough:
             q = [(1 - self.s.confidence) / 2, 1 - (1 - self.s.confidence) / 2]
-            for i in range(0, len(a), CHUNK):
-                d = b[i:i + CHUNK] @ self.wb - a[i:i + CHUNK] @ self.wa
-                lo[i:i + CHUNK], hi[i:i + CHUNK] = np.quantile(d, q, axis=1)
+            for i in range(0, k, CHUNK):
+                rows = slice(i, i + CHUNK)
+                d = self._drawn(b, b_idle, 1, rows) - self._drawn(a, a_idle, 0, rows)
+                lo[rows], hi[rows] = np.quantile(d, q, axis=1)
         excludes = (lo > 0) | (hi < 0)
         big = np.abs(delta) >= self.s.min_change * np.maximum(np.abs(base), np.abs(new))
         matters = np.abs(delta) >= self.floor(delta, idle) * step_ns
-        pct = np.divide(100.0 * delta, base, out=np.full(len(a), np.nan), where=base != 0)
+        pct = np.divide(100.0 * delta, base, out=np.full(k, np.nan), where=base != 0)
         return {"BaseNs": base, "NewNs": new, "DeltaNs": delta, "CiLowNs": lo, "CiHighNs": hi,
                 "DeltaPercent": pct, "significant": excludes & big & matters}
+
+    def _drawn(self, work, idle, which: int, rows: slice) -> np.ndarray:
+        """``estimate`` in every resample: (rows x resamples)."""
+        n = (self.na, self.nb)[which]
+        mean, trim = self.draws[which]
+        out = 0.0
+        if work is not None:
+            out = _rows(work, n)[rows] @ mean
+        if idle is not None:
+            out = out + _rows(idle, n)[rows] @ trim
+        return out
 
     def floor(self, delta: np.ndarray, idle) -> np.ndarray:
         """The share of a baseline step that a change of each row must reach: ``min_idle`` where
@@ -92,6 +167,10 @@ class Resampler:
         idle = np.asarray(idle, dtype=float)
         mostly = np.abs(idle) > np.abs(delta - idle)
         return np.where(mostly, max(self.s.min_share, self.s.min_idle), self.s.min_share)
+
+
+def _rows(x, n: int) -> np.ndarray:
+    return np.asarray(x, dtype=float).reshape(-1, n)
 
 
 def verdicts(df, present_a=None, present_b=None) -> np.ndarray:

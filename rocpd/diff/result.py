@@ -15,8 +15,9 @@ from .tables import Builder, appeared
 class Diff:
     """``rocpd.diff(a, b)``: how the new run B differs from the baseline A.
 
-    Tables (times are ns per step: the mean over the steps of each run, a multi-process run's
-    steps averaged over its processes first):
+    Tables (times are ns per step: GPU work the mean over the steps of each run, GPU idle a
+    trimmed mean, ``settings.trim`` of the steps with the most and with the least idle left out
+    (rocpd.diff.bootstrap); a multi-process run's steps averaged over its processes first):
 
     - ``summary``: step time, GPU work and GPU idle per step;
     - ``items``: every piece of work by line, kind and kernel — kernels, collectives, copies,
@@ -148,7 +149,7 @@ def compute(base, new, pa, pb, settings: Settings, scope: str = "all processes",
     ``full``, only its summary and items (the per-rank table reads no more)."""
     import pandas as pd
 
-    b = Builder(pa, pb, lambda na, nb: Resampler(na, nb, settings))
+    b = Builder(pa, pb, lambda na, nb, ia, ib: Resampler(na, nb, settings, ia, ib))
     items = b.items()
     if full:
         tables = (b.lines(items), b.kernels(items), b.phases(items), appeared(items))

@@ -7,7 +7,9 @@ paired there, largest with largest: at that line, the work changed its kernel, a
 compared as one piece.
 
 Values per step are means over the processes that ran that step (one process: its own values),
-steps aligned by their index from the first kept step.
+steps aligned by their index from the first kept step. Each row's figure is the mean over the
+steps of its GPU work plus the trimmed mean of its GPU idle (rocpd.diff.bootstrap), so the items
+of a line add up to the line, and the idle rows to the idle phase and the step's idle.
 """
 
 from __future__ import annotations
@@ -88,29 +90,56 @@ class Builder:
         la, lb = line_labels(_sites(pa), _sites(pb))
         self.na, self.have_a = _n_steps(pa)
         self.nb, self.have_b = _n_steps(pb)
-        self.r = resampler_for(self.na, self.nb)
+        self.host_a = _measure(pa, "HostNs", self.na, self.have_a)
+        self.host_b = _measure(pb, "HostNs", self.nb, self.have_b)
+        self.idle_a = _measure(pa, "IdleNs", self.na, self.have_a)
+        self.idle_b = _measure(pb, "IdleNs", self.nb, self.have_b)
+        self.r = resampler_for(self.na, self.nb, self.idle_a, self.idle_b)
         self.wa = _long(pa, "work", la)
         self.wb = _pair(self.wa, _long(pb, "work", lb))
         self.pa, self.pb = pa, pb
-        self.step_ns = float(_measure(pa, "HostNs", self.na, self.have_a).mean()) if self.na else 0.0
+        self.step_ns = float(self.r.estimate(self.host_a - self.idle_a, self.idle_a, 0)[0]) \
+            if self.na else 0.0
 
-    def _compare(self, keys, la, lb, idle=None):
+    def _sides(self, keys, long, n, have, is_idle):
+        """Per-step matrices of run ``long``: its GPU work, its GPU idle (rows where ``is_idle``)
+        and its counts."""
+        if long is None or long.empty:
+            work, count = _matrix(long, keys, n, have)
+            return work, None, count
+        m = is_idle(long).to_numpy(dtype=bool)
+        work, cw = _matrix(long[~m], keys, n, have)
+        idle, ci = _matrix(long[m], keys, n, have)
+        return work, idle, cw.add(ci, fill_value=0.0)
+
+    def _compare(self, keys, la, lb, idle=None, is_idle=None):
         """``idle``: the change of each row's host-paced GPU idle (rocpd.diff.bootstrap), a
-        Series by row key, or a function of (row keys, present in A, present in B, change)."""
+        Series by row key, or a function of (row keys, present in A, present in B, change).
+        ``is_idle``: which rows of the long tables are GPU idle (their per-step figure is the
+        trimmed mean); default: the idle kinds."""
         import pandas as pd
 
-        ma, ca = _matrix(la, keys, self.na, self.have_a)
-        mb, cb = _matrix(lb, keys, self.nb, self.have_b)
-        idx = ma.index.union(mb.index)
-        ma, mb = ma.reindex(idx, fill_value=0.0), mb.reindex(idx, fill_value=0.0)
-        ca, cb = ca.reindex(idx, fill_value=0.0), cb.reindex(idx, fill_value=0.0)
-        pa = (ma.to_numpy().sum(axis=1) > 0) | (ca.to_numpy().sum(axis=1) > 0)
-        pb = (mb.to_numpy().sum(axis=1) > 0) | (cb.to_numpy().sum(axis=1) > 0)
+        is_idle = is_idle or (lambda w: w["kind"].isin(IDLE_KINDS))
+        wa, ia, ca = self._sides(keys, la, self.na, self.have_a, is_idle)
+        wb, ib, cb = self._sides(keys, lb, self.nb, self.have_b, is_idle)
+        idx = wa.index.union(wb.index).union(ca.index).union(cb.index)
+        for m in (ia, ib):
+            idx = idx if m is None else idx.union(m.index)
+        wa, wb, ca, cb = (x.reindex(idx, fill_value=0.0) for x in (wa, wb, ca, cb))
+        ia, ib = (None if x is None else x.reindex(idx, fill_value=0.0).to_numpy()
+                  for x in (ia, ib))
+        ma, mb = wa.to_numpy(), wb.to_numpy()
+        pa = (ma.sum(axis=1) > 0) | (ca.to_numpy().sum(axis=1) > 0)
+        pb = (mb.sum(axis=1) > 0) | (cb.to_numpy().sum(axis=1) > 0)
+        if ia is not None:
+            pa |= ia.sum(axis=1) > 0
+        if ib is not None:
+            pb |= ib.sum(axis=1) > 0
         if callable(idle):
-            idle = idle(idx, pa, pb, mb.to_numpy().mean(axis=1) - ma.to_numpy().mean(axis=1))
+            idle = idle(idx, pa, pb, self.r.estimate(mb, ib, 1) - self.r.estimate(ma, ia, 0))
         elif idle is not None:
             idle = idle.reindex(idx, fill_value=0.0).to_numpy(dtype=float)
-        cols = self.r.compare(ma.to_numpy(), mb.to_numpy(), self.step_ns, idle)
+        cols = self.r.compare(ma, mb, self.step_ns, idle, ia, ib)
         df = pd.DataFrame(cols, index=idx).reset_index()
         df["BaseCount"] = ca.mean(axis=1).to_numpy() if self.na else 0.0
         df["NewCount"] = cb.mean(axis=1).to_numpy() if self.nb else 0.0
@@ -169,7 +198,7 @@ class Builder:
         la = _long(self.pa, "phases", {}).assign(count=0) if self.pa else None
         lb = _long(self.pb, "phases", {}).assign(count=0) if self.pb else None
         idle = pd.Series({"idle": float(_idle_part(items).sum())})
-        df = self._compare(["phase"], la, lb, idle)
+        df = self._compare(["phase"], la, lb, idle, lambda p: p["phase"] == "idle")
         if df.empty:
             return df
         rank = {p: i for i, p in enumerate(PHASES)}
@@ -181,12 +210,16 @@ class Builder:
 
         idle = [float(_idle_part(items).sum())]
         rows = []
-        for col, what, part in (("HostNs", "step time", idle),
-                                ("GpuNs", "GPU work (sum of op times)", None),
-                                ("IdleNs", "GPU idle in the step", idle)):
-            a = _measure(self.pa, col, self.na, self.have_a)
-            b = _measure(self.pb, col, self.nb, self.have_b)
-            c = self.r.compare(a[None, :], b[None, :], self.step_ns, part)
+        gpu_a = _measure(self.pa, "GpuNs", self.na, self.have_a)
+        gpu_b = _measure(self.pb, "GpuNs", self.nb, self.have_b)
+        # the step's time: the mean of its part that is not GPU idle, plus its trimmed idle
+        ia, ib = self.idle_a[None, :], self.idle_b[None, :]
+        for what, work, part in (
+                ("step time", (self.host_a - self.idle_a, self.host_b - self.idle_b), (ia, ib)),
+                ("GPU work (sum of op times)", (gpu_a, gpu_b), (None, None)),
+                ("GPU idle in the step", (None, None), (ia, ib))):
+            a, b = (None if x is None else x[None, :] for x in work)
+            c = self.r.compare(a, b, self.step_ns, None if part[0] is None else idle, *part)
             rows.append({"metric": what, **{k: v[0] for k, v in c.items()}})
         df = pd.DataFrame(rows)
         df["verdict"] = verdicts(df)

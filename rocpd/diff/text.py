@@ -155,8 +155,9 @@ def header(d, units: str = "us") -> list[str]:
                 "off": "off: the whole run is one step"}[side.step_source]
         lines.append(f"{side.label}: {where(side.paths)} — {len(side.procs)} process(es) with GPU "
                      f"work, {n} step(s); step range {step}")
-    lines.append(f"per step, mean over the steps; {s.confidence:.0%} intervals from {s.resamples}"
-                 f" bootstrap resamples of the steps (seed {s.seed}); significant: {rule(d, units)}")
+    lines.append(f"{s.statistic()}; {s.confidence:.0%} intervals from {s.resamples} bootstrap"
+                 f" resamples of the steps (seed {s.seed}), of that same figure; significant:"
+                 f" {rule(d, units)}")
     return lines
 
 

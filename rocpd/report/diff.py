@@ -59,8 +59,8 @@ def _settings_note(d, units: str) -> str:
     from ..diff.text import rule
 
     s = d.settings
-    return (f"Times per step: the mean over each run's steps (in {d.steps_base} baseline and "
-            f"{d.steps_new} new steps). CI: {s.confidence:.0%} bootstrap interval of the change "
+    return (f"Times {s.statistic()} (of {d.steps_base} baseline and {d.steps_new} new steps)."
+            f" CI: {s.confidence:.0%} bootstrap interval of the change "
             f"({s.resamples} resamples of the steps, seed {s.seed}); significant: "
             f"{rule(d, units)}.")
 

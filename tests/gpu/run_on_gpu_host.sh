@@ -213,17 +213,25 @@ assert pk.empirical.get("l2", 0) > pk.empirical.get("dram", 0), f"L2 peak not ab
 EOF
 )
 
-diff_widened() {  # rocpd diff: two runs of one model, the second with one layer widened
-  local d="$OUTDIR/diff" w=tests/gpu/workloads/widened.py out line
+diff_widened() {  # rocpd diff: one model run twice unchanged, and once with one layer widened
+  local d="$OUTDIR/diff" w=tests/gpu/workloads/widened.py out same line rc=0
   rm -rf "$d" && mkdir -p "$d"
   $PY -m rocprof run -d "$d" -o base "$w" --steps 30 || return $?
+  $PY -m rocprof run -d "$d" -o again "$w" --steps 30 || return $?
   $PY -m rocprof run -d "$d" -o widened "$w" --steps 30 --widen 4 || return $?
   out=$($PY -m rocpd diff "$d/base_results.db" "$d/widened_results.db" --units ms --top 8) || return $?
   echo "$out"
   $PY -m rocpd diff "$d/base_results.db" "$d/widened_results.db" -o "$d/diff.html" || return $?
   line=$(grep -n '# WIDENED_LAYER' "$w" | cut -d: -f1)
   echo "$out" | grep -Eq "^verdict: .*first: ([^ ]*/)?widened.py:$line " || {
-    echo "the widened layer's line widened.py:$line is not named first"; return 1; }
+    echo "the widened layer's line widened.py:$line is not named first"; rc=1; }
+  # the same model twice: no piece of work named (the step time alone may move with the clock)
+  same=$($PY -m rocpd diff "$d/base_results.db" "$d/again_results.db" --units ms --top 5) || return $?
+  echo "$same"
+  if echo "$same" | grep -q "^verdict: .*first: "; then
+    echo "the unchanged pair names a change"; rc=1
+  fi
+  return $rc
 }
 
 describe_host | tee "$OUTDIR/host.txt"
@@ -247,7 +255,7 @@ step "$PC_STEP" $PY -m pytest -q -rs -s tests/gpu/test_gpu_pc_sampling.py ||
   show_diagnosis "$PC_STEP" 'segv_backtrace|^  #[0-9]+ |pc-sampling trace|rocprof: PC sampling|malloc|corrupt|Abort|exit -?[0-9]+|Error|assert'
 step "CUDA graphs: replayed kernels carry graph/node ids and the capture line; reduce-overhead names the user's line" \
   $PY -m pytest -q -rs -s tests/gpu/test_gpu_graphs.py
-step "rocpd diff: one layer widened is named first (output in the log)" diff_widened
+step "rocpd diff: the same model twice shows no change, one layer widened is named first (output in the log)" diff_widened
 step "hardware counters: rocprof avail, --pmc, --sol vs ncu (benchmarks/gpu_counters.py)" \
   $PY benchmarks/gpu_counters.py --out "$OUTDIR/counters"
 step "rocpd sol on a GEMM + copy: no unexplained %Emp above 100 (peaks measured afresh)" sol_no_unexplained

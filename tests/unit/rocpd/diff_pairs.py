@@ -15,6 +15,8 @@ model.py:27), ``vendor="amd"`` (the same program on an AMD GPU: HIP API names, o
 The host's own pace (not a change of the program): ``host_us``, its work at each step's start
 before the first launch (Python building the batch: the GPU idles meanwhile), bursty as a host
 is (a few µs of spread, and now and then a pause of a few hundred µs: a collection, the OS);
+``pauses`` ({step: µs}): longer host pauses at those steps' start (the heavy tail of a host's
+pace: the GPU idles for a millisecond in a few steps of one run, in none of the other's);
 ``scale`` stretches every GPU duration (longer steps).
 """
 
@@ -132,16 +134,17 @@ def _backward(sim, slow):
 
 
 def run(path, seed=0, steps=30, slow=None, sync_after=None, pageable=False, extra=False,
-        vendor="nvidia", pid=1000, host_us=0.0, scale=1.0):
+        vendor="nvidia", pid=1000, host_us=0.0, scale=1.0, pauses=None):
     """One run (see the module's text); returns ``path``."""
     slow = slow or {}
     if os.path.exists(path):
         os.unlink(path)
     with DatabaseBuilder(path, pid=pid) as b:
         sim = Sim(b, random.Random(seed), vendor, scale)
-        for _ in range(steps):
+        for step in range(steps):
             s0 = sim.h
             sim.host_work(host_us)
+            sim.h += int((pauses or {}).get(step, 0.0) * US)
             spans = {}
             t = sim.h
             sim.upload(pageable, LINES["upload"])

@@ -44,7 +44,9 @@ def test_header_states_the_floors(pair, cli):
     """The floors a change must pass, as shares and in time per baseline step."""
     rc, out, err = cli("diff", *pair, "--min-idle", "0.2", "--min-share", "0.01")
     assert rc == 0, err
-    rule = next(ln for ln in out.splitlines() if ln.startswith("per step, mean over the steps"))
+    rule = next(ln for ln in out.splitlines() if ln.startswith("per step: GPU work (and the rest"
+                                                               " of the step) the mean over the"
+                                                               " steps, GPU idle a 20% trimmed mean"))
     step = float(next(ln for ln in out.splitlines() if ln.strip().startswith("step time")).split()[2]
                  .replace(",", ""))
     work = re.search(r">= 5% of the time and >= 1\.0% of a baseline step \(([\d.,]+) us\)", rule)
