@@ -99,7 +99,11 @@ def test_wall_mode_attributes_gil_releasing_call_to_its_line(tmp_path):
     sleep_line = next(i + 1 for i, t in enumerate(src) if "time.sleep(seconds)" in t)
     leaves = _leaf_counts(db)
     at_sleep = sum(n for (_t, f, line), n in leaves.items() if f == "sleeper" and line == sleep_line)
-    assert at_sleep >= 0.5 * seconds * 1000, leaves.most_common(5)
+    in_sleeper = sum(n for (_t, f, _line), n in leaves.items() if f == "sleeper")
+    # Wall-clock samples of a sleeping thread land on its sleep line (~600 on a quiet machine;
+    # a loaded one delivers fewer timer signals, so the count's floor is low and the share high).
+    assert at_sleep >= 0.2 * seconds * 1000, leaves.most_common(5)
+    assert at_sleep >= 0.9 * in_sleeper, leaves.most_common(5)
 
 
 def test_threads_get_their_own_stacks(tmp_path):
