@@ -165,7 +165,7 @@ LAYERS = [
     ("rocpd.export",),
     ("rocpd.report",),
     # report sections that live beside their analysis (hooked in by name from report.sections)
-    ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pcsamples.source",
+    ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pcsamples.section",
      "rocpd.collectives.report"),
     ("rocpd", "rocpd.cli"),
     ("rocpd.__main__",),
