@@ -212,6 +212,23 @@ def test_every_rocpd_module_has_a_layer():
         layer_of(m)
 
 
+# python/rocprof's front ends: the package top (the IPython extension hook), the console script,
+# the command line and the notebook magic (which parses `rocprof run`'s options). The session, the
+# backends and everything else below them never import them.
+FRONT_ENDS = ("rocprof", "rocprof.__main__", "rocprof.cli", "rocprof.notebook")
+
+
+def _front_end(module: str) -> bool:
+    return any(module == f or f != "rocprof" and module.startswith(f + ".") for f in FRONT_ENDS)
+
+
+def test_nothing_below_the_front_ends_imports_them():
+    edges = graph(_launcher())
+    up = [f"{a} imports {b}" for a in sorted(edges) if not _front_end(a)
+          for b in sorted(edges[a]) if _front_end(b)]
+    assert not up, "python/rocprof imports a front end from below it:\n  " + "\n  ".join(up)
+
+
 def test_function_level_imports_are_edges():
     """The graph sees imports inside functions and resolves relative ones (these are real ones:
     rocpd.connect reaches rocpd.cluster only inside the function, and so on)."""

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from .. import library_dir
+from .._libs import library_dir
 from ..control import socket_of_pid
 from .ptrace import AttachError, inject
 
