@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import html
 
+from .collectives import text as collectives_text
 from .counters import metrics, pmc
 from .io.connection import Connection
 from .io.filters import Filter
@@ -318,8 +319,6 @@ def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
             if pmc.has_counters(db):  # hardware counters (--pmc/--sol): per kernel
                 parts.append(pmc.format_kernel_counters(pmc.kernel_counters(db, **filters), top))
         if domains is None or "collectives" in domains:
-            from .collectives import text as collectives_text
-
             table = collectives_text.format_summary(db, top=top)
             if table:  # collective calls (--rccl-trace)
                 parts.append(table)

@@ -1,18 +1,17 @@
 """Where the native libraries are: ``rocprof.library_dir()`` and friends, in a module of their own
 so that the launcher and the backends use them without importing the package's top (which loads
-the notebook magic and the session on demand). The native core is imported when first asked for,
-keeping ``import rocprof`` light."""
+the notebook magic and the session on demand). The native core is found, not imported, keeping
+``import rocprof`` light."""
 
 from __future__ import annotations
 
 
 def library_dir() -> str:
     """Folder holding the native libraries (librocprof_core.so, libroctx64.so, roctx.h)."""
+    import importlib.util
     import os
 
-    from . import _core
-
-    return os.path.dirname(os.path.abspath(_core.__file__))
+    return os.path.dirname(os.path.abspath(importlib.util.find_spec("rocprof._core").origin))
 
 
 def roctx_library() -> str:

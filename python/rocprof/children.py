@@ -16,6 +16,7 @@ import os
 
 from . import paths, run_report
 from .options import Options
+from .session import Session
 
 ENV = "ROCPROF_CHILD_SESSION"
 _CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child")
@@ -41,8 +42,6 @@ def child_environment(options: Options, unique_names: bool = True) -> dict[str, 
 
 
 def start_child_session(spec: str) -> None:
-    from .session import Session
-
     fields = {f.name for f in dataclasses.fields(Options)}
     options = Options(**{k: v for k, v in json.loads(spec).items() if k in fields})
     session = Session(options)
@@ -50,7 +49,7 @@ def start_child_session(spec: str) -> None:
     for note in session.notes:
         print(f"rocprof: {note}", flush=True)
     if options.collection_periods:
-        from .periods import start_collection_periods
+        from .periods import start_collection_periods  # only with --collection-period
 
         start_collection_periods([tuple(p) for p in options.collection_periods],
                                  options.collection_period_unit)

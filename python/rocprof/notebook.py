@@ -14,6 +14,13 @@ import shlex
 
 from IPython.core.magic import Magics, cell_magic, magics_class
 
+import rocpd
+from rocpd import stats
+
+from .cli import UsageError, build_parser
+from .cli.run import options_from
+from .session import Session
+
 
 class CellProfile:
     """What a profiled cell leaves: its database and summary tables, shown as HTML."""
@@ -23,8 +30,6 @@ class CellProfile:
         self.tables = tables
 
     def _repr_html_(self) -> str:
-        from rocpd import stats
-
         parts = [f"<p><b>rocprof</b>: <code>{html.escape(self.path)}</code></p>"]
         for stem, df in self.tables.items():
             shown = stats.clip_frame(df.head(20))
@@ -42,10 +47,6 @@ class RocprofMagics(Magics):
     @cell_magic
     def rocprof(self, line: str, cell: str):
         """%%rocprof [rocprof run options]: profile this cell."""
-        from .cli import UsageError, build_parser
-        from .cli.run import options_from
-        from .session import Session
-
         try:
             args = build_parser().parse_args(["run", *shlex.split(line)])
             options = options_from(args)
@@ -61,9 +62,6 @@ class RocprofMagics(Magics):
             self.shell.run_cell(cell)
         finally:
             session.stop()
-        import rocpd
-        from rocpd import stats
-
         with rocpd.connect(session.path) as db:
             tables = stats.collect(db)
         return CellProfile(session.path, tables)

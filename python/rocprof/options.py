@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from . import option_table
+
 
 @dataclasses.dataclass
 class Options:
@@ -93,8 +95,6 @@ class Options:
     def activities(self) -> frozenset[str]:
         """What these options ask to record (rocprof._core.Activity names), from the one table
         of options (rocprof/option_table.py)."""
-        from . import option_table
-
         return option_table.activities(self)
 
     def counters_requested(self) -> bool:

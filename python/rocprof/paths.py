@@ -12,16 +12,12 @@ import os
 import sys
 import time
 
+from . import _core
+
 # The profiled program's command line (the launcher sets it; children see their own argv).
 TARGET_ARGV: list[str] = []
 # One launch time for every process of a run (%launch_time%); children inherit it.
 LAUNCH_TIME_VAR = "ROCPROF_LAUNCH_TIME"
-
-
-def _core():
-    from . import _core as core  # the native core loads on first use (rocprof/__init__.py)
-
-    return core
 
 
 def argv() -> list[str]:
@@ -35,43 +31,43 @@ def mark_launch() -> None:
 
 def database_template(output_dir: str | None, output_name: str | None) -> str:
     """`<dir>/<name>_results.db`, the defaults for missing parts, placeholders left in."""
-    return _core().database_template(output_dir or "", output_name or "")
+    return _core.database_template(output_dir or "", output_name or "")
 
 
 def anchored_dir(output_dir: str | None) -> str:
     """-d (or the default folder) made absolute: children may run in another directory."""
-    return os.path.abspath(output_dir or _core().DEFAULT_OUTPUT_DIR)
+    return os.path.abspath(output_dir or _core.DEFAULT_OUTPUT_DIR)
 
 
 def per_process_name(name: str | None) -> str:
     """-o NAME as a recording process's children use it: with "_%pid%" unless it names the pid."""
-    return _core().per_process_name(name or "")
+    return _core.per_process_name(name or "")
 
 
 def expand(template: str) -> str:
     """Every placeholder expanded for this process; ValueError names a bad one."""
-    return _core().expand_path(template, argv())
+    return _core.expand_path(template, argv())
 
 
 def check(template: str, strict: bool = False) -> None:
     """Raise ValueError (placeholders) or OSError (folders, name lengths, --no-clobber) when
     this process could not create the database, before the program starts. Nothing is
     created."""
-    error = _core().check_output(expand(template), strict)
+    error = _core.check_output(expand(template), strict)
     if error:
         raise OSError(error)
 
 
 def prefix_of(database: str) -> str:
     """What outputs beside a database start with: the path less _results.db."""
-    return _core().output_prefix(database)
+    return _core.output_prefix(database)
 
 
 def rank() -> str:
     """This process's rank among launched workers (torchrun, MPI, Slurm), else "0"."""
-    return _core().rank()
+    return _core.rank()
 
 
 def ranked() -> bool:
     """Whether this process is one of several launched ranks (a rank variable holds a number)."""
-    return _core().ranked()
+    return _core.ranked()

@@ -27,6 +27,9 @@ import os
 import subprocess
 import sys
 
+from rocpd.counters import sol
+from rocpd.counters.sol_format import si
+
 # (precision key in rocpd.counters.kernel_metrics, how: torch dtype name or an op, sizes, allow TF32)
 GEMMS = (("tensor_bf16", "bfloat16", (4096, 8192, 16384), False),
          ("tensor_fp16", "float16", (4096, 8192, 16384), False),
@@ -46,9 +49,7 @@ CHAINS = 8  # independent FMA chains per thread: enough to hide the FMA pipe's l
 
 
 def cache_path() -> str:
-    from rocpd.counters.sol import cache_path as path
-
-    return path()
+    return sol.cache_path()
 
 
 def load() -> dict:
@@ -287,8 +288,6 @@ def for_run(timeout: float = 600.0) -> tuple[dict | None, str]:
 
 
 def format_table(cache: dict) -> str:
-    from rocpd.counters.sol_format import si
-
     lines = []
     for uuid, e in cache.items():
         lines.append(f"{e.get('device', '?')} ({uuid}), measured {e.get('measured', '?')}")

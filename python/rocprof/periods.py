@@ -4,6 +4,8 @@ which only parses the periods."""
 
 from __future__ import annotations
 
+from . import _core
+
 PERIOD_UNITS = {"hour": 3600.0, "min": 60.0, "sec": 1.0, "msec": 1e-3, "usec": 1e-6, "nsec": 1e-9}
 
 
@@ -13,8 +15,6 @@ def start_collection_periods(periods: list[tuple[float, float, int]], unit: str)
     import threading
     import time
 
-    import roctx
-
     scale = PERIOD_UNITS[unit]
 
     def run() -> None:
@@ -22,9 +22,9 @@ def start_collection_periods(periods: list[tuple[float, float, int]], unit: str)
             n = 0
             while repeat == 0 or n < repeat:
                 time.sleep(delay * scale)
-                roctx.resume()
+                _core.resume()
                 time.sleep(duration * scale)
-                roctx.pause()
+                _core.pause()
                 n += 1
 
     threading.Thread(target=run, name="rocprof-collection-period", daemon=True).start()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import paths
+from . import _core, paths
 
 MANIFEST_VAR = "ROCPROF_MANIFEST"
 LAUNCHER_VAR = "ROCPROF_LAUNCHER_PID"
@@ -69,8 +69,6 @@ def outcomes() -> list[tuple[str, bool, str]]:
     manifest = os.environ.get(MANIFEST_VAR)
     if not manifest or not os.path.exists(manifest):
         return []
-    from . import _core
-
     return [tuple(o) for o in _core.run_outcomes(manifest)]
 
 

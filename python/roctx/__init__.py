@@ -15,6 +15,7 @@ Every call is a cheap no-op when no profiler runs. The hot functions live in C
 from __future__ import annotations
 
 from rocprof import _core
+from rocprof._version import __version__ as _VERSION
 
 from . import _protocols
 
@@ -95,10 +96,8 @@ nameHsaAgent = name_hsa_agent
 
 
 def _version_info() -> dict:
-    from rocprof._version import __version__ as v
-
-    nums = [int(x) if x.isdigit() else 0 for x in (v.split(".") + ["0", "0"])[:3]]
-    return {"version": v, "major": nums[0], "minor": nums[1], "patch": nums[2]}
+    nums = [int(x) if x.isdigit() else 0 for x in (_VERSION.split(".") + ["0", "0"])[:3]]
+    return {"version": _VERSION, "major": nums[0], "minor": nums[1], "patch": nums[2]}
 
 
 version_info = _version_info()

@@ -23,9 +23,15 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+from ..collectives import calls
+from ..errors import RocpdError
+from . import attribution, quiet, rules
 from .activity import COMM_PATTERN, Process, load
 from .attribution import SHORT_KERNEL_NS
+from .breakdown import analyze_process
+from .hostwork import attach_samples
 from .sites import short_site
+from .steps import detect, steps_of
 
 __all__ = ["analyze", "Analysis", "Process", "temporal_breakdown", "idle_breakdown", "step_breakdown",
            "kernel_launch_stats", "comm_overlap", "stragglers", "top_lines", "wait_lines",
@@ -62,9 +68,6 @@ class Analysis:
     def _core(self):
         if "core" not in self._cache:
             import pandas as pd
-
-            from .breakdown import analyze_process
-            from .steps import steps_of
 
             run, per_step, gaps, blocking, steps, parts = [], [], [], [], [], []
             for p in self.processes:
@@ -124,15 +127,11 @@ class Analysis:
 
     @functools.cached_property
     def launch_stats(self):
-        from .attribution import kernel_launch_stats as f
-
-        return f(self.processes, self.short_ns)
+        return attribution.kernel_launch_stats(self.processes, self.short_ns)
 
     @functools.cached_property
     def launch_summary(self):
-        from .attribution import launch_summary as f
-
-        return f(self.processes, self.short_ns)
+        return attribution.launch_summary(self.processes, self.short_ns)
 
     @property
     def overlap(self):
@@ -144,35 +143,25 @@ class Analysis:
 
     @functools.cached_property
     def lines(self):
-        from .attribution import top_lines as f
-
-        return f(self.processes)
+        return attribution.top_lines(self.processes)
 
     @functools.cached_property
     def waits(self):
-        from .attribution import wait_lines as f
-
-        return f(self.blocking, self.gaps)
+        return attribution.wait_lines(self.blocking, self.gaps)
 
     @functools.cached_property
     def ranges(self):
-        from .attribution import range_gpu_time as f
-
-        return f(self.processes)
+        return attribution.range_gpu_time(self.processes)
 
     def findings(self):
-        from .rules import evaluate
-
         if "findings" not in self._cache:
-            self._cache["findings"] = evaluate(self)
+            self._cache["findings"] = rules.evaluate(self)
         return self._cache["findings"]
 
     def omitted(self, section: str) -> str | None:
         """One line saying why ``section`` has nothing to show (what was not recorded, the flag
         that records it), or None (rocpd.analysis.quiet)."""
-        from .quiet import omitted
-
-        return omitted(self, section)
+        return quiet.omitted(self, section)
 
     def table(self, section: str):
         for name, attr, _ in SECTIONS:
@@ -186,31 +175,17 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
     """Load ``db`` (a Connection) once and return the :class:`Analysis`. ``step``: the ROCTx range
     that marks one step (its message, or the message without a trailing number); None detects it
     (:mod:`rocpd.analysis.steps`); "" turns steps off."""
-    from .steps import detect
-
     procs = load(db, comm_pattern=comm_pattern, **filters)
-    from .hostwork import attach_samples
-
     attach_samples(db, procs)
     if step is None:
         name = detect(procs)
         source = "detected" if name else "none"
     else:
         name, source = (step or None), ("given" if step else "off")
-        if name and not any(len(_steps_of(p, name)) for p in procs):
-            from ..errors import RocpdError
-
+        if name and not any(len(steps_of(p, name)) for p in procs):
             raise RocpdError(f"--step {name!r}: no ROCTx range of that name (or that name followed by"
                              " a number); list ranges with `rocpd analyze DB --section ranges`")
-    from ..collectives import calls
-
     return Analysis(procs, name, source, short_ns, db.dropped_total(), collectives=calls(db))
-
-
-def _steps_of(p, name):
-    from .steps import steps_of
-
-    return steps_of(p, name)
 
 
 def _of(x, **kw) -> Analysis:

@@ -11,6 +11,7 @@ time it would save at the reference bandwidth, as a share of the ranks' GPU time
 
 from __future__ import annotations
 
+from ..collectives.bandwidth import bucket_label, summary
 from .findings import Finding, _ms, _pct
 
 LARGE_BYTES = 1 << 20
@@ -44,8 +45,6 @@ def reference(a, calls) -> tuple[float, str] | None:
 
 
 def slow_collectives(a) -> list[Finding]:
-    from ..collectives.bandwidth import bucket_label, summary
-
     calls = getattr(a, "collectives", None)
     if calls is None or calls.empty:
         return []

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..summary.samples import Stacks, sample_rows
 from . import intervals as iv
 from .sites import short_site
 from .steps import key_of
@@ -78,8 +79,6 @@ def attach_samples(db, procs) -> None:
     """Each process's call-stack samples (tid, timestamp, innermost Python line) as
     ``p.samples``; an empty frame where none were taken."""
     import pandas as pd
-
-    from ..summary.samples import Stacks, sample_rows
 
     cols = ["tid", "timestamp", "site", "function"]
     try:

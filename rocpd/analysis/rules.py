@@ -9,6 +9,7 @@ from .collective_bandwidth import slow_collectives
 from .findings import Finding, _ms, _pct
 from .host_rules import between_steps, host_waits, launch_bound, startup
 from .sites import short_site
+from .steps import assign
 
 # Thresholds (fractions of the analysed GPU time unless said otherwise); the host-side rules'
 # are in host_rules.py.
@@ -36,8 +37,6 @@ def pageable_copies(a) -> list[Finding]:
         steps = a._core()[4]
         mine = steps[steps["pid"] == p.pid] if len(steps) else steps
         if len(mine):
-            from .steps import assign
-
             in_step = assign(p, mine)[(g["direction"] == "H2D").to_numpy()] >= 0
             h2d = h2d[in_step]
         known = h2d["src_memory"] != ""

@@ -19,6 +19,8 @@ import re
 
 import numpy as np
 
+from .intervals import measure, union
+
 _NUMBERED = re.compile(r"[\s#:_\-]*\d+$")
 STEP_WORDS = re.compile(r"(?i)step|iter|batch")
 MIN_COVERAGE = 0.5
@@ -68,7 +70,6 @@ def _inside(times: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Mask of ``times`` lying in any [s, e) (instances may overlap across threads)."""
     if s.size == 0 or times.size == 0:
         return np.zeros(times.size, dtype=bool)
-    from .intervals import union
 
     us, ue = union(s, e)
     i = np.searchsorted(us, times, side="right") - 1
@@ -102,7 +103,6 @@ def candidates(procs) -> list[dict]:
                 st["covered"] += int(_inside(times, s, e).sum())
                 st["total"] += times.size
             else:  # no GPU work: share of the time any range covers
-                from .intervals import measure, union
 
                 st["covered"] += measure(union(s, e))
                 st["total"] += measure(union(span_s, span_e))

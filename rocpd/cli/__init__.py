@@ -13,8 +13,11 @@ import importlib
 import sqlite3
 import sys
 
+import rocpd
+
 from .. import progress, regex
 from ..errors import RocpdError
+from ..io.time_window import parse_inclusive
 
 SUBCOMMANDS = ("summary", "query", "convert", "compare", "diff", "merge", "package", "samples", "report",
                "pcsamples",
@@ -132,8 +135,6 @@ def add_filter_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_time_window_options(p: argparse.ArgumentParser) -> None:
-    from ..io.time_window import parse_inclusive
-
     g = p.add_argument_group("time window (ROCm's options)")
     s = g.add_mutually_exclusive_group()
     s.add_argument("--start", help="window start: percent of the run (e.g. 50%%) or timestamp in ns")
@@ -163,8 +164,6 @@ def add_dask_options(p: argparse.ArgumentParser) -> None:
 def connect_for(args, paths, strict: bool = False):
     """rocpd.connect for a subcommand with add_dask_options: local unless --dask/--scheduler."""
     import os
-
-    import rocpd
 
     dask = args.scheduler or (True if args.dask else None)
     if dask is None and args.dask_workers is not None:
@@ -210,8 +209,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def version_text() -> str:
     """``rocpd --version``: the version first, then ROCm's other version_info keys."""
-    import rocpd
-
     info = rocpd.version_info
     lines = [f"rocpd {info['version']}"]
     lines += [f"  {k:>16}: {v}" for k, v in info.items()

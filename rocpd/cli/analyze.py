@@ -3,14 +3,17 @@ breakdown, kernel launch statistics, overlap, Python lines, ROCTx ranges) and th
 
 from __future__ import annotations
 
+import rocpd
+
+from ..analysis import SECTIONS, analyze
+from ..analysis.quiet import grouped
+from ..errors import RocpdError
 from ..textfmt import _UNITS, clip_frame, scaled
 from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
 from .written import wrote
 
 
 def _sections():
-    from rocpd.analysis import SECTIONS
-
     return [name for name, _, _ in SECTIONS]
 
 
@@ -75,10 +78,6 @@ def findings_frame(findings):
 
 
 def run(args) -> int:
-    import rocpd
-    from rocpd.analysis import SECTIONS, analyze
-    from rocpd.errors import RocpdError
-
     if args.format != "text" and not args.output:
         raise RocpdError(f"rocpd analyze --format {args.format} needs -o PREFIX (files PREFIX_<section>"
                          f".{args.format})")
@@ -113,8 +112,6 @@ def run(args) -> int:
             else:
                 _write(df, args, name)
         if args.format == "text":
-            from rocpd.analysis.quiet import grouped
-
             for line in grouped(a, wanted):
                 print(f"\n{line}")
     return 0

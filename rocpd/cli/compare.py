@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..stats import clip_frame
 from . import add_command, add_filter_options, filters_of
 
 EXAMPLES = """
@@ -35,7 +36,6 @@ def run(args) -> int:
     import pandas as pd
 
     from rocpd.compare import compare
-    from rocpd.stats import clip_frame
 
     res = compare(args.a, args.b, **filters_of(args))
     s = res["summary"]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 
+import rocpd
+
 from ..errors import RocpdError
 from ..export import AGENT_INDEX, find, names
 from ..export._perfetto_buffer import BACKENDS, FILL_POLICIES
@@ -96,8 +98,6 @@ def _options(args, fmt: str) -> dict:
 
 
 def run(args) -> int:
-    import rocpd
-
     formats = list(dict.fromkeys(find(f) for f in args.format))
     rocm = rocm_naming(args) or len(formats) > 1
     with rocpd.connect(*inputs_of(args)) as db:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from ..errors import RocpdError
 from . import add_command, add_filter_options, filters_of
 from .written import wrote
 
@@ -76,7 +77,6 @@ def _format(args) -> str:
 
 def run(args) -> int:
     import rocpd.diff
-    from rocpd.errors import RocpdError
 
     fmt = _format(args)
     if fmt != "text" and not args.output:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from ..io.merge import merge_files
 from . import add_command, add_inputs, add_output_naming, inputs_of, output_naming, rocm_naming
 from .written import wrote
 
@@ -26,8 +27,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rocpd.io.merge import merge_files
-
     out, force = args.output_file, args.force
     if rocm_naming(args):
         folder, name = output_naming(args, default_file="merged")

@@ -3,6 +3,9 @@ instructions, with stall reasons (rocprof run --pc-sampling)."""
 
 from __future__ import annotations
 
+import rocpd
+
+from ..errors import RocpdError
 from . import add_command
 
 EXAMPLES = """
@@ -27,9 +30,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import rocpd
     from rocpd import pcsamples
-    from rocpd.errors import RocpdError
     from rocpd.pcsamples import source
 
     with rocpd.connect(*args.databases) as db:

@@ -3,6 +3,8 @@ one panel per counter and one line per device."""
 
 from __future__ import annotations
 
+import rocpd
+
 from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
 from .written import wrote
 
@@ -28,7 +30,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import rocpd
     from rocpd.counters import metric_plots, metrics
     from rocpd.plots import png
 

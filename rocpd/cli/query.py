@@ -15,6 +15,11 @@ import json
 import os
 import sys
 
+import rocpd
+
+from ..errors import RocpdError
+from ..io import readonly, time_window
+from ..stats import clip_name
 from . import (
     add_command,
     add_inputs,
@@ -91,7 +96,6 @@ def render(cols, rows, fmt: str) -> str:
         return "\n".join(lines + ["</tbody>", "</table>"]) + "\n"
     if fmt == "md":
         fmt = "markdown"
-    from rocpd.stats import clip_name
 
     # Tables for reading are clipped (see rocpd.stats.NAME_WIDTH): one huge value would otherwise
     # pad every row of the console table to its length.
@@ -110,9 +114,6 @@ def render(cols, rows, fmt: str) -> str:
 
 
 def run(args) -> int:
-    import rocpd
-    from rocpd.io import time_window
-
     window = {k: getattr(args, k) for k in ("start", "end", "start_marker", "end_marker")}
     with rocpd.connect(*inputs_of(args)) as db:
         time_window.apply_time_window(db, **window, inclusive=args.inclusive)
@@ -121,8 +122,6 @@ def run(args) -> int:
 
             rename_kernels(db)
         if args.script:
-            from rocpd.io import readonly
-
             conn = db.conn
             with open(args.script) as fh:
                 readonly.run_view_script(conn, db._guard, fh.read())
@@ -139,8 +138,6 @@ def run(args) -> int:
     # ROCm's form: -i, -d or --query; positional databases with --sql keep ours (stdout or -o).
     rocm = bool(args.input or args.output_path or args.query)
     if fmt in ("pdf", "dashboard") and not rocm and not args.output_file:
-        from rocpd.errors import RocpdError
-
         raise RocpdError(f"rocpd query --format {fmt} writes a file: give -o FILE (or -d FOLDER)")
     if (rocm and fmt == "console") or (not rocm and not args.output_file):
         sys.stdout.write(render(cols, rows, fmt))

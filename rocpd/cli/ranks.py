@@ -4,6 +4,8 @@ slowest ranks and by how much, compute vs collectives (NCCL/RCCL kernels), kerne
 
 from __future__ import annotations
 
+from ..collectives import text as collectives_text
+from ..errors import RocpdError
 from . import add_command, add_dask_options, add_inputs, connect_for, inputs_of
 from .written import wrote
 
@@ -43,7 +45,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rocpd.errors import RocpdError
     from rocpd.ranks import core as ranks
 
     if args.skip_steps < 0 or args.top < 1:
@@ -51,7 +52,6 @@ def run(args) -> int:
     with connect_for(args, inputs_of(args), strict=args.strict) as db:
         rep = ranks.analyze(db, args.range_name, args.collectives or ranks.COLLECTIVE_REGEX,
                             args.skip_steps)
-        from rocpd.collectives import text as collectives_text
 
         coll = collectives_text.format_ranks(db, top=args.top)  # --rccl-trace calls, offsets
     print(rep.format(top=args.top, units=args.units, all_ranks=args.all_ranks), end="")

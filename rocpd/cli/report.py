@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import sys
 
+import rocpd
+
 from . import add_command, add_filter_options, filters_of
 from .written import wrote
 
@@ -47,7 +49,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import rocpd
     from rocpd import report
 
     out_dir = os.path.dirname(os.path.abspath(args.output))

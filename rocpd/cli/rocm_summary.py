@@ -23,8 +23,10 @@ from __future__ import annotations
 import os
 
 from ..io.filters import Filter
+from ..stats import clip_frame, cut, more_line
 from ..summary.core import finish, partials
 from ..summary.core import region_categories as _categories_of
+from .query import render
 
 COLUMNS = ["Name", "Calls", "DURATION (nsec)", "AVERAGE (nsec)", "PERCENT (INC)", "MIN (nsec)",
            "MAX (nsec)", "STD_DEV"]
@@ -154,9 +156,6 @@ def write(tabs: dict, formats=("console",), output_path: str = "./rocpd-output-d
     """Print (console: at most ``top`` rows of each table, per process in the by-rank tables) or
     write (csv, html, json, md, pdf: every row) every table; returns the files written."""
     import sys
-
-    from ..stats import clip_frame, cut, more_line
-    from .query import render
 
     stream = stream or sys.stdout
     written = []

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+import rocpd
+
+from ..summary import samples
 from . import add_command
 from .written import wrote
 
@@ -36,9 +39,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import rocpd
     from rocpd.export import collapsed, flamegraph
-    from rocpd.summary import samples
 
     filters = {k: getattr(args, k) for k in ("roctx_range", "window", "tid", "pid")
                if getattr(args, k) is not None}

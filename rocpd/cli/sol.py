@@ -4,6 +4,8 @@ bandwidth, occupancy, SM throughput: value, peak, % of peak) from a `rocprof run
 
 from __future__ import annotations
 
+import rocpd
+
 from ..errors import RocpdError
 from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
 from .written import wrote
@@ -33,7 +35,6 @@ def run(args) -> int:
     import json
     import os
 
-    import rocpd
     from rocpd.counters import pmc, roofline, sol, sol_format
 
     if args.peaks and not os.path.isfile(args.peaks):

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import argparse
 
+from .. import stats
+from ..errors import RocpdError
 from ..stats import CONSOLE_TOP
+from ..summary.core import cached
 from . import (
     add_command,
     add_dask_options,
@@ -25,6 +28,7 @@ from . import (
     filters_of,
     inputs_of,
     output_naming,
+    rocm_summary,
 )
 from .rocm_summary import FORMATS
 from .written import wrote
@@ -81,11 +85,6 @@ def _rocm_form(args) -> bool:
 
 
 def run(args) -> int:
-    from rocpd import stats
-    from rocpd.cli import rocm_summary
-    from rocpd.errors import RocpdError
-    from rocpd.summary.core import cached
-
     if args.top < 1:
         raise RocpdError("--top must be at least 1 (--all shows every row)")
     top = None if args.all else args.top

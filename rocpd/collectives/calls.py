@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from ..io.filters import file_ranks
+from .bandwidth import add_bandwidth
 
 CATEGORY = "RCCL_API"
 KERNEL_PATTERN = r"nccl|rccl"
@@ -120,8 +121,6 @@ def calls(db):
     """DataFrame: one row per collective call (see the module's doc), with message size, time
     and bandwidth (:mod:`rocpd.collectives.bandwidth`). Empty when none was recorded."""
     import pandas as pd
-
-    from .bandwidth import add_bandwidth
 
     rows = [r for found in db.map(_file_calls, label="collectives") for r in found]
     df = pd.DataFrame(rows)

@@ -3,13 +3,14 @@ hosts' clock offsets; queue length per GPU stream over time."""
 
 from __future__ import annotations
 
+from ..report import charts
+from ..report.sections import Section, table_html, table_md
+from . import calls, clock_offsets, plugin_state, queue_lengths, queue_summary, summary
+
 MAX_POINTS = 20_000  # per stream in the chart: longer series are thinned (every n-th change)
 
 
 def collectives_section(ctx):
-    from ..report.sections import Section, table_html, table_md
-    from . import calls, clock_offsets, plugin_state, summary
-
     c = calls(ctx.db)
     notes = plugin_state(ctx.db)
     if c.empty:
@@ -35,17 +36,12 @@ def collectives_section(ctx):
 
 
 def queue_section(ctx):
-    from ..report.sections import Section, table_html, table_md
-    from . import queue_lengths, queue_summary
-
     q = queue_lengths(ctx.db)
     if q.empty:
         return None
     s = queue_summary(q)
     html = table_html(s, ctx.units, ctx.top)
     if ctx.html:
-        from ..report import charts
-
         if charts.available():
             html = charts.div(_figure(q)) + html
     note = ("kernels launched and not yet finished per stream (HTA's queue length): near 0 the "
@@ -63,8 +59,6 @@ def _series(q):
 
 
 def _figure(q):
-    from ..report import charts
-
     go = charts.go()
     fig = go.Figure()
     for name, x, y in _series(q):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from . import calls, clock_offsets, plugin_state, summary
+from .bandwidth import bucket_label, bus_factor
+from .clock import arrival_waits
+
 _SUMMARY_COLS = ["Operation", "Size", "Calls", "Ranks", "AverageNs", "AlgBwGBs", "BusBwGBs",
                  "MinBusBwGBs", "MaxBusBwGBs", "Time"]
 
@@ -17,8 +21,6 @@ def _table(df, top: int | None) -> str:
 def format_summary(db, top: int | None = None) -> str:
     """== COLLECTIVES == per operation and size bucket with algorithm/bus bandwidth (GB/s), or ""
     when no collective call was recorded (and none was asked for)."""
-    from . import calls, plugin_state, summary
-
     c = calls(db)
     notes = plugin_state(db)
     if c.empty:
@@ -36,8 +38,6 @@ def per_size_across_ranks(c):
     time), their median, and the slowest rank."""
     import pandas as pd
 
-    from .bandwidth import bucket_label, bus_factor
-
     rows = []
     for (op, b), g in c.groupby(["op", "bucket"], sort=True):
         n = int(g["nranks"].fillna(1).max())
@@ -54,9 +54,6 @@ def per_size_across_ranks(c):
 
 def format_ranks(db, top: int | None = 10) -> str:
     """Per rank and operation: calls, bus bandwidth; and the hosts' clock offsets."""
-    from . import calls, clock_offsets
-    from .clock import arrival_waits
-
     c = calls(db)
     if c.empty:
         return ""

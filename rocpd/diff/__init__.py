@@ -20,9 +20,11 @@ from __future__ import annotations
 import sys
 import types
 
+from ..errors import RocpdError
 from ..io.connection import Connection
 from .bootstrap import Settings
-from .result import Diff
+from .result import Diff, compute
+from .side import load
 
 __all__ = ["diff", "Diff", "Settings"]
 
@@ -43,10 +45,6 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
     the program; 0: plain means); GPU work is the mean over all steps.
     ``filters``: as every rocpd table takes them (rank, pid,
     time window, kernel regex), applied to both runs."""
-    from ..errors import RocpdError
-    from .result import compute
-    from .side import load
-
     settings = Settings(confidence, resamples, seed, min_change, min_share, min_idle, trim).check()
     if skip_steps < 0:
         raise RocpdError(f"skip_steps {skip_steps}: give 0 or more")
@@ -98,8 +96,6 @@ def _rank_pairs(pa, pb):
 def _ranks(d: Diff, settings) -> None:
     """Per-rank diffs and the slowest rank's (runs of more than one process)."""
     import pandas as pd
-
-    from .result import compute
 
     pairs = _rank_pairs(d.base.procs, d.new.procs)
     if len(pairs) < 2:

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import RocpdError
+
 CHUNK = 512  # rows resampled at a time: bounds memory at CHUNK x resamples floats
 
 
@@ -54,8 +56,6 @@ class Settings:
     trim: float = 0.2
 
     def check(self) -> Settings:
-        from ..errors import RocpdError
-
         if not 0.5 <= self.confidence < 1:
             raise RocpdError(f"confidence {self.confidence}: give a level in [0.5, 1), e.g. 0.95")
         if self.resamples < 100:

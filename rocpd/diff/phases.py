@@ -19,6 +19,8 @@ import re
 
 import numpy as np
 
+from ..analysis.steps import key_of
+
 PHASES = ("data", "forward", "backward", "optimizer", "communication", "other", "idle")
 RANGE_PHASES = (
     ("backward", re.compile(r"(?i)backward|(?<![a-z])bwd|_bwd|grad")),
@@ -75,8 +77,6 @@ def _fill(out, times, ranges, phases, tids=None):
 def of_ops(p, ops, times, step_key: str | None):
     """Phase of each GPU op of process ``p`` (rows of ``ops``, launched at ``times``) as an
     object array (see the module's text)."""
-    from ..analysis.steps import key_of
-
     n = len(ops)
     out = np.full(n, None, dtype=object)
     if n == 0:

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .bootstrap import Resampler, Settings
-from .tables import Builder, appeared
+from .names import kernel_key, line_labels
+from .tables import Builder, _sites, appeared
+from .text import report, verdict
 
 
 @dataclass
@@ -63,13 +65,9 @@ class Diff:
 
     def verdict(self, units: str = "us") -> str:
         """One line: the largest significant regression, or "no significant change"."""
-        from .text import verdict
-
         return verdict(self, units)
 
     def text(self, top: int = 10, units: str = "us") -> str:
-        from .text import report
-
         return report(self, top, units)
 
     def __str__(self) -> str:
@@ -118,9 +116,6 @@ class Diff:
                 "ranges": ranges.assign(**shift)}
 
     def _labels(self, which):
-        from .names import line_labels
-        from .tables import _sites
-
         la, lb = line_labels(_sites(self._procs[0]), _sites(self._procs[1]))
         return la if which == "base" else lb
 
@@ -138,8 +133,6 @@ class Diff:
 
 
 def _key_of(name):
-    from .names import kernel_key
-
     return kernel_key(name)
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..analysis import analyze
+from ..analysis.steps import assign, launch_times
 from .names import NO_LINE, api_key, kernel_key
 from .phases import of_ops
 
@@ -53,8 +55,6 @@ class Side:
 
 def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
     """``db``: an open Connection. ``step``: as rocpd.analysis.analyze takes it."""
-    from ..analysis import analyze
-
     a = analyze(db, step=step, **filters)
     steps = a.steps
     side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped)
@@ -89,8 +89,6 @@ def _steps(p, st, skip: int):
 
 def _proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
     import pandas as pd
-
-    from ..analysis.steps import assign, launch_times
 
     steps, whole = _steps(p, st, skip)
     total = len(st) if st is not None and len(st) else 1

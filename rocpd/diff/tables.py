@@ -18,6 +18,7 @@ import numpy as np
 
 from .bootstrap import order, verdicts
 from .names import NO_LINE, line_labels
+from .phases import PHASES
 
 ITEM_KEYS = ["line", "kind", "key"]
 GPU_KINDS = ("kernel", "collective", "copy")
@@ -192,8 +193,6 @@ class Builder:
 
     def phases(self, items):
         import pandas as pd
-
-        from .phases import PHASES
 
         la = _long(self.pa, "phases", {}).assign(count=0) if self.pa else None
         lb = _long(self.pb, "phases", {}).assign(count=0) if self.pb else None

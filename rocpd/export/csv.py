@@ -16,6 +16,7 @@ import csv
 import os
 
 from .. import _schema
+from ..counters.pmc import write_counter_collection
 from ..io.filters import Filter, name_mask, resolve
 from ..progress import iterate
 from ..stats import stem_for, write_stats_csv
@@ -175,7 +176,6 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
     finally:
         for fh, _ in writers.values():
             fh.close()
-    from ..counters.pmc import write_counter_collection
 
     counters = write_counter_collection(db, path, guid=guid, **filters)
     if counters:

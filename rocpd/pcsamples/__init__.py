@@ -13,6 +13,8 @@ shares here count the rows with ``not_issued = 0`` only, so no sample is counted
 
 from __future__ import annotations
 
+from ..io.connection import Connection
+
 __all__ = ["pc_samples", "pcSamples", "top_kernels", "top_lines", "top_instructions",
            "sampling_info", "has_pc_samples", "kernel_time_shares"]
 
@@ -23,8 +25,6 @@ _COLUMNS = ("guid", "pid", "agent_id", "correlation_id", "start", "end", "kernel
 
 def _db(db):
     """A Connection as given; paths (one, or a list) opened read-only."""
-    from ..io.connection import Connection
-
     return db if hasattr(db, "execute") else Connection(db)
 
 

@@ -67,17 +67,3 @@ def summary_text(db, top: int = 10) -> str:
         lines.append(f"{r.percent:6.1f}% {r.samples:9d}  {r.name}  (top stall: {r.top_stall})")
     return "\n".join(lines) + "\n"
 
-
-def report_section(ctx):
-    """`rocpd report`: the top kernels by PC samples and the hottest one's source by line."""
-    from ..report.sections import Section, esc
-    from . import has_pc_samples
-
-    if not has_pc_samples(ctx.db):
-        return None
-    head = summary_text(ctx.db, top=ctx.top)
-    kern = top_kernels(ctx.db, limit=1)
-    body = listing(ctx.db, kern["name"].iloc[0]) if not kern.empty else ""
-    text = head + "\n" + body
-    return Section("pc-samples", "PC samples: where inside the kernels the time goes",
-                   html=f"<pre>{esc(text)}</pre>", markdown=f"```text\n{text}```\n")

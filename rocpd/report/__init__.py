@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime
 import os
 
+from ..errors import RocpdError
+from ..summary.core import cached
 from . import sections as _sections
 from .sections import Context, Section, esc
 
@@ -70,8 +72,6 @@ def _pieces(db, top: int = 20, units: str = "us", title: str = "rocpd report", f
             **filters) -> list[str]:
     """The report's text in pieces that, joined by newlines, are the page (see :func:`build`):
     written one at a time, a large page is never held twice (joined, then encoded)."""
-    from ..summary.core import cached
-
     if format not in FORMATS:
         raise ValueError(f"report format must be one of {', '.join(FORMATS)}, not {format!r}")
     with cached():
@@ -144,7 +144,6 @@ def _save_figures(secs, figure_dir: str) -> dict[int, list[str]]:
 
 
 def _write_perfetto(db, path: str, options: dict) -> tuple[str | None, str]:
-    from ..errors import RocpdError
     from ..export import perfetto
 
     filters = {k: v for k, v in options.items() if k not in ("top", "units", "title", "step",

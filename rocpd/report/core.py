@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from importlib import resources
 
+from .. import stats
+from ..analysis.quiet import grouped
 from . import charts, figures
 from . import timeline as tl
 from .sections import Section, esc, table_html, table_md
@@ -77,8 +79,6 @@ def timeline(ctx) -> Section:
 
 def _omitted(a, sections) -> tuple[str, str]:
     """HTML and Markdown lines saying which tables are left out and why (nothing recorded)."""
-    from ..analysis.quiet import grouped
-
     lines = grouped(a, sections)
     return ("".join(f"<p class='muted'>{esc(x)}</p>" for x in lines),
             "".join(f"_{x}_\n\n" for x in lines))
@@ -162,8 +162,6 @@ def ranks(ctx) -> Section | None:
 
 
 def summary_tables(ctx) -> Section:
-    from .. import stats
-
     tables = ctx.summary_tables
     busy = ctx.busy
     body, md = [], []

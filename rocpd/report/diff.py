@@ -10,7 +10,13 @@ import datetime
 import os
 from importlib import resources
 
+from ..diff.text import rule, where
+from ..errors import RocpdError
+from . import _CSS, charts
+from . import diff_timeline as dt
+from .charts import plotly_js
 from .sections import Section, esc, table_html, table_md
+from .timeline import to_json
 
 ITEM_COLS = ["line", "kind", "name", "BaseNs", "NewNs", "DeltaNs", "CiLowNs", "CiHighNs",
              "DeltaPercent", "verdict", "note"]
@@ -56,8 +62,6 @@ def _verdict(d, units, md: bool) -> str:
 
 
 def _settings_note(d, units: str) -> str:
-    from ..diff.text import rule
-
     s = d.settings
     return (f"Times {s.statistic()} (of {d.steps_base} baseline and {d.steps_new} new steps)."
             f" CI: {s.confidence:.0%} bootstrap interval of the change "
@@ -66,8 +70,6 @@ def _settings_note(d, units: str) -> str:
 
 
 def _chart(d, units):
-    from . import charts
-
     if not charts.available() or not len(d.lines):
         return ""
     go = charts.go()
@@ -94,9 +96,6 @@ def changes_section(d, units: str = "us", top: int = 20, html: bool = True) -> S
 
 
 def timeline_section(d) -> Section | None:
-    from . import diff_timeline as dt
-    from .timeline import to_json
-
     data = dt.build(d)
     if data is None:
         return None
@@ -164,10 +163,6 @@ def report_ranks(ctx) -> Section | None:
 
 # -- a page of its own: `rocpd diff A B -o diff.html` --------------------------------------------
 def build(d, format: str = "html", title: str = "rocpd diff", top: int = 20, units: str = "us") -> str:
-    from ..diff.text import where
-    from . import _CSS
-    from .charts import plotly_js
-
     secs = sections(d, units, top, html=format == "html")
     facts = [("baseline (A)", where(d.base.paths)), ("new (B)", where(d.new.paths)),
              ("steps", f"A: {d.base.step_name or 'none'} ({d.steps_base}), "
@@ -196,8 +191,6 @@ def write(d, path: str, format: str | None = None, **options) -> str:
     fmt = format or ("md" if str(path).endswith(".md") else "html")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        from ..errors import RocpdError
-
         raise RocpdError(f"rocpd diff: folder {folder} does not exist; create it or choose another -o")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(build(d, format=fmt, **options))

@@ -15,7 +15,9 @@ import html
 import importlib
 from dataclasses import dataclass, field
 
+from .. import stats
 from ..stats import clip_long
+from ..textfmt import scaled
 
 OPTIONAL: list[str] = [
     "rocpd.report.diff:report_changes",  # against a baseline run (rocpd report --baseline)
@@ -23,7 +25,7 @@ OPTIONAL: list[str] = [
     "rocpd.report.diff:report_ranks",
     "rocpd.ranks.section:report_section_for",  # ranks x steps heat map (two ranks or more)
     "rocpd.counters.section:report_section",  # speed of light and roofline from per-kernel counters
-    "rocpd.pcsamples.source:report_section",  # PC samples: hot kernels and their source lines
+    "rocpd.pcsamples.section:report_section",  # PC samples: hot kernels and their source lines
     "rocpd.collectives.report:collectives_section",  # NCCL/RCCL calls, bandwidth, clock offsets
     "rocpd.collectives.report:queue_section",  # queue length per stream (HTA)
 ]
@@ -70,8 +72,6 @@ class Context:
     @functools.cached_property
     def summary_tables(self):
         """The summary tables' top rows (each with attrs["rows"], its length in full)."""
-        from .. import stats
-
         return stats.collect(self.db, top=self.top, **self.filters)
 
     @functools.cached_property
@@ -117,8 +117,6 @@ def table_html(df, units: str = "us", max_rows: int | None = None) -> str:
     """A DataFrame as an HTML table: ``*Ns`` columns shown in ``units``, long text clipped."""
     import pandas as pd
 
-    from ..textfmt import scaled
-
     if df is None or len(df) == 0:
         return "<p class='muted'>(no rows)</p>"
     shown = scaled(df.head(max_rows) if max_rows else df, units)
@@ -135,8 +133,6 @@ def table_html(df, units: str = "us", max_rows: int | None = None) -> str:
 
 def table_md(df, units: str = "us", max_rows: int | None = None) -> str:
     """A DataFrame as a GitHub Markdown table (no extra dependency)."""
-    from ..textfmt import scaled
-
     if df is None or len(df) == 0:
         return "_(no rows)_\n"
     shown = scaled(df.head(max_rows) if max_rows else df, units)

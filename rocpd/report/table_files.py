@@ -19,6 +19,7 @@ import shutil
 import subprocess
 
 from ..errors import RocpdError
+from . import _CSS
 
 PDF_WIDTH = 160
 _LINES_PER_PAGE = 58
@@ -81,7 +82,6 @@ def dashboard(cols, rows, query: str, databases, template_path: str | None = Non
         return env.get_template(os.path.basename(template_path)).render(
             title=title, timestamp=stamp, table_html=table_html, query=query,
             databases=list(databases))
-    from . import _CSS
 
     dbs = ", ".join(html.escape(str(d)) for d in databases)
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"

@@ -36,26 +36,42 @@ def modules(base: pathlib.Path, package: str) -> dict[str, tuple[pathlib.Path | 
     return out
 
 
-def _targets(tree: ast.AST, package: str, known) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                parts = parts[:len(parts) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            for a in node.names:
-                sub = f"{base}.{a.name}"
-                found.add(sub if sub in known else base)
+def _imports(tree: ast.AST):
+    """(import node, whether it runs inside a function) for every import in ``tree``: the
+    statements and ``importlib.import_module("literal")`` calls."""
+    todo = [(tree, False)]
+    while todo:
+        node, inside = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node, inside
         elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
               and isinstance(node.args[0].value, str)
               and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"):
-            name = node.args[0].value
-            found.add(package + name if name.startswith(".") else name)
+            yield node, inside
+        inner = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        todo += [(child, inner) for child in ast.iter_child_nodes(node)]
+
+
+def _names(node: ast.AST, package: str, known) -> set[str]:
+    """The dotted names one import node loads, relative ones resolved."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names}
+    if isinstance(node, ast.ImportFrom):
+        if node.level:
+            parts = package.split(".")
+            parts = parts[:len(parts) - node.level + 1]
+            base = ".".join(parts + ([node.module] if node.module else []))
+        else:
+            base = node.module or ""
+        return {f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names}
+    name = node.args[0].value
+    return {package + name if name.startswith(".") else name}
+
+
+def _targets(tree: ast.AST, package: str, known) -> set[str]:
+    found: set[str] = set()
+    for node, _inside in _imports(tree):
+        found |= _names(node, package, known)
     return found
 
 
@@ -165,7 +181,7 @@ LAYERS = [
     ("rocpd.export",),
     ("rocpd.report",),
     # report sections that live beside their analysis (hooked in by name from report.sections)
-    ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pcsamples.source",
+    ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pcsamples.section",
      "rocpd.collectives.report"),
     ("rocpd", "rocpd.cli"),
     ("rocpd.__main__",),
@@ -196,6 +212,23 @@ def test_every_rocpd_module_has_a_layer():
         layer_of(m)
 
 
+# python/rocprof's front ends: the package top (the IPython extension hook), the console script,
+# the command line and the notebook magic (which parses `rocprof run`'s options). The session, the
+# backends and everything else below them never import them.
+FRONT_ENDS = ("rocprof", "rocprof.__main__", "rocprof.cli", "rocprof.notebook")
+
+
+def _front_end(module: str) -> bool:
+    return any(module == f or f != "rocprof" and module.startswith(f + ".") for f in FRONT_ENDS)
+
+
+def test_nothing_below_the_front_ends_imports_them():
+    edges = graph(_launcher())
+    up = [f"{a} imports {b}" for a in sorted(edges) if not _front_end(a)
+          for b in sorted(edges[a]) if _front_end(b)]
+    assert not up, "python/rocprof imports a front end from below it:\n  " + "\n  ".join(up)
+
+
 def test_function_level_imports_are_edges():
     """The graph sees imports inside functions and resolves relative ones (these are real ones:
     rocpd.connect reaches rocpd.cluster only inside the function, and so on)."""
@@ -203,7 +236,7 @@ def test_function_level_imports_are_edges():
     assert "rocpd.cluster" in rocpd_edges["rocpd"]
     assert "rocpd.io.connection" in rocpd_edges["rocpd"]
     assert "rocpd.cli.summary" not in rocpd_edges["rocpd.cli"]  # loaded by a computed name
-    assert "rocprof._core" in graph(_launcher())["rocprof._libs"]
+    assert "rocprof.capture.module_trace" in graph(_launcher())["rocprof.session"]
 
 
 def _write(root: pathlib.Path, files: dict[str, str]) -> None:
@@ -237,3 +270,4 @@ def test_no_cycle_where_a_package_imports_its_modules(tmp_path):
     edges = graph(modules(tmp_path, "pkg"))
     assert edges["pkg"] == {"pkg.a"} and edges["pkg.a"] == {"pkg.b"}
     assert cycles(edges) == []
+

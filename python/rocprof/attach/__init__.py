@@ -20,8 +20,9 @@ import sys
 import tempfile
 import time
 
-from .. import library_dir
-from .ptrace import AttachError
+from .._libs import library_dir
+from ..control import socket_of_pid
+from .ptrace import AttachError, inject
 
 __all__ = ["AttachError", "arm", "python_version_of"]
 
@@ -83,8 +84,6 @@ def arm(pid: int, template: str, settings_text: str, options_json: str,
             raise AttachError(f"rocprof attach: pid {pid} is not a Python >= 3.14 process")
         _remote_exec(pid, json.dumps({"options": json.loads(options_json)}))
         return method
-    from .ptrace import inject
-
     code = inject(pid, os.path.join(library_dir(), "librocprof_inject.so"), template,
                   settings_text)
     if code == 1:
@@ -97,12 +96,10 @@ def arm(pid: int, template: str, settings_text: str, options_json: str,
 
 
 def wait_socket(pid: int, timeout: float = 15.0) -> str:
-    from ..cli.ctl import _socket_of_pid
-
     end = time.monotonic() + timeout
     while True:
         try:
-            return _socket_of_pid(pid)[0]
+            return socket_of_pid(pid)[0]
         except FileNotFoundError:
             if time.monotonic() > end:
                 raise AttachError(f"rocprof attach: pid {pid} opened no control socket within "

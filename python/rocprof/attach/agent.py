@@ -7,14 +7,14 @@ import atexit
 import dataclasses
 import json
 
+from ..options import Options
+from ..session import Session
+
 _session = None
 
 
 def arm(spec: str) -> None:
     global _session
-    from ..options import Options
-    from ..session import Session
-
     if _session is not None:
         return
     fields = {f.name for f in dataclasses.fields(Options)}

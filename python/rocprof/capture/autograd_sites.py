@@ -21,12 +21,12 @@ import functools
 import importlib.machinery
 import sys
 
+from .. import _core
+
 _MARK = "__rocprof_lends_launch_site__"
 
 
 def _lending(fn):
-    from rocprof import _core
-
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         previous = _core._launch_site_lend()

@@ -12,7 +12,8 @@ import os
 import site
 import sys
 
-from .. import _core, library_dir
+from .. import _core
+from .._libs import library_dir
 from ..options import Options
 
 

@@ -16,11 +16,12 @@ Installed when the session starts (now if torch is imported, else when it is); r
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import sys
 import threading
 import weakref
+
+from .. import _core
 
 PREFIX = "nn.Module: "
 
@@ -53,8 +54,6 @@ def path_of(module, stack: list) -> tuple[object, str]:
 
 def _hooks():
     import torch
-
-    from rocprof import _core
 
     compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
     push, pop = _core.push, _core.pop
@@ -89,8 +88,10 @@ def _register(torch_nn_module) -> None:
         _handles.append(torch_nn_module.register_module_forward_hook(post))
 
 
-class _Hook(importlib.abc.MetaPathFinder):
-    """Registers the hooks right after torch.nn.modules.module is first imported."""
+class _Hook:
+    """Registers the hooks right after torch.nn.modules.module is first imported. (A meta path
+    finder needs only find_spec: importlib.abc, a few milliseconds, is not imported for its base
+    class.)"""
 
     def find_spec(self, name, path, target=None):
         if name != "torch.nn.modules.module":

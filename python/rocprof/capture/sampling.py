@@ -10,6 +10,10 @@ import threading
 from .. import _core
 from ..options import Options
 
+# The code file of rocprof.cli.target, which runs the profiled script (named, not imported: the
+# command line sits above the backends), as its frames name it: beside this package's folder.
+LAUNCHER_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "cli", "target.py")
+
 
 def _install_thread_hook() -> None:
     """Wrap threading.Thread._bootstrap_inner, which every threading thread runs first, so
@@ -61,9 +65,7 @@ def configure(options: Options, settings) -> list[str]:
     # resolution: the resolver matches these code files (exactly as frames name them).
     import runpy
 
-    from ..cli import target
-
-    s.launcher_file = target.run_target.__code__.co_filename
+    s.launcher_file = LAUNCHER_FILE
     s.runpy_file = runpy._run_code.__code__.co_filename
     _install_thread_hook()
     return notes

@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 
 from .._version import __version__
+from . import build_parser as rocprof_parser
 
 
 @dataclasses.dataclass
@@ -89,8 +90,6 @@ def walk(parser: argparse.ArgumentParser, path: list[str], help_text: str = "") 
 
 def levels() -> list[Level]:
     from rocpd.cli import build_parser as rocpd_parser
-
-    from . import build_parser as rocprof_parser
 
     return [walk(rocprof_parser(), ["rocprof"]), walk(rocpd_parser(), ["rocpd"])]
 

@@ -17,10 +17,9 @@ import socket
 import sys
 import threading
 
+from ..control import FOLDER, socket_of_pid
 from .errors import UsageError
 from .help_text import epilog
-
-FOLDER = ".rocprof-ctl"  # session/control.hpp: kFolder
 
 EXAMPLES = (
     "rocprof ctl start --duration 10s           # 10 s of each process of an --on-demand run",
@@ -113,7 +112,7 @@ def announce(options) -> None:
 def find_sockets(target: str | None) -> list[str]:
     """Every control socket under the folder `target`, or the one of process `target`."""
     if target is not None and target.isdigit() and not os.path.isdir(target):
-        return _socket_of_pid(int(target))
+        return socket_of_pid(int(target))
     top = os.path.abspath(target if target is not None else run_folder(None))
     if not os.path.isdir(top):
         raise FileNotFoundError(f"rocprof ctl: {top} is not a folder (give the run's -d folder "
@@ -124,23 +123,6 @@ def find_sockets(target: str | None) -> list[str]:
             found += [os.path.join(root, f) for f in files if f.endswith(".sock")]
             dirs[:] = []
     return sorted(found)
-
-
-def _socket_of_pid(pid: int) -> list[str]:
-    """The listening socket a process bound under a .rocprof-ctl folder (/proc/net/unix)."""
-    suffix = f"/{FOLDER}/{pid}.sock"
-    try:
-        with open("/proc/net/unix") as f:
-            paths = [line.split()[-1] for line in f if line.rstrip().endswith(suffix)]
-    except OSError:
-        paths = []
-    if not paths:
-        alive = os.path.exists(f"/proc/{pid}")
-        raise FileNotFoundError(
-            f"rocprof ctl: process {pid} " + ("serves no control socket (not started by "
-                                              "`rocprof run --on-demand`; see `rocprof attach`)"
-                                              if alive else "does not exist"))
-    return sorted(set(paths))
 
 
 def request(path: str, lines: list[str], timeout: float, on_line) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 import sys
 
+from .._libs import library_dir
 from .._version import __version__
 from .help_text import epilog
 
@@ -95,7 +96,6 @@ def amd_paths() -> dict:
 
 def run(args) -> int:
     from .. import backends
-    from .._libs import library_dir
     from ..capture import metrics
 
     statuses = backends.statuses()

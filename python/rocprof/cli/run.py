@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import _core, paths
 from .. import option_table as table
 from ..options import Options
+from ..run_report import output_formats
 from . import rocprofv3_options as v3
 from .errors import UsageError
 from .run_parser import DEFAULT_RATE, add_parser  # noqa: F401 - the subcommand's parser
@@ -53,8 +55,6 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
         elif a in _BOOLS and i + 1 < len(argv) and v3.is_bool(argv[i + 1]):
             i += 1
         elif a in ("-f", "--output-format"):
-            from ..run_report import output_formats
-
             while i + 1 < len(argv) and argv[i + 1] in output_formats():
                 i += 1
         elif a == "--pmc":  # counter names up to the next option, `--`, or the script
@@ -146,16 +146,10 @@ def options_from(args) -> Options:
         o.kernel_trace = True
         o.default_gpu = False
     if o.sample is DEFAULT_RATE:  # --sample without a rate: the one default, stated in the core
-        from .. import _core
-
         o.sample = _core.SamplingSettings.DEFAULT_HZ
     if o.process_freq is DEFAULT_RATE:
-        from .. import _core
-
         o.process_freq = _core.MetricsSettings.DEFAULT_HZ
     if o.process_freq is not None:
-        from .. import _core
-
         top = _core.MetricsSettings.MAX_HZ
         if not (1 <= o.process_freq <= top):
             raise UsageError(f"rocprof run: --process-freq must be between 1 and {top} Hz, not "
@@ -214,7 +208,6 @@ def run(args) -> int:
         options.empirical_peaks, note = peaks.for_run()
         if note and v3.shows_notes(options.log_level):
             print(f"rocprof: {note}", file=sys.stderr)
-    from .. import paths
 
     paths.TARGET_ARGV[:] = [args.module, *target] if args.module else target
     if args.module is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import _core
 from .. import option_table as table
 from ..run_report import output_formats
 from . import rocprofv3_options as v3
@@ -52,12 +53,7 @@ DEFAULT_RATE = object()
 
 def _core_default(settings: str, name: str, fallback: int) -> int:
     """A default the core states (SamplingSettings.DEFAULT_HZ ...): help shows its number."""
-    try:
-        from .. import _core
-
-        return int(getattr(getattr(_core, settings), name))
-    except (ImportError, AttributeError):  # no native build: help still works
-        return fallback
+    return int(getattr(getattr(_core, settings, None), name, fallback))
 
 
 def add_parser(p) -> None:

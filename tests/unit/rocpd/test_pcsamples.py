@@ -143,9 +143,10 @@ def test_cli_pcsamples_without_samples_says_how(cli, tmp_path):
 
 def test_report_has_the_pc_sample_section(db):
     import rocpd
-    from rocpd.pcsamples import source
-    from rocpd.report.sections import Context
+    from rocpd.pcsamples import section
+    from rocpd.report.sections import Context, optional_sections
 
+    assert section.report_section in [f for _, f in optional_sections()]
     with rocpd.connect(db) as conn:
-        sec = source.report_section(Context(db=conn, analysis=None))
+        sec = section.report_section(Context(db=conn, analysis=None))
     assert sec is not None and "the hot loop" in sec.markdown and "80.0%" in sec.html
