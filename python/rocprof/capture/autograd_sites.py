@@ -90,7 +90,7 @@ def attach_observer():
     module = None
     if not why:
         try:
-            from rocprof import _core, _torch_observer
+            from rocprof import _torch_observer
 
             _torch_observer.attach(_core._launch_site_api())
             module = _torch_observer
