@@ -15,7 +15,9 @@ settings through ROCPROF_CUPTI_OPTIONS, read at each session start):
   +copies       + memcpy/memset activity kinds
   +callbacks    + ENTER/EXIT callbacks on launches, copies and sets (thread, correlation)
   +roctx        + the innermost ROCTx range of each launch
-  default       + the Python launch site: `rocprof run` with no tracing flag
+  +sites        + the Python launch site (backward kernels: their backward() call's line)
+  default       + backward kernels named by their forward op (rocprof._torch_observer: a
+                RecordFunction callback on every op): `rocprof run` with no tracing flag
   sys-trace     `rocprof run --sys-trace`
   sys-trace-all   the same with --runtime-trace-all (cudaGetDevice & co. recorded too)
   torch.profiler  CPU+CUDA activities (last: it keeps CUPTI to itself once used)
@@ -59,6 +61,7 @@ LADDER = [
     ("+copies", [], _OFF + ",kernels=1,copies=1,sets=1"),
     ("+callbacks", [], _OFF + ",kernels=1,copies=1,sets=1,callbacks=launch"),
     ("+roctx", [], _OFF + ",kernels=1,copies=1,sets=1,callbacks=launch,region=1"),
+    ("+sites", [], None),  # the default with the torch observer detached (see child())
     ("default", [], None),
     ("sys-trace", ["--sys-trace=true"], None),
     ("sys-trace-all", ["--sys-trace=true", "--runtime-trace-all=true"], None),
@@ -160,12 +163,42 @@ def hot_path():
     return out
 
 
+def torch_observer():
+    """rocprof._torch_observer, or None where this build or this torch has none."""
+    from rocprof.capture import autograd_sites
+
+    if autograd_sites.observer_unavailable():
+        return None
+    from rocprof import _torch_observer
+
+    return _torch_observer
+
+
+def ops_per_unit(w) -> float | None:
+    """RecordFunction ops (every aten op, nested ones too, and autograd node) per step: what the
+    torch observer's callback runs on."""
+    from rocprof import _core
+
+    obs = torch_observer()
+    if obs is None or w.name == "launch":
+        return None
+    _core._launch_sites_start()
+    obs.attach(_core._launch_site_api())
+    obs._debug_start(1 << 18)
+    w.run(1)
+    n = len(obs._debug_stop())
+    _core._launch_sites_stop()
+    return float(n)
+
+
 def child(out_path, launches, steps, workloads, keep_dir, inner):
     import torch  # noqa: F401  (first: CUPTI from the PyTorch wheel is the one loaded)
+    from rocprof import _core
     from rocprof.session import Session
 
     hot = hot_path()
     loads = {name: Workload(name, launches, steps) for name in workloads}
+    ops = {name: ops_per_unit(w) for name, w in loads.items()}
     res = {name: {lab: [] for lab, _, _ in LADDER} for name in workloads}
     tmp = tempfile.mkdtemp(prefix="launch_cost_")
     for i in range(inner):  # the ladder forwards, then backwards: a drift cancels out
@@ -182,8 +215,13 @@ def child(out_path, launches, steps, workloads, keep_dir, inner):
                 opts.output_dir, opts.output_file = tmp, f"{name}_{label.strip('+')}"
                 s = Session(opts)
                 s.start()
+                obs = torch_observer() if label == "+sites" else None
+                if obs is not None:
+                    obs.detach()
                 m = w.timed()
                 s.stop()
+                if obs is not None:
+                    obs.attach(_core._launch_site_api())  # on again with the next session
                 m.update(records=records_in(s.path), bytes=os.path.getsize(s.path))
                 res[name][label].append(m)
                 if keep_dir and label in ("default", "sys-trace", "sys-trace-all"):
@@ -202,6 +240,7 @@ def child(out_path, launches, steps, workloads, keep_dir, inner):
         # Kernels per unit: the "+records" sessions recorded kernel dispatches only.
         res[name]["_kernels_per_unit"] = res[name]["+records"][0]["records"] / w.units
         res[name]["_units"] = w.units
+        res[name]["_ops_per_unit"] = ops[name]
     res["_hot_path"] = hot
     shutil.rmtree(tmp, ignore_errors=True)
     with open(out_path, "w") as fh:
@@ -362,6 +401,12 @@ def report(rounds, workloads):
                   f"| {other:.2f} | {rec_s} | {bpr} |")
             if ladder:
                 prev = med
+        opu = rounds[0][name].get("_ops_per_unit")
+        if opu and "+sites" in meds:
+            links = meds["default"] - meds["+sites"]
+            print(f"backward kernels named by their forward op (default - +sites): {links:+.2f} "
+                  f"us/kernel = {1e3 * links * kpu / opu:+.0f} ns per op ({opu:.0f} RecordFunction "
+                  f"ops per {unit}; goal <= 1000 ns)")
         print(f"default above the floor (+records): {meds['default'] - meds['+records']:+.2f} us/kernel "
               f"(goal <= 0.5); sys-trace added / torch.profiler added: "
               f"{meds['sys-trace'] / max(meds['torch.profiler'], 1e-9):.2f} (goal <= 0.33)")

@@ -111,12 +111,14 @@ class DatabaseBuilder:
 
     def callsite(self, *frames) -> int:
         """The id of a Python call site, as the launch-site capture stores one: ``frames`` are
-        ("file", line, "function") tuples, innermost user frame first; 0 for none."""
+        ("file", line, "function") tuples, innermost user frame first; 0 for none. A fourth
+        item of the first frame names the forward op of backward work ("backward_of")."""
         if not frames:
             return 0
         key = tuple(tuple(f) for f in frames)
         if key not in self._sites:
-            items = [{"file": f, "line": int(n), "function": fn} for f, n, fn in key]
+            items = [{"file": f, "line": int(n), "function": fn, **({"backward_of": op[0]} if op else {})}
+                     for f, n, fn, *op in key]
             self._sites[key] = self._w.callsite(json.dumps(items, separators=(",", ":")),
                                                 json.dumps(items[0], separators=(",", ":")))
         return self._sites[key]

@@ -53,6 +53,7 @@ ALLOWED = {
     "librocprof_inject.so": re.compile(r"^(InitializeInjection|rocprof_attach_arm)$"),
     "librocprof_hsa.so": re.compile(r"^(OnLoad|OnUnload)$"),  # built with the HSA headers
     "librocprof_nccl.so": re.compile(r"^ncclProfiler_v[0-9]+$"),  # NCCL_PROFILER_PLUGIN
+    "_torch_observer": re.compile(r"^PyInit__torch_observer$"),  # built where torch was found
 }
 # The C++ runtime: namespace std and its abbreviations, the ABI support library, operator
 # new/delete, personality and unwinder entry points.

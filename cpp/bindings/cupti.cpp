@@ -70,8 +70,14 @@ void bind(py::module_& m) {
       "lend the caller's Python frames to launches made on threads without Python frames "
       "(autograd's) until _launch_site_restore; returns the key lent before");
   m.def(
-      "_launch_site_restore", [](uint64_t previous) { ls::borrow(previous); }, py::arg("previous"),
-      "end a _launch_site_lend: lend `previous` again");
+      "_launch_site_restore",
+      [](uint64_t previous) {
+        ls::borrow(previous);
+        // The backward ops this thread ran itself (CPU ones) are over: its later frameless
+        // launches are no longer theirs.
+        ls::set_thread_site(0);
+      },
+      py::arg("previous"), "end a _launch_site_lend: lend `previous` again");
   m.def(
       "_launch_site_from_native_thread",
       []() {

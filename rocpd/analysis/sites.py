@@ -1,9 +1,15 @@
 """The user's line of a piece of work: the (site, function) columns parsed from its line_info JSON
-text (``{"file": …, "line": …, "function": …}``), and the short form findings and reports show."""
+text (``{"file": …, "line": …, "function": …}``), and the short form findings and reports show.
+
+Backward work named by its forward op (``"backward_of": "aten::mm"``, rocprof._torch_observer)
+has the forward op's line with BACKWARD after it (``/home/u/model.py:12 (backward)``): summaries
+by line list a line's backward work as a row of its own, under the same file and line."""
 
 from __future__ import annotations
 
 import json
+
+BACKWARD = " (backward)"
 
 
 def _parse_site(text):
@@ -17,7 +23,8 @@ def _parse_site(text):
     if not isinstance(d, dict) or not d.get("file"):
         return None, None
     line = d.get("line")
-    return f"{d['file']}:{line}" if line is not None else str(d["file"]), d.get("function")
+    site = f"{d['file']}:{line}" if line is not None else str(d["file"])
+    return site + (BACKWARD if d.get("backward_of") else ""), d.get("function")
 
 
 def sites_of(series):
@@ -32,7 +39,8 @@ def sites_of(series):
 
 
 def short_site(site: str | None) -> str:
-    """'train.py:42' from '/home/u/train.py:42' (the report's and findings' form)."""
+    """'train.py:42' from '/home/u/train.py:42' (the report's and findings' form); a backward
+    site keeps its marker ('model.py:12 (backward)')."""
     if not site:
         return "(unknown)"
     path, _, line = site.rpartition(":")

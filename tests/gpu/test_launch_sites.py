@@ -74,7 +74,8 @@ def test_copies_carry_launch_sites(tmp_path):
 
 def test_backward_kernels_carry_the_line_of_their_backward_call(tmp_path):
     """Autograd's device threads launch the backward kernels without Python frames: they carry
-    the line of the loss.backward() call (rocprof.capture.autograd_sites); with it nearly every
+    their forward op's line (test_gpu_backward_links.py), and the rest of the backward pass the
+    line of the loss.backward() call (rocprof.capture.autograd_sites); with both nearly every
     kernel of a training step has a Python line."""
     from rocpd import _schema
 

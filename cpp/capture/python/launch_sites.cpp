@@ -11,6 +11,7 @@
 #include "capture/context.hpp"
 #include "capture/python/frames.h"
 #include "capture/python/guard.hpp"
+#include "capture/python/launch_site_api.h"
 #include "capture/python/launch_sites.hpp"
 #include "capture/python/resolver.hpp"
 #include "rocprof/json.hpp"
@@ -27,6 +28,9 @@ constexpr uint32_t kQueueSlots = 1024;   // new chains waiting for the resolver
 constexpr uint32_t kNone = 0xffffffffu;  // resolved: no user frame (or code gone)
 CaptureContext* g_ctx = nullptr;         // the session's, between start and stop (resolver thread)
 constexpr int kWaitMs = 20;              // longest wait of resolve() for the resolver
+// A forward op's name, kept with its chain until resolved ("backward_of" of the site). Longer
+// names are cut (aten's longest are ~60 bytes).
+constexpr size_t kTagBytes = 96;
 
 // key → interned id. key is written once (CAS from 0, by the first launching thread to see
 // the chain); id 0 means "queued, not resolved yet", written by the resolver (release).
@@ -42,6 +46,7 @@ struct Cell {
   std::atomic<uint64_t> seq{0};
   uint64_t key = 0;
   int n = 0;
+  char tag[kTagBytes];  // "" for a launch's own chain, else the forward op (capture_forward)
   uint64_t w[kMaxFrames * RP_PY_WORDS];
 };
 Cell g_queue[kQueueSlots];
@@ -55,7 +60,14 @@ std::atomic<bool> g_on{false};
 std::atomic<uint64_t> g_captured{0}, g_fast{0}, g_queued{0}, g_queue_full{0}, g_table_full{0},
     g_faults{0}, g_waits{0}, g_wait_timeouts{0};
 
-bool enqueue(uint64_t key, const uint64_t* w, int n) noexcept {
+void copy_tag(char* out, const char* tag) noexcept {
+  size_t i = 0;
+  if (tag != nullptr)
+    for (; i + 1 < kTagBytes && tag[i] != '\0'; ++i) out[i] = tag[i];
+  out[i] = '\0';
+}
+
+bool enqueue(uint64_t key, const uint64_t* w, int n, const char* tag) noexcept {
   uint64_t pos = g_enq.load(std::memory_order_relaxed);
   for (;;) {
     Cell& c = g_queue[pos & (kQueueSlots - 1)];
@@ -65,6 +77,7 @@ bool enqueue(uint64_t key, const uint64_t* w, int n) noexcept {
       if (g_enq.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
         c.key = key;
         c.n = n;
+        copy_tag(c.tag, tag);
         std::memcpy(c.w, w, sizeof(uint64_t) * RP_PY_WORDS * n);
         c.seq.store(pos + 1, std::memory_order_release);
         return true;
@@ -87,6 +100,7 @@ bool dequeue(Cell* out) {
       if (g_deq.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
         out->key = c.key;
         out->n = c.n;
+        std::memcpy(out->tag, c.tag, sizeof c.tag);
         std::memcpy(out->w, c.w, sizeof(uint64_t) * RP_PY_WORDS * c.n);
         c.seq.store(pos + kQueueSlots, std::memory_order_release);
         return true;
@@ -173,8 +187,9 @@ const Code& code_of(uint64_t code, uint64_t name_ptr, uint32_t first) {
 // (library frames there marked "library":true), so `$[0]` is the site for every reader. The
 // site is the innermost user frame; the library frames inside it (where the launch really
 // happened: torch, triton, an inductor-generated file) are kept on it, innermost first, as
-// "library_frames".
-uint32_t resolve_chain(const uint64_t* w, int n) {
+// "library_frames". A forward op's chain (non-empty `tag`) is what its backward work carries:
+// the site names the op as "backward_of".
+uint32_t resolve_chain(const uint64_t* w, int n, const char* tag) {
   struct Frame {
     const Code* code;
     int line;
@@ -198,8 +213,10 @@ uint32_t resolve_chain(const uint64_t* w, int n) {
     if (!f.code->user) t += ",\"library\":true";
     return t;
   };
-  std::string first = text(frames[site]) + "}";
-  std::string json = "[" + text(frames[site]);
+  std::string head = text(frames[site]);
+  if (tag[0] != '\0') head += ",\"backward_of\":" + json_string(tag);
+  std::string first = head + "}";
+  std::string json = "[" + head;
   if (site > 0) {
     json += ",\"library_frames\":[";
     for (int i = 0; i < site; ++i) json += (i ? "," : "") + text(frames[i]) + "}";
@@ -219,7 +236,7 @@ Cell g_scratch;  // under g_resolve_mu
 
 void drain_locked() {
   while (dequeue(&g_scratch)) {
-    const uint32_t id = resolve_chain(g_scratch.w, g_scratch.n);
+    const uint32_t id = resolve_chain(g_scratch.w, g_scratch.n, g_scratch.tag);
     if (Site* s = find(g_scratch.key)) s->id.store(id, std::memory_order_release);
   }
 }
@@ -256,31 +273,38 @@ bool site_resolved(void* site) {
 std::atomic<uint64_t> g_borrowed{0};
 std::atomic<uint64_t> g_borrowed_used{0};
 
-uint64_t capture(uint32_t* id) noexcept {
-  *id = 0;
-  if (!g_on.load(std::memory_order_relaxed)) return 0;
-  uint64_t w[kMaxFrames * RP_PY_WORDS];
-  // Under the one fault guard (capture/python/guard.hpp); a walk not run because every jump
-  // buffer was in use counts as a fault too (no frames, and not silently).
-  const int n = python::walk(w, kMaxFrames);
-  if (n == python::kWalkFault || n == python::kWalkBusy) {
-    g_faults.fetch_add(1, std::memory_order_relaxed);
-    return 0;
-  }
-  if (n <= 0) {
-    // A thread with no Python frames (autograd's device threads running backward): the site
-    // Python lent while it waits in backward(), if any; its id is resolved with the record.
-    const uint64_t b = g_borrowed.load(std::memory_order_relaxed);
-    if (b != 0) g_borrowed_used.fetch_add(1, std::memory_order_relaxed);
-    return b;
-  }
-  g_captured.fetch_add(1, std::memory_order_relaxed);
+namespace {
+
+// Set by the torch observer while this thread runs backward work: its forward op's chain, of
+// the session `epoch` (a key of an earlier session's table names nothing).
+struct ThreadSite {
+  uint64_t key = 0;
+  uint64_t epoch = 0;
+};
+thread_local ThreadSite t_thread_site;
+std::atomic<uint64_t> g_epoch{0};
+std::atomic<uint64_t> g_thread_site_used{0};
+
+// FNV-1a over (code, instruction offset) of each frame; a forward op's chain also over its
+// name, after a constant that keeps it apart from the launch chain of the same frames.
+uint64_t chain_key(const uint64_t* w, int n, const char* tag) noexcept {
   uint64_t key = 1469598103934665603ull;
   for (int i = 0; i < n; ++i) {
     key = (key ^ w[i * RP_PY_WORDS]) * 1099511628211ull;
     key = (key ^ (w[i * RP_PY_WORDS + 2] >> 32)) * 1099511628211ull;
   }
-  if (key == 0) key = 1;
+  if (tag != nullptr) {
+    key = (key ^ 0x9e3779b97f4a7c15ull) * 1099511628211ull;
+    for (size_t i = 0; i + 1 < kTagBytes && tag[i] != '\0'; ++i)
+      key = (key ^ static_cast<unsigned char>(tag[i])) * 1099511628211ull;
+  }
+  return key == 0 ? 1 : key;
+}
+
+// The key's table slot, claimed (and the frames queued for the resolver) on first sight.
+// Returns the key, or 0 when the chain is known to name no user frame or cannot be kept.
+uint64_t intern_chain(uint64_t key, const uint64_t* w, int n, const char* tag,
+                      uint32_t* id) noexcept {
   const uint32_t h = static_cast<uint32_t>(key ^ (key >> 29));
   for (uint32_t i = 0; i < kProbe; ++i) {
     Site& s = g_sites[(h + i) & (kTableSlots - 1)];
@@ -290,7 +314,7 @@ uint64_t capture(uint32_t* id) noexcept {
         if (k != key) continue;  // another chain took the slot
       } else {
         // First sight of this chain: hand its frames to the resolver.
-        if (enqueue(key, w, n)) {
+        if (enqueue(key, w, n, tag)) {
           g_queued.fetch_add(1, std::memory_order_relaxed);
           python::resolver_wake();
         } else {
@@ -305,7 +329,6 @@ uint64_t capture(uint32_t* id) noexcept {
     }
     const uint32_t v = s.id.load(std::memory_order_acquire);
     if (v == kNone) return 0;
-    if (v != 0) g_fast.fetch_add(1, std::memory_order_relaxed);
     *id = v;
     return key;
   }
@@ -313,11 +336,119 @@ uint64_t capture(uint32_t* id) noexcept {
   return 0;
 }
 
+// The calling thread's frames into w: their count, 0 when it runs no Python code, -1 when the
+// walk faulted (counted).
+int walk_frames(uint64_t* w) noexcept {
+  // Under the one fault guard (capture/python/guard.hpp); a walk not run because every jump
+  // buffer was in use counts as a fault too (no frames, and not silently).
+  const int n = python::walk(w, kMaxFrames);
+  if (n == python::kWalkFault || n == python::kWalkBusy) {
+    g_faults.fetch_add(1, std::memory_order_relaxed);
+    return -1;
+  }
+  return n < 0 ? 0 : n;
+}
+
+}  // namespace
+
+namespace {
+
+// The forward op's chain while the torch observer says this thread runs its backward work.
+uint64_t thread_site() noexcept {
+  const ThreadSite& ts = t_thread_site;
+  const uint64_t t = ts.epoch == g_epoch.load(std::memory_order_relaxed) ? ts.key : 0;
+  if (t != 0) g_thread_site_used.fetch_add(1, std::memory_order_relaxed);
+  return t;
+}
+
+}  // namespace
+
+uint64_t frameless_site() noexcept {
+  // A thread with no Python frames (autograd's device threads running backward): the forward
+  // op's chain, else the site Python lent while it waits in backward(), if any; its id is
+  // resolved with the record.
+  if (const uint64_t t = thread_site()) return t;
+  const uint64_t b = g_borrowed.load(std::memory_order_relaxed);
+  if (b != 0) g_borrowed_used.fetch_add(1, std::memory_order_relaxed);
+  return b;
+}
+
+uint64_t capture(uint32_t* id) noexcept {
+  *id = 0;
+  if (!g_on.load(std::memory_order_relaxed)) return 0;
+  uint64_t w[kMaxFrames * RP_PY_WORDS];
+  const int n = walk_frames(w);
+  if (n < 0) return 0;
+  if (n == 0) return frameless_site();
+  g_captured.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t key = intern_chain(chain_key(w, n, nullptr), w, n, nullptr, id);
+  if (*id != 0) g_fast.fetch_add(1, std::memory_order_relaxed);
+  // A chain known to hold no user frame (a torch.compile'd backward graph's generated code on
+  // autograd's thread): its forward op's chain, if the thread runs backward work.
+  return key != 0 ? key : thread_site();
+}
+
+uint64_t capture_forward(const char* op) noexcept {
+  if (!g_on.load(std::memory_order_relaxed)) return 0;
+  uint64_t w[kMaxFrames * RP_PY_WORDS];
+  const int n = walk_frames(w);
+  if (n <= 0) return 0;
+  uint32_t id = 0;
+  return intern_chain(chain_key(w, n, op), w, n, op, &id);
+}
+
+uint64_t set_thread_site(uint64_t key) noexcept {
+  ThreadSite& ts = t_thread_site;
+  const uint64_t epoch = g_epoch.load(std::memory_order_relaxed);
+  const uint64_t before = ts.epoch == epoch ? ts.key : 0;
+  ts.key = key;
+  ts.epoch = epoch;
+  return before;
+}
+
 uint64_t borrow(uint64_t key) noexcept {
   return g_borrowed.exchange(key, std::memory_order_relaxed);
 }
 
 uint64_t borrowed_uses() noexcept { return g_borrowed_used.load(std::memory_order_relaxed); }
+
+uint64_t thread_site_uses() noexcept { return g_thread_site_used.load(std::memory_order_relaxed); }
+
+namespace {
+
+// The torch observer (launch_site_api.h): on while launch sites run.
+std::mutex g_listener_mu;
+const rp_launch_site_listener* g_listener = nullptr;  // under g_listener_mu
+bool g_listener_on = false;                           // under g_listener_mu
+
+void listener_on_locked() {
+  if (g_listener == nullptr || g_listener_on || !g_on.load(std::memory_order_acquire)) return;
+  g_listener->on();
+  g_listener_on = true;
+}
+
+void listener_off_locked() {
+  if (!g_listener_on) return;
+  g_listener_on = false;
+  char value[512] = {};
+  g_listener->off(value, sizeof value);
+  value[sizeof value - 1] = '\0';
+  if (value[0] != '\0' && g_ctx != nullptr) {
+    g_ctx->info(MetadataInfo{
+        ROCPROF_LAUNCH_SITE_API_METADATA,
+        std::string(value) + ",launches=" + std::to_string(g_thread_site_used.load())});
+  }
+}
+
+}  // namespace
+
+void set_listener(const rp_launch_site_listener* listener) {
+  std::lock_guard<std::mutex> g(g_listener_mu);
+  if (listener == g_listener) return;
+  listener_off_locked();
+  g_listener = listener;
+  listener_on_locked();
+}
 
 uint32_t resolve(uint64_t key) {
   if (key == 0) return 0;
@@ -344,7 +475,8 @@ uint32_t resolve(uint64_t key) {
 void start(CaptureContext* ctx) {
   stop();
   g_ctx = ctx;
-  g_borrowed.store(0, std::memory_order_relaxed);  // a key of the last session's table
+  g_borrowed.store(0, std::memory_order_relaxed);   // a key of the last session's table
+  g_epoch.fetch_add(1, std::memory_order_relaxed);  // so are threads' forward-op sites
   // A new session has a new string table: forget every id of the last one.
   for (Site& s : g_sites) {
     s.key.store(0, std::memory_order_relaxed);
@@ -354,17 +486,23 @@ void start(CaptureContext* ctx) {
   g_enq.store(0);
   g_deq.store(0);
   for (auto* c : {&g_captured, &g_fast, &g_queued, &g_queue_full, &g_table_full, &g_faults,
-                  &g_waits, &g_wait_timeouts})
+                  &g_waits, &g_wait_timeouts, &g_thread_site_used})
     c->store(0);
   python::guard_acquire(python::kGuardLaunchSites);
   g_no_wait_until = 0;
   python::resolver_add(&g_client);  // the thread has every signal blocked
   g_started = true;
   g_on.store(true, std::memory_order_release);
+  std::lock_guard<std::mutex> g(g_listener_mu);
+  listener_on_locked();
 }
 
 void stop() {
   g_on.store(false, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> g(g_listener_mu);
+    listener_off_locked();
+  }
   if (!g_started) return;
   python::resolver_remove(&g_client);  // the GIL is released while a pass finishes
   g_started = false;

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <string>
 
+struct rp_launch_site_listener;
+
 namespace rocprof {
 class CaptureContext;
 }
@@ -36,6 +38,16 @@ uint32_t resolve(uint64_t key);
 // kernels they launch get that call's line (rocprof.capture.cupti wraps torch.autograd).
 uint64_t borrow(uint64_t key) noexcept;
 uint64_t borrowed_uses() noexcept;  // launches that took the lent site
+// Backward work named by its forward op, for the torch observer (launch_site_api.h, through
+// which it calls these): capture_forward keys the calling thread's frames with the op's name;
+// set_thread_site makes a key what frameless launches on this thread get (before the lent
+// site), returning the one set before; frameless_site is what such a launch gets now.
+uint64_t capture_forward(const char* op) noexcept;
+uint64_t set_thread_site(uint64_t key) noexcept;
+uint64_t frameless_site() noexcept;
+uint64_t thread_site_uses() noexcept;  // launches that took a thread's forward op site
+// The observer's on/off, run with start/stop (see launch_site_api.h); nullptr detaches.
+void set_listener(const struct rp_launch_site_listener* listener);
 // Session lifecycle (the CUPTI backend's start/stop). stop() resolves everything pending.
 // Call-site JSON is interned through `ctx` (valid until stop returns).
 void start(CaptureContext* ctx);

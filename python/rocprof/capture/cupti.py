@@ -56,7 +56,7 @@ def configure(options: Options, settings) -> list[str]:
     c.callbacks = "all" if {"sync", "allocations"} & asked else "launch"
     c.launch_sites = True
     c.graph_trace = options.graph_trace  # kernels of CUDA graph replays: node | graph
-    from . import autograd_sites  # backward kernels get the line of their backward() call
+    from . import autograd_sites  # backward kernels: their forward op's line, or backward()'s
 
     autograd_sites.install()
     c.library_candidates = ":".join(library_candidates())

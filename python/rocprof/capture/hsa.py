@@ -69,6 +69,9 @@ def configure(options: Options, settings) -> list[str]:
     asked = options.activities()
     h.activities = [a for a in h.SUPPORTED if a in asked]
     h.launch_sites = True
+    from . import autograd_sites  # backward kernels: their forward op's line, or backward()'s
+
+    autograd_sites.install()
     if hasattr(_core, "_hsa_set_callsite_prefixes"):
         _core._hsa_set_callsite_prefixes("\n".join(cupti.library_prefixes(options.site_filter)))
     notes = []

@@ -27,6 +27,30 @@ def _core_native_stacks() -> str:
     return "" if _core.sampling_native_available() else _core.sampling_native_reason()
 
 
+def torch_observer() -> dict:
+    """Whether backward kernels name their forward op here: the torch rocprof._torch_observer was
+    built against and this Python's torch (from its metadata: torch is not imported)."""
+    from importlib import metadata
+
+    from .. import _core
+
+    built = _core.torch_observer_build()
+    try:
+        here = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        here = None
+    fallback = "backward kernels carry their backward() call's line"
+    if not built["torch"]:
+        line = f"not built ({built['reason']}): {fallback}"
+    elif here != built["torch"]:
+        line = (f"built against torch {built['torch']}, this Python has "
+                f"{'torch ' + here if here else 'no torch'}: {fallback} (rebuild rocprof)")
+    else:
+        line = (f"built against torch {here}: backward kernels name their forward op's line "
+                "(on while GPU work is traced, once the program imports torch)")
+    return {"built_against": built["torch"] or None, "torch": here, "line": line}
+
+
 _MARKER = "_ROCPROF_PACKAGE = True"
 
 
@@ -108,6 +132,7 @@ def run(args) -> int:
                           "metrics_sources": sources,
                           "native_stacks": _core_native_stacks() or "available",
                           "amd": amd_paths(),
+                          "torch_observer": torch_observer(),
                           "name_clashes": name_clashes()}, indent=2))
         return 0
     print(f"rocprof {__version__}")
@@ -136,6 +161,7 @@ def run(args) -> int:
                     detail = detail[len("not compiled in"):].strip(" ()")
                 print(f"  {'':<{width}} {src['name'] + ':':<10}{live} — {detail}")
     print("AMD paths: " + "; ".join(f"{k}: {v}" for k, v in amd_paths().items() if k != "hardware"))
+    print(f"torch observer (backward kernels → forward op): {torch_observer()['line']}")
     print("AMD (HSA/HIP) capture has not yet run on AMD hardware.")
     for line in name_clashes():
         print(f"name clash: {line}")

@@ -1,0 +1,66 @@
+// The launch-site services for rocprof._torch_observer (capture/python/launch_site_api.h), handed
+// over as a capsule, and what this build knows of that observer (rocprof info).
+#include <string>
+
+#include "bindings/registry.hpp"
+#include "capture/python/launch_site_api.h"
+#include "capture/python/launch_sites.hpp"
+#include "session/session.hpp"
+
+// Set by cpp/capture/torch/CMakeLists.txt on this file only: the torch the observer was built
+// against, or why it was not built.
+#ifndef ROCPROF_TORCH_OBSERVER_TORCH
+#define ROCPROF_TORCH_OBSERVER_TORCH ""
+#endif
+#ifndef ROCPROF_TORCH_OBSERVER_REASON
+#define ROCPROF_TORCH_OBSERVER_REASON "not configured"
+#endif
+
+namespace py = pybind11;
+namespace ls = rocprof::launch_sites;
+
+namespace {
+
+uint64_t capture_forward(const char* op) { return ls::capture_forward(op); }
+uint64_t set_thread_site(uint64_t key) { return ls::set_thread_site(key); }
+uint64_t frameless_site() { return ls::frameless_site(); }
+void set_listener(const rp_launch_site_listener* l) { ls::set_listener(l); }
+
+const rp_launch_site_api g_api{ROCPROF_LAUNCH_SITE_API_VERSION, &capture_forward, &set_thread_site,
+                               &frameless_site, &set_listener};
+
+void bind(py::module_& m) {
+  m.def(
+      "_launch_site_api",
+      [] { return py::capsule(static_cast<const void*>(&g_api), ROCPROF_LAUNCH_SITE_API_NAME); },
+      "internal: the launch-site services for rocprof._torch_observer (a capsule)");
+  m.def(
+      "torch_observer_build",
+      [] {
+        py::dict d;
+        d["torch"] = std::string(ROCPROF_TORCH_OBSERVER_TORCH);
+        d["reason"] = std::string(ROCPROF_TORCH_OBSERVER_REASON);
+        return d;
+      },
+      "the torch version rocprof._torch_observer was built against ('' when not built) and "
+      "why not");
+  m.def("_launch_site_thread_site_uses", &ls::thread_site_uses,
+        "launches that took their thread's forward-op site (the torch observer)");
+  // Tests: the site JSON of a key from the observer's debug log ('' when it names none).
+  m.def(
+      "_launch_site_json",
+      [](uint64_t key) {
+        uint32_t id = 0;
+        {
+          py::gil_scoped_release nogil;
+          id = ls::resolve(key);
+        }
+        if (id == 0 && key != 0) id = ls::resolve(key);  // resolves inline under the GIL
+        return id ? rocprof::session::strings().get(id) : std::string();
+      },
+      py::arg("key"), "internal (tests): the call-site JSON of a launch-site key");
+}
+
+rocprof::bindings::Register g_register(bind);
+
+}  // namespace
