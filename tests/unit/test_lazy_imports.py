@@ -37,6 +37,8 @@ LAZY = {
                         "--pc-sampling",
     "rocprof.capture.cupti": "imported on every host for its prepare(): the launch-site helpers "
                              "load where CUPTI is live, rocpd's metric tables for --pmc/--sol",
+    "rocprof.capture.autograd_sites": "rocprof._torch_observer links libtorch: it loads once "
+                                      "torch itself is imported, in the processes that trace",
     "rocprof.run_report": "runs in every profiled process: rocpd's analysis loads at exit, and "
                           "only for -S/--stats/-f",
     # rocpd: light entry points above heavy implementations

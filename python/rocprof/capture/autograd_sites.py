@@ -61,8 +61,6 @@ _observer_state: list = []  # [the module] once attached, [None] when it cannot 
 def observer_unavailable() -> str:
     """Why this process cannot link backward ops to forward ops ('' when it can): the observer
     must be built against this very torch (its C++ layout and ABI)."""
-    from rocprof import _core
-
     built = _core.torch_observer_build()
     if not built["torch"]:
         return f"rocprof._torch_observer is not built ({built['reason']})"
@@ -81,8 +79,6 @@ def attach_observer():
     use it says why on stderr (backward kernels keep the line of their backward() call)."""
     if _observer_state:
         return _observer_state[0]
-    from rocprof import _core
-
     if not _core.torch_observer_build()["torch"]:
         _observer_state.append(None)
         return None

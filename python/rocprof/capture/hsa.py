@@ -18,7 +18,7 @@ import os
 from .. import _core
 from .._libs import library_dir
 from ..options import Options
-from . import cupti
+from . import autograd_sites, cupti
 
 TOOL_LIBRARY = "librocprof_hsa.so"
 # What command_environment copies into a command's environment (rocprof run -- CMD).
@@ -69,9 +69,7 @@ def configure(options: Options, settings) -> list[str]:
     asked = options.activities()
     h.activities = [a for a in h.SUPPORTED if a in asked]
     h.launch_sites = True
-    from . import autograd_sites  # backward kernels: their forward op's line, or backward()'s
-
-    autograd_sites.install()
+    autograd_sites.install()  # backward kernels: their forward op's line, or backward()'s
     if hasattr(_core, "_hsa_set_callsite_prefixes"):
         _core._hsa_set_callsite_prefixes("\n".join(cupti.library_prefixes(options.site_filter)))
     notes = []
