@@ -51,6 +51,7 @@ ALLOWED = {
     "librocprof_core.so": re.compile(r"^_Z(N|NK|T[ISV]N|TT|Th[n0-9_]+N|Tv[n0-9_]+N|GVN|TH|TW)7rocprof"),
     "_core": re.compile(r"^PyInit__core$"),
     "librocprof_inject.so": re.compile(r"^(InitializeInjection|rocprof_attach_arm)$"),
+    "librocprof_exec.so": re.compile(r"^(execv?p?e?$|execl[pe]?$|fexecve$|rocprof_exec_hooks$)"),
     "librocprof_hsa.so": re.compile(r"^(OnLoad|OnUnload)$"),  # built with the HSA headers
     "librocprof_nccl.so": re.compile(r"^ncclProfiler_v[0-9]+$"),  # NCCL_PROFILER_PLUGIN
     "_torch_observer": re.compile(r"^PyInit__torch_observer$"),  # built where torch was found
@@ -114,9 +115,10 @@ def build_amd_standin(out: Path) -> dict:
     return {"hsa": hsa, "hip": hip, "app": app, "env": {"ROCPROF_HSA_STANDIN": str(hsa)}}
 
 
-def build_roctx_program(src: Path, out: Path) -> Path:
+def build_roctx_program(src: Path, out: Path, linked: bool = True) -> Path:
     """A C workload (tests/workloads/*.c) built against our ROCTx header and libroctx64, with the
-    library's folder as its rpath; skips the test where no C compiler is on PATH."""
+    library's folder as its rpath (``linked=False``: not linked with it, the program opens it
+    with dlopen); skips the test where no C compiler is on PATH."""
     import pytest
     import rocprof
 
@@ -124,6 +126,7 @@ def build_roctx_program(src: Path, out: Path) -> Path:
     if cc is None:
         pytest.skip("no C compiler on PATH")
     lib = rocprof.library_dir()
-    subprocess.run([cc, "-O1", "-o", out, src, f"-I{ROOT / 'cpp' / 'roctx' / 'include'}",
-                    f"-L{lib}", "-lroctx64", f"-Wl,-rpath,{lib}"], check=True)
+    link = [f"-L{lib}", "-lroctx64", f"-Wl,-rpath,{lib}"] if linked else ["-ldl"]
+    subprocess.run([cc, "-O1", "-o", out, src, f"-I{ROOT / 'cpp' / 'roctx' / 'include'}", *link],
+                   check=True)
     return out

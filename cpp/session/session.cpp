@@ -1,5 +1,6 @@
 #include "session.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -57,6 +58,11 @@ Config* g_config = nullptr;
 std::atomic<long> g_owner_pid{0};     // the process whose session this is (see before_exec)
 SessionContext* g_context = nullptr;  // leaked with its collector
 bool g_handlers_installed = false;
+// Around an exec (before_exec): whether it closed a session, and how deep the wrappers are.
+// They nest (rocprof.session's os.exec*, librocprof_exec's, libroctx64's, one calling the
+// next): the outermost closes the session and, if the exec fails, resumes it.
+bool g_stopped_for_exec = false;
+int g_exec_depth = 0;
 
 // Creates the database file under its final name (output_path.hpp: claim) just before the
 // sink opens it; says so when the name asked for was taken.
@@ -183,6 +189,8 @@ void after_fork_child() {
     }
   }
   new (&control_()) std::mutex();  // held by the forking thread in the parent's image
+  g_exec_depth = 0;  // another thread of the parent may have been on its way to an exec
+  g_stopped_for_exec = false;
 }
 
 void at_exit() {
@@ -215,6 +223,18 @@ bool resolve_path(const Config& config, bool fork_child, std::string* out, std::
   return true;
 }
 
+namespace {
+// `rocprof run -- CMD` preloads librocprof_exec (inject/exec_preload.cpp) into the command's
+// processes: its exec family reaches this session also where the program's exec calls never
+// reach libroctx64's (the session was started by an injected tool library, or by libroctx64
+// opened with dlopen). Found in the global scope, where preloaded libraries are.
+void register_exec_hooks() {
+  using Register = void (*)(void (*)(), void (*)());
+  if (auto reg = reinterpret_cast<Register>(dlsym(RTLD_DEFAULT, "rocprof_exec_hooks")))
+    reg(&before_exec, &after_failed_exec);
+}
+}  // namespace
+
 bool start(const Config& config, std::string* error) {
   signals::Deferred defer;  // before the lock: released after it
   std::lock_guard<std::mutex> g(control_());
@@ -231,6 +251,7 @@ bool start(const Config& config, std::string* error) {
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     std::atexit(at_exit);
     signals::install();
+    register_exec_hooks();
     g_handlers_installed = true;
   }
   delete g_config;
@@ -244,14 +265,13 @@ void stop() {
   stop_locked();
 }
 
-bool g_stopped_for_exec = false;
-
 void before_exec() {
   // A vfork() child runs in its parent's memory until it execs: the session it sees is the
   // parent's, which it must neither stop nor lock.
   if (g_owner_pid.load() != getpid()) return;
   signals::Deferred defer;
   std::lock_guard<std::mutex> g(control_());
+  if (g_exec_depth++ > 0) return;
   g_stopped_for_exec = g_current.load() != nullptr;
   stop_locked();
 }
@@ -260,6 +280,7 @@ void after_failed_exec() {
   if (g_owner_pid.load() != getpid()) return;
   signals::Deferred defer;
   std::lock_guard<std::mutex> g(control_());
+  if (g_exec_depth == 0 || --g_exec_depth > 0) return;
   const bool resume = g_stopped_for_exec;
   g_stopped_for_exec = false;
   if (!resume || g_current.load() != nullptr || g_config == nullptr) return;

@@ -14,6 +14,8 @@ by its type and index among agents of its type ("GPU 0"), whatever its node id, 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .. import _schema
 from ..io.filters import Filter, name_mask
 from . import agent_column
@@ -22,20 +24,22 @@ from . import agent_column
 REGION_NAME = _schema.region_name_sql()
 
 
-def regions(conn, where: str, params: list) -> list[tuple]:
-    """(guid, category, name, pid, tid, stack_id, start, end) of every region in ``where``."""
+def regions(conn, where: str, params: list) -> Iterator[tuple]:
+    """(guid, category, name, pid, tid, stack_id, start, end) of every region in ``where``, read
+    as iterated (a trace of millions of regions holds none of these rows)."""
     return conn.execute(f'SELECT guid, category, {REGION_NAME}, pid, tid, stack_id, start, "end"'
-                        f" FROM regions WHERE {where}", params).fetchall()
+                        f" FROM regions WHERE {where}", params)
 
 
-def marks(conn, where: str, params: list) -> list[tuple]:
+def marks(conn, where: str, params: list) -> Iterator[tuple]:
     """(guid, category, name, pid, tid, timestamp) of every ROCTx mark (an instant on its
-    thread, stored as a sample of a MARKER category) in ``where``, named by its message."""
+    thread, stored as a sample of a MARKER category) in ``where``, named by its message; read
+    as iterated."""
     w = where.replace('"end"', "timestamp").replace("start", "timestamp")
     name = _schema.region_name_sql()
     return conn.execute(f"SELECT guid, category, {name}, pid, tid, timestamp FROM samples"
                         f" WHERE category LIKE 'MARKER%' AND {w} ORDER BY timestamp",
-                        params).fetchall()
+                        params)
 
 
 # Trace labels number agents per type ("GPU 0") unless ROCm's --agent-index-value says otherwise.
@@ -70,28 +74,33 @@ ORDER BY start
 """
 
 
+_BLOCK = 1 << 16  # rows of GPU work read (and filtered) at a time
+
+
 def gpu_activity(conn, where: str, params: list, flt: Filter, agent_index: str = LABEL_INDEX,
-                 by_queue: bool = False) -> list[tuple]:
+                 by_queue: bool = False) -> Iterator[tuple]:
     """(kind, guid, name, pid, agent, agent label, stream_id, stream, stack_id, start, end) of
     every kernel and copy in ``where``, kind 'kernel' or 'copy', ordered by start; ``agent`` is
     the GPU's absolute index (a key), the label its type and number under ``agent_index``
     (ROCm's --agent-index-value, rocpd.export.AGENT_INDEX: "GPU 0" per type by default).
     ``by_queue`` (ROCm's --group-by-queue): the queue (id, name) in place of the stream. The
-    kernel-name regexes of ``flt`` never drop copies."""
+    kernel-name regexes of ``flt`` never drop copies. Read as iterated, a block of rows at a
+    time."""
     k_lane, c_lane = ("queue_id, queue", "queue_id, queue_name") if by_queue else \
         ("stream_id, stream", "stream_id, stream_name")
     sql = _GPU_SQL.format(w=where, k_lane=k_lane, c_lane=c_lane,
                           k_index=agent_column(agent_index),
                           src_index=agent_column(agent_index, "src_"),
                           dst_index=agent_column(agent_index, "dst_"))
-    rows = [(k, g, n, p, a, _agent_label(t, ti), *rest)
-            for k, g, n, p, a, t, ti, *rest in conn.execute(sql, [*params, *params])]
-    if flt.include or flt.exclude:
-        import pandas as pd
+    cur = conn.execute(sql, [*params, *params])
+    while block := cur.fetchmany(_BLOCK):
+        rows = [(k, g, n, p, a, _agent_label(t, ti), *rest) for k, g, n, p, a, t, ti, *rest in block]
+        if flt.include or flt.exclude:
+            import pandas as pd
 
-        keep = name_mask(pd.Series([r[2] for r in rows]), flt).tolist()
-        rows = [r for r, k in zip(rows, keep, strict=True) if k or r[0] == "copy"]
-    return rows
+            keep = name_mask(pd.Series([r[2] for r in rows]), flt).tolist()
+            rows = [r for r, k in zip(rows, keep, strict=True) if k or r[0] == "copy"]
+        yield from rows
 
 
 def allocations(conn, where: str, params: list, agent_index: str = LABEL_INDEX) -> list[tuple]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import shutil
 
+import numpy as np
+
 from ..errors import RocpdError
 from ..io.filters import Filter, resolve
 from ..progress import iterate
@@ -173,11 +175,14 @@ def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
             kind = otf2.LocationType.ACCELERATOR_STREAM if is_gpu else otf2.LocationType.CPU_THREAD
             process = gkey if groups[gkey][2] is None else groups[gkey][2]
             gpu_paradigm = groups[process][3]
-            for lane, events in _lanes(slices):
+            starts = np.array([s[0] for s in slices], dtype=np.int64)
+            ends = np.array([s[1] for s in slices], dtype=np.int64)
+            for lane, (times, codes) in enumerate(_lanes(starts, ends)):
                 label = name if lane == 0 else f"{name} (overlap {lane})"
                 writer = trace.event_writer(label, type=kind, group=group_defs[gkey])
-                for ts, begin, (_, _, rname, cat) in events:
-                    if begin:
+                for ts, code in zip(times, codes, strict=True):
+                    _, _, rname, cat = slices[code >> 1]
+                    if code & 1:
                         writer.enter(ts, region(rname, cat, gpu_paradigm))
                     else:
                         writer.leave(ts, region(rname, cat, gpu_paradigm))

@@ -14,6 +14,9 @@ same database part, see rocpd.export._activity). TrackEvent slices must nest on 
 slice that overlaps its neighbour without nesting goes to an extra "(overlap N)" track under the
 same parent instead of being cut.
 Timestamps stay nanoseconds on CLOCK_BOOTTIME, the clock Perfetto assumes by default.
+Memory: the records are held as columns of integers and their names as one UTF-8 buffer until
+their packets are written in time order (a million ranges with distinct names: ~230 MB at the
+peak, of which ~70 MB is the interpreter with numpy and pandas).
 
 ROCm's convert options: ``agent_index`` (the number in a GPU's label, "GPU 0" per type by
 default, see rocpd.export._activity.gpu_activity), ``group_by_queue`` (GPU work on one track per
@@ -23,6 +26,10 @@ backend and shared-memory hint recorded in the trace's config).
 """
 
 from __future__ import annotations
+
+from array import array
+
+import numpy as np
 
 from ..counters.metrics import source_rows
 from ..errors import RocpdError
@@ -61,29 +68,107 @@ class _Tracks:
         return self.uuid[key]
 
 
-def _lanes(slices):
-    """Split (start, end, payload) slices into lanes in which they nest; yields (lane, events) where
-    events are (ts, is_begin, payload) in track order."""
-    lanes: list[list] = []  # per lane: stack of ends
-    out: list[list] = []
-    for s in sorted(slices, key=lambda x: (x[0], -x[1])):
-        start, end = s[0], s[1]
-        for i, stack in enumerate(lanes):
-            while stack and stack[-1][0] <= start:
-                out[i].append((stack[-1][0], False, stack.pop()[1]))
-            if not stack or end <= stack[-1][0]:
-                break
-        else:
-            lanes.append([])
-            out.append([])
-            i = len(lanes) - 1
-        lanes[i].append((end, s))
-        out[i].append((start, True, s))
-    for i, stack in enumerate(lanes):
+class _Text:
+    """Strings kept as UTF-8 in one buffer, each a number: a million distinct range names take
+    their bytes and 8 more each (as Python strings, ~60 more). A name seen before (a kernel's, an
+    API call's) is stored once while the table of names seen is small."""
+
+    _SEEN = 1 << 12
+
+    def __init__(self):
+        self.buf = bytearray()
+        self.ends = array("q")
+        self.seen: dict[str, int] = {}
+        self.code("")  # code 0: no text (a slice without category)
+
+    def code(self, s: str) -> int:
+        c = self.seen.get(s)
+        if c is None:
+            self.buf += s.encode("utf-8", "surrogatepass")
+            self.ends.append(len(self.buf))
+            c = len(self.ends) - 1
+            if len(self.seen) < self._SEEN:
+                self.seen[s] = c
+        return c
+
+    def __getitem__(self, c: int) -> str:
+        return self.buf[self.ends[c - 1] if c else 0:self.ends[c]].decode("utf-8", "surrogatepass")
+
+
+class _Records:
+    """Every slice and instant as columns, a few integers each: a trace can hold millions, where
+    a tuple per record with its own strings takes several hundred bytes."""
+
+    def __init__(self):
+        self.text = _Text()
+        self.start, self.end, self.stack = array("q"), array("q"), array("q")
+        self.name, self.cat = array("q"), array("q")
+        self.part = array("i")  # the database part (guid) a flow's stack_id belongs to
+        self.flow = array("b")  # _OUT: may start a flow (an API call); _IN: may end one (GPU work)
+        self.parts: dict[str, int] = {}
+
+    def add(self, start, end, name, cat, stack, guid, flow) -> int:
+        self.start.append(start)
+        self.end.append(end)
+        self.name.append(self.text.code(name))
+        self.cat.append(self.text.code(cat))
+        self.stack.append(stack or 0)
+        self.part.append(self.parts.setdefault(guid, len(self.parts)))
+        self.flow.append(flow if stack else 0)
+        return len(self.start) - 1
+
+    def linked(self) -> np.ndarray:
+        """Each record's flow end, kept only where both ends exist (an API call may launch
+        something filtered out): _OUT, _IN or 0."""
+        flow = np.frombuffer(self.flow, dtype=np.int8)
+        if not flow.any():
+            return flow
+        stack = np.frombuffer(self.stack, dtype=np.int64)
+        part = np.frombuffer(self.part, dtype=np.int32)
+        keep = np.zeros(len(flow), dtype=bool)
+        for p in range(len(self.parts)):
+            mine = (part == p) & (flow != 0)
+            both = np.intersect1d(stack[mine & (flow == _OUT)], stack[mine & (flow == _IN)])
+            keep |= mine & np.isin(stack, both)
+        return np.where(keep, flow, 0).astype(np.int8)
+
+
+_OUT, _IN = 1, 2
+_CHUNK = 1 << 10  # records or events turned into Python integers at a time
+
+
+def _lanes(start: np.ndarray, end: np.ndarray, ids: np.ndarray | None = None) -> list[tuple]:
+    """Split slices (their start and end times) into lanes in which they nest; per lane, its
+    events in track order as two arrays, (times, codes): a code is 2 * the slice's id (its
+    position, or its number in ``ids``) + 1 for its begin, + 0 for its end."""
+    order = np.lexsort((-end, start))  # by start, the longer first; stable as sorted()
+    ids = order if ids is None else ids[order]
+    stacks: list[list] = []  # per lane: stack of (end, id)
+    out: list[tuple[array, array]] = []
+    for k in range(0, len(order), _CHUNK):
+        o = order[k:k + _CHUNK]
+        for s, e, i in zip(start[o].tolist(), end[o].tolist(), ids[k:k + _CHUNK].tolist(),
+                           strict=True):
+            for lane, stack in enumerate(stacks):
+                while stack and stack[-1][0] <= s:
+                    t, j = stack.pop()
+                    out[lane][0].append(t)
+                    out[lane][1].append(2 * j)
+                if not stack or e <= stack[-1][0]:
+                    break
+            else:
+                stacks.append([])
+                out.append((array("q"), array("q")))
+                lane = len(stacks) - 1
+            stacks[lane].append((e, i))
+            out[lane][0].append(s)
+            out[lane][1].append(2 * i + 1)
+    for lane, stack in enumerate(stacks):
         while stack:
-            end, s = stack.pop()
-            out[i].append((end, False, s))
-    return list(enumerate(out))
+            t, j = stack.pop()
+            out[lane][0].append(t)
+            out[lane][1].append(2 * j)
+    return out
 
 
 def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: bool = False,
@@ -93,12 +178,19 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     tracks = _Tracks()
-    per_track: dict[int, list] = {}  # track uuid -> [(start, end, name, category, stack, out, in)]
-    points: list[tuple] = []  # (ts, track uuid, "C" counter value | "I" instant, payload)
-    flow_ids: dict[tuple, int] = {}
+    rec = _Records()
+    per_track: dict[int, array] = {}  # track uuid -> its slices (record numbers)
+    # Counter values and instants: time, track and code (see _events); counter values in ``values``.
+    p_ts, p_track, p_code, values = array("q"), array("q"), array("q"), array("d")
 
-    def flow(guid, stack):
-        return flow_ids.setdefault((guid, stack), len(flow_ids) + 1)
+    def point(ts, track, value=0.0, record=None):
+        p_ts.append(ts)
+        p_track.append(track)
+        if record is None:
+            p_code.append(-1 - 2 * len(values))
+            values.append(value)
+        else:
+            p_code.append(-2 - 2 * record)
 
     for f in iterate(db.sources(), "reading"):
         procs = {}
@@ -125,32 +217,36 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
             return tracks.get(("g", guid, pid, label), proc(guid, pid),
                               name=label + (f" ({product})" if product else ""))
 
+        def slice_on(track, *record):
+            if track not in per_track:
+                per_track[track] = array("q")
+            per_track[track].append(rec.add(*record))
+
         for guid, cat, name, pid, tid, stack, start, end in act.regions(f.conn, where, params):
             is_marker = bool(cat and cat.startswith("MARKER"))
-            out = (guid, stack) if stack and not is_marker else None
-            per_track.setdefault(thread(guid, pid, tid), []).append(
-                (start, end, name, cat or "", stack, out, None))
+            slice_on(thread(guid, pid, tid), start, end, name or "", cat or "", stack, guid,
+                     0 if is_marker else _OUT)
         for guid, cat, name, pid, tid, ts in act.marks(f.conn, where, params):
-            points.append((ts, thread(guid, pid, tid), "I", (name or "(mark)", cat or "")))
+            point(ts, thread(guid, pid, tid),
+                  record=rec.add(ts, ts, name or "(mark)", cat or "", 0, guid, 0))
 
         lane = "Queue" if group_by_queue else "Stream"
         for kind, guid, name, pid, _a, label, sid, stream, stack, start, end in \
                 act.gpu_activity(f.conn, where, params, flt, agent_index, group_by_queue):
             s = tracks.get(("s", guid, pid, label, sid), gpu(guid, pid, label),
                            name=stream or f"{lane} {sid}")
-            inn = (guid, stack) if stack else None
-            per_track.setdefault(s, []).append((start, end, name or "(unknown)", kind, stack,
-                                                None, inn))
+            slice_on(s, start, end, name or "(unknown)", kind, stack, guid, _IN)
 
         for guid, pid, label, ts, total in act.allocations(f.conn, where, params, agent_index):
             c = tracks.get(("alloc", guid, pid, label), gpu(guid, pid, label), kind="counter",
                            name=f"Allocated bytes ({label})", units="bytes")
-            points.append((ts, c, "C", float(total)))
+            point(ts, c, float(total))
         for guid, pid, label, counter, start, end, value in act.counter_values(
                 f.conn, where, params, agent_index):
             c = tracks.get(("pmc", guid, pid, label, counter), gpu(guid, pid, label),
                            kind="counter", name=f"PMC {counter}", units="")
-            points += [(start, c, "C", float(value or 0.0)), (end, c, "C", 0.0)]
+            point(start, c, float(value or 0.0))
+            point(end, c, 0.0)
 
         for guid, pid, ts, value, track, units, a_type, a_index in source_rows(f.conn, where,
                                                                                 params):
@@ -158,27 +254,17 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
             parent = gpu(guid, pid, label) if a_type == "GPU" else proc(guid, pid)
             c = tracks.get(("c", guid, pid, track), parent, kind="counter", name=track,
                            units=units or "")
-            points.append((ts, c, "C", value))
+            point(ts, c, value)
 
-    # Only draw flows whose both ends exist (an API call may launch something filtered out).
-    ends = {x[6] for sl in per_track.values() for x in sl if x[6] is not None}
-    linked = {x[5] for sl in per_track.values() for x in sl if x[5] is not None} & ends
-    key_of = {v: k for k, v in tracks.uuid.items()}
+    flow = rec.linked().tobytes()  # indexed one record at a time below
+    ts, track, code, order = _events(tracks, rec, per_track, p_ts, p_track, p_code)
+    per_track = p_ts = p_track = p_code = None  # the events hold these now
+    rec.start = rec.end = None
+    text, stack, r_cat, r_name, part = rec.text, rec.stack, rec.cat, rec.name, rec.part
+    flow_ids: dict[tuple, int] = {}
 
-    events = []  # (ts, order, track uuid, "B" | "E" | "C" | "I", payload)
-    seq = 0
-    for uuid in list(per_track):
-        for lane, evs in _lanes(per_track[uuid]):
-            t = uuid
-            if lane:
-                t = tracks.get(("overlap", key_of[uuid], lane), uuid, name=f"(overlap {lane})")
-            for ts, begin, s in evs:
-                events.append((ts, seq, t, "B" if begin else "E", s))
-                seq += 1
-    for ts, track, what, payload in points:
-        events.append((ts, seq, track, what, payload))
-        seq += 1
-    events.sort(key=lambda e: (e[0], e[1]))
+    def flow_id(i):
+        return flow_ids.setdefault((part[i], stack[i]), len(flow_ids) + 1)
 
     with open(path, "wb") as raw:
         fh = Budget(raw, buffer_size_kb, buffer_fill_policy)
@@ -190,43 +276,72 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
             b.write_packet(p)
         _descriptors(b, pb, tracks)
         fh.events()
-        bar = Bar(len(events), "writing")
-        for i, (ts, _, track, what, s) in enumerate(events):
-            if i % 65536 == 0:
-                bar.tick(i)
-            p = b.create_packet()
-            p.trusted_packet_sequence_id = _SEQ
-            p.timestamp = ts
-            e = p.track_event
-            e.track_uuid = track
-            if what == "C":
-                e.type = pb.TrackEvent.TYPE_COUNTER
-                e.double_counter_value = s
-            elif what == "I":
-                e.type = pb.TrackEvent.TYPE_INSTANT
-                e.name = s[0]
-                if s[1]:
-                    e.categories.append(s[1])
-            elif what == "B":
-                start, end, name, cat, stack, out, inn = s
-                e.type = pb.TrackEvent.TYPE_SLICE_BEGIN
-                e.name = name
-                if cat:
-                    e.categories.append(cat)
-                if stack:
-                    a = e.debug_annotations.add()
-                    a.name = "corr_id"
-                    a.int_value = stack
-                if out is not None and out in linked:
-                    e.flow_ids.append(flow(*out))
-                if inn is not None and inn in linked:
-                    e.terminating_flow_ids.append(flow(*inn))
-            else:
-                e.type = pb.TrackEvent.TYPE_SLICE_END
-            b.write_packet(p)
-        bar.tick(len(events))
+        bar = Bar(len(ts), "writing")
+        for k in range(0, len(ts), _CHUNK):
+            bar.tick(k)
+            o = order[k:k + _CHUNK]
+            for t, u, c in zip(ts[o].tolist(), track[o].tolist(), code[o].tolist(), strict=True):
+                p = b.create_packet()
+                p.trusted_packet_sequence_id = _SEQ
+                p.timestamp = t
+                e = p.track_event
+                e.track_uuid = u
+                if c < 0 and c & 1:  # a counter's value
+                    e.type = pb.TrackEvent.TYPE_COUNTER
+                    e.double_counter_value = values[(-1 - c) >> 1]
+                elif c < 0:  # an instant
+                    i = (-2 - c) >> 1
+                    e.type = pb.TrackEvent.TYPE_INSTANT
+                    e.name = text[r_name[i]]
+                    if r_cat[i]:
+                        e.categories.append(text[r_cat[i]])
+                elif c & 1:
+                    i = c >> 1
+                    e.type = pb.TrackEvent.TYPE_SLICE_BEGIN
+                    e.name = text[r_name[i]]
+                    if r_cat[i]:
+                        e.categories.append(text[r_cat[i]])
+                    if stack[i]:
+                        a = e.debug_annotations.add()
+                        a.name = "corr_id"
+                        a.int_value = stack[i]
+                    if flow[i] == _OUT:
+                        e.flow_ids.append(flow_id(i))
+                    elif flow[i] == _IN:
+                        e.terminating_flow_ids.append(flow_id(i))
+                else:
+                    e.type = pb.TrackEvent.TYPE_SLICE_END
+                b.write_packet(p)
+        bar.tick(len(ts))
         fh.finish(path)
     return path
+
+
+def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_code):
+    """Every event: (times, track uuids, codes) and the order to write them in, by time, ties in
+    the order of tracks, lanes and events within a lane, counter values and instants after the
+    slices (a stable sort). A slice's code is 2 * its record number + 1 for its begin, + 0 for
+    its end; a counter value's -1 - 2 * its number in the values; an instant's -2 - 2 * its
+    record number. A slice that does not nest in its track goes to an "(overlap N)" track under
+    it."""
+    start = np.frombuffer(rec.start, dtype=np.int64)
+    end = np.frombuffer(rec.end, dtype=np.int64)
+    n = 2 * sum(len(r) for r in per_track.values()) + len(p_ts)
+    ts, track, code = (np.empty(n, dtype=np.int64) for _ in range(3))
+    key_of = {v: k for k, v in tracks.uuid.items()}
+    at = 0
+    for uuid, records in per_track.items():
+        idx = np.frombuffer(records, dtype=np.int64)
+        for lane, (t, c) in enumerate(_lanes(start[idx], end[idx], idx)):
+            u = tracks.get(("overlap", key_of[uuid], lane), uuid, name=f"(overlap {lane})") \
+                if lane else uuid
+            ts[at:at + len(t)] = np.frombuffer(t, dtype=np.int64)
+            code[at:at + len(c)] = np.frombuffer(c, dtype=np.int64)
+            track[at:at + len(c)] = u
+            at += len(c)
+    for a, out in ((p_ts, ts), (p_track, track), (p_code, code)):
+        out[at:] = np.frombuffer(a, dtype=np.int64)
+    return ts, track, code, np.argsort(ts, kind="stable")
 
 
 def _descriptors(b, pb, tracks: _Tracks) -> None:

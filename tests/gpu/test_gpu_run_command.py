@@ -38,6 +38,18 @@ def test_cuda_program_without_roctx_has_every_kernel(plain_cuda, tmp_path):
     assert {k.split("(")[0]: v for k, v in counts.items()} == {"add_one": 200, "halve": 101}
 
 
+def test_cuda_program_that_execs_keeps_every_kernel(plain_cuda, tmp_path):
+    """Its session was started by the CUDA driver's injected library, which the program's exec
+    never reaches: the preloaded librocprof_exec closes the database before the exec."""
+    p = rocprof(tmp_path, "-o", "app", "--kernel-trace", "--", str(plain_cuda), "301", "/bin/true")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "launched 301 add_one 200 halve 101" in p.stdout
+    db = tmp_path / "app_results.db"
+    assert query(db, "SELECT count(*) FROM kernels")[0][0] == 301, p.stderr
+    status = dict(query(db, "SELECT tag, value FROM rocpd_metadata"))["rocprof.status"]
+    assert status == "complete" and not os.path.exists(f"{db}-wal"), p.stderr
+
+
 def test_python_command_equals_in_process_kernel_count(tmp_path):
     workload = ROOT / "tests/gpu/workloads/torch_steps.py"
     inproc = rocprof(tmp_path / "a", "-o", "in", "--kernel-trace", str(workload), "--steps", "4")

@@ -15,14 +15,14 @@ from support import ALLOWED, RUNTIME, exported
 def shipped_libraries() -> list[Path]:
     libs = sorted(Path(rocprof.library_dir()).glob("*.so"))
     assert {p.name.split(".")[0] for p in libs} >= {"libroctx64", "librocprof_core", "_core",
-                                                            "librocprof_inject"}, libs
+                                                            "librocprof_inject", "librocprof_exec"}, libs
     return libs
 
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="nm (binutils) is not installed")
 @pytest.mark.parametrize("name", ["libroctx64.so", "librocprof_core.so", "_core",
-                                  "librocprof_inject.so", "librocprof_hsa.so",
-                                  "librocprof_nccl.so", "_torch_observer"])
+                                  "librocprof_inject.so", "librocprof_exec.so",
+                                  "librocprof_hsa.so", "librocprof_nccl.so", "_torch_observer"])
 def test_no_cxx_runtime_symbol_is_exported(name):
     found = [p for p in shipped_libraries() if p.name.split(".")[0] == name.split(".")[0]]
     if not found and name == "librocprof_hsa.so":
@@ -45,3 +45,17 @@ def test_runtime_pattern_recognises_libstdcxx_names():
         assert RUNTIME.match(sym), sym
     for sym in ["roctxMarkA", "PyInit__core", "_ZN7rocprof7session7currentEv"]:
         assert not RUNTIME.match(sym), sym
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="readelf (binutils) is not installed")
+def test_exec_library_preloaded_into_every_process_needs_only_libc():
+    """librocprof_exec.so goes into every process of `rocprof run -- CMD`: loading it must not
+    bring the C++ runtime (or our core) into programs that never record."""
+    import re
+    import subprocess
+
+    (lib,) = [p for p in shipped_libraries() if p.name == "librocprof_exec.so"]
+    dynamic = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True,
+                             check=True).stdout
+    needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
+    assert needed and needed <= {"libc.so.6", "libdl.so.2"}, needed

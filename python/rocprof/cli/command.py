@@ -10,7 +10,10 @@ the launcher, plus what makes each process it starts record into its own databas
   Julia's `@ccall "libroctx64"` and `-lroctx64` resolve to it, and its constructor starts a
   session from ROCPROF_AUTOSTART_*; CUDA programs that never load it are traced through the
   CUDA driver's injection hook (CUDA_INJECTION64_PATH -> librocprof_inject.so), as `nsys
-  profile ./app` does.
+  profile ./app` does. LD_PRELOAD gets librocprof_exec.so (libc only, it records nothing
+  itself): an exec*() in a process that records closes its database first, whatever library
+  started the session (libroctx64 linked in does it too; an injected tool library or a
+  dlopen()ed libroctx64 cannot interpose on the program's calls).
 
 Each process lists its database in the run manifest; the launcher prints them all at the end
 (run_report.py).
@@ -33,6 +36,8 @@ from ..options import Options
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
              signal.SIGUSR2, signal.SIGCONT, signal.SIGWINCH)
 _TTY_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGWINCH)
+# Preloaded into the command's processes (cpp/inject/exec_preload.cpp).
+EXEC_LIBRARY = "librocprof_exec.so"
 
 
 def classify(argv0: str) -> tuple[str, str]:
@@ -89,12 +94,28 @@ def command_environment(options: Options) -> tuple[dict[str, str], list[str]]:
         env["ROCPROF_AUTOSTART_STRICT"] = "1"
     if options.on_demand:  # native programs arm themselves (session/control.hpp)
         env["ROCPROF_AUTOSTART_ON_DEMAND"] = "1"
-    if options.preload:
-        env["LD_PRELOAD"] = " ".join([*options.preload, *filter(None, [env.get("LD_PRELOAD")])])
+    preloads = _preloads(env.get("LD_PRELOAD", ""), libs)
+    if not os.path.isfile(os.path.join(libs, EXEC_LIBRARY)):
+        notes.append(f"{EXEC_LIBRARY} is missing from {libs} (reinstall rocprof): an exec*() in a"
+                     " native program that does not link libroctx64 loses what it recorded last")
+    if options.preload or preloads:
+        env["LD_PRELOAD"] = " ".join([*options.preload, *preloads])
     if options.collection_periods:
         notes.append("-P: Python processes of the command follow the collection periods; native "
                      "programs record from their start")
     return env, notes + backend_notes
+
+
+def _preloads(current: str, libs: str) -> list[str]:
+    """LD_PRELOAD's entries after the user's --preload: those already there, then our exec
+    library once. The loader splits the variable at spaces and colons, so a library under a
+    folder whose path has one is named by its file name (found through LD_LIBRARY_PATH)."""
+    entries = current.replace(":", " ").split()
+    ours = os.path.join(libs, EXEC_LIBRARY)
+    if not os.path.isfile(ours) or any(os.path.basename(e) == EXEC_LIBRARY for e in entries):
+        return entries  # a missing library would make the loader complain in every process
+    entries.append(EXEC_LIBRARY if any(c.isspace() or c == ":" for c in ours) else ours)
+    return entries
 
 
 def _forwarder(proc):

@@ -1,6 +1,8 @@
 // A CUDA program with no ROCTx and no profiler code: `rocprof run -- ./plain_cuda N` must
 // trace every kernel through the CUDA injection hook. Launches N kernels of two kinds and
-// prints how many it launched.
+// prints how many it launched; with PROGRAM (argv[2]), then exec()s it, CUDA still set up.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -30,7 +32,13 @@ int main(int argc, char** argv) {
     }
   }
   if (cudaDeviceSynchronize() != cudaSuccess) return 3;
-  cudaFree(d);
   std::printf("launched %d add_one %d halve %d\n", a + b, a, b);
+  if (argc > 2) {
+    std::fflush(stdout);
+    execl(argv[2], argv[2], static_cast<char*>(nullptr));
+    std::perror("execl");
+    return 9;
+  }
+  cudaFree(d);
   return 0;
 }

@@ -109,13 +109,18 @@ def test_filters_and_cli(run_db, tmp_path):
 
 
 def test_lanes_split_overlaps_only():
+    import numpy as np
+
     from rocpd.export.perfetto import _lanes
 
-    lanes = dict(_lanes([(0, 10, "a"), (2, 5, "b"), (8, 12, "c"), (12, 13, "d")]))
-    assert [e[2][2] for e in lanes[0] if e[1]] == ["a", "b", "d"]
-    assert [e[2][2] for e in lanes[1] if e[1]] == ["c"]
-    assert [(e[0], e[1]) for e in lanes[0]] == [(0, True), (2, True), (5, False), (10, False),
-                                                (12, True), (13, False)]
+    names = ["a", "b", "c", "d"]
+    lanes = _lanes(np.array([0, 2, 8, 12]), np.array([10, 5, 12, 13]))
+    assert len(lanes) == 2
+    begun = [[names[c >> 1] for c in codes if c & 1] for _, codes in lanes]
+    assert begun == [["a", "b", "d"], ["c"]]
+    times, codes = lanes[0]
+    assert [(t, bool(c & 1)) for t, c in zip(times, codes, strict=True)] == [(0, True), (2, True), (5, False),
+                                                               (10, False), (12, True), (13, False)]
 
 
 def _trace_processor_shell():

@@ -5,6 +5,7 @@ those of the plain pandas computation."""
 
 from __future__ import annotations
 
+import os
 import random
 import tracemalloc
 
@@ -159,3 +160,29 @@ def test_written_page_is_the_built_page(distinct_names, tmp_path):
         return page.split("<th>generated</th>", 1)[0] + page.split("<th>generated</th>", 1)[1][30:]
 
     assert len(written) > 1_000_000 and undated(written) == undated(built)
+
+
+def test_perfetto_trace_takes_a_few_integers_per_range(tmp_path):
+    """The Perfetto trace beside the report (its default) held every range as Python tuples and
+    every event in one list sorted whole: 776 bytes per range at its peak with distinct names
+    (870 MB on a million); its ranges and events are now columns of integers and the names one
+    UTF-8 buffer (~310 bytes per range here, most of it fixed costs of a small trace)."""
+    from rocpd.export import perfetto
+
+    n = 5000
+    path = tmp_path / "names.db"
+    with DatabaseBuilder(path) as b:
+        for i in range(n):
+            b.marker(f"range_{i:07d}", T + i * 100, T + i * 100 + 50)
+    perfetto._pb()  # the perfetto package's modules are not the trace's
+    with rocpd.connect(path) as db:
+        perfetto.write(db, str(tmp_path / "warm.pftrace"))  # the connection's lazy set-up
+        tracemalloc.start()
+        try:
+            out = perfetto.write(db, str(tmp_path / "t.pftrace"))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert (tmp_path / "t.pftrace").read_bytes() == (tmp_path / "warm.pftrace").read_bytes()
+    assert os.path.getsize(out) > n * 2 * 20  # a begin and an end packet per range
+    assert peak / n < 450, f"{peak / n:.0f} bytes per range"
