@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import sys
+from pathlib import Path
 
 from .._libs import library_dir
 from .._version import __version__
@@ -27,18 +28,39 @@ def _core_native_stacks() -> str:
     return "" if _core.sampling_native_available() else _core.sampling_native_reason()
 
 
+def _torch_version() -> str | None:
+    """torch.__version__ without importing torch: its version.py (what the observer compares at
+    run time; a wheel's metadata may lack the local part, "2.11.0" for "2.11.0+cu130")."""
+    import importlib.util
+    import re
+    from importlib import metadata
+
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or spec.origin is None:
+        return None
+    try:
+        text = Path(spec.origin).with_name("version.py").read_text(encoding="utf-8")
+        found = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
+        if found:
+            return found.group(1)
+    except OSError:
+        pass
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def torch_observer() -> dict:
     """Whether backward kernels name their forward op here: the torch rocprof._torch_observer was
     built against and this Python's torch (from its metadata: torch is not imported)."""
-    from importlib import metadata
-
     from .. import _core
 
     built = _core.torch_observer_build()
-    try:
-        here = metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        here = None
+    here = _torch_version()
     fallback = "backward kernels carry their backward() call's line"
     if not built["torch"]:
         line = f"not built ({built['reason']}): {fallback}"

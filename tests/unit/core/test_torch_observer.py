@@ -291,3 +291,19 @@ def test_backward_code_without_a_user_frame_takes_its_forward_ops_line(tmp_path,
     assert first_id == 0 and key != 0
     site = json.loads(text or _core._launch_site_json(key))[0]
     assert (site["line"], site["backward_of"]) == (_line("# LINE_APPLY"), "Double"), site
+
+
+def test_rocprof_info_reads_torch_version_py_not_the_wheel_metadata(tmp_path, monkeypatch):
+    """A torch whose dist-info says 2.11.0 while torch.__version__ is 2.11.0+cu130 (as on the
+    GPU host): `rocprof info` compares the version the observer compares at run time."""
+    from rocprof.cli import info
+
+    pkg = tmp_path / "torch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("raise ImportError('not to be imported by rocprof info')\n")
+    (pkg / "version.py").write_text("__version__ = '9.9.9+fake'\ncuda = None\n")
+    (tmp_path / "torch-9.9.9.dist-info").mkdir()
+    (tmp_path / "torch-9.9.9.dist-info" / "METADATA").write_text("Name: torch\nVersion: 9.9.9\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert info._torch_version() == "9.9.9+fake"
