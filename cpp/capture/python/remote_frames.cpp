@@ -103,10 +103,15 @@ bool RemoteInterpreter::open(std::string* error, int* err_no) {
              ", whose objects read-only sampling does not read";
     return false;
   } else {
+    rp_remote_layout own{};
+    const std::string readable =
+        rp_layout_from_headers(&own)
+            ? "Python " + version_text(build) + " (the version rocprof is installed for) and "
+            : "";
     *error = who + " runs Python " + (version ? version_text(version) : "(version unknown)") +
-             "; read-only sampling here reads Python " + version_text(build) +
-             " (the version rocprof is installed for) and Python 3.13 (its _Py_DebugOffsets): " +
-             "run a rocprof installed for that Python, or --method ptrace";
+             "; read-only sampling here reads " + readable +
+             "Python 3.13 (its _Py_DebugOffsets): run a rocprof installed for that Python, or " +
+             "--method ptrace";
     return false;
   }
   if (code_type_ == 0) {
