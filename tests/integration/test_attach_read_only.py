@@ -75,7 +75,8 @@ def test_plain_python_process_is_sampled_and_runs_on_untouched(tmp_path):
     assert r.returncode == 0, r.stderr
     db = r.stdout.strip()
     assert Path(db).is_absolute() and Path(db).name == f"{proc.pid}_results.db", r.stdout
-    assert re.search(rf"pid {proc.pid}: sampling its Python \d+\.\d+ \(headers\) stacks read-only "
+    assert re.search(rf"pid {proc.pid}: sampling its Python \d+\.\d+ \((headers|debug offsets)\) "
+                     r"stacks read-only "
                      r"at 100 Hz \(cpu mode\) for 1 s", r.stderr), r.stderr
     by_thread = leaves(db)
     assert list(by_thread) == [proc.pid], by_thread  # the main thread only: one spins
@@ -265,8 +266,8 @@ PYTHONS = [(exe, version) for exe, version, _ in pythons_here()]
 
 
 def _readable(version: tuple[int, int]) -> bool:
-    """What read-only sampling reads: the Python _core is built for (its headers), and 3.13
-    (its _Py_DebugOffsets table, whose layout is known)."""
+    """What read-only sampling reads: 3.13 (its _Py_DebugOffsets table, whose layout is
+    known), and the Python _core is built for (its headers)."""
     return version == sys.version_info[:2] or version == (3, 13)
 
 
@@ -286,7 +287,7 @@ def test_every_python_here_is_sampled_or_refused_in_one_line(python, version, tm
             "rocprof installed for that Python, or --method ptrace\n")
         return
     assert r.returncode == 0, r.stderr
-    source = "headers" if version == sys.version_info[:2] else "debug offsets"
+    source = "debug offsets" if version >= (3, 13) else "headers"
     assert f"Python {version[0]}.{version[1]} ({source})" in r.stderr, r.stderr
     assert share(leaves(r.stdout.strip())[proc.pid], ("busy", line_of("BUSY"))) >= 0.8
 

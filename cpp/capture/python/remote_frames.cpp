@@ -94,10 +94,10 @@ bool RemoteInterpreter::open(std::string* error, int* err_no) {
   if (version == 0) version = version_from_name(mod->path);
   const uint32_t build = rp_build_version();
   *err_no = 0;
-  if (version == build && rp_layout_from_headers(&layout_)) {
+  if (table == 1) {
+    layout_ = from_table;  // the target's own statement of its layout, where it makes one
+  } else if (version == build && rp_layout_from_headers(&layout_)) {
     // This build's own headers.
-  } else if (table == 1) {
-    layout_ = from_table;
   } else if (table == -2) {
     *error = who + " runs a free-threaded Python " + version_text(version) +
              ", whose objects read-only sampling does not read";

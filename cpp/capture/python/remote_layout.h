@@ -3,10 +3,10 @@
  * frames and from a frame to its code object's names and line table, for one minor version.
  * The reader (remote_frames.hpp) follows them with process_vm_readv and runs no code in the
  * target. Two sources, both in remote_layout.c:
- *   - this build's interpreter headers (offsetof, Py_BUILD_CORE), for targets of the minor
- *     version _core is built for;
  *   - the _Py_DebugOffsets table a 3.13+ interpreter keeps at the start of _PyRuntime, for
- *     the versions whose table layout this file knows (3.13), whatever the build.
+ *     the versions whose table layout this file knows (3.13), whatever the build: taken first;
+ *   - this build's interpreter headers (offsetof, Py_BUILD_CORE), for targets of the minor
+ *     version _core is built for.
  * Plain C: no Python header is seen by its users. */
 #ifndef ROCPROF_CAPTURE_PYTHON_REMOTE_LAYOUT_H
 #define ROCPROF_CAPTURE_PYTHON_REMOTE_LAYOUT_H
