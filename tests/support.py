@@ -130,3 +130,22 @@ def build_roctx_program(src: Path, out: Path, linked: bool = True) -> Path:
     subprocess.run([cc, "-O1", "-o", out, src, f"-I{ROOT / 'cpp' / 'roctx' / 'include'}", *link],
                    check=True)
     return out
+
+
+def pythons_here() -> list[tuple[str, tuple[int, int], str]]:
+    """(executable, version, include folder) of each CPython 3.10+ on this machine: python3.X
+    on PATH and the versions pyenv keeps (its shims run only the version it has selected),
+    this interpreter included. For tests across the Pythons a user may run beside rocprof."""
+    candidates = [shutil.which(f"python3.{minor}") for minor in range(10, 16)]
+    for root in {os.environ.get("PYENV_ROOT") or "", str(Path.home() / ".pyenv")} - {""}:
+        candidates += sorted(str(p) for p in Path(root).glob("versions/*/bin/python3.[0-9]*")
+                             if re.fullmatch(r"python3\.\d+", p.name))
+    found: dict[tuple[int, int], tuple[str, str]] = {}
+    ask = "import sys, sysconfig; print(sys.executable, *sys.version_info[:2], " \
+          "sysconfig.get_paths()['include'])"
+    for exe in [sys.executable, *filter(None, candidates)]:
+        r = subprocess.run([exe, "-c", ask], capture_output=True, text=True)
+        words = r.stdout.split()
+        if r.returncode == 0 and len(words) == 4 and (int(words[1]), int(words[2])) >= (3, 10):
+            found.setdefault((int(words[1]), int(words[2])), (words[0], words[3]))
+    return [(exe, v, inc) for v, (exe, inc) in sorted(found.items())]

@@ -295,11 +295,12 @@ std::size_t Collector::drain_once(bool commit_now) {
     const std::size_t room = kDrainSlice > batch_.size() ? kDrainSlice - batch_.size() : 0;
     const std::size_t got = b->ring.drain([&](const Record& r) { batch_.push_back(r); }, room);
     if (!b->announced) {
-      threads.push_back(ThreadInfo{b->tid, b->start, 0, {}});
+      if (opts_.announce_producers) threads.push_back(ThreadInfo{b->tid, b->start, 0, {}});
       b->announced = true;
     }
     if (exited && got < room) {  // all of an exited thread's records are out: free it
-      threads.push_back(ThreadInfo{b->tid, b->start, b->end.load(), {}});
+      if (opts_.announce_producers)
+        threads.push_back(ThreadInfo{b->tid, b->start, b->end.load(), {}});
       finished.push_back(b);
     }
   }

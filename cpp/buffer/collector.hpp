@@ -34,6 +34,10 @@ struct CollectorOptions {
   uint32_t flush_interval_ms = 20;
   uint32_t commit_interval_ms = 250;  // a SIGKILL loses at most ~this much
   bool open_lazily = false;           // fork children: create the file on first data
+  // Whether each producing thread gets a thread row (its tid, start, end). Off where the
+  // database is another process's (session/other_process.hpp): the producer is ours, and the
+  // records name their threads of that process with ThreadInfo rows of their own.
+  bool announce_producers = true;
   // OS facts, gathered by the session (session/os_facts.hpp) and handed in, so neither the
   // collector nor the sink reads /proc or touches folders. Either may be empty (tests).
   // A new thread's row (ThreadInfo with no name, not ended) is named with thread_name(tid).

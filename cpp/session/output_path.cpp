@@ -119,16 +119,18 @@ std::string cwd_name() {
   return b.empty() ? "root" : b;
 }
 
-// The value of placeholder %key% for this process; false for an unknown key.
-bool value(const std::string& key, const std::vector<std::string>& argv, std::string* out) {
+// The value of placeholder %key% for this process (for process `pid` where not 0: its pid and
+// ppid); false for an unknown key.
+bool value(const std::string& key, const std::vector<std::string>& argv, long pid, long ppid,
+           std::string* out) {
   const std::string tag = argv.empty() || argv[0].empty() ? "python" : basename_of(argv[0]);
   const std::vector<std::string> args(argv.size() > 1 ? argv.begin() + 1 : argv.end(), argv.end());
   if (key == "hostname")
     *out = hostname();
   else if (key == "pid")
-    *out = std::to_string(getpid());
+    *out = std::to_string(pid != 0 ? pid : getpid());
   else if (key == "ppid")
-    *out = std::to_string(getppid());
+    *out = std::to_string(pid != 0 ? ppid : getppid());
   else if (key == "rank")
     *out = rank();
   else if (key == "user")
@@ -148,7 +150,7 @@ bool value(const std::string& key, const std::vector<std::string>& argv, std::st
   else if (key == "size")
     *out = first_env({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}, "1");
   else if (key == "nid")
-    *out = ranked() ? rank() : std::to_string(getpid());
+    *out = ranked() ? rank() : std::to_string(pid != 0 ? pid : getpid());
   else if (key == "pgid")
     *out = std::to_string(getpgid(0));
   else if (key == "psid")
@@ -252,7 +254,7 @@ std::string per_process_name(const std::string& name_in) {
 }
 
 bool expand(const std::string& whole, const std::vector<std::string>& argv, std::string* out,
-            std::string* error) {
+            std::string* error, long pid, long ppid) {
   // The suffix is not the user's text: "-o x_%p" means x_<pid>, not "%p_results.db".
   const std::string tmpl = prefix_of(whole), suffix = whole.substr(tmpl.size());
   const std::vector<std::string> command = argv.empty() ? own_argv() : argv;
@@ -288,7 +290,7 @@ bool expand(const std::string& whole, const std::vector<std::string>& argv, std:
     const std::string key = tmpl.substr(i + 1, k - i - 1);
     if (k < tmpl.size() && tmpl[k] == '%' && !key.empty()) {
       std::string v;
-      if (!value(key, command, &v)) {
+      if (!value(key, command, pid, ppid, &v)) {
         *error = "unknown placeholder %" + key + "% in output path " + shown(tmpl) +
                  " (known: " + kKnown + ")";
         return false;
@@ -307,7 +309,7 @@ bool expand(const std::string& whole, const std::vector<std::string>& argv, std:
             : letter == 'j' ? "job"
             : letter == 'r' ? "rank"
                             : "size",
-            command, &v);
+            command, pid, ppid, &v);
       r += v;
       i += 2;
       continue;

@@ -40,8 +40,9 @@ std::string per_process_name(const std::string& name);
 // command line (%tag%, %argt% ...); empty: this process's own (/proc/self/cmdline). False with
 // a one-line *error naming the placeholder or variable: unknown placeholders, unset
 // %env{VAR}% variables, and values holding '/' or '..' (they could leave -d) are refused.
+// `pid` (not 0): the path is that process's (%pid%, %ppid% are its own), written from here.
 bool expand(const std::string& tmpl, const std::vector<std::string>& argv, std::string* out,
-            std::string* error);
+            std::string* error, long pid = 0, long ppid = 0);
 
 // `path` made absolute against the current folder (no links resolved).
 std::string absolute(const std::string& path);

@@ -109,7 +109,7 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
     sink = std::make_unique<RocpdSink>();
   CollectorOptions opts = config.collector;
   opts.open_lazily = fork_child;  // a child that only execs leaves no empty database behind
-  opts.thread_name = thread_name;
+  opts.thread_name = [](uint32_t tid) { return thread_name(tid); };
   if (!config.null_sink) {
     const bool strict = config.strict;
     opts.prepare_output = [strict](std::string* path, std::string* why) {

@@ -33,16 +33,14 @@ std::string trim(std::string s) {
   return s;
 }
 
-}  // namespace
-
-// The environment as a JSON object, secrets cut out (storage/redact.hpp): a variable whose name
-// holds a secret loses its whole value; any other value keeps its text with credentials cut
-// (a value may itself be a command line: SUDO_COMMAND). *cuts counts what was cut.
-std::string redacted_environment_json(std::size_t* cuts) {
+// `entries` ("NAME=value" each) as a JSON object, secrets cut out (storage/redact.hpp): a
+// variable whose name holds a secret loses its whole value; any other value keeps its text
+// with credentials cut (a value may itself be a command line: SUDO_COMMAND). *cuts counts what
+// was cut.
+std::string environment_json(const std::vector<std::string>& entries, std::size_t* cuts) {
   std::string out = "{";
   bool first = true;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
+  for (const std::string& kv : entries) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos) continue;
     const std::string name = kv.substr(0, eq);
@@ -61,6 +59,74 @@ std::string redacted_environment_json(std::size_t* cuts) {
   }
   out.push_back('}');
   return out;
+}
+
+// A /proc file of NUL-separated words (cmdline, environ).
+std::vector<std::string> nul_words(const std::string& path) {
+  const std::string text = read_file(path.c_str());
+  std::vector<std::string> words;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\0', at), text.size());
+    words.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return words;
+}
+
+// Fields 4 (ppid) and 22 (start time in clock ticks since boot: BOOTTIME already) of
+// /proc/<proc>/stat.
+void stat_fields(const std::string& proc, uint32_t* ppid, uint64_t* start_ns) {
+  const std::string stat = read_file(("/proc/" + proc + "/stat").c_str());
+  const auto rparen = stat.rfind(')');
+  if (rparen == std::string::npos) return;
+  std::istringstream fields(stat.substr(rparen + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 4 && ppid != nullptr) *ppid = static_cast<uint32_t>(std::stoul(field));
+    if (i == 22) {
+      const long hz = sysconf(_SC_CLK_TCK);
+      *start_ns = std::stoull(field) * (1000000000ull / static_cast<uint64_t>(hz));
+    }
+  }
+}
+
+void node_info(SessionInfo& info) {
+  utsname u{};
+  if (uname(&u) == 0) {
+    info.system_name = u.sysname;
+    info.hostname = u.nodename;
+    info.release = u.release;
+    info.version = u.version;
+    info.machine = u.machine;
+#ifdef _GNU_SOURCE
+    info.domain_name = u.domainname;
+#endif
+  }
+  info.machine_id = trim(read_file("/etc/machine-id"));
+  std::ifstream cpu("/proc/cpuinfo");
+  for (std::string line; std::getline(cpu, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      info.cpu_model = trim(line.substr(line.find(':') + 2));
+      break;
+    }
+  }
+  if (info.cpu_model.empty()) info.cpu_model = info.machine;
+}
+
+// The command line word by word (a flag's value is the next word), then joined.
+void command_info(const std::string& proc, SessionInfo& info) {
+  std::vector<std::string> words = nul_words("/proc/" + proc + "/cmdline");
+  info.redacted_command = redact::argv(words);
+  info.command.clear();
+  for (const std::string& w : words) info.command += (info.command.empty() ? "" : " ") + w;
+}
+
+}  // namespace
+
+std::string redacted_environment_json(std::size_t* cuts) {
+  std::vector<std::string> entries;
+  for (char** e = environ; e && *e; ++e) entries.emplace_back(*e);
+  return environment_json(entries, cuts);
 }
 
 std::string make_uuid_v7() {
@@ -85,53 +151,24 @@ std::string make_uuid_v7() {
 }
 
 void fill_system_info(SessionInfo& info) {
+  node_info(info);
   info.pid = static_cast<uint32_t>(getpid());
   info.ppid = static_cast<uint32_t>(getppid());
-  utsname u{};
-  if (uname(&u) == 0) {
-    info.system_name = u.sysname;
-    info.hostname = u.nodename;
-    info.release = u.release;
-    info.version = u.version;
-    info.machine = u.machine;
-#ifdef _GNU_SOURCE
-    info.domain_name = u.domainname;
-#endif
-  }
-  info.machine_id = trim(read_file("/etc/machine-id"));
-  // The command line word by word (a flag's value is the next word), then joined.
-  const std::string cmdline = read_file("/proc/self/cmdline");
-  std::vector<std::string> words;
-  for (std::size_t at = 0; at < cmdline.size();) {
-    const std::size_t end = std::min(cmdline.find('\0', at), cmdline.size());
-    words.push_back(cmdline.substr(at, end - at));
-    at = end + 1;
-  }
-  info.redacted_command = redact::argv(words);
-  info.command.clear();
-  for (const std::string& w : words) info.command += (info.command.empty() ? "" : " ") + w;
+  command_info("self", info);
   info.environment_json = redacted_environment_json(&info.redacted_environment);
-  // Field 22 of /proc/self/stat: start time in clock ticks since boot — BOOTTIME already.
-  const std::string stat = read_file("/proc/self/stat");
-  const auto rparen = stat.rfind(')');
-  if (rparen != std::string::npos) {
-    std::istringstream fields(stat.substr(rparen + 2));
-    std::string field;
-    for (int i = 3; i <= 22 && fields >> field; ++i) {
-      if (i == 22) {
-        const long hz = sysconf(_SC_CLK_TCK);
-        info.process_start_ns = std::stoull(field) * (1000000000ull / static_cast<uint64_t>(hz));
-      }
-    }
-  }
-  std::ifstream cpu("/proc/cpuinfo");
-  for (std::string line; std::getline(cpu, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      info.cpu_model = trim(line.substr(line.find(':') + 2));
-      break;
-    }
-  }
-  if (info.cpu_model.empty()) info.cpu_model = info.machine;
+  stat_fields("self", nullptr, &info.process_start_ns);
+}
+
+void fill_system_info(SessionInfo& info, uint32_t pid) {
+  node_info(info);
+  const std::string proc = std::to_string(pid);
+  info.pid = pid;
+  command_info(proc, info);
+  // The environment the process started with (/proc/<pid>/environ: what it set since is in
+  // its own memory only).
+  info.environment_json =
+      environment_json(nul_words("/proc/" + proc + "/environ"), &info.redacted_environment);
+  stat_fields(proc, &info.ppid, &info.process_start_ns);
 }
 
 }  // namespace rocprof

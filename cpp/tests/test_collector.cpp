@@ -57,6 +57,36 @@ TEST(Collector, DeliversEveryRecordFromEveryThread) {
   EXPECT_EQ(c.dropped_total(), 0u) << "producers waited, so nothing may be dropped";
 }
 
+// A database of another process (session/other_process.hpp) gets thread rows only for the
+// threads its records name: the thread that produced them is the recorder's, not the
+// recorded process's.
+TEST(Collector, ProducersUnannouncedForAnotherProcess) {
+  StringTable strings;
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  CollectorOptions opts;
+  opts.announce_producers = false;
+  opts.thread_name = [](uint32_t tid) { return "t" + std::to_string(tid); };
+  Collector c(std::move(sink), SessionInfo{}, strings, opts);
+  std::string error;
+  ASSERT_TRUE(c.start(&error)) << error;
+  std::thread producer([&] {
+    c.add_info(ThreadInfo{4242, 1, 0, {}});
+    Record r = region(strings.intern("x"), 5);
+    r.tid = 4242;
+    ASSERT_TRUE(c.emit(r));
+  });
+  producer.join();
+  c.flush();
+  c.stop();
+  ASSERT_EQ(mem->records.size(), 1u);
+  std::vector<std::pair<uint32_t, std::string>> rows;
+  for (const InfoRow& row : mem->infos)
+    if (auto* t = std::get_if<ThreadInfo>(&row)) rows.emplace_back(t->tid, t->name);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0], std::make_pair(4242u, std::string("t4242")));
+}
+
 TEST(Collector, FullRingCountsDropsInMetadata) {
   StringTable strings;
   auto sink = std::make_unique<MemorySink>();

@@ -67,6 +67,16 @@ TEST(OutputPath, Placeholders) {
   EXPECT_EQ(out::database_template("o/", "n"), "o/n_results.db");
 }
 
+// A database written here about another process (`rocprof attach --method read-only`): its
+// pid, ppid and command line name it, not this process's.
+TEST(OutputPath, PlaceholdersOfAnotherProcess) {
+  std::string r, error;
+  ASSERT_TRUE(out::expand("d/%pid%_%ppid%_%tag%_%nid%-%p", {"/usr/bin/python3", "srv.py"}, &r,
+                          &error, 4242, 17))
+      << error;
+  EXPECT_EQ(r, "d/4242_17_python3_4242-4242");
+}
+
 TEST(OutputPath, PerProcessNames) {
   EXPECT_EQ(out::per_process_name(""), "%pid%");
   EXPECT_EQ(out::per_process_name("run"), "run_%pid%");

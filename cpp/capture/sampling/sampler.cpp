@@ -39,7 +39,6 @@
 #include "rocprof/clock.hpp"
 #include "capture/context.hpp"
 #include "capture/settings.hpp"
-#include "rocprof/json.hpp"
 
 namespace rocprof::sampling {
 namespace {
@@ -537,13 +536,8 @@ class Sampler final : private python::ResolverClient {
     bool is_new = false;
     const uint64_t id = nodes_.node(parent, f, &is_new);
     if (!is_new) return id;
-    const std::string& func = text(f.func_id);
-    const std::string& file = text(f.file_id);
-    std::string cs = "{\"function\":" + json_string(func) + ",\"file\":" + json_string(file) +
-                     ",\"line\":" + std::to_string(f.line) + ",\"kind\":\"" +
-                     (f.native ? "native" : "python") + "\"}";
-    std::string li = "{\"file\":" + json_string(file) + ",\"line\":" + std::to_string(f.line) + "}";
-    collector_->info(StackInfo{id, parent, cat_stack_, std::move(cs), std::move(li)});
+    collector_->info(
+        stack_node(id, parent, cat_stack_, text(f.func_id), text(f.file_id), f.line, f.native));
     return id;
   }
 

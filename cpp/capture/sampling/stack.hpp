@@ -4,7 +4,12 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <unordered_map>
+#include <utility>
+
+#include "rocprof/info.hpp"
+#include "rocprof/json.hpp"
 
 namespace rocprof::sampling {
 
@@ -51,6 +56,18 @@ class StackTree {
   };
   std::unordered_map<Key, uint64_t, Hash> nodes_;
 };
+
+// The row of a new node: its frame as rocpd stores a sample's frame (call_stack and
+// line_info JSON), the same for every sampler.
+inline StackInfo stack_node(uint64_t id, uint64_t parent, uint32_t category_id,
+                            const std::string& func, const std::string& file, int32_t line,
+                            bool native) {
+  std::string cs = "{\"function\":" + json_string(func) + ",\"file\":" + json_string(file) +
+                   ",\"line\":" + std::to_string(line) + ",\"kind\":\"" +
+                   (native ? "native" : "python") + "\"}";
+  std::string li = "{\"file\":" + json_string(file) + ",\"line\":" + std::to_string(line) + "}";
+  return StackInfo{id, parent, category_id, std::move(cs), std::move(li)};
+}
 
 // The launcher (`rocprof run script.py`) runs the script as
 //   ... run_target (rocprof/cli/target.py) -> runpy ... -> _run_code (runpy) -> <module> (script)

@@ -8,7 +8,11 @@ Methods, chosen in this order:
   rocprof importable by the target's interpreter and this one >= 3.14 too;
 - ptrace: any other process (native programs, older Pythons): librocprof_inject.so is loaded
   with a dlopen call made on the stopped main thread (ptrace.py), which arms native capture:
-  ROCTx through libroctx64, GPU tracing.
+  ROCTx through libroctx64, GPU tracing;
+- read-only: a Python process whose code we may not, or need not, run code in: its Python
+  stacks are sampled from here by reading its memory (readonly.py), as py-spy --pid does.
+  `auto` takes it when injection is refused or not possible (the reason is printed), and
+  when Python stacks are all that is asked of a Python < 3.14 (ptrace loading samples none).
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ import time
 
 from .._libs import library_dir
 from ..control import socket_of_pid
-from .ptrace import AttachError, inject
+from .ptrace import AttachError, InjectionRefused, inject
 
-__all__ = ["AttachError", "arm", "python_version_of"]
+__all__ = ["AttachError", "InjectionRefused", "arm", "python_version_of", "read_only_reason"]
 
 
 def owner_check(pid: int) -> None:
@@ -82,7 +86,10 @@ def arm(pid: int, template: str, settings_text: str, options_json: str,
                               f"{sys.version.split()[0]}")
         if version is None or version < (3, 14):
             raise AttachError(f"rocprof attach: pid {pid} is not a Python >= 3.14 process")
-        _remote_exec(pid, json.dumps({"options": json.loads(options_json)}))
+        try:
+            _remote_exec(pid, json.dumps({"options": json.loads(options_json)}))
+        except (OSError, RuntimeError, ValueError) as e:  # remote debugging off, refused
+            raise InjectionRefused(f"rocprof attach: sys.remote_exec({pid}) failed: {e}") from None
         return method
     code = inject(pid, os.path.join(library_dir(), "librocprof_inject.so"), template,
                   settings_text)
@@ -93,6 +100,20 @@ def arm(pid: int, template: str, settings_text: str, options_json: str,
         raise AttachError(f"rocprof attach: pid {pid} could not be armed (code {code}; the "
                           "process's stderr says why)")
     return method
+
+
+def read_only_reason(pid: int, python_samples_only: bool) -> str | None:
+    """Why `--method auto` samples pid read-only from the start (None: it injects first):
+    Python stacks alone were asked of a Python that only ptrace loading could reach, and
+    that loads native capture only."""
+    version = python_version_of(pid)
+    if not python_samples_only or version is None:
+        return None
+    if version >= (3, 14) and hasattr(sys, "remote_exec"):
+        return None
+    return (f"rocprof attach: pid {pid} runs Python {version[0]}.{version[1]}: ptrace loading "
+            "samples no Python stacks (sys.remote_exec needs 3.14 on both sides), so they are "
+            "sampled read-only")
 
 
 def wait_socket(pid: int, timeout: float = 15.0) -> str:

@@ -31,6 +31,11 @@ class AttachError(Exception):
     """One line for the user: why the process could not be attached."""
 
 
+class InjectionRefused(AttachError):
+    """Our code cannot be run in the process (ptrace refused, another C library or machine,
+    the load failed, remote debugging off): `--method auto` samples it read-only instead."""
+
+
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.ptrace.restype = ctypes.c_long
 _libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
@@ -46,15 +51,17 @@ def _ptrace(req: int, pid: int, addr: int = 0, data=0) -> int:
     return r
 
 
-def refusal(pid: int, e: OSError) -> str:
-    """Why ptrace was refused, naming the setting that decides it."""
+def refusal(pid: int, e: OSError, action: str = "") -> str:
+    """Why ptrace (or another use of the kernel's ptrace access check: `action`, e.g. reading
+    the memory of pid) was refused, naming the setting that decides it."""
     scope = "unknown (no Yama)"
     try:
         with open("/proc/sys/kernel/yama/ptrace_scope") as f:
             scope = f.read().strip()
     except OSError:
         pass
-    return (f"rocprof attach: ptrace of pid {pid} refused ({errno.errorcode.get(e.errno, e.errno)}):"
+    action = action or f"ptrace of pid {pid}"
+    return (f"rocprof attach: {action} refused ({errno.errorcode.get(e.errno, e.errno)}):"
             f" kernel.yama.ptrace_scope is {scope} (0 lets a user trace its own processes; set "
             "with `sysctl kernel.yama.ptrace_scope=0`), or this process lacks CAP_SYS_PTRACE "
             "(containers: --cap-add SYS_PTRACE; a seccomp profile may also forbid ptrace)")
@@ -86,7 +93,7 @@ def remote_address(pid: int, local_lib: str, symbol: str) -> int:
     local = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
     here, there = _mapping_base("self", local_lib), _mapping_base(pid, local_lib)
     if here is None or there is None or local is None:
-        raise AttachError(f"rocprof attach: {os.path.basename(local_lib)} is not mapped in pid "
+        raise InjectionRefused(f"rocprof attach: {os.path.basename(local_lib)} is not mapped in pid "
                           f"{pid}")
     return there + (local - here)
 
@@ -100,7 +107,7 @@ class Tracee:
             _ptrace(PTRACE_ATTACH, pid)
         except OSError as e:
             if e.errno in (errno.EPERM, errno.EACCES):
-                raise AttachError(refusal(pid, e)) from None
+                raise InjectionRefused(refusal(pid, e)) from None
             raise AttachError(f"rocprof attach: pid {pid}: {e.strerror}") from None
         self._wait_stop()
         self.saved = self.regs()
@@ -175,11 +182,11 @@ class Tracee:
 def inject(pid: int, library: str, template: str, settings_text: str) -> int:
     """Loads `library` into pid and calls rocprof_attach_arm there; its result code."""
     if platform.machine() != "x86_64":
-        raise AttachError(f"rocprof attach: ptrace loading is implemented for x86-64, not "
+        raise InjectionRefused(f"rocprof attach: ptrace loading is implemented for x86-64, not "
                           f"{platform.machine()}")
     libc = _libc_path(pid)
     if libc is None or libc != _libc_path("self"):
-        raise AttachError(f"rocprof attach: pid {pid} uses another C library ({libc}) than "
+        raise InjectionRefused(f"rocprof attach: pid {pid} uses another C library ({libc}) than "
                           "rocprof's: attach from the same machine image")
     dlopen = remote_address(pid, libc, "dlopen")
     library = os.path.realpath(library)
@@ -188,7 +195,7 @@ def inject(pid: int, library: str, template: str, settings_text: str) -> int:
         path = library.encode() + b"\0"
         handle = t.call(dlopen, t.scratch_at(len(path)), RTLD_NOW | RTLD_GLOBAL, scratch=path)
         if handle == 0:
-            raise AttachError(f"rocprof attach: dlopen({library}) failed in pid {pid}")
+            raise InjectionRefused(f"rocprof attach: dlopen({library}) failed in pid {pid}")
         arm = remote_address(pid, library, "rocprof_attach_arm")
         blob = template.encode() + b"\0"
         args = blob + settings_text.encode() + b"\0"

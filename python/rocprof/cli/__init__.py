@@ -16,7 +16,8 @@ SUBCOMMANDS = {
     "avail": "hardware counters of each GPU here, with descriptions (rocprofv3 -L)",
     "peaks": "measure (once, cached) each GPU's empirical bandwidth and FLOP/s peaks",
     "ctl": "start/stop a recording window of a `rocprof run --on-demand` run, or list its processes",
-    "attach": "record a running process not started by rocprof (sys.remote_exec or ptrace)",
+    "attach": "record a running process not started by rocprof (sys.remote_exec, ptrace, or "
+              "read-only sampling)",
     "completion": "print the shell completion script for rocprof and rocpd (bash or zsh)",
 }
 

@@ -1,18 +1,23 @@
 """`rocprof attach PID [--duration 10s] [-d DIR] [-o NAME] [options]`: record a process that was
 not started by rocprof. The process is armed for on-demand capture (rocprof.attach says how);
 with --duration a window is recorded at once and its database's path printed, else `rocprof
-ctl start|stop|status PID` controls it from then on."""
+ctl start|stop|status PID` controls it from then on. With --method read-only (or where `auto`
+finds injection refused) its Python stacks are sampled from outside for --duration (else until
+Ctrl-C or its end) instead."""
 
 from __future__ import annotations
 
 import os
 import sys
 
+from .. import option_table
+from ..attach import readonly
 from .help_text import epilog
 
 EXAMPLES = (
     "rocprof attach 12345 --duration 10s     # 10 s of a running program; prints the database",
     "rocprof attach 12345 -d out/            # arm it; then rocprof ctl start|stop 12345",
+    "rocprof attach 12345 --method read-only --duration 5s --sample 200   # as py-spy --pid",
 )
 
 
@@ -26,11 +31,18 @@ def add_parser(p) -> None:
     p.add_argument("-o", "--output-file", default=None, metavar="NAME",
                    help="database name (placeholders as rocprof run; default %%pid%%); windows "
                         "add _w<k>")
-    p.add_argument("--method", choices=("auto", "remote-exec", "ptrace"), default="auto",
+    p.add_argument("--method", choices=("auto", "remote-exec", "ptrace", "read-only"),
+                   default="auto",
                    help="auto (the default): sys.remote_exec for Python >= 3.14 targets, ptrace "
-                        "otherwise")
-    # The window options and --duration/--timeout are ctl's.
+                        "otherwise; read-only where that is refused or not possible, or when "
+                        "only --sample is asked of a Python < 3.14. read-only: sample the "
+                        "Python stacks from outside, running no code in the process (as py-spy "
+                        f"--pid; Python stacks only, --sample HZ default {readonly.DEFAULT_HZ})")
+    # The window options and --duration/--timeout are ctl's; --sampling-mode is run's.
     add_ctl(_OnlyOptions(p))
+    mode = option_table.by_name("--sampling-mode")
+    p.add_argument(*mode.names, help=mode.help + " (read-only: cpu samples the threads the "
+                   "kernel shows running at each tick)", **mode.argparse)
 
 
 class _OnlyOptions:
@@ -52,16 +64,34 @@ class _OnlyOptions:
 def run(args) -> int:
     from .. import attach, backends, paths
     from ..options import Options
+    from . import ctl
 
     options = Options(output_dir=paths.anchored_dir(args.output_directory),
                       output_file=args.output_file, kernel_trace=True, memory_copy_trace=True,
                       default_gpu=True)
     template = os.path.abspath(paths.database_template(options.output_dir, options.output_file))
-    settings, _notes = backends.configure(options)
-    settings.cupti.library_candidates = ""  # the process finds the libcupti its CUDA matches
+    gpu_options = [f for f in ctl.WINDOW_FLAGS if getattr(args, f)] + \
+        (["sys_trace"] if args.sys_trace else [])
+    method = args.method
     try:
-        method = attach.arm(args.pid, template, settings.to_text(), options.to_json(),
-                            args.method)
+        if method == "auto":
+            reason = attach.read_only_reason(args.pid, args.sample is not None and not gpu_options)
+            if reason is not None:
+                print(reason, file=sys.stderr)
+                method = "read-only"
+        if method != "read-only":
+            settings, _notes = backends.configure(options)
+            settings.cupti.library_candidates = ""  # the process finds the libcupti its CUDA matches
+            try:
+                method = attach.arm(args.pid, template, settings.to_text(), options.to_json(),
+                                    method)
+            except attach.InjectionRefused as e:
+                if args.method != "auto" or attach.python_version_of(args.pid) is None:
+                    raise
+                print(f"{e}; sampling its Python stacks read-only instead", file=sys.stderr)
+                method = "read-only"
+        if method == "read-only":
+            return _read_only(args, options, template, gpu_options)
         sock = attach.wait_socket(args.pid)
     except attach.AttachError as e:
         print(e, file=sys.stderr)
@@ -72,7 +102,25 @@ def run(args) -> int:
         print(f"rocprof attach: record with `rocprof ctl start [--duration 10s] {args.pid}`",
               file=sys.stderr)
         return 0
-    from . import ctl
-
     args.action, args.target = "start", str(args.pid)
     return ctl.run(args)
+
+
+def _read_only(args, options, template: str, gpu_options: list[str]) -> int:
+    """Samples the process from outside; its database's path on stdout."""
+    from ..attach import AttachError
+
+    if gpu_options:
+        flag = "--" + gpu_options[0].replace("_", "-")
+        raise AttachError(f"rocprof attach: read-only sampling records Python stacks only: {flag} "
+                          "needs our library in the process (--method ptrace or remote-exec)")
+    hz = readonly.DEFAULT_HZ if args.sample is None else args.sample
+    if not 1 <= hz <= 100_000:
+        raise AttachError(f"rocprof attach: --sample must be between 1 and 100000 Hz, not {hz}")
+    options.sample, options.sampling_mode = hz, args.sampling_mode
+    options.marker_trace = options.kernel_trace = options.memory_copy_trace = False
+    options.default_gpu = False
+    path = readonly.sample(args.pid, template, hz, args.sampling_mode == "wall", args.duration,
+                           options.to_json())
+    print(path, flush=True)
+    return 0

@@ -30,7 +30,7 @@ EXAMPLES = (
 
 # Window options: what they add to the run's settings (capture/settings.hpp keys). A GPU
 # backend the run left off stays off: these choose what a live backend records.
-_WINDOW_FLAGS = {
+WINDOW_FLAGS = {
     "kernel_trace": ("cupti.kernels=1", "hsa.kernels=1"),
     "memory_copy_trace": ("cupti.copies=1", "hsa.copies=1"),
     "memory_allocation_trace": ("cupti.allocations=1", "hsa.allocations=1"),
@@ -78,7 +78,7 @@ parse_duration.__name__ = "TIME"
 
 def window_options(args) -> list[str]:
     lines: list[str] = []
-    for flag, keys in _WINDOW_FLAGS.items():
+    for flag, keys in WINDOW_FLAGS.items():
         if getattr(args, flag) or args.sys_trace:
             lines += keys
     if args.sample is not None:
