@@ -10,6 +10,8 @@ import errno
 import sys
 import time
 
+from .. import _core
+from . import owner_check
 from .ptrace import AttachError, refusal
 
 DEFAULT_HZ = 100  # py-spy's rate: each sample costs this process a few syscalls per frame
@@ -19,9 +21,6 @@ def sample(pid: int, template: str, hz: int, wall: bool, duration: float | None,
            options_json: str = "{}") -> str:
     """Samples pid for `duration` seconds (None: until Ctrl-C or its end); the database's
     path. Raises AttachError with one line."""
-    from .. import _core
-    from . import owner_check
-
     owner_check(pid)
     sampler = _core.ReadOnlySampler()
     try:

@@ -11,7 +11,7 @@ import os
 import sys
 
 from .. import option_table
-from ..attach import readonly
+from ..attach import AttachError, readonly
 from .help_text import epilog
 
 EXAMPLES = (
@@ -108,8 +108,6 @@ def run(args) -> int:
 
 def _read_only(args, options, template: str, gpu_options: list[str]) -> int:
     """Samples the process from outside; its database's path on stdout."""
-    from ..attach import AttachError
-
     if gpu_options:
         flag = "--" + gpu_options[0].replace("_", "-")
         raise AttachError(f"rocprof attach: read-only sampling records Python stacks only: {flag} "
