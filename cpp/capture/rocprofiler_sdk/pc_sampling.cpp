@@ -295,12 +295,13 @@ void start_sampling(CaptureContext& c) {
   g_running = true;
 }
 
-// Under g_mu: sampling stopped and every sample delivered (not after the SDK's teardown).
-void drain() {
+// Under g_mu: sampling stopped and every sample delivered. From the SDK's finalize call
+// (`finalizing`), or before the SDK began its teardown.
+void drain(bool finalizing) {
   if (!g_running || g_sdk_finalized) return;
   int finalized = 0;
   g_api.rocprofiler_is_finalized(&finalized);
-  if (finalized != 0) return;
+  if (finalized != 0 && !finalizing) return;
   std::string why;
   if (!check(g_api.rocprofiler_stop_context(g_sampling_ctx), "rocprofiler_stop_context", &why))
     g_status = "on; at stop: " + why;
@@ -391,7 +392,7 @@ int tool_initialize(rocprofiler_client_finalize_t, void*) {
 void tool_finalize(void*) {
   std::lock_guard<std::mutex> g(g_mu);
   if (g_forked) return;
-  drain();
+  drain(true);
   g_sdk_finalized = true;
 }
 
@@ -422,7 +423,7 @@ class SdkPcSampling final : public Backend {
     std::lock_guard<std::mutex> g(g_mu);
     if (!g_session) return;
     g_session = false;
-    drain();
+    drain(false);
     g_running = false;
     g_ctx.store(nullptr, std::memory_order_release);
     // Nothing to say where rocprofiler-sdk never loaded us (no AMD GPU work in this process):
@@ -448,7 +449,9 @@ class SdkPcSampling final : public Backend {
     }
     *live = false;
     if (::access("/dev/kfd", R_OK | W_OK) != 0) {
-      *reason = "no AMD GPU driver (/dev/kfd missing or not accessible); not run on AMD hardware";
+      *reason =
+          "rocprofiler-sdk's PC sampling needs an AMD GPU: no AMD GPU driver (/dev/kfd missing or "
+          "not accessible); not run on AMD hardware";
       return;
     }
     const char* rocm = std::getenv("ROCM_PATH");

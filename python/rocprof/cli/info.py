@@ -136,7 +136,8 @@ def run(args) -> int:
                     detail = detail[len("not compiled in"):].strip(" ()")
                 print(f"  {'':<{width}} {src['name'] + ':':<10}{live} — {detail}")
     print("AMD paths: " + "; ".join(f"{k}: {v}" for k, v in amd_paths().items() if k != "hardware"))
-    print("AMD (HSA/HIP) capture has not yet run on AMD hardware.")
+    print("AMD capture (HSA/HIP tracing, rocprofiler-sdk PC sampling) has not yet run on AMD "
+          "hardware.")
     for line in name_clashes():
         print(f"name clash: {line}")
     return 0
