@@ -14,13 +14,12 @@ Not run on AMD hardware: tested against the test-only stand-in SDK of tests/amd_
 
 from __future__ import annotations
 
-import ctypes.util
 import glob
 import os
 
-from .._libs import library_dir
+from .._libs import already_mapped, library_dir
 from ..options import Options
-from . import hsa, pc_sampling
+from . import pc_sampling
 
 TOOL_LIBRARY = "librocprof_sdk.so"
 VARIABLE = "ROCP_TOOL_LIBRARIES"
@@ -47,7 +46,7 @@ def configure(options: Options, settings) -> list[str]:
     """Fill settings.pc_sampling and set the tool's environment."""
     pc_sampling.fill(options, settings)
     notes = []
-    if hsa._hsa_already_loaded() and TOOL_LIBRARY not in os.environ.get(VARIABLE, ""):
+    if already_mapped("libhsa-runtime64") and TOOL_LIBRARY not in os.environ.get(VARIABLE, ""):
         notes.append("the HSA runtime was loaded before profiling started, so rocprofiler-sdk "
                      "cannot load rocprof's tool and AMD GPUs are not PC-sampled: run under "
                      f"`rocprof run`, or set {VARIABLE}={tool_path()} before the program first "
@@ -65,6 +64,8 @@ def child_environment(options: Options, settings, env: dict) -> list[str]:
 
 def find_sdk() -> str | None:
     """The rocprofiler-sdk library on this machine, or None."""
+    import ctypes.util  # imports subprocess: only when asked
+
     roots = [os.environ.get("ROCM_PATH"), "/opt/rocm"]
     for root in filter(None, roots):
         hits = sorted(glob.glob(os.path.join(root, "lib", _LIB + "*")))
