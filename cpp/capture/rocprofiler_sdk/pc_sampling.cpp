@@ -79,12 +79,14 @@ std::mutex g_mu;  // everything below except what the buffer callback reads
 bool g_client = false, g_initialized = false, g_forked = false;
 bool g_session = false, g_configured = false, g_running = false, g_sdk_finalized = false;
 PcSamplingSettings g_asked;
+CaptureContext* g_session_ctx = nullptr;  // the running session's (it asked for PC sampling)
 std::string g_status = "rocprofiler-sdk has not started in this process";
 std::vector<std::unique_ptr<Gpu>> g_gpus;
 rocprofiler_context_id_t g_names_ctx{}, g_sampling_ctx{};
 rocprofiler_pc_sampling_method_t g_method = ROCPROFILER_PC_SAMPLING_METHOD_NONE;
 
-// Read by the SDK's threads (callbacks) without g_mu.
+// Read by the SDK's threads (callbacks) without g_mu. g_ctx: where samples go, set while
+// sampling runs.
 std::atomic<CaptureContext*> g_ctx{nullptr};
 Kernels g_kernels;
 DispatchRing* g_ring = nullptr;  // made when the service is configured; never freed
@@ -383,7 +385,7 @@ int tool_initialize(rocprofiler_client_finalize_t, void*) {
     say_off(g_status.substr(5));
     return 0;
   }
-  if (CaptureContext* c = g_ctx.load(std::memory_order_acquire)) start_sampling(*c);
+  if (g_session_ctx != nullptr) start_sampling(*g_session_ctx);
   return 0;
 }
 
@@ -410,7 +412,7 @@ class SdkPcSampling final : public Backend {
     if (!s.pc_sampling.enabled || g_forked) return true;
     g_session = true;
     g_asked = s.pc_sampling;
-    g_ctx.store(&c, std::memory_order_release);  // the SDK's initialize starts sampling then
+    g_session_ctx = &c;  // where the SDK's initialize starts sampling, if it comes later
     if (!g_initialized) return true;
     if (g_configured)
       start_sampling(c);
@@ -426,6 +428,7 @@ class SdkPcSampling final : public Backend {
     drain(false);
     g_running = false;
     g_ctx.store(nullptr, std::memory_order_release);
+    g_session_ctx = nullptr;
     // Nothing to say where rocprofiler-sdk never loaded us (no AMD GPU work in this process):
     // another PC sampler may have written these tags.
     if (g_initialized) write_metadata(c);
@@ -435,6 +438,7 @@ class SdkPcSampling final : public Backend {
     // The child has none of the SDK's threads: never call it from there.
     g_forked = true;
     g_running = false;
+    g_session_ctx = nullptr;
     g_ctx.store(nullptr);
   }
 
