@@ -109,7 +109,8 @@ def build_amd_standin(out: Path) -> dict:
     lib = library_dir()
     for cmd in (
         [*common, "-fPIC", "-shared", "-fvisibility=hidden", "-o", hsa,
-         AMD_STANDIN / "standin_hsa.cpp", "-ldl", "-lpthread"],
+         AMD_STANDIN / "standin_hsa.cpp", AMD_STANDIN / "standin_hsa_tools.cpp", "-ldl",
+         "-lpthread"],
         [*common, "-fPIC", "-shared", "-fvisibility=hidden", "-o", hip,
          AMD_STANDIN / "standin_hip.cpp", f"-L{out}", "-lrocprof_standin_hsa", f"-Wl,-rpath,{out}"],
         [*common, f"-I{lib}/include", "-o", app, AMD_STANDIN / "hip_like_app.cpp", f"-L{out}",

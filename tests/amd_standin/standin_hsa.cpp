@@ -5,8 +5,8 @@
 //
 // What it does, the way ROCr does it as far as a tool can see:
 //  - hsa_init loads each library named in HSA_TOOLS_LIB (space-separated) and calls its OnLoad
-//    with the live API table; every exported hsa_* function calls through that table, so a
-//    tool that replaces entries intercepts every caller.
+//    with the live API table (standin_hsa_tools.cpp); every exported hsa_* function calls
+//    through that table, so a tool that replaces entries intercepts every caller.
 //  - One CPU agent and one GPU agent ("rocprof software stand-in GPU").
 //  - AQL queues: a CPU thread per queue "executes" kernel-dispatch packets in order, each for the
 //    duration its fake code object states, then decrements the completion signal. With
@@ -44,6 +44,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+// standin_hsa_tools.cpp: rocprofiler-register's part and HSA_TOOLS_LIB, in hsa_init.
+void standin_load_tools(HsaApiTable* table);
 
 namespace {
 
@@ -670,57 +673,13 @@ void build_table() {
       a.version.minor_id = sizeof(AmdExtTable) + 2 * sizeof(void*);
 }
 
-using OnLoadFn = bool (*)(HsaApiTable*, uint64_t, uint64_t, const char* const*);
-
-void load_tools() {
-  const char* env = std::getenv("HSA_TOOLS_LIB");
-  if (env == nullptr) return;
-  std::istringstream in(env);
-  std::string lib;
-  std::vector<std::string> failed;
-  while (in >> lib) {
-    void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-    auto on_load = h ? reinterpret_cast<OnLoadFn>(dlsym(h, "OnLoad")) : nullptr;
-    if (on_load == nullptr) {
-      std::fprintf(stderr, "standin-hsa: tool %s not loaded: %s\n", lib.c_str(),
-                   h ? "no OnLoad" : dlerror());
-      failed.push_back(lib);
-      continue;
-    }
-    std::vector<const char*> names;
-    for (const auto& f : failed) names.push_back(f.c_str());
-    if (!on_load(&g_table.root, (uint64_t(1) << 32) | 5, names.size(), names.data()))
-      failed.push_back(lib);
-  }
-}
-
-// rocprofiler-register's part: it loads rocprofiler-sdk when a tool asks for it
-// (ROCP_TOOL_LIBRARIES) and hands it the table, which the SDK may wrap before any HSA_TOOLS_LIB
-// tool sees it.
-using SetApiTableFn = int (*)(const char*, uint64_t, uint64_t, void**, uint64_t);
-void register_with_sdk() {
-  const char* tools = std::getenv("ROCP_TOOL_LIBRARIES");
-  const char* sdk = std::getenv("ROCPROF_SDK_STANDIN");
-  if (tools == nullptr || *tools == '\0' || sdk == nullptr) return;
-  void* h = dlopen(sdk, RTLD_NOW | RTLD_GLOBAL);
-  auto set = h ? reinterpret_cast<SetApiTableFn>(dlsym(h, "rocprofiler_set_api_table")) : nullptr;
-  if (set == nullptr) {
-    std::fprintf(stderr, "standin-hsa: rocprofiler-sdk stand-in %s not loaded: %s\n", sdk,
-                 h ? "no rocprofiler_set_api_table" : dlerror());
-    return;
-  }
-  void* tables[] = {&g_table.root};
-  set("hsa", (uint64_t(1) << 32) | 5, 0, tables, 1);
-}
-
 void first_init() {
   if (const char* hz = std::getenv("ROCPROF_STANDIN_TICK_HZ"))
     g_tick_hz = std::strtoull(hz, nullptr, 10);
   build_table();
   std::thread(async_loop).detach();
   std::thread(copy_engine).detach();
-  register_with_sdk();
-  load_tools();
+  standin_load_tools(&g_table.root);
 }
 
 const CoreApiTable& core() { return *g_table.root.core_; }
