@@ -35,6 +35,12 @@ def run_rocprof(*args, env: dict | None = None, cwd=None, timeout: float = 120,
                           cwd=cwd, capture_output=True, text=True, timeout=timeout, **popen)
 
 
+def run_rocpd(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`python -m rocpd ARGS` as a user would run it."""
+    return subprocess.run([sys.executable, "-m", "rocpd", *map(str, args)], env=_env(env),
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def popen_rocprof(*args, env: dict | None = None, **popen) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "rocprof", *map(str, args)], env=_env(env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
@@ -53,6 +59,7 @@ ALLOWED = {
     "librocprof_inject.so": re.compile(r"^(InitializeInjection|rocprof_attach_arm)$"),
     "librocprof_exec.so": re.compile(r"^(execv?p?e?$|execl[pe]?$|fexecve$|rocprof_exec_hooks$)"),
     "librocprof_hsa.so": re.compile(r"^(OnLoad|OnUnload)$"),  # built with the HSA headers
+    "librocprof_sdk.so": re.compile(r"^rocprofiler_configure$"),  # with rocprofiler-sdk's
     "librocprof_nccl.so": re.compile(r"^ncclProfiler_v[0-9]+$"),  # NCCL_PROFILER_PLUGIN
     "_torch_observer": re.compile(r"^PyInit__torch_observer$"),  # built where torch was found
 }
@@ -104,7 +111,8 @@ def build_amd_standin(out: Path) -> dict:
     lib = library_dir()
     for cmd in (
         [*common, "-fPIC", "-shared", "-fvisibility=hidden", "-o", hsa,
-         AMD_STANDIN / "standin_hsa.cpp", "-ldl", "-lpthread"],
+         AMD_STANDIN / "standin_hsa.cpp", AMD_STANDIN / "standin_hsa_tools.cpp", "-ldl",
+         "-lpthread"],
         [*common, "-fPIC", "-shared", "-fvisibility=hidden", "-o", hip,
          AMD_STANDIN / "standin_hip.cpp", f"-L{out}", "-lrocprof_standin_hsa", f"-Wl,-rpath,{out}"],
         [*common, f"-I{lib}/include", "-o", app, AMD_STANDIN / "hip_like_app.cpp", f"-L{out}",
@@ -113,6 +121,38 @@ def build_amd_standin(out: Path) -> dict:
     ):
         subprocess.run(list(map(str, cmd)), check=True)
     return {"hsa": hsa, "hip": hip, "app": app, "env": {"ROCPROF_HSA_STANDIN": str(hsa)}}
+
+
+def build_sdk_standin(out: Path, amd: dict) -> dict:
+    """Builds the TEST-ONLY rocprofiler-sdk stand-in (tests/amd_standin/standin_rocprofiler_sdk.cpp
+    and its HSA half) into ``out`` against the rocprofiler-sdk headers this build of rocprof was
+    compiled with; ``amd`` is build_amd_standin's. Returns ``amd`` with "sdk" and its variable in
+    "env". Skips, saying why, where the rocprofiler-sdk backend is not compiled in (no headers
+    at build time: tests/amd_standin/rocprofiler_sdk_headers.sh makes a set)."""
+    import pytest
+    from rocprof import _core
+
+    compiled = {name: c for name, c, _live, _why in _core.backends()}
+    if not compiled.get("rocprofiler-sdk-pc-sampling"):
+        pytest.skip("the rocprofiler-sdk backend is not compiled into this build (no "
+                    "rocprofiler-sdk headers at build time; tests/amd_standin/"
+                    "rocprofiler_sdk_headers.sh makes a set)")
+    found = re.search(r"rocprofiler_sdk: compiled \(PC sampling, headers in ([^)]+)\)",
+                      _core.hsa_build_summary())
+    if found is None or not os.path.isdir(found.group(1)):
+        pytest.skip(f"the rocprofiler-sdk headers this build used are gone ({found and found.group(1)})")
+    cxx = shutil.which("g++") or shutil.which("c++")
+    sdk = out / "librocprof_standin_sdk.so"
+    objects = [out / "standin_rocprofiler_sdk.o", out / "standin_sdk_hsa.o"]
+    for cmd in (
+        [cxx, "-std=c++17", "-O1", "-fPIC", "-fvisibility=hidden", "-D__HIP_PLATFORM_AMD__",
+         f"-I{found.group(1)}", "-c", "-o", objects[0], AMD_STANDIN / "standin_rocprofiler_sdk.cpp"],
+        [cxx, "-std=c++17", "-O1", "-fPIC", "-fvisibility=hidden", f"-I{_hip_headers()}", "-c",
+         "-o", objects[1], AMD_STANDIN / "standin_sdk_hsa.cpp"],
+        [cxx, "-shared", "-o", sdk, *objects, "-ldl", "-lpthread"],
+    ):
+        subprocess.run(list(map(str, cmd)), check=True)
+    return {**amd, "sdk": sdk, "env": {**amd["env"], "ROCPROF_SDK_STANDIN": str(sdk)}}
 
 
 def build_roctx_program(src: Path, out: Path, linked: bool = True) -> Path:

@@ -7,6 +7,11 @@
 
 namespace rocprof::kernel_names {
 
+std::string without_kd(std::string_view symbol) {
+  if (symbol.size() > 3 && symbol.substr(symbol.size() - 3) == ".kd") symbol.remove_suffix(3);
+  return std::string(symbol);
+}
+
 std::string demangle(const char* symbol) {
   if (symbol == nullptr) return "";
   int status = 0;

@@ -11,6 +11,10 @@
 
 namespace rocprof::kernel_names {
 
+// A kernel's symbol as the HSA runtime and rocprofiler-sdk name it, without the ".kd" suffix
+// of code object v3+ kernel descriptors (the name rocpd stores as kernel_name).
+std::string without_kd(std::string_view symbol);
+
 // The symbol demangled by the C++ ABI; the symbol itself when it is no mangled C++ name
 // (extern "C" kernels, Triton's, names a runtime already demangled).
 std::string demangle(const char* symbol);

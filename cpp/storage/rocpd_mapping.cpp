@@ -229,6 +229,30 @@ EventRow Mapping::event(const Record& r, std::string_view extdata) {
   return e;
 }
 
+std::string_view Mapping::pc_extdata(const Record& r) {
+  // The sampled wave's state, as rocprofv3's CSV columns carry it (Exec_Mask, Wave_Count,
+  // Instruction_Type, Wave_Issued_Instruction); the mask as hex text, being 64-bit unsigned.
+  const PcSampleData& p = r.pc;
+  if (!(p.flags & (kPcSampleExecMask | kPcSampleWaveState))) return kEmptyJson;
+  scratch_ = "{";
+  if (p.flags & kPcSampleExecMask) {
+    char mask[24];
+    std::snprintf(mask, sizeof mask, "0x%016llx", static_cast<unsigned long long>(p.exec_mask));
+    scratch_ += std::string("\"exec_mask\":\"") + mask + "\"";
+  }
+  if (p.flags & kPcSampleWaveState) {
+    if (scratch_.size() > 1) scratch_ += ",";
+    scratch_ += "\"wave_count\":" + std::to_string(p.wave_count) +
+                ",\"wave_issued\":" + ((p.flags & kPcSampleIssued) ? "1" : "0");
+    if (p.inst_type_id != 0) {
+      scratch_ += ",\"inst_type\":";
+      json_escape_into(scratch_, text(p.inst_type_id));
+    }
+  }
+  scratch_ += "}";
+  return scratch_;
+}
+
 std::string_view Mapping::region_extdata(const Record& r) {
   std::string_view extdata = kEmptyJson;
   if (r.region.extdata_id != 0) {
@@ -421,22 +445,25 @@ const RecordRows& Mapping::record(const Record& r) {
       out.event = event(r, kEmptyJson);
       // The CRC is an unsigned 64-bit value: stored as its two's-complement integer (SQLite
       // integers are signed); readers mask it back (rocpd.pcsamples).
-      out.pc_sample = PcSampleRow{pid_,
-                                  p.agent_id,
-                                  i64(r.correlation_id),
-                                  i64(r.start),
-                                  i64(r.end),
-                                  Id{r.name_id},
-                                  static_cast<int64_t>(p.code_object),
-                                  p.function_index,
-                                  i64(p.pc_offset),
-                                  Id{p.instruction_id},
-                                  Id{p.source_file_id},
-                                  p.line != 0 ? std::optional<int64_t>(p.line) : std::nullopt,
-                                  Id{p.stall_reason_id},
-                                  (p.flags & kPcSampleNotIssued) ? 1 : 0,
-                                  i64(p.samples),
-                                  out.event.id};
+      out.pc_sample = PcSampleRow{
+          pid_,
+          p.agent_id,
+          i64(r.correlation_id),
+          i64(r.start),
+          i64(r.end),
+          Id{r.name_id},
+          static_cast<int64_t>(p.code_object),
+          p.function_index,
+          i64(p.pc_offset),
+          Id{p.instruction_id},
+          Id{p.source_file_id},
+          p.line != 0 ? std::optional<int64_t>(p.line) : std::nullopt,
+          Id{p.stall_reason_id},
+          (p.flags & kPcSampleNotIssued) ? 1 : 0,
+          i64(p.samples),
+          out.event.id,
+          p.dispatch_id != 0 ? std::optional<int64_t>(i64(p.dispatch_id)) : std::nullopt,
+          pc_extdata(r)};
       break;
     }
     case RecordKind::kCollective:

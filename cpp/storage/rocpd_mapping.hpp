@@ -128,6 +128,8 @@ struct PcSampleRow {
   std::optional<int64_t> line;
   Id stall_reason_id;
   int64_t not_issued, count, event_id;  // not_issued: 1 for the subset counts (pc_sampling.hpp)
+  std::optional<int64_t> dispatch_id;
+  std::string_view extdata;  // the sampled wave's state (AMD), else {}
 };
 
 // rocpd_arg: one argument of an API call (collectives: capture/nccl/), as ROCm's writer
@@ -211,6 +213,7 @@ class Mapping {
  private:
   EventRow event(const Record& r, std::string_view extdata);
   std::string_view region_extdata(const Record& r);
+  std::string_view pc_extdata(const Record& r);
   const std::string& message_json(uint32_t name_id);
   std::pair<int64_t, bool> track_for(uint32_t tid, uint32_t category_id);
   Id region_name(uint32_t name_id, uint32_t range_message_id) const;

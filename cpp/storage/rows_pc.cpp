@@ -9,8 +9,8 @@ void Writer::prepare_pc() {
   stmts_[kPcSample] = prepare(
       "INSERT INTO \"rocpd_pc_sample{S}\"(nid, pid, agent_id, correlation_id, start, \"end\", "
       "kernel_name_id, code_object, function_index, pc_offset, instruction_id, source_file_id, "
-      "line, stall_reason_id, not_issued, count, event_id, extdata) "
-      "VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'{}')");
+      "line, stall_reason_id, not_issued, count, event_id, dispatch_id, extdata) "
+      "VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 }
 
 void Writer::pc_sample(const PcSampleRow& r) {
@@ -24,6 +24,8 @@ void Writer::pc_sample(const PcSampleRow& r) {
   bind(s, i++, r.line);
   bind(s, i++, r.stall_reason_id);
   for (int64_t v : {r.not_issued, r.count, r.event_id}) bind(s, i++, v);
+  bind(s, i++, r.dispatch_id);
+  bind(s, i++, r.extdata);
   run(s);
 }
 

@@ -161,6 +161,45 @@ TEST(RocpdSink, CounterValuesPairWithTheirDispatch) {
   std::remove(p.c_str());
 }
 
+// A PC sample that knows its dispatch and the sampled wave's state (AMD's samples) keeps both:
+// dispatch_id joins the dispatch's row, extdata holds the state; NVIDIA's rows keep NULL, {}.
+TEST(RocpdSink, PcSamplesKeepTheirDispatchAndWaveState) {
+  SessionInfo info;
+  info.path = temp_path("pc_wave");
+  info.guid = "0000ddb5-8903-7903-b269-cd8d3745bb8c";
+  info.pid = 42;
+  RocpdSink sink;
+  std::string error;
+  ASSERT_TRUE(sink.open(info, &error)) << error;
+  sink.write_strings(1, {"PC_SAMPLING", "_Z3hotPf", "waitcnt", "lds"});
+  auto sample = [](uint64_t dispatch, uint32_t flags) {
+    Record r = make_record(RecordKind::kPcSample, 100, 100, 0, 1, 9);
+    r.name_id = 2;
+    r.pc.pc_offset = 0x40;
+    r.pc.samples = 1;
+    r.pc.dispatch_id = dispatch;
+    r.pc.flags = flags;
+    r.pc.exec_mask = 0xf0000000000000ffull;
+    r.pc.wave_count = 3;
+    r.pc.inst_type_id = 4;
+    r.pc.stall_reason_id = 3;
+    return r;
+  };
+  Record rs[] = {sample(5, kPcSampleExecMask | kPcSampleWaveState), sample(0, 0)};
+  sink.write_records(rs, 2);
+  sink.close(500);
+  const std::string& p = info.path;
+  EXPECT_EQ(scalar(p,
+                   "SELECT dispatch_id FROM pc_samples WHERE json_extract(extdata, '$.exec_mask') "
+                   "= '0xf0000000000000ff' AND json_extract(extdata, '$.wave_count') = 3 AND "
+                   "json_extract(extdata, '$.wave_issued') = 0 AND "
+                   "json_extract(extdata, '$.inst_type') = 'lds' AND stall_reason = 'waitcnt'"),
+            5);
+  EXPECT_EQ(
+      scalar(p, "SELECT count(*) FROM pc_samples WHERE dispatch_id IS NULL AND extdata = '{}'"), 1);
+  std::remove(p.c_str());
+}
+
 // Recorded text is cut as it is written, wherever the string falls in a batch (first, middle,
 // alone), and everything derived from it (the event's {"message": ...}) sees only the cut text;
 // two texts cut to one stay two strings (rocpd_string is UNIQUE).

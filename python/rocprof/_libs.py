@@ -26,3 +26,13 @@ def roctx_include_dir() -> str:
     import os
 
     return os.path.join(library_dir(), "include")
+
+
+def already_mapped(name: str) -> bool:
+    """Whether this process has mapped a library whose path contains ``name`` (a GPU runtime
+    loaded before profiling started comes too late for the tools it would load)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            return any(name in line for line in maps)
+    except OSError:
+        return False

@@ -65,11 +65,11 @@ BACKENDS: tuple[Backend, ...] = (
             tuple(_core.HsaSettings.SUPPORTED), "hsa", gpu=True),
     Backend("rocprofiler-sdk-counters", "AMD per-kernel hardware counters (--pmc) through "
             "rocprofiler-sdk", ("counters",),
-            not_compiled="rocprofiler-sdk headers (ROCm 6.2+, /opt/rocm/include/"
-                         "rocprofiler-sdk) were not found at build time"),
-    # No backend in this build: rocprof.capture.pc_sampling_amd says why, on this machine.
+            not_compiled="not written yet (it would use rocprofiler-sdk's counter API)"),
+    # Configured with the other PC sampler (_configure_pc_sampling); where it is not compiled
+    # in, rocprof.capture.pc_sampling_amd says why, on this machine.
     Backend("rocprofiler-sdk-pc-sampling", "AMD PC sampling (--pc-sampling) through "
-            "rocprofiler-sdk", ("pc_samples",)),
+            "rocprofiler-sdk", ("pc_samples",), "pc_sampling_amd"),
     Backend("sampling", "Python and native call-stack sampling", ("samples",), "sampling"),
     Backend("metrics", "device and host metrics over time (--process-freq): NVML, AMD SMI, "
             "ROCm SMI, /proc", ("metrics",), "metrics", needs_live=False),
@@ -89,7 +89,7 @@ def get(name: str) -> Backend:
 
 
 def _amd_pc_sampling_reason() -> str:
-    """AMD PC sampling is rocprofiler-sdk's (ROCm 6+); this build has no backend for it."""
+    """Why this build has no AMD PC sampler (rocprofiler-sdk's), on this machine."""
     from .capture import pc_sampling_amd
 
     return pc_sampling_amd.reason()
@@ -189,14 +189,26 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     notes += _configure_other(get("markers"), options, settings)
     notes += _configure_gpu(options, settings)
     for b in BACKENDS:
-        if b.module and not b.gpu and b.name != "markers":
+        if b.module and not b.gpu and b.name not in ("markers", "rocprofiler-sdk-pc-sampling"):
             notes += _configure_other(b, options, settings)
-    if "pc_samples" in options.activities() and not _status("cupti-pc-sampling")["live"]:
-        notes.append("--pc-sampling: no PC sampler is live here (NVIDIA: "
-                     f"{_status('cupti-pc-sampling')['reason']}; AMD: "
-                     f"{_amd_pc_sampling_reason()}); no PC samples will be recorded")
+    notes += _configure_pc_sampling(options, settings)
     settings.validate()
     return settings, notes
+
+
+def _configure_pc_sampling(options: Options, settings) -> list[str]:
+    """Both PC samplers (a host may have both kinds of GPU): NVIDIA's is configured with CUPTI
+    (rocprof.capture.cupti), AMD's here; one note when neither is live."""
+    if "pc_samples" not in options.activities():
+        return []
+    nvidia, amd = _status("cupti-pc-sampling"), _status("rocprofiler-sdk-pc-sampling")
+    notes: list[str] = []
+    if amd["live"]:
+        notes += get("rocprofiler-sdk-pc-sampling").capture().configure(options, settings)
+    elif not nvidia["live"]:
+        notes.append(f"--pc-sampling: no PC sampler is live here (NVIDIA: {nvidia['reason']}; "
+                     f"AMD: {amd['reason'] or 'not live'}); no PC samples will be recorded")
+    return notes
 
 
 def child_environment(options: Options, settings, env: dict) -> list[str]:

@@ -219,21 +219,25 @@ OPTIONS: tuple[Option, ...] = (
        activities=("pc_samples",),
        help="sample the GPU's program counters. NVIDIA: CUPTI's PC sampling in "
             "continuous mode (kernels are not serialised); every warp's state every "
-            "2^N SM cycles. Build with -lineinfo (nvcc) for source lines. AMD needs "
-            "rocprofiler-sdk (ROCm 6+). Any --pc-sampling-* option turns it on"),
+            "2^N SM cycles. Build with -lineinfo (nvcc) for source lines. AMD: "
+            "rocprofiler-sdk's PC sampling (ROCm 6.2+, where this build has it; not run "
+            "on AMD hardware). Any --pc-sampling-* option turns it on"),
     _o("pc_sampling", "--pc-sampling-method", kind="value", choices=("stochastic", "host_trap"),
        type=str.lower,
        help="rocprofv3's method names (default stochastic). NVIDIA has one "
-            "hardware sampler with stall reasons; both names select it"),
+            "hardware sampler with stall reasons; both names select it. AMD: host_trap "
+            "(MI200+, by time) or stochastic (MI300+, by cycles, with stall reasons)"),
     _o("pc_sampling", "--pc-sampling-unit", kind="value", choices=("instructions", "cycles", "time"),
        type=str.lower,
        help="unit of --pc-sampling-interval (default cycles); time is in "
             "microseconds. NVIDIA: cycles and time round to the nearest power of two "
-            "between 2^5 and 2^31 cycles; instructions is not available"),
+            "between 2^5 and 2^31 cycles; instructions is not available. AMD: the unit "
+            "the GPU offers for the method (host_trap: time, stochastic: cycles)"),
     _o("pc_sampling", "--pc-sampling-interval", kind="value", type=int, metavar="N",
        help="sampling interval in --pc-sampling-unit (default: the backend's own, "
-            "CUPTI's chosen by the SM count); the period used is in the database's "
-            "metadata (rocprof.pc_sampling.period)"),
+            "CUPTI's chosen by the SM count; on AMD rocprofv3's documented 1 us or 2^20 "
+            "cycles); the period used is in the database's metadata "
+            "(rocprof.pc_sampling.period)"),
     # ---- sampling ----
     _o("sampling", "--sample", kind="rate", activities=("samples",), metavar="HZ",
        help="sample the call stacks of every Python thread HZ times a second "

@@ -39,6 +39,7 @@ def run(args) -> int:
                              "`rocprof run --pc-sampling ...`)")
         print(source.summary_text(db, top=0).splitlines()[0])
         kernels = pcsamples.top_kernels(db, limit=None)
+        hint = pcsamples.no_line_hint(db)
         if args.kernel:
             kernels = kernels[kernels["name"] == args.kernel]
             if kernels.empty:
@@ -52,7 +53,7 @@ def run(args) -> int:
             print(f"\n{k.percent:6.1f}% {k.samples:9d}  {k.name}  (top stall: {k.top_stall})")
             for r in pcsamples.top_lines(db, k.name, limit=args.lines).itertuples():
                 where = (f"{r.source_file}:{int(r.line)}" if r.line == r.line and r.line is not None
-                         else "(no line info: build with -lineinfo)")
+                         else f"(no line info: {hint})")
                 print(f"  {r.percent:6.1f}% {r.samples:9d}  {where}  (top stall: {r.top_stall})")
             print("  instructions:")
             for r in pcsamples.top_instructions(db, k.name, limit=args.instructions).itertuples():

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..io.connection import Connection
 
 __all__ = ["pc_samples", "pcSamples", "top_kernels", "top_lines", "top_instructions",
-           "sampling_info", "has_pc_samples", "kernel_time_shares"]
+           "sampling_info", "has_pc_samples", "kernel_time_shares", "no_line_hint"]
 
 _COLUMNS = ("guid", "pid", "agent_id", "correlation_id", "start", "end", "kernel_name", "name",
             "code_object", "pc_offset", "instruction", "source_file", "line",
@@ -147,3 +147,11 @@ def sampling_info(db) -> dict[str, str]:
             out.setdefault(key, value)
     return out
 
+
+def no_line_hint(db) -> str:
+    """Why samples lack a source line, for the text that lists them: NVIDIA's need the binary's
+    line info; AMD's (rocprofiler-sdk's) come with none."""
+    backend = sampling_info(db).get("backend", "")
+    if backend.startswith("rocprofiler-sdk") and "cupti" not in backend:
+        return "rocprofiler-sdk gives no source lines"
+    return "build with nvcc -lineinfo"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from . import pc_samples, sampling_info, top_kernels
+from . import no_line_hint, pc_samples, sampling_info, top_kernels
 
 CONTEXT = 3  # lines shown around each sampled line
 
@@ -43,7 +43,7 @@ def listing(db, kernel: str, context: int = CONTEXT) -> str:
             last = n
     if no_line:
         out.append(f"{100.0 * no_line / total:.1f}% of the samples have no line information "
-                   "(build with nvcc -lineinfo)")
+                   f"({no_line_hint(db)})")
     return "\n".join(out) + "\n"
 
 

@@ -5,15 +5,20 @@
 //
 // What it does, the way ROCr does it as far as a tool can see:
 //  - hsa_init loads each library named in HSA_TOOLS_LIB (space-separated) and calls its OnLoad
-//    with the live API table; every exported hsa_* function calls through that table, so a
-//    tool that replaces entries intercepts every caller.
+//    with the live API table (standin_hsa_tools.cpp); every exported hsa_* function calls
+//    through that table, so a tool that replaces entries intercepts every caller.
 //  - One CPU agent and one GPU agent ("rocprof software stand-in GPU").
 //  - AQL queues: a CPU thread per queue "executes" kernel-dispatch packets in order, each for the
 //    duration its fake code object states, then decrements the completion signal. With
 //    profiling on, the signal carries start/end in system ticks (end - start = the duration
 //    exactly, as a hardware timer would report).
 //  - hsa_amd_queue_intercept_create/register: packets rung on the intercept queue's doorbell are
-//    handed to the registered handler on the ringing thread, with a writer into the real queue.
+//    handed to the registered handlers on the ringing thread, the one registered last first,
+//    each with a writer into the next (the last writer fills the real queue), as ROCr chains
+//    them.
+//  - rocprofiler-register's part of hsa_init: where ROCP_TOOL_LIBRARIES names tools, the
+//    rocprofiler-sdk library (here the TEST-ONLY stand-in named by ROCPROF_SDK_STANDIN) is
+//    loaded and handed the API table (rocprofiler_set_api_table), before HSA_TOOLS_LIB tools.
 //  - hsa_amd_memory_async_copy on one copy-engine thread: memcpy, 1 ns per byte (1 GB/s).
 //  - Signals, async signal handlers (one handler thread), memory pools (malloc), executables
 //    from a text "code object": "ROCPROF-STANDIN-CO" then one "name duration_ns group private
@@ -39,6 +44,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+// standin_hsa_tools.cpp: rocprofiler-register's part and HSA_TOOLS_LIB, in hsa_init.
+void standin_load_tools(HsaApiTable* table);
 
 namespace {
 
@@ -157,10 +165,9 @@ struct Queue {
   Signal* doorbell = nullptr;
   Agent* agent = nullptr;
   bool profiling = false;
-  // Intercept queues: what the handler sees, and the real queue its writer fills.
+  // Intercept queues: the handlers, in the order registered, and the real queue behind them.
   Queue* inner = nullptr;
-  hsa_amd_queue_intercept_handler handler = nullptr;
-  void* handler_data = nullptr;
+  std::vector<std::pair<hsa_amd_queue_intercept_handler, void*>> handlers;
   std::mutex submit_mu;
   uint64_t submitted = 0;
 };
@@ -222,10 +229,20 @@ Queue* queue_of(const hsa_queue_t* q) {
   return reinterpret_cast<Queue*>(const_cast<hsa_queue_t*>(q));
 }
 
-// The intercept handler's writer: into the real queue of the queue being submitted.
+// The intercept handlers' writer: into the next handler down, the last one into the real queue
+// of the queue being submitted.
 thread_local Queue* t_target = nullptr;
+thread_local size_t t_level = 0;  // handlers still to run
+thread_local uint64_t t_first = 0;
 void write_packets(const void* pkts, uint64_t count) {
-  Queue* q = t_target;
+  if (t_level > 0) {
+    const size_t level = t_level--;
+    const auto& [handler, data] = t_target->handlers[level - 1];
+    handler(pkts, count, t_first, data, write_packets);
+    t_level = level;
+    return;
+  }
+  Queue* q = t_target->inner;
   const auto* in = static_cast<const hsa_kernel_dispatch_packet_t*>(pkts);
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t idx = q->write_index.fetch_add(1);
@@ -252,11 +269,10 @@ void ring_intercept(Queue* q) {
       p.header = HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE;
     }
     if (batch.empty()) break;
-    t_target = q->inner;
-    if (q->handler != nullptr)
-      q->handler(batch.data(), batch.size(), first, q->handler_data, write_packets);
-    else
-      write_packets(batch.data(), batch.size());
+    t_target = q;
+    t_level = q->handlers.size();
+    t_first = first;
+    write_packets(batch.data(), batch.size());
     t_target = nullptr;
     q->read_index.store(q->submitted);
   }
@@ -409,8 +425,8 @@ hsa_status_t impl_intercept_register(hsa_queue_t* queue, hsa_amd_queue_intercept
                                      void* data) {
   Queue* q = queue_of(queue);
   if (q->inner == nullptr) return HSA_STATUS_ERROR_INVALID_QUEUE;
-  q->handler = h;
-  q->handler_data = data;
+  std::lock_guard<std::mutex> g(q->submit_mu);
+  q->handlers.emplace_back(h, data);
   return HSA_STATUS_SUCCESS;
 }
 hsa_status_t impl_set_profiler_enabled(hsa_queue_t* queue, int enable) {
@@ -657,37 +673,13 @@ void build_table() {
       a.version.minor_id = sizeof(AmdExtTable) + 2 * sizeof(void*);
 }
 
-using OnLoadFn = bool (*)(HsaApiTable*, uint64_t, uint64_t, const char* const*);
-
-void load_tools() {
-  const char* env = std::getenv("HSA_TOOLS_LIB");
-  if (env == nullptr) return;
-  std::istringstream in(env);
-  std::string lib;
-  std::vector<std::string> failed;
-  while (in >> lib) {
-    void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-    auto on_load = h ? reinterpret_cast<OnLoadFn>(dlsym(h, "OnLoad")) : nullptr;
-    if (on_load == nullptr) {
-      std::fprintf(stderr, "standin-hsa: tool %s not loaded: %s\n", lib.c_str(),
-                   h ? "no OnLoad" : dlerror());
-      failed.push_back(lib);
-      continue;
-    }
-    std::vector<const char*> names;
-    for (const auto& f : failed) names.push_back(f.c_str());
-    if (!on_load(&g_table.root, (uint64_t(1) << 32) | 5, names.size(), names.data()))
-      failed.push_back(lib);
-  }
-}
-
 void first_init() {
   if (const char* hz = std::getenv("ROCPROF_STANDIN_TICK_HZ"))
     g_tick_hz = std::strtoull(hz, nullptr, 10);
   build_table();
   std::thread(async_loop).detach();
   std::thread(copy_engine).detach();
-  load_tools();
+  standin_load_tools(&g_table.root);
 }
 
 const CoreApiTable& core() { return *g_table.root.core_; }

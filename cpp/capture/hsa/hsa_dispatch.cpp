@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "capture/amd_layers.hpp"
 #include "capture/context.hpp"
 #include "capture/markers/markers.hpp"
 #include "hsa_state.hpp"
@@ -314,25 +315,35 @@ void on_submit(const void* packets, uint64_t count, uint64_t, void* data,
   const Queue& q = *static_cast<const Queue*>(data);
   const auto* in = static_cast<const hsa_kernel_dispatch_packet_t*>(packets);
   constexpr uint64_t kChunk = 32;  // AQL packets are 64 bytes: 2 KiB of stack
+  static_assert(kChunk <= amd_layers::Handoff::kMax, "a batch's dispatches fit the handoff");
   hsa_kernel_dispatch_packet_t out[kChunk];
+  // rocprofiler-sdk's interceptor runs next: it learns our ids of the batch's dispatches.
+  amd_layers::Handoff& handoff = amd_layers::t_handoff;
+  const bool hand = amd_layers::g_sdk_makes_queues.load(std::memory_order_relaxed);
   for (uint64_t at = 0; at < count; at += kChunk) {
     const uint64_t n = count - at < kChunk ? count - at : kChunk;
     std::memcpy(out, in + at, n * sizeof(hsa_kernel_dispatch_packet_t));
     uint32_t taken[kChunk];
     uint64_t ntaken = 0;
+    handoff.count = handoff.taken = 0;
     for (uint64_t j = 0; j < n; ++j) {
       hsa_kernel_dispatch_packet_t& p = out[j];
       const unsigned type =
           (p.header >> HSA_PACKET_HEADER_TYPE) & ((1u << HSA_PACKET_HEADER_WIDTH_TYPE) - 1);
       if (type != HSA_PACKET_TYPE_KERNEL_DISPATCH) continue;
       const uint32_t i = take_slot(false);
+      if (i != UINT32_MAX)
+        g_slots[i].dispatch_id = g_dispatch_ids.fetch_add(1, std::memory_order_relaxed);
+      if (hand) {  // 0: a dispatch we do not record
+        handoff.dispatch[handoff.count] = i != UINT32_MAX ? g_slots[i].dispatch_id : 0;
+        handoff.correlation[handoff.count++] = i != UINT32_MAX ? g_slots[i].corr : 0;
+      }
       if (i == UINT32_MAX) continue;  // passes untimed (counted)
       Slot& s = g_slots[i];
       s.agent = q.agent;
       s.agent_id = q.agent_id;
       s.queue_id = q.id;
       s.kernel_object = p.kernel_object;
-      s.dispatch_id = g_dispatch_ids.fetch_add(1, std::memory_order_relaxed);
       s.grid[0] = p.grid_size_x, s.grid[1] = p.grid_size_y, s.grid[2] = p.grid_size_z;
       s.block[0] = p.workgroup_size_x, s.block[1] = p.workgroup_size_y,
       s.block[2] = p.workgroup_size_z;
@@ -344,11 +355,34 @@ void on_submit(const void* packets, uint64_t count, uint64_t, void* data,
     }
     g_inflight.fetch_add(static_cast<int64_t>(ntaken), std::memory_order_acq_rel);
     writer(out, n);
+    handoff.count = handoff.taken = 0;
     // After the write: a dispatch already finished satisfies the condition at registration.
     for (uint64_t j = 0; j < ntaken; ++j)
       g_rt.amd.hsa_amd_signal_async_handler_fn(g_slots[taken[j]].ours, HSA_SIGNAL_CONDITION_LT, 1,
                                                on_complete, &g_slots[taken[j]]);
   }
+}
+
+// Our interceptor on `queue` (an intercept queue) with profiling on, and its row.
+hsa_status_t adopt(hsa_queue_t* queue, hsa_agent_t agent, uint32_t size) {
+  auto* q = new Queue();
+  q->queue = queue;
+  q->agent = agent;
+  q->agent_id = agent_id(agent);
+  q->size = size;
+  const hsa_status_t st = g_rt.amd.hsa_amd_queue_intercept_register_fn(queue, on_submit, q);
+  if (st != HSA_STATUS_SUCCESS) {
+    delete q;  // never registered
+    return st;
+  }
+  q->id = g_next_queue.fetch_add(1);
+  g_rt.amd.hsa_amd_profiling_set_profiler_enabled_fn(queue, 1);
+  std::lock_guard<std::mutex> g(g_queue_mu);
+  g_queues.push_back(q);
+  if (CaptureContext* c = g_ctx.load(std::memory_order_acquire)) {
+    c->info(queue_info(*q));
+  }
+  return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
@@ -358,6 +392,20 @@ hsa_status_t queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t t
   if (!agent_is_gpu(agent))
     return g_rt.core.hsa_queue_create_fn(agent, size, type, callback, data, private_segment_size,
                                          group_segment_size, queue);
+  if (amd_layers::g_sdk_makes_queues.load(std::memory_order_acquire)) {
+    // rocprofiler-sdk samples PCs (amd_layers.hpp): the queue is the SDK's intercept queue,
+    // made by the layer below us; our interceptor joins it and runs before the SDK's.
+    const hsa_status_t st = g_rt.core.hsa_queue_create_fn(
+        agent, size, type, callback, data, private_segment_size, group_segment_size, queue);
+    if (st == HSA_STATUS_SUCCESS && adopt(*queue, agent, size) != HSA_STATUS_SUCCESS) {
+      static std::atomic<bool> said{false};
+      if (!said.exchange(true))
+        std::fprintf(stderr,
+                     "rocprof: a GPU queue made by rocprofiler-sdk is no intercept queue: its "
+                     "kernels are PC-sampled but not traced\n");
+    }
+    return st;
+  }
   hsa_status_t st = g_rt.amd.hsa_amd_queue_intercept_create_fn(
       agent, size, type, callback, data, private_segment_size, group_segment_size, queue);
   if (st != HSA_STATUS_SUCCESS) {
@@ -368,19 +416,7 @@ hsa_status_t queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t t
     return g_rt.core.hsa_queue_create_fn(agent, size, type, callback, data, private_segment_size,
                                          group_segment_size, queue);
   }
-  auto* q = new Queue();
-  q->queue = *queue;
-  q->agent = agent;
-  q->agent_id = agent_id(agent);
-  q->id = g_next_queue.fetch_add(1);
-  q->size = size;
-  g_rt.amd.hsa_amd_profiling_set_profiler_enabled_fn(*queue, 1);
-  g_rt.amd.hsa_amd_queue_intercept_register_fn(*queue, on_submit, q);
-  std::lock_guard<std::mutex> g(g_queue_mu);
-  g_queues.push_back(q);
-  if (CaptureContext* c = g_ctx.load(std::memory_order_acquire)) {
-    c->info(queue_info(*q));
-  }
+  adopt(*queue, agent, size);
   return st;
 }
 
@@ -497,7 +533,7 @@ hsa_status_t each_symbol(hsa_executable_t, hsa_agent_t, hsa_executable_symbol_t 
   std::string name(length, '\0');
   info(HSA_EXECUTABLE_SYMBOL_INFO_NAME, name.data());
   name.resize(std::strlen(name.c_str()));
-  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".kd") == 0) name.resize(name.size() - 3);
+  name = kernel_names::without_kd(name);
   Symbol s;
   info(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &s.object);
   info(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &s.kernarg_size);

@@ -20,6 +20,7 @@ inline constexpr uint32_t kRecordFormatVersion = 7;  // 2: callsite_id on kernel
                                                      // 7: PC samples (kPcSample)
                                                      // 7: KernelData graph_id, graph_node_id
                                                      // 7: collective calls (kCollective)
+                                                     // 7: PcSampleData dispatch_id, wave state
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -153,9 +154,10 @@ struct PmcData {
 
 // PC sampling: how many samples landed on one instruction of one kernel with one stall reason
 // during the collection window [start, end]. NVIDIA's hardware reports counts per (PC, stall
-// reason), not single samples, so one record stands for `samples` of them. name_id: the
-// kernel's (mangled) function name; correlation_id: its dispatch's, where the collection mode
-// knows it (0 in CUPTI's continuous mode). Strings are interned ids (0: unknown).
+// reason), not single samples, so one record stands for `samples` of them; AMD's
+// (rocprofiler-sdk) reports single samples: samples = 1, start = end = the sample's time.
+// name_id: the kernel's (mangled) function name; correlation_id: its dispatch's, where the
+// collection mode knows it (0 in CUPTI's continuous mode). Strings are interned ids (0: unknown).
 struct PcSampleData {
   uint64_t code_object;  // NVIDIA: the cubin's CRC (CUPTI's cubinCrc); AMD: code object id
   uint64_t pc_offset;    // offset of the instruction in its function (NVIDIA) / code object
@@ -167,13 +169,23 @@ struct PcSampleData {
   uint32_t line;             // 0: no line info
   uint32_t instruction_id;   // SASS/ISA text, where known
   uint32_t function_index;   // the function's index in its module
-  uint32_t flags;            // kPcSampleNotIssued (below)
+  uint32_t flags;            // PcSampleFlags (below)
+  uint32_t inst_type_id;     // kPcSampleWaveState: the instruction's type ("valu", "lds", ...)
+  uint64_t dispatch_id;      // the kernel dispatch's rocpd dispatch_id (0: not known)
+  uint64_t exec_mask;        // kPcSampleExecMask: the wave's active lanes
+  uint32_t wave_count;       // kPcSampleWaveState: waves active on the compute unit
   uint32_t reserved;
 };
-// NVIDIA reports each stall reason twice: all samples of the reason, and (CUPTI's
-// "_not_issued" twin) the subset in which the warp issued no instruction. Totals count the
-// records without this flag.
-enum PcSampleFlags : uint32_t { kPcSampleNotIssued = 1u << 0 };
+enum PcSampleFlags : uint32_t {
+  // NVIDIA reports each stall reason twice: all samples of the reason, and (CUPTI's
+  // "_not_issued" twin) the subset in which the warp issued no instruction. Totals count the
+  // records without this flag.
+  kPcSampleNotIssued = 1u << 0,
+  kPcSampleExecMask = 1u << 1,   // exec_mask holds the sampled wave's active lanes (AMD)
+  kPcSampleWaveState = 1u << 2,  // wave_count, inst_type_id and kPcSampleIssued hold (AMD
+                                 // stochastic sampling)
+  kPcSampleIssued = 1u << 3,     // kPcSampleWaveState: the wave issued the sampled instruction
+};
 // One collective (or send/recv) call as the communication library's profiler interface
 // describes it (capture/nccl/). name_id is the API function ("ncclAllReduce"); start/end the
 // call on the calling thread. Stored as ROCm stores RCCL API calls: a rocpd_region of

@@ -15,6 +15,7 @@ import sys
 from .. import _core
 from .._libs import library_dir
 from ..options import Options
+from . import pc_sampling
 
 
 def library_candidates() -> list[str]:
@@ -74,12 +75,7 @@ def configure(options: Options, settings) -> list[str]:
         settings.counters.kernel_exclude = options.kernel_exclude_regex or ""
         settings.counters.origin = "+".join(
             k for k, on in (("pmc", bool(options.pmc)), ("sol", options.sol)) if on)
-    if options.pc_sampling and hasattr(settings, "pc_sampling"):
-        pc = settings.pc_sampling
-        pc.enabled = True
-        pc.method = options.pc_sampling_method
-        pc.unit = options.pc_sampling_unit
-        pc.interval = options.pc_sampling_interval
+    pc_sampling.fill(options, settings)
     # Measurement overrides (benchmarks/gpu_b2_b5.py) come from ROCPROF_CUPTI_OPTIONS, read by
     # the native backend into these same settings ("kernels=1,launch_sites=0,...").
     if hasattr(_core, "_cupti_set_callsite_prefixes"):

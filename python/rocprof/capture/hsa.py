@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from .. import _core
-from .._libs import library_dir
+from .._libs import already_mapped, library_dir
 from ..options import Options
 from . import autograd_sites, cupti
 
@@ -54,11 +54,7 @@ _loaded_by_name: list = []  # keeps the tool mapped for the runtime's dlopen by 
 
 def _hsa_already_loaded() -> bool:
     """Whether this process already mapped an HSA runtime (the tool would come too late)."""
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            return any("libhsa-runtime64" in line for line in maps)
-    except OSError:
-        return False
+    return already_mapped("libhsa-runtime64")
 
 
 def configure(options: Options, settings) -> list[str]:

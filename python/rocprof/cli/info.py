@@ -184,7 +184,8 @@ def run(args) -> int:
                 print(f"  {'':<{width}} {src['name'] + ':':<10}{live} — {detail}")
     print("AMD paths: " + "; ".join(f"{k}: {v}" for k, v in amd_paths().items() if k != "hardware"))
     print(f"torch observer (backward kernels → forward op): {torch_observer()['line']}")
-    print("AMD (HSA/HIP) capture has not yet run on AMD hardware.")
+    print("AMD capture (HSA/HIP tracing, rocprofiler-sdk PC sampling) has not yet run on AMD "
+          "hardware.")
     for line in name_clashes():
         print(f"name clash: {line}")
     return 0

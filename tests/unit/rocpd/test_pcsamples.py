@@ -133,6 +133,19 @@ def test_cli_pcsamples_and_read_only(cli, db):
     assert hashlib.sha256(open(db, "rb").read()).hexdigest() == before
 
 
+def test_samples_without_lines_say_why_per_sampler(cli, tmp_path):
+    """NVIDIA's samples lack lines without the binary's line info; AMD's (rocprofiler-sdk's)
+    come with none, which no compiler flag changes."""
+    path = tmp_path / "amd.db"
+    with DatabaseBuilder(path) as b:
+        b.pc_sample(HOT, 0x40, 1, start=10, end=10)
+        b.metadata("rocprof.pc_sampling.backend", "rocprofiler-sdk host_trap (librocprofiler-sdk.so)")
+    rc, out, _ = cli("pcsamples", path)
+    assert rc == 0 and "(no line info: rocprofiler-sdk gives no source lines)" in out
+    rc, out, _ = cli("pcsamples", build(tmp_path / "nv.db", str(tmp_path / "k.cu")))
+    assert rc == 0 and "(no line info: build with nvcc -lineinfo)" in out
+
+
 def test_cli_pcsamples_without_samples_says_how(cli, tmp_path):
     path = tmp_path / "none.db"
     with DatabaseBuilder(path) as b:
