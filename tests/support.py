@@ -28,6 +28,17 @@ def _env(extra: dict | None = None) -> dict:
     return env
 
 
+def backend_status(name: str, absent: str) -> tuple[bool, bool, str]:
+    """(compiled, live, reason) of a capture backend as rocprof._core.backends() reports it;
+    `absent` is the reason where this build does not know the backend at all."""
+    from rocprof import _core
+
+    for found, compiled, live, why in _core.backends():
+        if found == name:
+            return compiled, live, why
+    return False, False, absent
+
+
 def run_rocprof(*args, env: dict | None = None, cwd=None, timeout: float = 120,
                 **popen) -> subprocess.CompletedProcess:
     """`python -m rocprof ARGS` as a user would run it."""

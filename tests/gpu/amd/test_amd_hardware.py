@@ -22,16 +22,8 @@ torch.cuda.synchronize()
 """
 
 
-def _hsa_status():
-    from rocprof import _core
-
-    for name, compiled, live, why in _core.backends():
-        if name == "hsa":
-            return compiled, live, why
-    return False, False, "not compiled into this build"
-
-
-compiled, live, reason = _hsa_status()
+compiled, live, reason = support.backend_status(
+    "hsa", "not compiled into this build")
 pytestmark = pytest.mark.skipif(not (compiled and live) or "ROCPROF_HSA_STANDIN" in os.environ,
                                 reason=f"no AMD GPU tracing here: {reason}")
 

@@ -21,16 +21,8 @@ torch.cuda.synchronize()
 """
 
 
-def _status():
-    from rocprof import _core
-
-    for name, compiled, live, why in _core.backends():
-        if name == "rocprofiler-sdk-pc-sampling":
-            return compiled, live, why
-    return False, False, "not compiled into this build (no rocprofiler-sdk headers)"
-
-
-compiled, live, reason = _status()
+compiled, live, reason = support.backend_status(
+    "rocprofiler-sdk-pc-sampling", "not compiled into this build (no rocprofiler-sdk headers)")
 pytestmark = pytest.mark.skipif(not (compiled and live) or "ROCPROF_SDK_STANDIN" in os.environ,
                                 reason=f"no AMD PC sampling here: {reason}")
 
