@@ -182,6 +182,7 @@ class Writer {
   std::string failure_;
   uint64_t txn_records_ = 0;         // records in the open transaction
   uint64_t last_checkpoint_ns_ = 0;  // steady clock
+  bool synced_ = false;              // synchronous=NORMAL (from the first commit of records on)
   std::atomic<uint64_t> unstored_{0};
   std::vector<std::pair<std::string, std::string>> late_metadata_;  // written at close
   int reserve_fd_ = -1;  // space given back to the disk when it is full
