@@ -127,8 +127,8 @@ bool Writer::create(const std::string& path, const std::string& guid, const std:
                   "{{guid}}", guid);
   const std::string table_views =
       replace_all(replace_all(schema::kTableViewsSql, "{{uuid}}", suffix), "{{guid}}", guid);
-  if (!exec("BEGIN;", error) || !exec(tables, error) || !exec(table_views, error) ||
-      !exec(schema::kViewsSql, error))
+  if (!exec("BEGIN;", error) || !exec(tables, error) ||
+      !create_views(table_views + schema::kViewsSql, error))
     return false;
   prepare_meta();
   prepare_info();

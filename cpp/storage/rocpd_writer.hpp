@@ -123,6 +123,8 @@ class Writer {
               bool guid_per_row, std::string* error);
   void abandon();
   bool exec(const std::string& sql, std::string* error = nullptr);
+  // The CREATE VIEW statements of `sql` (schema_views.cpp).
+  bool create_views(const std::string& sql, std::string* error);
   sql::sqlite3_stmt* prepare(const std::string& sql);
   // Each group's statements, next to its row writers.
   void prepare_meta();
