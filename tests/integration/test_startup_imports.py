@@ -81,3 +81,13 @@ def test_a_followed_child_configures_nothing_before_its_program(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "MODULES []", r.stdout
     assert len(list((tmp_path / "out").glob("*.db"))) == 2  # the child was followed
+
+
+def test_the_program_starts_with_the_collector_on_and_the_launchers_objects_frozen(tmp_path):
+    """The launcher runs without cyclic collection (start_up.py); the program gets the
+    collector as plain python has it, and never walks the launcher's objects."""
+    script = tmp_path / "gc_state.py"
+    script.write_text("import gc\nprint('GC', gc.isenabled(), gc.get_freeze_count() > 1000)\n")
+    r = run_rocprof("run", "-d", tmp_path / "out", script)
+    assert r.returncode == 0, r.stderr
+    assert "GC True True" in r.stdout, r.stdout

@@ -77,6 +77,9 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
         sys.path[0] = os.path.dirname(os.path.abspath(script))
     code = 0
     interrupted = False
+    from .. import start_up
+
+    start_up.program_starts()
     try:
         if module is not None:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
