@@ -128,11 +128,11 @@ class ChildSpec:
 
 def start_child_session(text: str) -> None:
     values = decode(text)
-    from . import _core, _libs, process_hooks, run_report
+    from . import _core, native_sqlite, process_hooks, run_report
 
     if _core.active():  # a native library of this process started one already
         return
-    _libs.bind_sqlite()
+    native_sqlite.bind()
     settings = _core.CaptureSettings.from_text(values["settings"])
     spec = ChildSpec(values)
     for name in values.get("capture", "").split():

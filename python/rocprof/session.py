@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from . import _core, _libs, backends, paths, process_hooks
+from . import _core, backends, native_sqlite, paths, process_hooks
 from .options import Options
 
 
@@ -35,7 +35,7 @@ class Session:
     def start(self) -> str:
         if _core.active():
             return self._join()
-        _libs.bind_sqlite()
+        native_sqlite.bind()
         template = paths.database_template(self.options.output_dir, self.options.output_file)
         self.settings, self.notes = backends.configure(self.options)
         if self.options.module_trace:
