@@ -27,4 +27,3 @@ def roctx_include_dir() -> str:
     import os
 
     return os.path.join(library_dir(), "include")
-
