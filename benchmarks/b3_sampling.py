@@ -5,9 +5,11 @@ baseline for the sampler's own cost, so launcher start-up (B7) is not counted tw
 `rocprof run --sample HZ` (CPU mode, then wall mode); py-spy record --rate HZ (--nonblocking,
 its cheapest mode) where py-spy can run. Runs are interleaved and repeated; the median wall
 time and the median CPU time of the profiled process tree are reported, with the samples taken
-vs intended (rocprof metadata: taken / (taken + missed)). Where a C compiler is found, the
-floor is printed too: the same rates of SIGPROF delivered to an empty handler in a C loop
-(benchmarks/data/b3_signal_floor.c), the least any signal-driven sampler adds on this machine.
+vs intended (rocprof metadata: taken / (taken + missed)) and the CPU each sample cost (CPU above
+the unsampled run / samples taken). Where a C compiler is found, the floor runs in the same
+rounds, interleaved with the rest: the same rates of SIGPROF delivered to an empty handler in
+a C loop (benchmarks/data/b3_signal_floor.c), the least any signal-driven sampler adds on this
+machine, as rows of the same table (its CPU against the timer-less loop, and per signal).
 
     PYTHONPATH=python:. python3 benchmarks/b3_sampling.py [--repeat 5] [--work 2.0]
 """
@@ -53,14 +55,26 @@ def run(cmd, env) -> tuple[float, float]:
     return wall, cpu
 
 
-def yield_of(outdir: Path) -> str:
+def yield_of(outdir: Path) -> tuple[int, int]:
+    """(taken, missed) samples of the run's database."""
     dbs = list(outdir.rglob("*.db"))
     if not dbs:
-        return "-"
+        return 0, 0
     with sqlite3.connect(dbs[0]) as c:
         md = dict(c.execute("SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.sampling.%'"))
-    taken, missed = int(md.get("rocprof.sampling.samples_taken", 0)), int(md.get("rocprof.sampling.samples_missed", 0))
-    return f"{100.0 * taken / max(1, taken + missed):.1f}% ({taken} taken)"
+    return (int(md.get("rocprof.sampling.samples_taken", 0)),
+            int(md.get("rocprof.sampling.samples_missed", 0)))
+
+
+def floor_program(tmp: Path) -> Path | None:
+    """benchmarks/data/b3_signal_floor.c built here, or None without a C compiler."""
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        return None
+    exe = tmp / "b3_signal_floor"
+    subprocess.run([cc, "-O2", str(ROOT / "benchmarks" / "data" / "b3_signal_floor.c"), "-o",
+                    str(exe)], check=True)
+    return exe
 
 
 def main() -> int:
@@ -68,6 +82,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=800, help="workload size (~2 s of CPU on the B3 box)")
     ap.add_argument("--rates", default="1000,10000")
+    ap.add_argument("--floor-iterations", type=int, default=300_000_000,
+                    help="the floor loop's size (~1 s of CPU on the B3 box)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="b3_"))
     script = tmp / "work.py"
@@ -87,7 +103,16 @@ def main() -> int:
         for hz in args.rates.split(","):
             configs[f"py-spy --rate {hz}"] = [pyspy, "record", "--nonblocking", "--rate", hz, "-f", "raw",
                                               "-o", str(tmp / f"pyspy{hz}.txt"), "--", py, str(script), n]
+    rates = args.rates.split(",")
+    floor = floor_program(tmp)
+    # The floor's loop: about as much CPU as the workload (its own rounds, same repeats).
+    floor_n = str(args.floor_iterations)
+    floors = {hz: [str(floor), hz, floor_n] for hz in ["0", *rates]} if floor else {}
     results: dict[str, list[tuple[float, float]]] = {k: [] for k in configs}
+    samples: dict[str, list[tuple[int, int]]] = {k: [] for k in configs}
+    floor_cpu: dict[str, list[float]] = {hz: [] for hz in floors}
+    floor_signals: dict[str, list[int]] = {hz: [] for hz in floors}
+    load_before = os.getloadavg()[0]
     for _ in range(args.repeat):
         for name, cmd in configs.items():  # interleaved: load drifts hit every config alike
             for d in tmp.glob("s*"):
@@ -95,44 +120,39 @@ def main() -> int:
                     shutil.rmtree(d)
             results[name].append(run(cmd, env))
             if name.startswith("rocprof --sample"):
-                results[name + "#yield"] = [yield_of(tmp / ("s" + name.split()[2] + name.split("(")[1][:-1]))]
+                samples[name].append(yield_of(tmp / ("s" + name.split()[2] + name.split("(")[1][:-1])))
+        for hz, cmd in floors.items():
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
+            floor_cpu[hz].append(float(out[0]))
+            floor_signals[hz].append(int(out[1]))
     base_wall = statistics.median(w for w, _ in results["rocprof (no sampling)"])
     base_cpu = statistics.median(c for _, c in results["rocprof (no sampling)"])
     py_wall = statistics.median(w for w, _ in results["python"])
-    print(f"machine: {os.cpu_count()} CPUs; python {sys.version.split()[0]}; repeat {args.repeat}")
-    print(f"{'config':32} {'wall s':>8} {'cpu s':>8} {'wall/base':>10} {'cpu/base':>9} {'wall/python':>11}  samples")
+    print(f"machine: {os.cpu_count()} CPUs; python {sys.version.split()[0]}; repeat {args.repeat}; "
+          f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+    print(f"{'config':40} {'wall s':>8} {'cpu s':>8} {'wall/base':>10} {'cpu/base':>9} "
+          f"{'wall/python':>11}  samples (CPU per sample)")
     for name in configs:
         w = statistics.median(x for x, _ in results[name])
         c = statistics.median(y for _, y in results[name])
-        y = results.get(name + "#yield", ["-"])[0]
-        print(f"{name:32} {w:8.3f} {c:8.3f} {w / base_wall:10.3f} {c / base_cpu:9.3f} {w / py_wall:11.3f}  {y}")
-    print_floor(tmp, args.rates.split(","), args.repeat)
+        note = "-"
+        if samples[name]:
+            taken = statistics.median(t for t, _ in samples[name])
+            missed = statistics.median(m for _, m in samples[name])
+            note = (f"{100.0 * taken / max(1, taken + missed):.1f}% ({taken:.0f} taken; "
+                    f"{1e6 * (c - base_cpu) / max(1, taken):.1f} us)")
+        print(f"{name:40} {w:8.3f} {c:8.3f} {w / base_wall:10.3f} {c / base_cpu:9.3f} "
+              f"{w / py_wall:11.3f}  {note}")
+    if not floors:
+        print("signal floor: no C compiler here, not measured")
+    else:
+        base = statistics.median(floor_cpu["0"])
+        for hz in rates:
+            c, k = statistics.median(floor_cpu[hz]), statistics.median(floor_signals[hz])
+            print(f"{'empty SIGPROF handler ' + hz + ' Hz (floor, C)':40} {'':8} {c:8.3f} {'':10} "
+                  f"{c / base:9.3f} {'':11}  {k:.0f} signals ({1e6 * (c - base) / max(1, k):.1f} us)")
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
-
-
-def print_floor(tmp: Path, rates: list[str], repeat: int) -> None:
-    """The CPU time an empty SIGPROF handler adds at each rate (median of interleaved runs)."""
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        print("signal floor: no C compiler here, not measured")
-        return
-    exe = tmp / "b3_signal_floor"
-    subprocess.run([cc, "-O2", str(ROOT / "benchmarks" / "data" / "b3_signal_floor.c"), "-o",
-                    str(exe)], check=True)
-    n = "300000000"
-    cpu: dict[str, list[float]] = {hz: [] for hz in ["0", *rates]}
-    signals: dict[str, list[int]] = {hz: [] for hz in cpu}
-    for _ in range(max(3, repeat)):
-        for hz in cpu:
-            out = subprocess.run([str(exe), hz, n], check=True, capture_output=True, text=True)
-            cpu[hz].append(float(out.stdout.split()[0]))
-            signals[hz].append(int(out.stdout.split()[1]))
-    base = statistics.median(cpu["0"])
-    for hz in rates:
-        c, k = statistics.median(cpu[hz]), statistics.median(signals[hz])
-        print(f"signal floor {hz:>6} Hz: an empty SIGPROF handler costs {c / base:.3f}x the "
-              f"loop's CPU ({1e6 * (c - base) / max(1, k):.1f} us per signal, {k:.0f} signals)")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 #include "capture/settings.hpp"
 #include "session/control.hpp"
 #include "session/session.hpp"
+#include "storage/sqlite_api.hpp"
 #include "bindings/registry.hpp"
 
 namespace py = pybind11;
@@ -412,10 +413,11 @@ std::string start_session(const std::string& output_template, const std::vector<
                           uint32_t ring_capacity, uint32_t flush_ms, uint32_t commit_ms,
                           bool null_sink, bool follow_fork,
                           const rocprof::CaptureSettings& settings, uint64_t buffer_budget_mb,
-                          bool guid_per_row) {
-  const s::Config cfg =
+                          bool guid_per_row, bool open_on_drain_thread) {
+  s::Config cfg =
       make_config(output_template, argv, strict, options_json, metadata, ring_capacity, flush_ms,
                   commit_ms, null_sink, follow_fork, settings, buffer_budget_mb, guid_per_row);
+  cfg.collector.open_on_drain_thread = open_on_drain_thread;
   std::string error;
   bool ok;
   {
@@ -463,14 +465,26 @@ PYBIND11_MODULE(_core, mod) {
   // default argument needs) add them from their own bindings/<name>.cpp, first.
   for (rocprof::bindings::BindFn fn : rocprof::bindings::registered()) fn(mod);
 
+  mod.def("start_session", &start_session, py::arg("output_template"),
+          py::arg("argv") = std::vector<std::string>{}, py::arg("strict") = false,
+          py::arg("options_json") = "{}",
+          py::arg("metadata") = std::map<std::string, std::string>{},
+          py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
+          py::arg("null_sink") = false, py::arg("follow_fork") = true,
+          py::arg("settings") = rocprof::CaptureSettings{}, py::arg("buffer_budget_mb") = 2048,
+          py::arg("guid_per_row") = false, py::arg("open_on_drain_thread") = false,
+          "Start the process's session; returns the database path. open_on_drain_thread: the file "
+          "is claimed here and its schema written by the drain thread (a failure there is said on "
+          "stderr, not raised).");
   mod.def(
-      "start_session", &start_session, py::arg("output_template"),
-      py::arg("argv") = std::vector<std::string>{}, py::arg("strict") = false,
-      py::arg("options_json") = "{}", py::arg("metadata") = std::map<std::string, std::string>{},
-      py::arg("ring_capacity") = 1u << 14, py::arg("flush_ms") = 20, py::arg("commit_ms") = 250,
-      py::arg("null_sink") = false, py::arg("follow_fork") = true,
-      py::arg("settings") = rocprof::CaptureSettings{}, py::arg("buffer_budget_mb") = 2048,
-      py::arg("guid_per_row") = false, "Start the process's session; returns the database path.");
+      "load_sqlite_of",
+      [](const std::string& module) {
+        std::string error;
+        if (!rocprof::sql::load_sqlite_of(module, &error)) throw std::runtime_error(error);
+      },
+      py::arg("module"),
+      "Map Python's _sqlite3 extension (its file) without running it: the writer then binds to "
+      "the SQLite library Python's sqlite3 uses.");
   mod.def("arm_on_demand", &arm_on_demand, py::arg("output_template"),
           py::arg("argv") = std::vector<std::string>{}, py::arg("strict") = false,
           py::arg("options_json") = "{}",

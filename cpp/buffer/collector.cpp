@@ -65,6 +65,9 @@ bool Collector::start(std::string* error) {
   retire({});
   if (!opts_.open_lazily) {
     if (opts_.prepare_output && !opts_.prepare_output(&info_.path, error)) return false;
+    prepared_ = opts_.open_on_drain_thread;
+  }
+  if (!opts_.open_lazily && !prepared_) {
     if (!sink_->open(info_, error)) {
       if (error) *error = "cannot create the database " + info_.path + ": " + *error;
       if (opts_.abandon_output) opts_.abandon_output(info_.path);
@@ -174,6 +177,10 @@ void Collector::run() {
   // again at once instead of sleeping, or their rings fill (and drop) while the sink idles.
   constexpr std::size_t kBusyBatch = 4096;
   bool busy = false;
+  if (prepared_) {
+    std::lock_guard<std::mutex> g(drain_mu_);  // a fork waits for the schema
+    ensure_open();
+  }
   for (;;) {
     bool stopping, flushing;
     uint64_t ticket;
@@ -250,7 +257,7 @@ bool Collector::ensure_open() {
   if (opened_) return true;
   if (open_failed_) return false;
   std::string error;
-  if (opts_.prepare_output && !opts_.prepare_output(&info_.path, &error)) {
+  if (!prepared_ && opts_.prepare_output && !opts_.prepare_output(&info_.path, &error)) {
     std::fprintf(stderr, "rocprof: not recording pid %d: %s\n", getpid(), error.c_str());
     open_failed_ = true;
     return false;

@@ -38,6 +38,10 @@ struct CollectorOptions {
   // database is another process's (session/other_process.hpp): the producer is ours, and the
   // records name their threads of that process with ThreadInfo rows of their own.
   bool announce_producers = true;
+  // Python children: the file is claimed at start (prepare_output: its name, the run
+  // manifest), the schema written by the drain thread while the program starts. A sink that
+  // fails there says so on stderr instead of failing start().
+  bool open_on_drain_thread = false;
   // OS facts, gathered by the session (session/os_facts.hpp) and handed in, so neither the
   // collector nor the sink reads /proc or touches folders. Either may be empty (tests).
   // A new thread's row (ThreadInfo with no name, not ended) is named with thread_name(tid).
@@ -132,6 +136,7 @@ class Collector {
   std::condition_variable flushed_cv_;
 
   std::thread* thread_ = nullptr;  // raw: the child of a fork must never join or destroy it
+  bool prepared_ = false;          // prepare_output done: the drain thread opens the sink
   bool opened_ = false;
   bool open_failed_ = false;
   uint64_t last_commit_ns_ = 0;

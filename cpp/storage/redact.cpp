@@ -95,6 +95,10 @@ const TokenShape kTokens[] = {
     {"pypi-", 50, kAlnum | kUnderscore | kDash},          // PyPI
     {"sk-", 32, kAlnum | kUnderscore | kDash, false, 2},  // OpenAI, Anthropic and alike
 };
+// The first letters of the prefixes above and of a JWT's "eyJ": a position starting with no
+// other letter is passed over without comparing prefixes (every process's environment and
+// command line are scanned before its program starts).
+constexpr const char* kTokenFirstLetters = "gxAhnpse";
 
 bool body_char(char c, unsigned charset) {
   const auto u = static_cast<unsigned char>(c);
@@ -138,7 +142,8 @@ bool word_start(const std::string& s, std::size_t i) { return i == 0 || !alnum(s
 std::size_t cut_tokens(std::string& s) {
   std::size_t cuts = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (!word_start(s, i)) continue;
+    if (s[i] == '\0' || std::strchr(kTokenFirstLetters, s[i]) == nullptr || !word_start(s, i))
+      continue;
     std::size_t end = 0;
     if (s.compare(i, 3, "eyJ") == 0) end = jwt_end(s, i);
     for (const TokenShape& t : kTokens) {
@@ -285,8 +290,8 @@ std::size_t text(std::string_view in, std::string* out) {
   // without a copy.
   bool candidate = in.find("://") != std::string_view::npos;
   for (std::size_t i = 0; !candidate && i < in.size(); ++i)
-    candidate =
-        (i == 0 || !alnum(in[i - 1])) && std::strchr("gxAhnpse", in[i]) != nullptr && in[i] != '\0';
+    candidate = (i == 0 || !alnum(in[i - 1])) &&
+                std::strchr(kTokenFirstLetters, in[i]) != nullptr && in[i] != '\0';
   if (!candidate) return 0;
   std::string s(in);
   const std::size_t cuts = cut_url_passwords(s) + cut_tokens(s);

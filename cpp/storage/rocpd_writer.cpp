@@ -110,9 +110,10 @@ bool Writer::create(const std::string& path, const std::string& guid, const std:
   // WAL: a commit is durable against process death without a full-file rewrite;
   // A checkpoint (WAL → database) syncs the file: one per 256 MiB of WAL instead of SQLite's
   // default 4 MiB keeps the writer near a bare insert loop's rate (B4).
-  // Until the schema and base rows are in (begin_recording), synchronous=OFF: an OS crash
-  // then could only lose a file that holds no records yet, and every process's start-up is
-  // spared the rollback journal's and the first checkpoint's six fsyncs (B7). Recording runs
+  // Until the first records are committed, synchronous=OFF: an OS crash then could only lose
+  // a file that holds no records yet, and every process is spared the rollback journal's and
+  // the first checkpoint's six fsyncs and, at that first commit, the new WAL header's sync and
+  // its folder's (B7: a short process ends with the one fsync of close()). Recording runs
   // with synchronous=NORMAL, no fsync per commit: only an OS crash could lose the tail.
   if (!exec("PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL; PRAGMA temp_store=MEMORY; "
             "PRAGMA wal_autocheckpoint=65536;",
@@ -126,8 +127,8 @@ bool Writer::create(const std::string& path, const std::string& guid, const std:
                   "{{guid}}", guid);
   const std::string table_views =
       replace_all(replace_all(schema::kTableViewsSql, "{{uuid}}", suffix), "{{guid}}", guid);
-  if (!exec("BEGIN;", error) || !exec(tables, error) || !exec(table_views, error) ||
-      !exec(schema::kViewsSql, error))
+  if (!exec("BEGIN;", error) || !exec(tables, error) ||
+      !create_views(table_views + schema::kViewsSql, error))
     return false;
   prepare_meta();
   prepare_info();
@@ -152,7 +153,7 @@ bool Writer::begin_recording(std::string* error) {
   // The schema and base rows reach the .db itself at once: a copy of the file alone, or one
   // whose -wal was lost, opens and says "in-progress" (until close() says otherwise).
   metadata(kStatusTag, kStatusInProgress);
-  if (!exec("COMMIT; PRAGMA wal_checkpoint(PASSIVE); PRAGMA synchronous=NORMAL; BEGIN;", error)) {
+  if (!exec("COMMIT; PRAGMA wal_checkpoint(PASSIVE); BEGIN;", error)) {
     abandon();
     return false;
   }
@@ -165,6 +166,15 @@ bool Writer::begin_recording(std::string* error) {
 void Writer::commit() {
   if (db_ == nullptr || !failure_.empty()) return;
   const uint64_t now = steady_ns();
+  if (!synced_) {  // the first records: committed unsynced, then NORMAL (see create())
+    if (!exec("COMMIT;")) return;
+    in_txn_ = false;
+    exec("PRAGMA synchronous=NORMAL;");
+    synced_ = true;
+    in_txn_ = true;
+    if (exec("BEGIN;")) txn_records_ = 0;
+    return;
+  }
   if (now - last_checkpoint_ns_ < kCheckpointIntervalNs) {
     if (exec("COMMIT; BEGIN;")) txn_records_ = 0;
     return;

@@ -123,6 +123,8 @@ class Writer {
               bool guid_per_row, std::string* error);
   void abandon();
   bool exec(const std::string& sql, std::string* error = nullptr);
+  // The CREATE VIEW statements of `sql` (schema_views.cpp).
+  bool create_views(const std::string& sql, std::string* error);
   sql::sqlite3_stmt* prepare(const std::string& sql);
   // Each group's statements, next to its row writers.
   void prepare_meta();
@@ -182,6 +184,7 @@ class Writer {
   std::string failure_;
   uint64_t txn_records_ = 0;         // records in the open transaction
   uint64_t last_checkpoint_ns_ = 0;  // steady clock
+  bool synced_ = false;              // synchronous=NORMAL (from the first commit of records on)
   std::atomic<uint64_t> unstored_{0};
   std::vector<std::pair<std::string, std::string>> late_metadata_;  // written at close
   int reserve_fd_ = -1;  // space given back to the disk when it is full

@@ -30,6 +30,13 @@ bool load_all(void* lib, Api& a) {
 
 }  // namespace
 
+bool load_sqlite_of(const std::string& module, std::string* error) {
+  // Never closed: the module's own import later finds it mapped already.
+  if (dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr) return true;
+  if (error) *error = dlerror();
+  return false;
+}
+
 const Api* api(std::string* error) {
   static Api a{};
   static bool ok = false;

@@ -43,6 +43,12 @@ struct Api {
 // Null with *error set when no SQLite library can be found.
 const Api* api(std::string* error);
 
+// Maps `module` (Python's _sqlite3 extension) without running it, so that the SQLite library
+// it links is in the process for api() to find first: the writer then uses Python's copy, as
+// importing the module would make it, without the module's own imports (functools ...).
+// Returns false with *error when it cannot be loaded.
+bool load_sqlite_of(const std::string& module, std::string* error);
+
 // SQLITE_TRANSIENT: SQLite copies bound text before bind returns.
 inline void (*const kTransient)(void*) = reinterpret_cast<void (*)(void*)>(-1);
 

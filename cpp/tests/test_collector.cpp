@@ -124,6 +124,63 @@ TEST(Collector, NullSinkCountsRecords) {
   EXPECT_EQ(null->count, 1000u);
 }
 
+namespace {
+// Where open() ran, and whether it may succeed.
+class ThreadSink final : public Sink {
+ public:
+  explicit ThreadSink(bool ok) : ok_(ok) {}
+  bool open(const SessionInfo&, std::string* error) override {
+    opened_on = std::this_thread::get_id();
+    if (!ok_) *error = "database or disk is full";
+    return ok_;
+  }
+  void write_strings(uint32_t, const std::vector<std::string>&) override {}
+  void write_info(const InfoRow&) override {}
+  void write_records(const Record*, std::size_t n) override { records += n; }
+  void commit() override {}
+  void close(uint64_t) override { closed = true; }
+  std::thread::id opened_on;
+  std::size_t records = 0;
+  bool closed = false;
+
+ private:
+  bool ok_;
+};
+}  // namespace
+
+// A Python child's database: its name is claimed by start() (prepare_output, on the caller's
+// thread: a bad path still fails start), the schema is written by the drain thread while the
+// program starts, and a sink that cannot open there is abandoned, not a failed start().
+TEST(Collector, OpensOnTheDrainThreadWhenAsked) {
+  for (const bool ok : {true, false}) {
+    StringTable strings;
+    auto sink = std::make_unique<ThreadSink>(ok);
+    ThreadSink* s = sink.get();
+    std::thread::id prepared_on;
+    std::string abandoned;
+    CollectorOptions opts;
+    opts.open_on_drain_thread = true;
+    opts.prepare_output = [&](std::string*, std::string*) {
+      prepared_on = std::this_thread::get_id();
+      return true;
+    };
+    opts.abandon_output = [&](const std::string& path) { abandoned = path; };
+    SessionInfo info;
+    info.path = "child_results.db";
+    Collector c(std::move(sink), info, strings, opts);
+    std::string error;
+    ASSERT_TRUE(c.start(&error)) << error;
+    EXPECT_EQ(prepared_on, std::this_thread::get_id());
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(c.emit(region(0, i)));
+    c.stop();
+    EXPECT_NE(s->opened_on, std::thread::id());
+    EXPECT_NE(s->opened_on, std::this_thread::get_id()) << "the schema is the drain thread's";
+    EXPECT_EQ(s->records, ok ? 100u : 0u);
+    EXPECT_EQ(s->closed, ok);
+    EXPECT_EQ(abandoned, ok ? "" : "child_results.db");
+  }
+}
+
 // A burst far larger than one chunk, with the drain thread asleep, is kept
 // whole within the budget; past the budget the drops are counted under their cause.
 TEST(Collector, BurstGrowsBufferInsteadOfDropping) {

@@ -14,7 +14,6 @@ cpp/capture/CMakeLists.txt), its module under rocprof/capture/, and one Backend 
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import os
 
@@ -23,22 +22,34 @@ from ._libs import library_dir
 from .options import Options
 
 
-@dataclasses.dataclass(frozen=True)
 class Backend:
-    name: str
-    description: str
-    activities: tuple[str, ...]  # what it can record (rocprof._core.Activity names)
-    # rocprof.capture.<module>: configure(options, settings) -> notes; and, where a child
-    # process needs something of it, child_environment(options, settings, env) -> notes.
-    # None: configured by another backend (the counters, by their GPU backend).
-    module: str | None = None
-    gpu: bool = False           # one of the GPU tracing backends (a host may have several)
-    needs_live: bool = True     # False: configured when compiled in; it says itself what it finds
-    not_compiled: str = "not compiled into this build"
-    listed: bool = True         # False: a test-only backend that `rocprof info` leaves out
-    # A library of its own that another program loads (a plugin), not part of the native core:
-    # compiled in when the file is in rocprof.library_dir().
-    library: str | None = None
+    """One backend (a plain class: the launcher builds the list before the program starts)."""
+
+    __slots__ = ("name", "description", "activities", "module", "gpu", "needs_live",
+                 "not_compiled", "listed", "library", "in_child")
+
+    def __init__(self, name: str, description: str, activities: tuple[str, ...],
+                 module: str | None = None, gpu: bool = False, needs_live: bool = True,
+                 not_compiled: str = "not compiled into this build", listed: bool = True,
+                 library: str | None = None, in_child=None):
+        self.name = name
+        self.description = description
+        self.activities = activities  # what it can record (rocprof._core.Activity names)
+        # rocprof.capture.<module>: configure(options, settings) -> notes; and, where a child
+        # process needs something of it, child_environment(options, settings, env) -> notes.
+        # None: configured by another backend (the counters, by their GPU backend).
+        self.module = module
+        self.gpu = gpu                # one of the GPU tracing backends (a host may have several)
+        self.needs_live = needs_live  # False: configured when compiled in; it says what it finds
+        self.not_compiled = not_compiled
+        self.listed = listed          # False: a test-only backend that `rocprof info` leaves out
+        # A library of its own that another program loads (a plugin), not part of the native
+        # core: compiled in when the file is in rocprof.library_dir().
+        self.library = library
+        # settings -> bool: whether each followed Python child runs the module's
+        # in_child(settings, spec) (what a process must do for itself: Python hooks, its
+        # interpreter's own paths) with the settings this process configured (children.py).
+        self.in_child = in_child
 
     def capture(self):
         return importlib.import_module(f"rocprof.capture.{self.module}") if self.module else None
@@ -55,14 +66,16 @@ BACKENDS: tuple[Backend, ...] = (
     Backend("markers", "ROCTx ranges and marks (Python roctx module, libroctx64.so)",
             ("markers",), "markers", needs_live=False),
     Backend("cupti", "NVIDIA GPU tracing through CUPTI",
-            tuple(_core.CuptiSettings.SUPPORTED), "cupti", gpu=True),
+            tuple(_core.CuptiSettings.SUPPORTED), "cupti", gpu=True,
+            in_child=lambda s: s.cupti.enabled),
     Backend("cupti-counters", "NVIDIA per-kernel hardware counters (--pmc, --sol) through "
             "CUPTI's range profiler", ("counters",),
             not_compiled="no CUPTI headers at build time"),
     Backend("cupti-pc-sampling", "NVIDIA PC sampling (--pc-sampling) through CUPTI's PC "
             "sampling API", ("pc_samples",), not_compiled="no CUPTI headers at build time"),
     Backend("hsa", "AMD GPU tracing through the HSA tools interface and HIP",
-            tuple(_core.HsaSettings.SUPPORTED), "hsa", gpu=True),
+            tuple(_core.HsaSettings.SUPPORTED), "hsa", gpu=True,
+            in_child=lambda s: s.hsa.enabled),
     Backend("rocprofiler-sdk-counters", "AMD per-kernel hardware counters (--pmc) through "
             "rocprofiler-sdk", ("counters",),
             not_compiled="not written yet (it would use rocprofiler-sdk's counter API)"),
@@ -70,7 +83,8 @@ BACKENDS: tuple[Backend, ...] = (
     # in, rocprof.capture.pc_sampling_amd says why, on this machine.
     Backend("rocprofiler-sdk-pc-sampling", "AMD PC sampling (--pc-sampling) through "
             "rocprofiler-sdk", ("pc_samples",), "pc_sampling_amd"),
-    Backend("sampling", "Python and native call-stack sampling", ("samples",), "sampling"),
+    Backend("sampling", "Python and native call-stack sampling", ("samples",), "sampling",
+            in_child=lambda s: s.sampling.hz > 0),
     Backend("metrics", "device and host metrics over time (--process-freq): NVML, AMD SMI, "
             "ROCm SMI, /proc", ("metrics",), "metrics", needs_live=False),
     # NCCL (RCCL too) loads it as its profiler plugin; it records into the loading process's
@@ -172,10 +186,11 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     """The session's typed settings for every backend the options ask for, validated (a bad
     value raises ValueError in one line naming the option), and one line per request no live
     backend can serve."""
-    for b in BACKENDS:  # what a backend's probe needs before any status is asked
-        prepare = getattr(b.capture(), "prepare", None)
-        if prepare is not None:
-            prepare()
+    for b in BACKENDS:  # what a requested backend's probe needs before its status is asked
+        if b.module and (b.requested(options) or (b.gpu and options.gpu_requested())):
+            prepare = getattr(b.capture(), "prepare", None)
+            if prepare is not None:
+                prepare()
     settings = _core.CaptureSettings()
     # Every GPU backend names and filters its kernels alike (cpp/capture/kernel_names.hpp).
     # --kernel-include/exclude-regex are not these: they pick the kernels whose counters are
@@ -209,6 +224,11 @@ def _configure_pc_sampling(options: Options, settings) -> list[str]:
         notes.append(f"--pc-sampling: no PC sampler is live here (NVIDIA: {nvidia['reason']}; "
                      f"AMD: {amd['reason'] or 'not live'}); no PC samples will be recorded")
     return notes
+
+
+def child_modules(settings) -> list[str]:
+    """The capture modules whose in_child() each followed Python child runs (Backend.in_child)."""
+    return [b.module for b in BACKENDS if b.in_child is not None and b.in_child(settings)]
 
 
 def child_environment(options: Options, settings, env: dict) -> list[str]:

@@ -16,17 +16,21 @@ Kinds:
 
 from __future__ import annotations
 
-import dataclasses
 
-
-@dataclasses.dataclass(frozen=True)
 class Option:
-    names: tuple[str, ...]
-    kind: str
-    help: str
-    activities: tuple[str, ...] = ()  # what a true value asks to record
-    group: str = ""
-    argparse: dict = dataclasses.field(default_factory=dict)  # further add_argument keywords
+    """One option (plain class: every `rocprof run` builds the table before the program starts,
+    and dataclasses would cost more than the table)."""
+
+    __slots__ = ("names", "kind", "help", "activities", "group", "argparse")
+
+    def __init__(self, names: tuple[str, ...], kind: str, help: str,  # noqa: A002
+                 activities: tuple[str, ...] = (), group: str = "", argparse: dict | None = None):
+        self.names = names
+        self.kind = kind
+        self.help = help
+        self.activities = activities  # what a true value asks to record
+        self.group = group
+        self.argparse = argparse or {}  # further add_argument keywords
 
     @property
     def dest(self) -> str:
@@ -35,11 +39,13 @@ class Option:
         return next((n for n in self.names if n.startswith("--")), self.names[0]).lstrip("-").replace("-", "_")
 
 
-@dataclasses.dataclass(frozen=True)
 class Group:
-    key: str
-    title: str
-    description: str | None = None
+    __slots__ = ("key", "title", "description")
+
+    def __init__(self, key: str, title: str, description: str | None = None):
+        self.key = key
+        self.title = title
+        self.description = description
 
 
 GROUPS = (

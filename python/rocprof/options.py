@@ -7,14 +7,15 @@ backend can serve produces one line saying so, never an error.
 
 from __future__ import annotations
 
-import dataclasses
-import json
-
 from . import option_table
 
 
-@dataclasses.dataclass
 class Options:
+    """Every field below with its default; Options(name=value, ...) sets some. A plain class,
+    not a dataclass: each profiled process builds one before its program starts, and the
+    dataclasses module (with inspect, ast, dis) and the generated __init__ cost more than the
+    rest of the launcher's Python (B7). A list or dict default is copied per instance."""
+
     output_dir: str | None = None
     output_file: str | None = None
     no_clobber: bool = False           # an existing database is an error, never replaced
@@ -50,20 +51,20 @@ class Options:
     follow_fork: bool = True
     follow_children: bool = True       # Python children (subprocess, torchrun, spawn)
     default_gpu: bool = False          # GPU tracing on by default, not asked for: no notes
-    output_formats: list = dataclasses.field(default_factory=list)  # -f: csv json pftrace otf2
+    output_formats: list = []  # -f: csv json pftrace otf2
     summary_units: str = "ns"          # -u, as rocpd.stats names units
     summary_output_file: str | None = None
     selected_regions: bool = False     # start paused (roctxProfilerResume starts recording)
-    collection_periods: list = dataclasses.field(default_factory=list)  # -P: (delay, duration, repeat)
+    collection_periods: list = []  # -P: (delay, duration, repeat)
     collection_period_unit: str = "sec"
     log_level: str = "warning"         # notes are warnings: hidden at error/fatal
-    preload: list = dataclasses.field(default_factory=list)  # --preload: LD_PRELOAD of commands
+    preload: list = []  # --preload: LD_PRELOAD of commands
     # Per-kernel hardware counters (--pmc NAME..., --sol): vendor metric names as collected,
     # the rocprofv3 names that were mapped to them, and the measured peaks --sol compares with
     # (rocprof.peaks; stored with the options so `rocpd sol` finds them in the database).
-    pmc: list = dataclasses.field(default_factory=list)
+    pmc: list = []
     sol: bool = False
-    counter_aliases: dict = dataclasses.field(default_factory=dict)
+    counter_aliases: dict = {}
     empirical_peaks: dict | None = None
     # --on-demand: nothing records until `rocprof ctl start` (session/control.hpp); each window
     # is a database of its own.
@@ -80,6 +81,34 @@ class Options:
     module_trace: bool = False         # --module-trace: a ROCTx range per nn.Module call
     # Collective calls (--rccl-trace / --nccl-trace): NCCL's profiler plugin (capture/nccl.py).
     rccl_trace: bool = False
+
+    def __init__(self, **values):
+        unknown = [name for name in values if name not in _DEFAULTS]
+        if unknown:
+            raise TypeError(f"Options() got an unexpected keyword argument {unknown[0]!r}")
+        for name, default in _DEFAULTS.items():
+            if name in values:
+                setattr(self, name, values[name])
+            else:
+                setattr(self, name, default.copy() if isinstance(default, (list, dict)) else default)
+
+    @staticmethod
+    def field_names() -> tuple[str, ...]:
+        return tuple(_DEFAULTS)
+
+    def as_dict(self) -> dict:
+        """Every field's value (lists and dicts copied), in declaration order."""
+        return {name: _copied(getattr(self, name)) for name in _DEFAULTS}
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.as_dict() == other.as_dict()
+
+    __hash__ = None  # mutable, as a dataclass with eq
+
+    def __repr__(self) -> str:
+        return "Options(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
 
     def sys_trace(self) -> None:
         """--sys-trace: everything rocprofv3 traces at system level."""
@@ -101,4 +130,17 @@ class Options:
         return bool(self.pmc) or self.sol
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+        import json
+
+        return json.dumps(self.as_dict(), sort_keys=True)
+
+
+_DEFAULTS = {name: getattr(Options, name) for name in Options.__annotations__}
+
+
+def _copied(value):
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    return value

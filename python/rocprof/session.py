@@ -7,58 +7,12 @@
 
 from __future__ import annotations
 
-# Loads libsqlite3 so that the native writer binds to Python's copy (its C part alone: the
-# sqlite3 package around it is not needed here).
-import _sqlite3  # noqa: F401
 import json
 import os
 import sys
 
-from . import _core, backends, paths, run_report
+from . import _core, backends, native_sqlite, paths, process_hooks
 from .options import Options
-
-_real_os_exit = os._exit
-# os.execl/execle/execlp/execlpe/execvp/execvpe all end in one of these two (os.py looks them
-# up at each call), so wrapping both covers every os.exec*.
-_real_exec = {"execv": os.execv, "execve": os.execve}
-
-
-def _exit_with_flush(code):
-    """os._exit that first closes the session: forked DataLoader workers leave via os._exit.
-    A launcher leaving this way still names every database of its run."""
-    try:
-        _core.stop_session()
-        _core.disarm_on_demand()  # --on-demand: no socket is left behind for rocprof ctl
-        run_report.finish()
-    finally:
-        _real_os_exit(code)
-
-
-def _closing_before(name):
-    real = _real_exec[name]
-
-    def exec_closing(*args, **kwargs):
-        """The database is closed before the new image replaces this one (its records would
-        be lost with the process's memory); the image starts its own. The launcher names
-        the run's databases so far, as it cannot at its end."""
-        _core.before_exec()
-        if run_report.is_launcher():
-            run_report.say_outcomes()
-        try:
-            real(*args, **kwargs)
-        except BaseException:
-            _core.after_failed_exec()  # still this program: record on, into a new file
-            raise
-
-    exec_closing.__name__ = exec_closing.__qualname__ = name
-    exec_closing.__doc__ = real.__doc__
-    return exec_closing
-
-
-def _install_process_hooks(on: bool) -> None:
-    os._exit = _exit_with_flush if on else _real_os_exit
-    for name, real in _real_exec.items():
-        setattr(os, name, _closing_before(name) if on else real)
 
 
 class Session:
@@ -72,6 +26,7 @@ class Session:
             setattr(self.options, key, value)
         self.path: str | None = None
         self.notes: list[str] = []
+        self.settings = None  # rocprof._core.CaptureSettings, as configured at start
         self._pid: int | None = None
         self.joined = False  # started inside a running session: a range of it (see _join)
         self._range_open = False
@@ -80,8 +35,9 @@ class Session:
     def start(self) -> str:
         if _core.active():
             return self._join()
+        native_sqlite.bind()
         template = paths.database_template(self.options.output_dir, self.options.output_file)
-        settings, self.notes = backends.configure(self.options)
+        self.settings, self.notes = backends.configure(self.options)
         if self.options.module_trace:
             from .capture import module_trace
 
@@ -98,12 +54,12 @@ class Session:
                       **({"rocprof.rank": paths.rank()} if paths.ranked() else {}),
                       # what was asked for but cannot be recorded here, for the readers
                       **({"rocprof.notes": json.dumps(self.notes)} if self.notes else {}),
-                      **_nccl_metadata(self.options)},
+                      **options_metadata(self.options)},
             ring_capacity=self.options.ring_capacity,
             buffer_budget_mb=self.options.buffer_budget_mb,
             commit_ms=self.options.commit_ms,
             follow_fork=self.options.follow_fork,
-            settings=settings,
+            settings=self.settings,
             guid_per_row=self.options.guid_per_row,
         )
         if self.options.on_demand:
@@ -111,7 +67,7 @@ class Session:
         else:
             self.path = started
         self._pid = os.getpid()
-        _install_process_hooks(True)
+        process_hooks.install(True)
         return self.path
 
     @property
@@ -145,7 +101,7 @@ class Session:
         if self.control_socket is not None:
             _core.disarm_on_demand()
             self.control_socket = None
-        _install_process_hooks(False)
+        process_hooks.install(False)
         if self.options.module_trace:
             from .capture import module_trace
 
@@ -165,8 +121,9 @@ def profile(output_dir: str | None = None, output_file: str | None = None, **opt
     return Session(output_dir=output_dir, output_file=output_file, **options)
 
 
-def _nccl_metadata(options) -> dict:
-    """--rccl-trace: "kernels only" until NCCL loads the plugin, which replaces the row."""
+def options_metadata(options) -> dict:
+    """Metadata the options alone decide (each followed child stores it too). --rccl-trace:
+    "kernels only" until NCCL loads the plugin, which replaces the row."""
     if "collectives" not in options.activities():
         return {}
     from .capture import nccl

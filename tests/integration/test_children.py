@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from support import MESSAGE, WORKLOADS, open_db, run_rocprof
 
 
@@ -75,3 +77,28 @@ def test_child_that_took_no_samples_says_why(tmp_path):
     why = meta["rocprof.sampling.no_samples"]
     assert "ms of CPU" in why and "wall" in why, why
     assert f"took no call-stack samples at 2 Hz: {why}" in r.stderr
+
+
+def test_a_child_records_as_the_run_was_configured(tmp_path):
+    """The launcher configures once; each child starts from that: -P's window and
+    --selected-regions, --no-redact, --rccl-trace's metadata, the notes, its own rank."""
+    parent = tmp_path / "parent.py"
+    parent.write_text("import subprocess, sys\n"
+                      f"subprocess.run([sys.executable, {str(WORKLOADS / 'periodic_ranges.py')!r}],"
+                      " check=True)\n")
+    r = run_rocprof("run", "-d", tmp_path, "-o", "p", "-P", "250:250:1",
+                    "--collection-period-unit", "msec", "--no-redact", "--rccl-trace", "--sample",
+                    parent, env={"RANK": "3"}, timeout=180)
+    assert r.returncode == 0, r.stderr
+    ticks = int(r.stdout.split("ticks")[1])
+    (child,) = [db for db in tmp_path.glob("p_*_results.db")]
+    kept = sorted(int(n.split("-")[1]) for n in names(child))
+    assert kept and 0 not in kept and ticks - 1 not in kept, (kept, ticks)
+    assert kept == list(range(kept[0], kept[-1] + 1))
+    meta = dict(open_db(child).execute("SELECT tag, value FROM rocpd_metadata"))
+    assert meta["rocprof.rank"] == "3" and meta["rocprof.nccl.plugin"].startswith("not loaded")
+    assert "rocprof.sampling.samples_taken" in meta  # --sample reached the child
+    options = json.loads(open_db(child).execute(
+        "SELECT extdata FROM rocpd_info_process").fetchone()[0])
+    assert options["redact_text"] is False and options["selected_regions"] is True
+    assert options["output_file"] == "p_%pid%" and not options["stats"]

@@ -81,3 +81,34 @@ def test_fork_children_new_folder_no_empty_files_and_own_thread_ids(tmp_path):
     assert con.execute(f"SELECT {MESSAGE}, tid FROM regions_and_samples").fetchall() == [("child-mark", child_tid)]
     assert con.execute("SELECT name FROM threads WHERE tid = ?", (child_tid,)).fetchone() == ("child-main",)
     assert "cannot write" not in r.stderr
+
+
+def test_a_short_run_syncs_each_database_once(tmp_path):
+    """A process that records for milliseconds (B7: each followed child) pays one fsync at
+    exit, of its finished database (durable once closed), and none before: SQLite's first WAL
+    header sync and its folder's come with synchronous=NORMAL, which starts after the first
+    commit of records."""
+    import shutil
+    import subprocess
+    import sys
+
+    import pytest
+    from support import _env
+
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed: the test counts the sync system calls")
+    hello = tmp_path / "hello.py"
+    hello.write_text("print('hello')\n")
+    parent = tmp_path / "parent.py"
+    parent.write_text(f"import subprocess, sys\nsubprocess.run([sys.executable, {str(hello)!r}])\n")
+    log = tmp_path / "syncs.txt"
+    r = subprocess.run(["strace", "-f", "-y", "-e", "trace=fsync,fdatasync,sync_file_range",
+                        "-o", log, sys.executable, "-m", "rocprof", "run", "-d", tmp_path / "out",
+                        parent], env=_env(), capture_output=True, text=True, timeout=120)
+    if r.returncode != 0 and "ptrace" in r.stderr:
+        pytest.skip(f"strace cannot trace here: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stderr
+    databases = sorted(str(p) for p in (tmp_path / "out").glob("*_results.db"))
+    assert len(databases) == 2, databases
+    synced = sorted(re.findall(r"sync\w*\(\d+<([^>]*)>", log.read_text()))
+    assert synced == databases, synced

@@ -14,7 +14,15 @@ from support import run_rocprof
 # the sqlite3 package around the C library, helpers the launcher needs only at times.
 NOT_BEFORE_THE_PROGRAM = ("rocpd.stats", "rocpd.io.connection", "rocpd.summary",
                           "rocpd.export.csv", "pandas", "numpy", "sqlite3", "tempfile", "subprocess",
-                          "importlib.abc", "importlib.resources")
+                          "importlib.abc", "importlib.resources", "dataclasses", "inspect",
+                          "rocpd.export")
+# A followed child starts its session from the launcher's description, configuring and probing
+# nothing: no command line parser, options, backends, JSON, regular expressions, the sqlite3
+# module's C part (its SQLite library is mapped without it) or importlib.
+NOT_BEFORE_A_CHILD = (*NOT_BEFORE_THE_PROGRAM, "argparse", "json", "re", "functools", "_sqlite3",
+                      "importlib", "importlib.util", "rocprof.options", "rocprof.backends",
+                      "rocprof.session", "rocprof.option_table", "rocprof.capture.cupti",
+                      "threading")
 
 REPORT = f"""import json, sys
 print("MODULES", json.dumps([m for m in {list(NOT_BEFORE_THE_PROGRAM)!r} if m in sys.modules]))
@@ -59,3 +67,27 @@ def test_a_backend_status_probes_only_that_backend():
     assert [b[0] for b in _core.backends("sampling")] == ["sampling"]
     assert _core.backends("no-such-backend") == []
     assert {b[0] for b in _core.backends()} >= {"markers", "sampling", "metrics"}
+
+
+def test_a_followed_child_configures_nothing_before_its_program(tmp_path):
+    # No json here: the report itself must not load what it looks for.
+    child = tmp_path / "child.py"
+    child.write_text(f"import sys\nprint('MODULES', [m for m in {list(NOT_BEFORE_A_CHILD)!r} "
+                     "if m in sys.modules])\n")
+    parent = tmp_path / "parent.py"
+    parent.write_text(f"import subprocess, sys\nsubprocess.run([sys.executable, {str(child)!r}], "
+                      "check=True)\n")
+    r = run_rocprof("run", "-d", tmp_path / "out", parent)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "MODULES []", r.stdout
+    assert len(list((tmp_path / "out").glob("*.db"))) == 2  # the child was followed
+
+
+def test_the_program_starts_with_the_collector_on_and_the_launchers_objects_frozen(tmp_path):
+    """The launcher runs without cyclic collection (start_up.py); the program gets the
+    collector as plain python has it, and never walks the launcher's objects."""
+    script = tmp_path / "gc_state.py"
+    script.write_text("import gc\nprint('GC', gc.isenabled(), gc.get_freeze_count() > 1000)\n")
+    r = run_rocprof("run", "-d", tmp_path / "out", script)
+    assert r.returncode == 0, r.stderr
+    assert "GC True True" in r.stdout, r.stdout

@@ -23,14 +23,19 @@ def _start() -> None:
 
 def _chain_user_sitecustomize() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
-    import importlib.machinery
-    import importlib.util
+    try:  # importlib.machinery's and importlib.util's own, loaded at start-up already:
+        # importing importlib (with warnings) costs each child a few milliseconds
+        from _frozen_importlib import module_from_spec
+        from _frozen_importlib_external import PathFinder
+    except ImportError:  # not CPython
+        from importlib.machinery import PathFinder
+        from importlib.util import module_from_spec
 
     path = [p for p in sys.path if os.path.abspath(p or ".") != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    spec = PathFinder.find_spec("sitecustomize", path)
     if spec is None or spec.loader is None:
         return
-    module = importlib.util.module_from_spec(spec)
+    module = module_from_spec(spec)
     sys.modules["sitecustomize"] = module
     spec.loader.exec_module(module)
 

@@ -4,7 +4,6 @@ attacher's options, as `rocprof run --on-demand` arms its processes."""
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import json
 
 from ..options import Options
@@ -17,7 +16,7 @@ def arm(spec: str) -> None:
     global _session
     if _session is not None:
         return
-    fields = {f.name for f in dataclasses.fields(Options)}
+    fields = set(Options.field_names())
     given = json.loads(spec)["options"]
     options = Options(**{k: v for k, v in given.items() if k in fields})
     options.on_demand = True

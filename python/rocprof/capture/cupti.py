@@ -7,9 +7,7 @@ library code, so a kernel's call site names the user's own frames.
 
 from __future__ import annotations
 
-import glob
 import os
-import site
 import sys
 
 from .. import _core
@@ -21,6 +19,9 @@ from . import pc_sampling
 def library_candidates() -> list[str]:
     """libcupti files from the nvidia-cuda-cupti wheels (CUDA 13 and 12 layouts), then the
     CUDA toolkit named by CUDA_HOME / CUDA_PATH."""
+    import glob
+    import site
+
     roots = [p for p in sys.path if p and os.path.isdir(p)]
     try:
         roots += site.getsitepackages()
@@ -83,6 +84,22 @@ def configure(options: Options, settings) -> list[str]:
     return []
 
 
+def in_child(settings, spec) -> None:
+    """A followed Python child (rocprof.children), with its launcher's settings: the wrapped
+    backward passes and the launch sites' library code, as configure() sets them up, and its
+    own libcupti candidates where its interpreter is another."""
+    from . import autograd_sites
+
+    autograd_sites.install()
+    if not spec.same_python:
+        settings.cupti.library_candidates = ":".join(library_candidates())
+    if hasattr(_core, "_cupti_set_callsite_prefixes"):
+        _core._cupti_set_callsite_prefixes(spec.site_prefixes())
+
+
+# What the native probe reads first (capture/cupti/): no file, no NVIDIA driver loaded.
+DRIVER_FILE = "/proc/driver/nvidia/version"
+
 # The user's own ROCPROF_CUPTI_LIBRARY_PATH, as it was before prepare() chose one: native
 # programs started by `rocprof run -- CMD` must not inherit our choice (a toolkit-built program
 # crashed with the PyTorch wheel's CUPTI on an H200 host).
@@ -90,10 +107,14 @@ _USER_LIBRARY_PATH: list = []
 
 
 def prepare() -> None:
-    """Before the first probe of a session: let it find the wheel's copy too."""
+    """Before the first probe of a session: let it find the wheel's copy too. Without an
+    NVIDIA driver the probe loads no libcupti (it says why), and the search of every
+    sys.path folder is skipped."""
     if not _USER_LIBRARY_PATH:
         _USER_LIBRARY_PATH.append(os.environ.get("ROCPROF_CUPTI_LIBRARY_PATH"))
-    os.environ.setdefault("ROCPROF_CUPTI_LIBRARY_PATH", ":".join(library_candidates()))
+    if "ROCPROF_CUPTI_LIBRARY_PATH" in os.environ or not os.path.exists(DRIVER_FILE):
+        return
+    os.environ["ROCPROF_CUPTI_LIBRARY_PATH"] = ":".join(library_candidates())
 
 
 def child_environment(options: Options, settings, env: dict) -> list[str]:

@@ -73,13 +73,25 @@ def configure(options: Options, settings) -> list[str]:
         notes.append("the HSA runtime was loaded before profiling started, so AMD GPU work is "
                      "not traced: run under `rocprof run`, or set HSA_TOOLS_LIB="
                      f"{tool_path()} before the program first uses the GPU")
+    _load_by_name()
+    os.environ.update(tool_environment())
+    return notes
+
+
+def _load_by_name() -> None:
     if tool_entry() != tool_path() and not _loaded_by_name:
         import ctypes
 
         _loaded_by_name.append(ctypes.CDLL(tool_path()))
-    os.environ.update(tool_environment())
-    return notes
 
+
+
+def in_child(settings, spec) -> None:
+    """A followed Python child (rocprof.children): the launch sites' library code, and the tool
+    mapped by file name where its path has a space (configure)."""
+    if hasattr(_core, "_hsa_set_callsite_prefixes"):
+        _core._hsa_set_callsite_prefixes(spec.site_prefixes())
+    _load_by_name()
 
 
 def child_environment(options: Options, settings, env: dict) -> list[str]:

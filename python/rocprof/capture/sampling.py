@@ -71,6 +71,17 @@ def configure(options: Options, settings) -> list[str]:
     return notes
 
 
+def in_child(settings, spec) -> None:
+    """A followed Python child (rocprof.children), with its launcher's settings: its threads
+    are registered as they start, and its own runpy's frames are cut where its interpreter is
+    another."""
+    if not spec.same_python:
+        import runpy
+
+        settings.sampling.runpy_file = runpy._run_code.__code__.co_filename
+    _install_thread_hook()
+
+
 def _after_fork_child() -> None:
     """A forked child's session (restarted by the core inside fork()) samples only from here,
     once the interpreter has re-made its locks and thread states."""

@@ -8,7 +8,7 @@ import sys
 
 from .._version import __version__
 from .errors import UsageError
-from .help_text import Formatter, epilog
+from .help_text import Formatter, epilog, resolved
 
 SUBCOMMANDS = {
     "run": "profile a Python script or module in-process, or any command (rocprof run -- CMD)",
@@ -34,10 +34,18 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, not argparse's usage dump
         raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
+    # Descriptions and epilogs may be help_text.Later (prose wrapped when first read).
+    description = property(lambda self: resolved(self.__dict__.get("_description")),
+                           lambda self, value: self.__dict__.__setitem__("_description", value))
+    epilog = property(lambda self: resolved(self.__dict__.get("_epilog")),
+                      lambda self, value: self.__dict__.__setitem__("_epilog", value))
+
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with `only`, the other subcommands are listed but their modules
-    are not imported (`rocprof run` loads nothing of `info`, `completion`, ...)."""
+    """The whole command line; with `only` (a subcommand given), that subcommand's parser alone
+    (`rocprof run` builds and imports nothing of `info`, `completion`, ...: every profiled run
+    builds its parser before the program starts). Without, every subcommand, for the top
+    level's help and errors."""
     parser = _Parser(prog="rocprof", formatter_class=Formatter,
                      description=epilog("Python-first GPU profiler writing rocpd databases "
                                         "(ROCm's rocprofv3 format). `rocprof COMMAND --help` "
@@ -46,8 +54,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rocprof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, help_text in SUBCOMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=Formatter)
         if only is None or name == only:
+            p = sub.add_parser(name, help=help_text, description=help_text,
+                               formatter_class=Formatter)
             importlib.import_module(f".{name}", __name__).add_parser(p)
     return parser
 
@@ -58,6 +67,16 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
 
 
 def dispatch(argv: list[str]) -> int:
+    from .. import start_up
+
+    start_up.begin()  # the collector off until the program runs (start_up.py)
+    try:
+        return _dispatch(argv)
+    finally:
+        start_up.program_starts()
+
+
+def _dispatch(argv: list[str]) -> int:
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     parser = build_parser(only=command)
     try:

@@ -66,12 +66,12 @@ def command_environment(options: Options) -> tuple[dict[str, str], list[str]]:
     and notes for the user (options that cannot apply)."""
     env = dict(os.environ)
     notes: list[str] = []
+    settings, more = backends.configure(options)
     if not options.follow_children:
         notes.append("--no-follow-children: only ROCTx-annotated native programs and CUDA "
                      "programs are profiled, not Python processes")
-    else:
-        env.update(child_environment(options, unique_names=False))
-    settings, more = backends.configure(options)
+    else:  # before child_environment below changes the settings for native processes
+        env.update(child_environment(options, settings, more, unique_names=False))
     notes += more
     if options.sample is not None:
         notes.append("--sample: call stacks are sampled in the Python processes the command "

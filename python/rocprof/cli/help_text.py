@@ -4,7 +4,6 @@ prose of descriptions and epilogs wrapped here, and examples kept one command a 
 from __future__ import annotations
 
 import argparse
-import textwrap
 
 WIDTH = 78
 
@@ -17,13 +16,39 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=32, width=WIDTH + 2)
 
 
-def epilog(*paragraphs: str, examples: list[str] | tuple[str, ...] = ()) -> str:
+def epilog(*paragraphs: str, examples: list[str] | tuple[str, ...] = ()):
     """Prose paragraphs wrapped to WIDTH, then `examples:` with one command a line (a comment
-    after two spaces and `#` says what it does)."""
-    parts = [textwrap.fill(" ".join(p.split()), WIDTH) for p in paragraphs]
-    if examples:
-        parts.append("examples:\n" + "\n".join(f"  {e}" for e in examples))
-    return "\n\n".join(parts)
+    after two spaces and `#` says what it does). With prose, a Later that wraps it when the
+    text is first read (help, tests): the parser of every `rocprof run` is built before the
+    program starts, and textwrap (with its regular expressions) is for --help only. The
+    parsers of rocprof.cli take either as a description or epilog."""
+    def text() -> str:
+        import textwrap
+
+        parts = [textwrap.fill(" ".join(p.split()), WIDTH) for p in paragraphs]
+        if examples:
+            parts.append("examples:\n" + "\n".join(f"  {e}" for e in examples))
+        return "\n\n".join(parts)
+
+    return Later(text) if paragraphs else text()
+
+
+class Later:
+    """A help text made when first read."""
+
+    def __init__(self, make):
+        self._make = make
+        self._text: str | None = None
+
+    def __call__(self) -> str:
+        if self._text is None:
+            self._text = self._make()
+        return self._text
+
+
+def resolved(value):
+    """A description or epilog as text (a Later made now)."""
+    return value() if isinstance(value, Later) else value
 
 
 def example_commands(text: str, program: str) -> list[list[str]]:

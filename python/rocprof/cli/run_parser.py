@@ -60,8 +60,7 @@ def add_parser(p) -> None:
     """The declarations of python/rocprof/option_table.py, in its groups and order."""
     fill = {"{sample_hz}": str(_core_default("SamplingSettings", "DEFAULT_HZ", 1000)),
             "{metrics_hz}": str(_core_default("MetricsSettings", "DEFAULT_HZ", 20)),
-            "{metrics_max}": str(_core_default("MetricsSettings", "MAX_HZ", 1000)),
-            "{formats}": _formats_help()}
+            "{metrics_max}": str(_core_default("MetricsSettings", "MAX_HZ", 1000))}
     p.epilog = epilog(OUTPUT_HELP, TRACE_HELP, COUNTERS_HELP, examples=EXAMPLES)
     for group in table.GROUPS:
         g = p.add_argument_group(group.title, group.description)
@@ -74,6 +73,28 @@ def _formats_help() -> str:
     """"csv, json (Chrome trace), ... or rocpd (the database itself)": rocpd's export registry."""
     named = [f"{n} ({label})" if label else n for n, label in output_formats().items()]
     return ", ".join(named[:-1]) + " or " + named[-1]
+
+
+class _OutputFormats(argparse._StoreAction):
+    """-f FMT ...: its choices and the {formats} of its help come from rocpd's export registry
+    when first read (a -f given, --help, completion), not when the parser is built: most runs
+    have no -f, and the registry loads part of rocpd."""
+
+    @property
+    def choices(self):
+        return tuple(output_formats())
+
+    @choices.setter
+    def choices(self, value):
+        pass
+
+    @property
+    def help(self):
+        return self._help.replace("{formats}", _formats_help())
+
+    @help.setter
+    def help(self, value):
+        self._help = value
 
 
 _TYPES = {"period": v3.parse_period}
@@ -95,7 +116,7 @@ def _declare(g, option: table.Option, fill: dict[str, str]) -> None:
         g.add_argument(*option.names, nargs="?", const=DEFAULT_RATE, type=int, help=text, **kw)
     elif option.kind == "values":
         if option.names[-1] == "--output-format":
-            kw["choices"] = tuple(output_formats())
+            kw["action"] = _OutputFormats
         g.add_argument(*option.names, nargs="+", help=text, **kw)
     elif option.kind == "target":
         g.add_argument(*option.names, nargs=argparse.REMAINDER, help=text, **kw)

@@ -48,9 +48,9 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
         run_report.say(f"rocprof run: {e}")
         run_report.finish()
         return 2
-    from ..periods import start_collection_periods
     from .rocprofv3_options import shows_notes
 
+    configured_notes = list(session.notes)  # what each followed child stores as its own
     if options.preload:
         session.notes.append("--preload applies to commands (rocprof run -- CMD); a script runs "
                              "in this process, which has already started")
@@ -61,11 +61,13 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
 
         announce(options)
     if options.collection_periods:
+        from ..periods import start_collection_periods
+
         start_collection_periods(options.collection_periods, options.collection_period_unit)
     if options.follow_children:
         from ..children import child_environment
 
-        os.environ.update(child_environment(options))
+        os.environ.update(child_environment(options, session.settings, configured_notes))
 
     if module is not None:
         sys.argv = [module, *argv]
@@ -75,6 +77,9 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
         sys.path[0] = os.path.dirname(os.path.abspath(script))
     code = 0
     interrupted = False
+    from .. import start_up
+
+    start_up.program_starts()
     try:
         if module is not None:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
