@@ -261,6 +261,10 @@ step "hardware counters: rocprof avail, --pmc, --sol vs ncu (benchmarks/gpu_coun
 step "rocpd sol on a GEMM + copy: no unexplained %Emp above 100 (peaks measured afresh)" sol_no_unexplained
 step "B1: roctx.range recording / idle vs torch.cuda.nvtx push+pop (benchmarks/b1_roctx.py)" \
   $PY benchmarks/b1_roctx.py
+step "B7: what rocprof run adds to start-up, launcher and each followed child (benchmarks/b7_startup.py)" \
+  $PY benchmarks/b7_startup.py --rounds 20
+step "B3: call-stack sampling at 1 and 10 kHz vs the unsampled run, with the empty-handler floor (benchmarks/b3_sampling.py)" \
+  $PY benchmarks/b3_sampling.py --repeat 5
 step "on-demand idle overhead: plain vs --on-demand, alternated (benchmarks/b_on_demand.py)" \
   $PY benchmarks/b_on_demand.py
 step "demo: rocprof run --stats -S examples/train_cifar.py" \
