@@ -90,6 +90,56 @@ int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
   return n;
 }
 
+static int walk_keys_from(const void* first, uint64_t* out, int max_frames) {
+  int n = 0;
+#if PY_VERSION_HEX >= 0x030B0000
+  _PyInterpreterFrame* f = (_PyInterpreterFrame*)first;
+  for (int guard = 0; f != NULL && n < max_frames && guard < 4 * max_frames; ++guard) {
+#if PY_VERSION_HEX >= 0x030C0000
+    if (f->owner == FRAME_OWNED_BY_CSTACK) {
+      f = f->previous;
+      continue;
+    }
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject* exe = f->f_executable;
+    if (exe == NULL || Py_TYPE(exe) != &PyCode_Type) {
+      f = f->previous;
+      continue;
+    }
+    const void* co = exe;
+#else
+    const void* co = f->f_code;
+    if (co == NULL) break;
+#endif
+    out[n * RP_PY_KEY_WORDS + 0] = (uint64_t)(uintptr_t)co;
+    out[n * RP_PY_KEY_WORDS + 1] = (uint64_t)(uint32_t)_PyInterpreterFrame_LASTI(f) << 32;
+    ++n;
+    f = f->previous;
+  }
+#else
+  for (PyFrameObject* f = (PyFrameObject*)first; f != NULL && n < max_frames; f = f->f_back) {
+    out[n * RP_PY_KEY_WORDS + 0] = (uint64_t)(uintptr_t)f->f_code;
+    out[n * RP_PY_KEY_WORDS + 1] = (uint64_t)(uint32_t)f->f_lasti << 32;
+    ++n;
+  }
+#endif
+  return n;
+}
+
+int rp_walk_keys_current(uint64_t* out, int max_frames) {
+  PyThreadState* ts = PyGILState_GetThisThreadState();
+  if (ts == NULL) return -1;
+#if PY_VERSION_HEX >= 0x030D0000
+  return walk_keys_from(ts->current_frame, out, max_frames);
+#elif PY_VERSION_HEX >= 0x030B0000
+  if (ts->cframe == NULL) return 0;
+  return walk_keys_from(ts->cframe->current_frame, out, max_frames);
+#else
+  return walk_keys_from(ts->frame, out, max_frames);
+#endif
+}
+
 int rp_python_running(void) {
 #if PY_VERSION_HEX >= 0x030D0000
   return Py_IsInitialized() && !Py_IsFinalizing();

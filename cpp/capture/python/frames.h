@@ -22,6 +22,13 @@ int rp_walk_current(uint64_t* out, int max_frames);
  * NULL: no frames) instead of the thread's current frame: test hooks walk bad pointers. */
 int rp_walk_from(const void* first, uint64_t* out, int max_frames);
 
+/* A chain's identity only, for keying it: RP_PY_KEY_WORDS words a frame, the code object and
+ * (instruction index << 32), innermost first. Reads the frames alone, none of their code
+ * objects (a deep chain's code objects are mostly out of cache), so frames that have not run
+ * their first instruction yet are kept. Returns as rp_walk_current. */
+#define RP_PY_KEY_WORDS 2
+int rp_walk_keys_current(uint64_t* out, int max_frames);
+
 /* Whether the calling thread has a Python thread state (async-signal-safe: a TLS read). */
 int rp_is_python_thread(void);
 

@@ -147,7 +147,10 @@ bool guard_installed() {
   return is_ours(cur);
 }
 
-int walk(uint64_t* out, int max_frames, const void* first) noexcept {
+namespace {
+
+template <typename Walker>
+int guarded(Walker&& walker) noexcept {
   g_walking.fetch_add(1, std::memory_order_acq_rel);
   Buffer* const b = claim(self_id());
   if (b == nullptr) {
@@ -160,11 +163,23 @@ int walk(uint64_t* out, int max_frames, const void* first) noexcept {
   }
   b->armed.store(true, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  const int n =
-      first != nullptr ? rp_walk_from(first, out, max_frames) : rp_walk_current(out, max_frames);
+  const int n = walker();
   std::atomic_signal_fence(std::memory_order_seq_cst);
   release(b);
   return n;
+}
+
+}  // namespace
+
+int walk(uint64_t* out, int max_frames, const void* first) noexcept {
+  return guarded([&] {
+    return first != nullptr ? rp_walk_from(first, out, max_frames)
+                            : rp_walk_current(out, max_frames);
+  });
+}
+
+int walk_keys(uint64_t* out, int max_frames) noexcept {
+  return guarded([&] { return rp_walk_keys_current(out, max_frames); });
 }
 
 void guard_fork_child() {

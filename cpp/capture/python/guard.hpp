@@ -39,6 +39,10 @@ inline constexpr int kWalkBusy = -3;      // every jump buffer in use: not walke
 // thread's current frame; else from that frame (test hooks: a deliberately bad pointer).
 int walk(uint64_t* out, int max_frames, const void* first = nullptr) noexcept;
 
+// As walk() from the thread's current frame, with frames.h's rp_walk_keys_current (a chain's
+// identity only, RP_PY_KEY_WORDS words a frame).
+int walk_keys(uint64_t* out, int max_frames) noexcept;
+
 // Fork child (one thread left): forgets the buffers claimed by the parent's other threads and
 // the lock the parent may have held. Called before the child's session restarts.
 void guard_fork_child();

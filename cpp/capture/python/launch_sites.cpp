@@ -285,26 +285,52 @@ thread_local ThreadSite t_thread_site;
 std::atomic<uint64_t> g_epoch{0};
 std::atomic<uint64_t> g_thread_site_used{0};
 
-// FNV-1a over (code, instruction offset) of each frame; a forward op's chain also over its
-// name, after a constant that keeps it apart from the launch chain of the same frames.
-uint64_t chain_key(const uint64_t* w, int n, const char* tag) noexcept {
-  uint64_t key = 1469598103934665603ull;
-  for (int i = 0; i < n; ++i) {
-    key = (key ^ w[i * RP_PY_WORDS]) * 1099511628211ull;
-    key = (key ^ (w[i * RP_PY_WORDS + 2] >> 32)) * 1099511628211ull;
+// A chain's key: the code objects and instruction offsets of its frames (`words` words a frame,
+// the code object first, the offset << 32 at `at_word`), hashed in two independent lanes (a deep
+// chain costs half the dependent multiplies of one lane), then mixed.
+uint64_t frames_key(const uint64_t* w, int n, int words, int at_word) noexcept {
+  uint64_t code = 1469598103934665603ull, at = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < n; ++i, w += words) {
+    code = (code ^ w[0]) * 1099511628211ull;
+    at = (at ^ (w[at_word] >> 32)) * 0xff51afd7ed558ccdull;
   }
-  if (tag != nullptr) {
-    key = (key ^ 0x9e3779b97f4a7c15ull) * 1099511628211ull;
-    for (size_t i = 0; i + 1 < kTagBytes && tag[i] != '\0'; ++i)
-      key = (key ^ static_cast<unsigned char>(tag[i])) * 1099511628211ull;
+  uint64_t key = code ^ ((at << 31) | (at >> 33)) ^ static_cast<uint64_t>(n);
+  key ^= key >> 33;
+  key *= 0xc4ceb9fe1a85ec53ull;
+  key ^= key >> 29;
+  return key;
+}
+
+// A forward op's chain: its frames' key and its name, eight bytes a multiply, after a constant
+// that keeps it apart from the launch chain of the same frames.
+uint64_t tagged_key(uint64_t key, const char* tag) noexcept {
+  key = (key ^ 0x9e3779b97f4a7c15ull) * 1099511628211ull;
+  uint64_t word = 0;
+  unsigned shift = 0;
+  size_t i = 0;
+  for (; i + 1 < kTagBytes && tag[i] != '\0'; ++i) {
+    word |= static_cast<uint64_t>(static_cast<unsigned char>(tag[i])) << shift;
+    shift += 8;
+    if (shift == 64) {
+      key = (key ^ word) * 1099511628211ull;
+      word = 0;
+      shift = 0;
+    }
   }
+  key = (key ^ word ^ (static_cast<uint64_t>(i) << 56)) * 1099511628211ull;
+  return key;
+}
+
+uint64_t chain_key(const uint64_t* w, int n) noexcept {
+  const uint64_t key = frames_key(w, n, RP_PY_WORDS, 2);
   return key == 0 ? 1 : key;
 }
 
 // The key's table slot, claimed (and the frames queued for the resolver) on first sight.
 // Returns the key, or 0 when the chain is known to name no user frame or cannot be kept.
-uint64_t intern_chain(uint64_t key, const uint64_t* w, int n, const char* tag,
-                      uint32_t* id) noexcept {
+// `frames(w)` fills w with the chain's frames (their count; <= 0: none), on first sight only.
+template <typename Frames>
+uint64_t intern_key(uint64_t key, const char* tag, uint32_t* id, Frames&& frames) noexcept {
   const uint32_t h = static_cast<uint32_t>(key ^ (key >> 29));
   for (uint32_t i = 0; i < kProbe; ++i) {
     Site& s = g_sites[(h + i) & (kTableSlots - 1)];
@@ -314,15 +340,16 @@ uint64_t intern_chain(uint64_t key, const uint64_t* w, int n, const char* tag,
         if (k != key) continue;  // another chain took the slot
       } else {
         // First sight of this chain: hand its frames to the resolver.
-        if (enqueue(key, w, n, tag)) {
+        const uint64_t* w = nullptr;
+        const int n = frames(&w);
+        if (n > 0 && enqueue(key, w, n, tag)) {
           g_queued.fetch_add(1, std::memory_order_relaxed);
           python::resolver_wake();
-        } else {
-          g_queue_full.fetch_add(1, std::memory_order_relaxed);
-          s.id.store(kNone, std::memory_order_release);
-          return 0;
+          return key;
         }
-        return key;
+        if (n > 0) g_queue_full.fetch_add(1, std::memory_order_relaxed);
+        s.id.store(kNone, std::memory_order_release);
+        return 0;
       }
     } else if (k != key) {
       continue;
@@ -334,6 +361,14 @@ uint64_t intern_chain(uint64_t key, const uint64_t* w, int n, const char* tag,
   }
   g_table_full.fetch_add(1, std::memory_order_relaxed);
   return 0;
+}
+
+uint64_t intern_chain(uint64_t key, const uint64_t* w, int n, const char* tag,
+                      uint32_t* id) noexcept {
+  return intern_key(key, tag, id, [&](const uint64_t** out) {
+    *out = w;
+    return n;
+  });
 }
 
 // The calling thread's frames into w: their count, 0 when it runs no Python code, -1 when the
@@ -381,20 +416,69 @@ uint64_t capture(uint32_t* id) noexcept {
   if (n < 0) return 0;
   if (n == 0) return frameless_site();
   g_captured.fetch_add(1, std::memory_order_relaxed);
-  const uint64_t key = intern_chain(chain_key(w, n, nullptr), w, n, nullptr, id);
+  const uint64_t key = intern_chain(chain_key(w, n), w, n, nullptr, id);
   if (*id != 0) g_fast.fetch_add(1, std::memory_order_relaxed);
   // A chain known to hold no user frame (a torch.compile'd backward graph's generated code on
   // autograd's thread): its forward op's chain, if the thread runs backward work.
   return key != 0 ? key : thread_site();
 }
 
+namespace {
+
+// A thread's last two forward-op chains (their identity: RP_PY_KEY_WORDS words a frame), the
+// last one's frames key kept: the ops nested in one Python call (aten::linear, then aten::t and
+// aten::addmm inside it) hash their frames once. Walks alternate between the two buffers.
+// Then the keys this thread found resolved to a user site in this session (`epoch`), a small
+// direct-mapped cache in front of the shared table: one probe of that 1 MiB table a forward op
+// would miss the cache as often as not while a model's tensors stream through it.
+constexpr uint32_t kKnownSlots = 256;
+struct ForwardChains {
+  uint64_t k[2][kMaxFrames * RP_PY_KEY_WORDS];
+  int n[2] = {0, 0};
+  uint64_t key = 0;  // frames_key of k[last]
+  int last = 0;
+  uint64_t epoch = 0;
+  uint64_t known[kKnownSlots] = {};
+};
+thread_local ForwardChains t_forward;
+
+}  // namespace
+
 uint64_t capture_forward(const char* op) noexcept {
   if (!g_on.load(std::memory_order_relaxed)) return 0;
-  uint64_t w[kMaxFrames * RP_PY_WORDS];
-  const int n = walk_frames(w);
+  // Keyed by a walk that reads the frames alone; their code objects are read (the full walk)
+  // only the first time a chain is seen, for the resolver.
+  ForwardChains& fc = t_forward;
+  const int cur = fc.last ^ 1;
+  const int n = python::walk_keys(fc.k[cur], kMaxFrames);
+  if (n == python::kWalkFault || n == python::kWalkBusy) {
+    g_faults.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
   if (n <= 0) return 0;
+  const size_t bytes = sizeof(uint64_t) * RP_PY_KEY_WORDS * static_cast<size_t>(n);
+  if (n != fc.n[fc.last] || std::memcmp(fc.k[cur], fc.k[fc.last], bytes) != 0) {
+    fc.key = frames_key(fc.k[cur], n, RP_PY_KEY_WORDS, 1);
+    fc.n[cur] = n;
+    fc.last = cur;
+  }
+  uint64_t key = tagged_key(fc.key, op);
+  if (key == 0) key = 1;
+  const uint64_t epoch = g_epoch.load(std::memory_order_relaxed);
+  if (fc.epoch != epoch) {
+    std::memset(fc.known, 0, sizeof fc.known);
+    fc.epoch = epoch;
+  }
+  uint64_t& known = fc.known[(key ^ (key >> 32)) & (kKnownSlots - 1)];
+  if (known == key) return key;
   uint32_t id = 0;
-  return intern_chain(chain_key(w, n, op), w, n, op, &id);
+  uint64_t w[kMaxFrames * RP_PY_WORDS];
+  const uint64_t got = intern_key(key, op, &id, [&w](const uint64_t** out) {
+    *out = w;
+    return walk_frames(w);
+  });
+  if (got != 0 && id != 0) known = key;  // resolved to a site: final for the session
+  return got;
 }
 
 uint64_t set_thread_site(uint64_t key) noexcept {

@@ -63,6 +63,16 @@ PyObject* debug_stop(PyObject*, PyObject*) {
   return out;
 }
 
+PyObject* floor_callback(PyObject*, PyObject* arg) {
+  const int on = PyObject_IsTrue(arg);
+  if (on < 0) return nullptr;
+  if (!obs::floor_callback(on != 0)) {
+    PyErr_SetString(PyExc_RuntimeError, "PyTorch refused a RecordFunction callback");
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
 PyMethodDef g_methods[] = {
     {"attach", attach, METH_O,
      "attach(rocprof._core._launch_site_api()): link backward ops to forward ops while launch "
@@ -73,6 +83,9 @@ PyMethodDef g_methods[] = {
      "internal (tests): log up to N ops with the site a launch inside each would get"},
     {"_debug_stop", debug_stop, METH_NOARGS,
      "internal (tests): stop logging; [(kind 'B'|'F', op name, sequence number, site key)]"},
+    {"_floor_callback", floor_callback, METH_O,
+     "internal (benchmarks): add (True) or remove an empty RecordFunction callback on every op, "
+     "registered as the forward ops' one is: PyTorch's own cost of observing ops"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef g_module = {PyModuleDef_HEAD_INIT,

@@ -39,8 +39,10 @@ Slot& slot_of(uint64_t thread, int64_t seq) {
   return g_ring[(static_cast<uint64_t>(seq) + thread * 0x9e3779b1ull) & (kRingSlots - 1)];
 }
 
-std::atomic<uint64_t> g_forward_ops{0}, g_backward_ops{0}, g_linked{0}, g_no_python{0},
-    g_not_found{0};
+// The forward ops' counter on a line of its own: the forward thread bumps it at every forward
+// op, while autograd's threads bump the others.
+alignas(64) std::atomic<uint64_t> g_forward_ops{0};
+alignas(64) std::atomic<uint64_t> g_backward_ops{0}, g_linked{0}, g_no_python{0}, g_not_found{0};
 std::atomic<bool> g_on{false};
 at::CallbackHandle g_forward_cb = 0, g_backward_cb = 0;
 // Set by an exit handler registered after torch's callback registry exists: past it, that
@@ -124,6 +126,12 @@ void on_backward_end(const at::RecordFunction&, at::ObserverContext*) {
   if (t_depth > 0) g_api->set_thread_site(t_depth < kDepth ? t_saved[t_depth] : 0);
 }
 
+// ---- the floor (benchmarks) -----------------------------------------------------------------
+// A callback that does nothing, registered as the forward one is: what any RecordFunction
+// observer of every op costs in PyTorch itself, against which the observer's own work is told.
+std::unique_ptr<at::ObserverContext> on_nothing(const at::RecordFunction&) { return nullptr; }
+at::CallbackHandle g_floor_cb = 0;
+
 // ---- on/off with _core's launch sites (under its listener lock) ----------------------------
 void on() {
   if (g_on.load()) return;
@@ -204,6 +212,23 @@ void format_stats(const Stats& s, char* out, size_t size) {
       static_cast<unsigned long long>(s.forward_ops),
       static_cast<unsigned long long>(s.backward_ops), static_cast<unsigned long long>(s.linked),
       static_cast<unsigned long long>(s.no_python), static_cast<unsigned long long>(s.not_found));
+}
+
+bool floor_callback(bool on) {
+  if (on == (g_floor_cb != 0)) return true;
+  if (!on) {
+    at::removeCallback(g_floor_cb);
+    g_floor_cb = 0;
+    return true;
+  }
+  try {
+    g_floor_cb = at::addGlobalCallback(at::RecordFunctionCallback(&on_nothing)
+                                           .needsInputs(false)
+                                           .scopes({at::RecordScope::FUNCTION}));
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
 }
 
 void debug_start(size_t capacity) {

@@ -51,6 +51,11 @@ void debug_start(size_t capacity);
 // Stops logging; the entries logged, valid until the next debug_start.
 size_t debug_stop(const DebugEntry** entries);
 
+// Benchmarks: adds (on) or removes a global RecordFunction callback on every op that does
+// nothing, registered as the forward ops' one is: PyTorch's own cost of observing ops, the
+// floor under the observer's. False: PyTorch refused it.
+bool floor_callback(bool on);
+
 inline constexpr uint32_t kRingSlots = 1u << 17;  // forward ops kept (2 MiB)
 
 }  // namespace rocprof::torch_observer

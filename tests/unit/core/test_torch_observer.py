@@ -177,6 +177,58 @@ def test_no_grad_and_a_stopped_session_remember_nothing(observer, launch_sites_s
     assert st["not_found"] == 2 and st["linked"] == 0, st
 
 
+def test_ops_nested_in_one_python_call_keep_their_own_names(observer):
+    """aten::linear runs aten::t and aten::addmm inside it, all three seeing the same Python
+    frames (the thread's frames are keyed once for them): each backward op still names its own
+    forward op, on the line that called linear()."""
+    x = torch.randn(4, 8, requires_grad=True)
+    w = torch.randn(3, 8, requires_grad=True)
+    b = torch.randn(3, requires_grad=True)
+    for _ in range(2):  # the second pass finds every chain already known
+        loss = nn.functional.linear(x, w, b).sum()  # LINE_LINEAR
+        got = {name: site for name, seq, site in _backward_sites(observer, loss.backward)
+               if seq >= 0}
+        assert got["AddmmBackward0"]["backward_of"] == "aten::addmm", got
+        assert got["TBackward0"]["backward_of"] == "aten::t", got
+        assert {s["line"] for s in got.values()} == {_line("# LINE_LINEAR")}, got
+
+
+def test_a_new_session_names_backward_ops_again(observer):
+    """A chain known on this thread in one session is keyed afresh in the next (its site is
+    interned in the new session's string table): the same line's backward ops name it."""
+    x = torch.ones(4, requires_grad=True)
+
+    def step():
+        loss = (x * 2.0).sum()  # LINE_SESSIONS
+        return [(n, s) for n, seq, s in _backward_sites(observer, loss.backward) if seq >= 0]
+
+    for _ in range(3):
+        for _ in range(3):  # resolved after the first: known to this thread from the second on
+            got = step()
+            assert {(n, s and s["line"], s and s["backward_of"]) for n, s in got} == {
+                ("MulBackward0", _line("# LINE_SESSIONS"), "aten::mul"),
+                ("SumBackward0", _line("# LINE_SESSIONS"), "aten::sum")}, got
+        _core._launch_sites_stop()
+        _core._launch_sites_start()
+        assert observer.stats()["on"]
+
+
+def test_the_floor_callback_is_added_and_removed(observer):
+    """The benchmarks' empty callback (PyTorch's own cost of observing every op) leaves the
+    observer's links as they were."""
+    from rocprof import _torch_observer
+
+    _torch_observer._floor_callback(True)
+    try:
+        x = torch.ones(4, requires_grad=True)
+        loss = (x * 2.0).sum()  # LINE_FLOOR
+        got = [s for n, seq, s in _backward_sites(observer, loss.backward) if seq >= 0]
+        assert got and all(s["line"] == _line("# LINE_FLOOR") for s in got), got
+    finally:
+        _torch_observer._floor_callback(False)
+    _torch_observer._floor_callback(False)  # twice: harmless
+
+
 def test_the_ring_keeps_the_last_forward_ops_only(observer):
     """Memory is bounded: past RING_SLOTS forward ops before their backward, the oldest ops'
     backward ops find none (counted), the newer ones still their line."""
