@@ -159,6 +159,7 @@ class Writer {
     std::string head, row;  // "INSERT INTO t(columns) VALUES ", "(?,…)" with `params` ?s
     int params = 0;
     int rows = 0;
+    bool keyed = false;  // the first column is the row's id (sort_by_id)
     std::vector<Value> values;
     std::string text;
     sql::sqlite3_stmt* stmts[4] = {};  // per kBatchSizes, prepared when first needed
@@ -181,6 +182,7 @@ class Writer {
     if (++b.rows == kBatchRows) flush(b);
   }
   void flush(Batch& b);
+  void sort_by_id(Batch& b);
   void flush_all();
   void bind_values(sql::sqlite3_stmt* s, const Batch& b, std::size_t first, std::size_t n);
   void finalize_batches();

@@ -2,6 +2,8 @@
 // the multi-row INSERT statements that write them.
 #include "rocpd_writer.hpp"
 
+#include <algorithm>
+
 namespace rocprof::rocpd {
 
 void Writer::batch_init(BatchKind k, std::string head, std::string row) {
@@ -10,6 +12,7 @@ void Writer::batch_init(BatchKind k, std::string head, std::string row) {
   b.row = std::move(row);
   b.params = 0;
   for (char c : b.row) b.params += c == '?';
+  b.keyed = b.head.find("(id, ") != std::string::npos;
   b.values.reserve(static_cast<std::size_t>(b.params) * kBatchRows);
 }
 
@@ -42,7 +45,31 @@ void Writer::bind_values(sql::sqlite3_stmt* s, const Batch& b, std::size_t first
   }
 }
 
+// Rows whose first column is their id go in by id: nested ROCTx ranges end inner first, so
+// their ids come as 2, 1, 4, 3, ... An insert below the last key of the table's last page splits
+// it in two half-full ones, where rows in key order only ever append to it.
+void Writer::sort_by_id(Batch& b) {
+  const auto params = static_cast<std::size_t>(b.params);
+  const auto rows = static_cast<std::size_t>(b.rows);
+  bool sorted = true;
+  for (std::size_t r = 1; r < rows && sorted; ++r)
+    sorted = b.values[(r - 1) * params].i < b.values[r * params].i;
+  if (sorted) return;
+  std::vector<std::size_t> order(rows);
+  for (std::size_t r = 0; r < rows; ++r) order[r] = r;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return b.values[x * params].i < b.values[y * params].i;
+  });
+  std::vector<Value> out;
+  out.reserve(b.values.size());
+  for (std::size_t r : order)
+    out.insert(out.end(), b.values.begin() + static_cast<std::ptrdiff_t>(r * params),
+               b.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * params));
+  b.values.swap(out);
+}
+
 void Writer::flush(Batch& b) {
+  if (b.keyed) sort_by_id(b);
   const int rows = b.rows;
   b.rows = 0;
   std::size_t done = 0;  // rows written

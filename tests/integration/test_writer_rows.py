@@ -138,3 +138,28 @@ def test_start_indexes_are_built_at_close_full_and_no_page_is_free(tmp_path):
     assert pages > 5 and unused < 4096
     assert c.execute("PRAGMA freelist_count").fetchone() == (0,)
     assert c.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+
+
+def test_nested_ranges_ending_inner_first_still_fill_their_pages(tmp_path):
+    """Nested ROCTx ranges reach the writer inner range first, so their ids (their correlation
+    ids) come as 2, 1, 4, 3, ...: rows inserted in that order split pages half-empty."""
+    path = tmp_path / "n.db"
+    with DatabaseBuilder(path, pid=424242) as b:  # row sizes where it shows (a 3-byte tid)
+        t = 10**12
+        for k in range(6000):
+            outer, inner = (1 << 32) | (2 * k + 1), (1 << 32) | (2 * k + 2)
+            s = t + k * 1_000
+            b._w.region("MARKER_CORE_API", "roctxRangePushA", s + 10, s + 20, tid=b.pid,
+                        correlation_id=inner, message="inner", range_corr=outer)
+            b._w.region("MARKER_CORE_API", "roctxRangePushA", s, s + 30, tid=b.pid,
+                        correlation_id=outer, message="outer")
+    c = sqlite3.connect(path)
+    assert c.execute("SELECT count(*), min(id), max(id) FROM rocpd_region").fetchone() == (
+        12000, (1 << 32) | 1, (1 << 32) | 12000)
+    try:
+        unused, size = c.execute("SELECT sum(unused), sum(pgsize) FROM dbstat WHERE name LIKE "
+                                 "'rocpd_region_%' AND name NOT LIKE '%start%' "
+                                 "AND pagetype = 'leaf'").fetchone()
+    except sqlite3.OperationalError:
+        pytest.skip("this SQLite has no dbstat")
+    assert unused / size < 0.02
