@@ -214,9 +214,6 @@ void Writer::close(const std::optional<ProcessEndRow>& end) {
   }
   reapply_names();
   flush_all();
-  // The start indexes, in one sorted pass over the finished tables (indexes.sql says why).
-  if (failure_.empty())
-    exec(replace_all(replace_all(schema::kIndexesSql, "{{uuid}}", suffix_), "{{guid}}", ""));
   metadata(kStatusTag, kStatusComplete);
   exec("COMMIT;");
   if (!failure_.empty()) {  // the last commit met a full disk
@@ -234,12 +231,33 @@ void Writer::close(const std::optional<ProcessEndRow>& end) {
   // finished file once it is closed: an OS crash within these milliseconds could damage it;
   // once close() returns the file is on disk.
   in_txn_ = false;
+  build_indexes();
   exec("PRAGMA synchronous=OFF; PRAGMA journal_mode=DELETE;");
   api_->close_v2(db_);
   db_ = nullptr;
   sync_file(path_);
   if (reserve_fd_ >= 0) ::close(reserve_fd_);
   reserve_fd_ = -1;
+}
+
+// The start indexes, in one sorted pass over the finished tables (indexes.sql says why), in a
+// transaction of their own after the records': an index that cannot be built (a full disk)
+// leaves a complete database without it, never takes the last records with it. The sort spills
+// to a temporary file, not to memory (temp_store=MEMORY is for the statement journals while
+// recording): a run of 10 M records would otherwise hold ~200 MB at its exit.
+void Writer::build_indexes() {
+  const std::string sql =
+      "PRAGMA temp_store=FILE; BEGIN; " +
+      replace_all(replace_all(schema::kIndexesSql, "{{uuid}}", suffix_), "{{guid}}", "") +
+      "COMMIT;";
+  char* msg = nullptr;
+  if (api_->exec(db_, sql.c_str(), nullptr, nullptr, &msg) == sql::kOk) return;
+  std::fprintf(stderr,
+               "rocprof: %s: the start indexes were not built (%s); every record is there, "
+               "time-window queries read the whole table\n",
+               path_.c_str(), msg ? msg : "unknown SQLite error");
+  if (msg) api_->free(msg);
+  api_->exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
 }
 
 // ---- storage failures ----------------------------------------------------------------

@@ -216,6 +216,7 @@ class Writer {
   bool storage_error(int rc);
   void fail_storage(int rc);
   void close_failed(const std::optional<ProcessEndRow>& end);
+  void build_indexes();
   void reserve_space();
 
   const sql::Api* api_ = nullptr;
