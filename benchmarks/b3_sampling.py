@@ -11,7 +11,10 @@ rounds, interleaved with the rest: the same rates of SIGPROF delivered to an emp
 a C loop (benchmarks/data/b3_signal_floor.c), the least any signal-driven sampler adds on this
 machine, as rows of the same table (its CPU against the timer-less loop, and per signal).
 
-    PYTHONPATH=python:. python3 benchmarks/b3_sampling.py [--repeat 5] [--work 2.0]
+`--baseline DIR` adds another built checkout's unsampled and CPU-mode sampled runs to the same
+rounds (rows tagged "(baseline)", each against that checkout's own unsampled run).
+
+    PYTHONPATH=python:. python3 benchmarks/b3_sampling.py [--repeat 5] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ for _ in range(int(sys.argv[1])):
     fib(20)
     loop(20000)
 """
+
+
+BASELINE = " (baseline)"
 
 
 def run(cmd, env) -> tuple[float, float]:
@@ -84,6 +90,7 @@ def main() -> int:
     ap.add_argument("--rates", default="1000,10000")
     ap.add_argument("--floor-iterations", type=int, default=300_000_000,
                     help="the floor loop's size (~1 s of CPU on the B3 box)")
+    ap.add_argument("--baseline", type=Path, help="another built checkout, run in the same rounds")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="b3_"))
     script = tmp / "work.py"
@@ -103,6 +110,13 @@ def main() -> int:
         for hz in args.rates.split(","):
             configs[f"py-spy --rate {hz}"] = [pyspy, "record", "--nonblocking", "--rate", hz, "-f", "raw",
                                               "-o", str(tmp / f"pyspy{hz}.txt"), "--", py, str(script), n]
+    envs = {name: env for name in configs}
+    if args.baseline is not None:
+        base_env = dict(os.environ, PYTHONPATH=f"{args.baseline / 'python'}{os.pathsep}{args.baseline}")
+        for name in [k for k in configs if k.startswith("rocprof") and "(wall)" not in k]:
+            configs[name + BASELINE] = [a.replace(str(tmp / "s"), str(tmp / "sb")) if "/s" in a else a
+                                        for a in configs[name]]
+            envs[name + BASELINE] = base_env
     rates = args.rates.split(",")
     floor = floor_program(tmp)
     # The floor's loop: about as much CPU as the workload (its own rounds, same repeats).
@@ -118,9 +132,9 @@ def main() -> int:
             for d in tmp.glob("s*"):
                 if d.is_dir():
                     shutil.rmtree(d)
-            results[name].append(run(cmd, env))
+            results[name].append(run(cmd, envs[name]))
             if name.startswith("rocprof --sample"):
-                samples[name].append(yield_of(tmp / ("s" + name.split()[2] + name.split("(")[1][:-1])))
+                samples[name].append(yield_of(Path(cmd[cmd.index("-d") + 1])))
         for hz, cmd in floors.items():
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
             floor_cpu[hz].append(float(out[0]))
@@ -135,6 +149,9 @@ def main() -> int:
     for name in configs:
         w = statistics.median(x for x, _ in results[name])
         c = statistics.median(y for _, y in results[name])
+        own = "rocprof (no sampling)" + (BASELINE if name.endswith(BASELINE) else "")
+        base_wall = statistics.median(x for x, _ in results[own])
+        base_cpu = statistics.median(y for _, y in results[own])
         note = "-"
         if samples[name]:
             taken = statistics.median(t for t, _ in samples[name])

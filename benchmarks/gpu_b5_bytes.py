@@ -49,7 +49,7 @@ def vacuum_copy(db, tmp, name, prep=None, page_size=None):
     return os.path.getsize(path)
 
 
-def report(db):
+def report(db, vacuum=True):
     size = os.path.getsize(db)
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     n = n_records(con)
@@ -75,6 +75,8 @@ def report(db):
           f"an event row per record)")
     idx = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='index' AND sql IS NOT NULL")]
     con.close()
+    if not vacuum:
+        return
     with tempfile.TemporaryDirectory() as tmp:
         v = vacuum_copy(db, tmp, "v.db")
         ni = vacuum_copy(db, tmp, "ni.db", prep=lambda c: [f'DROP INDEX "{i}"' for i in idx])

@@ -23,10 +23,16 @@ def read(name: str) -> str:
     return (SCHEMA_DIR / name).read_text()
 
 
-def render(name: str, guid: str, guid_per_row: bool = False) -> str:
-    """The file with placeholders replaced exactly as the C++ writer does."""
+def render(name: str, guid: str, guid_per_row: bool = False, pid: int | None = None) -> str:
+    """The file with placeholders replaced exactly as the C++ writer does: the record tables'
+    nid and pid are generated from ``pid`` as the writer makes them, stored when it is None or
+    the guid is stored."""
     column = "DEFAULT '{{guid}}'" if guid_per_row else "GENERATED ALWAYS AS ('{{guid}}') VIRTUAL"
-    return (read(name).replace("{{guid_column}}", column).replace("{{uuid}}", suffix_of(guid))
+    stored = guid_per_row or pid is None
+    nid = "" if stored else "GENERATED ALWAYS AS (1) VIRTUAL"
+    pid_column = "" if stored else f"GENERATED ALWAYS AS ({int(pid)}) VIRTUAL"
+    return (read(name).replace("{{guid_column}}", column).replace("{{nid_column}}", nid)
+            .replace("{{pid_column}}", pid_column).replace("{{uuid}}", suffix_of(guid))
             .replace("{{guid}}", guid))
 
 

@@ -63,12 +63,6 @@ struct EventRow {
   Id category_id;
   int64_t stack_id, parent_stack_id, correlation_id;
   std::string_view call_stack, line_info, extdata;
-  // No stack, no call site: most events (ROCTx ranges, API calls), written by a statement
-  // with those columns as literals.
-  bool plain() const {
-    return stack_id == 0 && parent_stack_id == 0 && call_stack == kEmptyJson &&
-           line_info == kEmptyJson;
-  }
 };
 struct RegionRow {
   int64_t id, pid, tid, start, end;

@@ -22,7 +22,8 @@ bool RocpdSink::open(const SessionInfo& given, std::string* error) {
   redacted_environment_ = info.redacted_environment;
   redact_text_ = info.redact_text;
   map_ = std::make_unique<rocpd::Mapping>(info);
-  if (!writer_.open(info.path, info.guid, map_->suffix(), info.guid_per_row, error)) return false;
+  if (!writer_.open(info.path, info.guid, map_->suffix(), info.guid_per_row, map_->pid(), error))
+    return false;
   for (const auto& kv : map_->base_metadata()) writer_.metadata(kv.first, kv.second);
   writer_.metadata("rocprof.guid_column", writer_.guid_per_row() ? "stored" : "generated");
   write_redaction_counts();

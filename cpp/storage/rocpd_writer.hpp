@@ -31,9 +31,10 @@ class Writer {
 
   // Creates the database at `path` with the schema for `guid`/`suffix` and prepares every
   // statement; leaves a transaction open for the base rows. `guid_per_row`: every table's guid
-  // column is stored in each row (DEFAULT) instead of generated (tables.sql says why).
+  // column is stored in each row (DEFAULT) instead of generated (tables.sql says why), and so
+  // are the record tables' nid and `pid` (the process every row belongs to).
   bool open(const std::string& path, const std::string& guid, const std::string& suffix,
-            bool guid_per_row, std::string* error);
+            bool guid_per_row, int64_t pid, std::string* error);
   // Whether the guid is stored per row: asked for, or this SQLite predates generated columns.
   bool guid_per_row() const { return guid_per_row_; }
   bool is_open() const { return db_ != nullptr; }
@@ -55,7 +56,7 @@ class Writer {
   void process_end(const ProcessEndRow& r);
   void threads_end(int64_t end);  // every thread row still without an end
 
-  // ---- rows_events.cpp
+  // ---- rows_events.cpp (event, region, kernel, copy and sample rows are batched: see Batch)
   void event(const EventRow& r);
   void region(const RegionRow& r);
   void kernel(const KernelRow& r);
@@ -88,13 +89,7 @@ class Writer {
  private:
   enum Stmt {
     kString,
-    kEvent,
-    kEventPlain,
-    kRegion,
-    kKernel,
-    kCopy,
     kAlloc,
-    kSampleRow,
     kPmcEvent,
     kArg,
     kTrack,
@@ -142,6 +137,57 @@ class Writer {
     api_->finalize(s);
   }
 
+  // ---- batched rows (rows_batch.cpp)
+  // The hottest tables' rows wait here and go in up to kBatchRows at a time, by one multi-row
+  // INSERT: SQLite's per-statement work (AUTOINCREMENT's read and write of sqlite_sequence,
+  // opening the table) is paid once per batch instead of once per row. Every batch is flushed
+  // before each commit, so what a commit covers is exactly what was handed to the writer
+  // before it. Rows keep their order (one batch per table).
+  enum BatchKind { kBatchEvent, kBatchRegion, kBatchKernel, kBatchCopy, kBatchSample, kBatchCount };
+  static constexpr int kBatchRows = 32;
+  static constexpr int kBatchSizes[] = {32, 8, 2, 1};  // statements per batch, largest first
+  struct Value {
+    enum Kind : uint8_t { kInt, kNull, kReal, kText } kind;
+    uint32_t len;
+    union {
+      int64_t i;
+      double d;
+      uint64_t off;  // into Batch::text
+    };
+  };
+  struct Batch {
+    std::string head, row;  // "INSERT INTO t(columns) VALUES ", "(?,…)" with `params` ?s
+    int params = 0;
+    int rows = 0;
+    bool keyed = false;  // the first column is the row's id (sort_by_id)
+    std::vector<Value> values;
+    std::string text;
+    sql::sqlite3_stmt* stmts[4] = {};  // per kBatchSizes, prepared when first needed
+  };
+  void batch_init(BatchKind k, std::string head, std::string row);
+  void add(Batch& b, int64_t v) { b.values.push_back(Value{Value::kInt, 0, {v}}); }
+  void add(Batch& b, double v) {
+    Value x{Value::kReal, 0, {0}};
+    x.d = v;
+    b.values.push_back(x);
+  }
+  void add(Batch& b, Id id) {
+    if (id.value == 0)
+      b.values.push_back(Value{Value::kNull, 0, {0}});
+    else
+      add(b, static_cast<int64_t>(id.value));
+  }
+  void add(Batch& b, std::string_view v);  // copied: the text may change before the flush
+  void end_row(Batch& b) {
+    if (++b.rows == kBatchRows) flush(b);
+  }
+  void flush(Batch& b);
+  void sort_by_id(Batch& b);
+  void flush_all();
+  void bind_values(sql::sqlite3_stmt* s, const Batch& b, std::size_t first, std::size_t n);
+  void finalize_batches();
+  Batch batches_[kBatchCount];
+
   void bind(sql::sqlite3_stmt* s, int i, int64_t v) { api_->bind_int64(s, i, v); }
   void bind(sql::sqlite3_stmt* s, int i, double v) { api_->bind_double(s, i, v); }
   void bind(sql::sqlite3_stmt* s, int i, Id id) {
@@ -170,12 +216,14 @@ class Writer {
   bool storage_error(int rc);
   void fail_storage(int rc);
   void close_failed(const std::optional<ProcessEndRow>& end);
+  void build_indexes();
   void reserve_space();
 
   const sql::Api* api_ = nullptr;
   sql::sqlite3* db_ = nullptr;
   sql::sqlite3_stmt* stmts_[kStmtCount] = {};
   std::string path_, suffix_;
+  int64_t pid_ = 0;
   bool in_txn_ = false;
   bool failed_ = false;  // a statement did not prepare (schema and writer disagree)
   bool guid_per_row_ = false;

@@ -1,42 +1,41 @@
 // The rows of records: rocpd_event (one per record, and per call-stack node), rocpd_region,
 // rocpd_kernel_dispatch, rocpd_memory_copy, rocpd_memory_allocate, rocpd_track, rocpd_sample,
 // rocpd_pmc_event, and thread renames. The hottest code of the writer: statements are prepared
-// once, most text is bound without a copy.
+// once; the most frequent rows go in batches (rows_batch.cpp).
 #include "rocpd_writer.hpp"
 
 namespace rocprof::rocpd {
 
-static_assert(kNodeId == 1, "the statements below write nid as the literal 1");
-
 void Writer::prepare_events() {
-  stmts_[kEvent] = prepare(
-      "INSERT INTO \"rocpd_event{S}\"(id, category_id, stack_id, parent_stack_id, correlation_id, "
-      "call_stack, line_info, extdata) VALUES (?,?,?,?,?,?,?,?)");
-  // Most events (ROCTx ranges, API calls) have no stack: constants instead of binds.
-  stmts_[kEventPlain] = prepare(
-      "INSERT INTO \"rocpd_event{S}\"(id, category_id, stack_id, parent_stack_id, correlation_id, "
-      "call_stack, line_info, extdata) VALUES (?,?,0,0,?,'{}','{}',?)");
-  stmts_[kRegion] = prepare(
-      "INSERT INTO \"rocpd_region{S}\"(id, nid, pid, tid, start, \"end\", name_id, event_id, "
-      "extdata) VALUES (?,1,?,?,?,?,?,?,'{}')");
-  stmts_[kKernel] = prepare(
-      "INSERT INTO \"rocpd_kernel_dispatch{S}\"(nid, pid, tid, agent_id, kernel_id, dispatch_id, "
-      "queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, "
-      "workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, "
-      "grid_size_z, "
-      "region_name_id, event_id, extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  stmts_[kCopy] = prepare(
-      "INSERT INTO \"rocpd_memory_copy{S}\"(nid, pid, tid, start, \"end\", name_id, dst_agent_id, "
-      "dst_address, src_agent_id, src_address, size, queue_id, stream_id, region_name_id, "
-      "event_id, "
-      "extdata) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  // Events keep one form (no separate statement for stack-less events): their rows must reach
+  // the table in id order, one batch, or the b-tree would split pages instead of appending.
+  batch_init(kBatchEvent,
+             "INSERT INTO \"rocpd_event{S}\"(id, category_id, stack_id, parent_stack_id, "
+             "correlation_id, call_stack, line_info, extdata) VALUES ",
+             "(?,?,?,?,?,?,?,?)");
+  // {NP}/{NPV}: nid and pid, named only where they are stored (tables.sql, prepare()).
+  batch_init(kBatchRegion,
+             "INSERT INTO \"rocpd_region{S}\"(id, {NP}tid, start, \"end\", name_id, event_id, "
+             "extdata) VALUES ",
+             "(?,{NPV}?,?,?,?,?,'{}')");
+  batch_init(kBatchKernel,
+             "INSERT INTO \"rocpd_kernel_dispatch{S}\"({NP}tid, agent_id, kernel_id, dispatch_id, "
+             "queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, "
+             "workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, "
+             "grid_size_z, region_name_id, event_id, extdata) VALUES ",
+             "({NPV}?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  batch_init(kBatchCopy,
+             "INSERT INTO \"rocpd_memory_copy{S}\"({NP}tid, start, \"end\", name_id, "
+             "dst_agent_id, dst_address, src_agent_id, src_address, size, queue_id, stream_id, "
+             "region_name_id, event_id, extdata) VALUES ",
+             "({NPV}?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  batch_init(kBatchSample,
+             "INSERT INTO \"rocpd_sample{S}\"(track_id, timestamp, event_id, extdata) VALUES ",
+             "(?,?,?,?)");
   stmts_[kAlloc] = prepare(
-      "INSERT INTO \"rocpd_memory_allocate{S}\"(nid, pid, tid, agent_id, type, level, start, "
-      "\"end\", "
-      "address, size, queue_id, stream_id, event_id, extdata) VALUES "
-      "(1,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  stmts_[kSampleRow] = prepare(
-      "INSERT INTO \"rocpd_sample{S}\"(track_id, timestamp, event_id, extdata) VALUES (?,?,?,?)");
+      "INSERT INTO \"rocpd_memory_allocate{S}\"({NP}tid, agent_id, type, level, start, "
+      "\"end\", address, size, queue_id, stream_id, event_id, extdata) VALUES "
+      "({NPV}?,?,?,?,?,?,?,?,?,?,?,?)");
   stmts_[kPmcEvent] = prepare(
       "INSERT INTO \"rocpd_pmc_event{S}\"(event_id, pmc_id, value, extdata) VALUES (?,?,?,'{}')");
   stmts_[kArg] = prepare(
@@ -59,72 +58,53 @@ void Writer::prepare_events() {
 }
 
 void Writer::event(const EventRow& r) {
-  if (r.plain()) {
-    auto* s = stmts_[kEventPlain];
-    bind(s, 1, r.id);
-    bind(s, 2, r.category_id);
-    bind(s, 3, r.correlation_id);
-    bind_static(s, 4, r.extdata);
-    run(s);
-    return;
-  }
-  auto* s = stmts_[kEvent];
-  bind(s, 1, r.id);
-  bind(s, 2, r.category_id);
-  bind(s, 3, r.stack_id);
-  bind(s, 4, r.parent_stack_id);
-  bind(s, 5, r.correlation_id);
-  bind(s, 6, r.call_stack);
-  bind(s, 7, r.line_info);
-  bind_static(s, 8, r.extdata);
-  run(s);
+  Batch& b = batches_[kBatchEvent];
+  add(b, r.id);
+  add(b, r.category_id);
+  for (int64_t v : {r.stack_id, r.parent_stack_id, r.correlation_id}) add(b, v);
+  for (std::string_view v : {r.call_stack, r.line_info, r.extdata}) add(b, v);
+  end_row(b);
 }
 
 void Writer::region(const RegionRow& r) {
-  auto* s = stmts_[kRegion];
-  bind(s, 1, r.id);
-  bind(s, 2, r.pid);
-  bind(s, 3, r.tid);
-  bind(s, 4, r.start);
-  bind(s, 5, r.end);
-  bind(s, 6, r.name_id);
-  bind(s, 7, r.event_id);
-  run(s);
+  Batch& b = batches_[kBatchRegion];
+  for (int64_t v : {r.id, r.tid, r.start, r.end}) add(b, v);
+  add(b, r.name_id);
+  add(b, r.event_id);
+  end_row(b);
 }
 
 void Writer::kernel(const KernelRow& r) {
-  auto* s = stmts_[kKernel];
-  int i = 1;
-  for (int64_t v : {r.pid, r.tid, r.agent_id, r.kernel_id, r.dispatch_id, r.queue_id, r.stream_id,
-                    r.start, r.end, r.private_segment_size, r.group_segment_size})
-    bind(s, i++, v);
-  for (int64_t v : r.workgroup_size) bind(s, i++, v);
-  for (int64_t v : r.grid_size) bind(s, i++, v);
-  bind(s, i++, r.region_name_id);
-  bind(s, i++, r.event_id);
-  bind(s, i++, r.extdata);
-  run(s);
+  Batch& b = batches_[kBatchKernel];
+  for (int64_t v : {r.tid, r.agent_id, r.kernel_id, r.dispatch_id, r.queue_id, r.stream_id, r.start,
+                    r.end, r.private_segment_size, r.group_segment_size})
+    add(b, v);
+  for (int64_t v : r.workgroup_size) add(b, v);
+  for (int64_t v : r.grid_size) add(b, v);
+  add(b, r.region_name_id);
+  add(b, r.event_id);
+  add(b, r.extdata);
+  end_row(b);
 }
 
 void Writer::copy(const CopyRow& r) {
-  auto* s = stmts_[kCopy];
-  int i = 1;
-  for (int64_t v : {r.pid, r.tid, r.start, r.end}) bind(s, i++, v);
-  bind(s, i++, r.name_id);
-  bind(s, i++, r.dst_agent_id);
-  bind(s, i++, r.dst_address);
-  bind(s, i++, r.src_agent_id);
-  for (int64_t v : {r.src_address, r.size, r.queue_id, r.stream_id}) bind(s, i++, v);
-  bind(s, i++, r.region_name_id);
-  bind(s, i++, r.event_id);
-  bind(s, i++, r.extdata);
-  run(s);
+  Batch& b = batches_[kBatchCopy];
+  for (int64_t v : {r.tid, r.start, r.end}) add(b, v);
+  add(b, r.name_id);
+  add(b, r.dst_agent_id);
+  add(b, r.dst_address);
+  add(b, r.src_agent_id);
+  for (int64_t v : {r.src_address, r.size, r.queue_id, r.stream_id}) add(b, v);
+  add(b, r.region_name_id);
+  add(b, r.event_id);
+  add(b, r.extdata);
+  end_row(b);
 }
 
 void Writer::alloc(const AllocRow& r) {
   auto* s = stmts_[kAlloc];
   int i = 1;
-  for (int64_t v : {r.pid, r.tid, r.agent_id}) bind(s, i++, v);
+  for (int64_t v : {r.tid, r.agent_id}) bind(s, i++, v);
   bind_static(s, i++, r.type);
   bind_static(s, i++, r.level);
   for (int64_t v : {r.start, r.end, r.address, r.size, r.queue_id, r.stream_id, r.event_id})
@@ -143,12 +123,10 @@ void Writer::track(const TrackRow& r) {
 }
 
 void Writer::sample(const SampleRow& r) {
-  auto* s = stmts_[kSampleRow];
-  bind(s, 1, r.track_id);
-  bind(s, 2, r.timestamp);
-  bind(s, 3, r.event_id);
-  bind_static(s, 4, r.extdata);
-  run(s);
+  Batch& b = batches_[kBatchSample];
+  for (int64_t v : {r.track_id, r.timestamp, r.event_id}) add(b, v);
+  add(b, r.extdata);
+  end_row(b);
 }
 
 void Writer::name_object(const NameRow& r) {

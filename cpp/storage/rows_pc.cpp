@@ -3,20 +3,18 @@
 
 namespace rocprof::rocpd {
 
-static_assert(kNodeId == 1, "the statement below writes nid as the literal 1");
-
 void Writer::prepare_pc() {
   stmts_[kPcSample] = prepare(
-      "INSERT INTO \"rocpd_pc_sample{S}\"(nid, pid, agent_id, correlation_id, start, \"end\", "
+      "INSERT INTO \"rocpd_pc_sample{S}\"({NP}agent_id, correlation_id, start, \"end\", "
       "kernel_name_id, code_object, function_index, pc_offset, instruction_id, source_file_id, "
       "line, stall_reason_id, not_issued, count, event_id, dispatch_id, extdata) "
-      "VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "VALUES ({NPV}?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 }
 
 void Writer::pc_sample(const PcSampleRow& r) {
   auto* s = stmts_[kPcSample];
   int i = 1;
-  for (int64_t v : {r.pid, r.agent_id, r.correlation_id, r.start, r.end}) bind(s, i++, v);
+  for (int64_t v : {r.agent_id, r.correlation_id, r.start, r.end}) bind(s, i++, v);
   bind(s, i++, r.kernel_name_id);
   for (int64_t v : {r.code_object, r.function_index, r.pc_offset}) bind(s, i++, v);
   bind(s, i++, r.instruction_id);

@@ -4,6 +4,10 @@
 -- as the contract says, but none stores it (36 bytes per row, a third of a kernel row). Readers
 -- need SQLite >= 3.31 (2020). --guid-per-row (or an older SQLite in the writer) makes it
 -- DEFAULT '<guid>', stored in every row as ROCm's own writer does.
+-- {{nid_column}} and {{pid_column}} of the record tables are GENERATED ALWAYS AS (1) and (<pid>)
+-- VIRTUAL the same way: a database holds one process of one node, so both are the same in every
+-- row, and storing them cost 4-5 bytes per record. With a stored guid they are stored too (empty).
+-- The start indexes (indexes.sql) are built when the writer closes the database.
 -- Columns, their order and their meanings are the contract of /work/shared/docs/rocpd-schema.md.
 -- No foreign keys: SQLite does not enforce them by default and a crashed writer must still leave a
 -- readable file. Joins in views.sql match id AND guid instead.
@@ -198,8 +202,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_pmc_event{{uuid}}" (
 CREATE TABLE IF NOT EXISTS "rocpd_region{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT {{guid_column}} NOT NULL,
-    "nid" INTEGER NOT NULL,
-    "pid" INTEGER NOT NULL,
+    "nid" INTEGER {{nid_column}} NOT NULL,
+    "pid" INTEGER {{pid_column}} NOT NULL,
     "tid" INTEGER NOT NULL,
     "start" BIGINT NOT NULL,
     "end" BIGINT NOT NULL,
@@ -220,8 +224,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_sample{{uuid}}" (
 CREATE TABLE IF NOT EXISTS "rocpd_kernel_dispatch{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT {{guid_column}} NOT NULL,
-    "nid" INTEGER NOT NULL,
-    "pid" INTEGER NOT NULL,
+    "nid" INTEGER {{nid_column}} NOT NULL,
+    "pid" INTEGER {{pid_column}} NOT NULL,
     "tid" INTEGER,
     "agent_id" INTEGER NOT NULL,
     "kernel_id" INTEGER NOT NULL,
@@ -246,8 +250,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_kernel_dispatch{{uuid}}" (
 CREATE TABLE IF NOT EXISTS "rocpd_memory_copy{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT {{guid_column}} NOT NULL,
-    "nid" INTEGER NOT NULL,
-    "pid" INTEGER NOT NULL,
+    "nid" INTEGER {{nid_column}} NOT NULL,
+    "pid" INTEGER {{pid_column}} NOT NULL,
     "tid" INTEGER,
     "start" BIGINT NOT NULL,
     "end" BIGINT NOT NULL,
@@ -267,8 +271,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_memory_copy{{uuid}}" (
 CREATE TABLE IF NOT EXISTS "rocpd_memory_allocate{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT {{guid_column}} NOT NULL,
-    "nid" INTEGER NOT NULL,
-    "pid" INTEGER NOT NULL,
+    "nid" INTEGER {{nid_column}} NOT NULL,
+    "pid" INTEGER {{pid_column}} NOT NULL,
     "tid" INTEGER,
     "agent_id" INTEGER,
     "type" TEXT CHECK ("type" IN ('ALLOC', 'FREE', 'REALLOC', 'RECLAIM')),
@@ -292,8 +296,8 @@ CREATE TABLE IF NOT EXISTS "rocpd_memory_allocate{{uuid}}" (
 CREATE TABLE IF NOT EXISTS "rocpd_pc_sample{{uuid}}" (
     "id" INTEGER PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT {{guid_column}} NOT NULL,
-    "nid" INTEGER NOT NULL,
-    "pid" INTEGER NOT NULL,
+    "nid" INTEGER {{nid_column}} NOT NULL,
+    "pid" INTEGER {{pid_column}} NOT NULL,
     "agent_id" INTEGER,
     "correlation_id" INTEGER,
     "dispatch_id" INTEGER,
@@ -312,11 +316,3 @@ CREATE TABLE IF NOT EXISTS "rocpd_pc_sample{{uuid}}" (
     "event_id" INTEGER,
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
-
--- Time-ordered reads (timelines, time windows, exports) are what analysis does most, so one index per
--- timed table keeps them off full scans. Each index costs the writer one b-tree insert per row, so
--- there are deliberately no others. Names carry the suffix so merged files never collide.
-CREATE INDEX IF NOT EXISTS "rocpd_region_start{{uuid}}" ON "rocpd_region{{uuid}}" ("start");
-CREATE INDEX IF NOT EXISTS "rocpd_kernel_dispatch_start{{uuid}}" ON "rocpd_kernel_dispatch{{uuid}}" ("start");
-CREATE INDEX IF NOT EXISTS "rocpd_memory_copy_start{{uuid}}" ON "rocpd_memory_copy{{uuid}}" ("start");
-CREATE INDEX IF NOT EXISTS "rocpd_sample_timestamp{{uuid}}" ON "rocpd_sample{{uuid}}" ("timestamp");

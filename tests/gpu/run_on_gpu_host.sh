@@ -213,6 +213,20 @@ assert pk.empirical.get("l2", 0) > pk.empirical.get("dram", 0), f"L2 peak not ab
 EOF
 )
 
+b5_transformer() {  # B5: bytes per record of the transformer run, default and --sys-trace,
+  # each database checked by ROCm's view SQL (every row read) and measured per table and index
+  local d="$OUTDIR/b5" flag name
+  rm -rf "$d"
+  for flag in "" --sys-trace; do
+    name=transformer${flag:+_systrace}
+    $PY -m rocprof run -d "$d" -o "$name" $flag tests/gpu/workloads/torch_steps.py --model transformer \
+      --steps 100 --warmup 30 >/dev/null || return 1
+    $PY -c 'import sys; sys.path.insert(0, "tests"); from rocm_views import mismatches
+sys.exit(1 if mismatches(sys.argv[1]) else 0)' "$d/${name}_results.db" || return 1
+  done
+  $PY benchmarks/gpu_b5_bytes.py "$d"/*_results.db
+}
+
 diff_widened() {  # rocpd diff: one model run twice unchanged, and once with one layer widened
   local d="$OUTDIR/diff" w=tests/gpu/workloads/widened.py out same line rc=0
   rm -rf "$d" && mkdir -p "$d"
@@ -263,10 +277,11 @@ step "B1: roctx.range recording / idle vs torch.cuda.nvtx push+pop (benchmarks/b
   $PY benchmarks/b1_roctx.py
 step "B7: what rocprof run adds to start-up, launcher and each followed child (benchmarks/b7_startup.py)" \
   $PY benchmarks/b7_startup.py --rounds 20
-step "B3: call-stack sampling at 1 and 10 kHz vs the unsampled run, with the empty-handler floor (benchmarks/b3_sampling.py)" \
-  $PY benchmarks/b3_sampling.py --repeat 5
 step "on-demand idle overhead: plain vs --on-demand, alternated (benchmarks/b_on_demand.py)" \
   $PY benchmarks/b_on_demand.py
+step "B5: bytes per record, transformer default and --sys-trace (benchmarks/gpu_b5_bytes.py)" b5_transformer
+step "B3: sampling at 1 and 10 kHz with the host's signal floor (benchmarks/b3_sampling.py)" \
+  $PY benchmarks/b3_sampling.py --repeat 7
 step "demo: rocprof run --stats -S examples/train_cifar.py" \
   $PY -m rocprof run -d "$OUTDIR/demo" -o train_cifar --stats -S examples/train_cifar.py
 step "ROCm's view SQL over the demo database (ours | ROCm's: count, total ns)" \

@@ -9,6 +9,8 @@ import sqlite3
 from rocprof import _core
 from support import ROOT, open_db
 
+from rocpd import _schema
+
 
 def test_the_views_are_the_rows_create_view_makes_and_each_reads(tmp_path):
     path = _core.start_session(str(tmp_path / "v_results.db"))
@@ -17,11 +19,10 @@ def test_the_views_are_the_rows_create_view_makes_and_each_reads(tmp_path):
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     meta = dict(db.execute("SELECT tag, value FROM rocpd_metadata"))
     schema = {part: (ROOT / "rocpd" / "schema" / f"{part}.sql").read_text()
-              for part in ("tables", "table_views", "views")}
+              for part in ("table_views", "views")}
     ref = sqlite3.connect(":memory:")
-    column = f"GENERATED ALWAYS AS ('{meta['guid']}') VIRTUAL"
-    ref.executescript(schema["tables"].replace("{{guid_column}}", column)
-                      .replace("{{uuid}}", meta["uuid"]).replace("{{guid}}", meta["guid"]))
+    (pid,) = db.execute("SELECT pid FROM rocpd_info_process").fetchone()
+    ref.executescript(_schema.render("tables.sql", meta["guid"], pid=pid))
     ref.executescript(schema["table_views"].replace("{{uuid}}", meta["uuid"]) + schema["views"])
     query = "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master ORDER BY rowid"
     views = [row for row in db.execute(query) if row[0] == "view"]

@@ -9,7 +9,7 @@ DOC_TABLES = _schema.TABLES
 
 
 def test_sql_files_are_embeddable_and_plain():
-    for name in ("tables.sql", "table_views.sql", "views.sql"):
+    for name in ("tables.sql", "table_views.sql", "views.sql", "indexes.sql"):
         text = _schema.read(name)
         assert ')rocpd_sql"' not in text
         for line in text.splitlines():
