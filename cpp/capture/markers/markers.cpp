@@ -26,7 +26,10 @@ std::atomic<bool> g_paused{false};
 // CLOCK_BOOTTIME. Decided at the first session's start, fixed for the process.
 bool g_tsc = false;
 uint16_t g_clock_flag = 0;
-inline uint64_t stamp() noexcept { return g_tsc ? tsc_now() : now_ns(); }
+// The rarely taken branches of push and pop live out of line (here and below), so the hot
+// functions keep a small frame: no clock struct, no record copy, no string on their stack.
+[[gnu::noinline]] uint64_t clock_stamp() noexcept { return now_ns(); }
+inline uint64_t stamp() noexcept { return g_tsc ? tsc_now() : clock_stamp(); }
 // Interned at start, on the starting thread (never at exit): the domain and, as rocprofv3
 // names ROCTx regions, the API function of each kind (the message goes into extdata).
 uint32_t g_category = 0, g_fn_push = 0, g_fn_start = 0, g_fn_mark = 0;
@@ -142,17 +145,21 @@ Stack* new_stack() noexcept {
 
 // This thread's stack for the running session (a stack from an earlier session, or from
 // before a fork, starts empty), or null when none can be made.
+[[gnu::noinline]] Stack* fresh_stack(Stack* s, uint64_t gen) noexcept {
+  if (s == nullptr && (s = new_stack()) == nullptr) return nullptr;
+  s->generation = gen;
+  s->depth = 0;
+  s->tid = tid();
+  s->records = nullptr;
+  return s;
+}
+
 inline Stack* stack() noexcept {
   const uint64_t gen = g_generation.load(std::memory_order_acquire);
   Stack* s = t_stack;
-  if (s == nullptr && (s = new_stack()) == nullptr) return nullptr;
-  if (s->generation != gen) {
-    s->generation = gen;
-    s->depth = 0;
-    s->tid = tid();
-    s->records = nullptr;
-  }
-  return s;
+  if (s != nullptr && s->generation == gen) [[likely]]
+    return s;
+  return fresh_stack(s, gen);
 }
 
 // After fork: the child has one thread (the forking one). Other threads' stacks belong to
@@ -191,6 +198,17 @@ inline Record roctx_record(uint32_t fn, uint32_t message_id, uint64_t start, uin
   Record r;
   fill_roctx(r, fn, message_id, start, end, tid_, flags, corr, parent);
   return r;
+}
+
+// pop()'s record where the context hands out no thread buffer (tests' fakes).
+[[gnu::noinline]] void emit_copy(CaptureContext* c, uint32_t fn, uint32_t message_id,
+                                 uint64_t start, uint64_t end, uint32_t tid_, uint64_t corr,
+                                 uint64_t parent) noexcept {
+  c->emit(roctx_record(fn, message_id, start, end, tid_, kFlagNone, corr, parent));
+}
+
+[[gnu::noinline, gnu::cold]] void too_deep(CaptureContext* c) noexcept {
+  c->drops("roctx_depth", 1);
 }
 
 inline CaptureContext* recording_ctx() noexcept {
@@ -250,7 +268,7 @@ int push_id(uint32_t name_id) noexcept {
   if (d >= Stack::kMaxDepth) {
     // Deeper than the stack keeps: counted, and its pop is matched without recording, so
     // the ranges below still end at their own pops.
-    c->drops("roctx_depth", 1);
+    too_deep(c);
     return static_cast<int>(d);
   }
   Frame& f = b->frames[d];
@@ -280,7 +298,7 @@ int pop() noexcept {
   const uint64_t parent = d > 0 ? b->frames[d - 1].corr : 0;
   if (b->records == nullptr) b->records = c->thread_records();
   if (b->records == nullptr) {
-    c->emit(roctx_record(g_fn_push, f.name, f.start, end, b->tid, kFlagNone, f.corr, parent));
+    emit_copy(c, g_fn_push, f.name, f.start, end, b->tid, f.corr, parent);
   } else if (Record* r = b->records->claim()) {
     fill_roctx(*r, g_fn_push, f.name, f.start, end, b->tid, kFlagNone, f.corr, parent);
     b->records->publish();
