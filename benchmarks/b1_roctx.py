@@ -104,11 +104,18 @@ def native_and_clock():
 
 
 def clocksource() -> str:
+    """The kernel's clocksource and the others it offers (the counter is trusted where tsc is
+    among them)."""
+    base = "/sys/devices/system/clocksource/clocksource0/"
     try:
-        with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
-            return f.read().strip()
+        with open(base + "current_clocksource") as f:
+            current = f.read().strip()
+        with open(base + "available_clocksource") as f:
+            available = f.read().split()
     except OSError:
         return "unknown"
+    others = [c for c in available if c != current]
+    return current + (f", also {' '.join(others)}" if others else "")
 
 
 def median(values):
