@@ -261,6 +261,8 @@ step "hardware counters: rocprof avail, --pmc, --sol vs ncu (benchmarks/gpu_coun
 step "rocpd sol on a GEMM + copy: no unexplained %Emp above 100 (peaks measured afresh)" sol_no_unexplained
 step "B1: roctx.range recording / idle vs torch.cuda.nvtx push+pop (benchmarks/b1_roctx.py)" \
   $PY benchmarks/b1_roctx.py
+step "B1 guard: recording and idle vs the nvtx stand-in, nullcontext and Lock (CI's limits)" \
+  $PY -m pytest -q -rs tests/regression_guards/test_b1_roctx_guard.py
 step "on-demand idle overhead: plain vs --on-demand, alternated (benchmarks/b_on_demand.py)" \
   $PY benchmarks/b_on_demand.py
 step "demo: rocprof run --stats -S examples/train_cifar.py" \
