@@ -4,10 +4,12 @@ ns per range = (timed loop − the same loop with an empty body) / iterations, m
 repeats. Recording runs use bursts that fit the ring, so the figure is the hot path's
 cost (B4 measures what the writer sustains); drops, if any, are printed.
 Side by side in the same process: contextlib.nullcontext (the floor for any Python
-context manager) and torch.cuda.nvtx push/pop where CUDA is present; the goals are ratios to
-nvtx (recording ≤ 0.25×, no profiler ≤ 0.1×), printed where nvtx runs.
+context manager), torch.cuda.nvtx push/pop where CUDA is present, and everywhere a stand-in for
+it (rocprof._core_testing: torch's shape, a pybind11 function per call behind a Python wrapper,
+into NVTX with no tool attached). The goals are ratios to nvtx (recording ≤ 0.25×, no profiler
+≤ 0.1×); where CUDA is absent they are printed against the stand-in, named as such.
 Where a recorded range's time goes: the same push/pop made from C (no Python between them),
-how ranges are stamped (the CPU's counter where the kernel's clocksource is tsc, else two
+how ranges are stamped (the CPU's counter where the kernel trusts it as a clocksource, else two
 CLOCK_BOOTTIME reads) and what one CLOCK_BOOTTIME read costs.
 """
 
@@ -63,6 +65,24 @@ def loop_nvtx(n):
     return time.perf_counter_ns() - t0
 
 
+# torch.cuda.nvtx's two functions, as torch writes them, over the stand-in binding.
+def _stand_in_range_push(msg):
+    return _core_testing._nvtx_stand_in_push(msg)
+
+
+def _stand_in_range_pop():
+    return _core_testing._nvtx_stand_in_pop()
+
+
+def loop_nvtx_stand_in(n):
+    push, pop = _stand_in_range_push, _stand_in_range_pop
+    t0 = time.perf_counter_ns()
+    for _ in range(n):
+        push("x")
+        pop()
+    return time.perf_counter_ns() - t0
+
+
 def per_op(fn, flush=None):
     out = []
     for _ in range(REPEATS):
@@ -84,11 +104,18 @@ def native_and_clock():
 
 
 def clocksource() -> str:
+    """The kernel's clocksource and the others it offers (the counter is trusted where tsc is
+    among them)."""
+    base = "/sys/devices/system/clocksource/clocksource0/"
     try:
-        with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
-            return f.read().strip()
+        with open(base + "current_clocksource") as f:
+            current = f.read().strip()
+        with open(base + "available_clocksource") as f:
+            available = f.read().split()
     except OSError:
         return "unknown"
+    others = [c for c in available if c != current]
+    return current + (f", also {' '.join(others)}" if others else "")
 
 
 def median(values):
@@ -98,6 +125,7 @@ def median(values):
 def main() -> int:
     idle = per_op(loop_range)
     null = per_op(loop_nullcontext)
+    stand_in = per_op(loop_nvtx_stand_in)
     nvtx = None
     try:
         import torch
@@ -122,6 +150,11 @@ def main() -> int:
               f"no profiler {median(idle) / median(nvtx):.2f}× (goal ≤ 0.1)")
     else:
         print("   torch.cuda.nvtx            : not here (no CUDA); the goals are ratios to it")
+    print(f"   nvtx stand-in push+pop     : {summary(stand_in)} ns/pair  (pybind11 + Python wrapper, "
+          f"no NVTX tool: torch.cuda.nvtx's shape)")
+    print(f"B1 ratios to the stand-in     : recording {median(rec) / median(stand_in):.2f}×, "
+          f"no profiler {median(idle) / median(stand_in):.2f}×"
+          + ("" if nvtx else "  (no CUDA here: the goals' yardstick stood in for)"))
     print(f"   ratios to nullcontext      : recording {median(rec) / median(null):.2f}×, "
           f"no profiler {median(idle) / median(null):.2f}×")
     stamps = "the CPU's counter" if _core_testing._tsc_stamps() else "CLOCK_BOOTTIME reads"
@@ -132,6 +165,8 @@ def main() -> int:
            f"nullcontext {median(null):.0f} ns"
            + (f"; nvtx push+pop {median(nvtx):.0f} ns: {median(rec) / median(nvtx):.2f}× / "
               f"{median(idle) / median(nvtx):.2f}× (goal ≤ 0.25 / ≤ 0.1)" if nvtx else "")
+           + f"; nvtx stand-in {median(stand_in):.0f} ns: {median(rec) / median(stand_in):.2f}× / "
+             f"{median(idle) / median(stand_in):.2f}×"
            + f"; push+pop from C {median(nat):.0f} ns ({stamps}), CLOCK_BOOTTIME read "
              f"{median(clk):.1f} ns ({clocksource()})"
            + f"; Python {sys.version.split()[0]}, median of {REPEATS}×{N}")

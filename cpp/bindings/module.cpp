@@ -33,6 +33,7 @@ struct RangeObject {
   PyObject_HEAD PyObject* name;  // str
   PyObject* bound_enter;         // this object's __enter__, made once (see EnterDescriptor)
   bool cached;                   // held by the per-name cache, so lives for the process
+  uint8_t recent;                // how many of the recent-name slots hold it
   uint32_t name_id;  // interned on first use inside a session; strings live for the process
 };
 
@@ -111,9 +112,10 @@ PyObject* enter_descr_get(PyObject* descr, PyObject* obj, PyObject*) {
   }
   auto* r = reinterpret_cast<RangeObject*>(obj);
   // Keeping the bound method on the Range makes a cycle (Range ↔ method) that nothing
-  // collects, so only cached Ranges, which live for the process anyway, keep one; others
-  // get a fresh one per use, as any method would.
-  if (!r->cached) return PyCFunction_New(&kEnterDef, obj);
+  // collects, so only Ranges that a cache holds keep one (the per-name cache's live for the
+  // process; a recent-name slot breaks the cycle when it lets go); others get a fresh one per
+  // use, as any method would.
+  if (!r->cached && r->recent == 0) return PyCFunction_New(&kEnterDef, obj);
   if (r->bound_enter == nullptr) {
     r->bound_enter = PyCFunction_New(&kEnterDef, obj);
     if (r->bound_enter == nullptr) return nullptr;
@@ -202,6 +204,7 @@ PyObject* new_range(PyObject* name) {
   r->name = name;
   r->bound_enter = nullptr;
   r->cached = false;
+  r->recent = 0;
   r->name_id = 0;
   return reinterpret_cast<PyObject*>(r);
 }
@@ -209,8 +212,10 @@ PyObject* new_range(PyObject* name) {
 // In front of the per-name cache: the last few message objects seen, by address. A call
 // site's literal is the same str object on every call, so most calls skip hashing and the
 // dict probe (a third of `with roctx.range("x")` when no profiler runs). Each slot holds a
-// reference to its key, so a cached address is never reused by another object; its Range is
-// in the per-name cache, which never lets go. The GIL guards it as it guards the dict.
+// reference to its key, so a cached address is never reused by another object, and one to
+// its Range: once the per-name cache is full (a program naming ranges by step), a literal's
+// Range still comes from here, made once instead of on every call. The GIL guards it as it
+// guards the dict.
 struct RecentName {
   PyObject* key;
   PyObject* range;
@@ -222,24 +227,38 @@ inline RecentName& recent_slot(PyObject* key) {
   return g_recent[(reinterpret_cast<uintptr_t>(key) >> 4) & (kRecentNames - 1)];
 }
 
+void remember(RecentName& slot, PyObject* key, PyObject* range) {
+  Py_INCREF(key);
+  Py_XSETREF(slot.key, key);
+  Py_INCREF(range);
+  reinterpret_cast<RangeObject*>(range)->recent++;
+  if (auto* old = reinterpret_cast<RangeObject*>(slot.range)) {
+    slot.range = nullptr;
+    // The slot let go: an uncached Range's bound __enter__ goes, or the two would keep each
+    // other alive.
+    if (--old->recent == 0 && !old->cached) Py_CLEAR(old->bound_enter);
+    Py_DECREF(reinterpret_cast<PyObject*>(old));
+  }
+  slot.range = range;
+}
+
 PyObject* cached_range(PyObject* name) {
   PyObject* r = PyDict_GetItemWithError(g_range_cache, name);  // borrowed
-  if (r == nullptr) {
+  if (r != nullptr) {
+    Py_INCREF(r);
+  } else {
     if (PyErr_Occurred()) return nullptr;
     r = new_range(name);
-    if (r == nullptr || PyDict_GET_SIZE(g_range_cache) >= kRangeCacheLimit) return r;  // uncached
-    if (PyDict_SetItem(g_range_cache, name, r) < 0) {
-      Py_DECREF(r);
-      return nullptr;
+    if (r == nullptr) return nullptr;
+    if (PyDict_GET_SIZE(g_range_cache) < kRangeCacheLimit) {
+      if (PyDict_SetItem(g_range_cache, name, r) < 0) {
+        Py_DECREF(r);
+        return nullptr;
+      }
+      reinterpret_cast<RangeObject*>(r)->cached = true;
     }
-    Py_DECREF(r);  // the cache's reference keeps it
-    reinterpret_cast<RangeObject*>(r)->cached = true;
   }
-  RecentName& slot = recent_slot(name);
-  Py_INCREF(name);
-  Py_XSETREF(slot.key, name);
-  slot.range = r;
-  Py_INCREF(r);
+  remember(recent_slot(name), name, r);
   return r;
 }
 

@@ -90,6 +90,17 @@ class ChunkChain {
     return true;
   }
 
+  // push() in place, for a producer that fills its record where it will lie: the next slot
+  // (null when the memory budget is spent: one drop counted), then publish() hands it over.
+  Record* claim() noexcept {
+    if (pos_ == cap_ && !grow()) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    return tail_->slots() + pos_;
+  }
+  void publish() noexcept { tail_->count.store(++pos_, std::memory_order_release); }
+
   // Hands out up to `limit` of the records published so far, oldest first; full chunks go
   // back to the pool. A backlog is taken in slices so the drain's batch stays small.
   template <class Fn>

@@ -15,21 +15,37 @@
 
 namespace rocprof {
 
+namespace {
+bool has_word(std::string_view text, std::string_view word) noexcept {
+  for (std::size_t at = text.find(word); at != std::string_view::npos;
+       at = text.find(word, at + 1)) {
+    const bool starts = at == 0 || text[at - 1] == ' ' || text[at - 1] == '\t';
+    const std::size_t end = at + word.size();
+    const bool ends =
+        end == text.size() || text[end] == ' ' || text[end] == '\t' || text[end] == '\n';
+    if (starts && ends) return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool tsc_trusted(std::string_view available_clocksources, std::string_view cpu_flags) noexcept {
+  return has_word(available_clocksources, "tsc") && has_word(cpu_flags, "constant_tsc") &&
+         has_word(cpu_flags, "nonstop_tsc");
+}
+
 bool tsc_stamps() noexcept {
   static const bool usable = [] {
 #if defined(__x86_64__)
     if (const char* env = std::getenv("ROCPROF_TSC"); env != nullptr && std::strcmp(env, "0") == 0)
       return false;
-    std::string source;
-    std::ifstream("/sys/devices/system/clocksource/clocksource0/current_clocksource") >> source;
-    if (source != "tsc") return false;
+    std::string sources;
+    std::getline(
+        std::ifstream("/sys/devices/system/clocksource/clocksource0/available_clocksource"),
+        sources);
     std::ifstream cpuinfo("/proc/cpuinfo");
-    for (std::string line; std::getline(cpuinfo, line);) {
-      if (line.rfind("flags", 0) != 0) continue;
-      const std::string flags = line + " ";
-      return flags.find(" constant_tsc ") != std::string::npos &&
-             flags.find(" nonstop_tsc ") != std::string::npos;
-    }
+    for (std::string line; std::getline(cpuinfo, line);)
+      if (line.rfind("flags", 0) == 0) return tsc_trusted(sources, line);
 #endif
     return false;
   }();

@@ -15,6 +15,7 @@
 namespace rocprof {
 
 struct CaptureSettings;  // capture/settings.hpp
+class ChunkChain;        // buffer/chunk_pool.hpp: one thread's record buffer
 
 class CaptureContext {
  public:
@@ -23,6 +24,11 @@ class CaptureContext {
   // Hot path, on any thread: into the calling thread's buffer; never blocks. false: the
   // record was dropped (past the memory budget) and counted as such.
   virtual bool emit(const Record& r) noexcept = 0;
+  // The calling thread's own buffer, for a producer that keeps it per thread and session (the
+  // ROCTx push/pop stack does): filling a record in place there (claim/publish) skips emit()'s
+  // call, thread lookup and copy. Owner thread only; valid until the session ends. Null where
+  // the context has none (tests' fakes): emit() then.
+  virtual ChunkChain* thread_records() noexcept { return nullptr; }
   // For a backend's own delivery thread (CUPTI's buffer completions), never an application
   // thread: waits for the writer instead of dropping when the buffer budget is reached.
   virtual void emit_waiting(const Record& r) = 0;

@@ -7,6 +7,11 @@ namespace rocprof::session {
 
 bool SessionContext::emit(const Record& r) noexcept { return c_.emit(r); }
 
+ChunkChain* SessionContext::thread_records() noexcept {
+  ThreadBuffer* b = c_.thread_buffer();
+  return b != nullptr ? &b->ring : nullptr;
+}
+
 void SessionContext::emit_waiting(const Record& r) {
   ThreadBuffer* b = c_.thread_buffer();
   if (b == nullptr) return;

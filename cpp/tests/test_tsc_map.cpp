@@ -27,7 +27,8 @@ Bracketed bracketed() {
 }  // namespace
 
 TEST(TscMap, StampsLandBetweenTheClockReadsAroundThem) {
-  if (!tsc_stamps()) GTEST_SKIP() << "this machine's clocksource is not tsc: ROCTx reads the clock";
+  if (!tsc_stamps())
+    GTEST_SKIP() << "the kernel does not trust this machine's counter: ROCTx reads the clock";
   TscMap map;
   map.calibrate();
   std::vector<Bracketed> seen;
@@ -47,7 +48,7 @@ TEST(TscMap, StampsLandBetweenTheClockReadsAroundThem) {
 }
 
 TEST(TscMap, ThinningKeepsTheMappingInOrder) {
-  if (!tsc_stamps()) GTEST_SKIP() << "this machine's clocksource is not tsc";
+  if (!tsc_stamps()) GTEST_SKIP() << "the kernel does not trust this machine's counter";
   TscMap map;
   const Bracketed first = bracketed();
   for (std::size_t i = 0; i < TscMap::kMaxPoints + 100; ++i) map.calibrate();
@@ -61,7 +62,7 @@ TEST(TscMap, ThinningKeepsTheMappingInOrder) {
 }
 
 TEST(TscMap, TheDrainHandsSinksBoottimeAndClearsTheFlag) {
-  if (!tsc_stamps()) GTEST_SKIP() << "this machine's clocksource is not tsc";
+  if (!tsc_stamps()) GTEST_SKIP() << "the kernel does not trust this machine's counter";
   StringTable strings;
   auto sink = std::make_unique<MemorySink>();
   MemorySink* mem = sink.get();
@@ -85,4 +86,21 @@ TEST(TscMap, TheDrainHandsSinksBoottimeAndClearsTheFlag) {
   EXPECT_LE(got.start, a.after + kSlackNs);
   EXPECT_GE(got.end + kSlackNs, b.before);
   EXPECT_LE(got.end, b.after + kSlackNs);
+}
+
+// The counter stamps ranges where the kernel offers it as a clocksource, also when it keeps time
+// with another one built on it (a virtual machine's kvm-clock), and only where it is invariant.
+TEST(TscMap, CounterTrustedWhereTheKernelOffersIt) {
+  const char* flags = "flags\t\t: fpu tsc msr constant_tsc rep_good nopl nonstop_tsc cpuid";
+  EXPECT_TRUE(tsc_trusted("tsc hpet acpi_pm \n", flags));
+  EXPECT_TRUE(tsc_trusted("kvm-clock tsc acpi_pm \n", flags));
+  EXPECT_TRUE(tsc_trusted("hyperv_clocksource_tsc_page tsc", flags));
+  // The kernel withdrew tsc (out of step across CPUs, or halted in deep idle states).
+  EXPECT_FALSE(tsc_trusted("kvm-clock acpi_pm \n", flags));
+  EXPECT_FALSE(tsc_trusted("hyperv_clocksource_tsc_page", flags));
+  EXPECT_FALSE(tsc_trusted("", flags));
+  // Not invariant: its rate follows the core's frequency, or it stops in deep sleep.
+  EXPECT_FALSE(tsc_trusted("tsc hpet", "flags\t\t: fpu tsc msr constant_tsc cpuid"));
+  EXPECT_FALSE(tsc_trusted("tsc hpet", "flags\t\t: fpu tsc msr nonstop_tsc cpuid"));
+  EXPECT_FALSE(tsc_trusted("tsc hpet", "flags\t\t: fpu tsc msr constant_tscx nonstop_tsc_"));
 }

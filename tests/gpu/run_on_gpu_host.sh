@@ -277,6 +277,8 @@ step "B1: roctx.range recording / idle vs torch.cuda.nvtx push+pop (benchmarks/b
   $PY benchmarks/b1_roctx.py
 step "B7: what rocprof run adds to start-up, launcher and each followed child (benchmarks/b7_startup.py)" \
   $PY benchmarks/b7_startup.py --rounds 20
+step "B1 guard: recording and idle vs the nvtx stand-in, nullcontext and Lock (CI's limits)" \
+  $PY -m pytest -q -rs tests/regression_guards/test_b1_roctx_guard.py
 step "on-demand idle overhead: plain vs --on-demand, alternated (benchmarks/b_on_demand.py)" \
   $PY benchmarks/b_on_demand.py
 step "B5: bytes per record, transformer default and --sys-trace (benchmarks/gpu_b5_bytes.py)" b5_transformer

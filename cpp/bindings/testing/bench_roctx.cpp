@@ -3,6 +3,12 @@
 // machinery, the native push/pop (stack, record into the ring, two stamps) and a clock read.
 // They live in the test module (rocprof._core_testing), so that nothing shipped carries
 // benchmark code.
+//
+// And a stand-in for torch.cuda.nvtx on a machine without CUDA (B1's yardstick is its push+pop):
+// torch binds nvtxRangePushA / nvtxRangePop with pybind11 (torch._C._nvtx) behind one Python
+// function each, and with no tool attached NVTX calls through a null function pointer and
+// returns. The stand-in has the same three parts: a pybind11 function taking `const char*`, a
+// load and test of a null function pointer, and (in the benchmark) the Python wrapper.
 #include <stdexcept>
 #include <string>
 
@@ -41,11 +47,30 @@ uint64_t clock_reads(uint64_t n) {
   return sink != 0 ? t1 - t0 : t1 - t0 + 1;  // uses sink so the loop is not optimised away
 }
 
+// NVTX's injection points once it has found no tool: null, read on every call.
+int (*volatile g_nvtx_push)(const char*) = nullptr;
+int (*volatile g_nvtx_pop)() = nullptr;
+constexpr int kNvtxNoPushPopTracking = -2;  // what NVTX returns without a tool
+
+int nvtx_stand_in_push(const char* message) {
+  auto fn = g_nvtx_push;
+  return fn != nullptr ? fn(message) : kNvtxNoPushPopTracking;
+}
+
+int nvtx_stand_in_pop() {
+  auto fn = g_nvtx_pop;
+  return fn != nullptr ? fn() : kNvtxNoPushPopTracking;
+}
+
 void bind(py::module_& m) {
   m.def("_bench_native_ranges", &native_ranges, py::arg("n"), py::arg("name") = "x",
         "benchmark B1 only: ns for n ROCTx push/pop pairs made in C");
   m.def("_bench_clock_reads", &clock_reads, py::arg("n"),
         "benchmark B1 only: ns for n reads of the record clock");
+  m.def("_nvtx_stand_in_push", &nvtx_stand_in_push,
+        "benchmark B1 only: torch._C._nvtx.rangePushA's shape with no NVTX tool attached");
+  m.def("_nvtx_stand_in_pop", &nvtx_stand_in_pop,
+        "benchmark B1 only: torch._C._nvtx.rangePop's shape with no NVTX tool attached");
   m.def("_tsc_stamps", &tsc_stamps,
         "whether ROCTx stamps are the CPU's counter (mapped to CLOCK_BOOTTIME by the writer)");
 }

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "buffer/chunk_pool.hpp"
 #include "capture/context.hpp"
 #include "capture/settings.hpp"
 #include "rocprof/clock.hpp"
@@ -25,7 +26,10 @@ std::atomic<bool> g_paused{false};
 // CLOCK_BOOTTIME. Decided at the first session's start, fixed for the process.
 bool g_tsc = false;
 uint16_t g_clock_flag = 0;
-inline uint64_t stamp() noexcept { return g_tsc ? tsc_now() : now_ns(); }
+// The rarely taken branches of push and pop live out of line (here and below), so the hot
+// functions keep a small frame: no clock struct, no record copy, no string on their stack.
+[[gnu::noinline]] uint64_t clock_stamp() noexcept { return now_ns(); }
+inline uint64_t stamp() noexcept { return g_tsc ? tsc_now() : clock_stamp(); }
 // Interned at start, on the starting thread (never at exit): the domain and, as rocprofv3
 // names ROCTx regions, the API function of each kind (the message goes into extdata).
 uint32_t g_category = 0, g_fn_push = 0, g_fn_start = 0, g_fn_mark = 0;
@@ -46,6 +50,15 @@ struct OpenRange {
 OpenRange g_open[kSlots];
 std::atomic<uint64_t> g_next_range{1};
 
+// One open push range: what its pop needs, together (one cache line touched per push).
+struct Frame {
+  uint64_t start;
+  uint64_t corr;  // its correlation id, given at push: launches inside point at it before the
+                  // range ends
+  uint32_t name;
+  bool paused_at_start;
+};
+
 // roctxRangePush/Pop stack of one thread, and the thread's ROCTx numbering. Only the owning
 // thread touches it while a session runs; the session's end reads every stack (closing what
 // is still open) after producers can no longer reach the context.
@@ -55,17 +68,16 @@ struct Stack {
   uint64_t generation = 0;
   uint32_t depth = 0;
   uint32_t tid = 0;
+  // This thread's buffer in the running session, fetched at its first pop: a pop fills its
+  // record there in place (no virtual call, thread lookup or copy). Reset with the generation.
+  ChunkChain* records = nullptr;
   // Each ROCTx record's own correlation id, as rocprofv3 gives every API record one: unique
   // in the process without an atomic on the hot path (the thread's serial in the high half, a
   // per-thread count in the low half). Not the OS tid: a tid is reused by a later thread,
   // whose count starts again. Always >= 2^32, so never equal to a GPU runtime's correlation
   // id; the writer uses it as the range's rocpd_region id (ROCm keys regions by correlation id).
   uint32_t serial = 0, corr = 0;
-  uint64_t starts[kMaxDepth];
-  uint64_t corrs[kMaxDepth];  // each range's correlation id, given at push: launches inside
-                              // point at it before the range ends
-  uint32_t names[kMaxDepth];
-  bool paused_at_start[kMaxDepth];
+  Frame frames[kMaxDepth];
 
   uint64_t next_corr() noexcept { return (static_cast<uint64_t>(serial) << 32) | ++corr; }
 };
@@ -133,16 +145,21 @@ Stack* new_stack() noexcept {
 
 // This thread's stack for the running session (a stack from an earlier session, or from
 // before a fork, starts empty), or null when none can be made.
+[[gnu::noinline]] Stack* fresh_stack(Stack* s, uint64_t gen) noexcept {
+  if (s == nullptr && (s = new_stack()) == nullptr) return nullptr;
+  s->generation = gen;
+  s->depth = 0;
+  s->tid = tid();
+  s->records = nullptr;
+  return s;
+}
+
 inline Stack* stack() noexcept {
   const uint64_t gen = g_generation.load(std::memory_order_acquire);
   Stack* s = t_stack;
-  if (s == nullptr && (s = new_stack()) == nullptr) return nullptr;
-  if (s->generation != gen) {
-    s->generation = gen;
-    s->depth = 0;
-    s->tid = tid();
-  }
-  return s;
+  if (s != nullptr && s->generation == gen) [[likely]]
+    return s;
+  return fresh_stack(s, gen);
 }
 
 // After fork: the child has one thread (the forking one). Other threads' stacks belong to
@@ -159,11 +176,10 @@ struct ForkReset {
   }
 } g_fork_reset;
 
-// One ROCTx record: `fn` the API function (rocpd_region.name), `message_id` the message,
-// `corr` its own correlation id, `parent` the enclosing push range's.
-inline Record roctx_record(uint32_t fn, uint32_t message_id, uint64_t start, uint64_t end,
-                           uint32_t tid_, uint16_t flags, uint64_t corr, uint64_t parent) noexcept {
-  Record r;
+// One ROCTx record, filled where it lies: `fn` the API function (rocpd_region.name),
+// `message_id` the message, `corr` its own correlation id, `parent` the enclosing push range's.
+inline void fill_roctx(Record& r, uint32_t fn, uint32_t message_id, uint64_t start, uint64_t end,
+                       uint32_t tid_, uint16_t flags, uint64_t corr, uint64_t parent) noexcept {
   r.kind = RecordKind::kRegion;
   r.flags = static_cast<uint16_t>(flags | kFlagMessage | g_clock_flag);
   r.tid = tid_;
@@ -175,7 +191,24 @@ inline Record roctx_record(uint32_t fn, uint32_t message_id, uint64_t start, uin
   r.region = RegionData{};
   r.region.message_id = message_id;
   r.region.range_corr = parent;
+}
+
+inline Record roctx_record(uint32_t fn, uint32_t message_id, uint64_t start, uint64_t end,
+                           uint32_t tid_, uint16_t flags, uint64_t corr, uint64_t parent) noexcept {
+  Record r;
+  fill_roctx(r, fn, message_id, start, end, tid_, flags, corr, parent);
   return r;
+}
+
+// pop()'s record where the context hands out no thread buffer (tests' fakes).
+[[gnu::noinline]] void emit_copy(CaptureContext* c, uint32_t fn, uint32_t message_id,
+                                 uint64_t start, uint64_t end, uint32_t tid_, uint64_t corr,
+                                 uint64_t parent) noexcept {
+  c->emit(roctx_record(fn, message_id, start, end, tid_, kFlagNone, corr, parent));
+}
+
+[[gnu::noinline, gnu::cold]] void too_deep(CaptureContext* c) noexcept {
+  c->drops("roctx_depth", 1);
 }
 
 inline CaptureContext* recording_ctx() noexcept {
@@ -235,13 +268,14 @@ int push_id(uint32_t name_id) noexcept {
   if (d >= Stack::kMaxDepth) {
     // Deeper than the stack keeps: counted, and its pop is matched without recording, so
     // the ranges below still end at their own pops.
-    c->drops("roctx_depth", 1);
+    too_deep(c);
     return static_cast<int>(d);
   }
-  b->names[d] = name_id;
-  b->corrs[d] = b->next_corr();
-  b->paused_at_start[d] = g_paused.load(std::memory_order_relaxed);
-  b->starts[d] = stamp();
+  Frame& f = b->frames[d];
+  f.name = name_id;
+  f.corr = b->next_corr();
+  f.paused_at_start = g_paused.load(std::memory_order_relaxed);
+  f.start = stamp();
   return static_cast<int>(d);
 }
 
@@ -259,9 +293,16 @@ int pop() noexcept {
   const uint32_t d = --b->depth;
   if (d >= Stack::kMaxDepth) return static_cast<int>(d);
   // Pause drops what happens between pause and resume: a range touching a pause is dropped.
-  if (!b->paused_at_start[d] && !g_paused.load(std::memory_order_relaxed))
-    c->emit(roctx_record(g_fn_push, b->names[d], b->starts[d], end, b->tid, kFlagNone, b->corrs[d],
-                         d > 0 ? b->corrs[d - 1] : 0));
+  const Frame& f = b->frames[d];
+  if (f.paused_at_start || g_paused.load(std::memory_order_relaxed)) return static_cast<int>(d);
+  const uint64_t parent = d > 0 ? b->frames[d - 1].corr : 0;
+  if (b->records == nullptr) b->records = c->thread_records();
+  if (b->records == nullptr) {
+    emit_copy(c, g_fn_push, f.name, f.start, end, b->tid, f.corr, parent);
+  } else if (Record* r = b->records->claim()) {
+    fill_roctx(*r, g_fn_push, f.name, f.start, end, b->tid, kFlagNone, f.corr, parent);
+    b->records->publish();
+  }
   return static_cast<int>(d);
 }
 
@@ -273,8 +314,8 @@ uint32_t current_range(uint64_t* corr) noexcept {
       b->generation != g_generation.load(std::memory_order_acquire))
     return 0;
   const uint32_t d = b->depth <= Stack::kMaxDepth ? b->depth - 1 : Stack::kMaxDepth - 1;
-  *corr = b->corrs[d];
-  return b->names[d];
+  *corr = b->frames[d].corr;
+  return b->frames[d].name;
 }
 
 void mark(std::string_view message) noexcept {
@@ -334,9 +375,9 @@ void close_open_ranges(CaptureContext& c, uint64_t end_ns) noexcept {
       if (b->generation != gen) continue;
       const uint32_t depth = b->depth < Stack::kMaxDepth ? b->depth : Stack::kMaxDepth;
       for (uint32_t d = 0; d < depth; ++d)
-        if (!b->paused_at_start[d])
-          closed(g_fn_push, b->names[d], b->starts[d], b->tid, b->corrs[d],
-                 d > 0 ? b->corrs[d - 1] : 0);
+        if (!b->frames[d].paused_at_start)
+          closed(g_fn_push, b->frames[d].name, b->frames[d].start, b->tid, b->frames[d].corr,
+                 d > 0 ? b->frames[d - 1].corr : 0);
       b->depth = 0;
     }
   }

@@ -24,8 +24,8 @@ inline uint64_t tsc_now() noexcept {
 }
 
 // Whether ROCTx stamps may be CPU time-stamp counter readings mapped to CLOCK_BOOTTIME by the
-// drain (buffer/tsc_map.hpp): x86-64 with an invariant counter that the kernel keeps time
-// with (clocksource tsc), unless ROCPROF_TSC=0. Decided once per process.
+// drain (buffer/tsc_map.hpp): x86-64 with an invariant counter that the kernel trusts as a
+// clocksource (tsc_trusted), unless ROCPROF_TSC=0. Decided once per process.
 bool tsc_stamps() noexcept;
 
 }  // namespace rocprof

@@ -179,6 +179,18 @@ def test_ranges_past_the_cache_are_freed():
     assert sys.getallocatedblocks() - before < 2000, "each uncached range must be freed"
 
 
+def test_a_literal_past_the_full_cache_is_made_once(session):
+    for i in range(9000):  # the per-name cache (8192 names) is full: names by step did that
+        roctx.range(f"fill {i}")
+    literal = "a literal named after the cache filled"
+    ranges = set()
+    for _ in range(3):
+        with roctx.range(literal) as r:
+            ranges.add((id(r), id(r.__enter__)))
+    assert len(ranges) == 1, "the same Range and bound __enter__ each time: nothing allocated per use"
+    assert read(session, f"SELECT COUNT(*) FROM regions WHERE {MESSAGE} = '{literal}'") == [(3,)]
+
+
 def test_nesting_deeper_than_the_stack_keeps_outer_ranges_right(session):
     depth = 300
     for i in range(depth):
