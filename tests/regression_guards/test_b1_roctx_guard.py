@@ -1,6 +1,7 @@
 """Regression guard for B1 (the cost of a `with roctx.range(...)`, recorded and with no profiler),
 the one kind of timing check the test suite has: same-run ratios against other calls, generous
-enough for a loaded 2-core CI box, tight enough that a doubling of the hot path fails.
+enough for a loaded 2-core CI box and a VM with slow counter reads, tight enough that a hot
+path over twice as slow fails on the CPU box.
 
 The loops run interleaved in short bursts and each keeps its fastest burst (a burst that lost
 the CPU to another process is just slower, never faster); the bare loop's own cost comes off
@@ -26,12 +27,16 @@ N = 20_000
 N_RECORDED = 5_000
 BURSTS = 25
 # Limits by how ranges are stamped (the CPU's counter, or CLOCK_BOOTTIME reads with
-# ROCPROF_TSC=0): recording vs the nvtx stand-in, vs nullcontext, vs Lock. Measured on the CPU
-# box (2 shared cores, Python 3.11, load 3-6), per with-statement: with the counter, recording
-# 53-56 ns = 0.46-0.50x the stand-in's 111-116 ns, 0.36-0.38x Lock's 146-147 ns, 0.11-0.22x
-# nullcontext's 239-465 ns (it moves, see above); with CLOCK_BOOTTIME reads 81-82 ns = 0.72-0.73x,
-# 0.56x, 0.11-0.32x. Twice those fail the stand-in's and Lock's limits.
-RECORDING_LIMITS = {True: (0.75, 0.36, 0.6), False: (1.1, 0.55, 0.9)}
+# ROCPROF_TSC=0): recording vs the nvtx stand-in, vs nullcontext, vs Lock. Measured per
+# with-statement, with the counter: on the CPU box (2 shared cores, Python 3.11, load 3-6)
+# recording 53-56 ns = 0.46-0.50x the stand-in's 111-116 ns, 0.36-0.38x Lock's, 0.11-0.22x
+# nullcontext's 239-465 ns (it moves, see above); on the H100 host (16 cores, Python 3.12, a VM
+# whose counter reads cost several times this box's: push+pop from C 79 ns against 25) 116 ns =
+# 0.84x, 0.62x, 0.39x. With CLOCK_BOOTTIME reads on the CPU box 0.72-0.73x, 0.56x, 0.11-0.32x.
+# The limits hold on both machines with a quarter to spare; on the CPU box a hot path ~2.2x as
+# slow fails them (the timestamp reads' cost differs more than 1.5x between hosts, so a tighter
+# guard would fail on a slower VM without any regression).
+RECORDING_LIMITS = {True: (1.1, 0.5, 0.8), False: (1.4, 0.7, 1.1)}
 # No profiler: 30-31 ns = 0.25-0.28x the stand-in (twice that fails).
 IDLE_LIMIT = 0.45
 
