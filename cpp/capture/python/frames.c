@@ -27,19 +27,26 @@ static void put(uint64_t* out, int i, const void* code, const void* name, int la
                              ((uint64_t)first & 0x7fffffffu);
 }
 
-int rp_walk_current(uint64_t* out, int max_frames) {
-  /* The gilstate TSS slot (pthread_getspecific: a plain TLS read) names this thread's state
-   * whether or not it holds the GIL; it is cleared before the state is freed at thread exit. */
+/* This thread's innermost frame (NULL: none), or -1 when the thread has no Python state. The
+ * gilstate TSS slot (pthread_getspecific: a plain TLS read) names this thread's state whether
+ * or not it holds the GIL; it is cleared before the state is freed at thread exit. */
+static int current_frame(const void** first) {
   PyThreadState* ts = PyGILState_GetThisThreadState();
   if (ts == NULL) return -1;
 #if PY_VERSION_HEX >= 0x030D0000
-  return rp_walk_from(ts->current_frame, out, max_frames);
+  *first = ts->current_frame;
 #elif PY_VERSION_HEX >= 0x030B0000
-  if (ts->cframe == NULL) return 0;
-  return rp_walk_from(ts->cframe->current_frame, out, max_frames);
+  *first = ts->cframe == NULL ? NULL : ts->cframe->current_frame;
 #else
-  return rp_walk_from(ts->frame, out, max_frames);
+  *first = ts->frame;
 #endif
+  return 0;
+}
+
+int rp_walk_current(uint64_t* out, int max_frames) {
+  const void* first = NULL;
+  if (current_frame(&first) < 0) return -1;
+  return rp_walk_from(first, out, max_frames);
 }
 
 int rp_is_python_thread(void) { return PyGILState_GetThisThreadState() != NULL; }
@@ -128,16 +135,9 @@ static int walk_keys_from(const void* first, uint64_t* out, int max_frames) {
 }
 
 int rp_walk_keys_current(uint64_t* out, int max_frames) {
-  PyThreadState* ts = PyGILState_GetThisThreadState();
-  if (ts == NULL) return -1;
-#if PY_VERSION_HEX >= 0x030D0000
-  return walk_keys_from(ts->current_frame, out, max_frames);
-#elif PY_VERSION_HEX >= 0x030B0000
-  if (ts->cframe == NULL) return 0;
-  return walk_keys_from(ts->cframe->current_frame, out, max_frames);
-#else
-  return walk_keys_from(ts->frame, out, max_frames);
-#endif
+  const void* first = NULL;
+  if (current_frame(&first) < 0) return -1;
+  return walk_keys_from(first, out, max_frames);
 }
 
 int rp_python_running(void) {
