@@ -10,6 +10,11 @@ the unsampled run / samples taken). Where a C compiler is found, the floor runs 
 rounds, interleaved with the rest: the same rates of SIGPROF delivered to an empty handler in
 a C loop (benchmarks/data/b3_signal_floor.c), the least any signal-driven sampler adds on this
 machine, as rows of the same table (its CPU against the timer-less loop, and per signal).
+Where each sample's CPU goes is printed under the table: the workload reads its threads' CPU
+clocks as it ends (the sampled main thread: timer signals and the handler; the resolver,
+named rocprof-resolve; the others: the storage drain thread), the rest is the process's CPU
+after that (the session's stop, its last drain, exit); with the time the resolver held the GIL
+(the main thread cannot run Python meanwhile) from the database's metadata.
 
     PYTHONPATH=python:. python3 benchmarks/b3_sampling.py [--repeat 5] [--work 2.0]
 """
@@ -42,6 +47,20 @@ def loop(n):
 for _ in range(int(sys.argv[1])):
     fib(20)
     loop(20000)
+if len(sys.argv) > 2:  # the threads' CPU so far: main, resolver, others (ns)
+    import os, time
+    cpu = {"main": 0, "resolver": 0, "other": 0}
+    for t in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{t}/comm") as f:
+                name = f.read().strip()
+            ns = time.clock_gettime_ns(((~int(t)) << 3) | 6)  # the thread's CPU clock
+        except OSError:
+            continue
+        key = "main" if int(t) == os.getpid() else "resolver" if name == "rocprof-resolve" else "other"
+        cpu[key] += ns
+    with open(sys.argv[2], "w") as f:
+        f.write(" ".join(str(cpu[k]) for k in ("main", "resolver", "other")))
 """
 
 
@@ -55,15 +74,16 @@ def run(cmd, env) -> tuple[float, float]:
     return wall, cpu
 
 
-def yield_of(outdir: Path) -> tuple[int, int]:
-    """(taken, missed) samples of the run's database."""
+def yield_of(outdir: Path) -> tuple[int, int, float]:
+    """(taken, missed, GIL held by the resolver in s) samples of the run's database."""
     dbs = list(outdir.rglob("*.db"))
     if not dbs:
-        return 0, 0
+        return 0, 0, 0.0
     with sqlite3.connect(dbs[0]) as c:
         md = dict(c.execute("SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.sampling.%'"))
     return (int(md.get("rocprof.sampling.samples_taken", 0)),
-            int(md.get("rocprof.sampling.samples_missed", 0)))
+            int(md.get("rocprof.sampling.samples_missed", 0)),
+            int(md.get("rocprof.sampling.gil_held_us", 0)) * 1e-6)
 
 
 def floor_program(tmp: Path) -> Path | None:
@@ -91,13 +111,15 @@ def main() -> int:
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'python'}{os.pathsep}{ROOT}")
     py = sys.executable
     n = str(args.iterations)
-    configs = {"python": [py, str(script), n],
-               "rocprof (no sampling)": [py, "-m", "rocprof", "run", "-d", str(tmp / "base"), str(script), n]}
+    threads_out = str(tmp / "threads.txt")
+    configs = {"python": [py, str(script), n, threads_out],
+               "rocprof (no sampling)": [py, "-m", "rocprof", "run", "-d", str(tmp / "base"), str(script), n,
+                                         threads_out]}
     for hz in args.rates.split(","):
         for mode in ("cpu", "wall"):
             configs[f"rocprof --sample {hz} ({mode})"] = [
                 py, "-m", "rocprof", "run", "--sample", hz, "--sampling-mode", mode,
-                "-d", str(tmp / f"s{hz}{mode}"), str(script), n]
+                "-d", str(tmp / f"s{hz}{mode}"), str(script), n, threads_out]
     pyspy = shutil.which("py-spy")
     if pyspy:
         for hz in args.rates.split(","):
@@ -109,7 +131,9 @@ def main() -> int:
     floor_n = str(args.floor_iterations)
     floors = {hz: [str(floor), hz, floor_n] for hz in ["0", *rates]} if floor else {}
     results: dict[str, list[tuple[float, float]]] = {k: [] for k in configs}
-    samples: dict[str, list[tuple[int, int]]] = {k: [] for k in configs}
+    samples: dict[str, list[tuple[int, int, float]]] = {k: [] for k in configs}
+    # CPU s of (main, resolver, other threads, after the workload) per run.
+    split: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in configs}
     floor_cpu: dict[str, list[float]] = {hz: [] for hz in floors}
     floor_signals: dict[str, list[int]] = {hz: [] for hz in floors}
     load_before = os.getloadavg()[0]
@@ -119,6 +143,11 @@ def main() -> int:
                 if d.is_dir():
                     shutil.rmtree(d)
             results[name].append(run(cmd, env))
+            if os.path.exists(threads_out):
+                main_ns, res_ns, other_ns = (int(x) for x in Path(threads_out).read_text().split())
+                os.unlink(threads_out)
+                split[name].append((main_ns * 1e-9, res_ns * 1e-9, other_ns * 1e-9,
+                                    results[name][-1][1] - (main_ns + res_ns + other_ns) * 1e-9))
             if name.startswith("rocprof --sample"):
                 samples[name].append(yield_of(tmp / ("s" + name.split()[2] + name.split("(")[1][:-1])))
         for hz, cmd in floors.items():
@@ -137,12 +166,26 @@ def main() -> int:
         c = statistics.median(y for _, y in results[name])
         note = "-"
         if samples[name]:
-            taken = statistics.median(t for t, _ in samples[name])
-            missed = statistics.median(m for _, m in samples[name])
+            taken = statistics.median(t for t, _, _ in samples[name])
+            missed = statistics.median(m for _, m, _ in samples[name])
             note = (f"{100.0 * taken / max(1, taken + missed):.1f}% ({taken:.0f} taken; "
                     f"{1e6 * (c - base_cpu) / max(1, taken):.1f} us)")
         print(f"{name:40} {w:8.3f} {c:8.3f} {w / base_wall:10.3f} {c / base_cpu:9.3f} "
               f"{w / py_wall:11.3f}  {note}")
+    if split["rocprof (no sampling)"]:
+        base_split = [statistics.median(x[i] for x in split["rocprof (no sampling)"]) for i in range(4)]
+        print("CPU per sample above the unsampled run, us (medians): main thread (signals, handler), "
+              "resolver thread, other threads (storage), after the workload (stop, exit); "
+              "GIL held by the resolver")
+        for name in configs:
+            if not samples[name] or not split[name]:
+                continue
+            taken = max(1.0, statistics.median(t for t, _, _ in samples[name]))
+            parts = [1e6 * (statistics.median(x[i] for x in split[name]) - base_split[i]) / taken
+                     for i in range(4)]
+            gil = 1e6 * statistics.median(g for _, _, g in samples[name]) / taken
+            print(f"  {name:38} main {parts[0]:6.1f}  resolver {parts[1]:5.1f}  other {parts[2]:5.1f}  "
+                  f"after {parts[3]:6.1f}  GIL held {gil:5.2f}")
     if not floors:
         print("signal floor: no C compiler here, not measured")
     else:
