@@ -16,7 +16,11 @@ named rocprof-resolve; the others: the storage drain thread), the rest is the pr
 after that (the session's stop, its last drain, exit); with the time the resolver held the GIL
 (the main thread cannot run Python meanwhile) from the database's metadata.
 
-    PYTHONPATH=python:. python3 benchmarks/b3_sampling.py [--repeat 5] [--work 2.0]
+`--baseline DIR` adds the sampled configs run from another built checkout (its python/ and
+root on PYTHONPATH) in the same interleaved rounds, marked "(baseline)": before and after in
+one run, against one unsampled base.
+
+    PYTHONPATH=python:. python3 benchmarks/b3_sampling.py [--repeat 5] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -104,6 +108,8 @@ def main() -> int:
     ap.add_argument("--rates", default="1000,10000")
     ap.add_argument("--floor-iterations", type=int, default=300_000_000,
                     help="the floor loop's size (~1 s of CPU on the B3 box)")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another built checkout whose sampled configs run in the same rounds")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="b3_"))
     script = tmp / "work.py"
@@ -120,6 +126,13 @@ def main() -> int:
             configs[f"rocprof --sample {hz} ({mode})"] = [
                 py, "-m", "rocprof", "run", "--sample", hz, "--sampling-mode", mode,
                 "-d", str(tmp / f"s{hz}{mode}"), str(script), n, threads_out]
+    envs = {name: env for name in configs}
+    if args.baseline is not None:
+        base_root = args.baseline.resolve()
+        base_env = dict(os.environ, PYTHONPATH=f"{base_root / 'python'}{os.pathsep}{base_root}")
+        for name in [k for k in configs if k.startswith("rocprof --sample")]:
+            configs[name + " (baseline)"] = configs[name]
+            envs[name + " (baseline)"] = base_env
     pyspy = shutil.which("py-spy")
     if pyspy:
         for hz in args.rates.split(","):
@@ -142,14 +155,14 @@ def main() -> int:
             for d in tmp.glob("s*"):
                 if d.is_dir():
                     shutil.rmtree(d)
-            results[name].append(run(cmd, env))
+            results[name].append(run(cmd, envs.get(name, env)))
             if os.path.exists(threads_out):
                 main_ns, res_ns, other_ns = (int(x) for x in Path(threads_out).read_text().split())
                 os.unlink(threads_out)
                 split[name].append((main_ns * 1e-9, res_ns * 1e-9, other_ns * 1e-9,
                                     results[name][-1][1] - (main_ns + res_ns + other_ns) * 1e-9))
             if name.startswith("rocprof --sample"):
-                samples[name].append(yield_of(tmp / ("s" + name.split()[2] + name.split("(")[1][:-1])))
+                samples[name].append(yield_of(tmp / ("s" + name.split()[2] + name.split("(")[1].split(")")[0])))
         for hz, cmd in floors.items():
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
             floor_cpu[hz].append(float(out[0]))
@@ -159,7 +172,7 @@ def main() -> int:
     py_wall = statistics.median(w for w, _ in results["python"])
     print(f"machine: {os.cpu_count()} CPUs; python {sys.version.split()[0]}; repeat {args.repeat}; "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
-    print(f"{'config':40} {'wall s':>8} {'cpu s':>8} {'wall/base':>10} {'cpu/base':>9} "
+    print(f"{'config':51} {'wall s':>8} {'cpu s':>8} {'wall/base':>10} {'cpu/base':>9} "
           f"{'wall/python':>11}  samples (CPU per sample)")
     for name in configs:
         w = statistics.median(x for x, _ in results[name])
@@ -170,7 +183,7 @@ def main() -> int:
             missed = statistics.median(m for _, m, _ in samples[name])
             note = (f"{100.0 * taken / max(1, taken + missed):.1f}% ({taken:.0f} taken; "
                     f"{1e6 * (c - base_cpu) / max(1, taken):.1f} us)")
-        print(f"{name:40} {w:8.3f} {c:8.3f} {w / base_wall:10.3f} {c / base_cpu:9.3f} "
+        print(f"{name:51} {w:8.3f} {c:8.3f} {w / base_wall:10.3f} {c / base_cpu:9.3f} "
               f"{w / py_wall:11.3f}  {note}")
     if split["rocprof (no sampling)"]:
         base_split = [statistics.median(x[i] for x in split["rocprof (no sampling)"]) for i in range(4)]
@@ -184,7 +197,7 @@ def main() -> int:
             parts = [1e6 * (statistics.median(x[i] for x in split[name]) - base_split[i]) / taken
                      for i in range(4)]
             gil = 1e6 * statistics.median(g for _, _, g in samples[name]) / taken
-            print(f"  {name:38} main {parts[0]:6.1f}  resolver {parts[1]:5.1f}  other {parts[2]:5.1f}  "
+            print(f"  {name:49} main {parts[0]:6.1f}  resolver {parts[1]:5.1f}  other {parts[2]:5.1f}  "
                   f"after {parts[3]:6.1f}  GIL held {gil:5.2f}")
     if not floors:
         print("signal floor: no C compiler here, not measured")
@@ -192,7 +205,7 @@ def main() -> int:
         base = statistics.median(floor_cpu["0"])
         for hz in rates:
             c, k = statistics.median(floor_cpu[hz]), statistics.median(floor_signals[hz])
-            print(f"{'empty SIGPROF handler ' + hz + ' Hz (floor, C)':40} {'':8} {c:8.3f} {'':10} "
+            print(f"{'empty SIGPROF handler ' + hz + ' Hz (floor, C)':51} {'':8} {c:8.3f} {'':10} "
                   f"{c / base:9.3f} {'':11}  {k:.0f} signals ({1e6 * (c - base) / max(1, k):.1f} us)")
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
