@@ -10,6 +10,11 @@ the unsampled run / samples taken). Where a C compiler is found, the floor runs 
 rounds, interleaved with the rest: the same rates of SIGPROF delivered to an empty handler in
 a C loop (benchmarks/data/b3_signal_floor.c), the least any signal-driven sampler adds on this
 machine, as rows of the same table (its CPU against the timer-less loop, and per signal).
+Where each sample's CPU goes is printed under the table: the workload reads its threads' CPU
+clocks as it ends (the sampled main thread: timer signals and the handler; the resolver,
+named rocprof-resolve; the others: the storage drain thread), the rest is the process's CPU
+after that (the session's stop, its last drain, exit); with the time the resolver held the GIL
+(the main thread cannot run Python meanwhile) from the database's metadata.
 
 `--baseline DIR` adds another built checkout's unsampled and CPU-mode sampled runs to the same
 rounds (rows tagged "(baseline)", each against that checkout's own unsampled run).
@@ -32,6 +37,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+BASELINE = " (baseline)"
 
 WORKLOAD = """
 import sys
@@ -45,10 +51,21 @@ def loop(n):
 for _ in range(int(sys.argv[1])):
     fib(20)
     loop(20000)
+if len(sys.argv) > 2:  # the threads' CPU so far: main, resolver, others (ns)
+    import os, time
+    cpu = {"main": 0, "resolver": 0, "other": 0}
+    for t in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{t}/comm") as f:
+                name = f.read().strip()
+            ns = time.clock_gettime_ns(((~int(t)) << 3) | 6)  # the thread's CPU clock
+        except OSError:
+            continue
+        key = "main" if int(t) == os.getpid() else "resolver" if name == "rocprof-resolve" else "other"
+        cpu[key] += ns
+    with open(sys.argv[2], "w") as f:
+        f.write(" ".join(str(cpu[k]) for k in ("main", "resolver", "other")))
 """
-
-
-BASELINE = " (baseline)"
 
 
 def run(cmd, env) -> tuple[float, float]:
@@ -61,15 +78,16 @@ def run(cmd, env) -> tuple[float, float]:
     return wall, cpu
 
 
-def yield_of(outdir: Path) -> tuple[int, int]:
-    """(taken, missed) samples of the run's database."""
+def yield_of(outdir: Path) -> tuple[int, int, float]:
+    """(taken, missed, GIL held by the resolver in s) samples of the run's database."""
     dbs = list(outdir.rglob("*.db"))
     if not dbs:
-        return 0, 0
+        return 0, 0, 0.0
     with sqlite3.connect(dbs[0]) as c:
         md = dict(c.execute("SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.sampling.%'"))
     return (int(md.get("rocprof.sampling.samples_taken", 0)),
-            int(md.get("rocprof.sampling.samples_missed", 0)))
+            int(md.get("rocprof.sampling.samples_missed", 0)),
+            int(md.get("rocprof.sampling.gil_held_us", 0)) * 1e-6)
 
 
 def floor_program(tmp: Path) -> Path | None:
@@ -90,7 +108,8 @@ def main() -> int:
     ap.add_argument("--rates", default="1000,10000")
     ap.add_argument("--floor-iterations", type=int, default=300_000_000,
                     help="the floor loop's size (~1 s of CPU on the B3 box)")
-    ap.add_argument("--baseline", type=Path, help="another built checkout, run in the same rounds")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another built checkout whose sampled configs run in the same rounds")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="b3_"))
     script = tmp / "work.py"
@@ -98,32 +117,37 @@ def main() -> int:
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'python'}{os.pathsep}{ROOT}")
     py = sys.executable
     n = str(args.iterations)
-    configs = {"python": [py, str(script), n],
-               "rocprof (no sampling)": [py, "-m", "rocprof", "run", "-d", str(tmp / "base"), str(script), n]}
+    threads_out = str(tmp / "threads.txt")
+    configs = {"python": [py, str(script), n, threads_out],
+               "rocprof (no sampling)": [py, "-m", "rocprof", "run", "-d", str(tmp / "base"), str(script), n,
+                                         threads_out]}
     for hz in args.rates.split(","):
         for mode in ("cpu", "wall"):
             configs[f"rocprof --sample {hz} ({mode})"] = [
                 py, "-m", "rocprof", "run", "--sample", hz, "--sampling-mode", mode,
-                "-d", str(tmp / f"s{hz}{mode}"), str(script), n]
+                "-d", str(tmp / f"s{hz}{mode}"), str(script), n, threads_out]
+    envs = {name: env for name in configs}
+    if args.baseline is not None:
+        base_root = args.baseline.resolve()
+        base_env = dict(os.environ, PYTHONPATH=f"{base_root / 'python'}{os.pathsep}{base_root}")
+        for name in [k for k in configs if k.startswith("rocprof") and "(wall)" not in k]:
+            configs[name + BASELINE] = [a.replace(str(tmp / "s"), str(tmp / "sb")) if "/s" in a else a
+                                        for a in configs[name]]
+            envs[name + BASELINE] = base_env
     pyspy = shutil.which("py-spy")
     if pyspy:
         for hz in args.rates.split(","):
             configs[f"py-spy --rate {hz}"] = [pyspy, "record", "--nonblocking", "--rate", hz, "-f", "raw",
                                               "-o", str(tmp / f"pyspy{hz}.txt"), "--", py, str(script), n]
-    envs = {name: env for name in configs}
-    if args.baseline is not None:
-        base_env = dict(os.environ, PYTHONPATH=f"{args.baseline / 'python'}{os.pathsep}{args.baseline}")
-        for name in [k for k in configs if k.startswith("rocprof") and "(wall)" not in k]:
-            configs[name + BASELINE] = [a.replace(str(tmp / "s"), str(tmp / "sb")) if "/s" in a else a
-                                        for a in configs[name]]
-            envs[name + BASELINE] = base_env
     rates = args.rates.split(",")
     floor = floor_program(tmp)
     # The floor's loop: about as much CPU as the workload (its own rounds, same repeats).
     floor_n = str(args.floor_iterations)
     floors = {hz: [str(floor), hz, floor_n] for hz in ["0", *rates]} if floor else {}
     results: dict[str, list[tuple[float, float]]] = {k: [] for k in configs}
-    samples: dict[str, list[tuple[int, int]]] = {k: [] for k in configs}
+    samples: dict[str, list[tuple[int, int, float]]] = {k: [] for k in configs}
+    # CPU s of (main, resolver, other threads, after the workload) per run.
+    split: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in configs}
     floor_cpu: dict[str, list[float]] = {hz: [] for hz in floors}
     floor_signals: dict[str, list[int]] = {hz: [] for hz in floors}
     load_before = os.getloadavg()[0]
@@ -133,6 +157,11 @@ def main() -> int:
                 if d.is_dir():
                     shutil.rmtree(d)
             results[name].append(run(cmd, envs[name]))
+            if os.path.exists(threads_out):
+                main_ns, res_ns, other_ns = (int(x) for x in Path(threads_out).read_text().split())
+                os.unlink(threads_out)
+                split[name].append((main_ns * 1e-9, res_ns * 1e-9, other_ns * 1e-9,
+                                    results[name][-1][1] - (main_ns + res_ns + other_ns) * 1e-9))
             if name.startswith("rocprof --sample"):
                 samples[name].append(yield_of(Path(cmd[cmd.index("-d") + 1])))
         for hz, cmd in floors.items():
@@ -144,7 +173,7 @@ def main() -> int:
     py_wall = statistics.median(w for w, _ in results["python"])
     print(f"machine: {os.cpu_count()} CPUs; python {sys.version.split()[0]}; repeat {args.repeat}; "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
-    print(f"{'config':40} {'wall s':>8} {'cpu s':>8} {'wall/base':>10} {'cpu/base':>9} "
+    print(f"{'config':51} {'wall s':>8} {'cpu s':>8} {'wall/base':>10} {'cpu/base':>9} "
           f"{'wall/python':>11}  samples (CPU per sample)")
     for name in configs:
         w = statistics.median(x for x, _ in results[name])
@@ -154,19 +183,36 @@ def main() -> int:
         base_cpu = statistics.median(y for _, y in results[own])
         note = "-"
         if samples[name]:
-            taken = statistics.median(t for t, _ in samples[name])
-            missed = statistics.median(m for _, m in samples[name])
+            taken = statistics.median(t for t, _, _ in samples[name])
+            missed = statistics.median(m for _, m, _ in samples[name])
             note = (f"{100.0 * taken / max(1, taken + missed):.1f}% ({taken:.0f} taken; "
                     f"{1e6 * (c - base_cpu) / max(1, taken):.1f} us)")
-        print(f"{name:40} {w:8.3f} {c:8.3f} {w / base_wall:10.3f} {c / base_cpu:9.3f} "
+        print(f"{name:51} {w:8.3f} {c:8.3f} {w / base_wall:10.3f} {c / base_cpu:9.3f} "
               f"{w / py_wall:11.3f}  {note}")
+    if split["rocprof (no sampling)"]:
+        print("CPU per sample above the unsampled run, us (medians): main thread (signals, handler), "
+              "resolver thread, other threads (storage), after the workload (stop, exit); "
+              "GIL held by the resolver")
+        for name in configs:
+            if not samples[name] or not split[name]:
+                continue
+            own = "rocprof (no sampling)" + (BASELINE if name.endswith(BASELINE) else "")
+            if not split[own]:
+                continue
+            base_split = [statistics.median(x[i] for x in split[own]) for i in range(4)]
+            taken = max(1.0, statistics.median(t for t, _, _ in samples[name]))
+            parts = [1e6 * (statistics.median(x[i] for x in split[name]) - base_split[i]) / taken
+                     for i in range(4)]
+            gil = 1e6 * statistics.median(g for _, _, g in samples[name]) / taken
+            print(f"  {name:49} main {parts[0]:6.1f}  resolver {parts[1]:5.1f}  other {parts[2]:5.1f}  "
+                  f"after {parts[3]:6.1f}  GIL held {gil:5.2f}")
     if not floors:
         print("signal floor: no C compiler here, not measured")
     else:
         base = statistics.median(floor_cpu["0"])
         for hz in rates:
             c, k = statistics.median(floor_cpu[hz]), statistics.median(floor_signals[hz])
-            print(f"{'empty SIGPROF handler ' + hz + ' Hz (floor, C)':40} {'':8} {c:8.3f} {'':10} "
+            print(f"{'empty SIGPROF handler ' + hz + ' Hz (floor, C)':51} {'':8} {c:8.3f} {'':10} "
                   f"{c / base:9.3f} {'':11}  {k:.0f} signals ({1e6 * (c - base) / max(1, k):.1f} us)")
     shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -72,6 +72,29 @@ TEST(SampleRing, FullRingRefusesWithoutOverwriting) {
   EXPECT_EQ(got, c);
 }
 
+TEST(SampleRing, PeekLeavesTheSampleUntilDropped) {
+  // The resolver looks at a sample its caches cannot resolve without the GIL and leaves it
+  // (and the ones after it) for the GIL pass.
+  std::vector<uint64_t> words(64);
+  SampleRing ring;
+  ring.attach(words.data(), words.size());
+  const auto a = sample(4, 1, 1, 10);  // 15 words
+  const auto b = sample(2, 0, 2, 20);
+  ASSERT_TRUE(ring.push(a.data(), a.size()));
+  ASSERT_TRUE(ring.push(b.data(), b.size()));
+  std::vector<uint64_t> got;
+  EXPECT_EQ(ring.peek(kPyWords, &got), a.size());
+  EXPECT_EQ(got, a);
+  EXPECT_EQ(ring.peek(kPyWords, &got), a.size());  // still there
+  EXPECT_EQ(got, a);
+  ring.drop(a.size());
+  EXPECT_EQ(ring.peek(kPyWords, &got), b.size());
+  EXPECT_EQ(got, b);
+  ring.drop(b.size());
+  EXPECT_TRUE(ring.empty());
+  EXPECT_EQ(ring.peek(kPyWords, &got), 0u);
+}
+
 TEST(SampleRing, OneProducerOneConsumerLoseNothing) {
   std::vector<uint64_t> words(1 << 10);
   SampleRing ring;

@@ -61,6 +61,8 @@ bool is_client(ResolverClient* c) {
 }
 
 void run() {
+  // Named for `top -H` and per-thread CPU accounting (benchmarks/b3_sampling.py).
+  pthread_setname_np(pthread_self(), "rocprof-resolve");
   std::vector<ResolverClient*> due;
   bool gil_failed = false;  // Python not usable (finalising): do not spin on work left
   std::unique_lock<std::mutex> lk(g_mu);
@@ -83,10 +85,15 @@ void run() {
     if (!due.empty()) {
       g_in_pass = true;
       lk.unlock();
-      gil_failed = !rp_gil_ensure();
-      if (!gil_failed) {
-        for (ResolverClient* c : due) c->under_gil();
-        rp_gil_release();
+      due.erase(std::remove_if(due.begin(), due.end(),
+                               [](ResolverClient* c) { return !c->without_gil(); }),
+                due.end());
+      if (!due.empty()) {
+        gil_failed = !rp_gil_ensure();
+        if (!gil_failed) {
+          for (ResolverClient* c : due) c->under_gil();
+          rp_gil_release();
+        }
       }
       lk.lock();
       g_in_pass = false;

@@ -14,6 +14,10 @@ class ResolverClient {
   // Resolver thread, without the GIL, cheap: 0 when under_gil() should run in this pass; else
   // the longest the thread may sleep before asking again (resolver_wake() ends a sleep early).
   virtual uint64_t due_in_ns(uint64_t now_ns) = 0;
+  // Resolver thread, without the GIL, once due: the part of the client's work that needs no
+  // Python (every GIL pass stalls the interpreter's threads while it runs). Returns whether
+  // under_gil() is still needed in this pass.
+  virtual bool without_gil() { return true; }
   // Resolver thread, GIL held: the client's work.
   virtual void under_gil() = 0;
 

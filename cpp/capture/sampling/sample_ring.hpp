@@ -49,24 +49,33 @@ class SampleRing {
     return true;
   }
 
-  // Consumer: the next whole sample (header first) copied into *out; false when none is
-  // complete, or the words do not start with a header (cannot happen with one producer; the
-  // ring is then emptied rather than misread).
-  bool pop(int py_words, std::vector<uint64_t>* out) {
+  // Consumer: the next whole sample (header first) copied into *out, left in the ring until
+  // drop(); returns its word count, 0 when none is complete, or the words do not start with a
+  // header (cannot happen with one producer; the ring is then emptied rather than misread).
+  uint64_t peek(int py_words, std::vector<uint64_t>* out) {
     const uint64_t head = head_.load(std::memory_order_acquire);
     const uint64_t tail = tail_.load(std::memory_order_relaxed);
-    if (tail >= head) return false;
+    if (tail >= head) return 0;
     int npy = 0, nnat = 0;
     if (!parse_header(words_[tail & mask_], &npy, &nnat)) {
       tail_.store(head, std::memory_order_release);
-      return false;
+      return 0;
     }
     const uint64_t n = 2 + static_cast<uint64_t>(npy) * py_words + nnat;
-    if (head - tail < n) return false;
+    if (head - tail < n) return 0;
     out->resize(n);
     for (uint64_t i = 0; i < n; ++i) (*out)[i] = words_[(tail + i) & mask_];
-    tail_.store(tail + n, std::memory_order_release);
-    return true;
+    return n;
+  }
+  // Consumer: frees the `n` words of the sample peek() returned.
+  void drop(uint64_t n) {
+    tail_.store(tail_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+  }
+  // Consumer: peek() and drop() in one.
+  bool pop(int py_words, std::vector<uint64_t>* out) {
+    const uint64_t n = peek(py_words, out);
+    if (n != 0) drop(n);
+    return n != 0;
   }
 
  private:

@@ -1,10 +1,12 @@
 // Call-stack sampling: per-thread POSIX timers (SIGEV_THREAD_ID, thread CPU clock or
 // CLOCK_MONOTONIC) deliver SIGPROF to the sampled thread itself; the handler copies frame
 // identities into that thread's preallocated ring (no Python API, no locks, no allocation).
-// The resolver thread (capture/python/, all signals blocked) wakes every tick, takes the GIL
-// briefly, finds new and finished Python threads, turns code objects into names/lines (cached),
-// deduplicates stacks into a tree of nodes stored once (StackInfo), and emits one kSample Record
-// per sample.
+// The resolver thread (capture/python/, all signals blocked) wakes every tick: without the GIL
+// it stores every sample whose frames are all in its caches (code object -> name and file,
+// (code object, instruction) -> line), deduplicating stacks into a tree of nodes stored once
+// (StackInfo) and emitting one kSample Record per sample; then it takes the GIL briefly to
+// resolve the code objects and lines not seen before (and the samples that wait on them) and
+// to find new and finished Python threads.
 //
 // Linked into rocprof._core (needs the Python headers of the interpreter it is built for);
 // the Python-specific reads live in capture/python/frames.c.
@@ -60,7 +62,8 @@ struct Slot {
   // finished initialising, e.g. 3.11/3.12's new _PyCFrame at eval-loop entry; caught by
   // capture/python/guard.hpp): counted, and as missed samples.
   std::atomic<uint64_t> faults{0};
-  bool seen = false;  // found in the latest thread scan (under slots_mu_)
+  bool seen = false;     // found in the latest thread scan (under slots_mu_)
+  bool blocked = false;  // its ring waits for the GIL (a frame not cached): resolver only
   // Scans a slot armed by its own thread may miss before disarming it: on 3.10 the thread
   // enters threading._active only after it registered (see register_thread).
   int grace = 0;
@@ -262,6 +265,13 @@ class Sampler final : private python::ResolverClient {
     c.info(MetadataInfo{"rocprof.sampling.samples_missed", std::to_string(missed)});
     c.info(MetadataInfo{"rocprof.sampling.unresolved_frames", std::to_string(unresolved_)});
     c.info(MetadataInfo{"rocprof.sampling.walk_faults", std::to_string(faults)});
+    // What the sampler cost the interpreter's threads (B3's breakdown): threads sampled, and
+    // the time its resolver held the GIL (they cannot run Python meanwhile).
+    c.info(MetadataInfo{"rocprof.sampling.threads_sampled", std::to_string(armed_)});
+    c.info(MetadataInfo{"rocprof.sampling.gil_passes", std::to_string(gil_passes_)});
+    c.info(MetadataInfo{"rocprof.sampling.gil_held_us", std::to_string(gil_ns_ / 1000)});
+    c.info(
+        MetadataInfo{"rocprof.sampling.stored_without_gil", std::to_string(stored_without_gil_)});
     if (missed + left) c.drops("sampling", missed + left);
     if (taken == 0) {
       const std::string why = why_no_samples();
@@ -342,6 +352,7 @@ class Sampler final : private python::ResolverClient {
       s.taken.store(0);
       s.missed.store(0);
       s.faults.store(0);
+      s.blocked = false;
     }
     reset_tables();
   }
@@ -352,10 +363,27 @@ class Sampler final : private python::ResolverClient {
     const uint64_t next = last_pass_ns_ + kTickMs * 1000000ull;
     return now >= next ? 0 : next - now;
   }
-  void under_gil() override {
+  // Everything the caches can resolve is stored before the GIL is taken: the interpreter's
+  // threads wait while the resolver holds it (at 10 kHz a pass has ~500 samples to store).
+  bool without_gil() override {
     last_pass_ns_ = mono_ns();
-    drain_all();
+    for (Slot& s : g_slots)
+      if (s.state.load(std::memory_order_acquire) != 0 && s.ring.attached())
+        s.blocked = !drain(s, /*gil=*/false);
+    return true;  // the thread scan needs the GIL every pass
+  }
+  void under_gil() override {
+    const uint64_t t0 = mono_ns();
+    // Only the rings stopped at a frame the caches lack: what the others took while the GIL
+    // was awaited is stored by the next pass, without it.
+    for (Slot& s : g_slots)
+      if (s.blocked) {
+        s.blocked = false;
+        if (s.state.load(std::memory_order_acquire) != 0 && s.ring.attached()) drain(s, true);
+      }
     scan_threads();
+    gil_ns_ += mono_ns() - t0;
+    ++gil_passes_;
   }
   static uint64_t mono_ns() {
     timespec ts{};
@@ -436,28 +464,57 @@ class Sampler final : private python::ResolverClient {
     s.state.store(2, std::memory_order_release);
   }
 
+  // Under the GIL.
   void drain_all() {
     for (Slot& s : g_slots)
-      if (s.state.load(std::memory_order_acquire) != 0 && s.ring.attached()) drain(s);
+      if (s.state.load(std::memory_order_acquire) != 0 && s.ring.attached()) drain(s, true);
   }
 
-  // Under the GIL: every code object named by a sample still alive gets resolved here.
-  void drain(Slot& s) {
-    while (s.ring.pop(RP_PY_WORDS, &raw_)) {
+  // Stores the slot's samples in ring order. With the GIL every code object named by a sample
+  // still alive gets resolved; without it, only while the caches resolve every frame of the
+  // next sample: the first they cannot stays in the ring, with the ones after it, for the GIL
+  // (returns false then).
+  bool drain(Slot& s, bool gil) {
+    uint64_t n = 0;
+    while ((n = s.ring.peek(RP_PY_WORDS, &raw_)) != 0) {
       int npy = 0, nnat = 0;
       parse_header(raw_[0], &npy, &nnat);
       const uint64_t* w = raw_.data() + 2;
       py_.clear();
       py_entry_.clear();
       for (int i = 0; i < npy; ++i, w += RP_PY_WORDS) {
-        py_.push_back(resolve_py(w[0], w[1], w[2]));
+        FrameRef f{};
+        if (!cached_py(w[0], w[1], w[2], &f)) {
+          if (!gil) return false;
+          f = resolve_py(w[0], w[1], w[2]);
+        }
+        py_.push_back(f);
         py_entry_.push_back((w[2] & RP_PY_ENTRY) != 0);
       }
       ips_.assign(w, w + nnat);
+      s.ring.drop(n);
       emit_sample(s.tid, raw_[1]);
+      if (!gil) ++stored_without_gil_;
     }
+    return true;
   }
 
+  static uint64_t line_key(uint64_t code, uint32_t lasti) {
+    return code ^ (static_cast<uint64_t>(lasti) << 48) ^ lasti;  // injective in lasti
+  }
+
+  // Without the GIL: a frame whose code object (held by a strong reference since it was
+  // first resolved, so its address names the same object) and line are both cached.
+  bool cached_py(uint64_t code, uint64_t name_ptr, uint64_t w, FrameRef* out) const {
+    const auto it = codes_.find(code);
+    if (it == codes_.end() || it->second.name_ptr != name_ptr) return false;
+    const auto li = lines_.find(line_key(code, static_cast<uint32_t>(w >> 32)));
+    if (li == lines_.end() || li->second.first != code) return false;
+    *out = FrameRef{it->second.func_id, it->second.file_id, li->second.second, false};
+    return true;
+  }
+
+  // Under the GIL.
   FrameRef resolve_py(uint64_t code, uint64_t name_ptr, uint64_t w) {
     const uint32_t lasti = static_cast<uint32_t>(w >> 32);
     const uint32_t first = static_cast<uint32_t>(w & 0x7fffffffu);
@@ -473,7 +530,7 @@ class Sampler final : private python::ResolverClient {
       }
       it = codes_.insert_or_assign(code, e).first;
     }
-    const uint64_t lkey = code ^ (static_cast<uint64_t>(lasti) << 48) ^ lasti;
+    const uint64_t lkey = line_key(code, lasti);
     auto li = lines_.find(lkey);
     int32_t line;
     if (li != lines_.end() && li->second.first == code) {
@@ -549,6 +606,7 @@ class Sampler final : private python::ResolverClient {
     natives_.clear();
     nodes_.clear();
     unresolved_ = 0;
+    gil_ns_ = gil_passes_ = stored_without_gil_ = 0;
   }
 
   struct CodeEntry {
@@ -586,10 +644,12 @@ class Sampler final : private python::ResolverClient {
   bool launched_ = false;      // a client of the resolver thread
   uint64_t last_pass_ns_ = 0;  // the resolver thread's only
   uint64_t unresolved_ = 0;
-  uint64_t armed_ = 0;                   // threads armed this session (under slots_mu_)
-  uint32_t armed_tids_[kMaxSlots] = {};  // the first kMaxSlots of them (why_no_samples)
-  std::atomic<bool> scanned_{false};     // the resolver has scanned the threads since launch()
-  uint64_t cpu_at_start_ns_ = 0;         // process CPU time at start (why_no_samples)
+  uint64_t gil_ns_ = 0, gil_passes_ = 0;  // the resolver's GIL passes (resolver thread only)
+  uint64_t stored_without_gil_ = 0;       // samples its caches resolved (resolver thread only)
+  uint64_t armed_ = 0;                    // threads armed this session (under slots_mu_)
+  uint32_t armed_tids_[kMaxSlots] = {};   // the first kMaxSlots of them (why_no_samples)
+  std::atomic<bool> scanned_{false};      // the resolver has scanned the threads since launch()
+  uint64_t cpu_at_start_ns_ = 0;          // process CPU time at start (why_no_samples)
   std::unordered_map<uint64_t, CodeEntry> codes_;
   std::unordered_map<uint64_t, std::pair<uint64_t, int32_t>> lines_;
   std::unordered_map<uint64_t, FrameRef> natives_;

@@ -54,6 +54,28 @@ def test_cpu_split_and_sample_yield(tmp_path):
     assert 0 < len(samples.Stacks(db)) < (a + b) / 10
 
 
+def test_warm_stacks_are_stored_without_the_gil_with_their_lines(tmp_path):
+    # Once a code object and an instruction's line are cached, the resolver stores the sample
+    # without taking the GIL (the interpreter's threads stop while it holds it): a loop that
+    # runs the same code has most of its samples stored so (those behind a first-seen line in
+    # a resolver pass wait for the GIL, and under load a pass waits long for it), each still
+    # naming its own line. Before, none was.
+    db = _run(tmp_path, "--sample", "1000", workload="sampling_ratio.py", wargs=[0.5])
+    info = samples.sampling_info(db)
+    taken = int(info["samples_taken"])
+    assert taken >= 400, info
+    assert int(info["stored_without_gil"]) >= 0.2 * taken, info
+    assert int(info["threads_sampled"]) == 1, info
+    assert int(info["gil_passes"]) >= 1 and "gil_held_us" in info, info
+    src = (WORKLOADS / "sampling_ratio.py").read_text().splitlines()
+    spin_lines = {i + 1 for i, t in enumerate(src) if t.strip() in ("for i in range(n):", "x += i * i")}
+    leaves = _leaf_counts(db)
+    in_spin = {line: n for (_t, f, line), n in leaves.items() if f == "spin"}
+    # The loop's two lines take nearly all of spin's samples (a few land on its call/return).
+    assert sum(n for line, n in in_spin.items() if line in spin_lines) >= 0.9 * sum(in_spin.values()), in_spin
+    assert all(in_spin.get(line, 0) > 0 for line in spin_lines), in_spin
+
+
 def test_launcher_frames_are_cut(tmp_path):
     db = _run(tmp_path, "--sample", "1000", workload="sampling_ratio.py", wargs=[0.3])
     outer = _outermost(db, "hot_a")
