@@ -101,6 +101,23 @@ def floor_program(tmp: Path) -> Path | None:
     return exe
 
 
+def cpu_list(spec: str) -> set[int]:
+    """'2-5,8' -> {2, 3, 4, 5, 8}."""
+    cpus: set[int] = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def quartiles(xs: list[float]) -> str:
+    """'median [q1 .. q3]' of per-round figures."""
+    if len(xs) < 4:
+        return f"{statistics.median(xs):.3f}"
+    q1, q2, q3 = statistics.quantiles(xs, n=4)
+    return f"{q2:.3f} [{q1:.3f} .. {q3:.3f}]"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
@@ -110,7 +127,12 @@ def main() -> int:
                     help="the floor loop's size (~1 s of CPU on the B3 box)")
     ap.add_argument("--baseline", type=Path, default=None,
                     help="another built checkout whose sampled configs run in the same rounds")
+    ap.add_argument("--cpus", default=None,
+                    help="run every config on these CPUs only (e.g. 2-5; children inherit it): a host "
+                         "whose cores differ in speed or load then moves every config alike")
     args = ap.parse_args()
+    if args.cpus:
+        os.sched_setaffinity(0, cpu_list(args.cpus))
     tmp = Path(tempfile.mkdtemp(prefix="b3_"))
     script = tmp / "work.py"
     script.write_text(WORKLOAD)
@@ -189,6 +211,19 @@ def main() -> int:
                     f"{1e6 * (c - base_cpu) / max(1, taken):.1f} us)")
         print(f"{name:51} {w:8.3f} {c:8.3f} {w / base_wall:10.3f} {c / base_cpu:9.3f} "
               f"{w / py_wall:11.3f}  {note}")
+    # Each round's run against the same round's unsampled run (they ran back to back), and the
+    # fastest run against the fastest: on a host whose speed swings between rounds these move
+    # less than the ratio of medians above.
+    print("per-round ratios against the same round's unsampled run: median [quartiles]; fastest / fastest")
+    for name in configs:
+        if not samples[name]:
+            continue
+        own = "rocprof (no sampling)" + (BASELINE if name.endswith(BASELINE) else "")
+        pairs = list(zip(results[name], results[own], strict=True))
+        wall_r = [w / bw for (w, _), (bw, _) in pairs]
+        cpu_r = [c / bc for (_, c), (_, bc) in pairs]
+        fastest = min(c for _, c in results[name]) / min(c for _, c in results[own])
+        print(f"  {name:49} wall {quartiles(wall_r)}  cpu {quartiles(cpu_r)}  fastest cpu {fastest:.3f}")
     if split["rocprof (no sampling)"]:
         print("CPU per sample above the unsampled run, us (medians): main thread (signals, handler), "
               "resolver thread, other threads (storage), after the workload (stop, exit); "
