@@ -1,0 +1,111 @@
+"""B3 in one run: the sampled thread's speed with the sampler's signals delivered vs blocked.
+
+`b3_sampling.py` compares whole runs. On a host whose cores change speed by several per cent
+from one second to the next, independently of each other (the GPU host: ±8 % between 2.5 s
+runs of the same program on one pinned core), whole-run ratios cannot resolve the 1 % and 5 %
+goals. Here one `rocprof run --sample HZ` process runs the B3 workload in short segments,
+alternating: SIGPROF blocked on the thread (the timer's signal stays pending: no delivery, no
+handler, no sample) and SIGPROF delivered (sampled). Each pair of neighbouring segments ran
+within milliseconds on the same core, so the host's drift cancels in their ratio. The same
+script under plain python (no sampler: blocking changes nothing) is the method's control; its
+ratio shows the resolution.
+
+What a pair's ratio contains: signal delivery, our handler, the GIL the resolver takes, cache
+effects of the other threads — the slowdown of the sampled program. What it leaves out: the
+timer interrupt itself, which fires in both halves (the kernel queues the signal while it is
+blocked), and the resolver's and storage thread's CPU on other cores (`b3_sampling.py`'s
+per-thread split has those).
+
+    PYTHONPATH=python:. python3 benchmarks/b3_alternated.py [--pairs 200] [--cpus 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+WORKLOAD = """
+import json, signal, sys, time
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def loop(n):
+    s = 0
+    for i in range(n):
+        s += i % 7
+    return s
+pairs, per_segment, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+prof = {signal.SIGPROF}
+def segment(sampled):
+    signal.pthread_sigmask(signal.SIG_UNBLOCK if sampled else signal.SIG_BLOCK, prof)
+    c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+    for _ in range(per_segment):
+        fib(20)
+        loop(20000)
+    return time.thread_time_ns() - c0, time.perf_counter_ns() - w0
+segment(True)  # warm-up
+rows = []
+for i in range(pairs):
+    # Which half goes first alternates, so a drift within a pair favours neither.
+    first = i % 2 == 0
+    a = segment(first)
+    b = segment(not first)
+    on, off = (a, b) if first else (b, a)
+    rows.append([on[0], on[1], off[0], off[1]])
+signal.pthread_sigmask(signal.SIG_UNBLOCK, prof)
+with open(out, "w") as f:
+    json.dump(rows, f)
+"""
+
+
+def quartiles(xs: list[float]) -> str:
+    q1, q2, q3 = statistics.quantiles(xs, n=4)
+    return f"{q2:.4f} [{q1:.4f} .. {q3:.4f}]"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=200, help="segment pairs per run")
+    ap.add_argument("--per-segment", type=int, default=4, help="workload iterations per segment (~3 ms each)")
+    ap.add_argument("--rates", default="1000,10000")
+    ap.add_argument("--cpus", default=None, help="CPU list for every run (taskset syntax, e.g. 4)")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="b3alt_"))
+    script = tmp / "work.py"
+    script.write_text(WORKLOAD)
+    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'python'}{os.pathsep}{ROOT}")
+    py = sys.executable
+    rest = [str(args.pairs), str(args.per_segment)]
+    configs = {"python (control: no sampler)": [py, str(script), *rest]}
+    for hz in args.rates.split(","):
+        for mode in ("cpu", "wall"):
+            configs[f"rocprof --sample {hz} ({mode})"] = [
+                py, "-m", "rocprof", "run", "--sample", hz, "--sampling-mode", mode,
+                "-d", str(tmp / f"s{hz}{mode}"), str(script), *rest]
+    pin = ["taskset", "-c", args.cpus] if args.cpus else []
+    print(f"machine: {os.cpu_count()} CPUs; python {sys.version.split()[0]}; {args.pairs} pairs of "
+          f"{args.per_segment} iterations; cpus {args.cpus or 'any'}; load average {os.getloadavg()[0]:.1f}")
+    print("sampled / blocked, per pair: median [quartiles]; and of the sums")
+    for name, cmd in configs.items():
+        out = tmp / "rows.json"
+        subprocess.run([*pin, *cmd, str(out)], env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        rows = json.loads(out.read_text())
+        cpu = [on_c / off_c for on_c, _, off_c, _ in rows]
+        wall = [on_w / off_w for _, on_w, _, off_w in rows]
+        sums = [sum(r[i] for r in rows) for i in range(4)]
+        segment_ms = 1e-6 * sums[3] / len(rows)
+        print(f"  {name:30} thread CPU {quartiles(cpu)} sums {sums[0] / sums[2]:.4f}   "
+              f"wall {quartiles(wall)} sums {sums[1] / sums[3]:.4f}   ({segment_ms:.1f} ms a segment)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
