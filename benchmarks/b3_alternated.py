@@ -8,12 +8,15 @@ alternating: SIGPROF blocked on the thread (the timer's signal stays pending: no
 handler, no sample) and SIGPROF delivered (sampled). Each pair of neighbouring segments ran
 within milliseconds on the same core, so the host's drift cancels in their ratio. The same
 script under plain python (no sampler: blocking changes nothing) is the method's control; its
-ratio shows the resolution.
+ratio shows the resolution. The floor is the same alternation in a plain python process whose
+SIGPROF comes from a timer armed as the sampler arms its own (per thread, CLOCK_MONOTONIC, the
+same rate) and goes to a C handler that does nothing: what any in-process signal sampler pays
+on this machine before it does any work. (A periodic POSIX timer whose signal is pending is not
+re-armed until the signal is taken, so a blocked half has no timer interrupts either.)
 
-What a pair's ratio contains: signal delivery, our handler, the GIL the resolver takes, cache
-effects of the other threads — the slowdown of the sampled program. What it leaves out: the
-timer interrupt itself, which fires in both halves (the kernel queues the signal while it is
-blocked), and the resolver's and storage thread's CPU on other cores (`b3_sampling.py`'s
+What a pair's ratio contains: the timer interrupts, signal delivery, our handler, the GIL the
+resolver takes, cache effects of the other threads — the slowdown of the sampled program. What
+it leaves out: the resolver's and storage thread's CPU on other cores (`b3_sampling.py`'s
 per-thread split has those).
 
     PYTHONPATH=python:. python3 benchmarks/b3_alternated.py [--pairs 200] [--cpus 4]
@@ -43,6 +46,23 @@ def loop(n):
     return s
 pairs, per_segment, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 prof = {signal.SIGPROF}
+if len(sys.argv) > 4:  # the floor: SIGPROF to a C handler that does nothing, timed as the sampler's
+    import ctypes, struct, threading
+    libc = ctypes.CDLL(None, use_errno=True)
+    act = ctypes.create_string_buffer(152)  # glibc's struct sigaction on x86_64 / aarch64
+    struct.pack_into("P", act, 0, ctypes.cast(libc.abs, ctypes.c_void_p).value)
+    struct.pack_into("i", act, 136, 0x10000004)  # SA_RESTART | SA_SIGINFO
+    if libc.sigaction(signal.SIGPROF, act, None) != 0:
+        raise OSError(ctypes.get_errno(), "sigaction")
+    sev = ctypes.create_string_buffer(64)  # struct sigevent: this thread, SIGEV_THREAD_ID
+    struct.pack_into("iii", sev, 8, signal.SIGPROF, 4, threading.get_native_id())
+    timer = ctypes.c_void_p()
+    if libc.timer_create(1, sev, ctypes.byref(timer)) != 0:  # CLOCK_MONOTONIC
+        raise OSError(ctypes.get_errno(), "timer_create")
+    period = 1000000000 // int(sys.argv[4])
+    its = ctypes.create_string_buffer(struct.pack("qqqq", 0, period, 0, period))
+    if libc.timer_settime(timer, 0, its, None) != 0:
+        raise OSError(ctypes.get_errno(), "timer_settime")
 def segment(sampled):
     signal.pthread_sigmask(signal.SIG_UNBLOCK if sampled else signal.SIG_BLOCK, prof)
     c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
@@ -85,6 +105,7 @@ def main() -> int:
     rest = [str(args.pairs), str(args.per_segment)]
     configs = {"python (control: no sampler)": [py, str(script), *rest]}
     for hz in args.rates.split(","):
+        configs[f"floor: empty C handler, {hz} Hz"] = [py, str(script), *rest, "{out}", hz]
         for mode in ("cpu", "wall"):
             configs[f"rocprof --sample {hz} ({mode})"] = [
                 py, "-m", "rocprof", "run", "--sample", hz, "--sampling-mode", mode,
@@ -95,7 +116,10 @@ def main() -> int:
     print("sampled / blocked, per pair: median [quartiles]; and of the sums")
     for name, cmd in configs.items():
         out = tmp / "rows.json"
-        subprocess.run([*pin, *cmd, str(out)], env=env, check=True,
+        argv = [str(out) if a == "{out}" else a for a in cmd]
+        if "{out}" not in cmd:
+            argv.append(str(out))
+        subprocess.run([*pin, *argv], env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         rows = json.loads(out.read_text())
         cpu = [on_c / off_c for on_c, _, off_c, _ in rows]
