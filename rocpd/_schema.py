@@ -86,24 +86,42 @@ def region_name_sql(category: str = "category", extdata: str = "extdata", name: 
     return f"COALESCE(CASE WHEN {category} LIKE 'MARKER%' THEN {roctx_message_sql(extdata)} END, {name})"
 
 
-# A launch site is stored once, as the rocpd_string row of its frames (a JSON list, innermost
-# user frame first); an event launched there holds {"site": <that id>} in call_stack and an empty
-# line_info. These give back what the columns mean (ROCm's databases store the JSON itself, and
-# pass through unchanged). ``event`` is the alias of a rocpd_event row.
-def _site(event: str, expr: str, otherwise: str) -> str:
-    """``expr`` of the site's frames string (CS.string) where ``event`` points at a site, else
-    the column ``otherwise``."""
-    return (f"CASE WHEN {event}.call_stack LIKE '{{\"site\":%' THEN (SELECT {expr} FROM "
-            f"rocpd_string CS WHERE CS.id = json_extract({event}.call_stack, '$.site') "
-            f"AND CS.guid = {event}.guid) ELSE {event}.{otherwise} END")
+# A launch site is stored once, as rocpd_event rows of category LAUNCH_SITE_CATEGORY (not
+# rocpd_string rows: its unique index would hold each long JSON twice): the site's node holds
+# [its frame] in call_stack and, in parent_stack_id, the event id of the node holding the frames
+# outward of it as a JSON list (shared by most sites of a program). An event launched there
+# holds {"site": <the site node's event id>} in call_stack and an empty line_info. These give
+# back what the columns mean: the whole list, innermost user frame first, and that frame.
+# Databases written before this layout ({"site": <id of a rocpd_string row of the whole list>})
+# read the same; ROCm's databases store the JSON itself, and pass through unchanged.
+LAUNCH_SITE_CATEGORY = "PYTHON_LAUNCH_SITE"
+
+
+def _site(event: str, column: str) -> str:
+    """``column`` (call_stack or line_info) of the rocpd_event row aliased ``event``, its launch
+    site's frames given back where it points at one."""
+    ref = f"json_extract({event}.call_stack, '$.site')"
+    if column == "call_stack":
+        node = ("substr(SN.call_stack, 1, length(SN.call_stack) - 1) || COALESCE(',' || substr(("
+                "SELECT SO.call_stack FROM rocpd_event SO WHERE SO.id = SN.parent_stack_id "
+                "AND SO.guid = SN.guid), 2), ']')")
+        before = "CS.string"
+    else:
+        node = "substr(SN.call_stack, 2, length(SN.call_stack) - 2)"
+        before = "json_extract(CS.string, '$[0]')"
+    return (f"CASE WHEN {event}.call_stack LIKE '{{\"site\":%' THEN COALESCE((SELECT {node} "
+            f"FROM rocpd_event SN JOIN rocpd_string SC ON SC.id = SN.category_id AND SC.guid = "
+            f"SN.guid AND SC.string = '{LAUNCH_SITE_CATEGORY}' WHERE SN.id = {ref} AND SN.guid = "
+            f"{event}.guid), (SELECT {before} FROM rocpd_string CS WHERE CS.id = {ref} AND "
+            f"CS.guid = {event}.guid)) ELSE {event}.{column} END")
 
 
 def call_stack_sql(event: str = "E") -> str:
-    return _site(event, "CS.string", "call_stack")
+    return _site(event, "call_stack")
 
 
 def line_info_sql(event: str = "E") -> str:
-    return _site(event, "json_extract(CS.string, '$[0]')", "line_info")
+    return _site(event, "line_info")
 
 
 def queue_handle_sql(queue_id: str = "queue_id", guid: str = "guid") -> str:

@@ -14,6 +14,7 @@ builds one.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -112,26 +113,31 @@ class DatabaseBuilder:
     def callsite(self, *frames) -> int:
         """The id of a Python call site, as the launch-site capture stores one: ``frames`` are
         ("file", line, "function") tuples, innermost user frame first; 0 for none. A fourth
-        item of the first frame names the forward op of backward work ("backward_of")."""
+        item of the first frame names the forward op of backward work ("backward_of"). One
+        str instead: the JSON list of frames as the capture writes it (its first item the site)."""
         if not frames:
             return 0
-        key = tuple(tuple(f) for f in frames)
+        key = frames[0] if isinstance(frames[0], str) else tuple(tuple(f) for f in frames)
         if key not in self._sites:
-            items = [{"file": f, "line": int(n), "function": fn, **({"backward_of": op[0]} if op else {})}
-                     for f, n, fn, *op in key]
-            self._sites[key] = self._w.callsite(json.dumps(items, separators=(",", ":")),
-                                                json.dumps(items[0], separators=(",", ":")))
+            if isinstance(key, str):
+                items = json.loads(key)
+            else:
+                items = [{"file": f, "line": int(n), "function": fn, **({"backward_of": op[0]} if op else {})}
+                         for f, n, fn, *op in key]
+            dump = functools.partial(json.dumps, separators=(",", ":"))
+            self._sites[key] = self._w.callsite(dump(items[0]), dump(items[1:]) if len(items) > 1 else "")
         return self._sites[key]
 
     # -- records ---------------------------------------------------------------------------------
     def region(self, category: str, name: str, start: int, end: int, tid: int | None = None,
                message: str | None = None, correlation_id: int | None = None,
-               range_corr: int = 0, site: tuple | None = None) -> int:
+               range_corr: int = 0, site: tuple | str | None = None) -> int:
         """A region (an instant, start == end, is stored as a sample, as ROCm does). ``message``:
         for a ROCTx record (category MARKER*) the message, ``name`` being the API function; the
         writer puts it into the event's extdata as ``{"message": ...}``. For other categories
         it is written into extdata as given. ``range_corr``: the enclosing ROCTx range.
-        ``site``: the Python call site of an API call, ("file", line, "function")."""
+        ``site``: the Python call site of an API call, ("file", line, "function") or the JSON
+        list of its frames (``callsite``)."""
         tid = self.thread(tid if tid is not None else self.pid)
         kw = {}
         if message is not None and category.startswith("MARKER"):
@@ -169,10 +175,11 @@ class DatabaseBuilder:
     def kernel(self, name: str, start: int, end: int, agent: int | None = None, stream: int = 0,
                tid: int | None = None, correlation_id: int | None = None, region: str | None = None,
                grid=(1024, 1, 1), block=(256, 1, 1), range_corr: int | None = None,
-               site: tuple | None = None, queue: int = 0) -> int:
+               site: tuple | str | None = None, queue: int = 0) -> int:
         """A dispatch; ``region``: the message of the ROCTx range it was launched in (the last
         ``marker`` with that message; ``range_corr`` names the range by correlation id);
-        ``site``: its Python launch site, ("file", line, "function"); ``queue``: the queue
+        ``site``: its Python launch site, ("file", line, "function") or the JSON list of its
+        frames (``callsite``); ``queue``: the queue
         (rocpd_info_queue id; 0 is "Default Queue", others are named "Queue N")."""
         tid = self.thread(tid if tid is not None else self.pid)
         corr = correlation_id if correlation_id is not None else self.next_correlation()
@@ -206,7 +213,7 @@ class DatabaseBuilder:
 
     def memory_copy(self, name: str, start: int, end: int, size: int, src_agent: int = CPU_AGENT,
                     dst_agent: int | None = None, stream: int = 0, tid: int | None = None,
-                    correlation_id: int | None = None, site: tuple | None = None,
+                    correlation_id: int | None = None, site: tuple | str | None = None,
                     src_memory: str = "", dst_memory: str = "", memset: bool = False) -> int:
         """A copy (or, ``memset``, a set: name MEMORY_SET by convention). ``src_memory`` /
         ``dst_memory``: PAGEABLE, PINNED, DEVICE ... as the CUPTI mapping records them ("" =

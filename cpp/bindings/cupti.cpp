@@ -23,8 +23,9 @@ namespace ls = rocprof::launch_sites;
 
 namespace {
 
-// Tests start launch sites without a session: call-site JSON is interned into the process's
-// string table (what a session's context does too), nothing else is ever emitted.
+// Tests start launch sites without a session: strings are interned into the process's string
+// table (what a session's context does too), nothing else is kept (launch_sites keeps each
+// call site's JSON for site_json).
 class StringsOnly final : public rocprof::CaptureContext {
  public:
   bool emit(const rocprof::Record&) noexcept override { return false; }
@@ -53,9 +54,9 @@ void bind(py::module_& m) {
           if (id == 0 && key != 0) id = ls::resolve(key);
         }
         if (id == 0 && key != 0) id = ls::resolve(key);  // resolves inline under the GIL
-        return py::make_tuple(key, id, id ? rocprof::session::strings().get(id) : std::string());
+        return py::make_tuple(key, id, ls::site_json(id));
       },
-      "internal (tests): (key, interned call-site id, its JSON) of the caller's frames");
+      "internal (tests): (key, call-site id, its JSON) of the caller's frames");
   m.def(
       "_launch_site_lend",
       []() {

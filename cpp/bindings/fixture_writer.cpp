@@ -137,12 +137,11 @@ class FixtureWriter {
     const uint32_t cat = opt_string(category);
     info(StackInfo{id, parent_id, cat, call_stack, line_info});
   }
-  // The call site's frames (a JSON list, innermost user frame first) and that frame's
-  // line_info; returns the id records pass as callsite.
-  uint32_t callsite(const std::string& frames, const std::string& line_info) {
-    const uint32_t id = string(frames);
-    info(CallsiteInfo{id, line_info});
-    return id;
+  // A call site as the launch-site capture gives it: the site's frame (a JSON object) and the
+  // frames outward of it (a JSON list, "" for none); returns the id records pass as callsite.
+  uint32_t callsite(const std::string& site, const std::string& callers) {
+    info(CallsiteInfo{++callsites_, string(kLaunchSiteCategory), site, callers});
+    return callsites_;
   }
 
   // `message`: a ROCTx record, `name` its API function (roctxRangePushA, ...).
@@ -438,6 +437,7 @@ class FixtureWriter {
   bool open_ = false;
   std::unordered_map<std::string, uint32_t> strings_;
   std::unordered_map<uint32_t, uint32_t> kernel_names_;  // kernel id -> display name's string
+  uint32_t callsites_ = 0;                               // call site ids given so far
   uint64_t bulk_dispatches_ = 0;
 };
 
@@ -470,7 +470,7 @@ void bind(py::module_& m) {
       .def("stack", &W::stack, py::arg("id"), py::arg("parent_id"), py::kw_only(),
            py::arg("category") = py::none(), py::arg("call_stack") = "{}",
            py::arg("line_info") = "{}")
-      .def("callsite", &W::callsite, py::arg("frames"), py::arg("line_info"))
+      .def("callsite", &W::callsite, py::arg("site"), py::arg("callers"))
       .def("region", &W::region, py::arg("category"), py::arg("name"), py::arg("start"),
            py::arg("end"), py::kw_only(), py::arg("tid"), py::arg("correlation_id") = 0,
            py::arg("message") = py::none(), py::arg("instant") = false,

@@ -5,7 +5,6 @@
 #include "bindings/registry.hpp"
 #include "capture/python/launch_site_api.h"
 #include "capture/python/launch_sites.hpp"
-#include "session/session.hpp"
 
 // Set by cpp/capture/torch/CMakeLists.txt on this file only: the torch the observer was built
 // against, or why it was not built.
@@ -56,7 +55,7 @@ void bind(py::module_& m) {
           id = ls::resolve(key);
         }
         if (id == 0 && key != 0) id = ls::resolve(key);  // resolves inline under the GIL
-        return id ? rocprof::session::strings().get(id) : std::string();
+        return ls::site_json(id);
       },
       py::arg("key"), "internal (tests): the call-site JSON of a launch-site key");
 }

@@ -167,15 +167,28 @@ const std::string& Mapping::message_json(uint32_t name_id) {
   return json;
 }
 
-void Mapping::add_callsite(const CallsiteInfo& c) { site_ref(c.id); }
-
-const std::string& Mapping::site_ref(uint32_t id) {
-  // The frames are already a rocpd_string row (id); every record launched from this site
-  // points at it instead of carrying its own copy (the copies were 200 B a kernel).
-  auto it = site_ref_.find(id);
-  if (it == site_ref_.end())
-    it = site_ref_.emplace(id, "{\"site\":" + std::to_string(id) + "}").first;
-  return it->second;
+Mapping::CallsiteRows Mapping::callsite(const CallsiteInfo& c) {
+  // Every record launched from the site points at its node instead of carrying its own copy
+  // of the frames (they were 200 B a kernel); the frames outward of the site (the training
+  // loop, main, the launcher) are the same for most sites of a program and stored once.
+  auto node = [&](int64_t id, int64_t parent, std::string_view frames) {
+    return EventRow{id, Id{c.category_id}, id, parent, 0, frames, kEmptyJson, kEmptyJson};
+  };
+  CallsiteRows rows;
+  int64_t parent = 0;
+  if (!c.callers.empty()) {
+    auto it = callers_.find(c.callers);
+    if (it == callers_.end()) {
+      it = callers_.emplace(c.callers, next_event_id_++).first;
+      rows.callers = node(it->second, 0, it->first);
+    }
+    parent = it->second;
+  }
+  site_stack_.assign("[").append(c.site).append("]");
+  const int64_t id = next_event_id_++;
+  rows.site = node(id, parent, site_stack_);
+  site_ref_[c.id] = "{\"site\":" + std::to_string(id) + "}";
+  return rows;
 }
 
 int64_t Mapping::pmc_id(uint32_t key) {
@@ -219,13 +232,14 @@ EventRow Mapping::event(const Record& r, std::string_view extdata) {
   }
   EventRow e{next_event_id_++,      Id{r.category_id}, i64(stack), i64(parent),
              i64(r.correlation_id), kEmptyJson,        kEmptyJson, extdata};
-  // GPU work (and API calls) launched from Python carry their call site: the interned JSON
-  // list of frames, innermost user frame first, stored once as a rocpd_string row. call_stack
-  // holds {"site": <that string's id>} and line_info stays empty; readers (rocpd's views,
-  // rocpd._schema.call_stack_sql/line_info_sql) give back the list and its first frame.
-  // A site announced without CallsiteInfo counts when its string has been written.
-  if (callsite != 0 && (site_ref_.count(callsite) != 0 || callsite <= strings_.size()))
-    e.call_stack = site_ref(callsite);
+  // GPU work (and API calls) launched from Python carry their call site, stored once
+  // (callsite()): call_stack holds {"site": <the site node's event id>} and line_info stays
+  // empty; readers (rocpd's views, rocpd._schema.call_stack_sql/line_info_sql) give back the
+  // frames and the site's frame.
+  if (callsite != 0) {
+    const auto it = site_ref_.find(callsite);
+    if (it != site_ref_.end()) e.call_stack = it->second;
+  }
   return e;
 }
 

@@ -193,8 +193,16 @@ class Mapping {
   // Counter values whose dispatch never arrived (its kernel was filtered out, or its record
   // lost): stored nowhere, so counted (metadata at close).
   uint64_t unmatched_pmc_values() const;
-  EventRow stack(const StackInfo& s);        // stack nodes share rocpd_event (no stack table in v3)
-  void add_callsite(const CallsiteInfo& c);  // no row of its own: its frames are a string
+  EventRow stack(const StackInfo& s);  // stack nodes share rocpd_event (no stack table in v3)
+  // A call site's rocpd_event rows (kLaunchSiteCategory), written once: the site's node
+  // (call_stack [site], parent_stack_id the callers' node, stack_id its own id) and, the first
+  // time these callers are seen, the callers' node (call_stack the callers' list). Records
+  // launched there then point at the site's node: call_stack {"site": <its event id>}.
+  struct CallsiteRows {
+    std::optional<EventRow> callers;
+    EventRow site;
+  };
+  CallsiteRows callsite(const CallsiteInfo& c);
   // ids 1, 2, ... in the order counters arrive; from the first one on, kernel dispatches are
   // remembered by correlation id so that per-dispatch values find their dispatch's event.
   PmcRow pmc(const PmcInfo& p);
@@ -211,7 +219,6 @@ class Mapping {
   const std::string& message_json(uint32_t name_id);
   std::pair<int64_t, bool> track_for(uint32_t tid, uint32_t category_id);
   Id region_name(uint32_t name_id, uint32_t range_message_id) const;
-  const std::string& site_ref(uint32_t id);  // {"site": id}, built once per call site
   std::pair<int64_t, bool> counter_track(uint32_t name_id);
   int64_t pmc_id(uint32_t key);  // a value may name its counter before the PmcInfo arrives
   void pmc_value(const Record& r, RecordRows* out);
@@ -229,7 +236,9 @@ class Mapping {
   std::unordered_map<uint32_t, int64_t> counter_tracks_;  // track name id → track id
   int64_t next_track_id_ = 1;
   std::unordered_map<uint32_t, int64_t> pmc_ids_;       // PmcInfo::key → rocpd_info_pmc.id
-  std::unordered_map<uint32_t, std::string> site_ref_;  // call site id → {"site": id}
+  std::unordered_map<uint32_t, std::string> site_ref_;  // call site id → {"site": event id}
+  std::unordered_map<std::string, int64_t> callers_;    // callers' list → their node's event id
+  std::string site_stack_;                              // [site] of the last callsite()
   std::string scratch_;
   RecordRows rows_;
   // Counters (kPmcValue): off until the first PmcInfo. A value may arrive before its dispatch

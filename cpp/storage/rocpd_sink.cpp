@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "redact.hpp"
 #include "rocpd_status.hpp"
@@ -101,11 +102,29 @@ void RocpdSink::write_info(const InfoRow& row) {
         else if constexpr (std::is_same_v<T, KernelSymbolInfo>)
           writer_.kernel_symbol(v, map_->pid());
         else if constexpr (std::is_same_v<T, CallsiteInfo>)
-          map_->add_callsite(v);
+          write_callsite(v);
         else if constexpr (std::is_same_v<T, PmcInfo>)
           writer_.pmc(map_->pmc(v));
       },
       row);
+}
+
+void RocpdSink::write_callsite(CallsiteInfo c) {
+  // A call site's frames are recorded text like any string (write_strings): cut the same way.
+  if (redact_text_) {
+    const std::size_t before = redacted_text_;
+    for (std::string* text : {&c.site, &c.callers}) {
+      std::string alt;
+      if (const std::size_t n = redact::text(*text, &alt)) {
+        redacted_text_ += n;
+        *text = std::move(alt);
+      }
+    }
+    if (redacted_text_ != before) write_redaction_counts();
+  }
+  const rocpd::Mapping::CallsiteRows rows = map_->callsite(c);
+  if (rows.callers) writer_.event(*rows.callers);
+  writer_.event(rows.site);
 }
 
 void RocpdSink::write_records(const Record* records, std::size_t n) {

@@ -37,6 +37,7 @@ class RocpdSink final : public Sink {
 
  private:
   void write_record(const Record& r);
+  void write_callsite(CallsiteInfo c);
   // rocprof.redacted: how many values were cut where (counts, never values).
   void write_redaction_counts();
 

@@ -96,7 +96,7 @@ enum : uint32_t {
   kSampleCat,
   // second batch
   kCustomExt,
-  kCallsite,
+  kSiteCat,
   kLaunch,
   kRuntimeCat,
   kWorker,
@@ -105,6 +105,9 @@ enum : uint32_t {
   kMemset,
   kRangeB,
 };
+
+// Call site ids (the producer's, 1-based).
+enum : uint32_t { kCallsite = 1, kCallsite2 };
 
 void feed(RocpdSink& sink) {
   sink.write_strings(
@@ -203,14 +206,17 @@ void feed(RocpdSink& sink) {
   sink.write_records(rs.data(), rs.size());
   rs.clear();
 
-  sink.write_strings(kCustomExt, {"{\"custom\":1}",
-                                  "[{\"file\":\"/u/train.py\",\"line\":12,\"function\":\"step\"},"
-                                  "{\"file\":\"/u/main.py\",\"line\":3,\"function\":\"<module>\"}]",
-                                  "cudaLaunchKernel", "CUDA_RUNTIME_API", "worker-1",
-                                  "PYTHON_SAMPLE_STACK", "{\"value\":2.5}", "MEMSET", "range-b"});
-  // Given by the producer (capture/sampling/launch_sites.cpp) with the call site's JSON.
-  sink.write_info(
-      CallsiteInfo{kCallsite, "{\"file\":\"/u/train.py\",\"line\":12,\"function\":\"step\"}"});
+  sink.write_strings(kCustomExt,
+                     {"{\"custom\":1}", kLaunchSiteCategory, "cudaLaunchKernel", "CUDA_RUNTIME_API",
+                      "worker-1", "PYTHON_SAMPLE_STACK", "{\"value\":2.5}", "MEMSET", "range-b"});
+  // Given by the producer (capture/python/launch_sites.cpp): the site's frame and its callers;
+  // a second site with the same callers shares their row.
+  sink.write_info(CallsiteInfo{kCallsite, kSiteCat,
+                               "{\"file\":\"/u/train.py\",\"line\":12,\"function\":\"step\"}",
+                               "[{\"file\":\"/u/main.py\",\"line\":3,\"function\":\"<module>\"}]"});
+  sink.write_info(CallsiteInfo{kCallsite2, kSiteCat,
+                               "{\"file\":\"/u/train.py\",\"line\":14,\"function\":\"step\"}",
+                               "[{\"file\":\"/u/main.py\",\"line\":3,\"function\":\"<module>\"}]"});
   sink.write_info(
       StackInfo{1, 0, kStackCat, "{\"function\":\"main\"}", "{\"file\":\"m.py\",\"line\":1}"});
   sink.write_info(
@@ -271,7 +277,7 @@ void feed(RocpdSink& sink) {
     c.copy.dst_address = 0xffffffff00000000ull;  // above INT64_MAX: stored as its two's complement
     c.copy.bytes = 4096;
     c.copy.region_name_id = kRangeA;
-    c.copy.callsite_id = kCallsite;
+    c.copy.callsite_id = kCallsite2;
     rs.push_back(c);
     Record m = base(RecordKind::kMemoryCopy, 7, 960, 970, kCopyCat, kMemset, 42, kFlagMemset);
     m.copy.src_agent_id = 99;  // ignored for a memset: its own device

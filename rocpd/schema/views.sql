@@ -14,13 +14,21 @@ SELECT
     COALESCE(P.pid, R.pid) AS pid, COALESCE(T.tid, R.tid) AS tid,
     R.start, R."end", (R."end" - R.start) AS duration, R.event_id,
     E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
-    -- A launch site is stored once (a rocpd_string row of its frames): call_stack holds
-    -- {"site": id}. Shown here as the frames and their first frame, as ROCm's columns read.
-    E.extdata, CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT CS.string FROM "rocpd_string" CS
-               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+    -- A launch site is stored once (rocpd._schema.call_stack_sql/line_info_sql: the same SQL
+    -- and its layout): call_stack holds {"site": id}. Shown here as the frames and their first
+    -- frame, as ROCm's columns read.
+    E.extdata, CASE WHEN E.call_stack LIKE '{"site":%' THEN COALESCE(
+        (SELECT substr(SN.call_stack, 1, length(SN.call_stack) - 1) || COALESCE(',' || substr((SELECT
+                SO.call_stack FROM rocpd_event SO WHERE SO.id = SN.parent_stack_id AND SO.guid = SN.guid), 2), ']')
+         FROM rocpd_event SN JOIN rocpd_string SC ON SC.id = SN.category_id AND SC.guid = SN.guid
+              AND SC.string = 'PYTHON_LAUNCH_SITE' WHERE SN.id = json_extract(E.call_stack, '$.site') AND SN.guid = E.guid),
+        (SELECT CS.string FROM rocpd_string CS WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid))
          ELSE E.call_stack END AS call_stack,
-    CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT json_extract(CS.string, '$[0]') FROM "rocpd_string" CS
-               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+    CASE WHEN E.call_stack LIKE '{"site":%' THEN COALESCE(
+        (SELECT substr(SN.call_stack, 2, length(SN.call_stack) - 2)
+         FROM rocpd_event SN JOIN rocpd_string SC ON SC.id = SN.category_id AND SC.guid = SN.guid
+              AND SC.string = 'PYTHON_LAUNCH_SITE' WHERE SN.id = json_extract(E.call_stack, '$.site') AND SN.guid = E.guid),
+        (SELECT json_extract(CS.string, '$[0]') FROM rocpd_string CS WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid))
          ELSE E.line_info END AS line_info
 FROM "rocpd_region" R
 LEFT JOIN "rocpd_event" E ON E.id = R.event_id AND E.guid = R.guid
@@ -41,11 +49,18 @@ SELECT
     N.string AS name, TR.nid,
     COALESCE(P.pid, TR.pid) AS pid, COALESCE(TH.tid, TR.tid) AS tid,
     SA.timestamp, SA.event_id, E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
-    E.extdata, CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT CS.string FROM "rocpd_string" CS
-               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+    E.extdata, CASE WHEN E.call_stack LIKE '{"site":%' THEN COALESCE(
+        (SELECT substr(SN.call_stack, 1, length(SN.call_stack) - 1) || COALESCE(',' || substr((SELECT
+                SO.call_stack FROM rocpd_event SO WHERE SO.id = SN.parent_stack_id AND SO.guid = SN.guid), 2), ']')
+         FROM rocpd_event SN JOIN rocpd_string SC ON SC.id = SN.category_id AND SC.guid = SN.guid
+              AND SC.string = 'PYTHON_LAUNCH_SITE' WHERE SN.id = json_extract(E.call_stack, '$.site') AND SN.guid = E.guid),
+        (SELECT CS.string FROM rocpd_string CS WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid))
          ELSE E.call_stack END AS call_stack,
-    CASE WHEN E.call_stack LIKE '{"site":%' THEN (SELECT json_extract(CS.string, '$[0]') FROM "rocpd_string" CS
-               WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid)
+    CASE WHEN E.call_stack LIKE '{"site":%' THEN COALESCE(
+        (SELECT substr(SN.call_stack, 2, length(SN.call_stack) - 2)
+         FROM rocpd_event SN JOIN rocpd_string SC ON SC.id = SN.category_id AND SC.guid = SN.guid
+              AND SC.string = 'PYTHON_LAUNCH_SITE' WHERE SN.id = json_extract(E.call_stack, '$.site') AND SN.guid = E.guid),
+        (SELECT json_extract(CS.string, '$[0]') FROM rocpd_string CS WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid))
          ELSE E.line_info END AS line_info
 FROM "rocpd_sample" SA
 LEFT JOIN "rocpd_track" TR ON TR.id = SA.track_id AND TR.guid = SA.guid

@@ -4,6 +4,7 @@ way ROCm's writer writes one (rocm_writer.py)."""
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from pathlib import Path
@@ -25,9 +26,17 @@ def rocm_db(tmp_path_factory):
     return typical(tmp_path_factory.mktemp("rocm_shaped") / "4242_results.db")
 
 
+# Python launch sites (stored as rocpd_event rows of their own, which ROCm's tools must pass by).
+_CALLERS = [{"file": "/w/train.py", "line": 40, "function": "main"},
+            {"file": "/usr/lib/python3.12/runpy.py", "line": 88, "function": "_run_code", "library": True}]
+_SITES = [json.dumps([{"file": "/w/model.py", "line": line, "function": "forward"}, *_CALLERS],
+                     separators=(",", ":")) for line in (12, 15)]
+
+
 def _fixture_db(path: Path) -> str:
     """The C++ writer's own rows (rocprof._core test bindings) with everything ROCm's tools read:
-    API launches tied to kernels and copies, ROCTx ranges and marks, allocations, counters."""
+    API launches tied to kernels and copies, ROCTx ranges and marks, allocations, counters,
+    Python launch sites."""
     from rocpd.testing import DatabaseBuilder
 
     rng = random.Random(7)
@@ -39,10 +48,11 @@ def _fixture_db(path: Path) -> str:
             if i % 10 == 0:
                 b.marker(f"epoch {i // 10}", s - 100, s - 100)  # a mark
             corr = b.next_correlation()
-            b.region("CUDA_RUNTIME_API", "cudaLaunchKernel", s, s + 900, correlation_id=corr)
+            site = _SITES[i % 2] if i % 4 else None
+            b.region("CUDA_RUNTIME_API", "cudaLaunchKernel", s, s + 900, correlation_id=corr, site=site)
             name = ("gemm", "relu", "softmax")[i % 3]
             k = b.kernel(name, s + 2000, s + 2000 + rng.randrange(5_000, 30_000),
-                         correlation_id=corr, stream=i % 2)
+                         correlation_id=corr, stream=i % 2, site=site)
             b.counter_value(k, "sm__cycles_elapsed.avg", 1000.0 + i)
         corr = b.next_correlation()
         b.region("CUDA_RUNTIME_API", "cudaMemcpy", t + 1_700_000, t + 1_760_000,

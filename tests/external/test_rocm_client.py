@@ -50,6 +50,31 @@ for v in sys.argv[2:]:
 """
 
 
+SITE = "<a launch site>"
+
+
+def _launch_sites_alike(db, cols, rows, ours: bool) -> list[list]:
+    """One known difference, normalised before comparing: where a row's event points at a Python
+    launch site (rocpd_event.call_stack {"site": id}), ROCm's views show that pointer and ours the
+    frames it points at and their first frame (rocpd._schema; checked exactly by
+    tests/integration/test_launch_site_rows.py). Both columns read as one mark there."""
+    if "call_stack" not in cols or "event_id" not in cols:
+        return [list(r) for r in rows]
+    cs, li, ev = cols.index("call_stack"), cols.index("line_info"), cols.index("event_id")
+    gu = cols.index("guid") if "guid" in cols else None
+    with support.open_db(db) as con:
+        refs = {(g if gu is not None else None, i) for g, i in con.execute(
+            "SELECT guid, id FROM rocpd_event WHERE call_stack LIKE '{\"site\":%'")}
+    out = []
+    for r in map(list, rows):
+        if (r[gu] if gu is not None else None, r[ev]) in refs:
+            assert (r[cs].startswith("[{") and r[li].startswith("{")) if ours else \
+                (r[cs].startswith('{"site":') and r[li] == "{}"), r
+            r[cs] = r[li] = SITE
+        out.append(r)
+    return out
+
+
 def test_views_equal_rocm_views(rocm, db):
     theirs = rocm.python(_VIEW_ROWS, db, *VIEWS)
     with rocpd.connect(db) as ours:
@@ -58,8 +83,9 @@ def test_views_equal_rocm_views(rocm, db):
             cols = [d[0] for d in cur.description]
             tcols, trows = theirs[view]
             assert cols[:len(tcols)] == tcols, f"{view}: ours {cols}, ROCm's {tcols}"
-            mine = sorted(json.dumps(list(r[:len(tcols)])) for r in cur.fetchall())
-            assert mine == sorted(json.dumps(r) for r in trows), view
+            mine = _launch_sites_alike(db, tcols, [r[:len(tcols)] for r in cur.fetchall()], True)
+            assert sorted(map(json.dumps, mine)) == \
+                sorted(map(json.dumps, _launch_sites_alike(db, tcols, trows, False))), view
 
 
 QUERIES = ["SELECT * FROM top_kernels", "SELECT * FROM top",

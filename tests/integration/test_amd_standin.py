@@ -200,11 +200,18 @@ def test_python_launch_site_of_each_dispatch(standin, tmp_path):
     with support.open_db(path) as db:
         from rocpd import _schema
 
-        sites = db.execute(f"SELECT {_schema.line_info_sql('e')} FROM rocpd_kernel_dispatch k "
-                           "JOIN rocpd_event e ON e.id = k.event_id").fetchall()
+        sites = db.execute(f"SELECT {_schema.line_info_sql('e')}, {_schema.call_stack_sql('e')} "
+                           "FROM rocpd_kernel_dispatch k JOIN rocpd_event e ON e.id = k.event_id").fetchall()
+        # Stored once as rocpd_event rows, not as rocpd_string rows (the unique index).
+        frames_as_strings = db.execute("SELECT count(*) FROM rocpd_string WHERE string LIKE '%\"file\"%'")
+        assert frames_as_strings.fetchone() == (0,)
     assert len(sites) == 3
     assert all(json.loads(s) == {"file": str(script), "line": line, "function": "launch"}
-               for (s,) in sites)
+               for s, _ in sites)
+    for s, stack in sites:  # the whole stack outward of the site follows it
+        frames = json.loads(stack)
+        assert frames[0] == json.loads(s) and len(frames) > 1
+        assert any(f["function"] == "<module>" and f["file"] == str(script) for f in frames[1:])
 
 
 def test_info_names_the_amd_paths(standin):

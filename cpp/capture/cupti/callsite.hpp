@@ -4,9 +4,9 @@
 // registers these; librocprof_core never links libpython, so it only calls through them.
 //  capture: in the API ENTER callback, on the launching thread, GIL held or not. Copies the
 //           thread's Python frames without Python API, locks or allocation; returns a key of
-//           the chain (0: none) and, when the chain is already resolved, its interned JSON id.
+//           the chain (0: none) and, when the chain is already resolved, its call site id.
 //  resolve: when the activity record with that launch's correlation id is processed: the
-//           interned JSON id of the key's user frames (0: none). May wait briefly.
+//           call site id of the key's user frames (0: none). May wait briefly.
 //  start/stop: with the backend's session; stop resolves what is pending before the flush.
 //  stats: counters for the session's metadata (captured, fast, queued, queue_full,
 //         table_full, faults, waits, wait_timeouts).
@@ -22,7 +22,7 @@ namespace rocprof::cupti {
 struct CallsiteHooks {
   uint64_t (*capture)(uint32_t* id) noexcept;
   uint32_t (*resolve)(uint64_t key);
-  void (*start)(CaptureContext* ctx);  // interns call-site JSON through ctx
+  void (*start)(CaptureContext* ctx);  // sends call sites (CallsiteInfo) through ctx
   void (*stop)();
   void (*stats)(uint64_t out[8]);
 };

@@ -24,7 +24,7 @@ struct LaunchInfo {
   std::atomic<uint32_t> corr{0};
   uint32_t tid = 0;
   uint32_t region_name_id = 0;
-  uint32_t callsite_id = 0;  // interned JSON, when known at launch time
+  uint32_t callsite_id = 0;  // its CallsiteInfo id, when known at launch time
   uint64_t site_key = 0;     // the launch's Python frame chain (callsite.hpp), else 0
   uint64_t range_corr = 0;   // correlation id of the innermost ROCTx range (region_name_id's)
   uint8_t paused = 0;

@@ -3,8 +3,8 @@
 // launch-sites module (capture/python/launch_sites.hpp; adapted in callsite_python.cpp,
 // installed by cpp/bindings/hsa.cpp); librocprof_core never links libpython.
 //  capture: in the queue-interception handler, on the submitting thread: the frame chain's key
-//           and, when already resolved, its interned JSON id. No Python API, locks or allocation.
-//  resolve: on the backend's completion thread: the interned id of a key (may wait briefly).
+//           and, when already resolved, its call site id. No Python API, locks or allocation.
+//  resolve: on the backend's completion thread: the call site id of a key (may wait briefly).
 #pragma once
 #include <cstdint>
 #include <string>

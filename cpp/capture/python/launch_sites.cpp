@@ -7,6 +7,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "capture/context.hpp"
 #include "capture/python/frames.h"
@@ -14,6 +16,7 @@
 #include "capture/python/launch_site_api.h"
 #include "capture/python/launch_sites.hpp"
 #include "capture/python/resolver.hpp"
+#include "rocprof/info.hpp"
 #include "rocprof/json.hpp"
 
 namespace rocprof::launch_sites {
@@ -32,7 +35,7 @@ constexpr int kWaitMs = 20;              // longest wait of resolve() for the re
 // names are cut (aten's longest are ~60 bytes).
 constexpr size_t kTagBytes = 96;
 
-// key → interned id. key is written once (CAS from 0, by the first launching thread to see
+// key → call site id. key is written once (CAS from 0, by the first launching thread to see
 // the chain); id 0 means "queued, not resolved yet", written by the resolver (release).
 struct Site {
   std::atomic<uint64_t> key{0};
@@ -136,6 +139,12 @@ struct Code {
 };
 std::unordered_map<uint64_t, Code> g_codes;
 std::unordered_map<uint64_t, int> g_lines;  // (code, lasti) → line
+// The session's call sites: their ids (1, 2, ... as CallsiteInfo numbers them) by their JSON,
+// so chains that differ only where no line does (two calls on one line) share one site, and
+// each id's JSON for the tests' hooks (site_json).
+std::unordered_map<std::string, uint32_t> g_site_ids;
+std::vector<const std::string*> g_site_json;  // id - 1 → its key in g_site_ids
+uint32_t g_site_category = 0;                 // kLaunchSiteCategory, interned at first use
 
 // One entry of the filter: a path prefix, or a glob (fnmatch, '*' crossing '/') when it has
 // a wildcard. Entries starting with '!' keep matching frames as user code over any other entry.
@@ -188,7 +197,8 @@ const Code& code_of(uint64_t code, uint64_t name_ptr, uint32_t first) {
 // site is the innermost user frame; the library frames inside it (where the launch really
 // happened: torch, triton, an inductor-generated file) are kept on it, innermost first, as
 // "library_frames". A forward op's chain (non-empty `tag`) is what its backward work carries:
-// the site names the op as "backward_of".
+// the site names the op as "backward_of". The writer gets the site and its callers apart
+// (CallsiteInfo): most sites of a program share their callers.
 uint32_t resolve_chain(const uint64_t* w, int n, const char* tag) {
   struct Frame {
     const Code* code;
@@ -215,21 +225,25 @@ uint32_t resolve_chain(const uint64_t* w, int n, const char* tag) {
   };
   std::string head = text(frames[site]);
   if (tag[0] != '\0') head += ",\"backward_of\":" + json_string(tag);
-  std::string first = head + "}";
-  std::string json = "[" + head;
   if (site > 0) {
-    json += ",\"library_frames\":[";
-    for (int i = 0; i < site; ++i) json += (i ? "," : "") + text(frames[i]) + "}";
-    json += "]";
+    head += ",\"library_frames\":[";
+    for (int i = 0; i < site; ++i) head += (i ? "," : "") + text(frames[i]) + "}";
+    head += "]";
   }
-  json += "}";
-  for (int i = site + 1; i < kept; ++i) json += "," + text(frames[i]) + "}";
-  json.push_back(']');
-  const uint32_t id = g_ctx->intern(json);
-  // The writer's line_info (the site), given as such: nobody parses the list.
+  head += "}";
+  std::string callers;
+  for (int i = site + 1; i < kept; ++i)
+    callers += (callers.empty() ? "[" : ",") + text(frames[i]) + "}";
+  if (!callers.empty()) callers.push_back(']');
+  std::string json = "[" + head + (callers.empty() ? "]" : "," + callers.substr(1));
+  auto [it, added] = g_site_ids.emplace(std::move(json), 0);
+  if (!added) return it->second;
+  if (g_site_category == 0) g_site_category = g_ctx->intern(kLaunchSiteCategory);
+  g_site_json.push_back(&it->first);
+  it->second = static_cast<uint32_t>(g_site_json.size());
   // Queued before resolve() hands the id to any record.
-  g_ctx->info(CallsiteInfo{id, std::move(first)});
-  return id;
+  g_ctx->info(CallsiteInfo{it->second, g_site_category, std::move(head), std::move(callers)});
+  return it->second;
 }
 
 Cell g_scratch;  // under g_resolve_mu
@@ -561,10 +575,16 @@ void start(CaptureContext* ctx) {
   g_ctx = ctx;
   g_borrowed.store(0, std::memory_order_relaxed);   // a key of the last session's table
   g_epoch.fetch_add(1, std::memory_order_relaxed);  // so are threads' forward-op sites
-  // A new session has a new string table: forget every id of the last one.
+  // A new session numbers its sites and strings anew: forget every id of the last one.
   for (Site& s : g_sites) {
     s.key.store(0, std::memory_order_relaxed);
     s.id.store(0, std::memory_order_relaxed);
+  }
+  {
+    std::lock_guard<std::mutex> g(g_resolve_mu);
+    g_site_json.clear();
+    g_site_ids.clear();
+    g_site_category = 0;
   }
   for (uint32_t i = 0; i < kQueueSlots; ++i) g_queue[i].seq.store(i, std::memory_order_relaxed);
   g_enq.store(0);
@@ -608,6 +628,11 @@ void set_library_prefixes(const std::string& prefixes) {
   std::lock_guard<std::mutex> g(g_resolve_mu);
   g_prefixes = prefixes;
   for (auto& [code, c] : g_codes) c.user = c.ok && !library_file(c.raw_file.c_str());
+}
+
+std::string site_json(uint32_t id) {
+  std::lock_guard<std::mutex> g(g_resolve_mu);
+  return id >= 1 && id <= g_site_json.size() ? *g_site_json[id - 1] : std::string();
 }
 
 Counters counters() {

@@ -4,11 +4,12 @@
 // (PyTorch does before it launches). capture() copies that thread's Python frames — (code
 // object, instruction offset) pairs, found through the same thread-state TLS slot and frame
 // walk as the sampler (capture/python/frames.c), under a fault guard — and returns a 64-bit key of
-// the chain: no Python API, no locks, no allocation. A key seen before maps to its interned JSON id
+// the chain: no Python API, no locks, no allocation. A key seen before maps to its call site id
 // through a lock-free table; a new key's frames go to a preallocated lock-free queue that a
 // resolver thread drains under the GIL (validating the code objects as the sampler does) and
-// interns `[{"file","line","function"}, ...]`: the site (innermost user frame) first, with the
-// library frames inside it as its "library_frames", then the rest of the stack outward.
+// numbers `[{"file","line","function"}, ...]`: the site (innermost user frame) first, with the
+// library frames inside it as its "library_frames", then the rest of the stack outward; each
+// new one goes to the writer as CallsiteInfo.
 // resolve(key), called when the GPU activity record is processed, returns the id (it may wait
 // briefly for the resolver; never on the launching thread).
 //
@@ -27,10 +28,10 @@ class CaptureContext;
 namespace rocprof::launch_sites {
 
 // Launching thread, GIL held or not. Returns the frame chain's key (0: not a Python thread,
-// or a chain already known to hold no user frame); *id is its interned JSON id when already
+// or a chain already known to hold no user frame); *id is its call site id when already
 // resolved, else 0.
 uint64_t capture(uint32_t* id) noexcept;
-// Off the hot path (activity-record processing): the interned id for `key` (0: none).
+// Off the hot path (activity-record processing): the call site id for `key` (0: none).
 uint32_t resolve(uint64_t key);
 // Lends the chain `key` (from capture() on the lending thread; 0: lend none) to every launch
 // made on a thread without Python frames, and returns the key lent before. PyTorch runs a
@@ -49,9 +50,11 @@ uint64_t thread_site_uses() noexcept;  // launches that took a thread's forward 
 // The observer's on/off, run with start/stop (see launch_site_api.h); nullptr detaches.
 void set_listener(const struct rp_launch_site_listener* listener);
 // Session lifecycle (the CUPTI backend's start/stop). stop() resolves everything pending.
-// Call-site JSON is interned through `ctx` (valid until stop returns).
+// Call sites go to `ctx` as CallsiteInfo (valid until stop returns).
 void start(CaptureContext* ctx);
 void stop();
+// Tests: the JSON list of frames of a call site id (resolve's), "" for none.
+std::string site_json(uint32_t id);
 // The site filter, '\n'-separated entries: a path prefix or a glob (fnmatch, '*' crossing '/')
 // of library code, whose frames are never sites; an entry starting with '!' marks user code
 // that no other entry can make library code (rocprof/capture/site_filter.py builds it).

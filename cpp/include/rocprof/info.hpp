@@ -58,13 +58,18 @@ struct StackInfo {
   std::string call_stack, line_info;
 };
 
-// A call site of GPU work (KernelData/CopyData::callsite_id): `id` is the interned JSON list
-// of its frames (rocpd_event.call_stack), `line_info` its innermost user frame as the JSON
-// object rocpd_event.line_info holds. Sent by the producer once per call site and session,
-// before any record that uses the id, so the writer never parses the list back.
+// A Python call site of GPU work and API calls (the callsite_id of regions, kernels and
+// copies): `id` numbers it from 1 in the session; `site` is the site's frame, the innermost
+// user frame (with the library frames inside it), a JSON object; `callers` the frames outward
+// of it, a JSON list ("" when none); `category_id` the interned kLaunchSiteCategory. Stored
+// once as rocpd_event rows of that category (README: launch sites), never as rocpd_string
+// rows: sites are long, and rocpd_string's unique index would hold each one a second time.
+// Sent by the producer once per call site and session, before any record that uses the id.
+inline constexpr const char* kLaunchSiteCategory = "PYTHON_LAUNCH_SITE";
 struct CallsiteInfo {
   uint32_t id = 0;
-  std::string line_info;
+  uint32_t category_id = 0;
+  std::string site, callers;
 };
 
 // A counter's description: one rocpd_info_pmc row. Its rocpd id is chosen by the writer;

@@ -81,7 +81,7 @@ struct KernelData {
   uint32_t local_per_thread;  // private_segment_size
   uint32_t registers;
   uint32_t region_name_id;  // innermost enclosing ROCTx range
-  uint32_t callsite_id;     // interned JSON list of the launching Python frames (0: none)
+  uint32_t callsite_id;     // the launching Python frames: a CallsiteInfo id (0: none)
   uint64_t dispatch_id;
   uint64_t range_corr;  // innermost enclosing ROCTx range at launch
   // A kernel of a CUDA graph replay: the graph's id (CUPTI's) and its node's number in the
