@@ -211,17 +211,38 @@ def run(args) -> int:
 
     paths.TARGET_ARGV[:] = [args.module, *target] if args.module else target
     if args.module is None:
-        from .command import classify, run_command
-
         try:
             kind, _ = classify(target[0])
         except FileNotFoundError as e:
             print(e, file=sys.stderr)
             return 2
         if kind == "command":
+            from .command import run_command
+
             return run_command(options, target)
     return run_target(options, script=None if args.module else target[0], module=args.module,
                       argv=target)
+
+
+def classify(argv0: str) -> tuple[str, str]:
+    """("script", path) for a Python file run in-process, ("command", executable) for a
+    program run as a child; raises FileNotFoundError with a one-line message."""
+    if os.path.isfile(argv0):
+        if argv0.endswith((".py", ".pyw", ".pyz")):
+            return "script", argv0
+        with open(argv0, "rb") as f:
+            head = f.read(4)
+        if head == b"\x7fELF" or (head.startswith(b"#!") and os.access(argv0, os.X_OK)):
+            return "command", argv0
+        return "script", argv0  # a Python file without the suffix: python would run it too
+    if os.sep not in argv0:
+        import shutil
+
+        found = shutil.which(argv0)
+        if found:
+            return "command", found
+        raise FileNotFoundError(f"rocprof run: {argv0!r} is neither a file nor a command on PATH")
+    raise FileNotFoundError(f"rocprof run: {argv0!r} not found (check the path)")
 
 
 def _own_without_input(own: list[str]) -> list[str]:
