@@ -75,6 +75,10 @@ GROUPS = (
     Group("program", "the program"),
 )
 
+# The value of a rate given without its number (`--sample`): the launcher puts the core's
+# default in its place (the core states it; cli/run.py).
+DEFAULT_RATE = object()
+
 # Tracing options that ask for GPU activities; --sys-trace asks for all of them.
 _GPU_TRACE = {
     "--kernel-trace": ("kernels",),

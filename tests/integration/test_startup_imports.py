@@ -13,12 +13,14 @@ from support import _env, run_rocprof
 
 # Modules a profiled `python hello.py` must not find loaded on rocprof's account: the analysis
 # modules (the -f choices read only rocpd's light export registry, never an exporter), pandas,
-# the sqlite3 package around the C library, helpers the launcher needs only at times and what
-# runpy.run_path loads to run a script (pkgutil, typing).
+# the sqlite3 package around the C library, helpers the launcher needs only at times, the
+# command line parser (the usual `rocprof run` line is read without it) and what runpy.run_path
+# loads to run a script (pkgutil, typing).
 NOT_BEFORE_THE_PROGRAM = ("rocpd.stats", "rocpd.io.connection", "rocpd.summary",
                           "rocpd.export.csv", "pandas", "numpy", "sqlite3", "tempfile", "subprocess",
                           "importlib.abc", "importlib.resources", "dataclasses", "inspect",
-                          "rocpd.export", "pkgutil", "typing", "weakref", "signal")
+                          "rocpd.export", "argparse", "gettext", "textwrap", "pkgutil", "typing",
+                          "weakref", "signal")
 # A followed child starts its session from the launcher's description, configuring and probing
 # nothing: no command line parser, options, backends, JSON, regular expressions, the sqlite3
 # module's C part (its SQLite library is mapped without it) or importlib.

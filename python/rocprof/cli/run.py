@@ -17,7 +17,6 @@ from ..options import Options
 from ..run_report import output_formats
 from . import rocprofv3_options as v3
 from .errors import UsageError
-from .run_parser import DEFAULT_RATE, add_parser  # noqa: F401 - the subcommand's parser
 from .target import run_target
 
 # Which options take a value, or an optional [BOOL] (`--sys-trace false`): where the target's
@@ -25,6 +24,14 @@ from .target import run_target
 _VALUED = table.names("value")
 _BOOLS = table.names("bool")
 _RATES = table.names("rate")  # an optional whole number (`--sample 500`)
+
+
+def add_parser(p) -> None:
+    """The argparse parser of `rocprof run` (run_parser.py): built for --help, for errors and
+    for the command lines run_args.py leaves to it."""
+    from .run_parser import add_parser as declare
+
+    declare(p)
 
 
 def _is_counter_name(token: str) -> bool:
@@ -145,9 +152,9 @@ def options_from(args) -> Options:
         o.pc_sampling_interval = args.pc_sampling_interval or 0
         o.kernel_trace = True
         o.default_gpu = False
-    if o.sample is DEFAULT_RATE:  # --sample without a rate: the one default, stated in the core
+    if o.sample is table.DEFAULT_RATE:  # --sample without a rate: the one default, stated in the core
         o.sample = _core.SamplingSettings.DEFAULT_HZ
-    if o.process_freq is DEFAULT_RATE:
+    if o.process_freq is table.DEFAULT_RATE:
         o.process_freq = _core.MetricsSettings.DEFAULT_HZ
     if o.process_freq is not None:
         top = _core.MetricsSettings.MAX_HZ
