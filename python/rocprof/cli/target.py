@@ -7,7 +7,7 @@ import os
 import runpy
 import sys
 
-from .. import run_report
+from .. import _core, run_report
 from ..options import Options
 from ..session import Session
 
@@ -122,7 +122,9 @@ def _run_script(path: str) -> None:
 def _source_code(path: str):
     """The file's code object, or None where it is no Python source (a zip archive or compiled
     code has NUL bytes; plain source cannot) or cannot be read. A SyntaxError is the user's, as
-    run_path would raise it."""
+    run_path would raise it. Compiled as compile(source, path, "exec", dont_inherit=True)
+    compiles it, by the core: the builtin's first use builds the ast module's types, a tenth of
+    the launcher's start-up that plain python never pays."""
     try:
         with io.open_code(os.path.abspath(path)) as f:
             source = f.read()
@@ -130,7 +132,7 @@ def _source_code(path: str):
         return None
     if b"\0" in source:
         return None
-    return compile(source, path, "exec", dont_inherit=True)
+    return _core.compile_script(source, path)
 
 
 def _flush_std_streams() -> None:
