@@ -106,11 +106,10 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
 def _run_script(path: str) -> None:
     """runpy.run_path(path, run_name="__main__") for a Python source file, without what run_path
     loads to find out that it is one (pkgutil, and with it typing and weakref: a tenth of the
-    launcher's start-up). The source is compiled here as run_path compiles it, with no compiler
-    flags of this module, and run by runpy's own helper: __main__, sys.argv[0] and the frames
-    the sampler cuts (runpy's _run_code) are run_path's. Anything else (a zip or a folder with a
-    __main__.py, a .pyc, a file that cannot be read) goes to run_path, which reads it, or
-    fails, as it always did."""
+    launcher's start-up). The source is compiled as run_path compiles it (_source_code) and
+    run by runpy's own helper: __main__, sys.argv[0] and the frames the sampler cuts (runpy's
+    _run_code) are run_path's. Anything else (a zip or a folder with a __main__.py, a .pyc, a
+    file that cannot be read) goes to run_path, which reads it, or fails, as it always did."""
     run_module_code = getattr(runpy, "_run_module_code", None)
     code = _source_code(path) if run_module_code is not None else None
     if code is None:
