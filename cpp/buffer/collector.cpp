@@ -208,7 +208,10 @@ void Collector::run() {
   }
   std::lock_guard<std::mutex> g(drain_mu_);
   // A lazily opened child that never recorded anything leaves no file behind.
-  if (opened_) sink_->close(now_ns());
+  if (opened_) {
+    sink_->close(now_ns());
+    if (opts_.output_complete && sink_->closed_complete()) opts_.output_complete(info_.path);
+  }
   report_at_exit();
   // The session's memory goes back when it ends, not at exit (a Python program goes on, and
   // -S reads the database in this process): the strings' hand-over vector and the chunks

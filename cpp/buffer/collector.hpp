@@ -51,6 +51,8 @@ struct CollectorOptions {
   std::function<bool(std::string* path, std::string* error)> prepare_output;
   // Called when the sink could not create the database prepare_output made room for.
   std::function<void(const std::string& path)> abandon_output;
+  // Called on the drain thread when the sink has closed the database complete.
+  std::function<void(const std::string& path)> output_complete;
 };
 
 class Collector {

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "output_path.hpp"
 #include "storage/rocpd_status.hpp"
@@ -28,8 +29,26 @@ std::string read_all(int fd) {
   return text;
 }
 
-// The listed databases in order, each once; a line "-PATH" takes PATH back out.
-std::vector<std::string> lines_of(const std::string& text) {
+// What identifies a file as its writer left it: a copy, a replacement or any write since
+// changes one of these. "" where it cannot be read.
+std::string identity(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%llu:%llu:%lld:%lld.%09ld:%lld.%09ld",
+                static_cast<unsigned long long>(st.st_dev),
+                static_cast<unsigned long long>(st.st_ino), static_cast<long long>(st.st_size),
+                static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec,
+                static_cast<long long>(st.st_ctim.tv_sec), st.st_ctim.tv_nsec);
+  return buf;
+}
+
+// (path, identity) of each database closed complete, in the manifest's order.
+using Closings = std::vector<std::pair<std::string, std::string>>;
+
+// The listed databases in order, each once; a line "-PATH" takes PATH back out, and a line
+// "=IDENTITY PATH" says PATH was closed complete as IDENTITY (into *closed).
+std::vector<std::string> lines_of(const std::string& text, Closings* closed) {
   std::vector<std::string> out;
   std::size_t at = 0;
   while (at < text.size()) {
@@ -38,12 +57,27 @@ std::vector<std::string> lines_of(const std::string& text) {
     std::string line = text.substr(at, end - at);
     at = end + 1;
     if (line.empty()) continue;
+    if (line[0] == '=') {
+      const std::size_t space = line.find(' ');
+      if (closed != nullptr && space != std::string::npos)
+        closed->emplace_back(line.substr(space + 1), line.substr(1, space - 1));
+      continue;
+    }
     const bool removal = line[0] == '-';
     if (removal) line.erase(0, 1);
     auto it = std::find(out.begin(), out.end(), line);
     if (removal && it != out.end()) out.erase(it);
     if (!removal && it == out.end()) out.push_back(line);
   }
+  return out;
+}
+
+std::vector<std::string> read_manifest(const std::string& manifest, Closings* closed) {
+  const int fd = ::open(manifest.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  ::flock(fd, LOCK_SH);
+  auto out = lines_of(read_all(fd), closed);
+  ::close(fd);
   return out;
 }
 
@@ -87,7 +121,7 @@ bool Lock::listed(const std::string& db) const {
   for (const std::string& l : written_here())
     if (l == want) return true;
   if (fd_ < 0) return false;
-  for (const std::string& l : lines_of(read_all(fd_)))
+  for (const std::string& l : lines_of(read_all(fd_), nullptr))
     if (l == want) return true;
   return false;
 }
@@ -110,13 +144,17 @@ void Lock::remove(const std::string& db) {
   (void)ignored;
 }
 
+void Lock::closed_complete(const std::string& db) {
+  if (fd_ < 0) return;
+  const std::string id = identity(db);
+  if (id.empty()) return;
+  const std::string line = "=" + id + " " + output::absolute(db) + "\n";
+  ssize_t ignored = ::write(fd_, line.data(), line.size());
+  (void)ignored;
+}
+
 std::vector<std::string> databases(const std::string& manifest) {
-  const int fd = ::open(manifest.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  ::flock(fd, LOCK_SH);
-  auto out = lines_of(read_all(fd));
-  ::close(fd);
-  return out;
+  return read_manifest(manifest, nullptr);
 }
 
 bool is_launcher() {
@@ -125,9 +163,18 @@ bool is_launcher() {
 }
 
 std::vector<Outcome> outcomes(const std::string& manifest) {
+  Closings closed;
   std::vector<Outcome> out;
-  for (const std::string& db : databases(manifest)) {
-    const rocpd::FileStatus s = rocpd::read_status(db);
+  for (const std::string& db : read_manifest(manifest, &closed)) {
+    auto said =
+        std::find_if(closed.rbegin(), closed.rend(), [&](const auto& c) { return c.first == db; });
+    rocpd::FileStatus s;
+    if (said != closed.rend() && said->second == identity(db) && ::access(db.c_str(), R_OK) == 0) {
+      s.readable = true;  // the writer's word, the file untouched since
+      s.status = rocpd::kStatusComplete;
+    } else {
+      s = rocpd::read_status(db);
+    }
     std::string line = "rocprof: ";
     if (!s.readable) {
       line += db + " is not a usable database: " + s.error;

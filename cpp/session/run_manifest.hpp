@@ -23,6 +23,9 @@ class Lock {
   void add(const std::string& db);
   // A name given back (its database could not be created): no longer the run's.
   void remove(const std::string& db);
+  // Its writer closed the database complete: the exit report takes that word for it while
+  // the file is as the writer left it (outcomes()).
+  void closed_complete(const std::string& db);
 
  private:
   int fd_ = -1;
@@ -37,7 +40,10 @@ bool is_launcher();
 
 // One line per database of the run, computed from what is on disk: "results written to PATH"
 // only for a complete database; an incomplete, missing or unreadable one says so. `readable`:
-// reports (-S, --stats, -f) can read it.
+// reports (-S, --stats, -f) can read it. A database its writer closed complete
+// (Lock::closed_complete) is not read back while its file is the one the writer left (same
+// inode, size, modification and change times) and readable: reading a database's status
+// makes SQLite parse its whole schema, a few milliseconds per database at every run's end.
 struct Outcome {
   std::string path;
   bool readable = false;

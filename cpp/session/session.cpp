@@ -124,6 +124,7 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
       run.remove(path);
       output::release(&claim_());
     };
+    opts.output_complete = [](const std::string& path) { manifest::Lock().closed_complete(path); };
   }
   {
     std::lock_guard<std::mutex> g(path_mu_());

@@ -28,6 +28,7 @@ class RocpdSink final : public Sink {
   void write_records(const Record* records, std::size_t n) override;
   void commit() override;
   void close(uint64_t end_ns) override;
+  bool closed_complete() const override { return writer_.closed_complete(); }
 
   uint64_t unstored() const override { return writer_.unstored(); }
   // Why the output stopped ("" while it works): "disk full", "I/O error", "read-only".

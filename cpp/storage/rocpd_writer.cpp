@@ -232,8 +232,8 @@ void Writer::close(const std::optional<ProcessEndRow>& end) {
   // once close() returns the file is on disk.
   in_txn_ = false;
   build_indexes();
-  exec("PRAGMA synchronous=OFF; PRAGMA journal_mode=DELETE;");
-  api_->close_v2(db_);
+  const bool folded = exec("PRAGMA synchronous=OFF; PRAGMA journal_mode=DELETE;");
+  closed_complete_ = api_->close_v2(db_) == sql::kOk && folded && failure_.empty();
   db_ = nullptr;
   sync_file(path_);
   if (reserve_fd_ >= 0) ::close(reserve_fd_);

@@ -80,6 +80,9 @@ class Writer {
   void close(const std::optional<ProcessEndRow>& end);
   // Why the output stopped ("" while it works): "disk full", "I/O error", "read-only".
   const std::string& failure() const { return failure_; }
+  // After close(): the file is a complete database, its journal folded in and closed, as
+  // read_status would find it (rocpd_status.hpp).
+  bool closed_complete() const { return closed_complete_; }
   // Records that could not be stored; may be read from any thread.
   uint64_t unstored() const { return unstored_.load(std::memory_order_relaxed); }
   void add_unstored(uint64_t n) { unstored_.fetch_add(n, std::memory_order_relaxed); }
@@ -230,6 +233,7 @@ class Writer {
   bool quiet_ = false;  // no per-row error lines once the output has failed
   // After a storage failure nothing more is inserted; what was committed stays valid.
   std::string failure_;
+  bool closed_complete_ = false;
   uint64_t txn_records_ = 0;         // records in the open transaction
   uint64_t last_checkpoint_ns_ = 0;  // steady clock
   bool synced_ = false;              // synchronous=NORMAL (from the first commit of records on)

@@ -44,6 +44,9 @@ class Sink {
   // Makes everything written so far durable (a SIGKILL after this loses none of it).
   virtual void commit() = 0;
   virtual void close(uint64_t end_ns) = 0;
+  // After close(): whether the output is a complete database, closed (the run's exit report
+  // takes the writer's word for it instead of reading the file back).
+  virtual bool closed_complete() const { return false; }
   // Records handed to the sink that it could not store (the output failed: disk full, I/O
   // error, read-only). May be read from any thread.
   virtual uint64_t unstored() const { return 0; }

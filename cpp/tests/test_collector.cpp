@@ -139,6 +139,7 @@ class ThreadSink final : public Sink {
   void write_records(const Record*, std::size_t n) override { records += n; }
   void commit() override {}
   void close(uint64_t) override { closed = true; }
+  bool closed_complete() const override { return closed; }
   std::thread::id opened_on;
   std::size_t records = 0;
   bool closed = false;
@@ -150,14 +151,15 @@ class ThreadSink final : public Sink {
 
 // A Python child's database: its name is claimed by start() (prepare_output, on the caller's
 // thread: a bad path still fails start), the schema is written by the drain thread while the
-// program starts, and a sink that cannot open there is abandoned, not a failed start().
+// program starts, and a sink that cannot open there is abandoned, not a failed start(). One
+// closed complete is said to be (output_complete: the run manifest).
 TEST(Collector, OpensOnTheDrainThreadWhenAsked) {
   for (const bool ok : {true, false}) {
     StringTable strings;
     auto sink = std::make_unique<ThreadSink>(ok);
     ThreadSink* s = sink.get();
     std::thread::id prepared_on;
-    std::string abandoned;
+    std::string abandoned, complete;
     CollectorOptions opts;
     opts.open_on_drain_thread = true;
     opts.prepare_output = [&](std::string*, std::string*) {
@@ -165,6 +167,7 @@ TEST(Collector, OpensOnTheDrainThreadWhenAsked) {
       return true;
     };
     opts.abandon_output = [&](const std::string& path) { abandoned = path; };
+    opts.output_complete = [&](const std::string& path) { complete = path; };
     SessionInfo info;
     info.path = "child_results.db";
     Collector c(std::move(sink), info, strings, opts);
@@ -178,6 +181,7 @@ TEST(Collector, OpensOnTheDrainThreadWhenAsked) {
     EXPECT_EQ(s->records, ok ? 100u : 0u);
     EXPECT_EQ(s->closed, ok);
     EXPECT_EQ(abandoned, ok ? "" : "child_results.db");
+    EXPECT_EQ(complete, ok ? "child_results.db" : "");
   }
 }
 

@@ -75,7 +75,9 @@ TEST(RocpdSink, WritesSchemaMetadataAndRows) {
   sink.write_records(&k, 1);
   sink.write_info(ThreadInfo{7, 50, 0, "main"});
   sink.commit();
+  EXPECT_FALSE(sink.closed_complete());
   sink.close(500);
+  EXPECT_TRUE(sink.closed_complete());
   const std::string& p = info.path;
   EXPECT_EQ(scalar(p, "SELECT value FROM rocpd_metadata WHERE tag='schema_version'"), 3);
   EXPECT_EQ(scalar(p, "SELECT count(*) FROM rocpd_region_0000ddb5_8903_7903_b269_cd8d3745bb8a"), 1);

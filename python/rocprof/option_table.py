@@ -21,7 +21,7 @@ class Option:
     """One option (plain class: every `rocprof run` builds the table before the program starts,
     and dataclasses would cost more than the table)."""
 
-    __slots__ = ("names", "kind", "help", "activities", "group", "argparse")
+    __slots__ = ("names", "kind", "help", "activities", "group", "argparse", "dest")
 
     def __init__(self, names: tuple[str, ...], kind: str, help: str,  # noqa: A002
                  activities: tuple[str, ...] = (), group: str = "", argparse: dict | None = None):
@@ -31,12 +31,10 @@ class Option:
         self.activities = activities  # what a true value asks to record
         self.group = group
         self.argparse = argparse or {}  # further add_argument keywords
-
-    @property
-    def dest(self) -> str:
-        if "dest" in self.argparse:
-            return self.argparse["dest"]
-        return next((n for n in self.names if n.startswith("--")), self.names[0]).lstrip("-").replace("-", "_")
+        # The attribute its value lands in, as argparse names it (read for every option each
+        # time a session's activities are worked out: named once here).
+        self.dest = self.argparse.get("dest") or next(
+            (n for n in names if n.startswith("--")), names[0]).lstrip("-").replace("-", "_")
 
 
 class Group:
@@ -74,6 +72,10 @@ GROUPS = (
           "AMD hardware."),
     Group("program", "the program"),
 )
+
+# The value of a rate given without its number (`--sample`): the launcher puts the core's
+# default in its place (the core states it; cli/run.py).
+DEFAULT_RATE = object()
 
 # Tracing options that ask for GPU activities; --sys-trace asks for all of them.
 _GPU_TRACE = {

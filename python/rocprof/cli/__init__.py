@@ -1,14 +1,16 @@
-"""Thin dispatcher: one module per subcommand, each exposing add_parser() and run(args)."""
+"""Thin dispatcher: one module per subcommand, each exposing add_parser() and run(args).
+
+argparse builds the parser of a subcommand for its help, its errors and the command lines of
+every subcommand but the usual `rocprof run` one, which run_args.py reads straight from the
+option table: the parser is built before the profiled program starts (B7)."""
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 
 from .._version import __version__
 from .errors import UsageError
-from .help_text import Formatter, epilog, resolved
 
 SUBCOMMANDS = {
     "run": "profile a Python script or module in-process, or any command (rocprof run -- CMD)",
@@ -30,29 +32,20 @@ EXAMPLES = (
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, not argparse's usage dump
-        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
-
-    # Descriptions and epilogs may be help_text.Later (prose wrapped when first read).
-    description = property(lambda self: resolved(self.__dict__.get("_description")),
-                           lambda self, value: self.__dict__.__setitem__("_description", value))
-    epilog = property(lambda self: resolved(self.__dict__.get("_epilog")),
-                      lambda self, value: self.__dict__.__setitem__("_epilog", value))
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None):
     """The whole command line; with `only` (a subcommand given), that subcommand's parser alone
     (`rocprof run` builds and imports nothing of `info`, `completion`, ...: every profiled run
     builds its parser before the program starts). Without, every subcommand, for the top
     level's help and errors."""
-    parser = _Parser(prog="rocprof", formatter_class=Formatter,
-                     description=epilog("Python-first GPU profiler writing rocpd databases "
-                                        "(ROCm's rocprofv3 format). `rocprof COMMAND --help` "
-                                        "describes each command, with examples."),
-                     epilog=epilog(examples=EXAMPLES))
+    from .help_text import Formatter, Parser, epilog
+
+    parser = Parser(prog="rocprof", formatter_class=Formatter,
+                    description=epilog("Python-first GPU profiler writing rocpd databases "
+                                       "(ROCm's rocprofv3 format). `rocprof COMMAND --help` "
+                                       "describes each command, with examples."),
+                    epilog=epilog(examples=EXAMPLES))
     parser.add_argument("--version", action="version", version=f"rocprof {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, help_text in SUBCOMMANDS.items():
         if only is None or name == only:
             p = sub.add_parser(name, help=help_text, description=help_text,
@@ -61,7 +54,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+def _subparser(parser, name: str):
+    import argparse
+
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return action.choices[name]
 
@@ -78,29 +73,22 @@ def dispatch(argv: list[str]) -> int:
 
 def _dispatch(argv: list[str]) -> int:
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
-    parser = build_parser(only=command)
     try:
-        target: list[str] | None = None
+        args = target = None
         if command == "run":  # the target's argv is not ours to parse
             from .run import split_argv
+            from .run_args import namespace
 
             own, target = split_argv(argv[1:])
             argv = ["run", *own]
-        args, unknown = parser.parse_known_args(argv)
-        if unknown and hasattr(args, "words") and not any(u.startswith("-") for u in unknown):
-            # Words after options (`ctl start --duration 2s DIR`): argparse ends a positional
-            # list at the first option.
-            args.words += unknown
-            unknown = []
-        if unknown:  # said by the subcommand that was given them, pointing at its own --help
-            owner = _subparser(parser, args.command) if args.command else parser
-            owner.error(_unrecognized(owner, unknown))
+            args = namespace(own)
+        if args is None:
+            args = _parsed(argv, command)
+            if args is None:
+                return 2
         if target is not None:
             args.target = target
             args.own_argv = argv[1:]
-        if args.command is None:
-            parser.print_help()
-            return 2
         module = importlib.import_module(f".{args.command}", __name__)
         return module.run(args)
     except UsageError as e:
@@ -113,8 +101,28 @@ def _dispatch(argv: list[str]) -> int:
         return 0
 
 
-def _unrecognized(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+def _parsed(argv: list[str], command: str | None):
+    """argparse's namespace of the command line (UsageError for a bad one); None when no
+    subcommand was given (the top level's help printed)."""
+    parser = build_parser(only=command)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and hasattr(args, "words") and not any(u.startswith("-") for u in unknown):
+        # Words after options (`ctl start --duration 2s DIR`): argparse ends a positional
+        # list at the first option.
+        args.words += unknown
+        unknown = []
+    if unknown:  # said by the subcommand that was given them, pointing at its own --help
+        owner = _subparser(parser, args.command) if args.command else parser
+        owner.error(_unrecognized(owner, unknown))
+    if args.command is None:
+        parser.print_help()
+        return None
+    return args
+
+
+def _unrecognized(parser, unknown: list[str]) -> str:
     """argparse's message, plus the nearest option name for a misspelt one."""
+    import argparse
     import difflib
 
     message = f"unrecognized arguments: {' '.join(unknown)}"

@@ -40,27 +40,6 @@ _TTY_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGWINCH)
 EXEC_LIBRARY = "librocprof_exec.so"
 
 
-def classify(argv0: str) -> tuple[str, str]:
-    """("script", path) for a Python file run in-process, ("command", executable) for a
-    program run as a child; raises FileNotFoundError with a one-line message."""
-    if os.path.isfile(argv0):
-        if argv0.endswith((".py", ".pyw", ".pyz")):
-            return "script", argv0
-        with open(argv0, "rb") as f:
-            head = f.read(4)
-        if head == b"\x7fELF" or (head.startswith(b"#!") and os.access(argv0, os.X_OK)):
-            return "command", argv0
-        return "script", argv0  # a Python file without the suffix: python would run it too
-    if os.sep not in argv0:
-        import shutil
-
-        found = shutil.which(argv0)
-        if found:
-            return "command", found
-        raise FileNotFoundError(f"rocprof run: {argv0!r} is neither a file nor a command on PATH")
-    raise FileNotFoundError(f"rocprof run: {argv0!r} not found (check the path)")
-
-
 def command_environment(options: Options) -> tuple[dict[str, str], list[str]]:
     """The child's environment (the run manifest's variables included: run_report.begin()),
     and notes for the user (options that cannot apply)."""

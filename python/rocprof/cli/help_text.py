@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from .errors import UsageError
+
 WIDTH = 78
 
 
@@ -23,14 +25,29 @@ def epilog(*paragraphs: str, examples: list[str] | tuple[str, ...] = ()):
     program starts, and textwrap (with its regular expressions) is for --help only. The
     parsers of rocprof.cli take either as a description or epilog."""
     def text() -> str:
-        import textwrap
+        parts = []
+        if paragraphs:
+            import textwrap
 
-        parts = [textwrap.fill(" ".join(p.split()), WIDTH) for p in paragraphs]
+            parts = [textwrap.fill(" ".join(p.split()), WIDTH) for p in paragraphs]
         if examples:
             parts.append("examples:\n" + "\n".join(f"  {e}" for e in examples))
         return "\n\n".join(parts)
 
     return Later(text) if paragraphs else text()
+
+
+class Parser(argparse.ArgumentParser):
+    """The parsers of rocprof.cli: errors in one line, not argparse's usage dump."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+    # Descriptions and epilogs may be Later (prose wrapped when first read).
+    description = property(lambda self: resolved(self.__dict__.get("_description")),
+                           lambda self, value: self.__dict__.__setitem__("_description", value))
+    epilog = property(lambda self: resolved(self.__dict__.get("_epilog")),
+                      lambda self, value: self.__dict__.__setitem__("_epilog", value))
 
 
 class Later:

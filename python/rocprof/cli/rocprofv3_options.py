@@ -138,6 +138,9 @@ def parse_period(text: str) -> tuple[float, float, int]:
 
 parse_period.__name__ = "DELAY:DURATION:REPEAT"
 
+# The option table's named value types (type="period"): the table sits below the command line.
+TYPES = {"period": parse_period}
+
 
 def shows_notes(level: str) -> bool:
     """Notes (options that cannot apply, GPU backends off) are warnings."""

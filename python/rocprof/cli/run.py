@@ -17,7 +17,6 @@ from ..options import Options
 from ..run_report import output_formats
 from . import rocprofv3_options as v3
 from .errors import UsageError
-from .run_parser import DEFAULT_RATE, add_parser  # noqa: F401 - the subcommand's parser
 from .target import run_target
 
 # Which options take a value, or an optional [BOOL] (`--sys-trace false`): where the target's
@@ -25,6 +24,14 @@ from .target import run_target
 _VALUED = table.names("value")
 _BOOLS = table.names("bool")
 _RATES = table.names("rate")  # an optional whole number (`--sample 500`)
+
+
+def add_parser(p) -> None:
+    """The argparse parser of `rocprof run` (run_parser.py): built for --help, for errors and
+    for the command lines run_args.py leaves to it."""
+    from .run_parser import add_parser as declare
+
+    declare(p)
 
 
 def _is_counter_name(token: str) -> bool:
@@ -145,9 +152,9 @@ def options_from(args) -> Options:
         o.pc_sampling_interval = args.pc_sampling_interval or 0
         o.kernel_trace = True
         o.default_gpu = False
-    if o.sample is DEFAULT_RATE:  # --sample without a rate: the one default, stated in the core
+    if o.sample is table.DEFAULT_RATE:  # --sample without a rate: the one default, stated in the core
         o.sample = _core.SamplingSettings.DEFAULT_HZ
-    if o.process_freq is DEFAULT_RATE:
+    if o.process_freq is table.DEFAULT_RATE:
         o.process_freq = _core.MetricsSettings.DEFAULT_HZ
     if o.process_freq is not None:
         top = _core.MetricsSettings.MAX_HZ
@@ -211,17 +218,38 @@ def run(args) -> int:
 
     paths.TARGET_ARGV[:] = [args.module, *target] if args.module else target
     if args.module is None:
-        from .command import classify, run_command
-
         try:
             kind, _ = classify(target[0])
         except FileNotFoundError as e:
             print(e, file=sys.stderr)
             return 2
         if kind == "command":
+            from .command import run_command
+
             return run_command(options, target)
     return run_target(options, script=None if args.module else target[0], module=args.module,
                       argv=target)
+
+
+def classify(argv0: str) -> tuple[str, str]:
+    """("script", path) for a Python file run in-process, ("command", executable) for a
+    program run as a child; raises FileNotFoundError with a one-line message."""
+    if os.path.isfile(argv0):
+        if argv0.endswith((".py", ".pyw", ".pyz")):
+            return "script", argv0
+        with open(argv0, "rb") as f:
+            head = f.read(4)
+        if head == b"\x7fELF" or (head.startswith(b"#!") and os.access(argv0, os.X_OK)):
+            return "command", argv0
+        return "script", argv0  # a Python file without the suffix: python would run it too
+    if os.sep not in argv0:
+        import shutil
+
+        found = shutil.which(argv0)
+        if found:
+            return "command", found
+        raise FileNotFoundError(f"rocprof run: {argv0!r} is neither a file nor a command on PATH")
+    raise FileNotFoundError(f"rocprof run: {argv0!r} not found (check the path)")
 
 
 def _own_without_input(own: list[str]) -> list[str]:

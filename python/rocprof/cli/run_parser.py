@@ -47,9 +47,6 @@ EXAMPLES = (
     "srun -n 4 rocprof run -o r%rank% -- python3 train.py   # one database per rank",
 )
 
-# `--sample`/`--process-freq` with no rate (not a string: argparse would run it through type=int).
-DEFAULT_RATE = object()
-
 
 def _core_default(settings: str, name: str, fallback: int) -> int:
     """A default the core states (SamplingSettings.DEFAULT_HZ ...): help shows its number."""
@@ -97,23 +94,20 @@ class _OutputFormats(argparse._StoreAction):
         self._help = value
 
 
-_TYPES = {"period": v3.parse_period}
-
-
 def _declare(g, option: table.Option, fill: dict[str, str]) -> None:
     text = option.help
     for key, value in fill.items():
         text = text.replace(key, value)
     kw = dict(option.argparse)
     if "type" in kw:
-        kw["type"] = _TYPES.get(kw["type"], kw["type"])
+        kw["type"] = v3.TYPES.get(kw["type"], kw["type"])
     if option.kind == "bool":
         v3.add_bool(g, *option.names, help=text)
     elif option.kind == "switch":
         kw.setdefault("action", "store_true")
         g.add_argument(*option.names, help=text, **kw)
     elif option.kind == "rate":
-        g.add_argument(*option.names, nargs="?", const=DEFAULT_RATE, type=int, help=text, **kw)
+        g.add_argument(*option.names, nargs="?", const=table.DEFAULT_RATE, type=int, help=text, **kw)
     elif option.kind == "values":
         if option.names[-1] == "--output-format":
             kw["action"] = _OutputFormats

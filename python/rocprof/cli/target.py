@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import os
 import runpy
-import signal
 import sys
 
-from .. import run_report
+from .. import _core, run_report
 from ..options import Options
 from ..session import Session
 
@@ -84,7 +84,7 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
         if module is not None:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
         else:
-            runpy.run_path(script, run_name="__main__")
+            _run_script(script)
     except SystemExit as e:
         code = _exit_code(e)
     except KeyboardInterrupt as e:
@@ -103,6 +103,37 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
     return code
 
 
+def _run_script(path: str) -> None:
+    """runpy.run_path(path, run_name="__main__") for a Python source file, without what run_path
+    loads to find out that it is one (pkgutil, and with it typing and weakref: a tenth of the
+    launcher's start-up). The source is compiled as run_path compiles it (_source_code) and
+    run by runpy's own helper: __main__, sys.argv[0] and the frames the sampler cuts (runpy's
+    _run_code) are run_path's. Anything else (a zip or a folder with a __main__.py, a .pyc, a
+    file that cannot be read) goes to run_path, which reads it, or fails, as it always did."""
+    run_module_code = getattr(runpy, "_run_module_code", None)
+    code = _source_code(path) if run_module_code is not None else None
+    if code is None:
+        runpy.run_path(path, run_name="__main__")
+    else:
+        run_module_code(code, mod_name="__main__", pkg_name="", script_name=path)
+
+
+def _source_code(path: str):
+    """The file's code object, or None where it is no Python source (a zip archive or compiled
+    code has NUL bytes; plain source cannot) or cannot be read. A SyntaxError is the user's, as
+    run_path would raise it. Compiled as compile(source, path, "exec", dont_inherit=True)
+    compiles it, by the core: the builtin's first use builds the ast module's types, a tenth of
+    the launcher's start-up that plain python never pays."""
+    try:
+        with io.open_code(os.path.abspath(path)) as f:
+            source = f.read()
+    except OSError:
+        return None
+    if b"\0" in source:
+        return None
+    return _core.compile_script(source, path)
+
+
 def _flush_std_streams() -> None:
     """What Python flushes at exit, flushed before the reports; a closed fd (`>&-`) must not
     turn into an exit status of ours."""
@@ -117,6 +148,8 @@ def _flush_std_streams() -> None:
 def _die_of_sigint() -> None:
     """An uncaught KeyboardInterrupt: Python ends by SIGINT itself (the shell sees the signal,
     not status 130), and so does the launcher."""
+    import signal  # the enum-wrapped module: only for this exit
+
     _flush_std_streams()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGINT)
