@@ -62,17 +62,17 @@ typedef PyFrameObject Frame;
 #define OLDER(f) ((f)->f_back)
 #endif
 
-/* A walk's bounds, and what it passed over. */
+/* A walk's bounds, and what the full walk copied so far (where a shim it passes is marked). */
 typedef struct {
   int walked, max; /* code frames walked, and the most it may walk (max_frames) */
-  int skips;       /* other frames it may still pass over: a frame being pushed right now may be
-                    * half-linked, so the walk is bounded */
-  int shim;        /* 3.12+: a C-stack shim was passed since the last code frame, which thus was the
-                    * outermost frame of one C activation of the eval loop */
+  int skips;       /* other frames it may still pass over: a frame being pushed right now may
+                    * be half-linked, so the walk is bounded */
+  uint64_t* out;   /* the full walk's frames, `copied` of them (NULL: the keys walk) */
+  int copied;
 } Walk;
 
-static inline Walk walk_of(int max_frames) {
-  Walk w = {0, max_frames, 3 * max_frames, 0};
+static inline Walk walk_of(int max_frames, uint64_t* out) {
+  Walk w = {0, max_frames, 3 * max_frames, out, 0};
   return w;
 }
 
@@ -83,7 +83,8 @@ static inline int no_code(Frame* f, Walk* w) {
   (void)w;
 #if PY_VERSION_HEX >= 0x030C0000
   if (f->owner == FRAME_OWNED_BY_CSTACK) {
-    w->shim = 1;
+    /* The frame copied last is its C activation's outermost: native merging splits there. */
+    if (w->copied > 0) w->out[(w->copied - 1) * RP_PY_WORDS + 2] |= RP_PY_ENTRY;
     return 1;
   }
 #endif
@@ -129,17 +130,8 @@ static inline int lasti_of(Frame* f) {
 }
 
 int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
-  Walk w = walk_of(max_frames);
-  int n = 0;
-  for (Frame* f = (Frame*)first;; f = OLDER(f)) {
-    f = code_frame(f, &w);
-#if PY_VERSION_HEX >= 0x030C0000
-    if (w.shim) { /* the last frame copied: its C activation's outermost (native merging) */
-      if (n > 0) out[(n - 1) * RP_PY_WORDS + 2] |= RP_PY_ENTRY;
-      w.shim = 0;
-    }
-#endif
-    if (f == NULL) break;
+  Walk w = walk_of(max_frames, out);
+  for (Frame* f = (Frame*)first; (f = code_frame(f, &w)) != NULL; f = OLDER(f)) {
 #if PY_VERSION_HEX >= 0x030B0000
     /* Pushed but not started (its cells, free variables or generator not made yet): CPython
      * leaves it out of every stack it shows (f_back, tracebacks), and so do we. Telling reads
@@ -155,13 +147,13 @@ int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
     const int entry = 1; /* one C activation of the eval loop per Python frame */
 #endif
     PyCodeObject* co = code_of(f);
-    put(out, n++, co, co->co_name, lasti_of(f), co->co_firstlineno, entry);
+    put(out, w.copied++, co, co->co_name, lasti_of(f), co->co_firstlineno, entry);
   }
-  return n;
+  return w.copied;
 }
 
 static int walk_keys_from(const void* first, uint64_t* out, int max_frames) {
-  Walk w = walk_of(max_frames);
+  Walk w = walk_of(max_frames, NULL);
   int n = 0;
   for (Frame* f = (Frame*)first; (f = code_frame(f, &w)) != NULL; f = OLDER(f), ++n) {
     out[n * RP_PY_KEY_WORDS + 0] = (uint64_t)(uintptr_t)code_of(f);
