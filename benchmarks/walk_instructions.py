@@ -14,7 +14,6 @@ one-off walks cancel out."""
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import re
 import shutil
@@ -30,6 +29,22 @@ DEPTHS = (5, 35)
 RUNS = (1000, 3000)
 
 
+def _observer_forward(core):
+    """capture_forward through the capsule the torch observer takes it from (a baseline built
+    before _core had a hook for it)."""
+    import ctypes
+
+    class Api(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32),
+                    ("capture_forward", ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_char_p)),
+                    ("other_services", ctypes.c_void_p * 3)]
+
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    api = Api.from_address(get(core._launch_site_api(), b"rocprof._core.launch_site_api"))
+    return api.capture_forward
+
+
 def drive(walk: str, depth: int, n: int) -> None:
     """In the measured process: `n` walks of `walk` with `depth` Python frames on the stack
     (the full walk through a launch's capture, the key walk through a forward op's)."""
@@ -39,20 +54,14 @@ def drive(walk: str, depth: int, n: int) -> None:
     _core._cupti_set_callsite_prefixes("\n".join(cupti.library_prefixes()))
     _core._launch_sites_start()
 
-    class Api(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32),
-                    ("capture_forward", ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_char_p)),
-                    ("other_services", ctypes.c_void_p * 3)]
+    if hasattr(_core, "_launch_site_forward"):
+        forward, op = _core._launch_site_forward, "aten::mul"
+    else:
+        forward, op = _observer_forward(_core), b"aten::mul"
 
-    pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    pointer.restype = ctypes.c_void_p
-    pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    forward = Api.from_address(pointer(_core._launch_site_api(),
-                                       b"rocprof._core.launch_site_api")).capture_forward
-
-    def leaf():
+    def leaf():  # the walks' callers add no Python frame
         for _ in range(n):
-            forward(b"aten::mul") if walk == "keys" else _core._launch_site_here()
+            forward(op) if walk == "keys" else _core._launch_site_here()
 
     def down(k):
         return leaf() if k == 0 else down(k - 1)

@@ -7,10 +7,9 @@ of a deep chain: two chains that differ past that frame share a key and a site t
 Where the two can see different frames: on CPython 3.11 a collection runs inside a frame's
 prologue (a generator's object or a closure's cells are allocated before its first
 instruction), and its callbacks and finalisers run Python code, torch ops included, over that
-not-started frame. The capture_forward service is called through its capsule as the observer
-calls it (no torch needed)."""
+not-started frame. The observer's capture_forward is called through a test hook (no torch
+needed)."""
 
-import ctypes
 import gc
 import json
 import sys
@@ -20,19 +19,6 @@ from rocprof import _core
 
 pytestmark = pytest.mark.skipif(not hasattr(_core, "_launch_site_here"),
                                 reason="built without the CUPTI backend (launch sites are its)")
-
-
-def _capture_forward():
-    class Api(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32),
-                    ("capture_forward", ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_char_p)),
-                    ("other_services", ctypes.c_void_p * 3)]
-
-    pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    pointer.restype = ctypes.c_void_p
-    pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    api = Api.from_address(pointer(_core._launch_site_api(), b"rocprof._core.launch_site_api"))
-    return api.capture_forward
 
 
 def _functions(text):
@@ -58,7 +44,6 @@ def _generator():
                     reason="only CPython 3.11 runs Python code over a frame that has not started "
                     "(3.12+ collect at the eval loop's safe points, 3.10 has no such frames)")
 def test_a_forward_op_over_a_frame_not_started_names_its_own_chain(launch_sites_started):
-    forward = _capture_forward()
     depth = _frames_a_walk_copies()
     seen = {}  # outer function -> (key, the chain Python shows, innermost first)
     armed = []
@@ -69,7 +54,7 @@ def test_a_forward_op_over_a_frame_not_started_names_its_own_chain(launch_sites_
             while f is not None:
                 chain.append(f.f_code.co_qualname)
                 f = f.f_back
-            seen[armed[0]] = (forward(b"aten::probe"), chain)
+            seen[armed[0]] = (_core._launch_site_forward("aten::probe"), chain)
 
     def collect_in_a_prologue(outer):
         for _ in range(50):  # until the generator's allocation ran a collection
