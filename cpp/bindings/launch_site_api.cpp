@@ -45,6 +45,8 @@ void bind(py::module_& m) {
       "why not");
   m.def("_launch_site_thread_site_uses", &ls::thread_site_uses,
         "launches that took their thread's forward-op site (the torch observer)");
+  m.def("_launch_site_forward", &capture_forward, py::arg("op"),
+        "internal (tests, benchmarks): the observer's capture_forward on the caller's frames");
   // Tests: the site JSON of a key from the observer's debug log ('' when it names none).
   m.def(
       "_launch_site_json",

@@ -51,86 +51,114 @@ int rp_walk_current(uint64_t* out, int max_frames) {
 
 int rp_is_python_thread(void) { return PyGILState_GetThisThreadState() != NULL; }
 
-int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
-  int n = 0;
+/* Both walks are one loop over the same frames, from the innermost one to the frames that run
+ * code (code_frame() below), and differ only in what they copy of each: so a chain's key (the
+ * keys walk) covers exactly the frames its site was resolved from (the full walk). */
 #if PY_VERSION_HEX >= 0x030B0000
-  _PyInterpreterFrame* f = (_PyInterpreterFrame*)first;
-  /* The walk is bounded: a frame being pushed right now may be half-linked. */
-  for (int guard = 0; f != NULL && n < max_frames && guard < 4 * max_frames; ++guard) {
+typedef _PyInterpreterFrame Frame;
+#define OLDER(f) ((f)->previous)
+#else
+typedef PyFrameObject Frame;
+#define OLDER(f) ((f)->f_back)
+#endif
+
+/* A walk's bounds, and what the full walk copied so far (where a shim it passes is marked). */
+typedef struct {
+  int walked, max; /* code frames walked, and the most it may walk (max_frames) */
+  int skips;       /* other frames it may still pass over: a frame being pushed right now may
+                    * be half-linked, so the walk is bounded */
+  uint64_t* out;   /* the full walk's frames, `copied` of them (NULL: the keys walk) */
+  int copied;
+} Walk;
+
+static inline Walk walk_of(int max_frames, uint64_t* out) {
+  Walk w = {0, max_frames, 3 * max_frames, out, 0};
+  return w;
+}
+
+/* Whether f runs no code: a shim at the bottom of one C activation of the eval loop (3.12+),
+ * or a frame of something else than a code object (3.13+). */
+static inline int no_code(Frame* f, Walk* w) {
+  (void)f;
+  (void)w;
 #if PY_VERSION_HEX >= 0x030C0000
-    if (f->owner == FRAME_OWNED_BY_CSTACK) {
-      /* Shim frame at the bottom of one C activation of the eval loop: the frame recorded
-       * just before it is that activation's outermost (native merging splits there). */
-      if (n > 0) out[(n - 1) * RP_PY_WORDS + 2] |= RP_PY_ENTRY;
-      f = f->previous;
-      continue;
-    }
+  if (f->owner == FRAME_OWNED_BY_CSTACK) {
+    /* The frame copied last is its C activation's outermost: native merging splits there. */
+    if (w->copied > 0) w->out[(w->copied - 1) * RP_PY_WORDS + 2] |= RP_PY_ENTRY;
+    return 1;
+  }
 #endif
 #if PY_VERSION_HEX >= 0x030D0000
-    PyObject* exe = f->f_executable;
-    if (exe == NULL || Py_TYPE(exe) != &PyCode_Type) {
-      f = f->previous;
+  return f->f_executable == NULL || Py_TYPE(f->f_executable) != &PyCode_Type;
+#else
+  return 0;
+#endif
+}
+
+/* f when it runs code, else the first older frame that does; NULL at the chain's end or the
+ * walk's bounds. Reads frames only, never their code objects. */
+static inline Frame* code_frame(Frame* f, Walk* w) {
+  if (w->walked >= w->max) return NULL;
+  for (; f != NULL; f = OLDER(f)) {
+    if (no_code(f, w)) {
+      if (--w->skips < 0) return NULL;
       continue;
     }
-    PyCodeObject* co = (PyCodeObject*)exe;
-#else
-    PyCodeObject* co = f->f_code;
-    if (co == NULL) break;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+    if (f->f_code == NULL) return NULL;
 #endif
-    if (!_PyFrame_IsIncomplete(f)) {
+    ++w->walked;
+    return f;
+  }
+  return NULL;
+}
+
+static inline PyCodeObject* code_of(Frame* f) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return (PyCodeObject*)f->f_executable;
+#else
+  return f->f_code;
+#endif
+}
+
+static inline int lasti_of(Frame* f) {
+#if PY_VERSION_HEX >= 0x030B0000
+  return _PyInterpreterFrame_LASTI(f);
+#else
+  return f->f_lasti;
+#endif
+}
+
+int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
+  Walk w = walk_of(max_frames, out);
+  for (Frame* f = (Frame*)first; (f = code_frame(f, &w)) != NULL; f = OLDER(f)) {
+#if PY_VERSION_HEX >= 0x030B0000
+    /* Pushed but not started (its cells, free variables or generator not made yet): CPython
+     * leaves it out of every stack it shows (f_back, tracebacks), and so do we. Telling reads
+     * the code object, which the keys walk never does: keys keep such frames (3.11 runs Python
+     * code over them: a collection inside the prologue), the walked frames are the same. */
+    if (_PyFrame_IsIncomplete(f)) continue;
+#endif
 #if PY_VERSION_HEX >= 0x030C0000
-      const int entry = 0;
+    const int entry = 0;
+#elif PY_VERSION_HEX >= 0x030B0000
+    const int entry = f->is_entry;
 #else
-      const int entry = f->is_entry;
+    const int entry = 1; /* one C activation of the eval loop per Python frame */
 #endif
-      put(out, n++, co, co->co_name, _PyInterpreterFrame_LASTI(f), co->co_firstlineno, entry);
-    }
-    f = f->previous;
+    PyCodeObject* co = code_of(f);
+    put(out, w.copied++, co, co->co_name, lasti_of(f), co->co_firstlineno, entry);
   }
-#else
-  /* 3.10: one C activation of the eval loop per Python frame. */
-  for (PyFrameObject* f = (PyFrameObject*)first; f != NULL && n < max_frames; f = f->f_back) {
-    PyCodeObject* co = f->f_code;
-    put(out, n++, co, co->co_name, f->f_lasti, co->co_firstlineno, 1);
-  }
-#endif
-  return n;
+  return w.copied;
 }
 
 static int walk_keys_from(const void* first, uint64_t* out, int max_frames) {
+  Walk w = walk_of(max_frames, NULL);
   int n = 0;
-#if PY_VERSION_HEX >= 0x030B0000
-  _PyInterpreterFrame* f = (_PyInterpreterFrame*)first;
-  for (int guard = 0; f != NULL && n < max_frames && guard < 4 * max_frames; ++guard) {
-#if PY_VERSION_HEX >= 0x030C0000
-    if (f->owner == FRAME_OWNED_BY_CSTACK) {
-      f = f->previous;
-      continue;
-    }
-#endif
-#if PY_VERSION_HEX >= 0x030D0000
-    PyObject* exe = f->f_executable;
-    if (exe == NULL || Py_TYPE(exe) != &PyCode_Type) {
-      f = f->previous;
-      continue;
-    }
-    const void* co = exe;
-#else
-    const void* co = f->f_code;
-    if (co == NULL) break;
-#endif
-    out[n * RP_PY_KEY_WORDS + 0] = (uint64_t)(uintptr_t)co;
-    out[n * RP_PY_KEY_WORDS + 1] = (uint64_t)(uint32_t)_PyInterpreterFrame_LASTI(f) << 32;
-    ++n;
-    f = f->previous;
+  for (Frame* f = (Frame*)first; (f = code_frame(f, &w)) != NULL; f = OLDER(f), ++n) {
+    out[n * RP_PY_KEY_WORDS + 0] = (uint64_t)(uintptr_t)code_of(f);
+    out[n * RP_PY_KEY_WORDS + 1] = (uint64_t)(uint32_t)lasti_of(f) << 32;
   }
-#else
-  for (PyFrameObject* f = (PyFrameObject*)first; f != NULL && n < max_frames; f = f->f_back) {
-    out[n * RP_PY_KEY_WORDS + 0] = (uint64_t)(uintptr_t)f->f_code;
-    out[n * RP_PY_KEY_WORDS + 1] = (uint64_t)(uint32_t)f->f_lasti << 32;
-    ++n;
-  }
-#endif
   return n;
 }
 

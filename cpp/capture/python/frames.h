@@ -15,17 +15,19 @@ extern "C" {
 #define RP_PY_ENTRY (1ull << 31)
 
 /* Async-signal-safe: reads only the calling thread's own frame chain (no Python API, no
- * locks, no allocation). Writes at most `max_frames` frames, innermost first; returns the
- * count, or -1 when the thread has no Python thread state (not a Python thread, or exiting). */
+ * locks, no allocation). Walks at most `max_frames` frames that run code, innermost first, and
+ * writes those that have started (their first instruction ran); returns the count written, or
+ * -1 when the thread has no Python thread state (not a Python thread, or exiting). */
 int rp_walk_current(uint64_t* out, int max_frames);
 /* As rp_walk_current, from `first` (a _PyInterpreterFrame, or a PyFrameObject before 3.11;
  * NULL: no frames) instead of the thread's current frame: test hooks walk bad pointers. */
 int rp_walk_from(const void* first, uint64_t* out, int max_frames);
 
 /* A chain's identity only, for keying it: RP_PY_KEY_WORDS words a frame, the code object and
- * (instruction index << 32), innermost first. Reads the frames alone, none of their code
- * objects (a deep chain's code objects are mostly out of cache), so frames that have not run
- * their first instruction yet are kept. Returns as rp_walk_current. */
+ * (instruction index << 32), innermost first. Walks the frames rp_walk_current walks and writes
+ * every one: it reads the frames alone, not their code objects (3.13+: their type word only; a
+ * deep chain's code objects are mostly out of cache), so frames that have not started yet are
+ * kept. Returns the count written, or -1 as rp_walk_current. */
 #define RP_PY_KEY_WORDS 2
 int rp_walk_keys_current(uint64_t* out, int max_frames);
 
