@@ -33,18 +33,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from b3_sampling import WORK_FUNCTIONS
+
 ROOT = Path(__file__).resolve().parents[1]
 
-WORKLOAD = """
-import json, signal, sys, time
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-def loop(n):
-    s = 0
-    for i in range(n):
-        s += i % 7
-    return s
-pairs, per_segment, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+WORKLOAD = "import json, signal, sys, time" + WORK_FUNCTIONS + """pairs, per_segment, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 prof = {signal.SIGPROF}
 if len(sys.argv) > 4:  # the floor: SIGPROF to a C handler that does nothing, timed as the sampler's
     import ctypes, struct, threading

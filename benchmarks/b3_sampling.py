@@ -39,8 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = " (baseline)"
 
-WORKLOAD = """
-import sys
+# The B3 work itself (also b3_alternated.py's): recursion and a loop, both pure Python.
+WORK_FUNCTIONS = """
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
 def loop(n):
@@ -48,7 +48,9 @@ def loop(n):
     for i in range(n):
         s += i % 7
     return s
-for _ in range(int(sys.argv[1])):
+"""
+
+WORKLOAD = "import sys" + WORK_FUNCTIONS + """for _ in range(int(sys.argv[1])):
     fib(20)
     loop(20000)
 if len(sys.argv) > 2:  # the threads' CPU so far: main, resolver, others (ns)
