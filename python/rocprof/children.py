@@ -55,9 +55,7 @@ def child_environment(options, settings, notes: list[str], unique_names: bool = 
     gave. With `unique_names`, a name without %pid% gets "_%pid%" (children of a recording
     process never overwrite its database); `rocprof run -- CMD` records nothing itself: the
     first process to claim the name keeps it, later ones get another (paths.py)."""
-    import json
-
-    from . import backends, paths
+    from . import _core, backends, paths
 
     if settings is None:  # a session that joined another one configured nothing
         settings, notes = backends.configure(options)
@@ -72,8 +70,8 @@ def child_environment(options, settings, notes: list[str], unique_names: bool = 
     values = {
         "template": paths.database_template(spec["output_dir"], spec["output_file"]),
         "strict": _flag(options.no_clobber),
-        "options": json.dumps(spec, sort_keys=True),
-        "notes": json.dumps(notes) if notes else "",
+        "options": _core.json_text(spec),
+        "notes": _core.json_text(notes) if notes else "",
         "ring_capacity": str(options.ring_capacity),
         "buffer_budget_mb": str(options.buffer_budget_mb),
         "commit_ms": str(options.commit_ms),

@@ -7,7 +7,7 @@ backend can serve produces one line saying so, never an error.
 
 from __future__ import annotations
 
-from . import option_table
+from . import _core, option_table
 
 
 class Options:
@@ -130,9 +130,9 @@ class Options:
         return bool(self.pmc) or self.sol
 
     def to_json(self) -> str:
-        import json
-
-        return json.dumps(self.as_dict(), sort_keys=True)
+        """json.dumps(self.as_dict(), sort_keys=True), written by the core: importing json
+        before the program starts would load re and enum with it (B7)."""
+        return _core.json_text(self.as_dict())
 
 
 _DEFAULTS = {name: getattr(Options, name) for name in Options.__annotations__}

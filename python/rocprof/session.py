@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -53,7 +52,7 @@ class Session:
             metadata={"rocprof.python": sys.version.split()[0],
                       **({"rocprof.rank": paths.rank()} if paths.ranked() else {}),
                       # what was asked for but cannot be recorded here, for the readers
-                      **({"rocprof.notes": json.dumps(self.notes)} if self.notes else {}),
+                      **({"rocprof.notes": _core.json_text(self.notes)} if self.notes else {}),
                       **options_metadata(self.options)},
             ring_capacity=self.options.ring_capacity,
             buffer_budget_mb=self.options.buffer_budget_mb,

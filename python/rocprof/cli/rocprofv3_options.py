@@ -5,7 +5,6 @@ the multi-job form runs the target once)."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -56,6 +55,8 @@ def _load(path: str) -> list[dict]:
             raise UsageError(f"rocprof run: --input {path!r} is not valid YAML: "
                              f"{str(e).splitlines()[0]}") from None
     elif path.endswith(".json"):
+        import json  # only for -i FILE.json: json loads re and enum, which runs do not need
+
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:

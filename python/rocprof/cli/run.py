@@ -187,10 +187,11 @@ def options_from(args) -> Options:
 
 def _index_list_ok(text: str) -> bool:
     """--gpus/--cpus syntax, as the core's parse_index_list reads it."""
+    if text in ("all", "none"):  # the defaults: no re (with enum) before the program starts
+        return True
     import re
 
-    return text in ("all", "none") or re.fullmatch(r"\d{1,6}(-\d{1,6})?(,\d{1,6}(-\d{1,6})?)*",
-                                                    text) is not None
+    return re.fullmatch(r"\d{1,6}(-\d{1,6})?(,\d{1,6}(-\d{1,6})?)*", text) is not None
 
 
 def run(args) -> int:
