@@ -14,23 +14,40 @@ from support import _env, run_rocprof
 # Modules a profiled `python hello.py` must not find loaded on rocprof's account: the analysis
 # modules (the -f choices read only rocpd's light export registry, never an exporter), pandas,
 # the sqlite3 package around the C library, helpers the launcher needs only at times, the
-# command line parser (the usual `rocprof run` line is read without it) and what runpy.run_path
-# loads to run a script (pkgutil, typing).
+# command line parser (the usual `rocprof run` line is read without it), what runpy.run_path
+# loads to run a script (pkgutil, typing) and json with the regular expressions and enum it
+# loads (the options' JSON text is the core's).
 NOT_BEFORE_THE_PROGRAM = ("rocpd.stats", "rocpd.io.connection", "rocpd.summary",
                           "rocpd.export.csv", "pandas", "numpy", "sqlite3", "tempfile", "subprocess",
                           "importlib.abc", "importlib.resources", "dataclasses", "inspect",
                           "rocpd.export", "argparse", "gettext", "textwrap", "pkgutil", "typing",
-                          "weakref", "signal")
+                          "weakref", "signal", "json", "re", "enum")
 # A followed child starts its session from the launcher's description, configuring and probing
 # nothing: no command line parser, options, backends, JSON, regular expressions, the sqlite3
 # module's C part (its SQLite library is mapped without it) or importlib.
-NOT_BEFORE_A_CHILD = (*NOT_BEFORE_THE_PROGRAM, "argparse", "json", "re", "functools", "_sqlite3",
+NOT_BEFORE_A_CHILD = (*NOT_BEFORE_THE_PROGRAM, "functools", "_sqlite3",
                       "importlib", "importlib.util", "rocprof.options", "rocprof.backends",
                       "rocprof.session", "rocprof.option_table", "rocprof.capture.cupti",
                       "threading")
 
-REPORT = f"""import json, sys
-print("MODULES", json.dumps([m for m in {list(NOT_BEFORE_THE_PROGRAM)!r} if m in sys.modules]))
+# The list is taken before the report imports json.
+REPORT = f"""import sys
+loaded = [m for m in {list(NOT_BEFORE_THE_PROGRAM)!r} if m in sys.modules]
+import json
+print("MODULES", json.dumps(loaded))
+"""
+# What a launcher on an NVIDIA host runs too before the program (the CUPTI backend's set-up:
+# the launch sites' library prefixes, the libcupti files to try), which this host's probe skips.
+NVIDIA_SET_UP = f"""import sys
+from rocprof.cli import run
+from rocprof.capture import cupti, site_filter
+site_filter.patterns()
+cupti.library_candidates()
+loaded = [m for m in {list(NOT_BEFORE_THE_PROGRAM) + ["glob", "fnmatch", "sysconfig", "shutil",
+                                                     "getpass", "random"]!r}
+          if m in sys.modules]
+import json
+print("MODULES", json.dumps(loaded))
 """
 
 
@@ -40,7 +57,6 @@ def _loaded(stdout: str) -> list[list[str]]:
 
 
 def test_the_launcher_and_its_children_load_only_what_recording_needs(tmp_path):
-    # json is imported by the report itself, after the check, so it cannot hide anything.
     child = tmp_path / "child.py"
     child.write_text(REPORT)
     parent = tmp_path / "parent.py"
@@ -55,6 +71,19 @@ def test_the_launcher_and_its_children_load_only_what_recording_needs(tmp_path):
     (site,) = _loaded(plain.stdout)
     assert set(launcher) <= set(site) and set(followed) <= set(site), (r.stdout, site)
     assert len(list((tmp_path / "out").glob("*.db"))) == 2  # the child was followed
+
+
+def test_the_nvidia_set_up_loads_nothing_more(tmp_path):
+    script = tmp_path / "nvidia_set_up.py"
+    script.write_text(NVIDIA_SET_UP)
+    plain = tmp_path / "plain.py"
+    plain.write_text(NVIDIA_SET_UP.replace("site_filter.patterns()", "").replace(
+        "cupti.library_candidates()", "").replace("from rocprof.cli import run", "").replace(
+        "from rocprof.capture import cupti, site_filter", ""))
+    (set_up,), (site,) = (
+        _loaded(subprocess.run([sys.executable, s], capture_output=True, text=True, env=_env(None),
+                               timeout=60, check=True).stdout) for s in (script, plain))
+    assert set(set_up) <= set(site), (set_up, site)
 
 
 def test_analysis_modules_load_at_exit_only_when_a_report_is_asked_for(tmp_path):

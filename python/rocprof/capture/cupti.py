@@ -19,7 +19,6 @@ from . import pc_sampling
 def library_candidates() -> list[str]:
     """libcupti files from the nvidia-cuda-cupti wheels (CUDA 13 and 12 layouts), then the
     CUDA toolkit named by CUDA_HOME / CUDA_PATH."""
-    import glob
     import site
 
     roots = [p for p in sys.path if p and os.path.isdir(p)]
@@ -27,16 +26,27 @@ def library_candidates() -> list[str]:
         roots += site.getsitepackages()
     except AttributeError:  # virtualenvs of old Pythons
         pass
-    found: list[str] = []
-    for root in dict.fromkeys(roots):
-        for pattern in ("nvidia/cu13/lib/libcupti.so*", "nvidia/cuda_cupti/lib/libcupti.so*"):
-            found += sorted(glob.glob(os.path.join(root, pattern)))
+    folders = [os.path.join(root, sub) for root in dict.fromkeys(roots)
+               for sub in ("nvidia/cu13/lib", "nvidia/cuda_cupti/lib")]
     for var in ("CUDA_HOME", "CUDA_PATH"):
         home = os.environ.get(var)
         if home:
-            for sub in ("extras/CUPTI/lib64", "targets/x86_64-linux/lib", "lib64"):
-                found += sorted(glob.glob(os.path.join(home, sub, "libcupti.so*")))
+            folders += [os.path.join(home, sub)
+                        for sub in ("extras/CUPTI/lib64", "targets/x86_64-linux/lib", "lib64")]
+    found: list[str] = []
+    for folder in folders:
+        found += _libcupti_files(folder)
     return list(dict.fromkeys(found))
+
+
+def _libcupti_files(folder: str) -> list[str]:
+    """glob(folder/libcupti.so*), sorted, without glob: it loads re and enum, which every run
+    on an NVIDIA host would pay before the profiled program starts."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(os.path.join(folder, n) for n in names if n.startswith("libcupti.so"))
 
 
 def library_prefixes(spec: str | None = None) -> list[str]:

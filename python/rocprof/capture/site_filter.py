@@ -22,20 +22,9 @@ import importlib.util
 import os
 import site
 import sys
-import sysconfig
-import tempfile
 
 DEFAULT = "@stdlib,@site-packages,@torch,@triton,@generated,@rocprof"
 GROUPS = ("stdlib", "site-packages", "torch", "triton", "generated", "rocprof")
-
-
-def _user() -> str:
-    try:
-        import getpass
-
-        return getpass.getuser()
-    except Exception:  # no user name for this uid (containers)
-        return "unknown"
 
 
 def _package_dir(name: str) -> list[str]:
@@ -51,12 +40,12 @@ def _package_dir(name: str) -> list[str]:
 
 def group(name: str) -> list[str]:
     """The prefixes and globs of one named group."""
-    if name == "stdlib":
-        paths = sysconfig.get_paths()
-        return [p for p in (paths.get("stdlib"), paths.get("platstdlib")) if p]
+    # Read from what the interpreter knows already: sysconfig (7 M instructions) and tempfile
+    # (31 M, with shutil, random and re) are not loaded before the profiled program starts.
+    if name == "stdlib":  # where the standard library's Python files are (its frames' files)
+        return [getattr(sys, "_stdlib_dir", None) or os.path.dirname(os.__file__)]
     if name == "site-packages":
-        paths = sysconfig.get_paths()
-        found = [paths.get("purelib"), paths.get("platlib")]
+        found = []
         try:
             found += site.getsitepackages()
         except AttributeError:  # virtualenvs of old Pythons
@@ -68,9 +57,9 @@ def group(name: str) -> list[str]:
         return _package_dir(name)
     if name == "generated":
         # torch.compile's output: inductor's generated modules (and their triton kernels'
-        # launchers) in its cache folder, triton's own cache.
+        # launchers) in its cache folder (by default <temp dir>/torchinductor_<user>, which the
+        # glob matches wherever the temp dir is), triton's own cache.
         found = [os.environ.get("TORCHINDUCTOR_CACHE_DIR"), os.environ.get("TRITON_CACHE_DIR"),
-                 os.path.join(tempfile.gettempdir(), f"torchinductor_{_user()}"),
                  os.path.join(os.path.expanduser("~"), ".triton")]
         return [p for p in found if p] + ["*/torchinductor_*/*"]
     if name == "rocprof":
