@@ -109,23 +109,30 @@ def _amd_pc_sampling_reason() -> str:
     return pc_sampling_amd.reason()
 
 
+def _not_native(b: Backend) -> tuple[bool, bool, str]:
+    """(compiled, live, reason) of a backend the native core does not report: a plugin is
+    compiled in when its library is in library_dir(); anything else says why it is not in this
+    build (the AMD PC sampler: what this machine has of rocprofiler-sdk)."""
+    if b.name == "markers":
+        return True, True, ""
+    if b.library:
+        there = os.path.exists(os.path.join(library_dir(), b.library))
+        return there, there, "" if there else b.not_compiled
+    if b.name == "rocprofiler-sdk-pc-sampling":
+        return False, False, _amd_pc_sampling_reason()
+    return False, False, b.not_compiled
+
+
+def _row(b: Backend, compiled: bool, live: bool, reason: str) -> dict:
+    return dict(name=b.name, description=b.description, compiled=compiled, live=live,
+                reason=reason)
+
+
 def statuses(listed_only: bool = True) -> list[dict]:
     """[{name, description, compiled, live, reason}] for every known backend."""
     native = {name: (compiled, live, reason) for name, compiled, live, reason in _core.backends()}
-    native.setdefault("markers", (True, True, ""))
-    for b in BACKENDS:
-        if b.library and b.name not in native:
-            there = os.path.exists(os.path.join(library_dir(), b.library))
-            native[b.name] = (there, there, "" if there else b.not_compiled)
-    out = []
-    for b in BACKENDS:
-        if listed_only and not b.listed:
-            continue
-        fallback = (_amd_pc_sampling_reason() if b.name == "rocprofiler-sdk-pc-sampling"
-                    else b.not_compiled)
-        compiled, live, reason = native.get(b.name, (False, False, fallback))
-        out.append(dict(name=b.name, description=b.description, compiled=compiled, live=live,
-                        reason=reason))
+    out = [_row(b, *(native[b.name] if b.name in native else _not_native(b)))
+           for b in BACKENDS if b.listed or not listed_only]
     known = {b.name for b in BACKENDS}
     for name, (compiled, live, reason) in native.items():
         if name not in known:
@@ -135,10 +142,13 @@ def statuses(listed_only: bool = True) -> list[dict]:
 
 def _status(name: str) -> dict:
     """One backend's status, probing only that one (a probe may load libraries: ROCm SMI,
-    libunwind ...; a session asks only about the backends its options need)."""
+    libunwind ...; a session asks only about the backends its options need). One the native
+    core does not report (not compiled in) is answered without probing any other: every GPU
+    host asks about both GPU backends, and the AMD PC sampler's reason runs ldconfig."""
     for native, compiled, live, reason in _core.backends(name):
         return dict(name=native, compiled=compiled, live=live, reason=reason)
-    return next(s for s in statuses(listed_only=False) if s["name"] == name)  # not compiled in: why not
+    b = get(name)
+    return _row(b, *_not_native(b))
 
 
 def _configure_gpu(options: Options, settings) -> list[str]:

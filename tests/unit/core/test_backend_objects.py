@@ -48,6 +48,32 @@ def test_a_request_no_backend_serves_is_one_line():
     assert notes == ["--sample requested but call-stack sampling is unavailable here (no timer here)"]
 
 
+def test_a_gpu_backend_not_in_the_build_is_answered_without_probing_the_others():
+    """A session asks about every GPU backend; one the build lacks (the AMD one on an NVIDIA
+    host built without ROCm's headers) is answered from what the build lacks, not by probing
+    every backend and asking the AMD PC sampler why it is missing (which runs ldconfig): that
+    ran before every profiled program on such hosts."""
+    calls, amd_asked = [], []
+    real = _core.backends
+
+    def build_without_hsa(name=""):
+        calls.append(name)
+        return [row for row in real(name) if row[0] != "hsa"]
+
+    amd_sampler_built = any(row[0] == "rocprofiler-sdk-pc-sampling" for row in real())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_core, "backends", build_without_hsa)
+        mp.setattr(backends, "_amd_pc_sampling_reason", lambda: amd_asked.append(1) or "why")
+        backends.configure(Options(kernel_trace=True, default_gpu=True))  # a plain run's
+        assert "hsa" in calls and "" not in calls and amd_asked == []
+        status = backends._status("hsa")
+        listed = {s["name"]: s for s in backends.statuses()}  # rocprof info: every backend
+    assert (status["compiled"], status["live"], status["reason"]) == \
+        (False, False, backends.get("hsa").not_compiled)
+    assert listed["hsa"] == status
+    assert amd_asked == ([] if amd_sampler_built else [1])
+
+
 def test_child_environment_comes_from_the_backends():
     """The hook each backend has for commands (rocprof run -- CMD), driven by its settings."""
     settings = _core.CaptureSettings()
