@@ -4,6 +4,7 @@ only for --stats, -S or -f. (The time this saves is B7's: tests/regression_guard
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -24,10 +25,11 @@ NOT_BEFORE_THE_PROGRAM = ("rocpd.stats", "rocpd.io.connection", "rocpd.summary",
                           "weakref", "signal", "json", "re", "enum")
 # A followed child starts its session from the launcher's description, configuring and probing
 # nothing: no command line parser, options, backends, JSON, regular expressions, the sqlite3
-# module's C part (its SQLite library is mapped without it) or importlib.
+# module's C part (its SQLite library is mapped without it) or importlib. (The capture module
+# of a backend live on the host is loaded for what the child does for itself, its in_child.)
 NOT_BEFORE_A_CHILD = (*NOT_BEFORE_THE_PROGRAM, "functools", "_sqlite3",
                       "importlib", "importlib.util", "rocprof.options", "rocprof.backends",
-                      "rocprof.session", "rocprof.option_table", "rocprof.capture.cupti",
+                      "rocprof.session", "rocprof.option_table", "rocprof.capture.pc_sampling",
                       "threading")
 
 # The list is taken before the report imports json.
@@ -107,18 +109,45 @@ def test_a_backend_status_probes_only_that_backend():
     assert {b[0] for b in _core.backends()} >= {"markers", "sampling", "metrics"}
 
 
+def _modules_line(names) -> str:
+    """A script printing which of `names` are loaded (no json: it must not load what it looks for)."""
+    return f"import sys\nprint('MODULES', [m for m in {list(names)!r} if m in sys.modules])\n"
+
+
+def _listed(stdout: str) -> set[str]:
+    (line,) = [x for x in stdout.splitlines() if x.startswith("MODULES ")]
+    return set(ast.literal_eval(line.split(" ", 1)[1]))
+
+
+def _own_start(tmp_path, names) -> set[str]:
+    """Which of `names` this Python's own start-up loads (its site, its .pth files)."""
+    plain = tmp_path / "plain_start.py"
+    plain.write_text(_modules_line(names))
+    return _listed(subprocess.run([sys.executable, plain], capture_output=True, text=True,
+                                  env=_env(None), timeout=60, check=True).stdout)
+
+
 def test_a_followed_child_configures_nothing_before_its_program(tmp_path):
-    # No json here: the report itself must not load what it looks for.
     child = tmp_path / "child.py"
-    child.write_text(f"import sys\nprint('MODULES', [m for m in {list(NOT_BEFORE_A_CHILD)!r} "
-                     "if m in sys.modules])\n")
+    child.write_text(_modules_line(NOT_BEFORE_A_CHILD))
     parent = tmp_path / "parent.py"
     parent.write_text(f"import subprocess, sys\nsubprocess.run([sys.executable, {str(child)!r}], "
                       "check=True)\n")
     r = run_rocprof("run", "-d", tmp_path / "out", parent)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "MODULES []", r.stdout
+    assert _listed(r.stdout) <= _own_start(tmp_path, NOT_BEFORE_A_CHILD), r.stdout
     assert len(list((tmp_path / "out").glob("*.db"))) == 2  # the child was followed
+
+
+def test_a_child_on_an_nvidia_host_loads_nothing_more(tmp_path):
+    """What each followed child of a GPU-traced run does for itself where CUPTI is live
+    (rocprof.capture.cupti's in_child: the backward-pass hook), which this host skips."""
+    script = tmp_path / "nvidia_child.py"
+    script.write_text("import rocprof.children\nfrom rocprof.capture import autograd_sites, cupti\n"
+                      "autograd_sites.install()\n" + _modules_line(NOT_BEFORE_A_CHILD))
+    r = subprocess.run([sys.executable, script], capture_output=True, text=True, env=_env(None),
+                       timeout=60, check=True)
+    assert _listed(r.stdout) <= _own_start(tmp_path, NOT_BEFORE_A_CHILD), r.stdout
 
 
 def test_the_program_starts_with_the_collector_on_and_the_launchers_objects_frozen(tmp_path):

@@ -36,7 +36,9 @@ LAZY = {
                         "session is configured, the AMD PC-sampling probe for `rocprof info` and "
                         "--pc-sampling",
     "rocprof.capture.cupti": "imported on every host for its prepare(): the launch-site helpers "
-                             "load where CUPTI is live, rocpd's metric tables for --pmc/--sol",
+                             "load where CUPTI is live, rocpd's metric tables for --pmc/--sol, "
+                             "the PC-sampling settings in the launcher only (each followed child "
+                             "runs in_child)",
     "rocprof.capture.autograd_sites": "rocprof._torch_observer links libtorch: it loads once "
                                       "torch itself is imported, in the processes that trace",
     "rocprof.run_report": "runs in every profiled process: rocpd's analysis loads at exit, and "

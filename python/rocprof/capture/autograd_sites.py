@@ -25,8 +25,6 @@ share one lent site (the last one lent).
 
 from __future__ import annotations
 
-import functools
-import importlib.machinery
 import sys
 
 from .. import _core
@@ -35,6 +33,11 @@ _MARK = "__rocprof_lends_launch_site__"
 
 
 def _lending(fn):
+    # functools and importlib.machinery are imported where used, once torch is: every followed
+    # child of a GPU-traced run installs the hook, and would load them (functools with
+    # collections: 15 M instructions) before its program starts.
+    import functools
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         previous = _core._launch_site_lend()
@@ -107,6 +110,8 @@ class _Hook:
     def find_spec(self, name, path, target=None):
         if name != "torch.autograd":
             return None
+        import importlib.machinery
+
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec

@@ -12,8 +12,12 @@ import sys
 
 from .. import _core
 from .._libs import library_dir
-from ..options import Options
-from . import pc_sampling
+
+# typing's constant, without typing: the options are for annotations here, so a followed child
+# (in_child) loads neither them nor their option table.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..options import Options
 
 
 def library_candidates() -> list[str]:
@@ -86,6 +90,8 @@ def configure(options: Options, settings) -> list[str]:
         settings.counters.kernel_exclude = options.kernel_exclude_regex or ""
         settings.counters.origin = "+".join(
             k for k, on in (("pmc", bool(options.pmc)), ("sol", options.sol)) if on)
+    from . import pc_sampling  # the launcher's only: a child takes the settings as they are
+
     pc_sampling.fill(options, settings)
     # Measurement overrides (benchmarks/gpu_b2_b5.py) come from ROCPROF_CUPTI_OPTIONS, read by
     # the native backend into these same settings ("kernels=1,launch_sites=0,...").
