@@ -5,7 +5,6 @@ only for --stats, -S or -f. (The time this saves is B7's: tests/regression_guard
 from __future__ import annotations
 
 import ast
-import json
 import re
 import subprocess
 import sys
@@ -32,60 +31,60 @@ NOT_BEFORE_A_CHILD = (*NOT_BEFORE_THE_PROGRAM, "functools", "_sqlite3",
                       "rocprof.session", "rocprof.option_table", "rocprof.capture.pc_sampling",
                       "threading")
 
-# The list is taken before the report imports json.
-REPORT = f"""import sys
-loaded = [m for m in {list(NOT_BEFORE_THE_PROGRAM)!r} if m in sys.modules]
-import json
-print("MODULES", json.dumps(loaded))
-"""
 # What a launcher on an NVIDIA host runs too before the program (the CUPTI backend's set-up:
-# the launch sites' library prefixes, the libcupti files to try), which this host's probe skips.
-NVIDIA_SET_UP = f"""import sys
-from rocprof.cli import run
-from rocprof.capture import cupti, site_filter
-site_filter.patterns()
-cupti.library_candidates()
-loaded = [m for m in {list(NOT_BEFORE_THE_PROGRAM) + ["glob", "fnmatch", "sysconfig", "shutil",
-                                                     "getpass", "random"]!r}
-          if m in sys.modules]
-import json
-print("MODULES", json.dumps(loaded))
-"""
+# the launch sites' library prefixes, the libcupti files to try), which this host's probe skips,
+# and what that set-up must not load.
+NVIDIA_SET_UP = ("from rocprof.cli import run\nfrom rocprof.capture import cupti, site_filter\n"
+                 "site_filter.patterns()\ncupti.library_candidates()\n")
+NOT_IN_THE_NVIDIA_SET_UP = (*NOT_BEFORE_THE_PROGRAM, "glob", "fnmatch", "sysconfig", "shutil",
+                            "getpass", "random")
 
 
-def _loaded(stdout: str) -> list[list[str]]:
-    return [json.loads(line.split(" ", 1)[1]) for line in stdout.splitlines()
-            if line.startswith("MODULES ")]
+def _modules_line(names) -> str:
+    """A script printing which of `names` are loaded (no json: it must not load what it looks for)."""
+    return f"import sys\nprint('MODULES', [m for m in {list(names)!r} if m in sys.modules])\n"
+
+
+def _listed_lines(stdout: str) -> list[set[str]]:
+    return [set(ast.literal_eval(x.split(" ", 1)[1])) for x in stdout.splitlines()
+            if x.startswith("MODULES ")]
+
+
+def _listed(stdout: str) -> set[str]:
+    (names,) = _listed_lines(stdout)
+    return names
+
+
+def _own_start(tmp_path, names) -> set[str]:
+    """Which of `names` this Python's own start-up loads (its site, its .pth files)."""
+    plain = tmp_path / "plain_start.py"
+    plain.write_text(_modules_line(names))
+    return _listed(subprocess.run([sys.executable, plain], capture_output=True, text=True,
+                                  env=_env(None), timeout=60, check=True).stdout)
 
 
 def test_the_launcher_and_its_children_load_only_what_recording_needs(tmp_path):
+    report = _modules_line(NOT_BEFORE_THE_PROGRAM)
     child = tmp_path / "child.py"
-    child.write_text(REPORT)
+    child.write_text(report)
     parent = tmp_path / "parent.py"
-    parent.write_text(REPORT + "import subprocess\n"
+    parent.write_text(report + "import subprocess\n"
                       f"subprocess.run([sys.executable, {str(child)!r}], check=True)\n")
     r = run_rocprof("run", "-d", tmp_path / "out", parent)
     assert r.returncode == 0, r.stderr
-    launcher, followed = _loaded(r.stdout)
+    launcher, followed = _listed_lines(r.stdout)
     # What this Python's own start loads (its site) is not on rocprof's account.
-    plain = subprocess.run([sys.executable, child], capture_output=True, text=True, env=_env(None),
-                           timeout=60)
-    (site,) = _loaded(plain.stdout)
-    assert set(launcher) <= set(site) and set(followed) <= set(site), (r.stdout, site)
+    site = _own_start(tmp_path, NOT_BEFORE_THE_PROGRAM)
+    assert launcher <= site and followed <= site, (r.stdout, site)
     assert len(list((tmp_path / "out").glob("*.db"))) == 2  # the child was followed
 
 
 def test_the_nvidia_set_up_loads_nothing_more(tmp_path):
     script = tmp_path / "nvidia_set_up.py"
-    script.write_text(NVIDIA_SET_UP)
-    plain = tmp_path / "plain.py"
-    plain.write_text(NVIDIA_SET_UP.replace("site_filter.patterns()", "").replace(
-        "cupti.library_candidates()", "").replace("from rocprof.cli import run", "").replace(
-        "from rocprof.capture import cupti, site_filter", ""))
-    (set_up,), (site,) = (
-        _loaded(subprocess.run([sys.executable, s], capture_output=True, text=True, env=_env(None),
-                               timeout=60, check=True).stdout) for s in (script, plain))
-    assert set(set_up) <= set(site), (set_up, site)
+    script.write_text(NVIDIA_SET_UP + _modules_line(NOT_IN_THE_NVIDIA_SET_UP))
+    r = subprocess.run([sys.executable, script], capture_output=True, text=True, env=_env(None),
+                       timeout=60, check=True)
+    assert _listed(r.stdout) <= _own_start(tmp_path, NOT_IN_THE_NVIDIA_SET_UP), r.stdout
 
 
 def test_analysis_modules_load_at_exit_only_when_a_report_is_asked_for(tmp_path):
@@ -107,24 +106,6 @@ def test_a_backend_status_probes_only_that_backend():
     assert [b[0] for b in _core.backends("sampling")] == ["sampling"]
     assert _core.backends("no-such-backend") == []
     assert {b[0] for b in _core.backends()} >= {"markers", "sampling", "metrics"}
-
-
-def _modules_line(names) -> str:
-    """A script printing which of `names` are loaded (no json: it must not load what it looks for)."""
-    return f"import sys\nprint('MODULES', [m for m in {list(names)!r} if m in sys.modules])\n"
-
-
-def _listed(stdout: str) -> set[str]:
-    (line,) = [x for x in stdout.splitlines() if x.startswith("MODULES ")]
-    return set(ast.literal_eval(line.split(" ", 1)[1]))
-
-
-def _own_start(tmp_path, names) -> set[str]:
-    """Which of `names` this Python's own start-up loads (its site, its .pth files)."""
-    plain = tmp_path / "plain_start.py"
-    plain.write_text(_modules_line(names))
-    return _listed(subprocess.run([sys.executable, plain], capture_output=True, text=True,
-                                  env=_env(None), timeout=60, check=True).stdout)
 
 
 def test_a_followed_child_configures_nothing_before_its_program(tmp_path):
