@@ -6,9 +6,15 @@ PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
 BUILD  := build/dev
-# --no-compile: Python compiles a module when it is first imported; byte-compiling every file
-# at install took most of PyTorch's install time (39 s -> 12 s on 2 cores).
+# --no-compile, then BYTECOMPILE: pip byte-compiles on one core (most of PyTorch's install
+# time: 39 s -> 12 s on 2 cores); compileall does it on every core. Compiled they must be: where
+# PYTHONDONTWRITEBYTECODE is set (CI images set it) Python never caches what it compiles, and
+# every `import torch` compiled torch's sources again (7.3 s instead of 3.6 s; pandas 3.0 s
+# instead of 0.8). Its status is not the set-up's: packages ship files for newer Pythons
+# (torch's py312_intrinsics.py), which pip's compile skips too.
 PIP    := $(VPY) -m pip install --disable-pip-version-check --no-compile
+BYTECOMPILE = @$(VPY) -m compileall -qq -j0 \
+	"$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" python rocpd || true
 export PYTHONPATH := $(CURDIR)/python:$(CURDIR)
 export PYTHONUNBUFFERED := 1
 
@@ -49,16 +55,19 @@ $(VENV)/.tools: pyproject.toml Makefile
 $(VENV)/.stamp: $(VENV)/.tools
 	$(call say,[set-up] rocprof's dependencies: $(subst ',,$(DEPS)) (~45 s, beside the build))
 	$(PIP) $(DEPS)
+	$(BYTECOMPILE)
 	touch $@
 
 $(VENV)/.torch: $(VENV)/.stamp
 	$(call say,[set-up] PyTorch 2.13 (CPU build) for the examples (~15 s from the pip cache, beside the build; the first download is ~200 MB))
 	$(PIP) torch==2.13.0
+	$(BYTECOMPILE)
 	touch $@
 
 $(VENV)/.test: $(VENV)/.stamp
 	$(call say,[set-up] test and lint packages: $(subst ',,$(TEST_PY_PKGS)) (~30 s))
 	$(PIP) $(TEST_PY_PKGS)
+	$(BYTECOMPILE)
 	touch $@
 
 # pip installs one after another (two at once into one venv is not safe); the build beside them.
