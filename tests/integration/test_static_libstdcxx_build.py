@@ -1,8 +1,9 @@
 """A build whose toolchain links libstdc++ statically into shared objects (the GPU hosts'
-/opt/gcc, manylinux devtoolset, conda compilers behave this way) must hide that copy: built
-here with -static-libstdc++, the libraries export nothing of the C++ runtime and a script that
-imports torch and uses the JIT inside a session runs to the end (before the fix it hung in
-std::use_facet, on the GPU host it crashed)."""
+/opt/gcc, manylinux devtoolset, conda compilers behave this way) must hide that copy: the
+wheel the suite builds (conftest.py) is linked with -static-libstdc++ wherever the compiler can;
+its libraries export nothing of the C++ runtime and a script that imports torch and uses the JIT
+inside a session runs to the end (before the fix it hung in std::use_facet, on the GPU host it
+crashed)."""
 
 from __future__ import annotations
 
@@ -10,53 +11,27 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
+import zipfile
 
 import pytest
 from support import ALLOWED, ROOT, RUNTIME, WORKLOADS, exported
+from wheel_build import links_libstdcxx_statically
 
 pytestmark = pytest.mark.slow
 
 
-def _tool(name: str) -> str | None:
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.exists() else shutil.which(name)
-
-
 @pytest.fixture(scope="module")
-def static_build(tmp_path_factory):
-    cmake, ninja = _tool("cmake"), _tool("ninja")
-    if cmake is None or shutil.which("nm") is None:
-        pytest.skip("cmake or nm is not installed")
-    probe = subprocess.run(["c++", "-static-libstdc++", "-shared", "-fPIC", "-x", "c++", "-",
-                            "-o", os.devnull], input="int f(){return 0;}", text=True,
-                           capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip(f"this compiler cannot link libstdc++ statically: {probe.stderr[:200]}")
-    work = tmp_path_factory.mktemp("static")
-    build = work / "build"
-    pybind11_dir = subprocess.run([sys.executable, "-m", "pybind11", "--cmakedir"],
-                                  capture_output=True, text=True, check=True).stdout.strip()
-    flags = "-static-libstdc++ -static-libgcc"
-    cfg = [cmake, "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-           f"-DPython_EXECUTABLE={sys.executable}", f"-Dpybind11_DIR={pybind11_dir}",
-           f"-DCMAKE_SHARED_LINKER_FLAGS={flags}", f"-DCMAKE_MODULE_LINKER_FLAGS={flags}",
-           # The torch observer compiles against torch's headers (the slowest object of the
-           # build) and loads only where CUPTI traces: nothing these tests run needs it.
-           "-DROCPROF_WITH_TORCH=OFF"]
-    if ninja:
-        cfg += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]
-    subprocess.run(cfg, check=True, capture_output=True, text=True)
-    r = subprocess.run([cmake, "--build", str(build), "-j", "2"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    # A package folder as an install would lay it out: the sources plus these libraries.
-    pkg = work / "site"
-    shutil.copytree(ROOT / "python" / "rocprof", pkg / "rocprof",
-                    ignore=shutil.ignore_patterns("*.so", "__pycache__", "include"))
-    shutil.copytree(ROOT / "python" / "roctx", pkg / "roctx")
-    for lib in (build / "cpp").glob("*.so"):
-        shutil.copy2(lib, pkg / "rocprof" / lib.name)
-    return pkg
+def static_build(wheel, tmp_path_factory):
+    why_not = links_libstdcxx_statically()
+    if why_not is not None:
+        pytest.skip(f"this compiler cannot link libstdc++ statically: {why_not}")
+    if shutil.which("nm") is None or shutil.which("readelf") is None:
+        pytest.skip("nm or readelf (binutils) is not installed")
+    # The wheel's files as an install lays them out (a folder to put on PYTHONPATH).
+    site = tmp_path_factory.mktemp("static") / "site"
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(site)
+    return site
 
 
 def test_static_runtime_is_linked_in_and_hidden(static_build):

@@ -1,8 +1,7 @@
 """A plain `pip install` of the wheel does everything the README documents: the wheel is built
-from the checkout once (scikit-build-core without build isolation; its build folder is kept, so
-a rebuild is incremental), installed into a fresh virtual environment with no extras, and the
-README's Use section runs there. The commands that need the Dask extra must fail in one line
-naming it.
+from the checkout once (conftest.py: the `wheel` fixture), installed into a fresh virtual
+environment with no extras, and the README's Use section runs there. The commands that need the
+Dask extra must fail in one line naming it.
 
 PyTorch is the profiled program's own dependency, not rocprof's: the fresh environment sees the
 set-up's torch (and what torch itself requires) through a folder of links, and nothing else of
@@ -20,32 +19,13 @@ from pathlib import Path
 
 import pytest
 from readme_use import check_outputs, run_use_section
-from support import ROOT
 
 pytestmark = pytest.mark.slow
-
-WHEELS = ROOT / "build" / "wheel-test"
 
 
 def _needs(module: str, why: str) -> None:
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed here ({why}; make test installs it)")
-
-
-@pytest.fixture(scope="module")
-def wheel() -> Path:
-    _needs("scikit_build_core", "the wheel is built without build isolation")
-    for old in WHEELS.glob("rocprof-*.whl"):
-        old.unlink()
-    # Without the torch observer, as a plain `pip install` builds it: its isolated build
-    # environment has no torch (and the observer's compile is the slowest of the build).
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps",
-                        "--no-build-isolation", "--disable-pip-version-check", "-w", str(WHEELS),
-                        "--config-settings=cmake.define.ROCPROF_WITH_TORCH=OFF"],
-                       capture_output=True, text=True, timeout=1200)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    (built,) = WHEELS.glob("rocprof-*.whl")
-    return built
 
 
 def _requirement_names(dist: metadata.Distribution) -> list[str]:
@@ -91,9 +71,10 @@ def test_wheel_in_a_fresh_venv_runs_the_readme(wheel, tmp_path):
                                 "['purelib'])"], capture_output=True, text=True,
                                check=True).stdout.strip())
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    # No extras: the wheel and its declared dependencies, from the package index (pip's cache).
+    # No extras: the wheel and its declared dependencies, from the package index (pip's cache),
+    # byte-compiled as a plain `pip install` does (the README's thirty commands import them).
     r = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install",
-                        "--disable-pip-version-check", "--no-compile", str(wheel)],
+                        "--disable-pip-version-check", str(wheel)],
                        capture_output=True, text=True, timeout=900, env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     exposed = expose("torch", tmp_path / "torch-view")
