@@ -136,9 +136,17 @@ test-cpp: system-deps native-all
 	else echo "SKIPPED C++ tests: GoogleTest (libgtest-dev) is not installed"; fi
 
 PYTEST_ARGS ?= tests
+# One pytest worker per core (pytest-xdist; at most 4: each test starts Python processes of its
+# own), then the `timing` tests alone: they compare times within their own run, which a test
+# beside them would skew. Exit status 5 is pytest's "no test selected" (PYTEST_ARGS may select
+# none of one kind).
+PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
+pytest_ok = status=0; $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 test-py: system-deps native $(VENV)/.torch $(VENV)/.test
 	$(call say,[test] Python suite (pytest, ~8 min on 2 cores; s = skipped, each with its reason at the end))
-	$(VPY) -m pytest -q $(PYTEST_ARGS)
+	@$(call pytest_ok,$(VPY) -m pytest -q -n $(PYTEST_WORKERS) -m "not timing" $(PYTEST_ARGS))
+	$(call say,[test] the timing tests (alone: they time themselves; ~20 s))
+	@$(call pytest_ok,$(VPY) -m pytest -q -p no:xdist -m timing $(PYTEST_ARGS))
 
 test:
 	@$(MAKE) --no-print-directory -j2 system-deps native-all test-packages

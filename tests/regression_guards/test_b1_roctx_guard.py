@@ -17,9 +17,13 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 import rocprof
 from rocprof import _core_testing  # benchmark hooks: built with the tests (make bench builds them)
 from support import ROOT
+
+# Timed: `make test` runs these alone, after the parallel pass (pyproject.toml, `timing`).
+pytestmark = pytest.mark.timing
 
 N = 20_000
 # Recorded ranges per burst: fewer, as the writer stores each one before the next burst (a

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from support import ROOT
+
+# Timed: `make test` runs these alone, after the parallel pass (pyproject.toml, `timing`).
+pytestmark = pytest.mark.timing
 
 ROUNDS = 7
 # Added CPU ms, fastest runs. Measured on the CPU box (2 shared cores, Python 3.11, load ~10):
@@ -21,8 +25,11 @@ ROUNDS = 7
 # launcher's configuration (each one configured and probed the backends, imported dataclasses,
 # json, re and the sqlite3 module, and wrote its schema with DDL), +55..61 / +46..52 ms; with
 # the analysis modules and every backend's probe loaded before the program, +88..95 / +70..74.
+# On 2026-11-29 the same box ran everything about twice as slowly: launcher +25..34, each child
+# +25..32 (main before that day's changes measured the same in the same rounds). The limits
+# hold such a day and still fail the +70..74 per child of a doubled start-up.
 MAX_LAUNCHER_MS = 70
-MAX_CHILD_MS = 24
+MAX_CHILD_MS = 45
 
 
 def test_rocprof_run_adds_little_to_start_up_and_to_each_followed_child(tmp_path, monkeypatch):
