@@ -7,13 +7,14 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from support import MESSAGE, WORKLOADS, build_roctx_program, open_db, run_rocprof
+from support import MESSAGE, ROOT, WORKLOADS, build_roctx_program, open_db, run_rocprof
 
 
 def ptrace_permitted() -> bool:
@@ -45,9 +46,11 @@ def ranges(db: Path) -> list[int]:
     return [int(re.fullmatch(r"(?:c|req)(\d+)", n).group(1)) for n in names]
 
 
-def attach_and_check(proc: subprocess.Popen, out: Path, *extra: str) -> Path | None:
+def attach_and_check(proc: subprocess.Popen, out: Path, *extra: str,
+                     env: dict | None = None) -> Path | None:
     assert proc.stdout.readline().strip() == "serving"
-    r = run_rocprof("attach", str(proc.pid), "--duration", "2s", "-d", out, *extra, timeout=90)
+    r = run_rocprof("attach", str(proc.pid), "--duration", "2s", "-d", out, *extra, timeout=90,
+                    env=env)
     if not PTRACE:
         assert r.returncode == 1
         assert re.fullmatch(r"rocprof attach: ptrace of pid \d+ refused \(E\w+\): "
@@ -68,6 +71,24 @@ def test_native_program_attached_by_ptrace_records_its_roctx_ranges(c_loop, tmp_
                             text=True, env={"PATH": os.environ["PATH"]})
     try:
         attach_and_check(proc, tmp_path / "out")
+    finally:
+        stop.touch()
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+
+
+def test_attached_from_a_rocprof_under_a_path_with_spaces(c_loop, tmp_path):
+    # rocprof installed under "My Projects/...": its library is found in the target's memory
+    # map, whose lines end with the path, spaces included.
+    site = tmp_path / "My Projects" / "site"
+    for package in ("rocprof", "roctx"):
+        shutil.copytree(ROOT / "python" / package, site / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    stop = tmp_path / "stop"
+    proc = subprocess.Popen([c_loop, stop], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={"PATH": os.environ["PATH"]})
+    try:
+        attach_and_check(proc, tmp_path / "out", env={"PYTHONPATH": f"{site}{os.pathsep}{ROOT}"})
     finally:
         stop.touch()
         _, err = proc.communicate(timeout=60)

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 from collections import Counter
 from pathlib import Path
 
@@ -94,6 +95,37 @@ def test_plain_python_process_is_sampled_and_runs_on_untouched(tmp_path):
     assert pid == proc.pid and str(TARGET) in command, command
     assert meta["rocprof.attach.method"] == "read-only", meta
     assert threads == {proc.pid}, threads  # none of the attacher's own threads
+
+
+def test_a_python_under_a_path_with_spaces_is_sampled(tmp_path):
+    # The interpreter is found by the file holding it in the target's memory map, whose lines
+    # end with the path, spaces included ("My Projects/.venv/..."). A shared build's
+    # libpython is copied there (LD_LIBRARY_PATH comes before the executable's RUNPATH); a
+    # static build's executable itself.
+    folder = tmp_path / "My Projects"
+    folder.mkdir()
+    env = {"PATH": os.environ["PATH"]}
+    python = sys.executable
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        name = sysconfig.get_config_var("INSTSONAME")
+        shutil.copy2(Path(sysconfig.get_config_var("LIBDIR")) / name, folder / name)
+        env["LD_LIBRARY_PATH"] = str(folder)
+    else:
+        python = str(folder / "python3")
+        shutil.copy2(os.path.realpath(sys.executable), python)
+        env["PYTHONHOME"] = sys.base_prefix
+    proc = subprocess.Popen([python, TARGET], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    assert proc.stdout.readline() == "ready\n", proc.stderr.read()
+    try:
+        with open(f"/proc/{proc.pid}/maps") as maps:
+            assert str(folder) + "/" in maps.read()
+        r = attach(proc.pid, tmp_path / "out", "--method", "read-only")
+    finally:
+        finish(proc)
+    assert r.returncode == 0, r.stderr
+    main = leaves(r.stdout.strip())[proc.pid]
+    assert share(main, ("busy", line_of("BUSY"))) >= 0.8, main
 
 
 def test_each_thread_is_sampled_with_its_own_stack(tmp_path):

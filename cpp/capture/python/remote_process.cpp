@@ -116,7 +116,10 @@ bool RemoteProcess::interpreter_modules(std::vector<Module>* out) const {
   for (std::string line; std::getline(maps, line);) {
     std::istringstream in(line);
     std::string range, perms, offset, dev, inode, path;
-    if (!(in >> range >> perms >> offset >> dev >> inode >> path) || path[0] != '/') continue;
+    // The path is the rest of the line: it may hold spaces.
+    if (!(in >> range >> perms >> offset >> dev >> inode) || !std::getline(in >> std::ws, path) ||
+        path.empty() || path[0] != '/')
+      continue;
     if (!is_libpython(path) && path != exe_path) continue;
     const uint64_t start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
     bool known = false;

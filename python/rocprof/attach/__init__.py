@@ -26,7 +26,7 @@ import time
 
 from .._libs import library_dir
 from ..control import socket_of_pid
-from .ptrace import AttachError, InjectionRefused, inject
+from .ptrace import AttachError, InjectionRefused, inject, mapped_files
 
 __all__ = ["AttachError", "InjectionRefused", "arm", "python_version_of", "read_only_reason"]
 
@@ -48,8 +48,7 @@ def python_version_of(pid: int) -> tuple[int, int] | None:
     names = set()
     try:
         names.add(os.path.basename(os.readlink(f"/proc/{pid}/exe")))
-        with open(f"/proc/{pid}/maps") as f:
-            names.update(os.path.basename(line.split()[-1]) for line in f if "python" in line)
+        names.update(os.path.basename(file) for _start, file in mapped_files(pid) if "python" in file)
     except OSError:
         return None
     for n in sorted(names):

@@ -67,23 +67,26 @@ def refusal(pid: int, e: OSError, action: str = "") -> str:
             "(containers: --cap-add SYS_PTRACE; a seccomp profile may also forbid ptrace)")
 
 
-def _mapping_base(pid: int | str, path: str) -> int | None:
-    base = None
-    with open(f"/proc/{pid}/maps") as f:
+def mapped_files(pid: int | str):
+    """(start address, path) of each file mapping of process pid, from /proc/<pid>/maps. The
+    path is the rest of the line after five fields: it may hold spaces (a venv under "My
+    Projects"), so it is not split off with the others."""
+    with open(f"/proc/{pid}/maps", encoding="utf-8", errors="surrogateescape") as f:
         for line in f:
-            parts = line.split()
-            if len(parts) >= 6 and os.path.realpath(parts[5]) == path:
-                start = int(parts[0].split("-")[0], 16)
-                base = start if base is None else min(base, start)
-    return base
+            parts = line.rstrip("\n").split(maxsplit=5)
+            if len(parts) == 6 and parts[5].startswith("/"):
+                yield int(parts[0].split("-")[0], 16), parts[5]
+
+
+def _mapping_base(pid: int | str, path: str) -> int | None:
+    starts = [start for start, file in mapped_files(pid) if os.path.realpath(file) == path]
+    return min(starts, default=None)
 
 
 def _libc_path(pid: int | str) -> str | None:
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 6 and os.path.basename(parts[5]).startswith("libc.so"):
-                return os.path.realpath(parts[5])
+    for _start, file in mapped_files(pid):
+        if os.path.basename(file).startswith("libc.so"):
+            return os.path.realpath(file)
     return None
 
 
