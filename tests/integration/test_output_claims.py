@@ -5,6 +5,7 @@ refuses before the program starts, and the exit lines are computed from the file
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 
 from support import MESSAGE, WORKLOADS, open_db, popen_rocprof, run_rocprof
@@ -56,9 +57,10 @@ def test_two_ranks_resolving_to_one_name_both_keep_every_record(tmp_path):
 def test_processes_of_one_command_sharing_a_name_both_keep_every_record(tmp_path):
     gate = tmp_path / "gate"
     gate.mkdir()
-    script = f"{WORKLOADS / 'same_name.py'}"
-    both = (f"{sys.executable} {script} r0 {N} {gate} r0 r1 & "
-            f"{sys.executable} {script} r1 {N} {gate} r0 r1; wait")
+    py, script, gate_arg = (shlex.quote(str(p))
+                            for p in (sys.executable, WORKLOADS / "same_name.py", gate))
+    both = (f"{py} {script} r0 {N} {gate_arg} r0 r1 & "
+            f"{py} {script} r1 {N} {gate_arg} r0 r1; wait")
     r = run_rocprof("run", "-d", tmp_path / "o", "-o", "rank", "--", "sh", "-c", both, timeout=180)
     assert r.returncode == 0, r.stderr
     dbs = sorted((tmp_path / "o").glob("*_results.db"))
