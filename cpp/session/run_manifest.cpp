@@ -108,7 +108,10 @@ std::string path() {
 Lock::Lock() {
   const std::string m = path();
   if (m.empty()) return;
-  fd_ = ::open(m.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  // Never created here: the launcher makes it and removes it when it has reported, and a
+  // process that outlives it (multiprocessing's resource tracker) would leave a new one behind
+  // in the temporary folder that nothing reads.
+  fd_ = ::open(m.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
   if (fd_ >= 0) ::flock(fd_, LOCK_EX);  // processes of one run start together (ranks)
 }
 

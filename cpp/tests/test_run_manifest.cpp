@@ -26,6 +26,7 @@ struct ThisRun {  // a manifest of this test's own, named where Lock finds it
   std::string path = dir + "/run.manifest";
   ThisRun() {
     std::filesystem::create_directories(dir);
+    write(path, "");  // as the launcher makes it
     ::setenv("ROCPROF_MANIFEST", path.c_str(), 1);
   }
   ~ThisRun() {

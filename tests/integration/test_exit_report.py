@@ -45,3 +45,22 @@ def test_a_closed_database_is_said_complete_unless_it_changed_since(tmp_path):
     assert any(line.startswith(f"rocprof: {changed} is incomplete (disk-full)") for line in lines), \
         r.stderr
     assert f"rocprof: results written to {out / 'p_results.db'}" in lines, r.stderr
+
+
+def test_a_process_that_outlives_the_launcher_leaves_no_manifest_behind(tmp_path):
+    # A followed child still recording when the launcher has reported (multiprocessing's
+    # resource tracker is one) closes its database after the manifest is gone: it must not
+    # make a new one that nothing would read or remove.
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    program = tmp_path / "outlived.py"
+    program.write_text(
+        "import subprocess, sys\n"
+        "late = 'import time, roctx\\ntime.sleep(2)\\nwith roctx.range(\"late\"):\\n    pass\\n'\n"
+        "subprocess.Popen([sys.executable, '-c', late])\n")
+    # The child keeps the launcher's output pipes open: this returns when it has ended too.
+    r = run_rocprof("run", "-d", tmp_path / "out", "-o", "p", program, env={"TMPDIR": str(folder)},
+                    timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert len(list((tmp_path / "out").glob("p_*_results.db"))) == 1, r.stderr
+    assert list(folder.iterdir()) == []
