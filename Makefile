@@ -143,7 +143,7 @@ PYTEST_ARGS ?= tests
 PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
 pytest_ok = status=0; $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 test-py: system-deps native $(VENV)/.torch $(VENV)/.test
-	$(call say,[test] Python suite (pytest, ~8 min on 2 cores; s = skipped, each with its reason at the end))
+	$(call say,[test] Python suite (pytest on every core, ~8-11 min on 2 cores; s = skipped, each with its reason at the end))
 	@$(call pytest_ok,$(VPY) -m pytest -q -n $(PYTEST_WORKERS) -m "not timing" $(PYTEST_ARGS))
 	$(call say,[test] the timing tests (alone: they time themselves; ~20 s))
 	@$(call pytest_ok,$(VPY) -m pytest -q -p no:xdist -m timing $(PYTEST_ARGS))
