@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 from collections import Counter
 from pathlib import Path
 
@@ -99,20 +98,24 @@ def test_plain_python_process_is_sampled_and_runs_on_untouched(tmp_path):
 
 def test_a_python_under_a_path_with_spaces_is_sampled(tmp_path):
     # The interpreter is found by the file holding it in the target's memory map, whose lines
-    # end with the path, spaces included ("My Projects/.venv/..."). A shared build's
-    # libpython is copied there (LD_LIBRARY_PATH comes before the executable's RUNPATH); a
-    # static build's executable itself.
+    # end with the path, spaces included ("My Projects/.venv/..."). Where this Python runs from
+    # a libpython, that is copied there (LD_LIBRARY_PATH comes before the executable's
+    # RUNPATH); else the executable itself (Debian's python3.X holds the interpreter while a
+    # libpython is installed beside it).
     folder = tmp_path / "My Projects"
     folder.mkdir()
     env = {"PATH": os.environ["PATH"]}
     python = sys.executable
-    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
-        name = sysconfig.get_config_var("INSTSONAME")
-        shutil.copy2(Path(sysconfig.get_config_var("LIBDIR")) / name, folder / name)
+    with open("/proc/self/maps") as maps:
+        libpython = next((line[line.index("/"):].strip() for line in maps
+                          if "/libpython" in line), None)
+    if libpython:
+        shutil.copy2(libpython, folder / os.path.basename(libpython))
         env["LD_LIBRARY_PATH"] = str(folder)
     else:
-        python = str(folder / "python3")
-        shutil.copy2(os.path.realpath(sys.executable), python)
+        real = os.path.realpath(sys.executable)  # python3.X: the name says the version
+        python = str(folder / os.path.basename(real))
+        shutil.copy2(real, python)
         env["PYTHONHOME"] = sys.base_prefix
     proc = subprocess.Popen([python, TARGET], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
