@@ -48,7 +48,8 @@ def python_version_of(pid: int) -> tuple[int, int] | None:
     names = set()
     try:
         names.add(os.path.basename(os.readlink(f"/proc/{pid}/exe")))
-        names.update(os.path.basename(file) for _start, file in mapped_files(pid) if "python" in file)
+        names.update(os.path.basename(file) for _start, file in mapped_files(pid)
+                     if "python" in file)
     except OSError:
         return None
     for n in sorted(names):
