@@ -189,10 +189,13 @@ def test_other_tick_frequency_is_converted(standin, tmp_path):
     assert got == DURATIONS
 
 
-def test_python_launch_site_of_each_dispatch(standin, tmp_path):
+@pytest.mark.parametrize("mode", [[], ["hold-gil"]], ids=["gil-released", "resolved-after-exit"])
+def test_python_launch_site_of_each_dispatch(standin, tmp_path, mode):
+    """Each dispatch names its Python line and the stack outward of it; also when the sites are
+    resolved only once the script has returned (its module's code is then held for them)."""
     script = support.WORKLOADS / "amd_standin_launch.py"
     r = support.run_rocprof("run", "-d", tmp_path / "out", "--kernel-trace", script,
-                            standin["hip"], env=standin["env"], timeout=180)
+                            standin["hip"], *mode, env=standin["env"], timeout=180)
     assert r.returncode == 0, r.stderr
     [path] = (tmp_path / "out").rglob("*_results.db")
     line = next(i for i, text in enumerate(script.read_text().splitlines(), 1)

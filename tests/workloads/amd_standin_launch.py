@@ -1,11 +1,15 @@
 """Launches kernels on the TEST-ONLY stand-in HIP runtime (tests/amd_standin) from Python
 through ctypes, so each dispatch's Python launch site can be checked. argv: the stand-in
-libamdhip64 path."""
+libamdhip64 path, then optionally "hold-gil": the calls keep the GIL and no other thread gets
+it while the script runs, so its launch sites are resolved only after it has returned."""
 
 import ctypes
 import sys
 
-hip = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+HOLD_GIL = sys.argv[2:] == ["hold-gil"]
+if HOLD_GIL:
+    sys.setswitchinterval(1000.0)
+hip = (ctypes.PyDLL if HOLD_GIL else ctypes.CDLL)(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
 CODE = b"ROCPROF-STANDIN-CO\n_Z6scalePfi 100000 0 0 16\n"
 vp = ctypes.c_void_p
 assert hip.hipInit(0) == 0

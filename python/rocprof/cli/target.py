@@ -80,22 +80,27 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
     from .. import start_up
 
     start_up.program_starts()
+    # What the program leaves behind (its code and globals, or the exception and with it the
+    # frames it passed), alive until the session stops: a launch site still being resolved then
+    # names frames whose code objects would otherwise be gone, and would lose them.
+    held: object = None
     try:
-        if module is not None:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
-        else:
-            _run_script(script)
+        held = _run_module(module) if module is not None else _run_script(script)
     except SystemExit as e:
+        held = e
         code = _exit_code(e)
     except KeyboardInterrupt as e:
+        held = e
         _print_user_traceback(e)
         interrupted = True
     except BaseException as e:  # noqa: BLE001 - the user's program failed; report as Python does
+        held = e
         _print_user_traceback(e)
         code = 1
     finally:
         _flush_std_streams()
         session.stop()
+    del held
     # A fork child leaving through here names no database: the launcher lists them all.
     run_report.finish(options)
     if interrupted:
@@ -103,19 +108,30 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
     return code
 
 
-def _run_script(path: str) -> None:
+def _run_module(name: str) -> tuple:
+    """runpy.run_module(name, run_name="__main__", alter_sys=True), returning the module's code
+    with its globals (run_module drops the code)."""
+    details = getattr(runpy, "_get_module_details", None)
+    run_module_code = getattr(runpy, "_run_module_code", None)
+    if details is None or run_module_code is None:
+        return (runpy.run_module(name, run_name="__main__", alter_sys=True),)
+    _, spec, code = details(name)
+    return code, run_module_code(code, None, "__main__", spec)
+
+
+def _run_script(path: str) -> tuple:
     """runpy.run_path(path, run_name="__main__") for a Python source file, without what run_path
     loads to find out that it is one (pkgutil, and with it typing and weakref: a tenth of the
     launcher's start-up). The source is compiled as run_path compiles it (_source_code) and
     run by runpy's own helper: __main__, sys.argv[0] and the frames the sampler cuts (runpy's
-    _run_code) are run_path's. Anything else (a zip or a folder with a __main__.py, a .pyc, a
-    file that cannot be read) goes to run_path, which reads it, or fails, as it always did."""
+    _run_code) are run_path's; it returns the code with the globals. Anything else (a zip or a
+    folder with a __main__.py, a .pyc, a file that cannot be read) goes to run_path, which
+    reads it, or fails, as it always did."""
     run_module_code = getattr(runpy, "_run_module_code", None)
     code = _source_code(path) if run_module_code is not None else None
     if code is None:
-        runpy.run_path(path, run_name="__main__")
-    else:
-        run_module_code(code, mod_name="__main__", pkg_name="", script_name=path)
+        return (runpy.run_path(path, run_name="__main__"),)
+    return code, run_module_code(code, mod_name="__main__", pkg_name="", script_name=path)
 
 
 def _source_code(path: str):
