@@ -210,7 +210,7 @@ def test_python_launch_site_of_each_dispatch(standin, tmp_path, mode):
         assert frames_as_strings.fetchone() == (0,)
     assert len(sites) == 3
     assert all(json.loads(s) == {"file": str(script), "line": line, "function": "launch"}
-               for s, _ in sites)
+               for s, _ in sites), (sites, r.stderr)
     for s, stack in sites:  # the whole stack outward of the site follows it
         frames = json.loads(stack)
         assert frames[0] == json.loads(s) and len(frames) > 1

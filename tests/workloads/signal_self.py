@@ -14,4 +14,5 @@ for _ in range(1000):
         pass
 roctx.push("open-at-signal")
 print("ready", flush=True)
-time.sleep(60)
+for _ in range(600):  # short sleeps: a Python handler runs only between them (exit_with.py)
+    time.sleep(0.1)
