@@ -177,7 +177,10 @@ def test_exit_status_is_the_programs_with_stdout_and_stderr_closed(tmp_path):
 
 
 def test_ctrl_c_in_process_dies_of_sigint_like_python(tmp_path):
-    p = popen_rocprof("run", "-d", tmp_path, "-o", "int", WORKLOADS / "exit_with.py", "interrupt")
+    # Ctrl-C as a terminal gives it: also when the suite runs where SIGINT is ignored (a
+    # background job of a script), which a child would inherit, and then Python would ignore it.
+    p = popen_rocprof("run", "-d", tmp_path, "-o", "int", WORKLOADS / "exit_with.py", "interrupt",
+                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert p.stdout.readline().startswith("ready"), p.stderr.read()
         os.kill(p.pid, signal.SIGINT)

@@ -114,7 +114,9 @@ def test_sigterm_to_the_launcher_reaches_the_command(tmp_path):
     marker = tmp_path / "got-term"
     script = (f"import signal, sys, time\n"
               f"def h(*a):\n    open({str(marker)!r}, 'w').close(); sys.exit(3)\n"
-              f"signal.signal(signal.SIGTERM, h)\nprint('ready', flush=True)\ntime.sleep(60)\n")
+              f"signal.signal(signal.SIGTERM, h)\nprint('ready', flush=True)\n"
+              # short sleeps: the handler runs between them (tests/workloads/exit_with.py)
+              f"for _ in range(600): time.sleep(0.1)\n")
     p = popen_rocprof("run", "-d", tmp_path, "-o", "t", "--", "python3", "-c", script,
                       env=python_path_env())
     assert p.stdout.readline().strip() == "ready"
