@@ -208,6 +208,7 @@ def test_python_launch_site_of_each_dispatch(standin, tmp_path, mode):
         # Stored once as rocpd_event rows, not as rocpd_string rows (the unique index).
         frames_as_strings = db.execute("SELECT count(*) FROM rocpd_string WHERE string LIKE '%\"file\"%'")
         assert frames_as_strings.fetchone() == (0,)
+        stats = dict(kv.split("=") for kv in _metadata(db)["rocprof.hsa.launch_sites"].split(","))
     assert len(sites) == 3
     assert all(json.loads(s) == {"file": str(script), "line": line, "function": "launch"}
                for s, _ in sites), (sites, r.stderr)
@@ -215,6 +216,8 @@ def test_python_launch_site_of_each_dispatch(standin, tmp_path, mode):
         frames = json.loads(stack)
         assert frames[0] == json.loads(s) and len(frames) > 1
         assert any(f["function"] == "<module>" and f["file"] == str(script) for f in frames[1:])
+    # Counted where any went without: none here.
+    assert (stats["captured"], stats["queued"], stats["wait_timeouts"]) == ("3", "1", "0"), stats
 
 
 def test_info_names_the_amd_paths(standin):

@@ -1,7 +1,9 @@
 """Launches kernels on the TEST-ONLY stand-in HIP runtime (tests/amd_standin) from Python
 through ctypes, so each dispatch's Python launch site can be checked. argv: the stand-in
 libamdhip64 path, then optionally "hold-gil": the calls keep the GIL and no other thread gets
-it while the script runs, so its launch sites are resolved only after it has returned."""
+it while the script runs, and the script ends with its 0.3 s kernels still running (the session's
+stop waits for them): its launch sites are resolved only after it has returned, and no record
+waits for one meanwhile."""
 
 import ctypes
 import sys
@@ -10,7 +12,7 @@ HOLD_GIL = sys.argv[2:] == ["hold-gil"]
 if HOLD_GIL:
     sys.setswitchinterval(1000.0)
 hip = (ctypes.PyDLL if HOLD_GIL else ctypes.CDLL)(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
-CODE = b"ROCPROF-STANDIN-CO\n_Z6scalePfi 100000 0 0 16\n"
+CODE = b"ROCPROF-STANDIN-CO\n_Z6scalePfi %d 0 0 16\n" % (300_000_000 if HOLD_GIL else 100_000)
 vp = ctypes.c_void_p
 assert hip.hipInit(0) == 0
 stream, module, fn = vp(), vp(), vp()
@@ -26,4 +28,5 @@ def launch():
 
 for _ in range(3):
     assert launch() == 0  # LAUNCH LINE
-assert hip.hipStreamSynchronize(stream) == 0
+if not HOLD_GIL:
+    assert hip.hipStreamSynchronize(stream) == 0

@@ -8,8 +8,7 @@
 //  resolve: when the activity record with that launch's correlation id is processed: the
 //           call site id of the key's user frames (0: none). May wait briefly.
 //  start/stop: with the backend's session; stop resolves what is pending before the flush.
-//  stats: counters for the session's metadata (captured, fast, queued, queue_full,
-//         table_full, faults, waits, wait_timeouts).
+//  stats: counters for the session's metadata (capture/launch_site_stats.hpp).
 #pragma once
 #include <cstdint>
 

@@ -11,14 +11,7 @@ namespace {
 
 namespace ls = rocprof::launch_sites;
 
-void stats(uint64_t out[8]) {
-  const ls::Counters c = ls::counters();
-  const uint64_t v[8] = {c.captured,   c.fast,   c.queued, c.queue_full,
-                         c.table_full, c.faults, c.waits,  c.wait_timeouts};
-  for (int i = 0; i < 8; ++i) out[i] = v[i];
-}
-
-const CallsiteHooks g_hooks{&ls::capture, &ls::resolve, &ls::start, &ls::stop, &stats};
+const CallsiteHooks g_hooks{&ls::capture, &ls::resolve, &ls::start, &ls::stop, &ls::stats};
 
 }  // namespace
 

@@ -22,6 +22,7 @@
 
 #include "callsite.hpp"
 #include "capture/context.hpp"
+#include "capture/launch_site_stats.hpp"
 #include "capture/markers/markers.hpp"
 #include "capture/settings.hpp"
 #include "counters.hpp"
@@ -529,14 +530,9 @@ void on_stop(CaptureContext& c) {
   // ones are memory this process no longer needs (a later session allocates afresh).
   records_free_pool();
   if (hooks != nullptr && hooks->stats != nullptr) {
-    uint64_t v[8] = {};
+    uint64_t v[kLaunchSiteStats] = {};
     hooks->stats(v);
-    static const char* kNames[8] = {"captured",   "fast",   "queued", "queue_full",
-                                    "table_full", "faults", "waits",  "wait_timeouts"};
-    std::string s;
-    for (int i = 0; i < 8; ++i)
-      s += (i ? "," : "") + std::string(kNames[i]) + "=" + std::to_string(v[i]);
-    c.info(MetadataInfo{"rocprof.cupti.launch_sites", s});
+    c.info(MetadataInfo{"rocprof.cupti.launch_sites", launch_site_stats_text(v)});
   }
   g_session_hooks.store(nullptr, std::memory_order_release);
   g_ctx.store(nullptr, std::memory_order_release);

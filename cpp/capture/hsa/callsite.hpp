@@ -5,6 +5,7 @@
 //  capture: in the queue-interception handler, on the submitting thread: the frame chain's key
 //           and, when already resolved, its call site id. No Python API, locks or allocation.
 //  resolve: on the backend's completion thread: the call site id of a key (may wait briefly).
+//  stats: counters for the session's metadata (capture/launch_site_stats.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,6 +21,7 @@ struct CallsiteHooks {
   uint32_t (*resolve)(uint64_t key);
   void (*start)(CaptureContext* ctx);
   void (*stop)();
+  void (*stats)(uint64_t out[8]);
 };
 void set_callsite_hooks(const CallsiteHooks* hooks) noexcept;
 // Defined in rocprof._core only (callsite_python.cpp): library path prefixes ('\n'-separated)

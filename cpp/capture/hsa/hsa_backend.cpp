@@ -22,6 +22,7 @@
 
 #include "callsite.hpp"
 #include "capture/context.hpp"
+#include "capture/launch_site_stats.hpp"
 #include "hsa_state.hpp"
 #include "rocprof/clock.hpp"
 #include "rocprof/info.hpp"
@@ -242,8 +243,14 @@ void on_stop(CaptureContext& c) {
   g_on.allocations.store(false, std::memory_order_relaxed);
   if (g_loaded.load(std::memory_order_acquire) && g_rt.refused.empty()) {
     hip_stop();
-    if (const CallsiteHooks* h = g_session_hooks.load(std::memory_order_acquire)) h->stop();
+    const CallsiteHooks* h = g_session_hooks.load(std::memory_order_acquire);
+    if (h != nullptr) h->stop();
     dispatch_session_stop(c);  // waits for GPU work in flight, then writes what it finished
+    if (h != nullptr && h->stats != nullptr) {
+      uint64_t v[kLaunchSiteStats] = {};
+      h->stats(v);
+      c.info(MetadataInfo{"rocprof.hsa.launch_sites", launch_site_stats_text(v)});
+    }
     g_session_hooks.store(nullptr, std::memory_order_release);
   }
   g_ctx.store(nullptr, std::memory_order_release);

@@ -563,9 +563,11 @@ uint32_t resolve(uint64_t key) {
       const python::Waited w =
           python::resolver_wait(&g_client, site_resolved, s, kWaitMs, &g_no_wait_until);
       if (w != python::Waited::kNo) g_waits.fetch_add(1, std::memory_order_relaxed);
-      if (w == python::Waited::kTimeout) g_wait_timeouts.fetch_add(1, std::memory_order_relaxed);
     }
     v = s->id.load(std::memory_order_acquire);
+    // Late however it was late (a timed-out wait, or none while the last one's backoff runs):
+    // this record is stored without its site.
+    if (v == 0) g_wait_timeouts.fetch_add(1, std::memory_order_relaxed);
   }
   return (v == 0 || v == kNone) ? 0 : v;
 }
@@ -638,6 +640,13 @@ std::string site_json(uint32_t id) {
 Counters counters() {
   return Counters{g_captured.load(),   g_fast.load(),   g_queued.load(), g_queue_full.load(),
                   g_table_full.load(), g_faults.load(), g_waits.load(),  g_wait_timeouts.load()};
+}
+
+void stats(uint64_t out[8]) {
+  const Counters c = counters();
+  const uint64_t v[8] = {c.captured,   c.fast,   c.queued, c.queue_full,
+                         c.table_full, c.faults, c.waits,  c.wait_timeouts};
+  for (int i = 0; i < 8; ++i) out[i] = v[i];
 }
 
 }  // namespace rocprof::launch_sites

@@ -64,5 +64,7 @@ struct Counters {
   uint64_t captured, fast, queued, queue_full, table_full, faults, waits, wait_timeouts;
 };
 Counters counters();
+// The same, in capture/launch_site_stats.hpp's order (both backends' metadata).
+void stats(uint64_t out[8]);
 
 }  // namespace rocprof::launch_sites

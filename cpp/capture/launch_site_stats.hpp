@@ -1,0 +1,29 @@
+// The launch-site counters that both GPU backends store in their session's metadata
+// (rocprof.cupti.launch_sites, rocprof.hsa.launch_sites), as "name=value,..." in this order:
+//  captured       launches whose thread had Python frames
+//  fast           of those, chains already resolved (no queueing)
+//  queued         new chains handed to the resolver
+//  queue_full     new chains dropped: the resolver's queue was full (their launches get no site)
+//  table_full     chains not remembered: the key table was full (each launch queued anew)
+//  faults         frame walks stopped by a fault guard
+//  waits          records that waited for the resolver
+//  wait_timeouts  records stored without their site: the resolver had not reached it in time
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace rocprof {
+
+constexpr int kLaunchSiteStats = 8;
+// Namespace-scope constexpr: internal linkage (a function's static would be an exported object).
+constexpr const char* kLaunchSiteStatNames[kLaunchSiteStats] = {
+    "captured", "fast", "queued", "queue_full", "table_full", "faults", "waits", "wait_timeouts"};
+
+inline std::string launch_site_stats_text(const uint64_t (&v)[kLaunchSiteStats]) {
+  std::string s;
+  for (int i = 0; i < kLaunchSiteStats; ++i)
+    s += (i ? "," : "") + std::string(kLaunchSiteStatNames[i]) + "=" + std::to_string(v[i]);
+  return s;
+}
+
+}  // namespace rocprof
