@@ -10,6 +10,7 @@
 //  wait_timeouts  records stored without their site: the resolver had not reached it in time
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace rocprof {
@@ -24,6 +25,20 @@ inline std::string launch_site_stats_text(const uint64_t (&v)[kLaunchSiteStats])
   for (int i = 0; i < kLaunchSiteStats; ++i)
     s += (i ? "," : "") + std::string(kLaunchSiteStatNames[i]) + "=" + std::to_string(v[i]);
   return s;
+}
+
+// The metadata entry `rocprof.<backend>.launch_sites`, and one line at exit when GPU records
+// went without their Python line.
+inline std::string launch_site_stats_entry(const char* backend,
+                                           const uint64_t (&v)[kLaunchSiteStats]) {
+  const unsigned long long queue_full = v[3], late = v[7];
+  if (queue_full + late > 0)
+    std::fprintf(stderr,
+                 "rocprof: Python lines missing: %llu GPU records were written before the "
+                 "resolver reached their stack, %llu new stacks found its queue full (metadata "
+                 "rocprof.%s.launch_sites)\n",
+                 late, queue_full, backend);
+  return launch_site_stats_text(v);
 }
 
 }  // namespace rocprof

@@ -220,6 +220,29 @@ def test_python_launch_site_of_each_dispatch(standin, tmp_path, mode):
     assert (stats["captured"], stats["queued"], stats["wait_timeouts"]) == ("3", "1", "0"), stats
 
 
+def test_dispatches_written_before_their_site_is_resolved_are_counted_and_said(standin, tmp_path):
+    """The GIL held through the kernels' completion and 1 s past it: the records are written
+    while no thread can resolve their site. They are kept without it, counted, and said."""
+    script = support.WORKLOADS / "amd_standin_launch.py"
+    r = support.run_rocprof("run", "-d", tmp_path / "out", "--kernel-trace", script,
+                            standin["hip"], "hold-gil-busy", env=standin["env"], timeout=180)
+    assert r.returncode == 0, r.stderr
+    [path] = (tmp_path / "out").rglob("*_results.db")
+    with support.open_db(path) as db:
+        from rocpd import _schema
+
+        sites = [s for (s,) in db.execute(f"SELECT {_schema.line_info_sql('e')} FROM "
+                                          "rocpd_kernel_dispatch k JOIN rocpd_event e ON e.id = k.event_id")]
+        stats = dict(kv.split("=") for kv in _metadata(db)["rocprof.hsa.launch_sites"].split(","))
+    without = sum(1 for s in sites if not s or s == "{}")
+    assert len(sites) == 3 and without > 0, sites
+    assert int(stats["wait_timeouts"]) == without and int(stats["waits"]) >= 1, stats
+    said = [ln for ln in r.stderr.splitlines() if "Python lines missing" in ln]
+    assert said == [f"rocprof: Python lines missing: {without} GPU records were written before the "
+                    "resolver reached their stack, 0 new stacks found its queue full (metadata "
+                    "rocprof.hsa.launch_sites)"], r.stderr
+
+
 def test_info_names_the_amd_paths(standin):
     r = support.run_rocprof("info", "--json", env=standin["env"])
     info = json.loads(r.stdout)

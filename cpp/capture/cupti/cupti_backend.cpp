@@ -532,7 +532,7 @@ void on_stop(CaptureContext& c) {
   if (hooks != nullptr && hooks->stats != nullptr) {
     uint64_t v[kLaunchSiteStats] = {};
     hooks->stats(v);
-    c.info(MetadataInfo{"rocprof.cupti.launch_sites", launch_site_stats_text(v)});
+    c.info(MetadataInfo{"rocprof.cupti.launch_sites", launch_site_stats_entry("cupti", v)});
   }
   g_session_hooks.store(nullptr, std::memory_order_release);
   g_ctx.store(nullptr, std::memory_order_release);

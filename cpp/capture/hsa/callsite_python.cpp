@@ -8,8 +8,7 @@ namespace rocprof::hsa {
 namespace ls = rocprof::launch_sites;
 
 void install_python_callsite_hooks(const std::string& library_prefixes) {
-  static const CallsiteHooks hooks{&ls::capture, &ls::resolve, &ls::start, &ls::stop,
-                                          &ls::stats};
+  static const CallsiteHooks hooks{&ls::capture, &ls::resolve, &ls::start, &ls::stop, &ls::stats};
   ls::set_library_prefixes(library_prefixes);
   set_callsite_hooks(&hooks);
 }

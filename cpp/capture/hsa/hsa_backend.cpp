@@ -249,7 +249,7 @@ void on_stop(CaptureContext& c) {
     if (h != nullptr && h->stats != nullptr) {
       uint64_t v[kLaunchSiteStats] = {};
       h->stats(v);
-      c.info(MetadataInfo{"rocprof.hsa.launch_sites", launch_site_stats_text(v)});
+      c.info(MetadataInfo{"rocprof.hsa.launch_sites", launch_site_stats_entry("hsa", v)});
     }
     g_session_hooks.store(nullptr, std::memory_order_release);
   }
