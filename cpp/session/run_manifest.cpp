@@ -197,9 +197,11 @@ std::vector<Outcome> outcomes(const std::string& manifest) {
   return out;
 }
 
-void print_outcomes_if_launcher() {
+void finish_if_launcher() {
   if (!is_launcher()) return;
-  for (const Outcome& o : outcomes(path())) std::fprintf(stderr, "%s\n", o.line.c_str());
+  const std::string m = path();
+  for (const Outcome& o : outcomes(m)) std::fprintf(stderr, "%s\n", o.line.c_str());
+  ::unlink(m.c_str());
 }
 
 }  // namespace rocprof::session::manifest

@@ -52,7 +52,8 @@ struct Outcome {
 std::vector<Outcome> outcomes(const std::string& manifest);
 
 // For a launcher dying of a fatal signal (after its session was closed): the outcome lines
-// on stderr, as its normal exit would have printed them.
-void print_outcomes_if_launcher();
+// on stderr, as its normal exit would have printed them, and the manifest removed (nothing
+// reads it after the launcher; a process of the run that outlives it lists nothing then).
+void finish_if_launcher();
 
 }  // namespace rocprof::session::manifest

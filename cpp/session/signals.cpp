@@ -51,7 +51,7 @@ void* watcher(void*) {
     if (n <= 0) return nullptr;
     if (what == 's') {
       stop();
-      manifest::print_outcomes_if_launcher();  // the launcher's own exit path will not run
+      manifest::finish_if_launcher();  // the launcher's own exit path will not run
     } else
       flush();
     g_completed.fetch_add(1, std::memory_order_release);

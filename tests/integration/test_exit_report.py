@@ -5,7 +5,9 @@ go: then what is on disk is said."""
 
 from __future__ import annotations
 
-from support import run_rocprof
+import signal
+
+from support import WORKLOADS, popen_rocprof, run_rocprof
 
 # The program: two followed children record; then one child's database is held under an
 # exclusive SQLite lock (by a process of its own, not followed, until the launcher has ended),
@@ -63,4 +65,23 @@ def test_a_process_that_outlives_the_launcher_leaves_no_manifest_behind(tmp_path
                     timeout=120)
     assert r.returncode == 0, r.stderr
     assert len(list((tmp_path / "out").glob("p_*_results.db"))) == 1, r.stderr
+    assert list(folder.iterdir()) == []
+
+
+def test_a_launcher_killed_by_sigterm_reports_and_leaves_no_manifest_behind(tmp_path):
+    # The script runs in the launcher: its native handler closes the session, prints the last
+    # lines and removes the manifest, then the process dies of the signal as it would have.
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    p = popen_rocprof("run", "-d", tmp_path / "out", "-o", "k", WORKLOADS / "signal_self.py",
+                      "plain", env={"TMPDIR": str(folder)})
+    try:
+        assert p.stdout.readline().startswith("ready"), p.stderr.read()
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == -signal.SIGTERM, err
+    assert f"rocprof: results written to {tmp_path / 'out' / 'k_results.db'}" in err.splitlines(), err
     assert list(folder.iterdir()) == []
