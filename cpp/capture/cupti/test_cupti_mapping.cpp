@@ -152,6 +152,28 @@ TEST_F(CuptiMapping, PausedLaunchesAndExcludedKernelsLeaveNothing) {
   EXPECT_TRUE(ctx.rows<KernelSymbolInfo>().empty());  // a filtered kernel names nothing
 }
 
+TEST_F(CuptiMapping, UntimedGpuWorkIsCountedNotStored) {
+  // What a forced flush hands over for work still in flight: start = end = 0.
+  launched(8, 1, 0);
+  auto k = kernel("_Z6kernelPfi", 8);
+  k.start = k.end = 0;
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  CUpti_ActivityMemcpy6 m;
+  std::memset(&m, 0, sizeof m);
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+  m.correlationId = 9;
+  launched(9, 1, 0);
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&m));
+  EXPECT_TRUE(ctx.records.empty());
+  EXPECT_EQ(ctx.dropped["cupti_untimed_gpu_work"], 2u);
+  launched(10, 1, 0);
+  k = kernel("_Z6kernelPfi", 10);  // timed: stored
+  map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  EXPECT_EQ(ctx.records.size(), 1u);
+  EXPECT_EQ(ctx.dropped["cupti_untimed_gpu_work"], 2u);
+}
+
 // PyTorch's (g++-mangled from declarations of the same shape) and a plain C++ kernel.
 constexpr const char* kVectorized =
     "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_"
