@@ -217,7 +217,8 @@ def test_python_launch_site_of_each_dispatch(standin, tmp_path, mode):
         assert frames[0] == json.loads(s) and len(frames) > 1
         assert any(f["function"] == "<module>" and f["file"] == str(script) for f in frames[1:])
     # Counted where any went without: none here.
-    assert (stats["captured"], stats["queued"], stats["wait_timeouts"]) == ("3", "1", "0"), stats
+    assert (stats["captured"], stats["queued"], stats["wait_timeouts"], stats["frames_gone"]) \
+        == ("3", "1", "0", "0"), stats
 
 
 def test_dispatches_written_before_their_site_is_resolved_are_counted_and_said(standin, tmp_path):

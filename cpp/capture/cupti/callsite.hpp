@@ -12,6 +12,8 @@
 #pragma once
 #include <cstdint>
 
+#include "capture/launch_site_stats.hpp"
+
 namespace rocprof {
 class CaptureContext;
 }
@@ -23,7 +25,7 @@ struct CallsiteHooks {
   uint32_t (*resolve)(uint64_t key);
   void (*start)(CaptureContext* ctx);  // sends call sites (CallsiteInfo) through ctx
   void (*stop)();
-  void (*stats)(uint64_t out[8]);
+  void (*stats)(uint64_t out[kLaunchSiteStats]);
 };
 void set_callsite_hooks(const CallsiteHooks* hooks) noexcept;
 

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "capture/launch_site_stats.hpp"
+
 namespace rocprof {
 class CaptureContext;
 }
@@ -21,7 +23,7 @@ struct CallsiteHooks {
   uint32_t (*resolve)(uint64_t key);
   void (*start)(CaptureContext* ctx);
   void (*stop)();
-  void (*stats)(uint64_t out[8]);
+  void (*stats)(uint64_t out[kLaunchSiteStats]);
 };
 void set_callsite_hooks(const CallsiteHooks* hooks) noexcept;
 // Defined in rocprof._core only (callsite_python.cpp): library path prefixes ('\n'-separated)

@@ -61,7 +61,7 @@ std::atomic<bool> g_on{false};
 // be freed soon after its last launch (a script's module code when the script returns), and
 // then it can no longer be named.
 std::atomic<uint64_t> g_captured{0}, g_fast{0}, g_queued{0}, g_queue_full{0}, g_table_full{0},
-    g_faults{0}, g_waits{0}, g_wait_timeouts{0};
+    g_faults{0}, g_waits{0}, g_wait_timeouts{0}, g_frames_gone{0};
 
 void copy_tag(char* out, const char* tag) noexcept {
   size_t i = 0;
@@ -209,7 +209,10 @@ uint32_t resolve_chain(const uint64_t* w, int n, const char* tag) {
   for (int i = 0; i < n; ++i, w += RP_PY_WORDS) {
     const uint32_t lasti = static_cast<uint32_t>(w[2] >> 32);
     const Code& c = code_of(w[0], w[1], static_cast<uint32_t>(w[2] & 0x7fffffffu));
-    if (!c.ok) continue;
+    if (!c.ok) {  // freed before we came (or never a code object): left out, counted
+      g_frames_gone.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     const uint64_t lk = w[0] * 1000003ull ^ lasti;
     auto li = g_lines.find(lk);
     const int line = li != g_lines.end() ? li->second : (g_lines[lk] = rp_code_line(w[0], lasti));
@@ -592,7 +595,7 @@ void start(CaptureContext* ctx) {
   g_enq.store(0);
   g_deq.store(0);
   for (auto* c : {&g_captured, &g_fast, &g_queued, &g_queue_full, &g_table_full, &g_faults,
-                  &g_waits, &g_wait_timeouts, &g_thread_site_used})
+                  &g_waits, &g_wait_timeouts, &g_frames_gone, &g_thread_site_used})
     c->store(0);
   python::guard_acquire(python::kGuardLaunchSites);
   g_no_wait_until = 0;
@@ -638,15 +641,17 @@ std::string site_json(uint32_t id) {
 }
 
 Counters counters() {
-  return Counters{g_captured.load(),   g_fast.load(),   g_queued.load(), g_queue_full.load(),
-                  g_table_full.load(), g_faults.load(), g_waits.load(),  g_wait_timeouts.load()};
+  return Counters{g_captured.load(),   g_fast.load(),          g_queued.load(),
+                  g_queue_full.load(), g_table_full.load(),    g_faults.load(),
+                  g_waits.load(),      g_wait_timeouts.load(), g_frames_gone.load()};
 }
 
-void stats(uint64_t out[8]) {
+void stats(uint64_t out[kLaunchSiteStats]) {
   const Counters c = counters();
-  const uint64_t v[8] = {c.captured,   c.fast,   c.queued, c.queue_full,
-                         c.table_full, c.faults, c.waits,  c.wait_timeouts};
-  for (int i = 0; i < 8; ++i) out[i] = v[i];
+  const uint64_t v[kLaunchSiteStats] = {c.captured,   c.fast,          c.queued,
+                                        c.queue_full, c.table_full,    c.faults,
+                                        c.waits,      c.wait_timeouts, c.frames_gone};
+  for (int i = 0; i < kLaunchSiteStats; ++i) out[i] = v[i];
 }
 
 }  // namespace rocprof::launch_sites

@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <string>
 
+#include "capture/launch_site_stats.hpp"
+
 struct rp_launch_site_listener;
 
 namespace rocprof {
@@ -61,10 +63,11 @@ std::string site_json(uint32_t id);
 void set_library_prefixes(const std::string& prefixes);
 
 struct Counters {
-  uint64_t captured, fast, queued, queue_full, table_full, faults, waits, wait_timeouts;
+  uint64_t captured, fast, queued, queue_full, table_full, faults, waits, wait_timeouts,
+      frames_gone;
 };
 Counters counters();
 // The same, in capture/launch_site_stats.hpp's order (both backends' metadata).
-void stats(uint64_t out[8]);
+void stats(uint64_t out[kLaunchSiteStats]);
 
 }  // namespace rocprof::launch_sites
