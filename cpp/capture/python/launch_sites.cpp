@@ -640,18 +640,11 @@ std::string site_json(uint32_t id) {
   return id >= 1 && id <= g_site_json.size() ? *g_site_json[id - 1] : std::string();
 }
 
-Counters counters() {
-  return Counters{g_captured.load(),   g_fast.load(),          g_queued.load(),
-                  g_queue_full.load(), g_table_full.load(),    g_faults.load(),
-                  g_waits.load(),      g_wait_timeouts.load(), g_frames_gone.load()};
-}
-
 void stats(uint64_t out[kLaunchSiteStats]) {
-  const Counters c = counters();
-  const uint64_t v[kLaunchSiteStats] = {c.captured,   c.fast,          c.queued,
-                                        c.queue_full, c.table_full,    c.faults,
-                                        c.waits,      c.wait_timeouts, c.frames_gone};
-  for (int i = 0; i < kLaunchSiteStats; ++i) out[i] = v[i];
+  const std::atomic<uint64_t>* v[kLaunchSiteStats] = {
+      &g_captured, &g_fast,  &g_queued,        &g_queue_full, &g_table_full,
+      &g_faults,   &g_waits, &g_wait_timeouts, &g_frames_gone};
+  for (int i = 0; i < kLaunchSiteStats; ++i) out[i] = v[i]->load();
 }
 
 }  // namespace rocprof::launch_sites

@@ -62,12 +62,7 @@ std::string site_json(uint32_t id);
 // that no other entry can make library code (rocprof/capture/site_filter.py builds it).
 void set_library_prefixes(const std::string& prefixes);
 
-struct Counters {
-  uint64_t captured, fast, queued, queue_full, table_full, faults, waits, wait_timeouts,
-      frames_gone;
-};
-Counters counters();
-// The same, in capture/launch_site_stats.hpp's order (both backends' metadata).
+// The counters, in capture/launch_site_stats.hpp's order (both backends' metadata).
 void stats(uint64_t out[kLaunchSiteStats]);
 
 }  // namespace rocprof::launch_sites
