@@ -5,7 +5,9 @@ from one second to the next, independently of each other (the GPU host: ±8 % be
 runs of the same program on one pinned core), whole-run ratios cannot resolve the 1 % and 5 %
 goals. Here one `rocprof run --sample HZ` process runs the B3 workload in short segments,
 alternating: SIGPROF blocked on the thread (the timer's signal stays pending: no delivery, no
-handler, no sample) and SIGPROF delivered (sampled). Each pair of neighbouring segments ran
+handler, no sample) and SIGPROF delivered (sampled); under `--sampling-method thread`, which
+sends no signal, the profiler paused (roctxProfilerPause: its reader walks nothing) and
+resumed. Each pair of neighbouring segments ran
 within milliseconds on the same core, so the host's drift cancels in their ratio. The same
 script under plain python (no sampler: blocking changes nothing) is the method's control; its
 ratio shows the resolution. The floor is the same alternation in a plain python process whose
@@ -33,11 +35,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from b3_sampling import WORK_FUNCTIONS
+from b3_sampling import WORK_FUNCTIONS, yield_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
-WORKLOAD = "import json, signal, sys, time" + WORK_FUNCTIONS + """pairs, per_segment, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+WORKLOAD = "import json, os, signal, sys, time" + WORK_FUNCTIONS + """pairs, per_segment, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 prof = {signal.SIGPROF}
 if len(sys.argv) > 4:  # the floor: SIGPROF to a C handler that does nothing, timed as the sampler's
     import ctypes, struct, threading
@@ -56,8 +58,14 @@ if len(sys.argv) > 4:  # the floor: SIGPROF to a C handler that does nothing, ti
     its = ctypes.create_string_buffer(struct.pack("qqqq", 0, period, 0, period))
     if libc.timer_settime(timer, 0, its, None) != 0:
         raise OSError(ctypes.get_errno(), "timer_settime")
+pause = os.environ.get("B3_ALTERNATE") == "pause"
+if pause:  # --sampling-method thread: no signal to block; its reader walks nothing while paused
+    import roctx
 def segment(sampled):
-    signal.pthread_sigmask(signal.SIG_UNBLOCK if sampled else signal.SIG_BLOCK, prof)
+    if pause:
+        (roctx.resume if sampled else roctx.pause)()
+    else:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK if sampled else signal.SIG_BLOCK, prof)
     c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
     for _ in range(per_segment):
         fib(20)
@@ -103,6 +111,10 @@ def main() -> int:
             configs[f"rocprof --sample {hz} ({mode})"] = [
                 py, "-m", "rocprof", "run", "--sample", hz, "--sampling-mode", mode,
                 "-d", str(tmp / f"s{hz}{mode}"), str(script), *rest]
+        # The thread method: no signals; its halves alternate by roctx pause/resume.
+        configs[f"rocprof --sample {hz} thread (cpu)"] = [
+            py, "-m", "rocprof", "run", "--sample", hz, "--sampling-method", "thread",
+            "-d", str(tmp / f"t{hz}"), str(script), *rest]
     pin = ["taskset", "-c", args.cpus] if args.cpus else []
     print(f"machine: {os.cpu_count()} CPUs; python {sys.version.split()[0]}; {args.pairs} pairs of "
           f"{args.per_segment} iterations; cpus {args.cpus or 'any'}; load average {os.getloadavg()[0]:.1f}")
@@ -112,15 +124,22 @@ def main() -> int:
         argv = [str(out) if a == "{out}" else a for a in cmd]
         if "{out}" not in cmd:
             argv.append(str(out))
-        subprocess.run([*pin, *argv], env=env, check=True,
+        run_env = dict(env, B3_ALTERNATE="pause") if "thread" in cmd else env
+        subprocess.run([*pin, *argv], env=run_env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         rows = json.loads(out.read_text())
         cpu = [on_c / off_c for on_c, _, off_c, _ in rows]
         wall = [on_w / off_w for _, on_w, _, off_w in rows]
         sums = [sum(r[i] for r in rows) for i in range(4)]
         segment_ms = 1e-6 * sums[3] / len(rows)
+        taken = ""
+        if "thread" in cmd:  # taken of those intended (paused halves intend none; blocked
+            # halves of the signal rows count their ticks as missed, so those are not shown)
+            t, m, _ = yield_of(Path(cmd[cmd.index("-d") + 1]))
+            taken = f"   samples {t} taken, {m} missed ({100.0 * t / max(1, t + m):.1f} %)"
         print(f"  {name:30} thread CPU {quartiles(cpu)} sums {sums[0] / sums[2]:.4f}   "
-              f"wall {quartiles(wall)} sums {sums[1] / sums[3]:.4f}   ({segment_ms:.1f} ms a segment)")
+              f"wall {quartiles(wall)} sums {sums[1] / sums[3]:.4f}   ({segment_ms:.1f} ms a segment)"
+              f"{taken}")
     return 0
 
 

@@ -150,11 +150,16 @@ def main() -> int:
             configs[f"rocprof --sample {hz} ({mode})"] = [
                 py, "-m", "rocprof", "run", "--sample", hz, "--sampling-mode", mode,
                 "-d", str(tmp / f"s{hz}{mode}"), str(script), n, threads_out]
+        # The thread method (no signals: a reader thread walks the frames; its CPU is "other").
+        configs[f"rocprof --sample {hz} thread (cpu)"] = [
+            py, "-m", "rocprof", "run", "--sample", hz, "--sampling-method", "thread",
+            "-d", str(tmp / f"s{hz}thread"), str(script), n, threads_out]
     envs = {name: env for name in configs}
     if args.baseline is not None:
         base_root = args.baseline.resolve()
         base_env = dict(os.environ, PYTHONPATH=f"{base_root / 'python'}{os.pathsep}{base_root}")
-        for name in [k for k in configs if k.startswith("rocprof") and "(wall)" not in k]:
+        for name in [k for k in configs if k.startswith("rocprof") and "(wall)" not in k
+                     and "thread" not in k]:  # the baseline may predate --sampling-method
             configs[name + BASELINE] = [a.replace(str(tmp / "s"), str(tmp / "sb")) if "/s" in a else a
                                         for a in configs[name]]
             envs[name + BASELINE] = base_env

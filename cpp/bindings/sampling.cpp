@@ -8,6 +8,7 @@
 namespace rocprof::sampling {
 void counters(uint64_t* taken, uint64_t* missed);
 int register_current_thread();
+int unregister_current_thread();
 int resume_after_fork();
 }  // namespace rocprof::sampling
 
@@ -24,6 +25,9 @@ void bind(pybind11::module_& m) {
   m.def("sampling_register_thread", &rocprof::sampling::register_current_thread,
         "sample the calling thread from now on: 1 armed, 0 already sampled, -1 no sampling "
         "session (called by the thread-start hook of rocprof.capture.sampling)");
+  m.def("sampling_unregister_thread", &rocprof::sampling::unregister_current_thread,
+        "the calling thread's Python code has ended: --sampling-method thread stops reading "
+        "its frames before its state is freed (1 when it was read; called by the same hook)");
   m.def("sampling_after_fork_child", &rocprof::sampling::resume_after_fork,
         "Python's after-fork hook in a child: starts the sampling the forked session deferred");
   m.def("sampling_native_available", &rocprof::sampling::native_available,

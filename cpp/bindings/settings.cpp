@@ -114,6 +114,7 @@ void bind(py::module_& m) {
       .def_readwrite("hz", &SamplingSettings::hz)
       .def_readwrite("wall", &SamplingSettings::wall)
       .def_readwrite("native", &SamplingSettings::native)
+      .def_readwrite("method", &SamplingSettings::method)
       .def_readwrite("launcher_file", &SamplingSettings::launcher_file)
       .def_readwrite("runpy_file", &SamplingSettings::runpy_file);
   py::class_<rocprof::MetricsSettings>(m, "MetricsSettings",

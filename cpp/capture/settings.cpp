@@ -55,7 +55,8 @@ const Fields<SamplingSettings>& sampling_fields() {
       {{"wall", &SamplingSettings::wall}, {"native", &SamplingSettings::native}},
       {{"hz", &SamplingSettings::hz}},
       {{"launcher_file", &SamplingSettings::launcher_file},
-       {"runpy_file", &SamplingSettings::runpy_file}}};
+       {"runpy_file", &SamplingSettings::runpy_file},
+       {"method", &SamplingSettings::method}}};
   return f;
 }
 
@@ -336,6 +337,9 @@ bool validate(const CaptureSettings& s, std::string* error) {
       !check_regex(s.counters.kernel_exclude, "--kernel-exclude-regex", error))
     return false;
   if (!check_pc_sampling(s.pc_sampling, error)) return false;
+  if (s.sampling.method != "signal" && s.sampling.method != "thread")
+    return *error = "--sampling-method must be signal or thread, not '" + s.sampling.method + "'",
+           false;
   if (s.sampling.hz > 100000)
     return *error =
                "--sample must be between 1 and 100000 Hz, not " + std::to_string(s.sampling.hz),

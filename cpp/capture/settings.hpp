@@ -53,6 +53,10 @@ struct SamplingSettings {
   uint32_t hz = 0;      // 0: no call-stack sampling
   bool wall = false;    // wall-clock timer instead of per-thread CPU time
   bool native = false;  // merge native frames (libunwind)
+  // How samples are taken: "signal", a timer's SIGPROF on each sampled thread, which walks its
+  // own frames (exact stacks, native frames possible); "thread", a reader thread walks them
+  // while the threads run (no signals: capture/sampling/thread_reader.hpp).
+  std::string method = "signal";
   // The launcher's own frames, cut from samples of `rocprof run script.py`.
   std::string launcher_file, runpy_file;
 };

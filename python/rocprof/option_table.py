@@ -254,6 +254,13 @@ OPTIONS: tuple[Option, ...] = (
        help="cpu (default): a thread is sampled as it uses CPU time, so the samples "
             "say where the CPU went; wall: every thread at every tick, so waits "
             "(sleep, I/O, a GPU sync, a lock) show at the line that waits"),
+    _o("sampling", "--sampling-method", kind="value", choices=("signal", "thread"),
+       default="signal",
+       help="signal (default): a timer signal makes each sampled thread copy its own "
+            "frames: exact stacks, native frames possible, one interrupt per sample "
+            "on the thread; thread: a rocprof thread reads the threads' frames while "
+            "they run: no signals, nothing runs on them, but a stack read mid-call may "
+            "be a call behind or torn (counted, not stored); Python frames only"),
     _o("sampling", "--native-stacks", kind="bool",
        help="merge native (C/C++) frames into the Python stacks; needs libunwind (`rocprof "
             "info` says whether this build has it)"),

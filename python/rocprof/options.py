@@ -39,6 +39,7 @@ class Options:
     mangled_kernels: bool = False
     sample: int | None = None          # Hz; None: no call-stack sampling
     sampling_mode: str = "cpu"         # cpu | wall
+    sampling_method: str = "signal"    # signal | thread
     native_stacks: bool = False
     process_freq: int | None = None    # Hz of device/host metrics (--process-freq); None: off
     gpus: str = "all"                  # --gpus: which GPUs' metrics (all, none, 0,2-3)

@@ -47,7 +47,9 @@ def run(args) -> int:
         info = samples.sampling_info(db)
         rows = samples.top_functions(db, by=args.by, limit=args.limit, lines=args.lines, **filters)
         n = len(samples.sample_rows(db, **filters))
-        print(f"{n} samples (rate {info.get('hz', '?')} Hz, mode {info.get('mode', '?')}, "
+        # The thread method's stacks are read while they change: say so where it was used.
+        method = ", read by a thread" if info.get("method") == "thread" else ""
+        print(f"{n} samples (rate {info.get('hz', '?')} Hz, mode {info.get('mode', '?')}{method}, "
               f"missed {info.get('samples_missed', '?')})")
         print(f"{'self%':>7} {'total%':>7} {'self':>7} {'total':>7}  function")
         for r in rows:

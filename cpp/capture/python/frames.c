@@ -49,6 +49,29 @@ int rp_walk_current(uint64_t* out, int max_frames) {
   return rp_walk_from(first, out, max_frames);
 }
 
+const void* rp_this_thread_state(void) { return PyGILState_GetThisThreadState(); }
+
+int rp_walk_thread(const void* tstate, unsigned long tid, uint64_t* out, int max_frames) {
+  const PyThreadState* ts = (const PyThreadState*)tstate;
+  if (ts == NULL) return -1;
+#if PY_VERSION_HEX >= 0x030B0000
+  if (ts->native_thread_id != tid) return -1;
+#else
+  (void)tid; /* 3.10 states keep no native id; the thread hook unregisters the thread first */
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+  const void* first = ts->current_frame;
+#elif PY_VERSION_HEX >= 0x030B0000
+  const void* first = ts->cframe == NULL ? NULL : ts->cframe->current_frame;
+#else
+  const void* first = ts->frame;
+#endif
+  const int n = rp_walk_from(first, out, max_frames);
+  for (int i = 0; i < n; ++i)
+    if (Py_TYPE((PyObject*)(uintptr_t)out[i * RP_PY_WORDS]) != &PyCode_Type) return RP_WALK_TORN;
+  return n;
+}
+
 int rp_is_python_thread(void) { return PyGILState_GetThisThreadState() != NULL; }
 
 /* Both walks are one loop over the same frames, from the innermost one to the frames that run
@@ -224,14 +247,14 @@ void rp_restore(void* saved) {
   if (saved != NULL) PyEval_RestoreThread((PyThreadState*)saved);
 }
 
-void rp_for_each_thread(void (*fn)(void* ctx, unsigned long tid), void* ctx) {
+void rp_for_each_thread(void (*fn)(void* ctx, unsigned long tid, const void* tstate), void* ctx) {
 #if PY_VERSION_HEX >= 0x030B0000
   PyInterpreterState* interp = PyInterpreterState_Main();
   for (PyThreadState* t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t))
-    if (t->native_thread_id != 0) fn(ctx, t->native_thread_id);
+    if (t->native_thread_id != 0) fn(ctx, t->native_thread_id, t);
 #else
   /* 3.10 thread states do not record the OS thread id: threading's registry does. */
-  fn(ctx, (unsigned long)getpid());
+  fn(ctx, (unsigned long)getpid(), NULL); /* states unknown: registered threads only */
   PyObject* mod_name = PyUnicode_FromString("threading");
   PyObject* threading = mod_name ? PyImport_GetModule(mod_name) : NULL;
   Py_XDECREF(mod_name);
@@ -252,7 +275,7 @@ void rp_for_each_thread(void (*fn)(void* ctx, unsigned long tid), void* ctx) {
     PyObject* nid = PyObject_GetAttrString(value, "native_id");
     if (nid != NULL && PyLong_Check(nid)) {
       unsigned long tid = PyLong_AsUnsignedLong(nid);
-      if (tid != (unsigned long)getpid()) fn(ctx, tid);
+      if (tid != (unsigned long)getpid()) fn(ctx, tid, NULL);
     }
     Py_XDECREF(nid);
     PyErr_Clear();

@@ -23,6 +23,16 @@ int rp_walk_current(uint64_t* out, int max_frames);
  * NULL: no frames) instead of the thread's current frame: test hooks walk bad pointers. */
 int rp_walk_from(const void* first, uint64_t* out, int max_frames);
 
+/* The thread method of sampling (capture/sampling/thread_reader.cpp): another thread's frames,
+ * read while that thread runs. `tstate` is its PyThreadState (rp_this_thread_state, or
+ * rp_for_each_thread's), `tid` its native id: a state whose id no longer matches (freed and
+ * reused) is not walked (-1). Walks as rp_walk_from; a frame whose code object is not one (the
+ * thread popped and reused it mid-read) ends the walk as torn (RP_WALK_TORN). */
+#define RP_WALK_TORN (-4)
+int rp_walk_thread(const void* tstate, unsigned long tid, uint64_t* out, int max_frames);
+/* The calling thread's Python thread state (NULL: none). */
+const void* rp_this_thread_state(void);
+
 /* A chain's identity only, for keying it: RP_PY_KEY_WORDS words a frame, the code object and
  * (instruction index << 32), innermost first. Walks the frames rp_walk_current walks and writes
  * every one: it reads the frames alone, not their code objects (3.13+: their type word only; a
@@ -47,8 +57,9 @@ void rp_gil_fork_child(void);
 void* rp_save_if_held(void);
 void rp_restore(void* saved);
 
-/* Under the GIL: calls fn(ctx, native_tid) for every thread state of the main interpreter. */
-void rp_for_each_thread(void (*fn)(void* ctx, unsigned long tid), void* ctx);
+/* Under the GIL: calls fn(ctx, native_tid, thread state) for every thread state of the main
+ * interpreter. */
+void rp_for_each_thread(void (*fn)(void* ctx, unsigned long tid, const void* tstate), void* ctx);
 
 /* Under the GIL. Validates that `code` still is the code object the sample saw (it may have
  * been freed since: reads go through process_vm_readv, which fails instead of faulting), then

@@ -178,6 +178,11 @@ int walk(uint64_t* out, int max_frames, const void* first) noexcept {
   });
 }
 
+int walk_thread(const void* tstate, unsigned long tid, uint64_t* out, int max_frames) noexcept {
+  static_assert(kWalkTorn == RP_WALK_TORN, "frames.h and guard.hpp name one result");
+  return guarded([&] { return rp_walk_thread(tstate, tid, out, max_frames); });
+}
+
 int walk_keys(uint64_t* out, int max_frames) noexcept {
   return guarded([&] { return rp_walk_keys_current(out, max_frames); });
 }

@@ -33,11 +33,16 @@ bool guard_installed();
 inline constexpr int kWalkNoThread = -1;  // no Python thread state (not a Python thread, exiting)
 inline constexpr int kWalkFault = -2;     // the walk faulted and was abandoned
 inline constexpr int kWalkBusy = -3;      // every jump buffer in use: not walked
+inline constexpr int kWalkTorn = -4;      // another thread's frames changed under the walk
 
 // Async-signal-safe: copies the calling thread's Python frames (frames.h: RP_PY_WORDS words
 // each, innermost first, at most `max_frames`) under the guard. `first` null: from the
 // thread's current frame; else from that frame (test hooks: a deliberately bad pointer).
 int walk(uint64_t* out, int max_frames, const void* first = nullptr) noexcept;
+
+// Another thread's frames, read while it runs (frames.h: rp_walk_thread), under the calling
+// thread's guard: a state freed under the read faults into kWalkFault, not a crash.
+int walk_thread(const void* tstate, unsigned long tid, uint64_t* out, int max_frames) noexcept;
 
 // As walk() from the thread's current frame, with frames.h's rp_walk_keys_current (a chain's
 // identity only, RP_PY_KEY_WORDS words a frame).

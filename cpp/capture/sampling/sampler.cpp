@@ -1,6 +1,8 @@
-// Call-stack sampling: per-thread POSIX timers (SIGEV_THREAD_ID, thread CPU clock or
-// CLOCK_MONOTONIC) deliver SIGPROF to the sampled thread itself; the handler copies frame
-// identities into that thread's preallocated ring (no Python API, no locks, no allocation).
+// Call-stack sampling. The signal method (the default): per-thread POSIX timers
+// (SIGEV_THREAD_ID, CLOCK_MONOTONIC) deliver SIGPROF to the sampled thread itself; the handler
+// copies frame identities into that thread's preallocated ring (slot.hpp; no Python API, no
+// locks, no allocation). The thread method (thread_reader.hpp) fills the same rings from a
+// reader thread instead, without signals.
 // The resolver thread (capture/python/, all signals blocked) wakes every tick: without the GIL
 // it stores every sample whose frames are all in its caches (code object -> name and file,
 // (code object, instruction) -> line), deduplicating stacks into a tree of nodes stored once
@@ -37,39 +39,21 @@
 #include "capture/python/resolver.hpp"
 #include "capture/sampling/sample_ring.hpp"
 #include "capture/sampling/signals.hpp"
+#include "capture/sampling/slot.hpp"
 #include "capture/sampling/stack.hpp"
+#include "capture/sampling/thread_reader.hpp"
 #include "rocprof/clock.hpp"
 #include "capture/context.hpp"
 #include "capture/settings.hpp"
 
 namespace rocprof::sampling {
+
+Slot g_slots[kMaxSlots];
+
 namespace {
 
-constexpr int kMaxSlots = 512;             // concurrently sampled threads
-constexpr int kMaxPy = 256;                // Python frames kept per sample (innermost)
-constexpr uint64_t kRingWords = 1u << 17;  // 1 MiB per sampled thread
-constexpr int kTickMs = 50;                // resolver period: GIL taken ~20 times a second
-constexpr int kFirstScanWaitMs = 500;      // a session started off Python waits this for it
-
-// One sampled thread. Raw samples: sample_ring.hpp.
-struct Slot {
-  std::atomic<int> state{0};  // 0 free, 1 armed, 2 retired (timer gone, ring being drained)
-  uint32_t tid = 0;
-  timer_t timer{};
-  SampleRing ring;  // words allocated at the first arm(), reused, never freed
-  std::atomic<uint64_t> taken{0}, missed{0};
-  // Frame walks that faulted (they read frames another store of the same thread has not
-  // finished initialising, e.g. 3.11/3.12's new _PyCFrame at eval-loop entry; caught by
-  // capture/python/guard.hpp): counted, and as missed samples.
-  std::atomic<uint64_t> faults{0};
-  bool seen = false;     // found in the latest thread scan (under slots_mu_)
-  bool blocked = false;  // its ring waits for the GIL (a frame not cached): resolver only
-  // Scans a slot armed by its own thread may miss before disarming it: on 3.10 the thread
-  // enters threading._active only after it registered (see register_thread).
-  int grace = 0;
-  CpuCredit cpu;  // CPU mode, handler-only
-};
-Slot g_slots[kMaxSlots];
+constexpr int kTickMs = 50;            // resolver period: GIL taken ~20 times a second
+constexpr int kFirstScanWaitMs = 500;  // a session started off Python waits this for it
 
 std::atomic<bool> g_native{false};
 // CPU mode: > 0 is the sampling period in ns of thread CPU time (see arm() for why the timer
@@ -92,11 +76,7 @@ void on_signal(int sig, siginfo_t* si, void* uc) {
   if (cpu_period != 0) {
     timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);  // async-signal-safe (POSIX list)
-    uint64_t missed = 0;
-    const bool take = s->cpu.tick(static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec,
-                                  cpu_period, &missed);
-    if (missed) s->missed.fetch_add(missed, std::memory_order_relaxed);
-    if (!take) {
+    if (!cpu_due(*s, static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec, cpu_period)) {
       errno = saved_errno;
       return;
     }
@@ -106,34 +86,11 @@ void on_signal(int sig, siginfo_t* si, void* uc) {
   }
   uint64_t buf[2 + kMaxPy * RP_PY_WORDS + kMaxNative];
   const int npy = python::walk(buf + 2, kMaxPy);
-  if (npy == python::kWalkFault || npy == python::kWalkBusy) {
-    if (npy == python::kWalkFault) s->faults.fetch_add(1, std::memory_order_relaxed);
-    s->missed.fetch_add(1, std::memory_order_relaxed);
-    errno = saved_errno;
-    return;
-  }
-  if (npy < 0) {  // not (or no longer) a Python thread
-    errno = saved_errno;
-    return;
-  }
   int nnat = 0;
-  if (g_native.load(std::memory_order_relaxed))
+  if (npy >= 0 && g_native.load(std::memory_order_relaxed))
     nnat = native_walk(uc, buf + 2 + npy * RP_PY_WORDS, kMaxNative);
-  buf[0] = sample_header(npy, nnat);
-  buf[1] = now_ns();  // vDSO clock_gettime: async-signal-safe
-  if (!s->ring.push(buf, 2 + static_cast<uint64_t>(npy) * RP_PY_WORDS + nnat)) {
-    s->missed.fetch_add(1, std::memory_order_relaxed);  // resolver behind: count, never wait
-    errno = saved_errno;
-    return;
-  }
-  s->taken.fetch_add(1, std::memory_order_relaxed);
+  store_walk(*s, npy, nnat, buf);
   errno = saved_errno;
-}
-
-// Kernel encoding of a thread's CPU-time clock (glibc's MAKE_THREAD_CPUCLOCK): lets us arm a
-// CPU-time timer for another thread by its tid.
-clockid_t thread_cpu_clock(uint32_t tid) {
-  return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6);
 }
 
 class Sampler final : private python::ResolverClient {
@@ -145,7 +102,9 @@ class Sampler final : private python::ResolverClient {
     armed_ = 0;
     cpu_at_start_ns_ = process_cpu_ns();
     wall_ = settings.wall;
-    native_ = settings.native && native_available();
+    thread_method_ = settings.method == "thread";
+    // Native frames need the sampled thread's own registers: the signal method only.
+    native_ = settings.native && native_available() && !thread_method_;
     g_native.store(native_);
     g_cpu_period.store(wall_ ? 0 : 1000000000ull / hz_);
     if (native_) rp_eval_range(&eval_lo_, &eval_hi_);
@@ -159,7 +118,7 @@ class Sampler final : private python::ResolverClient {
     if (!lf.empty() && !rf.empty())
       launcher_ = LauncherFrames{intern("run_target"), intern(lf), intern("_run_code"), intern(rf)};
     python::guard_acquire(python::kGuardSampler);
-    install_sigprof(on_signal);
+    if (!thread_method_) install_sigprof(on_signal);
     if (after_fork_) {
       // In a fork child this runs inside fork() (pthread_atfork), before the interpreter has
       // re-initialised its locks and thread states: a resolver taking the GIL now would wait
@@ -208,6 +167,7 @@ class Sampler final : private python::ResolverClient {
     scanned_.store(false);
     python::resolver_add(this);
     launched_ = true;
+    if (thread_method_) reader_start(static_cast<uint32_t>(hz_), g_cpu_period.load(), collector_);
     std::lock_guard<std::mutex> g(slots_mu_);
     active_ = true;
   }
@@ -223,11 +183,25 @@ class Sampler final : private python::ResolverClient {
       if (s.state.load() == 1 && s.tid == tid) return 0;
     for (Slot& s : g_slots)
       if (s.state.load() == 0) {
-        if (!arm(s, tid)) return 0;
+        if (!arm(s, tid, rp_this_thread_state())) return 0;
         s.grace = 2;
         return 1;
       }
     collector_->drops("sampling.threads_not_sampled", 1);
+    return 0;
+  }
+
+  // A Python thread ending (the same hook, after its run()), with the GIL held: the thread
+  // method stops reading its frames before its thread state is freed. Returns 1 when it was
+  // sampled; 0 otherwise and under the signal method (its timer goes at the next scan).
+  int unregister_thread(uint32_t tid) {
+    std::lock_guard<std::mutex> g(slots_mu_);
+    if (!active_ || !thread_method_) return 0;
+    for (Slot& s : g_slots)
+      if (s.state.load() == 1 && s.tid == tid) {
+        disarm(s);
+        return 1;
+      }
     return 0;
   }
 
@@ -239,6 +213,7 @@ class Sampler final : private python::ResolverClient {
     }
     python::resolver_remove(this);  // the GIL is released while a tick finishes
     launched_ = false;
+    if (thread_method_) reader_stop();
     {
       std::lock_guard<std::mutex> g(slots_mu_);
       active_ = false;
@@ -250,21 +225,24 @@ class Sampler final : private python::ResolverClient {
       drain_all();
       rp_gil_release();
     }
-    uint64_t taken = 0, missed = 0, left = 0, faults = 0;
+    uint64_t taken = 0, missed = 0, left = 0, faults = 0, torn = 0;
     for (Slot& s : g_slots) {
       taken += s.taken.exchange(0);
       missed += s.missed.exchange(0);
       faults += s.faults.exchange(0);
+      torn += s.torn.exchange(0);
       if (s.ring.attached() && !s.ring.empty()) ++left;  // unresolvable now
       s.state.store(0);
     }
     c.info(MetadataInfo{"rocprof.sampling.hz", std::to_string(hz_)});
     c.info(MetadataInfo{"rocprof.sampling.mode", wall_ ? "wall" : "cpu"});
+    c.info(MetadataInfo{"rocprof.sampling.method", thread_method_ ? "thread" : "signal"});
     c.info(MetadataInfo{"rocprof.sampling.native", native_ ? "1" : "0"});
     c.info(MetadataInfo{"rocprof.sampling.samples_taken", std::to_string(taken)});
     c.info(MetadataInfo{"rocprof.sampling.samples_missed", std::to_string(missed)});
     c.info(MetadataInfo{"rocprof.sampling.unresolved_frames", std::to_string(unresolved_)});
     c.info(MetadataInfo{"rocprof.sampling.walk_faults", std::to_string(faults)});
+    if (thread_method_) c.info(MetadataInfo{"rocprof.sampling.walks_torn", std::to_string(torn)});
     // What the sampler cost the interpreter's threads (B3's breakdown): threads sampled, and
     // the time its resolver held the GIL (they cannot run Python meanwhile).
     c.info(MetadataInfo{"rocprof.sampling.threads_sampled", std::to_string(armed_)});
@@ -314,7 +292,7 @@ class Sampler final : private python::ResolverClient {
     // The sampled threads' own masks (stop() may run on a thread that was never sampled:
     // the on-demand control thread blocks every signal). Threads that have ended are skipped.
     int blocked = 0, alive = 0;
-    for (uint64_t i = 0; i < std::min<uint64_t>(armed_, kMaxSlots); ++i) {
+    for (uint64_t i = 0; i < std::min<uint64_t>(thread_method_ ? 0 : armed_, kMaxSlots); ++i) {
       const int b = sigprof_blocked(armed_tids_[i]);
       if (b >= 0) ++alive;
       if (b == 1) ++blocked;
@@ -341,6 +319,7 @@ class Sampler final : private python::ResolverClient {
   // resolver: forget all of it without touching locks the parent's threads may have held.
   void fork_child() {
     python::fork_child();  // the guard's buffers, the resolver thread (abandoned, never joined)
+    reader_fork_child();
     launched_ = false;
     new (&slots_mu_) std::mutex();
     active_ = false;
@@ -352,6 +331,8 @@ class Sampler final : private python::ResolverClient {
       s.taken.store(0);
       s.missed.store(0);
       s.faults.store(0);
+      s.torn.store(0);
+      s.reading.store(0);
       s.blocked = false;
     }
     reset_tables();
@@ -394,7 +375,8 @@ class Sampler final : private python::ResolverClient {
   void scan_threads() {
     std::lock_guard<std::mutex> g(slots_mu_);
     for (Slot& s : g_slots) s.seen = false;
-    rp_for_each_thread([](void* ctx, unsigned long tid) { static_cast<Sampler*>(ctx)->saw(tid); },
+    rp_for_each_thread([](void* ctx, unsigned long tid,
+                          const void* ts) { static_cast<Sampler*>(ctx)->saw(tid, ts); },
                        this);
     for (Slot& s : g_slots) {
       const int st = s.state.load();
@@ -409,28 +391,45 @@ class Sampler final : private python::ResolverClient {
     scanned_.store(true);
   }
 
-  void saw(unsigned long tid) {
+  void saw(unsigned long tid, const void* tstate) {
     if (tid == static_cast<unsigned long>(syscall(SYS_gettid))) return;  // the resolver
     for (Slot& s : g_slots)
       if (s.state.load() == 1 && s.tid == tid) {
         s.seen = true;
         return;
       }
+    if (thread_method_ && tstate == nullptr) return;  // 3.10: only threads that registered
     for (Slot& s : g_slots)
       if (s.state.load() == 0) {
-        arm(s, static_cast<uint32_t>(tid));
+        arm(s, static_cast<uint32_t>(tid), tstate);
         return;
       }
     collector_->drops("sampling.threads_not_sampled", 1);
   }
 
   // Under slots_mu_. Returns whether the thread's timer is running.
-  bool arm(Slot& s, uint32_t tid) {
+  bool arm(Slot& s, uint32_t tid, const void* tstate) {
     if (!s.ring.attached()) s.ring.attach(new uint64_t[kRingWords], kRingWords);
     s.ring.reset();
     s.tid = tid;
+    s.tstate = tstate;
     s.seen = true;
     s.grace = 0;
+    timespec cpu0{};
+    clock_gettime(thread_cpu_clock(tid), &cpu0);
+    s.cpu.start(static_cast<uint64_t>(cpu0.tv_sec) * 1000000000ull + cpu0.tv_nsec);
+    if (thread_method_)
+      s.state.store(1, std::memory_order_release);  // the reader walks it from its next tick
+    else if (!arm_timer(s, tid))
+      return false;
+    collector_->info(ThreadInfo{tid, now_ns(), 0, {}});
+    if (armed_ < kMaxSlots) armed_tids_[armed_] = tid;
+    ++armed_;
+    return true;
+  }
+
+  // The signal method's per-thread timer.
+  bool arm_timer(Slot& s, uint32_t tid) {
     sigevent sev{};
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = SIGPROF;
@@ -439,9 +438,6 @@ class Sampler final : private python::ResolverClient {
     // Both modes tick on CLOCK_MONOTONIC: timers on a thread's CPU clock are only checked at
     // the scheduler tick (CONFIG_HZ, often 250), so at 1 kHz they would fold 3 of 4 expirations
     // into overruns. CPU mode instead filters the ticks by the thread's CPU time (on_signal).
-    timespec cpu0{};
-    clock_gettime(thread_cpu_clock(tid), &cpu0);
-    s.cpu.start(static_cast<uint64_t>(cpu0.tv_sec) * 1000000000ull + cpu0.tv_nsec);
     if (timer_create(CLOCK_MONOTONIC, &sev, &s.timer) != 0) return false;
     s.state.store(1, std::memory_order_release);
     const long period = 1000000000L / hz_;
@@ -453,13 +449,14 @@ class Sampler final : private python::ResolverClient {
       s.state.store(0);
       return false;
     }
-    collector_->info(ThreadInfo{tid, now_ns(), 0, {}});
-    if (armed_ < kMaxSlots) armed_tids_[armed_] = tid;
-    ++armed_;
     return true;
   }
 
   void disarm(Slot& s) {
+    if (thread_method_) {
+      reader_release(s);
+      return;
+    }
     timer_delete(s.timer);
     s.state.store(2, std::memory_order_release);
   }
@@ -631,6 +628,7 @@ class Sampler final : private python::ResolverClient {
   }
   int hz_ = 1000;
   bool wall_ = false, native_ = false;
+  bool thread_method_ = false;  // --sampling-method thread: thread_reader.hpp, no timers
   uint64_t eval_lo_ = 0, eval_hi_ = 0;
   uint32_t cat_sample_ = 0, cat_stack_ = 0;
   // Guards arming and disarming (slot states 0 -> 1 -> 2) and active_: the resolver's scan,
@@ -690,6 +688,10 @@ struct Registrar {
 
 int register_current_thread() {
   return g_sampler->register_thread(static_cast<uint32_t>(syscall(SYS_gettid)));
+}
+
+int unregister_current_thread() {
+  return g_sampler->unregister_thread(static_cast<uint32_t>(syscall(SYS_gettid)));
 }
 
 int resume_after_fork() { return g_sampler->resume_after_fork(); }

@@ -37,7 +37,15 @@ def _install_thread_hook() -> None:
                 threading.Thread._bootstrap_inner = original  # the session has ended
         except Exception:  # noqa: BLE001 - never break the user's thread
             pass
-        original(self)
+        try:
+            original(self)
+        finally:
+            # --sampling-method thread reads this thread's frames from another thread: it
+            # must stop before the thread's state is freed, right after this returns.
+            try:
+                _core.sampling_unregister_thread()
+            except Exception:  # noqa: BLE001
+                pass
 
     _bootstrap_inner._rocprof_sampling_hook = True
     threading.Thread._bootstrap_inner = _bootstrap_inner
@@ -52,7 +60,13 @@ def configure(options: Options, settings) -> list[str]:
     mode = options.sampling_mode or "cpu"
     if mode not in ("cpu", "wall"):
         raise ValueError(f"sampling mode must be 'cpu' or 'wall', not {mode!r}")
+    method = options.sampling_method or "signal"
+    if method not in ("signal", "thread"):
+        raise ValueError(f"sampling method must be 'signal' or 'thread', not {method!r}")
     native = bool(options.native_stacks)
+    if native and method == "thread":
+        raise ValueError("--native-stacks needs --sampling-method signal: a native stack is "
+                         "unwound from the sampled thread's own registers")
     if native and not _core.sampling_native_available():
         notes.append(f"--native-stacks unavailable ({_core.sampling_native_reason()}); "
                      "recording Python frames only")
@@ -61,6 +75,7 @@ def configure(options: Options, settings) -> list[str]:
     s.hz = int(options.sample or _core.SamplingSettings.DEFAULT_HZ)
     s.wall = mode == "wall"
     s.native = native
+    s.method = method
     # The launcher's frames (rocprof run → runpy → the script) are cut from samples at
     # resolution: the resolver matches these code files (exactly as frames name them).
     import runpy

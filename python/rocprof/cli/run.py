@@ -87,6 +87,7 @@ def options_from(args) -> Options:
                 minimum_output_data_kb=args.minimum_output_data, guid_per_row=args.guid_per_row,
                 truncate_kernels=args.truncate_kernels, mangled_kernels=args.mangled_kernels,
                 sample=args.sample, sampling_mode=args.sampling_mode,
+                sampling_method=args.sampling_method,
                 native_stacks=args.native_stacks, follow_children=args.follow_children,
                 buffer_budget_mb=args.buffer_budget, output_formats=list(args.output_format),
                 summary_units=v3.UNITS[args.summary_units],
@@ -168,6 +169,9 @@ def options_from(args) -> Options:
                              "0,2-3")
     if o.sample is not None and not (1 <= o.sample <= 100_000):
         raise UsageError(f"rocprof run: --sample must be between 1 and 100000 Hz, not {o.sample}")
+    if o.native_stacks and o.sampling_method == "thread":
+        raise UsageError("rocprof run: --native-stacks needs --sampling-method signal (a native "
+                         "stack is unwound from the sampled thread's own registers)")
     if o.minimum_output_data_kb < 0:
         raise UsageError("rocprof run: --minimum-output-data must be 0 or more kilobytes")
     for flag in ("kernel_include_regex", "kernel_exclude_regex", "trace_kernel_include_regex",

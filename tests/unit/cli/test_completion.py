@@ -49,7 +49,7 @@ def bash_complete(script: Path, line: str) -> list[str]:
 
 @pytest.mark.parametrize("line, expected", [
     ("rocprof ", ["run", "info", "avail", "peaks", "ctl", "attach", "completion"]),
-    ("rocprof run --sampling-m", ["--sampling-mode"]),
+    ("rocprof run --sampling-m", ["--sampling-mode", "--sampling-method"]),
     ("rocprof run --sampling-mode ", ["cpu", "wall"]),
     ("rocprof run --sampling-mode=", ["=cpu", "=wall"]),       # replaces the `=` word
     ("rocprof run --sampling-mode=w", ["wall"]),
@@ -124,7 +124,7 @@ def test_zsh(scripts, tmp_path, line, expected, how):
 @needs_zsh
 def test_zsh_options_carry_their_descriptions(scripts, tmp_path):
     offered = zsh_complete(scripts["zsh"], "rocprof run --sampl", tmp_path)
-    assert offered == ["--sample", "--sampling-mode"]
+    assert offered == ["--sample", "--sampling-mode", "--sampling-method"]
     text = scripts["zsh"].read_text()
     assert "--sampling-mode=[cpu (default)" in text
 
