@@ -176,6 +176,34 @@ TEST(CpuCredit, CpuTimeTheTicksCouldNotKeepUpWithIsCountedAsMissed) {
   EXPECT_FALSE(c.tick(cpu, period, &missed));
 }
 
+TEST(CpuCredit, LooksTwiceAPeriodTakeOnePerPeriodWithJitter) {
+  const uint64_t period = 100000;  // 10 kHz; the thread method looks every half period
+  CpuCredit c;
+  c.start(0);
+  uint64_t cpu = 0, missed = 0, taken = 0;
+  // Looks at 0.45 and 0.55 of a period of CPU apart: no look-rate bias (the signal method's
+  // tolerance would take one per 0.9 periods here).
+  for (int i = 0; i < 2000; ++i) taken += c.look(cpu += (i % 2 ? 55000 : 45000), period, &missed);
+  EXPECT_EQ(taken, 1000u);
+  EXPECT_EQ(missed, 0u);
+}
+
+TEST(CpuCredit, ALateLookIsSampledAtTheNextLooksUpToTheBacklog) {
+  const uint64_t period = 100000;
+  CpuCredit c;
+  c.start(0);
+  uint64_t cpu = 0, missed = 0, taken = 0;
+  taken += c.look(cpu += 3 * period, period, &missed);  // a look 3 periods late
+  EXPECT_EQ(taken, 1u);
+  EXPECT_EQ(missed, 0u);  // two periods left as backlog, within kBacklog
+  for (int i = 0; i < 20; ++i) taken += c.look(cpu += period / 2, period, &missed);
+  EXPECT_EQ(taken, 3u + 10u);  // the backlog paid at the next looks, then one per period
+  EXPECT_EQ(missed, 0u);
+  taken += c.look(cpu += 10 * period, period, &missed);  // past the backlog: counted missed
+  EXPECT_EQ(taken, 14u);
+  EXPECT_EQ(missed, 10u - 1u - CpuCredit::kBacklog);
+}
+
 namespace {
 FrameRef py(uint32_t func, uint32_t file, int32_t line = 1) {
   return FrameRef{func, file, line, false};

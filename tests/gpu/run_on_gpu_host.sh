@@ -284,8 +284,10 @@ step "on-demand idle overhead: plain vs --on-demand, alternated (benchmarks/b_on
 step "B5: bytes per record, transformer default and --sys-trace (benchmarks/gpu_b5_bytes.py)" b5_transformer
 step "B3: sampling at 1 and 10 kHz with the host's signal floor (benchmarks/b3_sampling.py)" \
   $PY benchmarks/b3_sampling.py --repeat 7
+# Two cores: --sampling-method thread's reader runs beside the sampled thread, as any
+# profiler's own thread does on a GPU host (on one core it would take the thread's time).
 step "B3 in one run: sampled vs blocked segments, with the floor (benchmarks/b3_alternated.py)" \
-  $PY benchmarks/b3_alternated.py --pairs 150 --cpus 4
+  $PY benchmarks/b3_alternated.py --pairs 150 --cpus 4-5
 step "demo: rocprof run --stats -S examples/train_cifar.py" \
   $PY -m rocprof run -d "$OUTDIR/demo" -o train_cifar --stats -S examples/train_cifar.py
 step "ROCm's view SQL over the demo database (ours | ROCm's: count, total ns)" \

@@ -105,6 +105,23 @@ struct CpuCredit {
     }
     return true;
   }
+  // The thread method's filter: its reader looks twice a period, so CPU time that a late look
+  // left unsampled (up to kBacklog periods) is sampled at the looks that follow, each at its
+  // own moment, as a late signal would be; only beyond that are samples counted missed.
+  static constexpr uint64_t kBacklog = 3;
+  // Looks come every half period, so no tolerance is needed: a sample per whole period, the
+  // rest carried.
+  bool look(uint64_t cpu_now, uint64_t period, uint64_t* missed) {
+    credit += cpu_now - last;
+    last = cpu_now;
+    if (credit < period) return false;
+    credit -= period;
+    if (credit > kBacklog * period) {
+      *missed += credit / period - kBacklog;
+      credit = kBacklog * period + credit % period;
+    }
+    return true;
+  }
 };
 
 }  // namespace rocprof::sampling

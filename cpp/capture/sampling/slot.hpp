@@ -52,10 +52,11 @@ inline clockid_t thread_cpu_clock(uint32_t tid) {
 }
 
 // CPU mode: whether the thread has used a period of CPU time since its last sample (`cpu_ns`
-// its clock now). Async-signal-safe.
-inline bool cpu_due(Slot& s, uint64_t cpu_ns, uint64_t period) {
+// its clock now; `backlog`: the thread method's CpuCredit::look). Async-signal-safe.
+inline bool cpu_due(Slot& s, uint64_t cpu_ns, uint64_t period, bool backlog = false) {
   uint64_t missed = 0;
-  const bool take = s.cpu.tick(cpu_ns, period, &missed);
+  const bool take =
+      backlog ? s.cpu.look(cpu_ns, period, &missed) : s.cpu.tick(cpu_ns, period, &missed);
   if (missed) s.missed.fetch_add(missed, std::memory_order_relaxed);
   return take;
 }

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <time.h>
 
@@ -48,7 +49,7 @@ void read_slot(Slot& s, uint64_t cpu_period, bool restart, uint64_t* buf) {
         s.cpu.start(cpu);
         take = false;
       } else if (take) {
-        take = cpu_due(s, cpu, cpu_period);
+        take = cpu_due(s, cpu, cpu_period, /*backlog=*/true);
       }
     }
     if (take) {
@@ -93,13 +94,18 @@ void run(uint64_t period, uint64_t cpu_period, const CaptureContext* ctx) {
 void reader_start(uint32_t hz, uint64_t cpu_period, const CaptureContext* ctx) {
   reader_stop();
   g_stop.store(false);
-  const uint64_t period = 1000000000ull / std::max<uint32_t>(1, hz);
+  // CPU mode looks twice a period (CpuCredit::look: a late look's CPU time is sampled at the
+  // next ones); wall mode reads every thread once a period.
+  const uint64_t period = 1000000000ull / std::max<uint32_t>(1, hz) / (cpu_period != 0 ? 2 : 1);
   // No signal of the process lands on the reader (Ctrl-C and timers are the program's).
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   g_thread = std::thread([=] {
     pthread_setname_np(pthread_self(), "rocprof-reader");
+    // The default 50 us of timer slack lets the kernel wake the reader half a 10 kHz period
+    // late; a tick that comes later than two periods leaves CPU time unsampled (missed).
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     run(period, cpu_period, ctx);
   });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
