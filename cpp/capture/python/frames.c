@@ -54,6 +54,16 @@ const void* rp_this_thread_state(void) { return PyGILState_GetThisThreadState();
 int rp_walk_thread(const void* tstate, unsigned long tid, uint64_t* out, int max_frames) {
   const PyThreadState* ts = (const PyThreadState*)tstate;
   if (ts == NULL) return -1;
+  /* Still one of the interpreter's states (a C thread's PyGILState_Release frees its state
+   * between two of the sampler's scans): the list is read unlocked, which the guard covers. */
+  int live = 0, steps = 0;
+  for (PyThreadState* t = PyInterpreterState_ThreadHead(PyInterpreterState_Main());
+       t != NULL && steps < 4096; t = PyThreadState_Next(t), ++steps)
+    if (t == ts) {
+      live = 1;
+      break;
+    }
+  if (!live) return -1;
 #if PY_VERSION_HEX >= 0x030B0000
   if (ts->native_thread_id != tid) return -1;
 #else
