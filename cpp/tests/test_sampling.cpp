@@ -176,15 +176,19 @@ TEST(CpuCredit, CpuTimeTheTicksCouldNotKeepUpWithIsCountedAsMissed) {
   EXPECT_FALSE(c.tick(cpu, period, &missed));
 }
 
-TEST(CpuCredit, LooksTwiceAPeriodTakeOnePerPeriodWithJitter) {
-  const uint64_t period = 100000;  // 10 kHz; the thread method looks every half period
+TEST(CpuCredit, LooksTakeOnePerPeriodOfCpuTimeWithJitter) {
+  const uint64_t period = 100000;  // 10 kHz
   CpuCredit c;
   c.start(0);
   uint64_t cpu = 0, missed = 0, taken = 0;
-  // Looks at 0.45 and 0.55 of a period of CPU apart: no look-rate bias (the signal method's
-  // tolerance would take one per 0.9 periods here).
-  for (int i = 0; i < 2000; ++i) taken += c.look(cpu += (i % 2 ? 55000 : 45000), period, &missed);
-  EXPECT_EQ(taken, 1000u);
+  // Looks alternately early and late (0.9 and 1.1 periods of CPU apart): one sample per whole
+  // period, no more (the signal method's tolerance would take one per 0.9 periods here if the
+  // looks were all early), none lost.
+  for (int i = 0; i < 2000; ++i) taken += c.look(cpu += (i % 2 ? 110000 : 90000), period, &missed);
+  EXPECT_EQ(taken, 1999u);  // 2000 periods of CPU: one still carried
+  EXPECT_EQ(missed, 0u);
+  for (int i = 0; i < 2000; ++i) taken += c.look(cpu += 90000, period, &missed);  // all early
+  EXPECT_EQ(taken, 1999u + 1801u);  // 1800 periods more and the one carried: nothing left
   EXPECT_EQ(missed, 0u);
 }
 

@@ -83,8 +83,8 @@ BACKENDS: tuple[Backend, ...] = (
     # in, rocprof.capture.pc_sampling_amd says why, on this machine.
     Backend("rocprofiler-sdk-pc-sampling", "AMD PC sampling (--pc-sampling) through "
             "rocprofiler-sdk", ("pc_samples",), "pc_sampling_amd"),
-    Backend("sampling", "Python and native call-stack sampling", ("samples",), "sampling",
-            in_child=lambda s: s.sampling.hz > 0),
+    Backend("sampling", "Python and native call-stack sampling (--sampling-method signal or "
+            "thread)", ("samples",), "sampling", in_child=lambda s: s.sampling.hz > 0),
     Backend("metrics", "device and host metrics over time (--process-freq): NVML, AMD SMI, "
             "ROCm SMI, /proc", ("metrics",), "metrics", needs_live=False),
     # NCCL (RCCL too) loads it as its profiler plugin; it records into the loading process's

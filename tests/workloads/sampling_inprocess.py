@@ -1,6 +1,6 @@
 """In-process sampling: a thread started before rocprof.profile() and one started inside it,
 then short threads started one after another (each must be sampled from its start); a ROCTx
-range around part of the work. argv: output directory."""
+range around part of the work. argv: output directory [sampling method]."""
 import sys
 import threading
 import time
@@ -42,7 +42,8 @@ SHORT_THREADS, SHORT_SECONDS = 4, 0.1
 stop = threading.Event()
 early = threading.Thread(target=early_worker, args=(stop,), name="early")
 early.start()
-with rocprof.profile(output_dir=sys.argv[1], sample=1000):
+method = sys.argv[2] if len(sys.argv) > 2 else "signal"
+with rocprof.profile(output_dir=sys.argv[1], sample=1000, sampling_method=method):
     late = threading.Thread(target=late_worker, args=(0.3,), name="late")
     late.start()
     with roctx.range("hot-range"):

@@ -105,12 +105,13 @@ struct CpuCredit {
     }
     return true;
   }
-  // The thread method's filter: its reader looks twice a period, so CPU time that a late look
-  // left unsampled (up to kBacklog periods) is sampled at the looks that follow, each at its
-  // own moment, as a late signal would be; only beyond that are samples counted missed.
+  // The thread method's filter: CPU time that a late look of its reader left unsampled (up to
+  // kBacklog periods) is sampled at the looks that follow (the reader looks again after half a
+  // period while a slot owes one), each at its own moment, as a late signal would be; only
+  // beyond that are samples counted missed.
   static constexpr uint64_t kBacklog = 3;
-  // Looks come every half period, so no tolerance is needed: a sample per whole period, the
-  // rest carried.
+  // A sample per whole period, the rest carried: no tolerance for early looks is needed, a
+  // look that comes early is followed by one that takes the sample.
   bool look(uint64_t cpu_now, uint64_t period, uint64_t* missed) {
     credit += cpu_now - last;
     last = cpu_now;

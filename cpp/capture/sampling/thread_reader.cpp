@@ -33,10 +33,12 @@ bool thread_cpu_ns(uint32_t tid, uint64_t* out) {
   return true;
 }
 
-// One slot at one tick. `restart`: CPU mode's credit starts again from now (after a pause,
-// whose CPU time intended no samples).
-void read_slot(Slot& s, uint64_t cpu_period, bool restart, uint64_t* buf) {
-  if (s.state.load(std::memory_order_acquire) != 1) return;
+// One slot at one look. `restart`: CPU mode's credit starts again from now (after a pause,
+// whose CPU time intended no samples). Returns whether the slot still owes a sample (CPU mode:
+// a whole period of CPU time left unsampled by a late look).
+bool read_slot(Slot& s, uint64_t cpu_period, bool restart, uint64_t* buf) {
+  if (s.state.load(std::memory_order_acquire) != 1) return false;
+  bool owes = false;
   // Dekker with reader_release(): it stores state then loads reading; we store reading then
   // load state. Either it sees us walking and waits, or we see the slot retired.
   s.reading.store(1, std::memory_order_seq_cst);
@@ -50,6 +52,7 @@ void read_slot(Slot& s, uint64_t cpu_period, bool restart, uint64_t* buf) {
         take = false;
       } else if (take) {
         take = cpu_due(s, cpu, cpu_period, /*backlog=*/true);
+        owes = s.cpu.credit >= cpu_period;
       }
     }
     if (take) {
@@ -58,6 +61,7 @@ void read_slot(Slot& s, uint64_t cpu_period, bool restart, uint64_t* buf) {
     }
   }
   s.reading.store(0, std::memory_order_release);
+  return owes;
 }
 
 void run(uint64_t period, uint64_t cpu_period, const CaptureContext* ctx) {
@@ -66,10 +70,14 @@ void run(uint64_t period, uint64_t cpu_period, const CaptureContext* ctx) {
   bool was_paused = false;
   while (!g_stop.load(std::memory_order_acquire)) {
     const bool paused = ctx->paused();
+    bool owed = false;
     if (!paused)
-      for (Slot& s : g_slots) read_slot(s, cpu_period, was_paused, buf);
+      for (Slot& s : g_slots) owed |= read_slot(s, cpu_period, was_paused, buf);
     was_paused = paused;
-    next += period;
+    // A slot a late look left owing samples is looked at again after half a period, so the
+    // backlog is taken at moments of its own (CpuCredit::look) while the reader costs one
+    // wake-up a period otherwise.
+    next += owed ? period / 2 : period;
     const uint64_t now = mono_ns();
     if (now > next + period) {
       // Ticks that passed while this one ran (or the reader was not scheduled) are not caught
@@ -94,9 +102,7 @@ void run(uint64_t period, uint64_t cpu_period, const CaptureContext* ctx) {
 void reader_start(uint32_t hz, uint64_t cpu_period, const CaptureContext* ctx) {
   reader_stop();
   g_stop.store(false);
-  // CPU mode looks twice a period (CpuCredit::look: a late look's CPU time is sampled at the
-  // next ones); wall mode reads every thread once a period.
-  const uint64_t period = 1000000000ull / std::max<uint32_t>(1, hz) / (cpu_period != 0 ? 2 : 1);
+  const uint64_t period = 1000000000ull / std::max<uint32_t>(1, hz);
   // No signal of the process lands on the reader (Ctrl-C and timers are the program's).
   sigset_t all, old;
   sigfillset(&all);

@@ -4,11 +4,13 @@ has to get right: no SIGPROF handler at all, and threads whose state is freed as
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
 
 import rocpd
 from rocpd.summary import samples
-from tests.support import WORKLOADS, run_rocprof
+from tests.support import WORKLOADS, _env, run_rocprof
 
 
 def _run(tmp_path, *args, workload, wargs=()):
@@ -85,3 +87,23 @@ def test_native_stacks_need_the_signal_method(tmp_path):
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "--native-stacks needs --sampling-method signal" in lines[0], r.stderr
     assert not list(tmp_path.glob("**/*.db"))
+
+
+def test_in_process_threads_found_by_the_scan_and_registered_ones(tmp_path):
+    # rocprof.profile(sampling_method="thread"): a thread started before the session is found
+    # by the resolver's scan (its state taken from the interpreter's list), threads started
+    # in it register themselves; both kinds end inside the session.
+    out = tmp_path / "ip"
+    r = subprocess.run([sys.executable, "-m", "sampling_inprocess", str(out), "thread"],
+                       cwd=WORKLOADS, env=_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    db = rocpd.connect(out)
+    assert samples.sampling_info(db)["method"] == "thread"
+    total = {x["function"]: x["total"] for x in samples.top_functions(db, by="total", limit=None)}
+    assert total.get("early_worker", 0) > 100, total
+    assert total.get("late_worker", 0) >= 0.9 * 300, total
+    assert total.get("short_worker", 0) >= 0.9 * 400, total
+    assert total.get("in_range_work", 0) >= 0.9 * 300, total
+    in_range = {x["function"] for x in samples.top_functions(db, by="total", limit=None,
+                                                             roctx_range="hot-range")}
+    assert "in_range_work" in in_range and "outside_work" not in in_range
