@@ -51,37 +51,6 @@ int rp_walk_current(uint64_t* out, int max_frames) {
 
 const void* rp_this_thread_state(void) { return PyGILState_GetThisThreadState(); }
 
-int rp_walk_thread(const void* tstate, unsigned long tid, uint64_t* out, int max_frames) {
-  const PyThreadState* ts = (const PyThreadState*)tstate;
-  if (ts == NULL) return -1;
-  /* Still one of the interpreter's states (a C thread's PyGILState_Release frees its state
-   * between two of the sampler's scans): the list is read unlocked, which the guard covers. */
-  int live = 0, steps = 0;
-  for (PyThreadState* t = PyInterpreterState_ThreadHead(PyInterpreterState_Main());
-       t != NULL && steps < 4096; t = PyThreadState_Next(t), ++steps)
-    if (t == ts) {
-      live = 1;
-      break;
-    }
-  if (!live) return -1;
-#if PY_VERSION_HEX >= 0x030B0000
-  if (ts->native_thread_id != tid) return -1;
-#else
-  (void)tid; /* 3.10 states keep no native id; the thread hook unregisters the thread first */
-#endif
-#if PY_VERSION_HEX >= 0x030D0000
-  const void* first = ts->current_frame;
-#elif PY_VERSION_HEX >= 0x030B0000
-  const void* first = ts->cframe == NULL ? NULL : ts->cframe->current_frame;
-#else
-  const void* first = ts->frame;
-#endif
-  const int n = rp_walk_from(first, out, max_frames);
-  for (int i = 0; i < n; ++i)
-    if (Py_TYPE((PyObject*)(uintptr_t)out[i * RP_PY_WORDS]) != &PyCode_Type) return RP_WALK_TORN;
-  return n;
-}
-
 int rp_is_python_thread(void) { return PyGILState_GetThisThreadState() != NULL; }
 
 /* Both walks are one loop over the same frames, from the innermost one to the frames that run
@@ -102,10 +71,12 @@ typedef struct {
                     * be half-linked, so the walk is bounded */
   uint64_t* out;   /* the full walk's frames, `copied` of them (NULL: the keys walk) */
   int copied;
+  Frame* last; /* the oldest frame visited; when `ended`, the chain's end as the walk read it */
+  int ended;
 } Walk;
 
 static inline Walk walk_of(int max_frames, uint64_t* out) {
-  Walk w = {0, max_frames, 3 * max_frames, out, 0};
+  Walk w = {0, max_frames, 3 * max_frames, out, 0, NULL, 0};
   return w;
 }
 
@@ -133,6 +104,7 @@ static inline int no_code(Frame* f, Walk* w) {
 static inline Frame* code_frame(Frame* f, Walk* w) {
   if (w->walked >= w->max) return NULL;
   for (; f != NULL; f = OLDER(f)) {
+    w->last = f;
     if (no_code(f, w)) {
       if (--w->skips < 0) return NULL;
       continue;
@@ -143,6 +115,7 @@ static inline Frame* code_frame(Frame* f, Walk* w) {
     ++w->walked;
     return f;
   }
+  w->ended = 1;
   return NULL;
 }
 
@@ -162,8 +135,8 @@ static inline int lasti_of(Frame* f) {
 #endif
 }
 
-int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
-  Walk w = walk_of(max_frames, out);
+static int walk_full(const void* first, Walk* wp) {
+  Walk w = *wp;
   for (Frame* f = (Frame*)first; (f = code_frame(f, &w)) != NULL; f = OLDER(f)) {
 #if PY_VERSION_HEX >= 0x030B0000
     /* Pushed but not started (its cells, free variables or generator not made yet): CPython
@@ -180,9 +153,55 @@ int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
     const int entry = 1; /* one C activation of the eval loop per Python frame */
 #endif
     PyCodeObject* co = code_of(f);
-    put(out, w.copied++, co, co->co_name, lasti_of(f), co->co_firstlineno, entry);
+    put(w.out, w.copied++, co, co->co_name, lasti_of(f), co->co_firstlineno, entry);
   }
+  *wp = w;
   return w.copied;
+}
+
+int rp_walk_from(const void* first, uint64_t* out, int max_frames) {
+  Walk w = walk_of(max_frames, out);
+  return walk_full(first, &w);
+}
+
+int rp_walk_thread(const void* tstate, unsigned long tid, uint64_t* out, int max_frames) {
+  const PyThreadState* ts = (const PyThreadState*)tstate;
+  if (ts == NULL) return -1;
+  /* Still one of the interpreter's states (a C thread's PyGILState_Release frees its state
+   * between two of the sampler's scans): the list is read unlocked, which the guard covers. */
+  int live = 0, steps = 0;
+  for (PyThreadState* t = PyInterpreterState_ThreadHead(PyInterpreterState_Main());
+       t != NULL && steps < 4096; t = PyThreadState_Next(t), ++steps)
+    if (t == ts) {
+      live = 1;
+      break;
+    }
+  if (!live) return -1;
+#if PY_VERSION_HEX >= 0x030B0000
+  if (ts->native_thread_id != tid) return -1;
+#else
+  (void)tid; /* 3.10 states keep no native id; the thread hook unregisters the thread first */
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+  const void* first = ts->current_frame;
+#elif PY_VERSION_HEX >= 0x030B0000
+  const void* first = ts->cframe == NULL ? NULL : ts->cframe->current_frame;
+#else
+  const void* first = ts->frame;
+#endif
+  Walk w = walk_of(max_frames, out);
+  const int n = walk_full(first, &w);
+  for (int i = 0; i < n; ++i)
+    if (Py_TYPE((PyObject*)(uintptr_t)out[i * RP_PY_WORDS]) != &PyCode_Type) return RP_WALK_TORN;
+  /* A running thread's chain never ends at a generator's frame (its caller, or 3.12+'s entry
+   * shim, is older): one that does was read after the generator yielded, which unlinks its
+   * frame from its caller. Stored, such a read would be a stack of the generator alone. */
+#if PY_VERSION_HEX >= 0x030B0000
+  if (w.ended && w.last != NULL && w.last->owner == FRAME_OWNED_BY_GENERATOR) return RP_WALK_TORN;
+#else
+  if (w.ended && w.last != NULL && w.last->f_gen != NULL) return RP_WALK_TORN;
+#endif
+  return n;
 }
 
 static int walk_keys_from(const void* first, uint64_t* out, int max_frames) {

@@ -17,6 +17,7 @@
 namespace rocprof::sampling {
 namespace {
 
+constexpr int kReads = 4;  // reads of one sample's stack before it counts as torn
 std::thread g_thread;
 std::atomic<bool> g_stop{false};
 
@@ -56,7 +57,11 @@ bool read_slot(Slot& s, uint64_t cpu_period, bool restart, uint64_t* buf) {
       }
     }
     if (take) {
-      const int npy = python::walk_thread(s.tstate, s.tid, buf + 2, kMaxPy);
+      // A torn read (the thread changed its frames under it: a generator yielded) is read
+      // again at once; only a sample whose every read tore is lost (counted as torn).
+      int npy = python::kWalkTorn;
+      for (int attempt = 0; attempt < kReads && npy == python::kWalkTorn; ++attempt)
+        npy = python::walk_thread(s.tstate, s.tid, buf + 2, kMaxPy);
       store_walk(s, npy, 0, buf);
     }
   }

@@ -107,3 +107,11 @@ def test_in_process_threads_found_by_the_scan_and_registered_ones(tmp_path):
     in_range = {x["function"] for x in samples.top_functions(db, by="total", limit=None,
                                                              roctx_range="hot-range")}
     assert "in_range_work" in in_range and "outside_work" not in in_range
+    # The workers' generator expressions yield 200 times a call: a read that meets one just
+    # after it yielded (unlinked from its caller) is read again, never stored as a stack of
+    # the generator alone.
+    stacks = samples.Stacks(db)
+    for guid, _pid, _tid, _ts, sid in samples.sample_rows(db):
+        names = [f.function for f in stacks.frames(guid, sid)]
+        if names and names[-1].endswith(".<locals>.<genexpr>"):
+            assert names[-1].split(".<locals>")[0] in names, names
