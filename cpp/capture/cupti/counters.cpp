@@ -538,4 +538,6 @@ void begin_dedupe() noexcept {
 
 void end_dedupe() noexcept { g_dedupe.store(false); }
 
+bool replaying() noexcept { return g_dedupe.load(std::memory_order_relaxed); }
+
 }  // namespace rocprof::cupti::counters

@@ -43,7 +43,10 @@ void fork_child() noexcept;
 // time a correlation id is seen while counters are active (false for the replays).
 bool first_kernel_record(uint32_t correlation_id) noexcept;
 uint64_t replayed_kernel_records() noexcept;  // records first_kernel_record turned away
-void begin_dedupe() noexcept;                 // counters start (and the mapping tests)
-void end_dedupe() noexcept;                   // the session's last records are in
+// Whether kernel records now come from a session that collects counters: from begin_dedupe()
+// until end_dedupe(), so also the last records, delivered after stop().
+bool replaying() noexcept;
+void begin_dedupe() noexcept;  // counters start (and the mapping tests)
+void end_dedupe() noexcept;    // the session's last records are in
 
 }  // namespace rocprof::cupti::counters

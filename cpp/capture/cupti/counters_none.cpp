@@ -26,6 +26,7 @@ bool first_kernel_record(uint32_t) noexcept { return true; }
 uint64_t replayed_kernel_records() noexcept { return 0; }
 void begin_dedupe() noexcept {}
 void end_dedupe() noexcept {}
+bool replaying() noexcept { return false; }
 }  // namespace counters
 
 bool list_devices(bool, std::vector<CounterDevice>*, std::string* why) {

@@ -348,7 +348,9 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       const Launch l = launch_of(k.correlationId, k.start, true);
       if (l.paused) return;
       KernelEntry* e = kernel_entry(c, k);
-      if (!e->keep || untimed(c, k.start, k.end)) return;
+      // Under counter collection (kernel replay) CUPTI may hand every kernel over untimed
+      // (seen on the H200 host): kept as given, for their counter values attach to them.
+      if (!e->keep || (!counters::replaying() && untimed(c, k.start, k.end))) return;
       see_device(c, k.deviceId);
       see_stream(c, k.streamId, k.contextId, k.deviceId);
       Record r = base(c, RecordKind::kKernelDispatch, "KERNEL_DISPATCH", k.start, k.end, l.tid,
