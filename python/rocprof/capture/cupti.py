@@ -20,9 +20,20 @@ if TYPE_CHECKING:
     from ..options import Options
 
 
+_CANDIDATES: dict = {}  # (sys.path, CUDA_HOME, CUDA_PATH) -> library_candidates()
+
+
 def library_candidates() -> list[str]:
     """libcupti files from the nvidia-cuda-cupti wheels (CUDA 13 and 12 layouts), then the
-    CUDA toolkit named by CUDA_HOME / CUDA_PATH."""
+    CUDA toolkit named by CUDA_HOME / CUDA_PATH. A session's probe (prepare) and its settings
+    (configure) both ask: the folders are listed once for what they depend on."""
+    key = (tuple(sys.path), os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"))
+    if key not in _CANDIDATES:
+        _CANDIDATES[key] = _find_candidates()
+    return list(_CANDIDATES[key])
+
+
+def _find_candidates() -> list[str]:
     import site
 
     roots = [p for p in sys.path if p and os.path.isdir(p)]

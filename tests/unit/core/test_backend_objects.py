@@ -100,3 +100,22 @@ def test_the_null_backend_is_started_and_stopped_by_a_session(tmp_path):
     assert path
     _core.stop_session()
     assert testing._null_backend_calls() == (starts + 1, stops + 1)
+
+
+def test_libcupti_candidates_are_listed_once_for_what_they_depend_on(tmp_path, monkeypatch):
+    from rocprof.capture import cupti
+
+    lib = tmp_path / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libcupti.so.13").write_bytes(b"")
+    listed = []
+    real = cupti._libcupti_files
+    monkeypatch.setattr(cupti, "_libcupti_files", lambda folder: listed.append(folder) or real(folder))
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    first = cupti.library_candidates()
+    assert str(lib / "libcupti.so.13") in first
+    n = len(listed)
+    assert cupti.library_candidates() == first and len(listed) == n  # the session's second ask
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))  # what it depends on changed
+    cupti.library_candidates()
+    assert len(listed) > n
