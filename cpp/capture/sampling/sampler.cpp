@@ -407,7 +407,8 @@ class Sampler final : private python::ResolverClient {
     collector_->drops("sampling.threads_not_sampled", 1);
   }
 
-  // Under slots_mu_. Returns whether the thread's timer is running.
+  // Under slots_mu_. Returns whether the thread is sampled now (its timer runs, or the reader
+  // walks it).
   bool arm(Slot& s, uint32_t tid, const void* tstate) {
     if (!s.ring.attached()) s.ring.attach(new uint64_t[kRingWords], kRingWords);
     s.ring.reset();
