@@ -108,9 +108,12 @@ void reader_start(uint32_t hz, uint64_t cpu_period, const CaptureContext* ctx) {
   reader_stop();
   g_stop.store(false);
   const uint64_t period = 1000000000ull / std::max<uint32_t>(1, hz);
-  // No signal of the process lands on the reader (Ctrl-C and timers are the program's).
+  // No signal of the process lands on the reader (Ctrl-C and timers are the program's), but
+  // the faults of its own walks must reach the guard: a SIGSEGV raised while blocked kills
+  // the process instead of running any handler.
   sigset_t all, old;
   sigfillset(&all);
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE}) sigdelset(&all, sig);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   g_thread = std::thread([=] {
     pthread_setname_np(pthread_self(), "rocprof-reader");
