@@ -282,33 +282,41 @@ void rp_for_each_thread(void (*fn)(void* ctx, unsigned long tid, const void* tst
   for (PyThreadState* t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t))
     if (t->native_thread_id != 0) fn(ctx, t->native_thread_id, t);
 #else
-  /* 3.10 thread states do not record the OS thread id: threading's registry does. */
-  fn(ctx, (unsigned long)getpid(), NULL); /* states unknown: registered threads only */
+  /* 3.10 thread states record the pthread ident, not the OS thread id: threading's registry
+   * maps one to the other (the main thread is reported without it when threading is not in). */
   PyObject* mod_name = PyUnicode_FromString("threading");
   PyObject* threading = mod_name ? PyImport_GetModule(mod_name) : NULL;
   Py_XDECREF(mod_name);
-  if (threading == NULL) {
-    PyErr_Clear();
-    return;
-  }
-  PyObject* active = PyObject_GetAttrString(threading, "_active");
-  Py_DECREF(threading);
+  PyObject* active = threading ? PyObject_GetAttrString(threading, "_active") : NULL;
+  Py_XDECREF(threading);
   if (active == NULL || !PyDict_Check(active)) {
     Py_XDECREF(active);
     PyErr_Clear();
+    fn(ctx, (unsigned long)getpid(), NULL);
     return;
   }
+  int main_seen = 0;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(active, &pos, &key, &value)) {
     PyObject* nid = PyObject_GetAttrString(value, "native_id");
-    if (nid != NULL && PyLong_Check(nid)) {
-      unsigned long tid = PyLong_AsUnsignedLong(nid);
-      if (tid != (unsigned long)getpid()) fn(ctx, tid, NULL);
+    if (nid != NULL && PyLong_Check(nid) && PyLong_Check(key)) {
+      const unsigned long tid = PyLong_AsUnsignedLong(nid);
+      const unsigned long ident = PyLong_AsUnsignedLong(key);
+      const void* state = NULL;
+      for (PyThreadState* t = PyInterpreterState_ThreadHead(PyInterpreterState_Main()); t;
+           t = PyThreadState_Next(t))
+        if (t->thread_id == ident) {
+          state = t;
+          break;
+        }
+      if (tid == (unsigned long)getpid()) main_seen = 1;
+      fn(ctx, tid, state);
     }
     Py_XDECREF(nid);
     PyErr_Clear();
   }
+  if (!main_seen) fn(ctx, (unsigned long)getpid(), NULL);
   Py_DECREF(active);
 #endif
 }

@@ -58,7 +58,7 @@ void* rp_save_if_held(void);
 void rp_restore(void* saved);
 
 /* Under the GIL: calls fn(ctx, native_tid, thread state) for every thread state of the main
- * interpreter. */
+ * interpreter (3.10: every thread threading knows, the state NULL where none matches). */
 void rp_for_each_thread(void (*fn)(void* ctx, unsigned long tid, const void* tstate), void* ctx);
 
 /* Under the GIL. Validates that `code` still is the code object the sample saw (it may have

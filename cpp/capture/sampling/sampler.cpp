@@ -398,7 +398,7 @@ class Sampler final : private python::ResolverClient {
         s.seen = true;
         return;
       }
-    if (thread_method_ && tstate == nullptr) return;  // 3.10: only threads that registered
+    if (thread_method_ && tstate == nullptr) return;  // no state to read (3.10: not in threading)
     for (Slot& s : g_slots)
       if (s.state.load() == 0) {
         arm(s, static_cast<uint32_t>(tid), tstate);
