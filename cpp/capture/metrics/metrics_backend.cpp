@@ -275,25 +275,19 @@ class Sampler {
     return nullptr;
   }
 
-  static uint64_t monotonic() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-  }
-
   void run() {
     tid_ = static_cast<uint32_t>(syscall(SYS_gettid));
-    uint64_t next = monotonic();
+    uint64_t next = mono_ns();
     while (!stopping_.load(std::memory_order_relaxed)) {
       sample_once();
       ++ticks_;
       next += period_ns_;
-      uint64_t now = monotonic();
+      uint64_t now = mono_ns();
       if (now >= next + period_ns_) {  // behind by a whole period: skip, keep the phase
         late_ += (now - next) / period_ns_;
         next += (now - next) / period_ns_ * period_ns_;
       }
-      now = monotonic();
+      now = mono_ns();
       if (next > now) {
         const uint64_t wait = next - now;
         timespec ts{static_cast<time_t>(wait / 1000000000ull),

@@ -18,6 +18,7 @@
 
 #include "capture/python/frames.h"
 #include "capture/python/guard.hpp"
+#include "rocprof/clock.hpp"
 
 namespace rocprof::python {
 namespace {
@@ -34,12 +35,6 @@ uint64_t g_passes = 0;
 // Wakes the thread: sem_post is lock-free and async-signal-safe.
 sem_t g_wake;
 bool g_wake_init = false;
-
-uint64_t mono_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
 
 void sleep_ns(uint64_t ns) {
   timespec until{};

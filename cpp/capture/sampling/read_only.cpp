@@ -29,12 +29,6 @@ namespace {
 
 constexpr size_t kMaxPy = 256;  // Python frames kept per sample, as the in-process sampler
 
-uint64_t mono_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
-
 std::string version_text(uint32_t hex) {
   return std::to_string(hex >> 24) + "." + std::to_string((hex >> 16) & 0xff);
 }

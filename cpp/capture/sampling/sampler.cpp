@@ -366,11 +366,6 @@ class Sampler final : private python::ResolverClient {
     gil_ns_ += mono_ns() - t0;
     ++gil_passes_;
   }
-  static uint64_t mono_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-  }
 
   void scan_threads() {
     std::lock_guard<std::mutex> g(slots_mu_);
@@ -416,9 +411,9 @@ class Sampler final : private python::ResolverClient {
     s.tstate = tstate;
     s.seen = true;
     s.grace = 0;
-    timespec cpu0{};
-    clock_gettime(thread_cpu_clock(tid), &cpu0);
-    s.cpu.start(static_cast<uint64_t>(cpu0.tv_sec) * 1000000000ull + cpu0.tv_nsec);
+    uint64_t cpu0 = 0;
+    thread_cpu_ns(tid, &cpu0);
+    s.cpu.start(cpu0);
     if (thread_method_)
       s.state.store(1, std::memory_order_release);  // the reader walks it from its next tick
     else if (!arm_timer(s, tid))

@@ -51,6 +51,14 @@ inline clockid_t thread_cpu_clock(uint32_t tid) {
   return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6);
 }
 
+// Thread `tid`'s CPU time in ns; false when it has ended.
+inline bool thread_cpu_ns(uint32_t tid, uint64_t* out) {
+  timespec ts{};
+  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return false;
+  *out = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+  return true;
+}
+
 // CPU mode: whether the thread has used a period of CPU time since its last sample (`cpu_ns`
 // its clock now; `backlog`: the thread method's CpuCredit::look). Async-signal-safe.
 inline bool cpu_due(Slot& s, uint64_t cpu_ns, uint64_t period, bool backlog = false) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "capture/context.hpp"
+#include "rocprof/clock.hpp"
 
 namespace rocprof::sampling {
 namespace {
@@ -20,19 +21,6 @@ namespace {
 constexpr int kReads = 4;  // reads of one sample's stack before it counts as torn
 std::thread g_thread;
 std::atomic<bool> g_stop{false};
-
-uint64_t mono_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
-
-bool thread_cpu_ns(uint32_t tid, uint64_t* out) {
-  timespec ts{};
-  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return false;  // it has ended
-  *out = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-  return true;
-}
 
 // One slot at one look. `restart`: CPU mode's credit starts again from now (after a pause,
 // whose CPU time intended no samples). Returns whether the slot still owes a sample (CPU mode:

@@ -12,6 +12,14 @@ inline uint64_t now_ns() noexcept {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// Intervals and deadlines of our own threads (clock_nanosleep, periods): CLOCK_MONOTONIC, which
+// does not count suspend, unlike the records' domain.
+inline uint64_t mono_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 inline constexpr const char* kClockDomain = "CLOCK_BOOTTIME";
 
 // The CPU's time-stamp counter (x86-64; elsewhere CLOCK_BOOTTIME, and tsc_stamps() is false).
