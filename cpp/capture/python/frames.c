@@ -27,19 +27,24 @@ static void put(uint64_t* out, int i, const void* code, const void* name, int la
                              ((uint64_t)first & 0x7fffffffu);
 }
 
+/* A thread state's innermost frame (NULL: none). */
+static inline const void* innermost_frame(const PyThreadState* ts) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return ts->current_frame;
+#elif PY_VERSION_HEX >= 0x030B0000
+  return ts->cframe == NULL ? NULL : ts->cframe->current_frame;
+#else
+  return ts->frame;
+#endif
+}
+
 /* This thread's innermost frame (NULL: none), or -1 when the thread has no Python state. The
  * gilstate TSS slot (pthread_getspecific: a plain TLS read) names this thread's state whether
  * or not it holds the GIL; it is cleared before the state is freed at thread exit. */
 static int current_frame(const void** first) {
   PyThreadState* ts = PyGILState_GetThisThreadState();
   if (ts == NULL) return -1;
-#if PY_VERSION_HEX >= 0x030D0000
-  *first = ts->current_frame;
-#elif PY_VERSION_HEX >= 0x030B0000
-  *first = ts->cframe == NULL ? NULL : ts->cframe->current_frame;
-#else
-  *first = ts->frame;
-#endif
+  *first = innermost_frame(ts);
   return 0;
 }
 
@@ -182,13 +187,7 @@ int rp_walk_thread(const void* tstate, unsigned long tid, uint64_t* out, int max
 #else
   (void)tid; /* 3.10 states keep no native id; the thread hook unregisters the thread first */
 #endif
-#if PY_VERSION_HEX >= 0x030D0000
-  const void* first = ts->current_frame;
-#elif PY_VERSION_HEX >= 0x030B0000
-  const void* first = ts->cframe == NULL ? NULL : ts->cframe->current_frame;
-#else
-  const void* first = ts->frame;
-#endif
+  const void* first = innermost_frame(ts);
   Walk w = walk_of(max_frames, out);
   const int n = walk_full(first, &w);
   for (int i = 0; i < n; ++i)
