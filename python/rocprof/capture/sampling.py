@@ -54,6 +54,15 @@ def _install_thread_hook() -> None:
 _session_seen = False
 
 
+def conflict(options: Options) -> str | None:
+    """Why the sampling options cannot go together (the launcher's usage error, the in-process
+    API's ValueError), or None."""
+    if options.native_stacks and options.sampling_method == "thread":
+        return ("--native-stacks needs --sampling-method signal (a native stack is unwound "
+                "from the sampled thread's own registers)")
+    return None
+
+
 def configure(options: Options, settings) -> list[str]:
     """Fill settings.sampling (rocprof._core.SamplingSettings) from the launcher's options."""
     notes: list[str] = []
@@ -63,10 +72,10 @@ def configure(options: Options, settings) -> list[str]:
     method = options.sampling_method or "signal"
     if method not in ("signal", "thread"):
         raise ValueError(f"sampling method must be 'signal' or 'thread', not {method!r}")
+    why = conflict(options)
+    if why:
+        raise ValueError(why)
     native = bool(options.native_stacks)
-    if native and method == "thread":
-        raise ValueError("--native-stacks needs --sampling-method signal: a native stack is "
-                         "unwound from the sampled thread's own registers")
     if native and not _core.sampling_native_available():
         notes.append(f"--native-stacks unavailable ({_core.sampling_native_reason()}); "
                      "recording Python frames only")

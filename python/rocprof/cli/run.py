@@ -169,9 +169,12 @@ def options_from(args) -> Options:
                              "0,2-3")
     if o.sample is not None and not (1 <= o.sample <= 100_000):
         raise UsageError(f"rocprof run: --sample must be between 1 and 100000 Hz, not {o.sample}")
-    if o.native_stacks and o.sampling_method == "thread":
-        raise UsageError("rocprof run: --native-stacks needs --sampling-method signal (a native "
-                         "stack is unwound from the sampled thread's own registers)")
+    if o.native_stacks:  # the rule is the sampling backend's (imported only when it may apply)
+        from ..capture import sampling
+
+        why = sampling.conflict(o)
+        if why:
+            raise UsageError(f"rocprof run: {why}")
     if o.minimum_output_data_kb < 0:
         raise UsageError("rocprof run: --minimum-output-data must be 0 or more kilobytes")
     for flag in ("kernel_include_regex", "kernel_exclude_regex", "trace_kernel_include_regex",
