@@ -62,6 +62,17 @@ def test_pmc_bytes_read_of_a_copy_equal_its_size(tmp_path):
     per = query(db, "SELECT dispatch_id, count(*) FROM counters_collection GROUP BY dispatch_id")
     assert len(per) == dispatches[0] and {c for _, c in per} == {2}
     assert "rocprof.counters.unmatched_values" not in meta
+    # CUPTI gives replayed kernels no times: each takes its launch's start and the duration the
+    # hardware measured, collected for it (and not stored as a value, as it was not asked for).
+    assert "gpu__time_duration" in meta["rocprof.counters.kernel_times"], meta
+    assert not query(db, "SELECT 1 FROM counters_collection WHERE counter_name LIKE 'gpu__time%'")
+    spans = query(db, 'SELECT start, "end" FROM kernels ORDER BY start')
+    assert all(0 < s < e for s, e in spans), spans[:5]
+    assert all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1)), "kernels overlap"
+    copy_ns = query(db, "SELECT MAX(duration) FROM kernels WHERE roctx_range = 'copy'")[0][0]
+    rate = 2 * n / (copy_ns / 1e9)  # read and write
+    print(f"copy kernel {copy_ns / 1e6:.3f} ms, {rate / 1e12:.2f} TB/s")
+    assert 1e10 < rate < 2e13, "a copy's bandwidth off by orders of magnitude: wrong time units"
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +184,13 @@ def test_sol_metadata_names_the_method_and_passes(sol_run):
     opts = json.loads(query(db, "SELECT value FROM rocpd_metadata WHERE tag='rocprof.options'")[0][0])
     assert opts["empirical_peaks"], "the run keeps the peaks it was compared with"
     assert os.path.basename(str(db)) == "t_results.db"
+
+
+def test_sol_kernels_last_their_measured_duration(sol_run):
+    db, _ = sol_run
+    rows = query(db, "SELECT duration, value FROM counters_collection "
+                     "WHERE counter_name = 'gpu__time_duration.sum'")
+    assert rows and all(d > 0 and abs(d - v) <= 1 for d, v in rows), rows[:5]
 
 
 def test_sol_no_unexplained_value_above_an_empirical_peak(sol_run):

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,7 +43,14 @@ struct ContextState {
   std::vector<std::string> names;
   std::vector<const char*> name_ptrs;
   std::vector<uint32_t> keys;  // names[j]'s PmcInfo key, interned once when configured
+  // names[duration] is gpu__time_duration.sum (-1: the chip has none); collected to time the
+  // kernels, and stored as a value only when it was asked for.
+  int duration = -1;
+  bool duration_asked = false;
+  bool stored(size_t j) const { return duration_asked || static_cast<int>(j) != duration; }
 };
+
+constexpr const char* kDuration = "gpu__time_duration.sum";
 
 struct Asked {
   std::string name;
@@ -74,10 +82,21 @@ std::atomic<uint32_t> g_seen[kSeenSlots];
 std::atomic<bool> g_dedupe{false};
 std::atomic<uint64_t> g_replayed{0};
 
+// Profiled kernels' times by correlation id, direct-mapped: written by the launching thread
+// (one at a time, under g_mu), read by CUPTI's buffer thread when the kernel's record arrives.
+// corr is cleared while start/end change, so a reader sees a matching corr only around a
+// complete pair.
+struct KernelTime {
+  std::atomic<uint32_t> corr{0};
+  std::atomic<uint64_t> start{0}, end{0};
+};
+KernelTime g_times[kSeenSlots];
+
 thread_local bool t_holding = false;  // this thread holds g_mu (between ENTER and EXIT)
 thread_local int t_nested = 0;        // launches inside the held one (not profiled)
 thread_local ContextState* t_state = nullptr;
 thread_local uint32_t t_corr = 0, t_alt = 0;
+thread_local uint64_t t_enter = 0;  // when the profiled launch began (its kernel's start)
 
 uint32_t os_tid() noexcept { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
@@ -145,10 +164,12 @@ void describe(ContextState& st) {
   CaptureContext* c = g_ctx.load(std::memory_order_acquire);
   if (c == nullptr) return;
   st.keys.clear();
-  for (const std::string& name : st.names)
-    st.keys.push_back(c->intern("pmc:cupti:" + std::to_string(st.device) + ":" + name));
+  for (size_t j = 0; j < st.names.size(); ++j)
+    st.keys.push_back(
+        st.stored(j) ? c->intern("pmc:cupti:" + std::to_string(st.device) + ":" + st.names[j]) : 0);
   if (!g_described.insert(st.device).second) return;
   for (size_t j = 0; j < st.names.size(); ++j) {
+    if (!st.stored(j)) continue;
     const std::string& name = st.names[j];
     MetricProps props;
     st.host.properties(name, &props);
@@ -241,13 +262,35 @@ bool configure(ContextState& st) {
     fail(st, "none of the counters asked for exists on " + chip_name);
     return false;
   }
+  for (size_t j = 0; j < st.names.size(); ++j)
+    if (st.names[j] == kDuration) st.duration = static_cast<int>(j), st.duration_asked = true;
+  if (st.duration < 0 && check_metric(*g_a, chip_name, kDuration).empty()) {
+    st.duration = static_cast<int>(st.names.size());
+    st.names.push_back(kDuration);
+  }
   for (const std::string& n : st.names) st.name_ptrs.push_back(n.c_str());
   std::string why;
-  if (!st.host.init(chip_name, &st.availability, &why) ||
-      !st.host.config_image(st.name_ptrs, &st.config, &st.passes, &why)) {
+  if (!st.host.init(chip_name, &st.availability, &why)) {
     fail(st, why + " (check the names with: rocprof avail --chip " + chip_name + ")");
     return false;
   }
+  if (!st.host.config_image(st.name_ptrs, &st.config, &st.passes, &why) && !st.duration_asked &&
+      st.duration >= 0) {
+    // The asked set may fit where it does not with the duration added: collected without it.
+    st.names.pop_back();
+    st.name_ptrs.pop_back();
+    st.duration = -1;
+    why.clear();
+    st.host.config_image(st.name_ptrs, &st.config, &st.passes, &why);
+  }
+  if (!why.empty()) {
+    fail(st, why + " (check the names with: rocprof avail --chip " + chip_name + ")");
+    return false;
+  }
+  if (st.duration < 0)
+    note("kernel_times_gpu" + std::to_string(device),
+         "none: " + chip_name + " has no " + kDuration + ", so its profiled kernels are stored " +
+             "untimed (start = end = 0)");
   g_passes.push_back("GPU" + std::to_string(device) + "=" + std::to_string(st.passes));
   note("passes", [] {
     std::string s;
@@ -338,7 +381,13 @@ void collect(ContextState& st) {
     ++g_launches;
     const uint32_t tid = os_tid();
     const uint64_t now = now_ns();
+    if (st.duration >= 0) {
+      const double ns = values[static_cast<size_t>(st.duration)];
+      if (ns > 0 && ns < 1e15)
+        remember_kernel_time(t_corr, t_enter, t_enter + static_cast<uint64_t>(std::llround(ns)));
+    }
     for (size_t j = 0; j < values.size(); ++j) {
+      if (!st.stored(j)) continue;
       Record r = make_record(RecordKind::kPmcValue, now, now, tid, 0, t_corr);
       r.pmc.pmc_key = st.keys[j];
       r.pmc.agent_id = gpu_agent_id(st.device);
@@ -411,6 +460,12 @@ bool start(CaptureContext& c, const CounterSettings& s, const Api& a, std::strin
                       "1: kernels ran one at a time, each replayed once per counter pass; their "
                       "durations are not those of an unprofiled run"});
   c.info(MetadataInfo{"rocprof.counters.status", g_status});
+  c.info(MetadataInfo{"rocprof.counters.kernel_times",
+                      std::string("profiled kernels: start = their launch call's start, end = "
+                                  "start + ") +
+                          kDuration +
+                          " (CUPTI gives kernels no times under kernel replay); kernels not "
+                          "profiled keep CUPTI's times"});
   if (g_filter.any())
     c.info(MetadataInfo{"rocprof.counters.kernel_regex",
                         "include '" + s.kernel_include + "', exclude '" + s.kernel_exclude + "'"});
@@ -460,6 +515,7 @@ void on_launch(const CUpti_CallbackData* cb, uint32_t kernel_correlation) noexce
     if (!active()) return;  // stopped while this thread waited: EXIT only unlocks
     ContextState* st = state_for(cb->context);
     if (st->broken) return;
+    t_enter = now_ns();
     auto sp =
         params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     sp.pRangeProfilerObject = st->profiler;
@@ -532,6 +588,7 @@ bool first_kernel_record(uint32_t correlation_id) noexcept {
 
 void begin_dedupe() noexcept {
   for (auto& slot : g_seen) slot.store(0, std::memory_order_relaxed);
+  for (auto& t : g_times) t.corr.store(0, std::memory_order_relaxed);
   g_replayed.store(0);
   g_dedupe.store(true);
 }
@@ -539,5 +596,25 @@ void begin_dedupe() noexcept {
 void end_dedupe() noexcept { g_dedupe.store(false); }
 
 bool replaying() noexcept { return g_dedupe.load(std::memory_order_relaxed); }
+
+void remember_kernel_time(uint32_t correlation_id, uint64_t start, uint64_t end) noexcept {
+  if (correlation_id == 0) return;
+  KernelTime& t = g_times[correlation_id & (kSeenSlots - 1)];
+  t.corr.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  t.start.store(start, std::memory_order_relaxed);
+  t.end.store(end, std::memory_order_relaxed);
+  t.corr.store(correlation_id, std::memory_order_release);
+}
+
+bool kernel_time(uint32_t correlation_id, uint64_t* start, uint64_t* end) noexcept {
+  if (correlation_id == 0) return false;
+  const KernelTime& t = g_times[correlation_id & (kSeenSlots - 1)];
+  if (t.corr.load(std::memory_order_acquire) != correlation_id) return false;
+  *start = t.start.load(std::memory_order_relaxed);
+  *end = t.end.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return t.corr.load(std::memory_order_relaxed) == correlation_id && *end > *start;
+}
 
 }  // namespace rocprof::cupti::counters

@@ -46,6 +46,13 @@ uint64_t replayed_kernel_records() noexcept;  // records first_kernel_record tur
 // Whether kernel records now come from a session that collects counters: from begin_dedupe()
 // until end_dedupe(), so also the last records, delivered after stop().
 bool replaying() noexcept;
+// Under kernel replay CUPTI hands the profiled kernels over untimed. Each profiled launch's
+// kernel is timed from its counters instead: it starts when its launch call began (the
+// launches before it have finished: they ran one at a time) and lasts gpu__time_duration.sum,
+// the duration the hardware measured in its pass. remember_kernel_time is called for each
+// profiled launch; kernel_time gives a correlation id's times to its untimed activity record.
+void remember_kernel_time(uint32_t correlation_id, uint64_t start, uint64_t end) noexcept;
+bool kernel_time(uint32_t correlation_id, uint64_t* start, uint64_t* end) noexcept;
 void begin_dedupe() noexcept;  // counters start (and the mapping tests)
 void end_dedupe() noexcept;    // the session's last records are in
 

@@ -27,6 +27,8 @@ uint64_t replayed_kernel_records() noexcept { return 0; }
 void begin_dedupe() noexcept {}
 void end_dedupe() noexcept {}
 bool replaying() noexcept { return false; }
+void remember_kernel_time(uint32_t, uint64_t, uint64_t) noexcept {}
+bool kernel_time(uint32_t, uint64_t*, uint64_t*) noexcept { return false; }
 }  // namespace counters
 
 bool list_devices(bool, std::vector<CounterDevice>*, std::string* why) {

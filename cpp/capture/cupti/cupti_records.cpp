@@ -345,15 +345,19 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
       // A counter pass's replay hands a launch's record over again; a graph replay's kernels
       // all share the cudaGraphLaunch's correlation id and are never counter-replayed.
       if (k.graphNodeId == 0 && !counters::first_kernel_record(k.correlationId)) return;
-      const Launch l = launch_of(k.correlationId, k.start, true);
+      // Under counter collection (kernel replay) CUPTI hands the kernels over untimed (seen
+      // on the H200 host): a profiled kernel takes the times its counters gave
+      // (counters.hpp); any other is kept as given, for counter values may attach to it.
+      uint64_t start = k.start, end = k.end;
+      const bool replay = counters::replaying();
+      if (replay && start == 0 && end == 0) counters::kernel_time(k.correlationId, &start, &end);
+      const Launch l = launch_of(k.correlationId, start, true);
       if (l.paused) return;
       KernelEntry* e = kernel_entry(c, k);
-      // Under counter collection (kernel replay) CUPTI may hand every kernel over untimed
-      // (seen on the H200 host): kept as given, for their counter values attach to them.
-      if (!e->keep || (!counters::replaying() && untimed(c, k.start, k.end))) return;
+      if (!e->keep || (!replay && untimed(c, start, end))) return;
       see_device(c, k.deviceId);
       see_stream(c, k.streamId, k.contextId, k.deviceId);
-      Record r = base(c, RecordKind::kKernelDispatch, "KERNEL_DISPATCH", k.start, k.end, l.tid,
+      Record r = base(c, RecordKind::kKernelDispatch, "KERNEL_DISPATCH", start, end, l.tid,
                       k.correlationId);
       r.name_id = e->name_id;
       KernelData& d = r.kernel;

@@ -421,6 +421,30 @@ TEST_F(CuptiMapping, GraphKernelsSharingAReplaysIdAllStayUnderCounters) {
   graphs::reset();
 }
 
+// Under --pmc CUPTI hands profiled kernels over untimed: each takes the times its counters gave
+// (its launch's start, plus gpu__time_duration.sum); one the counters did not time stays as
+// given, for its counter values may still attach to it; a timed record keeps CUPTI's times.
+TEST_F(CuptiMapping, UntimedKernelsUnderCountersTakeTheirCountersTimes) {
+  counters::begin_dedupe();
+  if (!counters::replaying()) GTEST_SKIP() << "this build has no per-kernel counters";
+  counters::remember_kernel_time(80, 5000, 5420);
+  for (uint32_t corr : {80u, 81u, 82u}) {
+    launched(corr, 1, 0);
+    auto k = kernel("_Z6kernelPfi", corr);
+    if (corr != 82) k.start = k.end = 0;
+    map_activity(ctx, reinterpret_cast<const CUpti_Activity*>(&k));
+  }
+  counters::end_dedupe();
+  ASSERT_EQ(ctx.records.size(), 3u);
+  EXPECT_EQ(ctx.records[0].start, 5000u);
+  EXPECT_EQ(ctx.records[0].end, 5420u);
+  EXPECT_EQ(ctx.records[1].start, 0u);
+  EXPECT_EQ(ctx.records[1].end, 0u);
+  EXPECT_EQ(ctx.records[2].start, 1000u);
+  EXPECT_EQ(ctx.records[2].end, 1750u);
+  EXPECT_EQ(ctx.dropped.count("cupti_untimed_gpu_work"), 0u);
+}
+
 // CUPTI's node ids are 64-bit: a graph's first node has low 32 bits of 0 (seen on an H100 for
 // the first kernel of every captured graph). Each node keeps one non-zero number per session.
 TEST_F(CuptiMapping, GraphNodeIdsBeyond32BitsKeepDistinctNumbers) {
