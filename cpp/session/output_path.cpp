@@ -236,6 +236,9 @@ bool ranked() {
 }
 
 std::string database_template(const std::string& dir, const std::string& name) {
+  // An absolute -o is the whole path, the folder left out: rocprofv3 joins -d and -o as paths
+  // are joined, where an absolute part replaces what comes before it.
+  if (!name.empty() && name.front() == '/') return name + kDatabaseSuffix;
   std::string d = dir.empty() ? kDefaultDir : dir;
   while (d.size() > 1 && d.back() == '/') d.pop_back();
   return d + "/" + (name.empty() ? kDefaultName : name) + kDatabaseSuffix;

@@ -29,7 +29,8 @@ const std::vector<std::string>& rank_variables();
 std::string rank();
 bool ranked();
 
-// <dir>/<name>_results.db, the defaults for empty parts; placeholders left in.
+// <dir>/<name>_results.db, the defaults for empty parts (an absolute name: <name>_results.db);
+// placeholders left in.
 std::string database_template(const std::string& dir, const std::string& name);
 
 // A name template that differs in every process: `name` (the default for "") if it names the

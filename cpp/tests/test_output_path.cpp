@@ -65,6 +65,8 @@ TEST(OutputPath, Placeholders) {
       << "the suffix is not text";
   EXPECT_EQ(out::database_template("", ""), "rocprof-output/%hostname%/%pid%_results.db");
   EXPECT_EQ(out::database_template("o/", "n"), "o/n_results.db");
+  EXPECT_EQ(out::database_template("o", "/abs/n"), "/abs/n_results.db");
+  EXPECT_EQ(out::database_template("", "/abs/%pid%"), "/abs/%pid%_results.db");
 }
 
 // A database written here about another process (`rocprof attach --method read-only`): its

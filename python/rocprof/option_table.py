@@ -104,8 +104,8 @@ OPTIONS: tuple[Option, ...] = (
             "%%tag%% %%argt%% %%job%% %%size%% %%nid%% %%launch_time%% %%cwd%% "
             "%%env{VAR}%% ($env{VAR}, %%q{VAR}%%), %%p %%j %%r %%s"),
     _o("output", "-o", "--output-file", kind="value", metavar="NAME",
-       help="database name: NAME_results.db (default %%pid%%); further processes "
-            "of the run get NAME_<pid>_results.db"),
+       help="database name: NAME_results.db (default %%pid%%; an absolute NAME "
+            "leaves -d out); further processes of the run get NAME_<pid>_results.db"),
     _o("output", "--no-clobber", kind="switch",
        help="refuse to start when the database already exists (by default a "
             "finished run's file is replaced, and one in use gets another name)"),

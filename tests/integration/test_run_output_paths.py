@@ -54,3 +54,17 @@ def test_relative_paths_are_those_of_the_start_when_the_script_changes_folder(tm
     assert str(tmp_path / "sum.txt") in named and (tmp_path / "sum.txt").stat().st_size > 0
     assert all(p.startswith(str(tmp_path / "rel")) for p in named if p.endswith(".csv")), r.stderr
     assert not list(elsewhere.iterdir())
+
+
+def test_an_absolute_output_name_is_the_path_and_leaves_the_folder_out(tmp_path):
+    """As rocprofv3's -d/-o join: an absolute -o replaces the folder (here for the command's
+    process, the first that records)."""
+    target = tmp_path / "out dir" / "run 1"
+    r = run_rocprof("run", "-d", "unused", "-o", target, "-f", "csv", "--", "python3",
+                    WORKLOADS / "exit_with.py", "code", "4", cwd=tmp_path)
+    assert r.returncode == 4, r.stderr
+    named = _named(r.stderr)
+    db = [p for p in named if p.endswith("_results.db")]
+    assert db == [f"{target}_results.db"], r.stderr
+    assert any(p.startswith(f"{target}_") and p.endswith(".csv") for p in named), r.stderr
+    assert not (tmp_path / "unused").exists()
