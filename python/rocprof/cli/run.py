@@ -42,6 +42,21 @@ def _is_counter_name(token: str) -> bool:
             and not os.path.exists(token))
 
 
+def _is_format_word(token: str, first: bool) -> bool:
+    """A token after -f that is meant as a format: a known one; or, as -f's first value or a
+    bare word that names no file or command, a misspelt one, left to argparse to name as an
+    invalid choice (taken for the program, it would be called a missing file)."""
+    if token in output_formats():
+        return True
+    if token.startswith("-") or "/" in token or os.path.exists(token):
+        return False
+    if first:
+        return True
+    import shutil
+
+    return token.isalnum() and shutil.which(token) is None
+
+
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
     """Split `run` arguments into rocprof's own and the target's, as `python` does: the
     target starts at the script, after `-m MODULE`, or after `--`. Everything from there on
@@ -62,7 +77,8 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
         elif a in _BOOLS and i + 1 < len(argv) and v3.is_bool(argv[i + 1]):
             i += 1
         elif a in ("-f", "--output-format"):
-            while i + 1 < len(argv) and argv[i + 1] in output_formats():
+            first = i + 1
+            while i + 1 < len(argv) and _is_format_word(argv[i + 1], i + 1 == first):
                 i += 1
         elif a == "--pmc":  # counter names up to the next option, `--`, or the script
             while i + 1 < len(argv) and _is_counter_name(argv[i + 1]):

@@ -72,6 +72,21 @@ def test_one_visible_spelling_per_option(name):
     assert len(dests) == len(set(dests)), sorted(d for d in dests if dests.count(d) > 1)
 
 
+def test_an_unknown_output_format_is_named_as_one(tmp_path):
+    """-f's first value, and a bare word after a known format that names no file or command,
+    are formats: a misspelt one is an invalid choice, not a missing program."""
+    script = tmp_path / "s.py"
+    script.write_text("")
+    for words in (["xlsx"], ["csv", "xlsx"], ["XLSX"]):
+        r = run_rocprof("run", "-d", tmp_path, "-f", *words, script)
+        assert r.returncode == 2, r.stderr
+        bad = words[-1]
+        assert r.stderr.startswith(f"rocprof run: argument -f/--output-format: invalid choice: "
+                                   f"'{bad}' (choose from "), r.stderr
+    own, target = split_argv(["-f", "csv", "ls", "-l"])  # a command on PATH stays the target
+    assert (own, target) == (["-f", "csv"], ["ls", "-l"])
+
+
 def test_unknown_option_points_at_the_subcommands_help():
     r = run_rocprof("run", "--bogus", "x.py")
     assert r.returncode == 2
