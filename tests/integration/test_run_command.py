@@ -132,6 +132,21 @@ def test_missing_command_is_one_line(tmp_path):
     assert r.stderr.strip().count("\n") == 0 and "neither a file nor a command on PATH" in r.stderr
 
 
+def test_a_folder_runs_its_main_as_python_does_and_one_without_is_one_line(tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text("import sys\nprint(sys.argv)\nraise SystemExit(7)\n")
+    r = run_rocprof("run", "-d", tmp_path / "out", "-o", "a", app, "x", cwd=tmp_path)
+    assert r.returncode == 7, r.stderr
+    assert r.stdout.strip() == repr([str(app), "x"])
+    assert (tmp_path / "out" / "a_results.db").exists()
+    (tmp_path / "empty").mkdir()
+    r = run_rocprof("run", "-d", tmp_path / "out", "empty", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("rocprof run: 'empty' is a folder without a __main__.py (give a "
+                                "script in it, or -m for a package)"), r.stderr
+
+
 def test_in_process_script_path_unchanged(tmp_path):
     r = run_rocprof("run", "-d", tmp_path, "-o", "s", WORKLOADS / "nested_ranges.py")
     assert r.returncode == 0, r.stderr

@@ -266,6 +266,11 @@ def classify(argv0: str) -> tuple[str, str]:
         if head == b"\x7fELF" or (head.startswith(b"#!") and os.access(argv0, os.X_OK)):
             return "command", argv0
         return "script", argv0  # a Python file without the suffix: python would run it too
+    if os.path.isdir(argv0):  # as python runs one: its __main__.py, in this process
+        if os.path.isfile(os.path.join(argv0, "__main__.py")):
+            return "script", argv0
+        raise FileNotFoundError(f"rocprof run: {argv0!r} is a folder without a __main__.py (give "
+                                f"a script in it, or -m for a package)")
     if os.sep not in argv0:
         import shutil
 
