@@ -11,6 +11,7 @@
 using rocprof::sampling::CpuCredit;
 using rocprof::sampling::FrameRef;
 using rocprof::sampling::launcher_keep;
+using rocprof::sampling::launcher_time;
 using rocprof::sampling::LauncherFrames;
 using rocprof::sampling::parse_header;
 using rocprof::sampling::sample_header;
@@ -285,4 +286,20 @@ TEST(LauncherTrim, KeepsStacksWithoutTheLauncher) {
   EXPECT_EQ(launcher_keep(full.data(), full.size(), LauncherFrames{}), full.size());
   EXPECT_EQ(launcher_keep(full.data(), full.size(), l), 2u);
   EXPECT_EQ(launcher_keep(full.data(), 0, l), 0u);
+}
+
+TEST(LauncherTrim, TheLaunchersOwnTimeIsToldFromTheProgramsImports) {
+  const LauncherFrames l{10, 11, 20, 21};
+  // Files 11 (the launcher), 21 (runpy) and 50 (the import system) are the launcher's side.
+  const auto own = [](uint32_t file) { return file == 11 || file == 21 || file == 50; };
+  // Reading the script, or importing a module of its own: run_target and inward, all its side.
+  const std::vector<FrameRef> reading = {py(1, 11), native(7), py(2, 50), py(10, 11), py(30, 31)};
+  EXPECT_TRUE(launcher_time(reading.data(), reading.size(), l, own));
+  // `-m pkg.mod` importing the user's package __init__ (file 60) before runpy runs the module.
+  const std::vector<FrameRef> package = {py(3, 60), py(2, 50), py(22, 21), py(10, 11)};
+  EXPECT_FALSE(launcher_time(package.data(), package.size(), l, own));
+  // No run_target on the stack (a worker thread), or the trim switched off.
+  const std::vector<FrameRef> worker = {py(1, 50), py(2, 21)};
+  EXPECT_FALSE(launcher_time(worker.data(), worker.size(), l, own));
+  EXPECT_FALSE(launcher_time(reading.data(), reading.size(), LauncherFrames{}, own));
 }

@@ -9,8 +9,9 @@ the node's own frame as JSON ``{"function", "file", "line", "kind"}`` and ``line
 ``{"file", "line"}``. A sample is a ``rocpd_sample`` row on its thread's track whose event
 (category ``PYTHON_SAMPLE``/``CPU_SAMPLE``) has ``stack_id`` = its innermost node.
 Samples of a script run by ``rocprof run`` start at the script's ``<module>`` frame (the
-launcher's own frames, runpy's included, are cut when the sampler resolves them); samples
-taken through the in-process API keep every frame.
+launcher's own frames, runpy's included, are cut when the sampler resolves them); a sample
+taken while the launcher itself ran (reading the script, importing its own modules) is the one
+frame ``<rocprof launcher>``; samples taken through the in-process API keep every frame.
 """
 
 from __future__ import annotations

@@ -115,8 +115,15 @@ class Sampler final : private python::ResolverClient {
     launcher_ = LauncherFrames{};
     const std::string& lf = settings.launcher_file;
     const std::string& rf = settings.runpy_file;
-    if (!lf.empty() && !rf.empty())
+    launcher_dir_.clear();
+    own_files_.clear();
+    if (!lf.empty() && !rf.empty()) {
       launcher_ = LauncherFrames{intern("run_target"), intern(lf), intern("_run_code"), intern(rf)};
+      // rocprof's package folder: <dir>/cli/target.py → <dir>/
+      const size_t cli = lf.rfind("/cli/");
+      if (cli != std::string::npos) launcher_dir_ = lf.substr(0, cli + 1);
+      launcher_frame_ = FrameRef{intern("<rocprof launcher>"), intern("<rocprof>"), 0, false};
+    }
     python::guard_acquire(python::kGuardSampler);
     if (!thread_method_) install_sigprof(on_signal);
     if (after_fork_) {
@@ -542,7 +549,12 @@ class Sampler final : private python::ResolverClient {
     } else {
       frames_.assign(py_.begin(), py_.end());
     }
-    frames_.resize(launcher_keep(frames_.data(), frames_.size(), launcher_));
+    const size_t keep = launcher_keep(frames_.data(), frames_.size(), launcher_);
+    if (keep == frames_.size() &&
+        launcher_time(frames_.data(), keep, launcher_, [this](uint32_t f) { return own(f); }))
+      frames_.assign(1, launcher_frame_);
+    else
+      frames_.resize(keep);
     uint64_t node = 0;
     for (auto f = frames_.rbegin(); f != frames_.rend(); ++f) node = node_for(node, *f);
     Record r{};
@@ -649,6 +661,21 @@ class Sampler final : private python::ResolverClient {
   std::unordered_map<uint64_t, FrameRef> natives_;
   StackTree nodes_;
   LauncherFrames launcher_;
+  FrameRef launcher_frame_{};  // what a sample of the launcher's own time is stored as
+  std::string launcher_dir_;   // rocprof's package folder, with its final '/'
+  std::unordered_map<uint32_t, bool> own_files_;
+  // A file of the launcher's side: rocprof's package, runpy, the import system.
+  bool own(uint32_t file_id) {
+    const auto it = own_files_.find(file_id);
+    if (it != own_files_.end()) return it->second;
+    const std::string& f = text(file_id);
+    const bool mine =
+        file_id == launcher_.run_code_file ||
+        (!launcher_dir_.empty() && f.compare(0, launcher_dir_.size(), launcher_dir_) == 0) ||
+        f.compare(0, 17, "<frozen importlib") == 0 || f == "<frozen runpy>";
+    own_files_.emplace(file_id, mine);
+    return mine;
+  }
   std::vector<FrameRef> py_, frames_;
   std::vector<bool> py_entry_;
   std::vector<uint64_t> ips_, raw_;

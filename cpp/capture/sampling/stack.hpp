@@ -99,4 +99,25 @@ inline size_t launcher_keep(const FrameRef* frames, size_t n, const LauncherFram
   return n;
 }
 
+// Whether a stack that launcher_keep left whole is the launcher's own time: it runs through
+// run_target, and every Python frame inward of it is the launcher's, runpy's or the import
+// system's (`own(file_id)`), as while the launcher reads the script or imports a module of its
+// own. Such a sample is stored as one frame, not as the launcher's internals among the
+// program's functions. A package's __init__ that `-m` imports is the program's: kept whole.
+template <class Own>
+bool launcher_time(const FrameRef* frames, size_t n, const LauncherFrames& l, Own own) {
+  if (l.run_target_func == 0) return false;
+  size_t i = n;
+  for (;;) {
+    if (i == 0) return false;
+    const FrameRef& f = frames[--i];
+    if (!f.native && f.func_id == l.run_target_func && f.file_id == l.run_target_file) break;
+  }
+  while (i > 0) {
+    const FrameRef& f = frames[--i];
+    if (!f.native && !own(f.file_id)) return false;
+  }
+  return true;
+}
+
 }  // namespace rocprof::sampling
