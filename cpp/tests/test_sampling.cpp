@@ -289,14 +289,17 @@ TEST(LauncherTrim, KeepsStacksWithoutTheLauncher) {
 }
 
 TEST(LauncherTrim, TheLaunchersOwnTimeIsToldFromTheProgramsImports) {
-  const LauncherFrames l{10, 11, 20, 21};
+  const LauncherFrames l{10, 11, 20, 21, 3};  // func 3: <module>
   // Files 11 (the launcher), 21 (runpy) and 50 (the import system) are the launcher's side.
   const auto own = [](uint32_t file) { return file == 11 || file == 21 || file == 50; };
-  // Reading the script, or importing a module of its own: run_target and inward, all its side.
-  const std::vector<FrameRef> reading = {py(1, 11), native(7), py(2, 50), py(10, 11), py(30, 31)};
+  // The launcher reading the script or calling the standard library (file 70) itself.
+  const std::vector<FrameRef> reading = {py(4, 70), native(7), py(2, 11), py(10, 11), py(30, 31)};
   EXPECT_TRUE(launcher_time(reading.data(), reading.size(), l, own));
-  // `-m pkg.mod` importing the user's package __init__ (file 60) before runpy runs the module.
-  const std::vector<FrameRef> package = {py(3, 60), py(2, 50), py(22, 21), py(10, 11)};
+  // runpy setting up __main__ before the script's frame exists.
+  const std::vector<FrameRef> setup = {py(5, 21), py(22, 21), py(2, 11), py(10, 11)};
+  EXPECT_TRUE(launcher_time(setup.data(), setup.size(), l, own));
+  // `-m pkg.mod`: runpy importing the user's package, whose __init__ (file 60) runs.
+  const std::vector<FrameRef> package = {py(6, 60), py(3, 60), py(2, 50), py(22, 21), py(10, 11)};
   EXPECT_FALSE(launcher_time(package.data(), package.size(), l, own));
   // No run_target on the stack (a worker thread), or the trim switched off.
   const std::vector<FrameRef> worker = {py(1, 50), py(2, 21)};

@@ -118,7 +118,8 @@ class Sampler final : private python::ResolverClient {
     launcher_dir_.clear();
     own_files_.clear();
     if (!lf.empty() && !rf.empty()) {
-      launcher_ = LauncherFrames{intern("run_target"), intern(lf), intern("_run_code"), intern(rf)};
+      launcher_ = LauncherFrames{intern("run_target"), intern(lf), intern("_run_code"), intern(rf),
+                                 intern("<module>")};
       // rocprof's package folder: <dir>/cli/target.py → <dir>/
       const size_t cli = lf.rfind("/cli/");
       if (cli != std::string::npos) launcher_dir_ = lf.substr(0, cli + 1);

@@ -75,6 +75,7 @@ inline StackInfo stack_node(uint64_t id, uint64_t parent, uint32_t category_id,
 struct LauncherFrames {
   uint32_t run_target_func = 0, run_target_file = 0;
   uint32_t run_code_func = 0, run_code_file = 0;
+  uint32_t module_func = 0;  // "<module>": a module's top level (launcher_time)
 };
 
 // Frames innermost first. Returns how many innermost frames to keep: all of them, unless the
@@ -100,10 +101,12 @@ inline size_t launcher_keep(const FrameRef* frames, size_t n, const LauncherFram
 }
 
 // Whether a stack that launcher_keep left whole is the launcher's own time: it runs through
-// run_target, and every Python frame inward of it is the launcher's, runpy's or the import
-// system's (`own(file_id)`), as while the launcher reads the script or imports a module of its
-// own. Such a sample is stored as one frame, not as the launcher's internals among the
-// program's functions. A package's __init__ that `-m` imports is the program's: kept whole.
+// run_target and runs none of the program's code, as while the launcher reads the script,
+// sets up __main__ or calls the standard library. The program's code there is a module that
+// runpy imports (`-m pkg.mod` runs pkg/__init__.py first): a `<module>` frame inward of a
+// runpy frame, in a file not of the launcher's side (`own(file_id)`: rocprof's package, runpy,
+// the import system). Such a sample is stored as one frame, not as the launcher's internals
+// among the program's functions.
 template <class Own>
 bool launcher_time(const FrameRef* frames, size_t n, const LauncherFrames& l, Own own) {
   if (l.run_target_func == 0) return false;
@@ -113,9 +116,14 @@ bool launcher_time(const FrameRef* frames, size_t n, const LauncherFrames& l, Ow
     const FrameRef& f = frames[--i];
     if (!f.native && f.func_id == l.run_target_func && f.file_id == l.run_target_file) break;
   }
+  bool in_runpy = false;
   while (i > 0) {
     const FrameRef& f = frames[--i];
-    if (!f.native && !own(f.file_id)) return false;
+    if (f.native) continue;
+    if (f.file_id == l.run_code_file)
+      in_runpy = true;
+    else if (in_runpy && f.func_id == l.module_func && !own(f.file_id))
+      return false;
   }
   return true;
 }

@@ -87,6 +87,16 @@ def test_launcher_frames_are_cut(tmp_path):
     # itself be named rocprof: the workload's path then holds /rocprof/ too).
     assert not any("runpy" in f or f.startswith(LAUNCHER_PACKAGE) for f in files), files
     assert any(f.endswith("sampling_ratio.py") for f in files), files
+    # Every sample, not only the program's: the launcher's own time (before the script runs,
+    # after it returns) is one frame, never rocprof's or runpy's frames.
+    db = _run(tmp_path / "fast", "--sample", "20000", workload="sampling_ratio.py", wargs=[0.05])
+    stacks = samples.Stacks(db)
+    every = [stacks.frames(g, sid) for g, _p, _t, _ts, sid in samples.sample_rows(db)]
+    mine = [fs for fs in every if fs[0].function == "<rocprof launcher>"]
+    assert all(len(fs) == 1 for fs in mine), mine[:3]
+    theirs = [fs for fs in every
+              if any("runpy" in f.file or f.file.startswith(LAUNCHER_PACKAGE) for f in fs)]
+    assert not theirs, [[(f.function, f.file) for f in fs] for fs in theirs[:3]]
     # -m module: the module's <module> is the outermost frame.
     out = tmp_path / "m"
     r = run_rocprof("run", "--sample", "1000", "-d", out, "-m", "sampling_ratio", "0.3",
