@@ -111,6 +111,8 @@ void node_info(SessionInfo& info) {
     }
   }
   if (info.cpu_model.empty()) info.cpu_model = info.machine;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  info.cpu_cores = cores > 0 ? static_cast<uint32_t>(cores) : 0;
 }
 
 // The command line word by word (a flag's value is the next word), then joined.

@@ -90,6 +90,9 @@ AgentInfo Mapping::cpu_agent() const {
   cpu.type = "CPU";
   cpu.name = cpu.model_name = cpu.product_name = info_.cpu_model;
   cpu.vendor_name = "CPU";
+  // rocprofv3's agent_info.csv reads Cpu_Cores_Count from here (one row for all the CPUs).
+  if (info_.cpu_cores != 0)
+    cpu.extdata = "{\"cpu_cores_count\":" + std::to_string(info_.cpu_cores) + "}";
   return cpu;
 }
 

@@ -29,6 +29,7 @@ struct SessionInfo {
   bool redact_text = true;
   std::string hostname, system_name, release, version, machine, domain_name, machine_id;
   std::string cpu_model;
+  uint32_t cpu_cores = 0;  // online logical CPUs (the CPU agent's cpu_cores_count)
   std::vector<std::pair<std::string, std::string>> metadata;  // extra project rows
 };
 

@@ -4,6 +4,7 @@ table and view names and columns, the suffix and metadata rows, nesting, the clo
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -185,6 +186,9 @@ def test_process_thread_and_cpu_agent_rows(profiled):
     tids = {r[0] for r in con.execute("SELECT tid FROM regions")}
     assert tids <= {r[0] for r in con.execute("SELECT tid FROM rocpd_info_thread")}
     assert con.execute("SELECT count(*) FROM rocpd_info_agent WHERE type = 'CPU'").fetchone()[0] >= 1
+    # rocprofv3's agent_info.csv reads the CPU row's core count from its extdata.
+    cpu = json.loads(con.execute("SELECT extdata FROM rocpd_info_agent WHERE type = 'CPU'").fetchone()[0])
+    assert cpu["cpu_cores_count"] == os.cpu_count(), cpu
     assert con.execute("SELECT count(*) FROM rocpd_info_node").fetchone()[0] == 1
 
 
