@@ -241,6 +241,11 @@ def main(argv=None) -> int:
     progress.enable(True)  # drawn only where stderr is a terminal
     try:
         return int(args.run(args) or 0)
+    except BrokenPipeError:  # `rocpd summary DB | head`: the reader left; not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except RocpdError as e:
         print(f"rocpd: error: {e}", file=sys.stderr)
     except (sqlite3.Error, OSError, ValueError, TypeError) as e:

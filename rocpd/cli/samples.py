@@ -7,6 +7,7 @@ import argparse
 
 import rocpd
 
+from ..errors import RocpdError
 from ..summary import samples
 from . import add_command
 from .written import wrote
@@ -45,6 +46,9 @@ def run(args) -> int:
                if getattr(args, k) is not None}
     with rocpd.connect(*args.databases) as db:
         info = samples.sampling_info(db)
+        if not info and not samples.sample_rows(db):
+            raise RocpdError("no call-stack samples in these databases (record them with "
+                             "`rocprof run --sample ...`)")
         rows = samples.top_functions(db, by=args.by, limit=args.limit, lines=args.lines, **filters)
         n = len(samples.sample_rows(db, **filters))
         # The thread method's stacks are read while they change: say so where it was used.

@@ -165,3 +165,27 @@ def test_one_visible_spelling_per_concept(capsys):
                                       "--window", "0", "10", "--pct", "0", "50"])
     assert (args.by, args.csv, args.window, args.pct) == ("rank", "p", [0, 10], [0.0, 50.0])
     assert build_parser().parse_args(["samples", "x.db", "--limit", "5"]).limit == 5
+
+
+def test_samples_of_a_database_without_any_say_how_to_record_them(cli, edges):
+    rc, out, err = cli("samples", edges)
+    assert rc == 1 and out == ""
+    assert err.strip() == ("rocpd: error: no call-stack samples in these databases (record them "
+                           "with `rocprof run --sample ...`)")
+
+
+def test_a_reader_that_leaves_early_is_no_error(edges):
+    """`rocpd summary DB | head -1`: the reader has left before the tables are printed (here its
+    end of the pipe is closed from the start); exit 0, nothing on stderr."""
+    import os
+    import subprocess
+    import sys
+
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([sys.executable, "-m", "rocpd", "summary", edges], stdout=w,
+                           stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(w)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
