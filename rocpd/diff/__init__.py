@@ -10,8 +10,8 @@ the work of each step is matched by the Python line that launched it and its ker
 (rocpd.diff.names; kernels of another vendor are matched by line), and each change of time per
 step gets a bootstrap confidence interval from the step-to-step spread (rocpd.diff.bootstrap):
 per step, GPU work is the mean over the steps, GPU idle (the host's pace) a 20 % trimmed mean.
-Runs of several ranks: the diff over all ranks, one per rank (``ranks``), and the new run's
-slowest rank in full (``slowest``). ``rocpd diff A B`` prints it; ``rocpd report B --baseline A``
+Runs of several ranks: the diff over all ranks, one per rank (``ranks``, the most compute per
+step in the new run first), and the new run's slowest rank in full (``slowest``). ``rocpd diff A B`` prints it; ``rocpd report B --baseline A``
 and ``rocpd diff A B -o diff.html`` show it with the median steps side by side.
 """
 
@@ -117,9 +117,11 @@ def _ranks(d: Diff, settings) -> None:
                                     f"{top.iloc[0]['name']}: {top.iloc[0]['verdict']}"
                                     if len(top) else "no significant change"),
                      "TopDeltaNs": float(top.iloc[0]["DeltaNs"]) if len(top) else 0.0})
-    d.ranks = pd.DataFrame(rows)
     # The slowest rank of the new run: the most compute per step (in synchronous data
     # parallelism every rank's step lasts as long; the others wait for it in the collectives).
+    # The ranks are listed that way too, the slowest first: a table cut at --top keeps it.
+    d.ranks = pd.DataFrame(rows).sort_values("NewComputeNs", ascending=False, kind="stable",
+                                             ignore_index=True)
     _, d.slowest_rank, (x, y, label) = max(per, key=lambda t: t[0])
     d.slowest = compute(d.base, d.new, [x], [y], settings, scope=label)
 

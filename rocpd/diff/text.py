@@ -68,9 +68,22 @@ def verdict(d, units: str = "us") -> str:
                 f"({fmt_ns(step['DeltaNs'], units, True)} {ci(step['CiLowNs'], step['CiHighNs'], units)})")
     first = sig.iloc[0]
     n = len(sig)
-    return (f"{n} significant change{'s' if n > 1 else ''}; first: {describe(first, units)}; "
-            f"step time {fmt_ns(step['DeltaNs'], units, True)} {units} "
-            f"{ci(step['CiLowNs'], step['CiHighNs'], units)}")
+    return (f"{n} significant change{'s' if n > 1 else ''}; first: {describe(first, units)}"
+            f"{_waited_for(d, first, units)}; step time {fmt_ns(step['DeltaNs'], units, True)} "
+            f"{units} {ci(step['CiLowNs'], step['CiHighNs'], units)}")
+
+
+def _waited_for(d, first, units: str) -> str:
+    """Over several ranks, a collective that got slower is mostly the others waiting in it for
+    the slowest rank: that rank's own first regression outside the collectives is the cause."""
+    if d.slowest is None or first.get("kind") != "collective":
+        return ""
+    own = d.slowest.significant
+    own = own[(own["kind"] != "collective") & (own["DeltaNs"] > 0)]
+    if not len(own):
+        return ""
+    return (f", the ranks waiting in it for {d.slowest.scope} (most compute per step), whose own"
+            f" first change is {describe(own.iloc[0], units)}")
 
 
 def _table(df, key_cols, units, top, extra=()) -> str:
@@ -119,7 +132,8 @@ def _ranks(df, units, top) -> str:
     out["CI"] = [ci(a, b, units) for a, b in zip(shown["CiLowNs"], shown["CiHighNs"], strict=True)]
     out[f"compute new {units}"] = shown["NewComputeNs"].map(lambda v: fmt_ns(v, units))
     out["largest change"] = shown["top_change"].map(lambda s: _clip(s, 80))
-    return out.to_string(index=False)
+    more = f"\n... and {len(df) - len(shown)} more (use --top 0)" if len(df) > len(shown) else ""
+    return out.to_string(index=False) + more
 
 
 def where(paths) -> str:
@@ -177,7 +191,8 @@ def body(d, top: int, units: str) -> list[str]:
 def report(d, top: int = 10, units: str = "us") -> str:
     out = [f"rocpd diff ({d.scope})", *header(d, units), *body(d, top, units)]
     if d.ranks is not None and len(d.ranks):
-        out += ["", "== RANKS ==", _ranks(d.ranks, units, top)]
+        out += ["", "== RANKS (most compute per step in the new run first) ==",
+                _ranks(d.ranks, units, top)]
     if d.slowest is not None:
         out += ["", f"== SLOWEST RANK OF THE NEW RUN: {d.slowest.scope} (most compute per step) =="]
         out += body(d.slowest, top, units)

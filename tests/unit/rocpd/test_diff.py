@@ -183,7 +183,16 @@ def test_rank_sets_per_rank_and_the_slowest_rank(tmp_path):
     diff_pairs.ranks(tmp_path / "a", seed=1)
     diff_pairs.ranks(tmp_path / "b", seed=2, slow_rank=2)
     d = rocpd.diff(str(tmp_path / "a"), str(tmp_path / "b"))
-    assert list(d.ranks["rank"]) == [0, 1, 2, 3]
+    # The most compute per step first: the slow rank heads the table, and a cut table says so.
+    assert d.ranks["rank"].iloc[0] == 2 and sorted(d.ranks["rank"]) == [0, 1, 2, 3]
+    assert list(d.ranks["NewComputeNs"]) == sorted(d.ranks["NewComputeNs"], reverse=True)
+    assert "\n... and 2 more (use --top 0)" in d.text(top=2)
+    # Over all ranks the first change is the wait in the all-reduce: the verdict goes on to the
+    # slow rank's own first change.
+    v = d.verdict()
+    assert "first: train.py:45 collective" in v, v
+    assert "the ranks waiting in it for rank 2 (most compute per step), whose own first change " \
+           "is model.py:23 kernel" in v, v
     assert d.ranks["significant"].all()  # every rank's step got slower
     by_rank = d.ranks.set_index("rank")
     assert by_rank.loc[2, "top_change"].startswith("model.py:23 kernel")
