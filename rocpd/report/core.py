@@ -44,7 +44,9 @@ def findings(ctx) -> Section:
 
 
 def timeline(ctx) -> Section:
-    if not ctx.html:
+    if not ctx.html:  # a PNG of the GPU work (figures.timeline), where there is some
+        if not any(len(p.gpu) for p in ctx.analysis.processes):
+            return Section("timeline", "Timeline", "", "_No GPU work recorded: no timeline to draw._\n")
         return Section("timeline", "Timeline", "", "",
                        {"timeline": lambda: figures.timeline(ctx.analysis)})
     data = tl.build(ctx.db, ctx.analysis, ctx.max_slices)

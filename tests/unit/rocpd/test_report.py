@@ -219,6 +219,13 @@ def test_report_on_cpu_only_database(tmp_path):
     assert "MARKER_API_STATS" in text and "KERNEL_STATS" not in text
     assert "Plotly.newPlot" not in text and "<script>" in text  # no charts to draw: no plotly.js
     assert "id='tl-data'" in text  # the range is still on the timeline
+    # Markdown: the timeline's PNG draws GPU work only; without any, the section says so.
+    with rocpd.connect(str(tmp_path / "m.db")) as db:
+        written = report.write_files(db, str(tmp_path / "m.md"))
+    md = (tmp_path / "m.md").read_text()
+    section = md[md.index("## Timeline"):md.index("## ", md.index("## Timeline") + 3)]
+    assert "_No GPU work recorded: no timeline to draw._" in section, section
+    assert written == [str(tmp_path / "m.md")]
 
 
 def test_optional_sections_hook(two_ranks, tmp_path, monkeypatch):
