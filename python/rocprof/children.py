@@ -124,7 +124,23 @@ class ChildSpec:
         return "\n".join(site_filter.patterns(self.values.get("site_filter")))
 
 
+def _is_resource_tracker() -> bool:
+    """multiprocessing's resource tracker (`python -c "from multiprocessing.resource_tracker
+    import main; ..."`, started beside spawn and forkserver workers): it runs none of the
+    program's code and outlives the program's processes, so it is not followed (it would leave an
+    empty database that the run's report finds still open)."""
+    if sys.argv[:1] != ["-c"]:
+        return False
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            return b"multiprocessing.resource_tracker import main" in f.read()
+    except OSError:
+        return False
+
+
 def start_child_session(text: str) -> None:
+    if _is_resource_tracker():
+        return
     values = decode(text)
     from . import _core, native_sqlite, process_hooks, run_report
 
