@@ -11,6 +11,10 @@ _UNRANKED = ("record no rank (no RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PRO
              " their environment: a launcher such as the torchrun agent, or not a rank): left out")
 
 
+NO_GPU_WORK = ("no GPU work recorded: the ranks are compared by step time only (compute and "
+               "collective times need kernels: rocprof run records them on a GPU host)")
+
+
 @dataclass
 class RankReport:
     """What :func:`analyze` found; every table is a pandas DataFrame."""
@@ -33,6 +37,10 @@ class RankReport:
 
             return pd.DataFrame()
         return self.steps.pivot(index="rank", columns="step", values=metric).sort_index()
+
+    @property
+    def gpu_work(self) -> bool:
+        return NO_GPU_WORK not in self.notes
 
     @property
     def straggler(self) -> int | None:
@@ -81,6 +89,8 @@ def build(identities, facts, range_name, detected, skip_steps, notes):
             c = acc["by_name"].setdefault(name, [0, 0])
             c[0] += n
             c[1] += t
+    if by_rank and not any(a["compute"] or a["collective"] for a in by_rank.values()):
+        notes.append(NO_GPU_WORK)
     steps = _steps(by_rank, skip_steps)
     per_rank = _per_rank(by_rank, steps, procs)
     return RankReport(range_name, detected, steps, per_rank, _slowest(per_rank, steps),

@@ -23,6 +23,9 @@ def headline(rep) -> str:
         return "no ranks with kernels or steps"
     top = rep.slowest.iloc[0]
     r, metric = int(top["rank"]), top["metric"]
+    if len(rep.per_rank) == 1:
+        return f"one rank (rank {r}): {metric} {_t(top['value_ns'])}"
+
     if len(rep.slowest) > 1 and top["excess_pct"] < EVEN_PCT:
         return (f"no rank stands out: the slowest by {metric}, rank {r}, is"
                 f" {top['excess_pct']:+.1f} % over the median rank ({_t(top['median_ns'])})")
@@ -84,6 +87,8 @@ def spread(rep):
     rows = []
     pr = rep.per_rank
     for label, col, is_time in _SPREAD:
+        if col != "step_median_ns" and not rep.gpu_work:  # zeros, not measurements
+            continue
         v = pr[col].astype("float64")
         if pr.empty or v.isna().all():
             continue
@@ -98,17 +103,23 @@ def sections(rep, top: int = 10, units: str = "ms", all_ranks: bool = False):
     ``all_ranks`` (1,000 rows help nobody on a terminal: --csv writes it)."""
     out = []
     pr = rep.per_rank
+
+    def kept(df):  # without GPU work the compute and collective columns are zeros, not figures
+        return df if rep.gpu_work else df[[c for c in df.columns
+                                           if not c.startswith(("compute", "collective"))]]
+
     if not rep.slowest.empty:
         slow = rep.slowest.head(top).merge(pr.drop(columns=["collective_per_step_ns"]), on="rank")
         out.append((f"SLOWEST RANKS by {rep.slowest['metric'].iloc[0]} (top {min(top, len(slow))}"
-                    f" of {len(rep.slowest)})", _ordered(slow, units, _SLOWEST)))
+                    f" of {len(rep.slowest)})", kept(_ordered(slow, units, _SLOWEST))))
     if not pr.empty and (all_ranks or len(pr) <= top):
-        out.append(("PER RANK", _ordered(pr, units, _PER_RANK)))
+        out.append(("PER RANK", kept(_ordered(pr, units, _PER_RANK))))
     sp = spread(rep)
     if len(sp):
         for c in ("min", "median", "max"):
             sp[c] = [v / _UNIT[units] if t else v for v, t in zip(sp[c], sp["_time"], strict=True)]
-        out.append((f"ACROSS RANKS: compute vs collectives ({units}; share in %)",
+        out.append((f"ACROSS RANKS: compute vs collectives ({units}; share in %)" if rep.gpu_work
+                    else f"ACROSS RANKS ({units})",
                     sp.drop(columns=["_time"])))
     if not rep.kernel_skew.empty:
         out.append((f"KERNEL SKEW ACROSS RANKS (total time per rank; top {min(top, len(rep.kernel_skew))}"

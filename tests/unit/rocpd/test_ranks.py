@@ -169,3 +169,22 @@ def test_cli(run16, cli, tmp_path):
     rc, _, err = cli("ranks", run16, "--range", "nope")
     assert rc == 1 and err.startswith("rocpd: error: no ROCTx range named 'nope'")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_ranks_without_gpu_work_compare_step_times_and_say_so(tmp_path):
+    """CPU-only ranks (steps as ROCTx ranges, no kernels): step times are compared, and the
+    compute/collective columns, all zeros, are not printed as figures."""
+    for r in range(2):
+        with DatabaseBuilder(tmp_path / f"r{r}.db", rank=r) as b:
+            for i in range(4):
+                s = i * 1_000_000
+                b.marker("step", s, s + 500_000 * (1 + r))
+    with rocpd.connect(tmp_path) as db:
+        rep = ranks.analyze(db)
+    assert not rep.gpu_work and rep.straggler == 1
+    assert rep.slowest["metric"].iloc[0] == "step time"
+    text = rep.format()
+    assert "note: no GPU work recorded: the ranks are compared by step time only" in text
+    assert "compute" not in text.split("note:")[0] and "collective" not in text.split("note:")[0]
+    with rocpd.connect(tmp_path / "r0.db") as db:
+        assert ranks.analyze(db).headline() == "one rank (rank 0): step time 0.500 ms"
