@@ -82,3 +82,8 @@ def scaled(df, units: str, t0: int | None = None):
             out[c] = (out[c].astype(float) - t0) / div
             ren[c] = _STAMPS[c] + units.capitalize()
     return out.rename(columns=ren)
+
+
+def records_were(n: int) -> str:
+    """'1 record was' / '2,345 records were'."""
+    return f"{n:,} record was" if n == 1 else f"{n:,} records were"

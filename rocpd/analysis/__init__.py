@@ -62,6 +62,10 @@ class Analysis:
     step_source: str  # "given", "detected", "none" (none found) or "off" (turned off)
     short_ns: int = SHORT_KERNEL_NS
     dropped: int = 0  # records lost while profiling (every figure undercounts)
+    # Of them, call-stack samples not taken or not stored (rocprof.dropped_records.sampling),
+    # and the samples taken: a missed timer tick is not a lost trace record.
+    samples_missed: int = 0
+    samples_taken: int = 0
     collectives: object = None  # rocpd.collectives.calls: NCCL/RCCL calls (--rccl-trace)
     _cache: dict = field(default_factory=dict, repr=False)
 
@@ -185,7 +189,14 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
         if name and not any(len(steps_of(p, name)) for p in procs):
             raise RocpdError(f"--step {name!r}: no ROCTx range of that name (or that name followed by"
                              " a number); list ranges with `rocpd analyze DB --section ranges`")
-    return Analysis(procs, name, source, short_ns, db.dropped_total(), collectives=calls(db))
+    causes = db.dropped_records()
+    taken = 0
+    for _guid, tag, value in db.metadata():
+        if tag == "rocprof.sampling.samples_taken" and value.isdigit():
+            taken += int(value)
+    return Analysis(procs, name, source, short_ns, db.dropped_total(),
+                    samples_missed=causes.get("rocprof.dropped_records.sampling", 0),
+                    samples_taken=taken, collectives=calls(db))
 
 
 def _of(x, **kw) -> Analysis:

@@ -4,6 +4,7 @@ the numbers as evidence and what to do about it."""
 
 from __future__ import annotations
 
+from ..textfmt import records_were
 from . import scope
 from .collective_bandwidth import slow_collectives
 from .findings import Finding, _ms, _pct
@@ -158,11 +159,22 @@ def top_code(a) -> list[Finding]:
 
 def caveats(a) -> list[Finding]:
     out = []
-    if a.dropped:
-        out.append(Finding("dropped-records", f"{a.dropped} records were dropped while profiling: "
+    lost = a.dropped - a.samples_missed
+    if lost > 0:
+        out.append(Finding("dropped-records", f"{records_were(lost)} dropped while profiling: "
                            "the numbers below undercount",
                            "profile a shorter window (--selected-regions) or trace less", 1.0,
                            level="caveat"))
+    if a.samples_missed:
+        # A few missed ticks change no share; from 1 % of the samples they are a caveat.
+        intended = a.samples_taken + a.samples_missed
+        share = a.samples_missed / intended if intended else 1.0
+        out.append(Finding("missed-samples", f"{a.samples_missed:,} of {intended:,} call-stack "
+                           f"samples were not taken or not stored ({_pct(share)}): the sample "
+                           "counts undercount that much",
+                           "sample less often (--sample HZ), or with --sampling-method thread",
+                           1.0 if share >= 0.01 else 0.0,
+                           level="caveat" if share >= 0.01 else "info"))
     if not any(len(p.gpu) for p in a.processes):
         out.append(Finding("no-gpu-work", "no GPU work was recorded: nothing to break down",
                            "run on a GPU host with kernel tracing (rocprof run --kernel-trace or "

@@ -8,7 +8,7 @@ import rocpd
 from ..analysis import SECTIONS, analyze
 from ..analysis.quiet import grouped
 from ..errors import RocpdError
-from ..textfmt import _UNITS, clip_frame, scaled
+from ..textfmt import _UNITS, clip_frame, records_were, scaled
 from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
 from .written import wrote
 
@@ -127,7 +127,7 @@ def _header(db, a) -> str:
              + (f", ranks {', '.join(map(str, ranks))}" if ranks else ""),
              f"step range: {steps}"]
     if a.dropped:
-        lines.append(f"WARNING: {a.dropped} records were dropped while profiling; figures undercount")
+        lines.append(f"WARNING: {records_were(a.dropped)} dropped while profiling; figures undercount")
     return "\n".join(lines)
 
 

@@ -22,6 +22,7 @@ import types
 
 from ..errors import RocpdError
 from ..io.connection import Connection
+from ..textfmt import records_were
 from .bootstrap import Settings
 from .result import Diff, compute
 from .side import load
@@ -70,7 +71,7 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
     for side in sides:
         d.notes += side.notes
         if side.dropped:
-            d.notes.append(f"{side.label}: {side.dropped} records were dropped while profiling;"
+            d.notes.append(f"{side.label}: {records_were(side.dropped)} dropped while profiling;"
                            " its figures undercount")
     return d
 

@@ -47,3 +47,28 @@ def test_breakdown_alone_is_summed_and_parts_add_up(tmp_path):
 def test_zero_is_none(tmp_path):
     db = _db(tmp_path / "a.db", **{"rocprof.dropped_records": 0, "rocprof.dropped_records.ring": 0})
     assert "Dropped records: none" in stats.format_summary(db)
+
+
+def _caveats(db):
+    from rocpd.analysis import analyze
+    from rocpd.analysis.rules import caveats
+
+    with connect(db) as c:
+        return {f.rule: f for f in caveats(analyze(c))}
+
+
+def test_missed_samples_are_told_apart_from_lost_records(tmp_path):
+    """A missed timer tick is no lost trace record: its own finding, sized by the samples taken,
+    a caveat only from 1 % of them; lost records keep theirs, and one record is 'was'."""
+    few = _caveats(_db(tmp_path / "few.db", **{
+        "rocprof.dropped_records": 1, "rocprof.dropped_records.sampling": 1,
+        "rocprof.sampling.samples_taken": 6999}))
+    assert "dropped-records" not in few
+    f = few["missed-samples"]
+    assert f.level == "info" and f.title.startswith("1 of 7,000 call-stack samples were not taken"), f
+    assert "--sample HZ" in f.suggestion
+    many = _caveats(_db(tmp_path / "many.db", **{
+        "rocprof.dropped_records": 131, "rocprof.dropped_records.sampling": 130,
+        "rocprof.dropped_records.ring": 1, "rocprof.sampling.samples_taken": 870}))
+    assert many["missed-samples"].level == "caveat"
+    assert many["dropped-records"].title.startswith("1 record was dropped while profiling"), many
