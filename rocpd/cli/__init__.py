@@ -68,6 +68,26 @@ def add_command(sub, name: str, help: str, examples: str, description: str | Non
                           formatter_class=HelpFormatter, epilog=f"examples:\n{lines}")
 
 
+# rocprofv3's -u/--summary-units spellings, so that `rocprof run -u msec` and `rocpd summary -u
+# msec` read alike.
+_UNIT_ALIASES = {"nsec": "ns", "usec": "us", "msec": "ms", "sec": "s"}
+
+
+def _unit(text: str) -> str:
+    unit = _UNIT_ALIASES.get(text.lower(), text.lower())
+    if unit not in ("ns", "us", "ms", "s"):
+        raise argparse.ArgumentTypeError(f"invalid unit {text!r} (choose from ns, us, ms, s; or "
+                                         "rocprofv3's nsec, usec, msec, sec)")
+    return unit
+
+
+def add_units(p: argparse.ArgumentParser, default: str) -> None:
+    """-u/--units: the time unit of a command's tables."""
+    p.add_argument("-u", "--units", default=default, type=_unit, metavar="{ns,us,ms,s}",
+                   help=f"time unit of the tables (default {default}; rocprofv3's nsec, usec, "
+                        "msec, sec too)")
+
+
 def add_inputs(p: argparse.ArgumentParser, help: str = "files, globs, directories, package index"
                " files (index.yaml) or .rpdb folders") -> None:
     """Databases as positional arguments (ours) and/or after -i/--input (ROCm's)."""

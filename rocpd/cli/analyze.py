@@ -8,8 +8,8 @@ import rocpd
 from ..analysis import SECTIONS, analyze
 from ..analysis.quiet import grouped
 from ..errors import RocpdError
-from ..textfmt import _UNITS, clip_frame, records_were, scaled
-from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
+from ..textfmt import clip_frame, records_were, scaled
+from . import add_command, add_filter_options, add_inputs, add_units, filters_of, inputs_of
 from .written import wrote
 
 
@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
     steps.add_argument("--no-steps", action="store_true", help="analyse the whole run as one")
     p.add_argument("--top", type=int, default=15, help="rows per table")
     p.add_argument("--all", action="store_true", help="every row of every table")
-    p.add_argument("--units", default="us", choices=list(_UNITS), help="time unit of the tables")
+    add_units(p, "us")
     p.add_argument("--format", default="text", choices=["text", "csv", "json"],
                    help="text on standard output; csv/json: one file per table under -o")
     p.add_argument("-o", "--output", metavar="PREFIX",

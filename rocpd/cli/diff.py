@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from ..errors import RocpdError
-from . import add_command, add_filter_options, filters_of
+from . import add_command, add_filter_options, add_units, filters_of
 from .written import wrote
 
 EXAMPLES = """
@@ -32,8 +32,7 @@ def add_parser(sub) -> None:
     p.add_argument("--skip-steps", type=int, default=0, metavar="N",
                    help="leave out each process's first N steps (warm-up; default 0)")
     p.add_argument("--top", type=int, default=10, help="rows per table (default 10; 0: all)")
-    p.add_argument("--units", default="us", choices=["ns", "us", "ms", "s"],
-                   help="time unit of the tables (default us)")
+    add_units(p, "us")
     g = p.add_argument_group("statistics")
     g.add_argument("--confidence", type=float, default=0.95,
                    help="level of the bootstrap intervals (default 0.95)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..collectives import text as collectives_text
 from ..errors import RocpdError
-from . import add_command, add_dask_options, add_inputs, connect_for, inputs_of
+from . import add_command, add_dask_options, add_inputs, add_units, connect_for, inputs_of
 from .written import wrote
 
 EXAMPLES = """
@@ -29,8 +29,7 @@ def add_parser(sub) -> None:
     p.add_argument("--skip-steps", type=int, default=0, metavar="N",
                    help="leave out each rank's first N steps (warm-up)")
     p.add_argument("--top", type=int, default=10, help="rows of the slowest-rank and skew tables")
-    p.add_argument("--units", default="ms", choices=["ns", "us", "ms", "s"],
-                   help="time unit of the tables")
+    add_units(p, "ms")
     p.add_argument("--all-ranks", action="store_true", help="also print the table of every rank")
     p.add_argument("--plot", metavar="PNG", help="write the ranks x steps heat map (needs matplotlib)")
     p.add_argument("--metric", choices=["compute", "duration", "collective", "kernels"],

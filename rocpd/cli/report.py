@@ -9,7 +9,7 @@ import sys
 
 import rocpd
 
-from . import add_command, add_filter_options, filters_of
+from . import add_command, add_filter_options, add_units, filters_of
 from .written import wrote
 
 EXAMPLES = """
@@ -38,8 +38,7 @@ def add_parser(sub) -> None:
     p.add_argument("--max-slices", type=int, default=400_000,
                    help="most slices drawn on the timeline (the Perfetto trace has all)")
     p.add_argument("--top", type=int, default=20, help="rows per table")
-    p.add_argument("--units", default="us", choices=["ns", "us", "ms", "s"],
-                   help="time unit of the tables")
+    add_units(p, "us")
     p.add_argument("--title", default="rocpd report", help="the page's title")
     p.add_argument("--baseline", metavar="RUN",
                    help="a baseline run (database, folder or quoted glob): the report also shows"

@@ -24,6 +24,7 @@ from . import (
     add_filter_options,
     add_inputs,
     add_output_naming,
+    add_units,
     connect_for,
     filters_of,
     inputs_of,
@@ -49,8 +50,7 @@ def add_parser(sub) -> None:
                    help="console tables show the N longest entries (per process with"
                         " --summary-by-rank)")
     p.add_argument("--all", action="store_true", help="console tables show every entry")
-    p.add_argument("--units", default="ns", choices=["ns", "us", "ms", "s"],
-                   help="time unit of the tables")
+    add_units(p, "ns")
     p.add_argument("--by", choices=["pid", "rank", "host", "module"],
                    help="one table per process, rank (the recorded RANK, SLURM_PROCID, ...) or"
                         " host; module: GPU time per nn.Module (a --module-trace run); ROCm's"

@@ -189,3 +189,15 @@ def test_a_reader_that_leaves_early_is_no_error(edges):
     finally:
         os.close(w)
     assert p.returncode == 0 and p.stderr == b"", p.stderr
+
+
+@pytest.mark.parametrize("sub", ["summary", "analyze", "diff", "ranks", "report"])
+def test_units_take_rocprofv3s_spellings_too(sub):
+    """`rocprof run -u msec` and `rocpd summary -u msec` read alike; a bad unit says both sets."""
+    from rocpd.cli import build_parser
+
+    extra = ["y.db"] if sub == "diff" else (["-o", "r.html"] if sub == "report" else [])
+    for given, unit in (("msec", "ms"), ("USEC", "us"), ("sec", "s"), ("ns", "ns")):
+        assert build_parser().parse_args([sub, "x.db", *extra, "-u", given]).units == unit
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([sub, "x.db", *extra, "--units", "minutes"])
