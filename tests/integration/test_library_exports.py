@@ -4,6 +4,7 @@ libstdc++ symbols interposes on libraries loaded after it (PyTorch's), which cra
 
 from __future__ import annotations
 
+import importlib.machinery
 import shutil
 from pathlib import Path
 
@@ -13,7 +14,11 @@ from support import ALLOWED, RUNTIME, exported
 
 
 def shipped_libraries() -> list[Path]:
-    libs = sorted(Path(rocprof.library_dir()).glob("*.so"))
+    """The libraries this interpreter loads: an in-place build for another Python beside it
+    leaves its own extension modules (_core.cpython-3XX-...) in the same folder."""
+    ext = importlib.machinery.EXTENSION_SUFFIXES[0]
+    libs = sorted(p for p in Path(rocprof.library_dir()).glob("*.so")
+                  if not p.name.startswith("_") or p.name.endswith(ext))
     assert {p.name.split(".")[0] for p in libs} >= {"libroctx64", "librocprof_core", "_core",
                                                             "librocprof_inject", "librocprof_exec"}, libs
     return libs
