@@ -56,6 +56,9 @@ std::vector<std::pair<std::string, std::string>> Mapping::base_metadata() const 
       {"schema_version", "3"}, {"uuid", suffix_}, {"guid", info_.guid}};
   m.insert(m.end(), info_.metadata.begin(), info_.metadata.end());
   m.emplace_back("rocprof.clock_domain", "CLOCK_BOOTTIME");
+  // The CPU agent's core count (agent_info.csv's Cpu_Cores_Count), here and not in the agent's
+  // extdata: ROCm's reader loads any agent extdata longer than "{}" as a whole rocprofiler agent.
+  if (info_.cpu_cores != 0) m.emplace_back("rocprof.cpu_cores", std::to_string(info_.cpu_cores));
   m.emplace_back("rocprof.record_format_version", std::to_string(kRecordFormatVersion));
   m.emplace_back("rocprof.options", info_.options_json);
   m.emplace_back("rocprof.dropped_records", "0");
@@ -90,9 +93,6 @@ AgentInfo Mapping::cpu_agent() const {
   cpu.type = "CPU";
   cpu.name = cpu.model_name = cpu.product_name = info_.cpu_model;
   cpu.vendor_name = "CPU";
-  // rocprofv3's agent_info.csv reads Cpu_Cores_Count from here (one row for all the CPUs).
-  if (info_.cpu_cores != 0)
-    cpu.extdata = "{\"cpu_cores_count\":" + std::to_string(info_.cpu_cores) + "}";
   return cpu;
 }
 

@@ -104,12 +104,15 @@ def agent_rows(db) -> list[list]:
     """agent_info.csv rows (the guid first) from rocpd_info_agent: the database's own indexes (absolute_index is the
     node id, logical_index the logical node id), the rest from the agent's extdata where present."""
     rows = []
+    cores = {g: v for g, tag, v in db.metadata() if tag == "rocprof.cpu_cores"}
     for f in db.sources():
         for (guid, abs_i, log_i, typ, ext, name, vendor, product, model) in f.conn.execute(
                 "SELECT guid, absolute_index, logical_index, type, extdata, name, vendor_name,"
                 " product_name, model_name FROM rocpd_info_agent ORDER BY absolute_index, id"):
             info = _extdata(ext)
             typ = typ if typ in ("CPU", "GPU") else "UNK"
+            if typ == "CPU" and "cpu_cores_count" not in info and str(cores.get(guid, "")).isdigit():
+                info["cpu_cores_count"] = int(cores[guid])  # rocprof's writer: a metadata row
             vals = []
             for col in AGENT_INFO_HEADER[3:-4]:
                 key = col.lower()

@@ -186,9 +186,11 @@ def test_process_thread_and_cpu_agent_rows(profiled):
     tids = {r[0] for r in con.execute("SELECT tid FROM regions")}
     assert tids <= {r[0] for r in con.execute("SELECT tid FROM rocpd_info_thread")}
     assert con.execute("SELECT count(*) FROM rocpd_info_agent WHERE type = 'CPU'").fetchone()[0] >= 1
-    # rocprofv3's agent_info.csv reads the CPU row's core count from its extdata.
-    cpu = json.loads(con.execute("SELECT extdata FROM rocpd_info_agent WHERE type = 'CPU'").fetchone()[0])
-    assert cpu["cpu_cores_count"] == os.cpu_count(), cpu
+    # The CPU's core count (agent_info.csv's Cpu_Cores_Count) is a metadata row: ROCm's reader
+    # loads an agent's extdata, when it is more than "{}", as a whole rocprofiler agent.
+    assert con.execute("SELECT extdata FROM rocpd_info_agent WHERE type = 'CPU'").fetchone()[0] == "{}"
+    cores = con.execute("SELECT value FROM rocpd_metadata WHERE tag = 'rocprof.cpu_cores'").fetchone()
+    assert cores == (str(os.cpu_count()),), cores
     assert con.execute("SELECT count(*) FROM rocpd_info_node").fetchone()[0] == 1
 
 

@@ -102,3 +102,14 @@ def test_agent_info_csv(tmp_path):
     assert [(r["Node_Id"], r["Logical_Node_Id"], r["Agent_Type"]) for r in body] == [
         ("0", "0", "CPU"), ("0", "0", "GPU"), ("1", "1", "GPU")]
     assert body[2]["Name"] == "gpu1" and body[2]["Product_Name"] == "Test GPU"
+
+
+def test_agent_info_cpu_cores_come_from_the_writers_metadata_row(tmp_path):
+    """rocprof keeps the CPU agent's extdata "{}" (ROCm's reader loads a longer one as a whole
+    rocprofiler agent) and records the core count as rocprof.cpu_cores."""
+    with DatabaseBuilder(tmp_path / "c.db") as b:
+        b.marker("m", 1, 2)
+        b.metadata("rocprof.cpu_cores", "8")
+    with rocpd.connect(str(tmp_path / "c.db")) as db:
+        cpu = [r for r in csv_export.agent_rows(db) if r[3] == "CPU"]
+    assert [r[1 + csv_export.AGENT_INFO_HEADER.index("Cpu_Cores_Count")] for r in cpu] == [8]
