@@ -120,7 +120,8 @@ OPTIONS: tuple[Option, ...] = (
        default="nsec",
        help="time unit of the -S tables: sec, msec, usec or nsec (default nsec)"),
     _o("output", "--summary-output-file", kind="value", metavar="PATH",
-       help="write the -S tables to PATH instead of standard output"),
+       help="write the -S tables to PATH instead of standard output (stdout and "
+            "stderr name the streams, as in rocprofv3)"),
     _o("output", "-i", "--input", kind="value", metavar="FILE",
        help="rocprofv3 input file: YAML or JSON options ({jobs: [...]} runs the "
             "program once per job), or text with 'pmc: NAME ...' lines (one job "

@@ -153,6 +153,10 @@ def write_reports(databases: list[str], options) -> None:
         _summary(databases, options)
 
 
+# --summary-output-file names that are the streams, not files (rocprofv3's).
+SUMMARY_STREAMS = ("stdout", "stderr")
+
+
 def _summary(databases: list[str], options) -> None:
     from rocpd import stats
     from rocpd.analysis.top import top_text
@@ -171,8 +175,9 @@ def _summary(databases: list[str], options) -> None:
         _failed("-S", e)
         return
     text = "\n".join(parts)
-    if not options.summary_output_file:
-        say(text, to_stdout=True)
+    stream = (options.summary_output_file or "stdout").lower()
+    if stream in SUMMARY_STREAMS:
+        say(text, to_stdout=stream == "stdout")
         return
     try:
         with open(options.summary_output_file, "w") as f:

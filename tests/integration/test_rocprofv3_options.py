@@ -54,6 +54,14 @@ def test_summary_units_and_output_file(tmp_path):
     text = out.read_text()
     assert "TotalDurationMs" in text and "TotalDurationNs" not in text
     assert "MARKER" in text and "TotalDuration" not in r.stdout
+    # rocprofv3's stream names: the tables go to that stream, no file of that name is made.
+    for stream in ("stderr", "STDOUT"):
+        r = run_rocprof("run", "-d", tmp_path, "-o", "s", "-S", "--summary-output-file", stream,
+                        WORKLOADS / "nested_ranges.py", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        shown, other = (r.stderr, r.stdout) if stream == "stderr" else (r.stdout, r.stderr)
+        assert "TotalDurationNs" in shown and "TotalDuration" not in other
+        assert not (tmp_path / stream).exists()
 
 
 def test_selected_regions_records_only_between_resume_and_pause(tmp_path):

@@ -57,6 +57,14 @@ def _is_format_word(token: str, first: bool) -> bool:
     return token.isalnum() and shutil.which(token) is None
 
 
+def _summary_target(path: str | None) -> str | None:
+    """--summary-output-file: a path made absolute (the program may change folder), or one of
+    rocprofv3's stream names kept as given."""
+    from ..run_report import SUMMARY_STREAMS
+
+    return path if not path or path.lower() in SUMMARY_STREAMS else os.path.abspath(path)
+
+
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
     """Split `run` arguments into rocprof's own and the target's, as `python` does: the
     target starts at the script, after `-m MODULE`, or after `--`. Everything from there on
@@ -107,7 +115,7 @@ def options_from(args) -> Options:
                 native_stacks=args.native_stacks, follow_children=args.follow_children,
                 buffer_budget_mb=args.buffer_budget, output_formats=list(args.output_format),
                 summary_units=v3.UNITS[args.summary_units],
-                summary_output_file=args.summary_output_file and os.path.abspath(args.summary_output_file),
+                summary_output_file=_summary_target(args.summary_output_file),
                 selected_regions=args.selected_regions or bool(args.collection_period),
                 collection_periods=list(args.collection_period),
                 collection_period_unit=args.collection_period_unit, log_level=args.log_level,
