@@ -256,8 +256,23 @@ std::string per_process_name(const std::string& name_in) {
   return name + "_%pid%";
 }
 
+namespace {
+// How deep variables may name placeholders (V='%tag%_%env{W}%', W=...): rocprofv3 expands until
+// nothing changes; a variable naming itself stops here with an error.
+constexpr int kMaxEnvDepth = 4;
+
+bool expand_at(const std::string& whole, const std::vector<std::string>& argv, std::string* out,
+               std::string* error, long pid, long ppid, int depth);
+}  // namespace
+
 bool expand(const std::string& whole, const std::vector<std::string>& argv, std::string* out,
             std::string* error, long pid, long ppid) {
+  return expand_at(whole, argv, out, error, pid, ppid, 0);
+}
+
+namespace {
+bool expand_at(const std::string& whole, const std::vector<std::string>& argv, std::string* out,
+               std::string* error, long pid, long ppid, int depth) {
   // The suffix is not the user's text: "-o x_%p" means x_<pid>, not "%p_results.db".
   const std::string tmpl = prefix_of(whole), suffix = whole.substr(tmpl.size());
   const std::vector<std::string> command = argv.empty() ? own_argv() : argv;
@@ -279,7 +294,19 @@ bool expand(const std::string& whole, const std::vector<std::string>& argv, std:
                  "plain name)";
         return false;
       }
-      r += value;
+      if (value.find_first_of("%$") == std::string::npos) {
+        r += value;
+      } else {  // the value names placeholders of its own
+        std::string inner;
+        if (depth + 1 >= kMaxEnvDepth) {
+          *error = "output path " + shown(tmpl) + ": " + var + "=" + shown(value) +
+                   " names variables nested more than " + std::to_string(kMaxEnvDepth) +
+                   " deep (does it name itself?)";
+          return false;
+        }
+        if (!expand_at(value, command, &inner, error, pid, ppid, depth + 1)) return false;
+        r += inner;
+      }
       i += n;
       continue;
     }
@@ -323,6 +350,7 @@ bool expand(const std::string& whole, const std::vector<std::string>& argv, std:
   *out = r + suffix;
   return true;
 }
+}  // namespace
 
 std::string absolute(const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;

@@ -115,6 +115,18 @@ TEST(OutputPath, EnvValuesMustBePlainNames) {
   EXPECT_NE(expand_error("o/%nosuch%").find("unknown placeholder %nosuch%"), std::string::npos);
 }
 
+// As rocprofv3's format_path, which repeats until nothing changes: a variable's value may name
+// placeholders and variables of its own; one that names itself is an error, not a hang.
+TEST(OutputPath, EnvValuesMayNamePlaceholders) {
+  ::setenv("ROCPROF_T_NEST", "%rank%-trace_%env{ROCPROF_T_OK2}%", 1);
+  ::setenv("ROCPROF_T_OK2", "run2", 1);
+  ::setenv("RANK", "5", 1);
+  EXPECT_EQ(expanded("o/%env{ROCPROF_T_NEST}%"), "o/5-trace_run2");
+  ::unsetenv("RANK");
+  ::setenv("ROCPROF_T_SELF", "x%env{ROCPROF_T_SELF}%", 1);
+  EXPECT_NE(expand_error("o/%env{ROCPROF_T_SELF}%").find("nested more than"), std::string::npos);
+}
+
 TEST(OutputPath, ClaimReplacesAFinishedRunsFileWithItsSidecars) {
   const std::string d = temp_dir("claim_replace");
   const std::string db = d + "/x_results.db";
