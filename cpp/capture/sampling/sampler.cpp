@@ -673,7 +673,7 @@ class Sampler final : private python::ResolverClient {
     const bool mine =
         file_id == launcher_.run_code_file ||
         (!launcher_dir_.empty() && f.compare(0, launcher_dir_.size(), launcher_dir_) == 0) ||
-        f.compare(0, 17, "<frozen importlib") == 0 || f == "<frozen runpy>";
+        f.compare(0, 17, "<frozen importlib") == 0;
     own_files_.emplace(file_id, mine);
     return mine;
   }

@@ -14,7 +14,7 @@ import sys
 from .. import _core, paths
 from .. import option_table as table
 from ..options import Options
-from ..run_report import output_formats
+from ..run_report import SUMMARY_STREAMS, output_formats
 from . import rocprofv3_options as v3
 from .errors import UsageError
 from .target import run_target
@@ -60,8 +60,6 @@ def _is_format_word(token: str, first: bool) -> bool:
 def _summary_target(path: str | None) -> str | None:
     """--summary-output-file: a path made absolute (the program may change folder), or one of
     rocprofv3's stream names kept as given."""
-    from ..run_report import SUMMARY_STREAMS
-
     return path if not path or path.lower() in SUMMARY_STREAMS else os.path.abspath(path)
 
 
