@@ -82,14 +82,20 @@ struct LauncherFrames {
 // stack runs through the launcher's run_target and then runpy's _run_code, in which case the
 // frames outside the first Python frame _run_code calls (the script's <module>) are cut, so
 // the script's samples start at its own module level. Native frames in between are cut too.
-inline size_t launcher_keep(const FrameRef* frames, size_t n, const LauncherFrames& l) {
+// The index of the launcher's run_target frame, searched outermost first; n when the stack
+// does not run through it (or the trim is off).
+inline size_t run_target_at(const FrameRef* frames, size_t n, const LauncherFrames& l) {
   if (l.run_target_func == 0) return n;
-  size_t i = n;
-  for (;;) {  // outermost first: the launcher's run_target
-    if (i == 0) return n;
-    const FrameRef& f = frames[--i];
-    if (!f.native && f.func_id == l.run_target_func && f.file_id == l.run_target_file) break;
+  for (size_t i = n; i > 0; --i) {
+    const FrameRef& f = frames[i - 1];
+    if (!f.native && f.func_id == l.run_target_func && f.file_id == l.run_target_file) return i - 1;
   }
+  return n;
+}
+
+inline size_t launcher_keep(const FrameRef* frames, size_t n, const LauncherFrames& l) {
+  size_t i = run_target_at(frames, n, l);
+  if (i == n) return n;
   while (i > 0) {  // inward: runpy's _run_code
     const FrameRef& f = frames[--i];
     if (f.native || f.func_id != l.run_code_func || f.file_id != l.run_code_file) continue;
@@ -109,13 +115,8 @@ inline size_t launcher_keep(const FrameRef* frames, size_t n, const LauncherFram
 // among the program's functions.
 template <class Own>
 bool launcher_time(const FrameRef* frames, size_t n, const LauncherFrames& l, Own own) {
-  if (l.run_target_func == 0) return false;
-  size_t i = n;
-  for (;;) {
-    if (i == 0) return false;
-    const FrameRef& f = frames[--i];
-    if (!f.native && f.func_id == l.run_target_func && f.file_id == l.run_target_file) break;
-  }
+  size_t i = run_target_at(frames, n, l);
+  if (i == n) return false;
   bool in_runpy = false;
   while (i > 0) {
     const FrameRef& f = frames[--i];
