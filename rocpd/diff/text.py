@@ -86,6 +86,11 @@ def _waited_for(d, first, units: str) -> str:
             f" first change is {describe(own.iloc[0], units)}")
 
 
+def _more(df, shown) -> str:
+    """The line under a table cut at --top: how many rows it leaves out."""
+    return f"\n... and {len(df) - len(shown)} more (use --top 0)" if len(df) > len(shown) else ""
+
+
 def _table(df, key_cols, units, top, extra=()) -> str:
     import pandas as pd
 
@@ -101,8 +106,7 @@ def _table(df, key_cols, units, top, extra=()) -> str:
     out["verdict"] = shown["verdict"]
     for c in extra:
         out[c] = shown[c].map(lambda v: _clip(v) if isinstance(v, str) else f"{v:g}")
-    more = f"\n... and {len(df) - len(shown)} more (use --top 0)" if len(df) > len(shown) else ""
-    return out.to_string(index=False) + more
+    return out.to_string(index=False) + _more(df, shown)
 
 
 def _appeared(df, units, top) -> str:
@@ -117,8 +121,7 @@ def _appeared(df, units, top) -> str:
                                      zip(shown["BaseCount"], shown["NewCount"], strict=True)],
                         f"delta {units}": shown["DeltaNs"].map(lambda v: fmt_ns(v, units, True)),
                         "significant": shown["significant"].map(lambda v: "yes" if v else "no")})
-    more = f"\n... and {len(df) - len(shown)} more (use --top 0)" if len(df) > len(shown) else ""
-    return out.to_string(index=False) + more
+    return out.to_string(index=False) + _more(df, shown)
 
 
 def _ranks(df, units, top) -> str:
@@ -132,8 +135,7 @@ def _ranks(df, units, top) -> str:
     out["CI"] = [ci(a, b, units) for a, b in zip(shown["CiLowNs"], shown["CiHighNs"], strict=True)]
     out[f"compute new {units}"] = shown["NewComputeNs"].map(lambda v: fmt_ns(v, units))
     out["largest change"] = shown["top_change"].map(lambda s: _clip(s, 80))
-    more = f"\n... and {len(df) - len(shown)} more (use --top 0)" if len(df) > len(shown) else ""
-    return out.to_string(index=False) + more
+    return out.to_string(index=False) + _more(df, shown)
 
 
 def where(paths) -> str:
