@@ -33,7 +33,7 @@ DEPS = $(call PYLIST,dependencies)
 TEST_PY_PKGS = $(call PYLIST,test make-test)
 
 .PHONY: demo test test-cpp test-py test-packages bench lint native native-all native-deps clean \
-	system-deps gpu-check
+	system-deps gpu-check gpu-oracle
 
 # The venv sees the checkout as installed (editable): a .pth file puts python/ and the root
 # on its sys.path, and `rocprof`/`rocpd` commands land in .venv/bin, so after any target
@@ -121,6 +121,12 @@ native-all: native
 # package registry needed), then the GPU tests, the demo and a 2-rank torchrun when 2 GPUs exist.
 gpu-check:
 	CMAKE_FLAGS="$(CMAKE_FLAGS)" bash tests/gpu/run_on_gpu_host.sh
+
+# ROCm's rocpd package and views (the tests' external judge) lie beside the checkout, in
+# ../shared, which a device call does not carry: this copies them into the ignored .oracle/,
+# which the call carries (carry: [".oracle"]) and tests/oracle.py finds there.
+gpu-oracle:
+	rm -rf .oracle && mkdir -p .oracle && cp -r ../shared/oracles/rocm-rocpd .oracle/rocm-rocpd
 
 # The set-up runs the native build and the pip installs side by side (make -j2), then the
 # demo or the tests one at a time.

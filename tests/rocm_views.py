@@ -1,4 +1,4 @@
-"""ROCm's own view SQL (tests/data/rocm_rocpd_views) over a database our writer produced.
+"""ROCm's own view SQL (the external judge, tests/oracle.py) over a database our writer produced.
 
 Each of ROCm's views is created as a TEMP view of the same name in a read-only connection, so it
 shadows the view our writer stored (main.<name>) while both read the same tables. ROCm's views
@@ -12,13 +12,14 @@ import re
 import sqlite3
 from pathlib import Path
 
-ROCM_SQL = Path(__file__).parent / "data" / "rocm_rocpd_views"
+import oracle
 
 
 def connect_with_rocm_views(db: str | Path) -> sqlite3.Connection:
+    rocm_sql = oracle.sql()
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     for name in ("data_views.sql", "summary_views.sql"):
-        text = (ROCM_SQL / name).read_text()
+        text = (rocm_sql / name).read_text()
         text = re.sub(r"CREATE\s+VIEW(\s+IF\s+NOT\s+EXISTS)?", "CREATE TEMP VIEW", text)
         con.executescript(text)
     return con

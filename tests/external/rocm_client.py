@@ -1,7 +1,7 @@
 """ROCm's own ``rocpd`` Python package as an external client of our databases, in a child process.
 
 ROCm's package is also called ``rocpd``; ours must not be shadowed, and its modules must not mix
-with ROCm's. So ROCm's files (tests/data/rocm_rocpd_python, verbatim) are copied into a temporary
+with ROCm's. So ROCm's files (the external judge's python/, tests/oracle.py; verbatim) are copied into a temporary
 package named ``rocm_rocpd`` with ``__init__.py``'s CMake placeholders filled in (what ROCm's build
 does with configure_file) and the test-only shim (libpyrocpd_shim.py) as its ``libpyrocpd``; the
 child's import path holds that folder and the interpreter's own site-packages (pandas), never
@@ -18,10 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import oracle
+
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent / "data"
-PACKAGE = DATA / "rocm_rocpd_python"
-SCHEMA = DATA / "rocm_rocpd_views"
 # What ROCm's build substitutes into __init__.py (version_info only; nothing reads it).
 CONFIGURE = {"PROJECT_VERSION": "1.0.0", "PROJECT_VERSION_MAJOR": "1",
              "PROJECT_VERSION_MINOR": "0", "PROJECT_VERSION_PATCH": "0"}
@@ -30,8 +29,9 @@ CONFIGURE = {"PROJECT_VERSION": "1.0.0", "PROJECT_VERSION_MAJOR": "1",
 def build(folder: Path) -> Path:
     """The importable package ``folder/rocm_rocpd``; returns ``folder`` (the import root)."""
     pkg = folder / "rocm_rocpd"
+    package = oracle.python()
     pkg.mkdir(parents=True, exist_ok=True)
-    for src in PACKAGE.glob("*.py"):
+    for src in package.glob("*.py"):
         text = src.read_text()
         if src.name == "__init__.py":
             text = re.sub(r"@(\w+)@", lambda m: CONFIGURE.get(m.group(1), "unknown"), text)
@@ -48,7 +48,7 @@ class Client:
 
     def _env(self) -> dict:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-        env.update(PYTHONPATH=str(self.root), ROCPD_SCHEMA_PATH=str(SCHEMA), PYTHONNOUSERSITE="1")
+        env.update(PYTHONPATH=str(self.root), ROCPD_SCHEMA_PATH=str(oracle.sql()), PYTHONNOUSERSITE="1")
         return env
 
     def cli(self, *args, cwd=None, check=True) -> subprocess.CompletedProcess:

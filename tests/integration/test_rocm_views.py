@@ -1,6 +1,6 @@
 """ROCm's own views see everything our writer stores, with the same counts and durations.
 
-ROCm's view SQL (tests/data/rocm_rocpd_views, unmodified) runs over a database `rocprof run`
+ROCm's view SQL (unmodified, the external judge that tests/oracle.py finds) runs over a database `rocprof run`
 wrote (ROCTx ranges, marks, start/stop ranges, call-stack samples) and over one the real writer
 wrote through the fixture path with GPU records (kernels, copies, sets, allocations; no GPU here:
 the GPU-host test does the same over a real CUPTI trace).
