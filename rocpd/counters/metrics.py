@@ -5,8 +5,9 @@ frequency and process samples).
 The layout (rocprof-sys's rocpd writer, which ours follows): a ``rocpd_info_pmc`` row per
 (agent, counter); a ``rocpd_track`` per counter and device, named ``"<counter> [<device>]"``
 (or the counter's own name) with no thread; per value a ``rocpd_sample`` on that track holding
-the time and a ``rocpd_pmc_event`` on the sample's event holding the value. Per-kernel counters
-(``--pmc``) have no sample and are not read here.
+the time and a ``rocpd_pmc_event`` on the sample's event holding the value. They are read
+through the ``metric_samples`` view: ROCm's ``samples`` view leaves thread-less tracks out.
+Per-kernel counters (``--pmc``) have no sample and are not read here.
 
     samples(db, metrics=None, **filters) -> DataFrame    one row per value
     summary(db, metrics=None, **filters) -> DataFrame    min/mean/max per counter and device
@@ -19,25 +20,13 @@ from __future__ import annotations
 
 from ..io.filters import Filter, resolve
 
-# Older rocprof-sys versions put all counters of one reading on one event; a sample belongs to
-# the counter its track is named after (the counter's name, or the name and " [device]").
+# The schema's metric_samples view (one row per value, each on its counter's sample), with the
+# window columns the shared filters name.
 _ROWS = """
-SELECT SA.guid AS guid, COALESCE(T.pid, I.pid) AS pid, SA.timestamp AS start,
-       SA.timestamp AS "end", SA.timestamp AS timestamp, PE.value AS value, I.id AS pmc_id,
-       I.name AS metric, I.symbol AS symbol, I.units AS units, I.description AS description,
-       I.agent_id AS agent_id, A.type AS agent_type, A.absolute_index AS agent_index,
-       TN.string AS track, C.string AS category
-FROM rocpd_pmc_event PE
-JOIN rocpd_sample SA ON SA.event_id = PE.event_id AND SA.guid = PE.guid
-JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid
-LEFT JOIN rocpd_track T ON T.id = SA.track_id AND T.guid = SA.guid
-LEFT JOIN rocpd_string TN ON TN.id = T.name_id AND TN.guid = T.guid
-LEFT JOIN rocpd_event E ON E.id = PE.event_id AND E.guid = PE.guid
-LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid
-LEFT JOIN rocpd_info_agent A ON A.id = I.agent_id AND A.guid = I.guid
-WHERE TN.string IS NULL OR TN.string = I.name OR TN.string LIKE I.name || ' [%'
-   OR (SELECT COUNT(*) FROM rocpd_pmc_event P2 WHERE P2.event_id = PE.event_id
-       AND P2.guid = PE.guid) = 1
+SELECT guid, pid, timestamp AS start, timestamp AS "end", timestamp, value, pmc_id, metric,
+       symbol, units, description, agent_id, agent_type, agent_abs_index AS agent_index, track,
+       category
+FROM metric_samples
 """
 
 COLUMNS = ["guid", "pid", "timestamp", "value", "metric", "symbol", "units", "description",

@@ -6,7 +6,8 @@
 
 -- As ROCm's views: a region is named by its rocpd_string name, so a ROCTx range by its API
 -- function (roctxRangePushA ...), the message staying in the event's extdata (readers that show
--- ROCTx by message use rocpd._schema.region_name_sql). A sample is named by its track.
+-- ROCTx by message use rocpd._schema.region_name_sql). A sample is named by its track, and as in
+-- ROCm's view only a sample on a known thread of a known process is one (metric_samples below).
 CREATE VIEW IF NOT EXISTS "regions" AS
 SELECT
     R.id, R.guid, C.string AS category,
@@ -47,7 +48,7 @@ CREATE VIEW IF NOT EXISTS "samples" AS
 SELECT
     SA.id, SA.guid, C.string AS category,
     N.string AS name, TR.nid,
-    COALESCE(P.pid, TR.pid) AS pid, COALESCE(TH.tid, TR.tid) AS tid,
+    P.pid, TH.tid,
     SA.timestamp, SA.event_id, E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id,
     E.extdata, CASE WHEN E.call_stack LIKE '{"site":%' THEN COALESCE(
         (SELECT substr(SN.call_stack, 1, length(SN.call_stack) - 1) || COALESCE(',' || substr((SELECT
@@ -63,12 +64,35 @@ SELECT
         (SELECT json_extract(CS.string, '$[0]') FROM rocpd_string CS WHERE CS.id = json_extract(E.call_stack, '$.site') AND CS.guid = E.guid))
          ELSE E.line_info END AS line_info
 FROM "rocpd_sample" SA
-LEFT JOIN "rocpd_track" TR ON TR.id = SA.track_id AND TR.guid = SA.guid
-LEFT JOIN "rocpd_event" E ON E.id = SA.event_id AND E.guid = SA.guid
+INNER JOIN "rocpd_track" TR ON TR.id = SA.track_id AND TR.guid = SA.guid
+INNER JOIN "rocpd_event" E ON E.id = SA.event_id AND E.guid = SA.guid
 LEFT JOIN "rocpd_string" C ON C.id = E.category_id AND C.guid = E.guid
 LEFT JOIN "rocpd_string" N ON N.id = TR.name_id AND N.guid = TR.guid
-LEFT JOIN "rocpd_info_process" P ON P.id = TR.pid AND P.guid = TR.guid
-LEFT JOIN "rocpd_info_thread" TH ON TH.id = TR.tid AND TH.guid = TR.guid;
+INNER JOIN "rocpd_info_process" P ON P.id = TR.pid AND P.guid = TR.guid
+INNER JOIN "rocpd_info_thread" TH ON TH.id = TR.tid AND TH.guid = TR.guid;
+
+-- Sampled counters over time (device and host metrics, --process-freq, rocprofiler-systems'
+-- samples): one row per value. Their tracks name no thread, so ROCm's samples view (and ours
+-- above) leaves them out, and they are read here. Older rocprof-sys versions put all counters of one
+-- reading on one event: a value belongs to the sample whose track is named after its counter
+-- (the counter's name, or the name and " [device]").
+CREATE VIEW IF NOT EXISTS "metric_samples" AS
+SELECT
+    SA.id, SA.guid, C.string AS category, TN.string AS track, TR.nid,
+    COALESCE(TR.pid, I.pid) AS pid, TR.tid, SA.timestamp, SA.event_id, PE.pmc_id, PE.value,
+    I.name AS metric, I.symbol, I.units, I.description, I.agent_id, A.type AS agent_type,
+    A.absolute_index AS agent_abs_index
+FROM "rocpd_pmc_event" PE
+INNER JOIN "rocpd_sample" SA ON SA.event_id = PE.event_id AND SA.guid = PE.guid
+INNER JOIN "rocpd_info_pmc" I ON I.id = PE.pmc_id AND I.guid = PE.guid
+LEFT JOIN "rocpd_track" TR ON TR.id = SA.track_id AND TR.guid = SA.guid
+LEFT JOIN "rocpd_string" TN ON TN.id = TR.name_id AND TN.guid = TR.guid
+LEFT JOIN "rocpd_event" E ON E.id = PE.event_id AND E.guid = PE.guid
+LEFT JOIN "rocpd_string" C ON C.id = E.category_id AND C.guid = E.guid
+LEFT JOIN "rocpd_info_agent" A ON A.id = I.agent_id AND A.guid = I.guid
+WHERE TN.string IS NULL OR TN.string = I.name OR TN.string LIKE I.name || ' [%'
+   OR (SELECT COUNT(*) FROM "rocpd_pmc_event" P2 WHERE P2.event_id = PE.event_id
+       AND P2.guid = PE.guid) = 1;
 
 -- Samples shaped like regions (zero duration) so both can be read as one timeline (the end
 -- column is spelled END, as in ROCm's view).

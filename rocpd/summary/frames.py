@@ -71,7 +71,9 @@ def memory_allocations(self, **filters):
 
 
 def samples(self, **filters):
-    """Point-in-time records (call-stack and counter samples). Time filters apply to timestamp."""
+    """Point-in-time records on a thread (call-stack samples, ROCTx marks): the rows of ROCm's
+    ``samples`` view. Sampled counters over time are ``db.metric_samples()``. Time filters apply
+    to timestamp."""
     flt = Filter.of(filters)
     import pandas as pd  # noqa: F401
 

@@ -156,8 +156,9 @@ def test_every_id_points_at_a_row_and_rocm_views_see_the_counters(nvml_db):
         view = c.execute("SELECT COUNT(*), COUNT(agent_abs_index) FROM pmc_info").fetchone()
         assert view == (n_pmc, n_pmc)
         n = c.execute("SELECT COUNT(*) FROM rocpd_pmc_event").fetchone()[0]
-        assert c.execute("SELECT COUNT(*) FROM samples WHERE category = 'nvml'").fetchone()[0] + \
-            c.execute("SELECT COUNT(*) FROM samples WHERE category = 'cpu_frequency'").fetchone()[0] == n
+        assert c.execute("SELECT COUNT(*) FROM metric_samples WHERE category = 'nvml'").fetchone()[0] + \
+            c.execute("SELECT COUNT(*) FROM metric_samples WHERE category = 'cpu_frequency'"
+                      ).fetchone()[0] == n
         # Sampled counters belong to no dispatch: ROCm's per-kernel view has none of them.
         assert c.execute("SELECT COUNT(*) FROM pmc_events").fetchone()[0] == 0
 
@@ -198,7 +199,7 @@ def test_rocm_smi_values_are_the_stand_ins_reading_for_reading(rsmi_db):
         names = {n for (n,) in c.execute("SELECT name FROM rocpd_info_pmc WHERE target_arch = 'GPU'")}
         agents = c.execute("SELECT id, vendor_name, uuid, json_extract(extdata, '$.pci_bus_id')"
                            " FROM rocpd_info_agent WHERE type = 'GPU' ORDER BY id").fetchall()
-        cats = {r[0] for r in c.execute("SELECT category FROM samples WHERE name LIKE 'device_%'")}
+        cats = {r[0] for r in c.execute("SELECT category FROM metric_samples WHERE track LIKE 'device_%'")}
     assert names == set(ROCM_SMI_METRICS)
     assert agents == [(2 + d, "AMD", f"GPU-5ca1ab1e0000000{d}", f"0000:{0x10 + d:02x}:00.0")
                       for d in (0, 1)]

@@ -36,7 +36,7 @@ def host_run(tmp_path_factory):
         meta = dict(c.execute("SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.metrics.%'"))
         pmc = {n: (a, arch, u, i) for n, a, arch, u, i in c.execute(
             "SELECT name, agent_id, target_arch, units, instance_id FROM rocpd_info_pmc")}
-        cats = {r[0] for r in c.execute("SELECT DISTINCT category FROM samples")}
+        cats = {r[0] for r in c.execute("SELECT DISTINCT category FROM metric_samples")}
     return dict(db=db, facts=facts, ranges=ranges, values=values, meta=meta, pmc=pmc, cats=cats,
                 stderr=r.stderr)
 
