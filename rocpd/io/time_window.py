@@ -29,7 +29,9 @@ TIMED = {"region": ("start", '"end"'), "kernel_dispatch": ("start", '"end"'),
 
 
 def run_bounds(db) -> tuple[int, int]:
-    """(first start, last end) over kernels, copies, allocations and regions of every file."""
+    """(first start, last end) over kernels, copies, allocations, regions and samples of every
+    file: what ROCm's get_min_max_time spans (its regions_and_samples holds the samples of its
+    ``samples`` view, so a sampled metric on no thread does not widen the run)."""
     lo, hi = None, None
     for a, b in db.map(file_bounds, label="run bounds"):
         if a is not None:
@@ -45,6 +47,10 @@ def file_bounds(src) -> tuple[int | None, int | None]:
         if a is not None:
             lo = a if lo is None else min(lo, a)
             hi = b if hi is None else max(hi, b)
+    a, b = src.conn.execute("SELECT MIN(timestamp), MAX(timestamp) FROM samples").fetchone()
+    if a is not None:
+        lo = a if lo is None else min(lo, a)
+        hi = b if hi is None else max(hi, b)
     return lo, hi
 
 
@@ -62,7 +68,8 @@ def parse_time(value, t0: int, t1: int, label: str) -> int:
             pct = float(text[:-1])
             if not math.isfinite(pct):
                 raise ValueError
-            return int(t0 + (t1 - t0) * pct / 100.0)
+            # As ROCm's percentages2timestamp rounds: the fraction first, then the span.
+            return int(t0 + (t1 - t0) * (pct / 100.0))
         ns = float(text)
         if not math.isfinite(ns):
             raise ValueError
