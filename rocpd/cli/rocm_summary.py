@@ -48,28 +48,40 @@ def _matches(view: str, wanted: str) -> bool:
     return any(view == w or view.startswith(f"{w}_") for w in (wanted, f"{wanted}s"))
 
 
-def _hosts_by_pid(db) -> dict:
-    return {pid: host for rows in db.map(file_hosts_by_pid) for pid, host in rows}
+def _nodes_by_guid(db) -> dict:
+    """{guid: (node key, hostname)}: a rank is a process of a node, so two hosts running the same
+    pid are two ranks (ROCm's per-rank SQL joins processes on the pid alone and mixes them). A
+    node is its machine id and hostname together: writers number nodes per file (ours 1), and
+    cloned images share a machine id."""
+    return {guid: (f"{mid}\0{host}", host) for rows in db.map(file_nodes_by_guid)
+            for guid, mid, host in rows}
 
 
-def file_hosts_by_pid(src) -> list:
-    return src.conn.execute("SELECT P.pid, N.hostname FROM rocpd_info_process P"
+def file_nodes_by_guid(src) -> list:
+    return src.conn.execute("SELECT P.guid, N.machine_id, N.hostname FROM rocpd_info_process P"
                             " LEFT JOIN rocpd_info_node N ON N.id = P.nid AND N.guid = P.guid").fetchall()
 
 
-def _table(df, by_rank: bool, hosts: dict):
+_NODE = "_node"  # the node id of a by-rank row, dropped from the tables returned
+_RANK = ["ProcessID", _NODE]  # a rank's key: the process and its node
+
+
+def _table(df, by_rank: bool, nodes: dict):
     if df.empty:
         return None
     if by_rank:
-        out = finish(df, ("pid", "name")).rename(columns=_RENAME)
-        out.insert(1, "Hostname", out["ProcessID"].map(hosts))
+        df = df.assign(node=df["guid"].map(lambda g: nodes.get(g, (None, None))[0]))
+        out = finish(df, ("pid", "node", "name")).rename(columns=_RENAME | {"node": _NODE})
+        hosts = {nid: host for nid, host in nodes.values()}
+        out.insert(1, "Hostname", out[_NODE].map(hosts))
     else:
         out = finish(df).rename(columns=_RENAME)
     # ROCm's SQL divides by zero into NULL: no standard deviation of one call, no percentage of
     # a zero total (instants only).
     out.loc[out["Calls"] < 2, "STD_DEV"] = float("nan")
     dur = out["DURATION (nsec)"].astype(float)
-    total = out.groupby("ProcessID")["DURATION (nsec)"].transform("sum") if by_rank else dur.sum()
+    total = out.groupby(_RANK, dropna=False)["DURATION (nsec)"].transform("sum") if by_rank \
+        else dur.sum()
     out["PERCENT (INC)"] = 100.0 * dur / total
     return out
 
@@ -81,14 +93,14 @@ def tables(db, domain_summary: bool = False, summary_by_rank: bool = False,
     wanted = None if region_categories is None else [c.lower() for c in region_categories]
     none = wanted == ["none"]
     ranks = [False, True] if summary_by_rank else [False]
-    hosts = _hosts_by_pid(db) if summary_by_rank else {}
+    nodes = _nodes_by_guid(db) if summary_by_rank else {}
     out: dict = {}
 
     def add(name, kind, by_rank, categories=None, fix=None):
         df = partials(db, kind, flt, by_pid=by_rank, categories=categories, instants="all")
         if fix is not None and not df.empty:
             df["name"] = df["name"].map(fix)
-        t = _table(df, by_rank, hosts)
+        t = _table(df, by_rank, nodes)
         if t is not None:
             out[f"{name}_summary_by_rank" if by_rank else f"{name}_summary"] = t
 
@@ -120,7 +132,7 @@ def tables(db, domain_summary: bool = False, summary_by_rank: bool = False,
             dom = _domain(out, r)
             if dom is not None:
                 out["domain_summary_by_rank" if r else "domain_summary"] = dom
-    return out
+    return {name: t.drop(columns=_NODE, errors="ignore") for name, t in out.items()}
 
 
 def _domain(tabs: dict, by_rank: bool):
@@ -134,19 +146,19 @@ def _domain(tabs: dict, by_rank: bool):
             rows.append(t)
     if not rows:
         return None
-    keys = ["domain", "ProcessID"] if by_rank else ["domain"]
-    g = pd.concat(rows, ignore_index=True).groupby(keys, sort=False).agg(**{
+    keys = ["domain", *_RANK] if by_rank else ["domain"]
+    g = pd.concat(rows, ignore_index=True).groupby(keys, sort=False, dropna=False).agg(**{
         "Calls": ("Calls", "sum"), "DURATION (nsec)": ("DURATION (nsec)", "sum"),
         "AVERAGE (nsec)": ("AVERAGE (nsec)", "sum"), "MIN (nsec)": ("MIN (nsec)", "min"),
         "MAX (nsec)": ("MAX (nsec)", "max"),
         "STD_DEV": ("STD_DEV", lambda v: v.sum(min_count=1)),  # SQL's SUM: NULL if all NULL
         **({"Hostname": ("Hostname", "first")} if by_rank else {})}).reset_index()
-    total = g.groupby(keys[1:])["DURATION (nsec)"].transform("sum") if by_rank else \
+    total = g.groupby(keys[1:], dropna=False)["DURATION (nsec)"].transform("sum") if by_rank else \
         g["DURATION (nsec)"].sum()
     g["PERCENT (INC)"] = 100.0 * g["DURATION (nsec)"] / total
     g = g.rename(columns={"domain": "Name"})
-    g = g.sort_values(["ProcessID", "DURATION (nsec)"] if by_rank else ["DURATION (nsec)"],
-                      ascending=[True, False] if by_rank else [False])
+    g = g.sort_values([*_RANK, "DURATION (nsec)"] if by_rank else ["DURATION (nsec)"],
+                      ascending=[True, True, False] if by_rank else [False])
     lead = ["ProcessID", "Hostname"] if by_rank else []
     return g[lead + COLUMNS].reset_index(drop=True)
 
