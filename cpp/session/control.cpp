@@ -9,7 +9,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +26,21 @@
 namespace rocprof::session::control {
 namespace {
 
+// Every client is served by one thread that never waits on any of them: a client has
+// kRequestNs to deliver its request, and at most kMaxPending wait at once (a new one drops the
+// oldest), so a client that connects and sends nothing, or trickles, or a flood of connections,
+// costs a slot for a moment, never the thread, nor the program's descriptors.
+constexpr uint64_t kRequestNs = 1000000000ull;
+constexpr std::size_t kMaxPending = 32;
+constexpr std::size_t kMaxRequest = 64u << 10;
+constexpr int kAcceptsPerTurn = 256;  // then the clients already accepted are read again
+
+struct Client {
+  int fd;
+  std::string buf;
+  uint64_t deadline_ns;
+};
+
 // All state belongs to the control thread while it runs; arm/disarm and the fork child touch
 // it only when no control thread runs in this process. Leaked on purpose (exit handlers).
 struct State {
@@ -36,9 +53,11 @@ struct State {
   bool in_window = false;  // a window of ours runs (session::current() tells if it still does)
   unsigned k = 0;
   std::string path;
-  uint64_t deadline_ns = 0;  // --duration: when the window ends (0: at `stop`)
-  std::vector<int> waiters;  // `start --duration` clients waiting for the database
-  bool forked = false;       // a fork child's thread waits before it binds (see serve)
+  uint64_t deadline_ns = 0;       // --duration: when the window ends (0: at `stop`)
+  std::vector<int> waiters;       // `start --duration` clients waiting for the database
+  bool forked = false;            // a fork child's thread waits before it binds (see serve)
+  std::vector<Client> pending;    // accepted, their request not complete yet; oldest first
+  uint64_t accept_resume_ns = 0;  // out of descriptors: accept again from then on
 };
 State* g = nullptr;
 std::atomic<bool> g_armed{false};
@@ -95,7 +114,7 @@ bool bind_socket(State& s, std::string* error) {
     return false;
   }
   std::memcpy(addr.sun_path, s.socket.c_str(), s.socket.size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     *error = std::string("socket: ") + std::strerror(errno);
     return false;
@@ -166,42 +185,53 @@ std::string status(State& s) {
   return "status " + pid + " idle " + std::to_string(s.windows);
 }
 
-// One request: lines up to an empty line (or the peer's end of writing).
-bool read_request(int fd, std::vector<std::string>* lines) {
-  std::string buf;
+enum class Got { more, complete, failed };
+
+// Takes what the client has sent so far; complete at an empty line, the client's end of
+// writing, or kMaxRequest bytes.
+Got read_more(Client& c) {
   char chunk[4096];
-  while (buf.find("\n\n") == std::string::npos && buf.size() < (64u << 10)) {
-    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    buf.append(chunk, static_cast<std::size_t>(n));
+  for (;;) {
+    const ssize_t n = ::recv(c.fd, chunk, sizeof chunk, 0);
+    if (n == 0) return Got::complete;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? Got::more : Got::failed;
+    }
+    c.buf.append(chunk, static_cast<std::size_t>(n));
+    if (c.buf.find("\n\n") != std::string::npos || c.buf.size() >= kMaxRequest)
+      return Got::complete;
   }
+}
+
+std::vector<std::string> request_lines(const std::string& buf) {
+  std::vector<std::string> lines;
   std::size_t pos = 0;
   while (pos < buf.size()) {
     std::size_t nl = buf.find('\n', pos);
     if (nl == std::string::npos) nl = buf.size();
     if (nl == pos) break;
-    lines->push_back(buf.substr(pos, nl - pos));
+    lines.push_back(buf.substr(pos, nl - pos));
     pos = nl + 1;
   }
-  return !lines->empty();
+  return lines;
 }
 
-void handle(State& s, int fd) {
+bool peer_ok(int fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-      !peer_allowed(cred.uid, ::geteuid())) {
-    send_line(fd, "error refused: uid " + std::to_string(cred.uid) +
-                      " may not control this process (only uid " + std::to_string(::geteuid()) +
-                      " or root)");
-    ::close(fd);
-    return;
-  }
-  timeval tv{2, 0};  // a client that never finishes its request cannot hold the thread
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::vector<std::string> lines;
-  if (!read_request(fd, &lines)) {
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+      peer_allowed(cred.uid, ::geteuid()))
+    return true;
+  send_line(fd, "error refused: uid " + std::to_string(cred.uid) +
+                    " may not control this process (only uid " + std::to_string(::geteuid()) +
+                    " or root)");
+  return false;
+}
+
+// Answers one complete request; the client's descriptor is closed, or kept as a waiter.
+void handle(State& s, int fd, const std::vector<std::string>& lines) {
+  if (lines.empty()) {
     ::close(fd);
     return;
   }
@@ -225,6 +255,89 @@ void handle(State& s, int fd) {
   ::close(fd);
 }
 
+void drop_oldest(State& s) {
+  ::close(s.pending.front().fd);
+  s.pending.erase(s.pending.begin());
+}
+
+// Takes the connections waiting in the listen queue. A request that came with its connection
+// (rocprof ctl writes it at once) is answered here, before later arrivals could push it out.
+void accept_clients(State& s) {
+  for (int i = 0; i < kAcceptsPerTurn; ++i) {
+    const int fd = ::accept4(s.listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        if (!s.pending.empty()) {
+          drop_oldest(s);
+          continue;
+        }
+        s.accept_resume_ns = now_ns() + 100000000ull;  // else poll would report it at once
+      }
+      return;
+    }
+    if (!peer_ok(fd)) {
+      ::close(fd);
+      continue;
+    }
+    Client c{fd, {}, now_ns() + kRequestNs};
+    const Got got = read_more(c);
+    if (got == Got::complete) {
+      handle(s, fd, request_lines(c.buf));
+    } else if (got == Got::failed) {
+      ::close(fd);
+    } else {
+      if (s.pending.size() >= kMaxPending) drop_oldest(s);
+      s.pending.push_back(std::move(c));
+    }
+  }
+}
+
+// The pending clients poll found readable, then those past their time. Reading comes first:
+// a request that arrived in time is answered even when a window's end kept the thread busy
+// past its deadline.
+void serve_pending(State& s, const std::vector<pollfd>& fds, std::size_t first) {
+  std::vector<Client> waiting;
+  std::vector<Client> done;
+  for (std::size_t i = 0; i < s.pending.size(); ++i) {
+    Client& c = s.pending[i];
+    const Got got = fds[first + i].revents != 0 ? read_more(c) : Got::more;
+    if (got == Got::complete)
+      done.push_back(std::move(c));
+    else if (got == Got::failed)
+      ::close(c.fd);
+    else
+      waiting.push_back(std::move(c));
+  }
+  s.pending = std::move(waiting);
+  for (const Client& c : done) handle(s, c.fd, request_lines(c.buf));
+  const uint64_t now = now_ns();
+  std::vector<Client> kept;
+  for (Client& c : s.pending) {
+    if (now >= c.deadline_ns)
+      ::close(c.fd);
+    else
+      kept.push_back(std::move(c));
+  }
+  s.pending = std::move(kept);
+}
+
+void close_pending(State& s) {
+  for (const Client& c : s.pending) ::close(c.fd);
+  s.pending.clear();
+}
+
+// How long poll may wait: until the window's end, the first client's deadline, or accepting
+// again; -1: no limit.
+int poll_timeout(const State& s) {
+  uint64_t next = s.deadline_ns != 0 ? s.deadline_ns : UINT64_MAX;
+  for (const Client& c : s.pending) next = std::min(next, c.deadline_ns);
+  if (s.accept_resume_ns != 0) next = std::min(next, s.accept_resume_ns);
+  if (next == UINT64_MAX) return -1;
+  const uint64_t now = now_ns();
+  return now >= next ? 0 : static_cast<int>((next - now) / 1000000 + 1);
+}
+
 void serve(State* sp) {
   State& s = *sp;
   if (s.forked) {
@@ -239,25 +352,23 @@ void serve(State* sp) {
       return;
     }
   }
+  std::vector<pollfd> fds;
   for (;;) {
-    int timeout = -1;
-    if (s.deadline_ns != 0) {
-      const uint64_t now = now_ns();
-      timeout = now >= s.deadline_ns ? 0 : static_cast<int>((s.deadline_ns - now) / 1000000 + 1);
-    }
-    pollfd fds[2] = {{s.listen_fd, POLLIN, 0}, {s.wake[0], POLLIN, 0}};
-    const int n = ::poll(fds, 2, timeout);
+    const int timeout = poll_timeout(s);
+    if (s.accept_resume_ns != 0 && now_ns() >= s.accept_resume_ns) s.accept_resume_ns = 0;
+    fds.assign({{s.wake[0], POLLIN, 0}, {s.accept_resume_ns == 0 ? s.listen_fd : -1, POLLIN, 0}});
+    for (const Client& c : s.pending) fds.push_back({c.fd, POLLIN, 0});
+    const int n = ::poll(fds.data(), fds.size(), timeout);
     if (n < 0 && errno != EINTR) break;
-    if (fds[1].revents != 0) break;
+    if (fds[0].revents != 0) break;
     if (s.deadline_ns != 0 && now_ns() >= s.deadline_ns) {
       reconcile(s);
       if (s.in_window) end_window(s);
     }
-    if (n > 0 && (fds[0].revents & POLLIN)) {
-      const int c = ::accept4(s.listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c >= 0) handle(s, c);
-    }
+    serve_pending(s, fds, 2);
+    if (n > 0 && (fds[1].revents & POLLIN)) accept_clients(s);
   }
+  close_pending(s);
   if (s.in_window) end_window(s);  // the program is leaving: its window's database completes
   notify_waiters(s, "error the process ended");
 }
@@ -282,6 +393,8 @@ void after_fork_child() {
   s.thread = nullptr;  // the parent's, absent here: never joined
   for (int fd : s.waiters) ::close(fd);
   s.waiters.clear();
+  close_pending(s);  // the parent's clients, answered by the parent
+  s.accept_resume_ns = 0;
   if (s.listen_fd >= 0) ::close(s.listen_fd);  // the parent's socket stays the parent's
   s.listen_fd = -1;
   for (int& fd : s.wake) {

@@ -15,6 +15,9 @@
 //              "stop"   -> "stopped <k> <end_ns> <path>" once the database is complete
 //              "status" -> "status <pid> idle <windows>" | "status <pid> recording <k> <path>"
 //            errors: "error <one line>"
+//   clients  served by one thread that waits on none of them: each has 1 s from its
+//            connection to deliver its request, and at most 32 wait at once (a new one closes
+//            the oldest), so slow or idle clients cost neither `rocprof ctl` nor the program
 // The window's end (its database drained, committed, closed) runs on this thread, never on
 // the program's.
 #pragma once
