@@ -248,10 +248,22 @@ def _spawn_safe_main() -> None:
         main.__spec__ = importlib.util.find_spec("rocpd.__main__")
 
 
+# `rocpd diff A1 A2 -- B1 B2`: argparse drops a "--"; the one between the sides is kept as this
+SIDES = "\x00sides"
+
+
+def diff_argv(argv: list) -> list:
+    """``argv`` with the "--" after `diff` (between its two sides) kept as ``SIDES``."""
+    if "diff" in argv and "--" in argv[argv.index("diff"):]:
+        i = argv.index("--", argv.index("diff"))
+        return [*argv[:i], SIDES, *argv[i + 1:]]
+    return argv
+
+
 def main(argv=None) -> int:
     _spawn_safe_main()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(diff_argv(sys.argv[1:] if argv is None else list(argv)))
     if args.version:
         print(version_text())
         return 0

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 
 from ..errors import RocpdError
-from . import add_command, add_filter_options, add_units, filters_of
+from . import SIDES, add_command, add_filter_options, add_units, filters_of
 from .written import wrote
 
 EXAMPLES = """
 rocpd diff base_results.db new_results.db            # the verdict and the tables, regressions first
+rocpd diff a1.db a2.db a3.db -- b1.db b2.db b3.db    # several runs per side: host-side changes judged
+rocpd diff 'base/*.db' 'new/*.db'                    # ... against their run-to-run spread (or folders)
 rocpd diff base/ new/ --units ms --top 20            # folders of rank databases: per rank and the slowest
 rocpd diff base.db new.db -o diff.html               # HTML: the tables and the median steps side by side
 rocpd diff base.db new.db --format csv -o out/diff   # out/diff_items.csv, out/diff_lines.csv ...
@@ -21,8 +23,10 @@ TABLES = ("summary", "items", "lines", "kernels", "phases", "appeared", "ranks")
 def add_parser(sub) -> None:
     p = add_command(sub, "diff", "which line, kernel and step phase got slower between two runs",
                     EXAMPLES, description=__doc__)
-    p.add_argument("a", help="baseline run: a database, a folder or a quoted glob (its ranks)")
-    p.add_argument("b", help="new run: a database, a folder or a quoted glob (its ranks)")
+    p.add_argument("runs", nargs="+", metavar="RUN",
+                   help="A B (baseline, new), or A1 A2 ... -- B1 B2 ...: databases, folders or"
+                        " quoted globs; a side's databases are split into runs by time (a run's"
+                        " ranks overlap, two runs do not)")
     steps = p.add_mutually_exclusive_group()
     steps.add_argument("--step", metavar="RANGE",
                        help="the ROCTx range that marks one step in both runs (default: detected"
@@ -32,6 +36,8 @@ def add_parser(sub) -> None:
     p.add_argument("--skip-steps", type=int, default=0, metavar="N",
                    help="leave out each process's first N steps (warm-up; default 0)")
     p.add_argument("--top", type=int, default=10, help="rows per table (default 10; 0: all)")
+    p.add_argument("--all", dest="top", action="store_const", const=0,
+                   help="every row of every table (--top 0)")
     add_units(p, "us")
     g = p.add_argument_group("statistics")
     g.add_argument("--confidence", type=float, default=0.95,
@@ -54,6 +60,11 @@ def add_parser(sub) -> None:
                         " the least idle, this share of each run at each end, are left out (the"
                         " host's rare long pauses; 0: plain means; default 0.2); GPU work is the"
                         " mean over all steps")
+    g.add_argument("--run-noise", type=float, default=0.3, metavar="FRACTION",
+                   help="with one run per side, a host-side change (GPU idle, host waits, step"
+                        " time that GPU work does not explain, all of a run without GPU work)"
+                        " counts from this share of a baseline step (default 0.3: host-side time"
+                        " moves that much between runs); with several runs, their spread decides")
     p.add_argument("--format", choices=["text", "csv", "json", "html", "md"],
                    help="text on standard output (default); csv/json: one file per table"
                         " PREFIX_<table>; html/md: a report page (default from -o's extension)")
@@ -62,6 +73,21 @@ def add_parser(sub) -> None:
     p.add_argument("--title", default="rocpd diff", help="title of the report page")
     add_filter_options(p)
     p.set_defaults(run=run)
+
+
+def sides(words: list) -> tuple:
+    """(baseline, new) from the positional words: A B, or A... -- B..."""
+    if SIDES in words:
+        i = words.index(SIDES)
+        a, b = words[:i], words[i + 1:]
+        if a and b and SIDES not in b:
+            return a, b
+        raise RocpdError("rocpd diff A1 A2 ... -- B1 B2 ...: give the baseline's runs, one --,"
+                         " then the new runs")
+    if len(words) != 2:
+        raise RocpdError(f"rocpd diff: {len(words)} runs given; give A B, or several per side"
+                         " as A1 A2 ... -- B1 B2 ...")
+    return words[0], words[1]
 
 
 def _format(args) -> str:
@@ -88,10 +114,11 @@ def run(args) -> int:
     if folder and not os.path.isdir(folder):
         raise RocpdError(f"rocpd diff -o {args.output}: folder {folder} does not exist; create it"
                          " or choose another -o")
-    d = rocpd.diff(args.a, args.b, step="" if args.no_steps else args.step,
+    a, b = sides(args.runs)
+    d = rocpd.diff(a, b, step="" if args.no_steps else args.step,
                    skip_steps=args.skip_steps, confidence=args.confidence,
                    resamples=args.resamples, seed=args.seed, min_change=args.min_change,
-                   min_share=args.min_share, min_idle=args.min_idle, trim=args.trim,
+                   min_share=args.min_share, min_idle=args.min_idle, trim=args.trim, run_noise=args.run_noise,
                    **filters_of(args))
     top = args.top or None
     if fmt == "text":

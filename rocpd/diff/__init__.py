@@ -20,21 +20,26 @@ from __future__ import annotations
 import sys
 import types
 
+import numpy as np
+
 from ..errors import RocpdError
 from ..io.connection import Connection
 from ..textfmt import records_were
 from .bootstrap import Settings
+from .load import load
 from .result import Diff, compute
-from .side import load
 
 __all__ = ["diff", "Diff", "Settings"]
 
 
 def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float = 0.95,
          resamples: int = 2000, seed: int = 0, min_change: float = 0.05, min_share: float = 0.005,
-         min_idle: float = 0.05, trim: float = 0.2, **filters) -> Diff:
-    """The diff of run ``b`` (new) against run ``a`` (baseline). ``a``, ``b``: a Connection,
-    a path (file, folder, glob) or a list of paths; the databases of one run may be its ranks.
+         min_idle: float = 0.05, trim: float = 0.2, run_noise: float = 0.3, **filters) -> Diff:
+    """The diff of ``b`` (new) against ``a`` (baseline). ``a``, ``b``: a Connection, a path
+    (file, folder, glob) or a list of paths, holding one run or several: the databases of a side
+    are split into runs by time (rocpd.diff.runs; a run's ranks overlap, two runs do not), and
+    with two or more runs on a side, host-side changes are judged against the runs' spread.
+    Runs without GPU work are compared by their ROCTx ranges and sampled lines (rocpd.diff.cpu).
     ``step``: the ROCTx step range of both runs (None: detected in each; "": no steps, each run
     is one step). ``skip_steps``: leave out each process's first N steps (warm-up).
     ``confidence``, ``resamples``, ``seed``: the bootstrap (rocpd.diff.bootstrap);
@@ -43,10 +48,12 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
     that is mostly GPU idle must be (the host's pace moves idle between two runs of one program).
     ``trim``: the share of each run's steps with the most, and with the least, GPU idle that its
     idle per step leaves out (a trimmed mean: the host's rare long pauses are not a change of
-    the program; 0: plain means); GPU work is the mean over all steps.
+    the program; 0: plain means); GPU work is the mean over all steps. ``run_noise`` (share of
+    a baseline step): with one run per side, how large a host-side change must be to count.
     ``filters``: as every rocpd table takes them (rank, pid,
     time window, kernel regex), applied to both runs."""
-    settings = Settings(confidence, resamples, seed, min_change, min_share, min_idle, trim).check()
+    settings = Settings(confidence, resamples, seed, min_change, min_share, min_idle, trim,
+                        run_noise).check()
     if skip_steps < 0:
         raise RocpdError(f"skip_steps {skip_steps}: give 0 or more")
     sides = []
@@ -58,14 +65,20 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
             if opened:
                 db.close()
         if not side.procs:
-            raise RocpdError(f"{label}: no GPU work in {', '.join(side.paths) or x!r}"
-                             + (" inside a step" if side.notes else "") + "; a diff compares GPU"
-                             " work (record it with rocprof run --kernel-trace)")
+            raise RocpdError(f"{label}: no GPU work, ROCTx range or call-stack sample in"
+                             f" {', '.join(side.paths) or x!r}"
+                             + (" inside a step" if side.notes else "") + "; a diff compares"
+                             " them (record with rocprof run --kernel-trace, mark phases with"
+                             " roctx.range(...), sample with rocprof run -S)")
         if not any(len(ps.steps) for ps in side.procs):
             raise RocpdError(f"{label}: --skip-steps {skip_steps} leaves no step (its processes"
                              f" have at most {max(ps.total_steps for ps in side.procs)})")
         sides.append(side)
     base, new = sides
+    if base.gpu != new.gpu:
+        gpu, cpu = (base, new) if base.gpu else (new, base)
+        raise RocpdError(f"{gpu.label} did GPU work and {cpu.label} none: a diff compares like"
+                         " with like (both with GPU work, or both by ROCTx ranges and samples)")
     d = compute(base, new, base.procs, new.procs, settings)
     _ranks(d, settings)
     for side in sides:
@@ -84,13 +97,20 @@ def _open(x):
 
 
 def _rank_pairs(pa, pb):
-    """(label, baseline process, new process) of the ranks (or processes) in both runs."""
-    ra = {ps.process.rank: ps for ps in pa if ps.process.rank is not None}
-    rb = {ps.process.rank: ps for ps in pb if ps.process.rank is not None}
+    """(label, rank, baseline processes, new processes) of the ranks (or processes) in both
+    sides, each rank's processes of every run."""
+    ra: dict = {}
+    rb: dict = {}
+    for procs, out in ((pa, ra), (pb, rb)):
+        for ps in procs:
+            if ps.process.rank is not None:
+                out.setdefault(ps.process.rank, []).append(ps)
     if ra and rb:
         return [(f"rank {r}", r, ra[r], rb[r]) for r in sorted(set(ra) & set(rb))]
-    if len(pa) == len(pb) > 1:
-        return [(f"process {i}", None, x, y) for i, (x, y) in enumerate(zip(pa, pb, strict=True))]
+    runs_a, runs_b = (max((ps.run for ps in p), default=0) + 1 for p in (pa, pb))
+    if runs_a == runs_b == 1 and len(pa) == len(pb) > 1:
+        return [(f"process {i}", None, [x], [y])
+                for i, (x, y) in enumerate(zip(pa, pb, strict=True))]
     return []
 
 
@@ -104,8 +124,8 @@ def _ranks(d: Diff, settings) -> None:
         return
     rows, per = [], []
     for label, rank, x, y in pairs:
-        sub = compute(d.base, d.new, [x], [y], settings, scope=label, full=False)
-        compute_ns = float(y.measures["ComputeNs"].mean()) if len(y.measures) else 0.0
+        sub = compute(d.base, d.new, x, y, settings, scope=label, full=False)
+        compute_ns = float(np.mean([v for ps in y for v in ps.measures["ComputeNs"]] or [0.0]))
         per.append((compute_ns, rank if rank is not None else label, (x, y, label)))
         st = sub.summary.iloc[0]
         top = sub.significant.head(1)
@@ -124,7 +144,7 @@ def _ranks(d: Diff, settings) -> None:
     d.ranks = pd.DataFrame(rows).sort_values("NewComputeNs", ascending=False, kind="stable",
                                              ignore_index=True)
     _, d.slowest_rank, (x, y, label) = max(per, key=lambda t: t[0])
-    d.slowest = compute(d.base, d.new, [x], [y], settings, scope=label)
+    d.slowest = compute(d.base, d.new, x, y, settings, scope=label)
 
 
 class _CallableModule(types.ModuleType):

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RocpdError
+from . import runs
 
 CHUNK = 512  # rows resampled at a time: bounds memory at CHUNK x resamples floats
 
@@ -54,6 +55,7 @@ class Settings:
     min_share: float = 0.005
     min_idle: float = 0.05
     trim: float = 0.2
+    run_noise: float = 0.3  # rocpd.diff.runs: host-side changes with one run per side
 
     def check(self) -> Settings:
         if not 0.5 <= self.confidence < 1:
@@ -65,6 +67,9 @@ class Settings:
         if not 0 <= self.trim < 0.5:
             raise RocpdError(f"trim {self.trim}: give a share in [0, 0.5) of the steps to leave"
                              " out at each end of the GPU idle (0: plain means; default 0.2)")
+        if self.run_noise < 0:
+            raise RocpdError(f"run_noise {self.run_noise}: give a share of a step, 0 or more"
+                             " (default 0.3)")
         return self
 
     def statistic(self) -> str:
@@ -93,13 +98,39 @@ def trimmed(order_by: np.ndarray, counts: np.ndarray, trim: float) -> np.ndarray
     return out
 
 
+def run_weights(runs, idle, trim: float):
+    """(mean, trimmed): n x k weights that give each of the k runs' figure per step from the n
+    step columns; ``runs``: the run of each column; ``idle``: the GPU idle of each column (the
+    order of the trimmed mean, within each run)."""
+    runs = np.asarray(runs, dtype=int)
+    n = len(runs)
+    k = int(runs.max()) + 1 if n else 0
+    mean = np.zeros((n, k))
+    trim_w = np.zeros((n, k))
+    key = np.zeros(n) if idle is None else np.asarray(idle, dtype=float)
+    for j in range(k):
+        m = runs == j
+        nj = int(m.sum())
+        if not nj:
+            continue
+        mean[m, j] = 1.0 / nj
+        trim_w[m, j] = trimmed(key[m], np.ones((nj, 1)), trim if idle is not None else 0.0)[:, 0]
+    keep = mean.sum(axis=0) > 0  # a run left without steps (--skip-steps) has no figure
+    return mean[:, keep], trim_w[:, keep]
+
+
 class Resampler:
     """Bootstrap weights for ``na`` baseline and ``nb`` new steps; ``idle_a``, ``idle_b``: the
     GPU idle of each step of each run, which orders the steps for the trimmed mean (None: no
-    trimming)."""
+    trimming); ``runs_a``, ``runs_b``: the run each step belongs to (rocpd.diff.runs; None:
+    one run)."""
 
-    def __init__(self, na: int, nb: int, settings: Settings, idle_a=None, idle_b=None):
+    def __init__(self, na: int, nb: int, settings: Settings, idle_a=None, idle_b=None,
+                 runs_a=None, runs_b=None):
         self.na, self.nb, self.s = na, nb, settings
+        self.per_run = [run_weights(np.zeros(n, dtype=int) if r is None else r, i, settings.trim)
+                        for n, r, i in ((na, runs_a, idle_a), (nb, runs_b, idle_b))]
+        self.runs = (self.per_run[0][0].shape[1], self.per_run[1][0].shape[1])
         self.enough = na >= 2 and nb >= 2
         rng = np.random.default_rng(settings.seed)
         r = settings.resamples
@@ -145,8 +176,48 @@ class Resampler:
         big = np.abs(delta) >= self.s.min_change * np.maximum(np.abs(base), np.abs(new))
         matters = np.abs(delta) >= self.floor(delta, idle) * step_ns
         pct = np.divide(100.0 * delta, base, out=np.full(k, np.nan), where=base != 0)
+        host = self.host(delta, idle)
+        noise, clears = self.between(a, b, a_idle, b_idle, delta, step_ns)
+        would = excludes & big & matters
         return {"BaseNs": base, "NewNs": new, "DeltaNs": delta, "CiLowNs": lo, "CiHighNs": hi,
-                "DeltaPercent": pct, "significant": excludes & big & matters}
+                "DeltaPercent": pct, "significant": would & (~host | clears),
+                "host": host, "RunNoiseNs": np.where(host, noise, np.nan),
+                "noisy": would & host & ~clears}
+
+    def host(self, delta: np.ndarray, idle) -> np.ndarray:
+        """Rows whose change is mostly host-paced (see ``floor``)."""
+        if idle is None:
+            return np.zeros(len(delta), dtype=bool)
+        idle = np.asarray(idle, dtype=float)
+        return np.abs(idle) > np.abs(delta - idle)
+
+    @property
+    def measured(self) -> bool:
+        """Whether the runs measure their own spread (two or more on a side)."""
+        return max(self.runs) >= 2 and min(self.runs) >= 1
+
+    def between(self, a, b, a_idle, b_idle, delta, step_ns: float):
+        """(noise, clears): the between-run noise of each row (the half-width of the runs' t
+        interval, or the ``run_noise`` share of a step with one run per side) and whether the
+        change clears it (rocpd.diff.runs)."""
+        k = len(delta)
+        if not self.measured:
+            noise = np.full(k, self.s.run_noise * step_ns)
+            return noise, np.abs(delta) > noise
+        fa = self._per_run(a, a_idle, 0, k)
+        fb = self._per_run(b, b_idle, 1, k)
+        d, noise = runs.between(fa, fb, self.s.confidence)
+        return noise, (np.abs(d) > noise) & (np.sign(d) == np.sign(delta))
+
+    def _per_run(self, work, idle, which: int, k: int) -> np.ndarray:
+        n = (self.na, self.nb)[which]
+        mean, trim = self.per_run[which]
+        out = np.zeros((k, mean.shape[1]))
+        if work is not None and n:
+            out = out + _rows(work, n) @ mean
+        if idle is not None and n:
+            out = out + _rows(idle, n) @ trim
+        return out
 
     def _drawn(self, work, idle, which: int, rows: slice) -> np.ndarray:
         """``estimate`` in every resample: (rows x resamples)."""
@@ -173,16 +244,21 @@ def _rows(x, n: int) -> np.ndarray:
     return np.asarray(x, dtype=float).reshape(-1, n)
 
 
-def verdicts(df, present_a=None, present_b=None) -> np.ndarray:
+def verdicts(df, present_a=None, present_b=None, repeated: bool = False) -> np.ndarray:
     """'new' / 'vanished' / 'slower' / 'faster' for significant rows; 'slower, below threshold'
-    (or faster) where the interval excludes zero but the change is too small to count; else
-    'no significant change'."""
+    (or faster) where the interval excludes zero but the change is too small to count; 'within
+    run-to-run noise' for a host-side change that would count but does not clear the between-run
+    noise (``repeated``: measured from several runs; else '... unless repeated'); else 'no
+    significant change'."""
     d = df["DeltaNs"].to_numpy()
     sig = df["significant"].to_numpy(dtype=bool)
     lo, hi = df["CiLowNs"].to_numpy(dtype=float), df["CiHighNs"].to_numpy(dtype=float)
     out = np.full(len(df), "no significant change", dtype=object)
     out[(lo > 0) & ~sig] = "slower, below threshold"
     out[(hi < 0) & ~sig] = "faster, below threshold"
+    if "noisy" in df:
+        noisy = df["noisy"].to_numpy(dtype=bool)
+        out[noisy] = "within run-to-run noise" + ("" if repeated else " unless repeated")
     out[sig & (d > 0)] = "slower"
     out[sig & (d < 0)] = "faster"
     if present_a is not None:

@@ -142,7 +142,7 @@ def compute(base, new, pa, pb, settings: Settings, scope: str = "all processes",
     ``full``, only its summary and items (the per-rank table reads no more)."""
     import pandas as pd
 
-    b = Builder(pa, pb, lambda na, nb, ia, ib: Resampler(na, nb, settings, ia, ib))
+    b = Builder(pa, pb, lambda na, nb, ia, ib, ra, rb: Resampler(na, nb, settings, ia, ib, ra, rb))
     items = b.items()
     if full:
         tables = (b.lines(items), b.kernels(items), b.phases(items), appeared(items))

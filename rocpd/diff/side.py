@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..analysis import analyze
 from ..analysis.steps import assign, launch_times
 from .names import NO_LINE, api_key, kernel_key
 from .phases import of_ops
@@ -40,6 +39,14 @@ class ProcSteps:
     measures: object           # per step: HostNs, GpuNs, ComputeNs, IdleNs, Kernels, Copies
     whole_run: bool = False    # no steps: the run is one step
     total_steps: int = 0       # before --skip-steps
+    gpu_work: bool = True      # False: a process without GPU work (rocpd.diff.cpu)
+    run: int = 0               # which run of its side (rocpd.diff.runs)
+
+    def shift(self, offset: int) -> None:
+        """Number its steps from ``offset`` (the runs of a side one after the other)."""
+        for frame in (self.steps, self.ops, self.waits, self.work, self.phases, self.measures):
+            if frame is not None and "step" in frame.columns and len(frame):
+                frame["step"] = frame["step"].to_numpy(dtype=np.int64) + offset
 
 
 @dataclass
@@ -49,35 +56,26 @@ class Side:
     step_name: str | None
     step_source: str
     procs: list = field(default_factory=list)
+    runs: int = 0              # rocpd.diff.runs: runs found among its databases
+    gpu: bool = True           # its processes did GPU work (else: rocpd.diff.cpu)
     dropped: int = 0
     notes: list = field(default_factory=list)
 
 
-def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
-    """``db``: an open Connection. ``step``: as rocpd.analysis.analyze takes it."""
-    a = analyze(db, step=step, **filters)
-    steps = a.steps
-    side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped)
-    for i, p in enumerate(a.processes):
-        if p.gpu.empty:
-            continue  # a launcher or a data-loader process: no GPU work to compare
-        st = steps[(steps["pid"] == p.pid) & (steps["process"] == p.label)] if len(steps) else steps
-        if a.step_name and st.empty:
-            # Its whole run as one step would be averaged with the others' first step.
-            side.notes.append(f"{label}: {p.label} has GPU work but no '{a.step_name}' step:"
-                              " left out")
-            continue
-        side.procs.append(_proc(p, st, a.gaps[i], a.blocking[i], a.step_name, skip_steps))
-    return side
+def gpu_span(p) -> tuple[int, int]:
+    g = p.gpu
+    lo = int(g["launch_start"].fillna(g["start"]).min())
+    hi = int(max(g["end"].max(), g["launch_end"].fillna(g["end"]).max()))
+    return lo, hi
 
 
-def _steps(p, st, skip: int):
+def whole_run(p, st, skip: int, span):
+    """(steps, whole): the kept steps of ``st`` renumbered from 0, or (no steps) the run from
+    ``span`` (first, last time) as one step."""
     import pandas as pd
 
     if st is None or st.empty:
-        g = p.gpu
-        lo = int(g["launch_start"].fillna(g["start"]).min())
-        hi = int(max(g["end"].max(), g["launch_end"].fillna(g["end"]).max()))
+        lo, hi = span
         return pd.DataFrame({"step": [0], "start": [lo], "end": [hi + 1], "tid": [p.pid],
                              "name": ["(whole run)"], "orig": [0]}), True
     st = st.sort_values("start", kind="stable").iloc[skip:].reset_index(drop=True)
@@ -87,10 +85,10 @@ def _steps(p, st, skip: int):
     return out, False
 
 
-def _proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
+def proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
     import pandas as pd
 
-    steps, whole = _steps(p, st, skip)
+    steps, whole = whole_run(p, st, skip, gpu_span(p))
     total = len(st) if st is not None and len(st) else 1
     steps["HostNs"] = steps["end"] - steps["start"]
     g = p.gpu

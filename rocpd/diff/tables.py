@@ -85,9 +85,12 @@ def _matrix(long, keys, n, have):
 
 
 class Builder:
-    """The tables of one comparison: baseline processes ``pa``, new processes ``pb``."""
+    """The tables of one comparison: baseline processes ``pa``, new processes ``pb``. Runs
+    without GPU work (``cpu``): their ROCTx ranges and sampled lines are the work, and all of it
+    is the host's (judged against the between-run noise, rocpd.diff.runs)."""
 
     def __init__(self, pa, pb, resampler_for):
+        self.cpu = not any(getattr(ps, "gpu_work", True) for ps in (*pa, *pb))
         la, lb = line_labels(_sites(pa), _sites(pb))
         self.na, self.have_a = _n_steps(pa)
         self.nb, self.have_b = _n_steps(pb)
@@ -95,7 +98,8 @@ class Builder:
         self.host_b = _measure(pb, "HostNs", self.nb, self.have_b)
         self.idle_a = _measure(pa, "IdleNs", self.na, self.have_a)
         self.idle_b = _measure(pb, "IdleNs", self.nb, self.have_b)
-        self.r = resampler_for(self.na, self.nb, self.idle_a, self.idle_b)
+        self.r = resampler_for(self.na, self.nb, self.idle_a, self.idle_b,
+                               _runs(pa, self.na), _runs(pb, self.nb))
         self.wa = _long(pa, "work", la)
         self.wb = _pair(self.wa, _long(pb, "work", lb))
         self.pa, self.pb = pa, pb
@@ -136,6 +140,8 @@ class Builder:
             pa |= ia.sum(axis=1) > 0
         if ib is not None:
             pb |= ib.sum(axis=1) > 0
+        if self.cpu:
+            idle = lambda _i, _a, _b, delta: delta  # noqa: E731 - all of it the host's
         if callable(idle):
             idle = idle(idx, pa, pb, self.r.estimate(mb, ib, 1) - self.r.estimate(ma, ia, 0))
         elif idle is not None:
@@ -145,7 +151,7 @@ class Builder:
         df["BaseCount"] = ca.mean(axis=1).to_numpy() if self.na else 0.0
         df["NewCount"] = cb.mean(axis=1).to_numpy() if self.nb else 0.0
         df["status"] = np.where(pa & pb, "both", np.where(pa, "vanished", "new"))
-        df["verdict"] = verdicts(df, pa, pb)
+        df["verdict"] = verdicts(df, pa, pb, self.r.measured)
         return df
 
     def items(self):
@@ -168,7 +174,11 @@ class Builder:
                          "note", "key", "name_base", "name_new", "memory_base", "memory_new"]])
 
     def lines(self, items):
-        df = self._compare(["line"], self.wa, self.wb, _idle_part(items).groupby("line").sum())
+        wa, wb = self.wa, self.wb
+        if self.cpu:  # the sampled lines; a range is no line
+            wa, wb = (w[w["kind"] != "range"] if len(w) else w for w in (wa, wb))
+            items = items[items["kind"] != "range"]
+        df = self._compare(["line"], wa, wb, _idle_part(items).groupby("line").sum())
         if df.empty:
             return df
         top = items.assign(_a=items["DeltaNs"].abs()).sort_values("_a", ascending=False)
@@ -208,25 +218,47 @@ class Builder:
         import pandas as pd
 
         idle = [float(_idle_part(items).sum())]
-        rows = []
+        rows = {}
         gpu_a = _measure(self.pa, "GpuNs", self.na, self.have_a)
         gpu_b = _measure(self.pb, "GpuNs", self.nb, self.have_b)
         # the step's time: the mean of its part that is not GPU idle, plus its trimmed idle
         ia, ib = self.idle_a[None, :], self.idle_b[None, :]
         for what, work, part in (
-                ("step time", (self.host_a - self.idle_a, self.host_b - self.idle_b), (ia, ib)),
                 ("GPU work (sum of op times)", (gpu_a, gpu_b), (None, None)),
-                ("GPU idle in the step", (None, None), (ia, ib))):
+                ("GPU idle in the step", (None, None), (ia, ib)),
+                ("step time", (self.host_a - self.idle_a, self.host_b - self.idle_b), (ia, ib))):
+            if self.cpu and what != "step time":
+                continue
             a, b = (None if x is None else x[None, :] for x in work)
-            c = self.r.compare(a, b, self.step_ns, None if part[0] is None else idle, *part)
-            rows.append({"metric": what, **{k: v[0] for k, v in c.items()}})
-        df = pd.DataFrame(rows)
-        df["verdict"] = verdicts(df)
+            paced = None if part[0] is None else idle
+            if what == "step time":
+                # Its host-side part: what GPU work does not explain (all of it without GPU
+                # work). A line slower while the step is shorter is the host's pace moving more.
+                delta = self.r.estimate(b, part[1], 1) - self.r.estimate(a, part[0], 0)
+                gpu = 0.0 if self.cpu else rows["GPU work (sum of op times)"]["DeltaNs"]
+                paced = [float(delta[0]) - gpu]
+            c = self.r.compare(a, b, self.step_ns, paced, *part)
+            rows[what] = {"metric": what, **{k: v[0] for k, v in c.items()}}
+        order_ = [w for w in ("step time", "GPU work (sum of op times)", "GPU idle in the step")
+                  if w in rows]
+        df = pd.DataFrame([rows[w] for w in order_])
+        df["verdict"] = verdicts(df, repeated=self.r.measured)
         return df[["metric", *_STATS]]
 
 
+# host: the change is host-paced and was judged against the between-run noise, RunNoiseNs
+# (rocpd.diff.runs); noisy: it would count but does not clear that noise
 _STATS = ["BaseNs", "NewNs", "DeltaNs", "CiLowNs", "CiHighNs", "DeltaPercent", "significant",
-          "verdict"]
+          "verdict", "host", "RunNoiseNs", "noisy"]
+
+
+def _runs(procs, n) -> np.ndarray:
+    """The run of each step column (rocpd.diff.runs; steps of runs are numbered one after the
+    other)."""
+    out = np.zeros(n, dtype=int)
+    for ps in procs:
+        out[ps.steps["step"].to_numpy(dtype=int)] = getattr(ps, "run", 0)
+    return out
 
 
 IDLE_KINDS = ("idle", "sync")  # items whose time is GPU idle (a sync's: the idle after its wait)

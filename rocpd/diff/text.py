@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from .runs import RECOMMENDED_RUNS
+
 UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 NAME_WIDTH = 60
 
@@ -63,14 +65,64 @@ def verdict(d, units: str = "us") -> str:
         lead = "no significant change"
         if not (d.base.procs and d.new.procs) or min(d.steps_base, d.steps_new) < 2:
             lead = "no significant change can be shown (too few steps)"
+        elif _host_noise(d, units) and d.base.gpu:
+            lead = "no significant change in GPU work"
         return (f"{lead}: step time {fmt_ns(step['BaseNs'], units)} -> "
                 f"{fmt_ns(step['NewNs'], units)} {units} "
-                f"({fmt_ns(step['DeltaNs'], units, True)} {ci(step['CiLowNs'], step['CiHighNs'], units)})")
+                f"({fmt_ns(step['DeltaNs'], units, True)} {ci(step['CiLowNs'], step['CiHighNs'], units)})"
+                f"{_step_parts(d, step, units)}{_host_noise(d, units)}")
     first = sig.iloc[0]
     n = len(sig)
     return (f"{n} significant change{'s' if n > 1 else ''}; first: {describe(first, units)}"
             f"{_waited_for(d, first, units)}; step time {fmt_ns(step['DeltaNs'], units, True)} "
-            f"{units} {ci(step['CiLowNs'], step['CiHighNs'], units)}")
+            f"{units} {ci(step['CiLowNs'], step['CiHighNs'], units)}{_step_parts(d, step, units)}"
+            f"{_host_noise(d, units)}")
+
+
+def _step_parts(d, step, units: str) -> str:
+    """Where the step time's change is the host's (rocpd.diff.runs), its parts: a line slower
+    while the step is shorter reads as the host's pace, which moved more."""
+    if not bool(step.get("host", False)) or bool(step["significant"]) or not d.base.gpu:
+        return ""
+    gpu = d.summary.set_index("metric").loc["GPU work (sum of op times)", "DeltaNs"]
+    rest = float(step["DeltaNs"]) - float(gpu)
+    return (f" (GPU work {fmt_ns(gpu, units, True)} {units}; the rest, the host's pace,"
+            f" {fmt_ns(rest, units, True)} {units}: {_noise_words(d)})")
+
+
+def _noise_words(d) -> str:
+    ka, kb = d.base.runs, d.new.runs
+    if max(ka, kb) >= 2:
+        return f"judged against the spread of {ka} + {kb} runs"
+    return "within run-to-run noise unless repeated"
+
+
+def _host_noise(d, units: str) -> str:
+    """The largest host-side change held back by the between-run noise, and how to judge it."""
+    it = d.items
+    if it is None or not len(it) or "noisy" not in it:
+        noisy = it.iloc[0:0] if it is not None else None
+    else:
+        noisy = it[it["noisy"].astype(bool)]
+    step = d.summary.iloc[0]
+    if noisy is None or not len(noisy):
+        if not bool(step.get("noisy", False)):
+            return ""
+        what = f"step time {fmt_ns(step['DeltaNs'], units, True)} {units} ({pct(step['DeltaPercent'])})"
+    else:
+        what = describe(noisy.iloc[noisy["DeltaNs"].abs().argmax()], units)
+    return f"; host-side: {what}{_repeat(d)}"
+
+
+def _repeat(d) -> str:
+    """The command that repeats the runs, with one run per side."""
+    if max(d.base.runs, d.new.runs) >= 2:
+        return f" ({d.base.runs} + {d.new.runs} runs)"
+    n = RECOMMENDED_RUNS
+    a = " ".join([where(d.base.paths)] + [f"A{i}" for i in range(2, n + 1)])
+    b = " ".join([where(d.new.paths)] + [f"B{i}" for i in range(2, n + 1)])
+    return (f"; to judge host-side changes, record each run {n - 1} more times (A2.., B2..) and"
+            f" give them all: rocpd diff {a} -- {b}")
 
 
 def _waited_for(d, first, units: str) -> str:
@@ -156,10 +208,19 @@ def rule(d, units: str = "us") -> str:
     s = d.settings
     step = float(d.summary.iloc[0]["BaseNs"]) if len(d.summary) else float("nan")
     idle = max(s.min_idle, s.min_share)
+    if max(d.base.runs, d.new.runs) >= 2:
+        runs = (f"a host-side change also outside the {s.confidence:.0%} t interval of the"
+                f" {d.base.runs} + {d.new.runs} runs' own figures (their run-to-run spread)")
+    else:
+        runs = (f"a host-side change (GPU idle, host waits, step time that GPU work does not"
+                f" explain{'' if d.base.gpu else ', all of a run without GPU work'}) also >="
+                f" {s.run_noise:.0%} of a baseline step ({fmt_ns(s.run_noise * step, units)}"
+                f" {units}): host-side time moves that much from run to run, one run per side"
+                f" cannot tell less")
     return (f"the interval excludes 0, the change is >= {s.min_change:.0%} of the time and >= "
             f"{s.min_share:.1%} of a baseline step ({fmt_ns(s.min_share * step, units)} {units});"
             f" a change that is mostly GPU idle (the host's pace) >= {idle:.1%} of a baseline step"
-            f" ({fmt_ns(idle * step, units)} {units})")
+            f" ({fmt_ns(idle * step, units)} {units}); {runs}")
 
 
 def header(d, units: str = "us") -> list[str]:
@@ -169,8 +230,10 @@ def header(d, units: str = "us") -> list[str]:
         step = {"given": f"'{side.step_name}' (given)", "detected": f"'{side.step_name}' (detected)",
                 "none": "none found: the whole run is one step",
                 "off": "off: the whole run is one step"}[side.step_source]
-        lines.append(f"{side.label}: {where(side.paths)} — {len(side.procs)} process(es) with GPU "
-                     f"work, {n} step(s); step range {step}")
+        what = "with GPU work" if side.gpu else "without GPU work (ROCTx ranges and samples)"
+        runs = f"{side.runs} run{'s' if side.runs != 1 else ''}, " if side.runs > 1 else ""
+        lines.append(f"{side.label}: {where(side.paths)} — {runs}{len(side.procs)} process(es)"
+                     f" {what}, {n} step(s); step range {step}")
     lines.append(f"{s.statistic()}; {s.confidence:.0%} intervals from {s.resamples} bootstrap"
                  f" resamples of the steps (seed {s.seed}), of that same figure; significant:"
                  f" {rule(d, units)}")

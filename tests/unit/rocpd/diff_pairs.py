@@ -56,9 +56,9 @@ def kernel_name(name: str, vendor: str) -> str:
 class Sim:
     """One host thread and one GPU stream: times in ns, ops written as they are simulated."""
 
-    def __init__(self, b, rng, vendor, scale=1.0):
+    def __init__(self, b, rng, vendor, scale=1.0, t0=T0):
         self.b, self.rng, self.vendor, self.scale = b, rng, vendor, scale
-        self.h = self.g = T0
+        self.h = self.g = t0
         self.api = "CUDA_RUNTIME_API" if vendor == "nvidia" else "HIP_RUNTIME_API"
         self.prefix = "cuda" if vendor == "nvidia" else "hip"
 
@@ -134,13 +134,14 @@ def _backward(sim, slow):
 
 
 def run(path, seed=0, steps=30, slow=None, sync_after=None, pageable=False, extra=False,
-        vendor="nvidia", pid=1000, host_us=0.0, scale=1.0, pauses=None):
-    """One run (see the module's text); returns ``path``."""
+        vendor="nvidia", pid=1000, host_us=0.0, scale=1.0, pauses=None, t0=T0):
+    """One run (see the module's text), starting at ``t0`` (runs recorded one after the other
+    start apart); returns ``path``."""
     slow = slow or {}
     if os.path.exists(path):
         os.unlink(path)
     with DatabaseBuilder(path, pid=pid) as b:
-        sim = Sim(b, random.Random(seed), vendor, scale)
+        sim = Sim(b, random.Random(seed), vendor, scale, t0)
         for step in range(steps):
             s0 = sim.h
             sim.host_work(host_us)

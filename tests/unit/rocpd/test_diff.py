@@ -205,14 +205,23 @@ def test_rank_sets_per_rank_and_the_slowest_rank(tmp_path):
     assert _first(one.items)["line"] == "model.py:23" and one.slowest is None
 
 
-def test_no_gpu_work_is_one_line_error(tmp_path):
+def test_nothing_to_compare_is_one_line_error(tmp_path):
+    """A run without GPU work is compared by its ranges and samples (test_diff_cpu); one with
+    none of them, or GPU work on one side only, is a one-line error."""
     from rocpd.testing import DatabaseBuilder
 
     path = tmp_path / "empty.db"
     with DatabaseBuilder(path, gpus=0) as bld:
-        bld.marker("step", 10, 20)
-    with pytest.raises(rocpd.RocpdError, match="no GPU work"):
+        bld.metadata("rocprof.note", "nothing recorded")
+    with pytest.raises(rocpd.RocpdError, match="no GPU work, ROCTx range or call-stack sample"):
         rocpd.diff(str(path), str(path))
+    ranges = tmp_path / "ranges.db"
+    with DatabaseBuilder(ranges, gpus=0) as bld:
+        for i in range(3):
+            bld.marker("step", 10 + 20 * i, 20 + 20 * i)
+    gpu = diff_pairs.run(tmp_path / "gpu.db", steps=3)
+    with pytest.raises(rocpd.RocpdError, match="did GPU work and A .baseline. none"):
+        rocpd.diff(str(ranges), str(gpu))
 
 
 def test_rocpd_diff_is_the_function_and_the_package():

@@ -1,0 +1,61 @@
+"""One side of a diff from its databases: analysed once, split into runs (rocpd.diff.runs), each
+process cut into steps (rocpd.diff.side for GPU work, rocpd.diff.cpu without), the steps of the
+runs numbered one after the other."""
+
+from __future__ import annotations
+
+from ..analysis import analyze
+from . import cpu, runs
+from .side import Side, proc
+
+
+def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
+    """``db``: an open Connection. ``step``: as rocpd.analysis.analyze takes it. A side whose
+    processes did no GPU work is read as a CPU run (``Side.gpu`` False)."""
+    a = analyze(db, step=step, **filters)
+    steps = a.steps
+    side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped)
+    side.gpu = any(not p.gpu.empty for p in a.processes)
+    hz = _rates(db)
+    offset = 0
+    for idx in runs.split(a.processes):
+        procs = []
+        for i in idx:
+            p = a.processes[i]
+            if side.gpu and p.gpu.empty:
+                continue  # a launcher or a data-loader process: no GPU work to compare
+            if not side.gpu and not cpu.has_work(p):
+                continue
+            st = steps[(steps["pid"] == p.pid) & (steps["process"] == p.label)] \
+                if len(steps) else steps
+            if a.step_name and st.empty:
+                # Its whole run as one step would be averaged with the others' first step.
+                what = "GPU work" if side.gpu else "ROCTx ranges or samples"
+                side.notes.append(f"{label}: {p.label} has {what} but no '{a.step_name}' step:"
+                                  " left out")
+                continue
+            if side.gpu:
+                procs.append(proc(p, st, a.gaps[i], a.blocking[i], a.step_name, skip_steps))
+            else:
+                procs.append(cpu.proc(p, st, a.step_name, skip_steps, hz.get(p.guid)))
+        if not procs:
+            continue
+        for ps in procs:
+            ps.run = side.runs
+            ps.shift(offset)
+        offset += max(len(ps.steps) for ps in procs)
+        side.runs += 1
+        side.procs += procs
+    return side
+
+
+def _rates(db) -> dict:
+    """The sampling rate (Hz) of each part that stored one."""
+    out = {}
+    for guid, tag, value in db.metadata():
+        if tag == "rocprof.sampling.hz":
+            try:
+                out[guid] = float(value)
+            except ValueError:
+                continue
+    return out
