@@ -53,7 +53,8 @@ def stem_for(category: str) -> str:
     if c.startswith("MARKER_") or c.startswith("ROCTX"):
         return "marker_api"
     return {"KERNEL_DISPATCH": "kernel", "MEMORY_COPY": "memory_copy",
-            "MEMORY_ALLOCATION": "memory_allocation"}.get(c, c.lower())
+            "MEMORY_ALLOCATION": "memory_allocation", "SCRATCH_MEMORY": "scratch_memory"}.get(
+        c, c.lower())
 
 
 def _open(db):
@@ -141,8 +142,11 @@ def summarize(db, top: int | None = None, units: str = "ns", by: str | None = No
 
 def _collect(db, by: str | None = None, top: int | None = None, **filters) -> dict[str, object]:
     out = {}
+    # Scratch operations (rows of rocpd_memory_allocate) in both allocation tables, as ROCm's
+    # summary counts them.
     for kind, stem in (("kernel", "kernel"), ("memory_copy", "memory_copy"),
-                       ("memory_allocation", "memory_allocation")):
+                       ("memory_allocation", "memory_allocation"),
+                       ("scratch_memory", "scratch_memory")):
         df = _summary.stats(db, kind, by=by, **filters)
         if len(df):
             out[stem] = cut(df, top, by)

@@ -1,7 +1,8 @@
 """``rocpd summary`` in ROCm's form: the tables, names, columns and files ROCm's own rocpd writes.
 
 Tables (only those with rows): ``kernels_summary``, ``memory_copies_summary``,
-``memory_allocations_summary`` (named by operation type: ALLOC, FREE, ...), one
+``memory_allocations_summary`` (named by operation type: ALLOC, FREE, ...),
+``scratch_memory_summary`` (likewise, the scratch operations only), one
 ``<category>_summary`` per region category family (``hip``, ``hsa``, ``cuda`` ...: the category's
 first word, API functions by name), ``markers_summary`` (ROCTx ranges by message),
 ``domain_summary`` with ``domain_summary=True``; and each ``*_summary_by_rank`` besides (columns
@@ -33,8 +34,11 @@ COLUMNS = ["Name", "Calls", "DURATION (nsec)", "AVERAGE (nsec)", "PERCENT (INC)"
 _RENAME = {"TotalDurationNs": "DURATION (nsec)", "AverageNs": "AVERAGE (nsec)",
            "Percentage": "PERCENT (INC)", "MinNs": "MIN (nsec)", "MaxNs": "MAX (nsec)",
            "StdDev": "STD_DEV", "pid": "ProcessID"}
+# ROCm's summary reads every view with a duration: scratch operations are in both
+# memory_allocations and scratch_memory, so counted twice in its domain table.
 _VIEWS = (("kernels", "kernel"), ("memory_copies", "memory_copy"),
-          ("memory_allocations", "memory_allocation"))
+          ("memory_allocations", "memory_allocation"), ("scratch_memory", "scratch_memory"))
+_PREFIX = {"memory_allocation": "MEMORY_ALLOCATION_", "scratch_memory": "SCRATCH_MEMORY_"}
 FORMATS = ("console", "csv", "html", "json", "md", "pdf")
 
 
@@ -104,11 +108,11 @@ def tables(db, domain_summary: bool = False, summary_by_rank: bool = False,
         if t is not None:
             out[f"{name}_summary_by_rank" if by_rank else f"{name}_summary"] = t
 
-    strip_alloc = lambda n: n.removeprefix("MEMORY_ALLOCATION_")  # noqa: E731
     for view, kind in _VIEWS:
         if wanted is None or none or any(_matches(view, w) for w in wanted):
+            strip = (lambda n, p=_PREFIX[kind]: n.removeprefix(p)) if kind in _PREFIX else None
             for r in ranks:
-                add(view, kind, r, fix=strip_alloc if kind == "memory_allocation" else None)
+                add(view, kind, r, fix=strip)
     cats = _categories_of(db, instants="all")
     if not none:
         families: dict[str, list[str]] = {}

@@ -1,6 +1,7 @@
 """What the timeline exporters (Chrome, Perfetto, OTF2) read the same way: the regions with their
 display names, the ROCTx marks, the GPU work (kernels and copies) that passes the shared filters,
-memory allocations as running totals and hardware-counter values per dispatch.
+memory allocations as running totals, scratch-memory operations and hardware-counter values
+per dispatch.
 
 Links: an API call and the GPU work it enqueued share ``rocpd_event.stack_id`` (the internal
 correlation id, in ROCm's databases and ours alike; ROCm keeps ``correlation_id`` for the
@@ -127,6 +128,23 @@ def allocations(conn, where: str, params: list, agent_index: str = LABEL_INDEX) 
         key = (guid, pid, label)
         totals[key] = totals.get(key, 0) + delta
         out.append((guid, pid, label, ts, totals[key]))
+    return out
+
+
+def scratch(conn, where: str, params: list, agent_index: str = LABEL_INDEX) -> list[tuple]:
+    """(guid, pid, agent label, operation, start, end, size) of every scratch-memory operation in
+    ``where`` (ROCm's scratch_memory view; ROCm's trace writers draw them), the operation named
+    as rocprofv3 names it (SCRATCH_MEMORY_ALLOC ...). One without an agent is drawn under the
+    agent of the process's scratch allocation before it. Labels as :func:`gpu_activity`'s."""
+    out, last = [], {}
+    for guid, pid, op, start, end, size, a_type, a_index in conn.execute(
+            f"SELECT guid, pid, operation, start, \"end\", size, agent_type,"
+            f" {agent_column(agent_index)} FROM scratch_memory WHERE {where} ORDER BY start",
+            params):
+        label = _agent_label(a_type, a_index) if a_type is not None else \
+            last.get((guid, pid), "GPU ?")
+        last[(guid, pid)] = label
+        out.append((guid, pid, label, f"SCRATCH_MEMORY_{op or 'UNKNOWN'}", start, end, size))
     return out
 
 

@@ -1,7 +1,7 @@
 """Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): CPU regions on their process/thread
 (every thread named, "thread_name" metadata), ROCTx marks as thread-scoped instant events
 ("ph": "i"), kernels and copies on one track per GPU and stream (a copy under the GPU taking part
-in it), flow arrows from the launching API call to the kernel or copy it enqueued (the same
+in it), scratch-memory operations on a "Scratch memory" track per GPU, flow arrows from the launching API call to the kernel or copy it enqueued (the same
 ``stack_id``, see rocpd.export._activity), counter events ("ph": "C", the value under "value")
 for the bytes allocated on each GPU, each hardware counter of the dispatches (its value while
 the dispatch runs) and sampled counters (``--process-freq`` metrics, named as their rocpd track).
@@ -77,6 +77,12 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
                                "tid": src[1], "ts": _us(src[2])})
                 events.append({"ph": "f", "bp": "e", "id": fid, "name": "launch", "cat": "flow",
                                "pid": pid, "tid": tid, "ts": _us(start)})
+        for _g, pid, label, op, start, end, size in act.scratch(f.conn, where, params,
+                                                                 agent_index):
+            tid = _GPU_TID_BASE + gpu_tracks.setdefault((pid, label, "scratch"), len(gpu_tracks))
+            name_track(pid, tid, f"{label} / Scratch memory")
+            events.append({"ph": "X", "name": op, "cat": "SCRATCH_MEMORY", "pid": pid, "tid": tid,
+                           "ts": _us(start), "dur": _us(end - start), "args": {"size": size}})
         for _g, pid, label, ts, total in act.allocations(f.conn, where, params, agent_index):
             counter(pid, f"Allocated bytes ({label})", ts, total)
         for _g, pid, label, name, start, end, value in act.counter_values(f.conn, where, params,

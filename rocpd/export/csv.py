@@ -1,5 +1,6 @@
 """rocprofv3's CSV set: ``<prefix>_kernel_trace.csv``, ``<prefix>_<api>_api_trace.csv``,
 ``<prefix>_memory_copy_trace.csv``, ``<prefix>_memory_allocation_trace.csv``,
+``<prefix>_scratch_memory_trace.csv``,
 ``<prefix>_agent_info.csv``, ``<prefix>_counter_collection.csv`` (:mod:`rocpd.counters.pmc`) and the stats
 files. With ``guid=True``, the columns ROCm's ``rocpd convert -f csv`` writes (its csv.cpp): a
 first ``Guid`` column (``Pid``, holding the guid, in counter_collection.csv, as ROCm writes it).
@@ -35,6 +36,9 @@ COPY_HEADER = ["Kind", "Direction", "Stream_Id", "Source_Agent_Id", "Destination
                "Correlation_Id", "Start_Timestamp", "End_Timestamp"]
 ALLOC_HEADER = ["Kind", "Operation", "Agent_Id", "Allocation_Size", "Address", "Correlation_Id",
                 "Start_Timestamp", "End_Timestamp"]
+# No Guid column here even in ROCm's rocpd convert form (its csv.cpp writes none).
+SCRATCH_HEADER = ["Kind", "Operation", "Agent_Id", "Queue_Id", "Thread_Id", "Alloc_Flags",
+                  "Start_Timestamp", "End_Timestamp"]
 
 # Value formats follow ROCm's rocprofiler-sdk (rocm-systems), source/lib/output/generateCSV.cpp and
 # metadata.cpp (create_agent_index): agents are "Agent <logical index>" (rocprofv3's default
@@ -60,8 +64,24 @@ _ALLOC_SQL = ("SELECT guid, 'MEMORY_ALLOCATION', 'MEMORY_ALLOCATION_' || CASE CO
               " " + _AGENT.format(c="agent_log_index") + ", size, address, COALESCE(stack_id, 0),"
               " start, \"end\" FROM memory_allocations WHERE {w} ORDER BY start")
 
+# Scratch-memory operations (level 'SCRATCH'), as ROCm's scratch_memory view gives them.
+_SCRATCH_SQL = ("SELECT guid, 'SCRATCH_MEMORY', 'SCRATCH_MEMORY_' || COALESCE(operation, 'UNKNOWN'), "
+                + _AGENT.format(c="agent_log_index") + ", queue_id, tid, alloc_flags, start,"
+                " \"end\" FROM scratch_memory WHERE {w} ORDER BY start")
 
+
+def _scratch_row(row):
+    """Flags stored as text ("1") are written as the number they are."""
+    flags = row[6]
+    if isinstance(flags, str) and flags.lstrip("-").isdigit():
+        flags = int(flags)
+    return (*row[1:6], flags, *row[7:])
+
+
+# rocprofv3 names the agent of an allocation only; ROCm's rocpd convert (csv.cpp) of every
+# operation but a free (scratch reclaims included).
 _AGENTS_WITH_ID = ("MEMORY_ALLOCATION_ALLOCATE", "MEMORY_ALLOCATION_VMEM_ALLOCATE")
+_NO_AGENT = ("MEMORY_ALLOCATION_FREE", "MEMORY_ALLOCATION_VMEM_FREE")
 _MASK64 = (1 << 64) - 1
 
 # agent_info.csv columns (generateCSV.cpp, generate_csv for agent_info): rows sorted by Node_Id.
@@ -84,10 +104,11 @@ def hex_address(address) -> str:
     return f"0x{(int(address or 0)) & _MASK64:016x}"
 
 
-def _alloc_row(row):
+def _alloc_row(row, rocpd_form: bool = False):
     guid, kind, op, agent, size, address, corr, start, end = row
-    return (guid, kind, op, agent if op in _AGENTS_WITH_ID else "", size, hex_address(address),
-            corr, start, end)
+    named = op not in _NO_AGENT if rocpd_form else op in _AGENTS_WITH_ID
+    return (guid, kind, op, agent if named and agent is not None else "", size,
+            hex_address(address), corr, start, end)
 
 
 def _extdata(text) -> dict:
@@ -172,8 +193,18 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
             for sql, stem, header in ((_COPY_SQL, "memory_copy", COPY_HEADER),
                                       (_ALLOC_SQL, "memory_allocation", ALLOC_HEADER)):
                 for row in f.conn.execute(agent_sql(sql, agent_index).format(w=where), params):
-                    row = _alloc_row(row) if stem == "memory_allocation" else row
+                    row = _alloc_row(row, guid) if stem == "memory_allocation" else row
                     out(stem, header).writerow(row[first:])
+            for row in f.conn.execute(agent_sql(_SCRATCH_SQL, agent_index).format(w=where),
+                                      params):
+                if "scratch_memory" not in writers:  # header without Guid (SCRATCH_HEADER)
+                    name = f"{path}_scratch_memory_trace.csv"
+                    fh = open(name, "w", newline="")
+                    w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
+                    w.writerow(SCRATCH_HEADER)
+                    writers["scratch_memory"] = (fh, w)
+                    written.append(name)
+                writers["scratch_memory"][1].writerow(_scratch_row(row))
             for row in f.conn.execute(_API_SQL.format(w=where), [*params, *params]):
                 out(stem_for(row[1] or "UNKNOWN_API"), API_HEADER).writerow(row[first:])
     finally:

@@ -3,8 +3,9 @@
 System tree: machine -> host -> one location group per process, with one accelerator group per
 GPU agent under it. Locations: one CPU thread per recorded thread (API calls, ROCTx ranges; ROCTx
 marks as zero-length regions, role ARTIFICIAL), one per thread that allocated memory
-("<thread>, memory": ALLOCATE/DEALLOCATE regions) and one accelerator stream per GPU stream
-(kernels, copies; a copy under the GPU taking part in it); no two share a name. GPU work and
+("<thread>, memory": ALLOCATE/DEALLOCATE regions), one accelerator stream per GPU stream
+(kernels, copies; a copy under the GPU taking part in it) and one "Scratch memory" per GPU with
+scratch-memory operations (ALLOCATE, DEALLOCATE for frees and reclaims); no two share a name. GPU work and
 allocations take the paradigm of the process's API calls (HIP for HIP/HSA, CUDA). OTF2 needs
 Enter/Leave to nest on a location,
 so a slice that overlaps its neighbour without nesting goes to an extra "(overlap N)" location,
@@ -54,6 +55,10 @@ def _paradigm(otf2, category: str | None):
 _KERNEL, _COPY, _MARK = "KERNEL_DISPATCH", "MEMORY_COPY", "MARK"
 _ALLOC = {"ALLOC": "MEMORY_ALLOCATION_ALLOCATE", "REALLOC": "MEMORY_ALLOCATION_REALLOCATE",
           "FREE": "MEMORY_ALLOCATION_FREE"}
+# Scratch-memory operations (category SCRATCH_MEMORY), by the allocation role of each.
+_SCRATCH = "SCRATCH_MEMORY"
+_SCRATCH_ROLE = {"SCRATCH_MEMORY_ALLOC": "ALLOC", "SCRATCH_MEMORY_FREE": "FREE",
+                 "SCRATCH_MEMORY_RECLAIM": "FREE"}
 
 
 def collect(db, agent_index: str = act.LABEL_INDEX, **filters):
@@ -102,6 +107,14 @@ def collect(db, agent_index: str = act.LABEL_INDEX, **filters):
             loc = locations.setdefault(("s", guid, pid, label, sid),
                                        [g, stream or f"Stream {sid}", True, [], f"pid {pid} {label}"])
             loc[3].append((start, end, name or "(unknown)", _KERNEL if kind == "kernel" else _COPY))
+        for guid, pid, label, op, start, end, _size in act.scratch(f.conn, where, params,
+                                                                    agent_index):
+            p = group(guid, pid)
+            g = ("g", guid, pid, label)
+            groups.setdefault(g, [groups[p][0], f"{label} ({pid})", p, None])
+            loc = locations.setdefault(("scratch", guid, pid, label),
+                                       [g, "Scratch memory", True, [], f"pid {pid} {label}"])
+            loc[3].append((start, end, op, _SCRATCH))
     seen: dict[str, int] = {}
     for loc in locations.values():
         seen[loc[1]] = seen.get(loc[1], 0) + 1
@@ -161,7 +174,7 @@ def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
                 role = {_KERNEL: otf2.RegionRole.KERNEL, _COPY: otf2.RegionRole.DATA_TRANSFER,
                         "ALLOC": otf2.RegionRole.ALLOCATE, "REALLOC": otf2.RegionRole.REALLOCATE,
                         "FREE": otf2.RegionRole.DEALLOCATE, _MARK: otf2.RegionRole.ARTIFICIAL
-                        }.get(cat)
+                        }.get(_SCRATCH_ROLE.get(name, "") if cat == _SCRATCH else cat)
                 if cat == _MARK:  # a ROCTx mark: a zero-length region of the user's
                     paradigm = otf2.Paradigm.USER
                 elif role is None:

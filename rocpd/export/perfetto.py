@@ -4,7 +4,8 @@ trace builder and its generated protos (no hand-written protobuf encoding).
 Tracks: one per process (ProcessDescriptor) and per CPU thread (ThreadDescriptor); under each
 process one track per GPU agent and under it one per stream. Slices: regions (API calls, ROCTx
 ranges, nested as recorded) on their thread; kernels and copies on their stream (a copy under
-the GPU taking part in it). ROCTx marks are instant events on their thread. Counter tracks: the
+the GPU taking part in it); scratch-memory operations on a "Scratch memory" track under their
+GPU. ROCTx marks are instant events on their thread. Counter tracks: the
 bytes allocated on each GPU ("Allocated bytes (GPU 0)"), each hardware counter of the dispatches
 ("PMC <name>", its value while the dispatch runs) under the GPU track, and sampled counters
 (device and host metrics, ``--process-freq``) named as their rocpd track ("device_busy_gfx
@@ -237,6 +238,11 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
                            name=stream or f"{lane} {sid}")
             slice_on(s, start, end, name or "(unknown)", kind, stack, guid, _IN)
 
+        for guid, pid, label, op, start, end, _size in act.scratch(f.conn, where, params,
+                                                                    agent_index):
+            s = tracks.get(("scratch", guid, pid, label), gpu(guid, pid, label),
+                           name="Scratch memory")
+            slice_on(s, start, end, op, "SCRATCH_MEMORY", 0, guid, 0)
         for guid, pid, label, ts, total in act.allocations(f.conn, where, params, agent_index):
             c = tracks.get(("alloc", guid, pid, label), gpu(guid, pid, label), kind="counter",
                            name=f"Allocated bytes ({label})", units="bytes")

@@ -52,6 +52,13 @@ _SOURCES = {
         ' \'MEMORY_ALLOCATION_\' || COALESCE(type, \'UNKNOWN\') AS name, \'MEMORY_ALLOCATION\' AS category'
         ' FROM (SELECT guid, type, level, pid, start, "end" - start AS d FROM rocpd_memory_allocate)'
         ' WHERE {where} GROUP BY guid, type{bypid}'),
+    # Scratch-memory operations (AMD): also rows of rocpd_memory_allocate, at level 'SCRATCH'.
+    "scratch_memory": (
+        'SELECT guid, type AS k1, level AS k2, ' + _AGG + ', pid,'
+        ' \'SCRATCH_MEMORY_\' || COALESCE(type, \'UNKNOWN\') AS name, \'SCRATCH_MEMORY\' AS category'
+        ' FROM (SELECT guid, type, level, pid, start, "end", "end" - start AS d'
+        ' FROM rocpd_memory_allocate WHERE level = \'SCRATCH\')'
+        ' WHERE {where} GROUP BY guid, type{bypid}'),
     # ROCTx ranges are named by their message; other regions (API calls) by their function name.
     # Instants (rocpd_sample rows, duration 0) join them: see _INSTANTS.
     "region": (
@@ -273,7 +280,7 @@ def domain_stats(db, **filters):
 
     flt = Filter.of(filters)
     frames = []
-    for kind in ("kernel", "memory_copy", "memory_allocation", "region_category"):
+    for kind in ("kernel", "memory_copy", "memory_allocation", "scratch_memory", "region_category"):
         df = partials(db, kind, flt)
         if not df.empty:
             frames.append(df.assign(name=df["category"].fillna("(unknown)")))
