@@ -5,6 +5,7 @@ runs numbered one after the other."""
 from __future__ import annotations
 
 from ..analysis import analyze
+from ..analysis.steps import steps_of
 from . import cpu, runs
 from .side import Side, proc
 
@@ -13,7 +14,6 @@ def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
     """``db``: an open Connection. ``step``: as rocpd.analysis.analyze takes it. A side whose
     processes did no GPU work is read as a CPU run (``Side.gpu`` False)."""
     a = analyze(db, step=step, **filters)
-    steps = a.steps
     side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped)
     side.gpu = any(not p.gpu.empty for p in a.processes)
     hz = _rates(db)
@@ -26,9 +26,9 @@ def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
                 continue  # a launcher or a data-loader process: no GPU work to compare
             if not side.gpu and not cpu.has_work(p):
                 continue
-            st = steps[(steps["pid"] == p.pid) & (steps["process"] == p.label)] \
-                if len(steps) else steps
-            if a.step_name and st.empty:
+            # its own steps: two runs' processes may share a pid and a label
+            st = steps_of(p, a.step_name) if a.step_name else None
+            if st is not None and st.empty:
                 # Its whole run as one step would be averaged with the others' first step.
                 what = "GPU work" if side.gpu else "ROCTx ranges or samples"
                 side.notes.append(f"{label}: {p.label} has {what} but no '{a.step_name}' step:"

@@ -26,10 +26,11 @@ PAIRED_KINDS = ("kernel", "collective")
 
 
 def _n_steps(procs) -> tuple[int, np.ndarray]:
-    n = max((len(ps.steps) for ps in procs), default=0)
+    """Step columns (the runs' steps one after the other) and how many processes ran each."""
+    n = max((int(ps.steps["step"].max()) + 1 for ps in procs if len(ps.steps)), default=0)
     have = np.zeros(n, dtype=float)
     for ps in procs:
-        have[: len(ps.steps)] += 1
+        have[ps.steps["step"].to_numpy(dtype=int)] += 1
     return n, np.maximum(have, 1)
 
 
@@ -294,8 +295,7 @@ def _sites(procs):
 def _measure(procs, col, n, have) -> np.ndarray:
     out = np.zeros(n, dtype=float)
     for ps in procs:
-        v = ps.measures[col].to_numpy(dtype=float)
-        out[: len(v)] += v
+        out[ps.measures["step"].to_numpy(dtype=int)] += ps.measures[col].to_numpy(dtype=float)
     return out / have if n else out
 
 

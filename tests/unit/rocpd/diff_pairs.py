@@ -209,3 +209,13 @@ def ranks(folder, n=4, seed=0, steps=20, slow_rank=None, factor=1.5):
     for b in builders:
         b.close()
     return paths
+
+
+def repeats(folder, name, host_us, seed=0, **planted):
+    """Runs of one program recorded one after the other (each starts 10 s after the last), run
+    i with ``host_us[i]`` of the host's own work per step (the host's pace, which moves from run
+    to run) and ``planted`` changes; their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return [str(run(folder / f"{name}{i + 1}.db", seed=seed + i, host_us=h, scale=3.0,
+                    t0=T0 + i * 10_000_000_000, **planted))
+            for i, h in enumerate(host_us)]
