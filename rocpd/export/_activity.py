@@ -1,5 +1,5 @@
 """What the timeline exporters (Chrome, Perfetto, OTF2) read the same way: the regions with their
-display names, the ROCTx marks, the GPU work (kernels and copies) that passes the shared filters,
+display names, the ROCTx marks, the other samples (call stacks with their frames), the GPU work (kernels and copies) that passes the shared filters,
 memory allocations as running totals, scratch-memory operations and hardware-counter values
 per dispatch.
 
@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 from .. import _schema
 from ..io.filters import Filter, name_mask
+from ..summary.samples import SAMPLE_CATEGORIES, Stacks
 from . import agent_column
 
 # A region's display name: a ROCTx range by its message (see rocpd._schema.region_name_sql).
@@ -41,6 +42,26 @@ def marks(conn, where: str, params: list) -> Iterator[tuple]:
     return conn.execute(f"SELECT guid, category, {name}, pid, tid, timestamp FROM samples"
                         f" WHERE category LIKE 'MARKER%' AND {w} ORDER BY timestamp",
                         params)
+
+
+def samples(conn, where: str, params: list) -> list[tuple]:
+    """(guid, category, name, pid, tid, timestamp, frames) of every sample ROCm's samples view
+    holds in ``where`` but the ROCTx marks (:func:`marks`): a call-stack sample with its frames
+    (rocpd.summary.samples.Frame, outermost first), named by its innermost function; any other
+    instant by its name as a region's, with no frames. ROCm's Perfetto writer draws every row."""
+    w = where.replace('"end"', "timestamp").replace("start", "timestamp")
+    rows = conn.execute(
+        f"SELECT guid, category, {_schema.region_name_sql()}, pid, tid, timestamp, stack_id"
+        f" FROM samples WHERE (category IS NULL OR category NOT LIKE 'MARKER%') AND {w}"
+        " ORDER BY timestamp", params).fetchall()
+    stacks = Stacks(conn) if any(r[1] in SAMPLE_CATEGORIES for r in rows) else None
+    out = []
+    for guid, cat, name, pid, tid, ts, sid in rows:
+        frames = stacks.frames(guid, sid) if stacks is not None and cat in SAMPLE_CATEGORIES \
+            else ()
+        out.append((guid, cat, frames[-1].function if frames else name or cat or "(sample)",
+                    pid, tid, ts, frames))
+    return out
 
 
 # Trace labels number agents per type ("GPU 0") unless ROCm's --agent-index-value says otherwise.

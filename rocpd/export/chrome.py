@@ -1,6 +1,7 @@
 """Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): CPU regions on their process/thread
-(every thread named, "thread_name" metadata), ROCTx marks as thread-scoped instant events
-("ph": "i"), kernels and copies on one track per GPU and stream (a copy under the GPU taking part
+(every thread named, "thread_name" metadata), ROCTx marks and the other samples as thread-scoped
+instant events ("ph": "i"; a call-stack sample named by its innermost function, its stack in
+args.stack), kernels and copies on one track per GPU and stream (a copy under the GPU taking part
 in it), scratch-memory operations on a "Scratch memory" track per GPU, flow arrows from the launching API call to the kernel or copy it enqueued (the same
 ``stack_id``, see rocpd.export._activity), counter events ("ph": "C", the value under "value")
 for the bytes allocated on each GPU, each hardware counter of the dispatches (its value while
@@ -63,6 +64,12 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
         for _g, cat, name, pid, tid, ts in act.marks(f.conn, where, params):
             events.append({"ph": "i", "s": "t", "name": name, "cat": cat or "", "pid": pid,
                            "tid": tid, "ts": _us(ts)})
+        for _g, cat, name, pid, tid, ts, frames in act.samples(f.conn, where, params):
+            e = {"ph": "i", "s": "t", "name": name, "cat": cat or "", "pid": pid, "tid": tid,
+                 "ts": _us(ts)}
+            if frames:  # the stack, outermost first, as collapsed stacks spell it
+                e["args"] = {"stack": ";".join(fr.label(lines=True) for fr in frames)}
+            events.append(e)
         lane = "Queue" if group_by_queue else "Stream"
         for kind, _g, name, pid, agent, label, sid, stream, stack, start, end in \
                 act.gpu_activity(f.conn, where, params, flt, agent_index, group_by_queue):

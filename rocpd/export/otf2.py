@@ -5,7 +5,10 @@ GPU agent under it. Locations: one CPU thread per recorded thread (API calls, RO
 marks as zero-length regions, role ARTIFICIAL), one per thread that allocated memory
 ("<thread>, memory": ALLOCATE/DEALLOCATE regions), one accelerator stream per GPU stream
 (kernels, copies; a copy under the GPU taking part in it) and one "Scratch memory" per GPU with
-scratch-memory operations (ALLOCATE, DEALLOCATE for frees and reclaims); no two share a name. GPU work and
+scratch-memory operations (ALLOCATE, DEALLOCATE for frees and reclaims); no two share a name.
+Call-stack samples are CallingContextSample events on their thread, each naming the calling
+context of its frames (a region per frame, paradigm SAMPLING); other samples are zero-length
+regions there, as ROCTx marks are. GPU work and
 allocations take the paradigm of the process's API calls (HIP for HIP/HSA, CUDA). OTF2 needs
 Enter/Leave to nest on a location,
 so a slice that overlaps its neighbour without nesting goes to an extra "(overlap N)" location,
@@ -55,6 +58,9 @@ def _paradigm(otf2, category: str | None):
 _KERNEL, _COPY, _MARK = "KERNEL_DISPATCH", "MEMORY_COPY", "MARK"
 _ALLOC = {"ALLOC": "MEMORY_ALLOCATION_ALLOCATE", "REALLOC": "MEMORY_ALLOCATION_REALLOCATE",
           "FREE": "MEMORY_ALLOCATION_FREE"}
+# A call-stack sample on its thread: (time, time, frames, _SAMPLE), written as a
+# CallingContextSample of the calling context of its frames (OTF2's sampling events).
+_SAMPLE = "SAMPLE"
 # Scratch-memory operations (category SCRATCH_MEMORY), by the allocation role of each.
 _SCRATCH = "SCRATCH_MEMORY"
 _SCRATCH_ROLE = {"SCRATCH_MEMORY_ALLOC": "ALLOC", "SCRATCH_MEMORY_FREE": "FREE",
@@ -94,6 +100,9 @@ def collect(db, agent_index: str = act.LABEL_INDEX, **filters):
                 groups[group(guid, pid)][3] = "CUDA" if api.startswith("CUDA") else "HIP"
         for guid, _cat, name, pid, tid, ts in act.marks(f.conn, where, params):
             thread(guid, pid, tid)[3].append((ts, ts, name or "(mark)", _MARK))
+        for guid, _cat, name, pid, tid, ts, frames in act.samples(f.conn, where, params):
+            thread(guid, pid, tid)[3].append((ts, ts, frames, _SAMPLE) if frames else
+                                             (ts, ts, name, _MARK))
         for guid, pid, typ, start, end, tid in f.conn.execute(
                 f'SELECT guid, pid, type, start, "end", tid FROM memory_allocations WHERE {where}'
                 " AND level IS NOT 'SCRATCH'", params):
@@ -122,6 +131,44 @@ def collect(db, agent_index: str = act.LABEL_INDEX, **filters):
         if seen[loc[1]] > 1:
             loc[1] = f"{loc[1]} [{loc[4]}]"
     return {k: tuple(v[:4]) for k, v in locations.items()}, {k: tuple(v) for k, v in groups.items()}
+
+
+def _sampling_period(db) -> int:
+    """The sampler's interval in ns (rocprof.sampling.hz of the first file recording one), or 0."""
+    for _guid, tag, value in db.metadata():
+        if tag == "rocprof.sampling.hz" and str(value).isdigit() and int(value) > 0:
+            return 1_000_000_000 // int(value)
+    return 0
+
+
+class _Contexts:
+    """OTF2 calling contexts of call stacks (a region per frame, paradigm SAMPLING, with its
+    source location), each context the frame's under its caller's, and the one interrupt
+    generator (the sampler's timer) the samples name."""
+
+    def __init__(self, otf2, defs, period: int):
+        self.otf2, self.defs = otf2, defs
+        self.ctx: dict[tuple, object] = {}
+        self.regions: dict[object, object] = {}
+        self.generator = defs.interrupt_generator(
+            "rocprof sampler", interrupt_generator_mode=otf2.InterruptGeneratorMode.TIME,
+            period=period)
+
+    def of(self, frames):
+        parent = None
+        for depth in range(len(frames)):
+            key = tuple(frames[:depth + 1])
+            if key not in self.ctx:
+                f = frames[depth]
+                if f not in self.regions:
+                    self.regions[f] = self.defs.region(
+                        f.function, source_file=f.file, begin_line_number=f.line,
+                        description=f"{f.kind} frame", region_role=self.otf2.RegionRole.FUNCTION,
+                        paradigm=self.otf2.Paradigm.SAMPLING)
+                self.ctx[key] = self.defs.calling_context(
+                    self.regions[f], self.defs.source_code_location(f.file, f.line), parent)
+            parent = self.ctx[key]
+        return parent
 
 
 def _clear(path: str, archive_name: str, overwrite: bool, shared: bool = False) -> None:
@@ -183,17 +230,28 @@ def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
                                            paradigm=paradigm)
             return regions[key]
 
+        contexts = _Contexts(otf2, defs, _sampling_period(db))
         for _key, (gkey, name, is_gpu, slices) in iterate(sorted(locations.items(), key=lambda kv: str(kv[0])),
                                                          "writing", len(locations)):
             kind = otf2.LocationType.ACCELERATOR_STREAM if is_gpu else otf2.LocationType.CPU_THREAD
             process = gkey if groups[gkey][2] is None else groups[gkey][2]
             gpu_paradigm = groups[process][3]
+            samples = [(s[0], s[2]) for s in slices if s[3] == _SAMPLE]
+            slices = [s for s in slices if s[3] != _SAMPLE]
             starts = np.array([s[0] for s in slices], dtype=np.int64)
             ends = np.array([s[1] for s in slices], dtype=np.int64)
-            for lane, (times, codes) in enumerate(_lanes(starts, ends)):
+            for lane, (times, codes) in enumerate(list(_lanes(starts, ends)) or [([], [])]):
                 label = name if lane == 0 else f"{name} (overlap {lane})"
                 writer = trace.event_writer(label, type=kind, group=group_defs[gkey])
-                for ts, code in zip(times, codes, strict=True):
+                events = [(int(ts), 0, int(code)) for ts, code in zip(times, codes, strict=True)]
+                if lane == 0:  # the samples, in time order among the slices' events
+                    events = sorted(events + [(ts, 1, i) for i, (ts, _) in enumerate(samples)],
+                                    key=lambda e: e[0])
+                for ts, is_sample, code in events:
+                    if is_sample:
+                        writer.calling_context_sample(ts, contexts.of(samples[code][1]), 1,
+                                                      contexts.generator)
+                        continue
                     _, _, rname, cat = slices[code >> 1]
                     if code & 1:
                         writer.enter(ts, region(rname, cat, gpu_paradigm))

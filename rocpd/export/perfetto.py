@@ -5,7 +5,9 @@ Tracks: one per process (ProcessDescriptor) and per CPU thread (ThreadDescriptor
 process one track per GPU agent and under it one per stream. Slices: regions (API calls, ROCTx
 ranges, nested as recorded) on their thread; kernels and copies on their stream (a copy under
 the GPU taking part in it); scratch-memory operations on a "Scratch memory" track under their
-GPU. ROCTx marks are instant events on their thread. Counter tracks: the
+GPU. ROCTx marks and every other sample are instant events on their thread, as ROCm's writer
+draws them; call-stack samples also as Perfetto's CPU-profile samples (_perfetto_samples).
+Counter tracks: the
 bytes allocated on each GPU ("Allocated bytes (GPU 0)"), each hardware counter of the dispatches
 ("PMC <name>", its value while the dispatch runs) under the GPU track, and sampled counters
 (device and host metrics, ``--process-freq``) named as their rocpd track ("device_busy_gfx
@@ -38,6 +40,7 @@ from ..io.filters import Filter, resolve
 from ..progress import Bar, iterate
 from . import _activity as act
 from ._perfetto_buffer import Budget, config_packet
+from ._perfetto_samples import Profile
 
 # What this exporter is (rocpd.export.formats reads it without importing the module).
 FORMAT = {"suffix": ".pftrace", "target": "file", "aliases": ["pftrace"], "rocprofv3": "pftrace",
@@ -180,6 +183,7 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
     where, params = resolve(db, flt)
     tracks = _Tracks()
     rec = _Records()
+    profile = Profile()  # call-stack samples, also as Perfetto's CPU-profile packets
     per_track: dict[int, array] = {}  # track uuid -> its slices (record numbers)
     # Counter values and instants: time, track and code (see _events); counter values in ``values``.
     p_ts, p_track, p_code, values = array("q"), array("q"), array("q"), array("d")
@@ -230,6 +234,10 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
         for guid, cat, name, pid, tid, ts in act.marks(f.conn, where, params):
             point(ts, thread(guid, pid, tid),
                   record=rec.add(ts, ts, name or "(mark)", cat or "", 0, guid, 0))
+        for guid, cat, name, pid, tid, ts, frames in act.samples(f.conn, where, params):
+            point(ts, thread(guid, pid, tid), record=rec.add(ts, ts, name, cat or "", 0, guid, 0))
+            if frames:
+                profile.add(ts, pid, tid, frames)
 
         lane = "Queue" if group_by_queue else "Stream"
         for kind, guid, name, pid, _a, label, sid, stream, stack, start, end in \
@@ -319,6 +327,7 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
                     e.type = pb.TrackEvent.TYPE_SLICE_END
                 b.write_packet(p)
         bar.tick(len(ts))
+        profile.write(b, pb, _SEQ)
         fh.finish(path)
     return path
 

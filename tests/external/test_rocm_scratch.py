@@ -5,6 +5,7 @@ too, so in both domains), compared with ours file by file, cell by cell."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 
@@ -118,8 +119,6 @@ def test_scratch_in_every_trace(db, tmp_path):
               and p.track_event.name.startswith("SCRATCH")]
     assert sorted(e.name for e in begins) == OPS
     assert {names[e.track_uuid] for e in begins} == {"Scratch memory"}
-    import json
-
     events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
     assert sorted(e["name"] for e in events if e.get("cat") == "SCRATCH_MEMORY") == OPS
     got = []

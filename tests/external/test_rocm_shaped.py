@@ -84,7 +84,8 @@ def test_perfetto_flows_follow_stack_id(traced, tmp_path):
 def test_perfetto_marks_allocations_and_counters(traced, tmp_path):
     db, marks, _links = traced
     tracks, events = _perfetto(db, tmp_path / "t.pftrace")
-    instants = [e for _, e in events if e.type == pb.TrackEvent.TYPE_INSTANT]
+    instants = [e for _, e in events if e.type == pb.TrackEvent.TYPE_INSTANT
+                and e.categories[0].startswith("MARKER")]  # not the call-stack samples
     assert sorted(e.name for e in instants) == sorted(marks)
     assert all(tracks[e.track_uuid].HasField("thread") for e in instants)
     values = {}
@@ -149,7 +150,7 @@ def test_chrome_flows_marks_threads_and_counters(traced, tmp_path):
                     and x.get("cat") not in ("MARKER_CORE_API", "MARKER_CORE_RANGE_API"))
 
     assert Counter((enclosing(starts[i]), enclosing(ends[i])) for i in starts) == links
-    instants = [e for e in ev if e["ph"] == "i"]
+    instants = [e for e in ev if e["ph"] == "i" and e["cat"].startswith("MARKER")]
     assert sorted(e["name"] for e in instants) == sorted(marks)
     assert all(e["s"] == "t" and (e["pid"], e["tid"]) in threads for e in instants)
     named = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}

@@ -25,7 +25,7 @@ def _read(anchor):
             st = stacks.setdefault(loc.name, [])
             if isinstance(ev, otf2.events.Enter):
                 st.append((ev.region.name, ev.time, len(st), st[-1][0] if st else None, ev.region.region_role))
-            else:
+            elif not isinstance(ev, otf2.events.CallingContextSample):  # call-stack samples
                 assert isinstance(ev, otf2.events.Leave) and st and st[-1][0] == ev.region.name
                 name, start, depth, parent, role = st.pop()
                 slices.append((loc.name, name, start, ev.time, depth, parent, role))

@@ -1,0 +1,70 @@
+"""Call-stack samples in a Perfetto trace as Perfetto's own CPU-profile data: one ``PerfSample``
+packet per sample (pid, tid, time) naming an interned callstack, whose frames carry the function,
+its source file and line, so the UI draws each thread's callstack-sampling track and a flame
+graph of any selection (the trace processor's ``perf_sample`` and ``stack_profile_*`` tables).
+
+Interned data (function names, source paths, mappings, frames, callstacks) is sent once, in the
+packet of the first sample that needs it, on the trace's one packet sequence (whose first packet
+cleared the incremental state). Frames of one kind (python, native) share one mapping named after
+the kind: a Python frame has no binary to point at.
+"""
+
+from __future__ import annotations
+
+
+class Profile:
+    """The samples of a trace, gathered while reading, written after the other events."""
+
+    def __init__(self):
+        self.rows: list[tuple] = []  # (timestamp, pid, tid, frames outermost first)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(self, ts: int, pid: int, tid: int, frames) -> None:
+        self.rows.append((ts, pid, tid, tuple(frames)))
+
+    def write(self, b, pb, seq: int) -> None:
+        strings: dict[tuple, int] = {}  # (table, text) -> iid
+        frames: dict[object, int] = {}
+        stacks: dict[tuple, int] = {}
+
+        def string(table, text, interned):
+            key = (table, text)
+            if key not in strings:
+                strings[key] = iid = len(strings) + 1
+                getattr(interned, table).add(iid=iid, str=text.encode())
+            return strings[key]
+
+        def mapping(kind, interned):
+            key = ("mapping", kind)
+            if key not in strings:
+                path = string("mapping_paths", kind, interned)
+                strings[key] = iid = len(strings) + 1
+                interned.mappings.add(iid=iid, path_string_ids=[path])
+            return strings[key]
+
+        for ts, pid, tid, chain in sorted(self.rows, key=lambda r: r[0]):
+            p = b.create_packet()
+            p.trusted_packet_sequence_id = seq
+            p.sequence_flags = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
+            p.timestamp = ts
+            interned = p.interned_data
+            if chain not in stacks:
+                ids = []
+                for f in chain:
+                    if f not in frames:
+                        frames[f] = iid = len(frames) + 1
+                        interned.frames.add(
+                            iid=iid, function_name_id=string("function_names", f.function, interned),
+                            mapping_id=mapping(f.kind, interned),
+                            source_path_iid=string("source_paths", f.file, interned),
+                            line_number=f.line)
+                    ids.append(frames[f])
+                stacks[chain] = iid = len(stacks) + 1
+                interned.callstacks.add(iid=iid, frame_ids=ids)  # outermost (bottom) first
+            else:
+                p.ClearField("interned_data")
+            s = p.perf_sample
+            s.pid, s.tid, s.callstack_iid = pid, tid, stacks[chain]
+            b.write_packet(p)
