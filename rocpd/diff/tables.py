@@ -323,7 +323,8 @@ def _note(kind, status, mem_a, mem_b, count_a, count_b) -> str:
         if "PAGEABLE" in mem_a and "PAGEABLE" not in mem_b:
             return f"copy no longer pageable ({mem_a} to {mem_b})"
         return f"memory kinds changed ({mem_a} to {mem_b})"
-    if status == "both" and kind != "idle" and abs(count_b - count_a) >= 0.5:
+    # a sampled line's count is its time; an idle row's, gaps
+    if status == "both" and kind not in ("idle", "sampled") and abs(count_b - count_a) >= 0.5:
         return f"{'more' if count_b > count_a else 'fewer'} per step ({count_a:g} to {count_b:g})"
     return ""
 

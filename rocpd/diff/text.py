@@ -76,7 +76,7 @@ def verdict(d, units: str = "us") -> str:
     return (f"{n} significant change{'s' if n > 1 else ''}; first: {describe(first, units)}"
             f"{_waited_for(d, first, units)}; step time {fmt_ns(step['DeltaNs'], units, True)} "
             f"{units} {ci(step['CiLowNs'], step['CiHighNs'], units)}{_step_parts(d, step, units)}"
-            f"{_host_noise(d, units)}")
+            f"{'' if bool(first.get('host', False)) else _host_noise(d, units)}")
 
 
 def _step_parts(d, step, units: str) -> str:
@@ -234,7 +234,10 @@ def header(d, units: str = "us") -> list[str]:
         runs = f"{side.runs} run{'s' if side.runs != 1 else ''}, " if side.runs > 1 else ""
         lines.append(f"{side.label}: {where(side.paths)} — {runs}{len(side.procs)} process(es)"
                      f" {what}, {n} step(s); step range {step}")
-    lines.append(f"{s.statistic()}; {s.confidence:.0%} intervals from {s.resamples} bootstrap"
+    stat = s.statistic() if d.base.gpu else (
+        "per step: the mean over the steps of the time in each ROCTx range (its inner ranges"
+        " left out) and of each sampled line (its samples times the sampling period)")
+    lines.append(f"{stat}; {s.confidence:.0%} intervals from {s.resamples} bootstrap"
                  f" resamples of the steps (seed {s.seed}), of that same figure; significant:"
                  f" {rule(d, units)}")
     return lines
