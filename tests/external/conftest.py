@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import support
 from rocm_client import Client, build
-from rocm_writer import typical
+from rocm_writer import typical, with_scratch
 
 
 @pytest.fixture(scope="session")
@@ -77,6 +77,24 @@ def our_dbs(tmp_path_factory) -> dict[str, str]:
                             sys.executable, support.WORKLOADS / "ranges_and_marks.py")
     assert r.returncode == 0, r.stderr
     return {"fixture": _fixture_db(tmp / "3100_results.db"), "cpu": str(out / "marks_results.db")}
+
+
+@pytest.fixture(scope="session")
+def scratch_db(tmp_path_factory) -> str:
+    """A ROCm-shaped database with scratch-memory rows and API arguments (rocm_writer)."""
+    return with_scratch(tmp_path_factory.mktemp("rocm_scratch") / "4343_results.db")
+
+
+@pytest.fixture(scope="session")
+def metrics_db(tmp_path_factory) -> str:
+    """A real run with sampled metrics (--process-freq: tracks naming no thread), call-stack
+    samples (--sample, wall time) and ROCTx ranges and marks on two threads."""
+    out = tmp_path_factory.mktemp("metrics")
+    r = support.run_rocprof("run", "-d", out, "-o", "m", "--process-freq", "100", "--sample",
+                            "1000", "--sampling-mode", "wall", "--", sys.executable,
+                            support.WORKLOADS / "ranges_and_marks.py")
+    assert r.returncode == 0, r.stderr
+    return str(out / "m_results.db")
 
 
 @pytest.fixture(scope="session")

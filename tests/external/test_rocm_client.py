@@ -13,7 +13,7 @@ from tables import assert_same_table, read_csv
 import rocpd
 from rocpd.cli import main as our_rocpd
 
-KINDS = ["fixture", "cpu", "standin", "rocm"]
+KINDS = ["fixture", "cpu", "standin", "rocm", "scratch", "metrics"]
 # ROCm's views, each compared on ROCm's columns (ours may add columns after them).
 VIEWS = ["regions", "samples", "sample_regions", "regions_and_samples", "kernels", "memory_copies",
          "memory_allocations", "scratch_memory", "processes", "threads", "code_objects",
@@ -25,8 +25,8 @@ VIEWS = ["regions", "samples", "sample_regions", "regions_and_samples", "kernels
 def db(request):
     if request.param == "rocm":
         return request.getfixturevalue("rocm_db")[0]
-    if request.param == "standin":
-        return request.getfixturevalue("standin_db")
+    if request.param in ("standin", "scratch", "metrics"):
+        return request.getfixturevalue(f"{request.param}_db")
     return request.getfixturevalue("our_dbs")[request.param]
 
 

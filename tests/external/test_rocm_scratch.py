@@ -7,55 +7,19 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 
 import pytest
-from rocm_writer import RocmWriter
+from rocm_writer import with_scratch
 from tables import assert_same_table, read_csv
 
 import rocpd
 from rocpd import stats
 from rocpd.cli import main as our_rocpd
 
-QUEUE = 0x7F00_1000
-
-
-def scratch_db(path) -> str:
-    """Two launches with API arguments, each kernel needing scratch: allocated before the first,
-    freed and reclaimed after the second; a hipMalloc besides."""
-    w = RocmWriter(path, pid=4343)
-    t = 20_000_000
-    c = w.api("HIP_RUNTIME_API_EXT", "hipMalloc", t + 1000, t + 6000,
-              args=[("void**", "ptr", "0x7ffd0000"), ("size_t", "size", "4194304")])
-    w.allocation(c, "MEMORY_ALLOCATION_ALLOCATE", t + 2000, t + 5000, 4 << 20, 0x7F0012340000,
-                 ancestor=c)
-    for i in range(2):
-        s = t + 100_000 + i * 300_000
-        c = w.api("HIP_RUNTIME_API_EXT", "hipLaunchKernel", s, s + 8000,
-                  args=[("const void*", "function_address", "0x401000"),
-                        ("hipStream_t", "stream", "0")])
-        if i == 0:
-            w.allocation(c, "SCRATCH_MEMORY_ALLOC", s + 9000, s + 15_000, 1 << 20, 0x7F0000100000,
-                         queue=QUEUE, flags=1, category="SCRATCH_MEMORY", ancestor=c)
-        w.kernel(c, "uses_scratch", s + 20_000, s + 220_000, queue=QUEUE)
-    end = t + 700_000
-    w.allocation(c, "SCRATCH_MEMORY_FREE", end, end + 1000, 0, 0x7F0000100000, queue=QUEUE,
-                 flags=0, category="SCRATCH_MEMORY", ancestor=c)
-    w.allocation(c, "SCRATCH_MEMORY_ASYNC_RECLAIM", end + 5000, end + 7000, 0, 0, queue=QUEUE,
-                 flags=0, category="SCRATCH_MEMORY", ancestor=c)
-    out = w.close()
-    # A scratch record names its agent for every operation (rocprofiler's scratch-memory record
-    # carries one); the helper writes an agent on allocations only.
-    con = sqlite3.connect(out)
-    con.execute(f"UPDATE rocpd_memory_allocate{w.uuid} SET agent_id = 1 WHERE level = 'SCRATCH'")
-    con.commit()
-    con.close()
-    return out
-
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> str:
-    return scratch_db(tmp_path_factory.mktemp("scratch") / "4343_results.db")
+    return with_scratch(tmp_path_factory.mktemp("scratch") / "4343_results.db")
 
 
 def _ours(*args, cwd):
