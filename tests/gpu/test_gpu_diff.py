@@ -70,3 +70,44 @@ def test_unchanged_model_shows_no_significant_change(runs):
     assert not d.lines["significant"].any(), d.lines.head(5).to_string()
     idle = d.summary.set_index("metric").loc["GPU idle in the step"]
     assert not bool(idle["significant"]), d.summary.to_string()
+
+
+# A small model's training loop, 60 steps, as users run it: host-paced, its GPU idle and step
+# time moving from run to run by tens of per cent while its kernels do not.
+TRAIN = ("--train", "--steps", "60", "--width", "1024", "--batch", "4096")
+
+
+@pytest.fixture(scope="module")
+def training(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("training")
+    return {"base": [_run(tmp, f"base{i}", *TRAIN) for i in range(3)],
+            "again": [_run(tmp, f"again{i}", *TRAIN) for i in range(3)],
+            "widened": _run(tmp, "widened", *TRAIN, "--widen", "4")}
+
+
+def test_unchanged_training_runs_show_no_significant_change(training):
+    """Each pair of two runs of the unchanged loop, and the three runs of each side together:
+    no significant change (host-side moves are within run-to-run noise, or the runs' spread)."""
+    for a, b in zip(training["base"], training["again"], strict=True):
+        d = rocpd.diff(a, b)
+        print(d.verdict())
+        assert d.verdict().startswith("no significant change"), d.verdict()
+        assert not d.changed, d.significant.to_string()
+    d = rocpd.diff(training["base"], training["again"])
+    print(d.text(top=5, units="ms"))
+    assert d.base.runs == d.new.runs == 3
+    assert d.verdict().startswith("no significant change"), d.verdict()
+    assert not d.changed, d.significant.to_string()
+
+
+def test_widened_layer_of_a_training_loop_is_named_first(training):
+    d = rocpd.diff(training["base"][0], training["widened"])
+    print(d.text(top=8, units="ms"))
+    line = _line("# WIDENED_LAYER")
+    top = d.items.iloc[0]
+    assert top["line"].startswith(line) and top["kind"] == "kernel", d.items.head(5).to_string()
+    assert bool(top["significant"]) and top["CiLowNs"] > 0 and top["verdict"] == "slower"
+    assert f"first: {line}" in d.verdict()
+    # the same with the three baseline runs
+    d3 = rocpd.diff(training["base"], [training["widened"]])
+    assert d3.items.iloc[0]["line"].startswith(line) and f"first: {line}" in d3.verdict()
