@@ -46,8 +46,11 @@ def metrics_over_time(db, metrics=None, **filters):
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
     for ax, panel in zip(axes, panels, strict=True):
         part = df[df["panel"] == panel]
-        for (pid, track), g in part.groupby(["pid", "track"], sort=True):
-            label = track if part["pid"].nunique() == 1 else f"{track} (pid {pid})"
+        procs = part[["host", "pid"]].drop_duplicates()
+        for (host, pid, track), g in part.groupby(["host", "pid", "track"], sort=True,
+                                                  dropna=False):
+            label = track if len(procs) == 1 else f"{track} (pid {pid})" \
+                if procs["host"].nunique() == 1 else f"{track} ({host}, pid {pid})"
             ax.plot((g["timestamp"] - t0) / 1e9, g["value"], label=label, linewidth=1.2)
         units = part["units"].dropna()
         ax.set_ylabel(units.iloc[0] if len(units) and units.iloc[0] else "value")

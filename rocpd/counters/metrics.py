@@ -29,8 +29,8 @@ SELECT guid, pid, timestamp AS start, timestamp AS "end", timestamp, value, pmc_
 FROM metric_samples
 """
 
-COLUMNS = ["guid", "pid", "timestamp", "value", "metric", "symbol", "units", "description",
-           "agent_id", "agent_type", "agent_index", "agent", "track", "category"]
+COLUMNS = ["guid", "host", "pid", "timestamp", "value", "metric", "symbol", "units",
+           "description", "agent_id", "agent_type", "agent_index", "agent", "track", "category"]
 SUMMARY_COLUMNS = ["Agent", "Metric", "Units", "Samples", "Min", "Mean", "Max"]
 
 
@@ -66,6 +66,9 @@ def samples(db, metrics=None, **filters):
     if df.empty:
         return pd.DataFrame(columns=COLUMNS)
     df["agent"] = [_agent_label(t, i) for t, i in zip(df["agent_type"], df["agent_index"], strict=True)]
+    # A process is a pid on a host: two hosts may run the same pid.
+    hosts = {g: h for rows in db.map(file_hosts) for g, h in rows}
+    df["host"] = df["guid"].map(hosts)
     df["track"] = df["track"].fillna(df["metric"])
     if metrics is not None:
         wanted = {metrics} if isinstance(metrics, str) else set(metrics)
@@ -78,6 +81,12 @@ def file_samples(src, where: str, params: list) -> tuple[list[str], list[tuple]]
     """One database's sampled counter rows in ``where``: (column names, rows)."""
     cur = src.conn.execute(f"SELECT * FROM ({_ROWS}) WHERE {where}", params)
     return [d[0] for d in cur.description], cur.fetchall()
+
+
+def file_hosts(src) -> list[tuple]:
+    """(guid, hostname) of one file's processes."""
+    return src.conn.execute("SELECT P.guid, N.hostname FROM rocpd_info_process P LEFT JOIN"
+                            " rocpd_info_node N ON N.id = P.nid AND N.guid = P.guid").fetchall()
 
 
 def names(db) -> list[str]:
@@ -93,22 +102,27 @@ def names(db) -> list[str]:
 
 def summary(db, metrics=None, **filters):
     """Min, mean and max of every counter per device (the mean of the samples, which are
-    evenly spaced in time), with the number of samples. One row per (process, agent, track):
-    a pid column leads when the databases hold more than one process."""
+    evenly spaced in time), with the number of samples. One row per (process, agent, track), a
+    process being a pid on a host: a pid column leads when the databases hold more than one
+    process, a host column when they come from more than one host."""
     import pandas as pd
 
     df = samples(db, metrics, **filters)
     if df.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    g = df.groupby(["pid", "agent", "track", "units"], sort=False, dropna=False)["value"].agg(
-        ["count", "min", "mean", "max"]).reset_index()
-    out = pd.DataFrame({"pid": g["pid"], "Agent": g["agent"], "Metric": g["track"],
-                        "Units": g["units"].fillna(""), "Samples": g["count"].astype("int64"),
-                        "Min": g["min"], "Mean": g["mean"], "Max": g["max"]})
-    out = out.sort_values(["pid", "Agent", "Metric"], key=_natural, kind="stable")
-    if out["pid"].nunique() == 1:
+    df = df.assign(host=df["host"].fillna(""))
+    g = df.groupby(["host", "pid", "agent", "track", "units"], sort=False, dropna=False)[
+        "value"].agg(["count", "min", "mean", "max"]).reset_index()
+    out = pd.DataFrame({"host": g["host"], "pid": g["pid"], "Agent": g["agent"],
+                        "Metric": g["track"], "Units": g["units"].fillna(""),
+                        "Samples": g["count"].astype("int64"), "Min": g["min"], "Mean": g["mean"],
+                        "Max": g["max"]})
+    out = out.sort_values(["host", "pid", "Agent", "Metric"], key=_natural, kind="stable")
+    if out[["host", "pid"]].drop_duplicates().shape[0] == 1:
         out = out.drop(columns="pid")
-    return out.reset_index(drop=True)
+    if out["host"].nunique() == 1:
+        out = out.drop(columns="host")
+    return out.rename(columns={"host": "Host"}).reset_index(drop=True)
 
 
 def _natural(col):
