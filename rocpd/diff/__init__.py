@@ -34,7 +34,7 @@ __all__ = ["diff", "Diff", "Settings"]
 
 def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float = 0.95,
          resamples: int = 2000, seed: int = 0, min_change: float = 0.05, min_share: float = 0.005,
-         min_idle: float = 0.05, trim: float = 0.2, run_noise: float = 0.3, **filters) -> Diff:
+         min_idle: float = 0.05, trim: float = 0.2, run_noise: float = 0.5, **filters) -> Diff:
     """The diff of ``b`` (new) against ``a`` (baseline). ``a``, ``b``: a Connection, a path
     (file, folder, glob) or a list of paths, holding one run or several: the databases of a side
     are split into runs by time (rocpd.diff.runs; a run's ranks overlap, two runs do not), and

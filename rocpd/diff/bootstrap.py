@@ -55,7 +55,7 @@ class Settings:
     min_share: float = 0.005
     min_idle: float = 0.05
     trim: float = 0.2
-    run_noise: float = 0.3  # rocpd.diff.runs: host-side changes with one run per side
+    run_noise: float = 0.5  # rocpd.diff.runs: host-side changes with one run per side
 
     def check(self) -> Settings:
         if not 0.5 <= self.confidence < 1:
@@ -69,7 +69,7 @@ class Settings:
                              " out at each end of the GPU idle (0: plain means; default 0.2)")
         if self.run_noise < 0:
             raise RocpdError(f"run_noise {self.run_noise}: give a share of a step, 0 or more"
-                             " (default 0.3)")
+                             " (default 0.5)")
         return self
 
     def statistic(self) -> str:

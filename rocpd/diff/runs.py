@@ -15,8 +15,10 @@ without GPU work) must also clear the between-run noise:
   (each run's figure per step, as the whole side's is formed), the runs' spread pooled over both
   sides; the change counts when that interval excludes zero too;
 - with one run per side, nothing measures that spread: the change must be larger than
-  ``run_noise`` of a baseline step (default 30 %, the spread seen) to count, and a smaller one is
-  "within run-to-run noise unless repeated".
+  ``run_noise`` of a baseline step to count (default 50 %: where host-side step time moves 20-30 %
+  between two runs, it moves by half a step in one pair of twenty; on generated runs so noisy, a
+  30 % floor made a quarter of unchanged pairs a change), and a smaller one is "within run-to-run
+  noise unless repeated".
 
 GPU work (kernel times and counts, new kernels) moves by a few per cent between runs at most and
 is judged by the step intervals alone.

@@ -55,7 +55,7 @@ def test_host_pace_is_no_significant_change(runs):
 def test_large_idle_regression_is_named_first(runs):
     """The host 1 ms (a fifth of the step) late at each step's start: the GPU idles meanwhile.
     With one run per side that is within what host-side time moves between runs (rocpd.diff.runs,
-    30 % of a step): the verdict says so and how to repeat; without that floor it is named first."""
+    half a step): the verdict says so and how to repeat; without that floor it is named first."""
     a, _, stalled = runs
     one = rocpd.diff(a, stalled)
     assert not one.changed and one.items.iloc[0]["kind"] == "idle"
