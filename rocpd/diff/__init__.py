@@ -1,6 +1,7 @@
 """Which line, which kernel, which step phase got slower between two runs.
 
     d = rocpd.diff("baseline.db", "new.db")       # or folders / globs / lists of rank databases
+    d = rocpd.diff(["a1.db", "a2.db", "a3.db"], "new/*.db")   # several runs per side
     print(d.verdict())   # the largest significant regression, or "no significant change"
     d.items              # per line + kernel (and host waits, GPU idle), regressions first
     d.lines, d.kernels, d.phases, d.summary, d.appeared, d.ranks, d.slowest
@@ -13,6 +14,11 @@ per step, GPU work is the mean over the steps, GPU idle (the host's pace) a 20 %
 Runs of several ranks: the diff over all ranks, one per rank (``ranks``, the most compute per
 step in the new run first), and the new run's slowest rank in full (``slowest``). ``rocpd diff A B`` prints it; ``rocpd report B --baseline A``
 and ``rocpd diff A B -o diff.html`` show it with the median steps side by side.
+
+Host-side changes (GPU idle, host waits, step time that GPU work does not explain) are also
+judged against the noise between runs (rocpd.diff.runs): measured from several runs per side,
+else a floor of half a step. Runs without GPU work are compared by their ROCTx phases and sampled
+lines (rocpd.diff.cpu), all of which is the host's.
 """
 
 from __future__ import annotations

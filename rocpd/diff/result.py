@@ -32,7 +32,11 @@ class Diff:
     - ``slowest``: the diff of the new run's slowest rank against the same rank of the baseline.
 
     Each compared row has BaseNs, NewNs, DeltaNs (new - base), CiLowNs/CiHighNs (the bootstrap
-    interval of DeltaNs at ``settings.confidence``), DeltaPercent, ``significant`` and ``verdict``.
+    interval of DeltaNs at ``settings.confidence``), DeltaPercent, ``significant`` and ``verdict``;
+    ``host``: the change is host-paced and was also judged against the between-run noise
+    ``RunNoiseNs`` (rocpd.diff.runs), ``noisy``: it would count but does not clear that noise.
+    ``base.runs``, ``new.runs``: how many runs each side holds; ``base.gpu``: False for runs
+    without GPU work (rocpd.diff.cpu: ROCTx ranges and sampled lines are the work).
     """
 
     base: object  # rocpd.diff.side.Side
