@@ -16,7 +16,7 @@ from tables import assert_same_table, cell, read_csv
 import rocpd
 from rocpd import ranks
 from rocpd.cli import main as our_rocpd
-from rocpd.counters import metrics
+from rocpd.counters import metric_plots, metrics
 from rocpd.testing import DatabaseBuilder
 
 HOSTS = ("alpha", "beta")
@@ -117,6 +117,9 @@ def test_metrics_summary_keeps_each_host(pair):
     with rocpd.connect(*pair) as db:
         table = metrics.summary(db)
         text = metrics.format_summary(db)
+        fig = metric_plots.metrics_over_time(db)
+    assert sorted(line.get_label() for ax in fig.axes for line in ax.get_lines()) == \
+        ["process_rss (alpha, pid 77)", "process_rss (beta, pid 77)"]
     assert list(table[["Host", "Metric", "Samples"]].itertuples(index=False, name=None)) == \
         [("alpha", "process_rss", 3), ("beta", "process_rss", 3)]
     assert list(table["Max"]) == [1002.0, 2002.0]
