@@ -32,15 +32,17 @@ from .textfmt import (  # noqa: F401 - re-exported: part of rocpd.stats' API
     _UNITS,
     NAME_WIDTH,
     TEXT_WIDTH,
+    TOP_ROWS,
     clip_frame,
     clip_long,
     clip_name,
+    more_rows,
     scale,
 )
 
 # Console tables show this many rows of each table (of each group with ``by``) unless told
 # otherwise: a program with a million distinct ROCTx messages printed 85 MB.
-CONSOLE_TOP = 20
+CONSOLE_TOP = TOP_ROWS
 
 
 def stem_for(category: str) -> str:
@@ -85,7 +87,7 @@ def cut(df, top: int | None, by: str | None = None):
 def more_line(df, top: int | None) -> str:
     """"… and K more (use --all)" where ``df`` (cut by :func:`cut`) leaves rows out, else ""."""
     left = df.attrs.get("rows", len(df)) - len(df)
-    return f"… and {left} more (use --all)\n" if top is not None and left > 0 else ""
+    return more_rows(left) + "\n" if top is not None and left > 0 else ""
 
 
 class Summary(dict):

@@ -84,6 +84,17 @@ def scaled(df, units: str, t0: int | None = None):
     return out.rename(columns=ren)
 
 
+# Every console table (rocpd's commands, `rocprof run -S`) shows this many rows unless told
+# otherwise (--top N, --all): the headline tables of a run and its findings fit one screen.
+TOP_ROWS = 10
+
+
+def more_rows(left: int, how: str = "--all") -> str:
+    """The line under a table cut to its top rows: how many were left out and how to see them
+    ("… and 12 more (use --all)"); ``how`` names the command where the option is not enough."""
+    return f"… and {left} more (use {how})"
+
+
 def records_were(n: int) -> str:
     """'1 record was' / '2,345 records were'."""
     return f"{n:,} record was" if n == 1 else f"{n:,} records were"

@@ -18,6 +18,7 @@ import rocpd
 from .. import progress, regex
 from ..errors import RocpdError
 from ..io.time_window import parse_inclusive
+from ..textfmt import TOP_ROWS
 
 SUBCOMMANDS = ("summary", "query", "convert", "compare", "diff", "merge", "package", "samples", "report",
                "pcsamples",
@@ -86,6 +87,23 @@ def add_units(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("-u", "--units", default=default, type=_unit, metavar="{ns,us,ms,s}",
                    help=f"time unit of the tables (default {default}; rocprofv3's nsec, usec, "
                         "msec, sec too)")
+
+
+def add_top(p: argparse.ArgumentParser, what: str = "rows of each table") -> None:
+    """--top N and --all, the same in every command that cuts its console tables: N rows of
+    each table by default (TOP_ROWS), every row with --all; a cut table says how many rows it
+    left out (rocpd.textfmt.more_rows)."""
+    p.add_argument("--top", type=int, default=TOP_ROWS, metavar="N", help=f"console tables show N {what}")
+    p.add_argument("--all", action="store_true", help="console tables show every row")
+
+
+def top_of(args) -> int | None:
+    """The rows each table shows: None (every row) with --all."""
+    if args.all:
+        return None
+    if args.top < 1:
+        raise RocpdError("--top must be at least 1 (--all shows every row)")
+    return args.top
 
 
 def add_inputs(p: argparse.ArgumentParser, help: str = "files, globs, directories, package index"

@@ -8,8 +8,17 @@ import rocpd
 from ..analysis import SECTIONS, analyze
 from ..analysis.quiet import grouped
 from ..errors import RocpdError
-from ..textfmt import clip_frame, records_were, scaled
-from . import add_command, add_filter_options, add_inputs, add_units, filters_of, inputs_of
+from ..textfmt import clip_frame, more_rows, records_were, scaled
+from . import (
+    add_command,
+    add_filter_options,
+    add_inputs,
+    add_top,
+    add_units,
+    filters_of,
+    inputs_of,
+    top_of,
+)
 from .written import wrote
 
 
@@ -35,8 +44,7 @@ def add_parser(sub) -> None:
                        help="the ROCTx range that marks one step (its message, or the message "
                             "without a trailing number); default: detected")
     steps.add_argument("--no-steps", action="store_true", help="analyse the whole run as one")
-    p.add_argument("--top", type=int, default=15, help="rows per table")
-    p.add_argument("--all", action="store_true", help="every row of every table")
+    add_top(p)
     add_units(p, "us")
     p.add_argument("--format", default="text", choices=["text", "csv", "json"],
                    help="text on standard output; csv/json: one file per table under -o")
@@ -83,7 +91,7 @@ def run(args) -> int:
                          f".{args.format})")
     wanted = args.sections or _sections()
     step = "" if args.no_steps else args.step
-    top = None if args.all or not args.top else args.top  # --top 0: all, as before --all
+    top = top_of(args)
     with rocpd.connect(*inputs_of(args)) as db:
         a = analyze(db, step=step, **filters_of(args))
         t0 = run_start(a)
@@ -108,7 +116,7 @@ def run(args) -> int:
                 print(f"\n== {title.upper()} ==")
                 print(text_table(shown) if len(shown) else "(no rows)")
                 if top and len(df) > top:
-                    print(f"… and {len(df) - top} more (use --all)")
+                    print(more_rows(len(df) - top))
             else:
                 _write(df, args, name)
         if args.format == "text":

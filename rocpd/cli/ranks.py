@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from ..collectives import text as collectives_text
 from ..errors import RocpdError
-from . import add_command, add_dask_options, add_inputs, add_units, connect_for, inputs_of
+from . import (
+    add_command,
+    add_dask_options,
+    add_inputs,
+    add_top,
+    add_units,
+    connect_for,
+    inputs_of,
+    top_of,
+)
 from .written import wrote
 
 EXAMPLES = """
@@ -28,7 +37,7 @@ def add_parser(sub) -> None:
                         " nccl|rccl)")
     p.add_argument("--skip-steps", type=int, default=0, metavar="N",
                    help="leave out each rank's first N steps (warm-up)")
-    p.add_argument("--top", type=int, default=10, help="rows of the slowest-rank and skew tables")
+    add_top(p, "rows of the slowest-rank and skew tables (--all: every row, every rank)")
     add_units(p, "ms")
     p.add_argument("--all-ranks", action="store_true", help="also print the table of every rank")
     p.add_argument("--plot", metavar="PNG", help="write the ranks x steps heat map (needs matplotlib)")
@@ -46,14 +55,17 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from rocpd.ranks import core as ranks
 
-    if args.skip_steps < 0 or args.top < 1:
-        raise RocpdError("--skip-steps must be >= 0 and --top >= 1")
+    if args.skip_steps < 0:
+        raise RocpdError("--skip-steps must be >= 0")
+    top = top_of(args)
     with connect_for(args, inputs_of(args), strict=args.strict) as db:
         rep = ranks.analyze(db, args.range_name, args.collectives or ranks.COLLECTIVE_REGEX,
                             args.skip_steps)
 
-        coll = collectives_text.format_ranks(db, top=args.top)  # --rccl-trace calls, offsets
-    print(rep.format(top=args.top, units=args.units, all_ranks=args.all_ranks), end="")
+        coll = collectives_text.format_ranks(db, top=top)  # --rccl-trace calls, offsets
+    # --all: no table is cut; a rank count is the most rows any of them has.
+    print(rep.format(top=len(rep.per_rank) + len(rep.kernel_skew) if top is None else top,
+                     units=args.units, all_ranks=args.all_ranks or top is None), end="")
     if coll:
         print("\n" + coll, end="")
     if args.plot:

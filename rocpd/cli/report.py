@@ -9,7 +9,7 @@ import sys
 
 import rocpd
 
-from . import add_command, add_filter_options, add_units, filters_of
+from . import add_command, add_filter_options, add_top, add_units, filters_of, top_of
 from .written import wrote
 
 EXAMPLES = """
@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
     steps.add_argument("--no-steps", action="store_true", help="analyse the whole run as one")
     p.add_argument("--max-slices", type=int, default=400_000,
                    help="most slices drawn on the timeline (the Perfetto trace has all)")
-    p.add_argument("--top", type=int, default=20, help="rows per table")
+    add_top(p)
     add_units(p, "us")
     p.add_argument("--title", default="rocpd report", help="the page's title")
     p.add_argument("--baseline", metavar="RUN",
@@ -55,9 +55,12 @@ def run(args) -> int:
         raise rocpd.RocpdError(f"rocpd report: folder {out_dir} does not exist; create it or choose"
                                " another -o")
     notes: list[str] = []
+    top = top_of(args)
     with rocpd.connect(*args.databases) as db:
+        # --all: the report's tables take a row count; no table has sys.maxsize rows.
         paths = report.write_files(db, args.output, format=args.format, plots=args.plots,
-                             perfetto=not args.no_perfetto, notes=notes, top=args.top, units=args.units,
+                             perfetto=not args.no_perfetto, notes=notes,
+                             top=sys.maxsize if top is None else top, units=args.units,
                              title=args.title, step="" if args.no_steps else args.step,
                              max_slices=args.max_slices, baseline=args.baseline,
                              **filters_of(args))

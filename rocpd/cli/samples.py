@@ -9,6 +9,7 @@ import rocpd
 
 from ..errors import RocpdError
 from ..summary import samples
+from ..textfmt import TOP_ROWS, more_rows
 from . import add_command
 from .written import wrote
 
@@ -25,9 +26,10 @@ def add_parser(sub) -> None:
     p.add_argument("--by", choices=("self", "total"), default="self",
                    help="rank functions by the samples they were running in (self) or on the"
                         " stack of (total)")
-    p.add_argument("-n", "--top", dest="limit", type=int, default=20, metavar="N",
+    p.add_argument("-n", "--top", dest="limit", type=int, default=TOP_ROWS, metavar="N",
                    help="functions shown")
     p.add_argument("--limit", dest="limit", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--all", action="store_true", help="every function (or line)")
     p.add_argument("--lines", action="store_true", help="per source line, not per function")
     p.add_argument("--range", dest="roctx_range", metavar="NAME", help="only inside ROCTx range NAME")
     p.add_argument("--window", nargs=2, type=int, metavar=("T0", "T1"),
@@ -49,17 +51,20 @@ def run(args) -> int:
         if not info and not samples.sample_rows(db):
             raise RocpdError("no call-stack samples in these databases (record them with "
                              "`rocprof run --sample ...`)")
-        rows = samples.top_functions(db, by=args.by, limit=args.limit, lines=args.lines, **filters)
+        top = None if args.all else args.limit
+        rows = samples.top_functions(db, by=args.by, limit=None, lines=args.lines, **filters)
         n = len(samples.sample_rows(db, **filters))
         # The thread method's stacks are read while they change: say so where it was used.
         method = ", read by a thread" if info.get("method") == "thread" else ""
         print(f"{n} samples (rate {info.get('hz', '?')} Hz, mode {info.get('mode', '?')}{method}, "
               f"missed {info.get('samples_missed', '?')})")
         print(f"{'self%':>7} {'total%':>7} {'self':>7} {'total':>7}  function")
-        for r in rows:
+        for r in rows[:top]:
             where = f"{r['file']}:{r['line']}" if args.lines else r["file"]
             print(f"{r['self_pct']:7.2f} {r['total_pct']:7.2f} {r['self']:7d} {r['total']:7d}  "
                   f"{r['function']} ({where})")
+        if top is not None and len(rows) > top:
+            print(more_rows(len(rows) - top))
         for mod, path in ((collapsed, args.collapsed), (flamegraph, args.flamegraph)):
             if path:
                 wrote(mod.write(db, path, lines=args.lines, **filters))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import rocpd
 
 from ..errors import RocpdError
-from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
+from . import add_command, add_filter_options, add_inputs, add_top, filters_of, inputs_of, top_of
 from .written import wrote
 
 EXAMPLES = """
@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
     p = add_command(sub, "sol", "speed of light and roofline from hardware counters (--sol)",
                     EXAMPLES)
     add_inputs(p)
-    p.add_argument("--top", type=int, help="show only the N longest kernels (default: all)")
+    add_top(p, "longest kernels")
     p.add_argument("--roofline", metavar="PNG", help="also write the roofline chart to PNG")
     p.add_argument("--peaks", metavar="JSON",
                    help="empirical peaks to compare with (the format `rocprof peaks --json` writes);"
@@ -46,7 +46,7 @@ def run(args) -> int:
         if args.json == "-":
             print(json.dumps(sol_format.to_json(res), indent=2))
             return 0
-        print(sol_format.format_sol(res, top=args.top), end="")
+        print(sol_format.format_sol(res, top=top_of(args)), end="")
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump(sol_format.to_json(res), fh, indent=2)

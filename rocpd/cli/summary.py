@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 
 from .. import stats
-from ..errors import RocpdError
-from ..stats import CONSOLE_TOP
 from ..summary.core import cached
 from . import (
     add_command,
@@ -24,12 +22,14 @@ from . import (
     add_filter_options,
     add_inputs,
     add_output_naming,
+    add_top,
     add_units,
     connect_for,
     filters_of,
     inputs_of,
     output_naming,
     rocm_summary,
+    top_of,
 )
 from .rocm_summary import FORMATS
 from .written import wrote
@@ -46,10 +46,7 @@ rocpd summary -i db0.db --region-categories HIP MARKERS --domain-summary --forma
 def add_parser(sub) -> None:
     p = add_command(sub, "summary", "per-domain statistics (kernels, copies, APIs, ROCTx)", EXAMPLES)
     add_inputs(p)
-    p.add_argument("--top", type=int, default=CONSOLE_TOP, metavar="N",
-                   help="console tables show the N longest entries (per process with"
-                        " --summary-by-rank)")
-    p.add_argument("--all", action="store_true", help="console tables show every entry")
+    add_top(p, "longest entries of each table (per process with --summary-by-rank)")
     add_units(p, "ns")
     p.add_argument("--by", choices=["pid", "rank", "host", "module"],
                    help="one table per process, rank (the recorded RANK, SLURM_PROCID, ...) or"
@@ -85,9 +82,7 @@ def _rocm_form(args) -> bool:
 
 
 def run(args) -> int:
-    if args.top < 1:
-        raise RocpdError("--top must be at least 1 (--all shows every row)")
-    top = None if args.all else args.top
+    top = top_of(args)
     flt = filters_of(args)
     with connect_for(args, inputs_of(args), strict=args.strict) as db, cached():
         if _rocm_form(args):

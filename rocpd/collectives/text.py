@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..textfmt import more_rows
 from . import calls, clock_offsets, plugin_state, summary
 from .bandwidth import bucket_label, bus_factor
 from .clock import arrival_waits
@@ -14,7 +15,7 @@ def _table(df, top: int | None) -> str:
     shown = df if top is None else df.head(top)
     text = shown.to_string(index=False, float_format=lambda v: f"{v:.2f}")
     if top is not None and len(df) > top:
-        text += f"\n… and {len(df) - top} more (use --all)"
+        text += "\n" + more_rows(len(df) - top)
     return text + "\n"
 
 

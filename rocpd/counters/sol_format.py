@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..textfmt import clip_name
+from ..textfmt import clip_name, more_rows
 from . import kernel_metrics as m
 from .sol import SolResult, _isnan, dominant, empirical_note, rows, si, value_of
 
@@ -60,6 +60,8 @@ def format_kernels(res: SolResult, top: int | None = None) -> str:
             f"{si(l2, 'B/s'):>12} {_pct(_ratio(l2, r.get('peak_l2'))):>5} "
             f"{_pct(r.get(m.OCCUPANCY, math.nan)):>5} {_pct(r.get(m.SM_THROUGHPUT, math.nan)):>5} "
             f"{_num(r.get('intensity_dram')):>7}")
+    if top and len(res.kernels) > top:
+        lines.append(more_rows(len(res.kernels) - top))
     above = kernels_above_empirical(res, top)
     if above:
         lines.append("! kernels above an empirical peak:")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from ..textfmt import clip_frame, clip_name
+from ..textfmt import clip_frame, clip_name, more_rows
 from .plots import heatmap_img
 
 EVEN_PCT = 5.0  # below this excess over the median rank, no rank is called the slowest
@@ -135,7 +135,13 @@ def format_report(rep, top: int = 10, units: str = "ms", all_ranks: bool = False
     with pd.option_context("display.max_rows", None, "display.max_columns", None,
                            "display.width", 250, "display.float_format", "{:.3f}".format):
         for title, df in sections(rep, top, units, all_ranks):
-            lines += [f"== {title} ==", clip_frame(df).to_string(index=False), ""]
+            lines += [f"== {title} ==", clip_frame(df).to_string(index=False)]
+            whole = {"SLOWEST": len(rep.slowest), "KERNEL SKEW": len(rep.kernel_skew)}
+            left = next((n - len(df) for k, n in whole.items() if title.startswith(k)), 0)
+            lines += [more_rows(left)] if left > 0 else []
+            lines.append("")
+        if len(rep.per_rank) > top and not all_ranks:
+            lines += [f"(the table of every rank, {len(rep.per_rank)} rows: use --all-ranks or --all)", ""]
     lines += [f"note: {n}" for n in rep.notes]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -9,7 +9,7 @@ from .. import stats
 from ..analysis.quiet import grouped
 from . import charts, figures
 from . import timeline as tl
-from .sections import Section, esc, table_html, table_md
+from .sections import Section, cut_note, esc, table_html, table_md
 
 
 def _chart(ctx, make, *args, post_script=None) -> str:
@@ -178,8 +178,11 @@ def summary_tables(ctx) -> Section:
         shown = stats.scale(df, ctx.units)
         rows = df.attrs.get("rows", len(df))
         more = f" (top {ctx.top} of {rows})" if rows > ctx.top else ""
-        body.append(f"<h3>{esc(stem.upper())}_STATS{esc(more)}</h3>" + table_html(shown.head(ctx.top)))
-        md.append(f"**{stem.upper()}_STATS{more}**\n\n" + table_md(shown.head(ctx.top)))
+        cut = f"<p class='muted'>{esc(cut_note(rows - ctx.top))}</p>" if more else ""
+        body.append(f"<h3>{esc(stem.upper())}_STATS{esc(more)}</h3>" + table_html(shown.head(ctx.top))
+                    + cut)
+        md.append(f"**{stem.upper()}_STATS{more}**\n\n" + table_md(shown.head(ctx.top))
+                  + (f"\n_{cut_note(rows - ctx.top)}_\n" if more else ""))
     note = f"rocprofv3's summary tables; times in {ctx.units}; StdDev is the sample standard deviation."
     return Section("tables", "Summary tables", "\n".join(body), "\n".join(md), {}, note)
 

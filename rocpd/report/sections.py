@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from .. import stats
 from ..stats import clip_long
-from ..textfmt import scaled
+from ..textfmt import more_rows, scaled
 
 OPTIONAL: list[str] = [
     "rocpd.report.diff:report_changes",  # against a baseline run (rocpd report --baseline)
@@ -126,7 +126,7 @@ def table_html(df, units: str = "us", max_rows: int | None = None) -> str:
             shown[c] = shown[c].map(lambda v: clip_long(v, 90) if isinstance(v, str) else v)
     with pd.option_context("display.float_format", "{:,.3f}".format):
         body = shown.to_html(index=False, escape=True, border=0, na_rep="")
-    more = (f"<p class='muted'>first {max_rows} of {len(df)} rows</p>"
+    more = (f"<p class='muted'>first {max_rows} of {len(df)} rows; {cut_note(len(df) - max_rows)}</p>"
             if max_rows and len(df) > max_rows else "")
     return body + more
 
@@ -148,8 +148,13 @@ def table_md(df, units: str = "us", max_rows: int | None = None) -> str:
     lines += ["| " + " | ".join(cell(v) for v in row) + " |"
               for row in shown.itertuples(index=False)]
     if max_rows and len(df) > max_rows:
-        lines.append(f"\n_first {max_rows} of {len(df)} rows_")
+        lines.append(f"\n_first {max_rows} of {len(df)} rows; {cut_note(len(df) - max_rows)}_")
     return "\n".join(lines) + "\n"
+
+
+def cut_note(left: int) -> str:
+    """What a report table cut to its top rows says of the rest: the console's line."""
+    return more_rows(left, "rocpd report --all")
 
 
 def esc(text) -> str:

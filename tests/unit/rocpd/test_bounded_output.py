@@ -13,6 +13,7 @@ from rocpd.io.filters import Filter
 from rocpd.summary import core as _summary
 from rocpd.summary.sql import region_tables
 from rocpd.testing import DatabaseBuilder
+from rocpd.textfmt import TOP_ROWS
 
 T = 1_000_000
 
@@ -36,11 +37,11 @@ def _section(out, title):
     return out.split(f"== {title} ==\n", 1)[1].split("\n\n", 1)[0].splitlines()
 
 
-def test_summary_shows_the_top_20_and_says_how_many_more(cli, big):
+def test_summary_shows_the_top_rows_and_says_how_many_more(cli, big):
     rc, out, _ = cli("summary", big)
     assert rc == 0
     rows = _section(out, "MARKER_API_STATS")
-    assert len(rows) == 1 + 20 + 1 and rows[-1] == "… and 10 more (use --all)"
+    assert len(rows) == 1 + TOP_ROWS + 1 and rows[-1] == f"… and {30 - TOP_ROWS} more (use --all)"
     assert "… and" not in "\n".join(_section(out, "KERNEL_STATS"))  # 4 rows: all shown
 
 

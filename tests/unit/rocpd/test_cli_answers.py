@@ -65,7 +65,7 @@ def _ranks_of(out, title):
 
 
 def test_analyze_orders_ranks_as_numbers(cli, twelve):
-    rc, out, _ = cli("analyze", twelve, "--section", "temporal", "--section", "idle")
+    rc, out, _ = cli("analyze", twelve, "--section", "temporal", "--section", "idle", "--all")
     assert rc == 0
     assert _ranks_of(out, "TEMPORAL BREAKDOWN (WHOLE RUN, FROM EACH GPU'S FIRST ACTIVITY)") == \
         list(range(12))
