@@ -60,12 +60,12 @@ def add_parser(sub) -> None:
                         " the least idle, this share of each run at each end, are left out (the"
                         " host's rare long pauses; 0: plain means; default 0.2); GPU work is the"
                         " mean over all steps")
-    g.add_argument("--run-noise", type=float, default=0.5, metavar="FRACTION",
+    g.add_argument("--run-noise", type=float, default=None, metavar="FRACTION",
                    help="with one run per side, a host-side change (GPU idle, host waits, step"
                         " time that GPU work does not explain, all of a run without GPU work)"
-                        " counts from this share of a baseline step (default 0.5: host-side time"
-                        " moves 20-30 %% between runs, now and then half a step); with several"
-                        " runs, their spread decides")
+                        " counts from this share of a baseline step (default: never with GPU"
+                        " work, whose verdict then rests on GPU work; 0.5 without: host-side time"
+                        " moves 20-30 %% between runs); with several runs, their spread decides")
     p.add_argument("--format", choices=["text", "csv", "json", "html", "md"],
                    help="text on standard output (default); csv/json: one file per table"
                         " PREFIX_<table>; html/md: a report page (default from -o's extension)")

@@ -40,7 +40,7 @@ __all__ = ["diff", "Diff", "Settings"]
 
 def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float = 0.95,
          resamples: int = 2000, seed: int = 0, min_change: float = 0.05, min_share: float = 0.005,
-         min_idle: float = 0.05, trim: float = 0.2, run_noise: float = 0.5, **filters) -> Diff:
+         min_idle: float = 0.05, trim: float = 0.2, run_noise: float | None = None, **filters) -> Diff:
     """The diff of ``b`` (new) against ``a`` (baseline). ``a``, ``b``: a Connection, a path
     (file, folder, glob) or a list of paths, holding one run or several: the databases of a side
     are split into runs by time (rocpd.diff.runs; a run's ranks overlap, two runs do not), and
@@ -55,7 +55,9 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
     ``trim``: the share of each run's steps with the most, and with the least, GPU idle that its
     idle per step leaves out (a trimmed mean: the host's rare long pauses are not a change of
     the program; 0: plain means); GPU work is the mean over all steps. ``run_noise`` (share of
-    a baseline step): with one run per side, how large a host-side change must be to count.
+    a baseline step): with one run per side, how large a host-side change must be to count
+    (None: never for runs with GPU work, whose verdict then rests on GPU work; half a step for
+    runs without; rocpd.diff.runs).
     ``filters``: as every rocpd table takes them (rank, pid,
     time window, kernel regex), applied to both runs."""
     settings = Settings(confidence, resamples, seed, min_change, min_share, min_idle, trim,

@@ -36,13 +36,15 @@ judged as work is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..errors import RocpdError
 from . import runs
 
+CPU_RUN_NOISE = 0.5  # rocpd.diff.runs: one run per side, runs without GPU work
 CHUNK = 512  # rows resampled at a time: bounds memory at CHUNK x resamples floats
 
 
@@ -55,7 +57,7 @@ class Settings:
     min_share: float = 0.005
     min_idle: float = 0.05
     trim: float = 0.2
-    run_noise: float = 0.5  # rocpd.diff.runs: host-side changes with one run per side
+    run_noise: float | None = None  # rocpd.diff.runs: host-side changes, one run per side
 
     def check(self) -> Settings:
         if not 0.5 <= self.confidence < 1:
@@ -67,10 +69,18 @@ class Settings:
         if not 0 <= self.trim < 0.5:
             raise RocpdError(f"trim {self.trim}: give a share in [0, 0.5) of the steps to leave"
                              " out at each end of the GPU idle (0: plain means; default 0.2)")
-        if self.run_noise < 0:
+        if self.run_noise is not None and self.run_noise < 0:
             raise RocpdError(f"run_noise {self.run_noise}: give a share of a step, 0 or more"
-                             " (default 0.5)")
+                             " (default: none for runs with GPU work, 0.5 without)")
         return self
+
+    def for_runs(self, gpu: bool) -> Settings:
+        """These settings with ``run_noise`` resolved: given, or none for runs with GPU work
+        (with one run per side their verdict rests on GPU work) and half a step without
+        (rocpd.diff.runs)."""
+        if self.run_noise is not None:
+            return self
+        return replace(self, run_noise=math.inf if gpu else CPU_RUN_NOISE)
 
     def statistic(self) -> str:
         """How a run's figure per step is formed, in words (a diff's header says it)."""

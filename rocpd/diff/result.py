@@ -146,6 +146,7 @@ def compute(base, new, pa, pb, settings: Settings, scope: str = "all processes",
     ``full``, only its summary and items (the per-rank table reads no more)."""
     import pandas as pd
 
+    settings = settings.for_runs(base.gpu)
     b = Builder(pa, pb, lambda na, nb, ia, ib, ra, rb: Resampler(na, nb, settings, ia, ib, ra, rb))
     items = b.items()
     if full:

@@ -211,12 +211,16 @@ def rule(d, units: str = "us") -> str:
     if max(d.base.runs, d.new.runs) >= 2:
         runs = (f"a host-side change also outside the {s.confidence:.0%} t interval of the"
                 f" {d.base.runs} + {d.new.runs} runs' own figures (their run-to-run spread)")
+    elif math.isinf(s.run_noise):
+        runs = ("a host-side change (GPU idle, host waits, step time that GPU work does not"
+                " explain) never with one run per side: host-side time moves 20-30 % from run"
+                " to run, so the verdict rests on GPU work; repeat the runs to judge the host")
     else:
         runs = (f"a host-side change (GPU idle, host waits, step time that GPU work does not"
                 f" explain{'' if d.base.gpu else ', all of a run without GPU work'}) also >="
                 f" {s.run_noise:.0%} of a baseline step ({fmt_ns(s.run_noise * step, units)}"
-                f" {units}): host-side time moves that much from run to run, one run per side"
-                f" cannot tell less")
+                f" {units}): host-side time moves by tens of per cent from run to run, one run"
+                f" per side cannot tell less")
     return (f"the interval excludes 0, the change is >= {s.min_change:.0%} of the time and >= "
             f"{s.min_share:.1%} of a baseline step ({fmt_ns(s.min_share * step, units)} {units});"
             f" a change that is mostly GPU idle (the host's pace) >= {idle:.1%} of a baseline step"
