@@ -100,8 +100,15 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
 def _open(x):
     if hasattr(x, "parts"):
         return x, False
-    paths = [str(p) for p in x] if isinstance(x, (list, tuple)) else [str(x)]
+    # a list of runs may hold lists (one run's rank databases): the runs are found by time
+    paths = [str(p) for p in _flat(x)]
     return Connection(*paths), True
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        return [p for item in x for p in _flat(item)]
+    return [x]
 
 
 def _rank_pairs(pa, pb):

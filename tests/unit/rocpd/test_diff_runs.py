@@ -99,6 +99,8 @@ def test_runs_are_split_by_time_from_folders_and_globs(runs, cli):
     slow_glob = runs["slow"][0].rsplit("/", 1)[0] + "/slow*.db"
     d = rocpd.diff(a_dir, slow_glob)
     assert d.base.runs == d.new.runs == 3 and d.steps_base == 90
+    nested = rocpd.diff([[p] for p in runs["a"]], tuple(runs["slow"]))
+    assert nested.base.runs == nested.new.runs == 3
     rc, out, err = cli("diff", *runs["a"], "--", *runs["slow"], "--all")
     assert rc == 0, err
     assert "verdict: 1 significant change; first: model.py:23 kernel" in out
