@@ -92,6 +92,16 @@ def open_ro(path: str) -> sqlite3.Connection:
     return conn
 
 
+def check_database(path: str) -> list[Part]:
+    """What every reader checks before trusting a file, for commands that only name it (``rocpd
+    package``): a readable SQLite file (SQLite refuses one shorter than its header says) in rocpd schema v3; its parts."""
+    conn = open_ro(path)
+    try:
+        return inspect(conn, path)
+    finally:
+        conn.close()
+
+
 def inspect(conn: sqlite3.Connection, path: str, schema: str = "main") -> list[Part]:
     """Find the parts of one attached file, checking it is rocpd schema v3."""
     try:

@@ -9,7 +9,7 @@ import os
 import shutil
 
 from ..errors import RocpdError
-from .files import expand_paths
+from .files import check_database, expand_paths
 from .package import write_index
 
 
@@ -30,6 +30,8 @@ def package(inputs, output_path: str | None = None, consolidate: bool = False,
     databases ``inputs`` name (files, globs, folders, index files, .rpdb folders); returns the
     index path."""
     files = expand_paths(inputs)
+    for f in files:  # every input checked before anything is written or moved
+        check_database(f)
     out_dir = output_folder(output_path, consolidate)
     if consolidate:
         os.makedirs(out_dir, exist_ok=True)
