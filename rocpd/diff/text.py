@@ -4,6 +4,7 @@ them (and ``print(d)`` in a notebook)."""
 from __future__ import annotations
 
 import math
+import os
 
 from .runs import RECOMMENDED_RUNS
 
@@ -119,8 +120,8 @@ def _repeat(d) -> str:
     if max(d.base.runs, d.new.runs) >= 2:
         return f" ({d.base.runs} + {d.new.runs} runs)"
     n = RECOMMENDED_RUNS
-    a = " ".join([where(d.base.paths)] + [f"A{i}" for i in range(2, n + 1)])
-    b = " ".join([where(d.new.paths)] + [f"B{i}" for i in range(2, n + 1)])
+    a = " ".join([_argument(d.base.paths)] + [f"A{i}" for i in range(2, n + 1)])
+    b = " ".join([_argument(d.new.paths)] + [f"B{i}" for i in range(2, n + 1)])
     return (f"; to judge host-side changes, record each run {n - 1} more times (A2.., B2..) and"
             f" give them all: rocpd diff {a} -- {b}")
 
@@ -190,10 +191,18 @@ def _ranks(df, units, top) -> str:
     return out.to_string(index=False) + _more(df, shown)
 
 
+def _argument(paths) -> str:
+    """The databases of a run as one command-line argument: the file, or their folder."""
+    if len(paths) == 1:
+        return paths[0]
+    try:
+        return os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in paths]) + "/"
+    except ValueError:
+        return paths[0]
+
+
 def where(paths) -> str:
     """The databases of a run: their names, or how many in which folder."""
-    import os
-
     if len(paths) <= 2:
         return ", ".join(paths)
     try:
