@@ -169,6 +169,10 @@ std::string start_window(State& s, unsigned long long duration_ms,
   const unsigned k = s.windows + 1;
   cfg.output_template = window_template(s.base.output_template, k);
   cfg.metadata.emplace_back("rocprof.on_demand.window", std::to_string(k));
+  // What the window added to the run's settings: its options, as `rocprof ctl` sent them.
+  std::string added;
+  for (const std::string& line : overrides) added += (added.empty() ? "" : " ") + line;
+  cfg.metadata.emplace_back("rocprof.on_demand.window_settings", added);
   const uint64_t t0 = now_ns();
   if (!session::start(cfg, &why)) return "error window " + std::to_string(k) + ": " + why;
   s.windows = k;

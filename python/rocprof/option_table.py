@@ -2,7 +2,8 @@
 help, and the activities it asks to record (rocprof._core.Activity names, the vocabulary the
 backends read). The argparse declarations (cli/run_parser.py), the sets of options that take a
 value or an optional [BOOL] (cli/run.py's split of the command line), the keys of -i input
-files and the activities a session records all come from this table.
+files, the activities a session records and the options of a `rocprof ctl start` window
+(the rows marked `window`) all come from this table.
 
 Kinds:
   bool    rocprofv3's flag with an optional BOOL (`--kernel-trace`, `--sys-trace=false`)
@@ -21,15 +22,19 @@ class Option:
     """One option (plain class: every `rocprof run` builds the table before the program starts,
     and dataclasses would cost more than the table)."""
 
-    __slots__ = ("names", "kind", "help", "activities", "group", "argparse", "dest")
+    __slots__ = ("names", "kind", "help", "activities", "group", "argparse", "dest", "window")
 
     def __init__(self, names: tuple[str, ...], kind: str, help: str,  # noqa: A002
-                 activities: tuple[str, ...] = (), group: str = "", argparse: dict | None = None):
+                 activities: tuple[str, ...] = (), group: str = "", argparse: dict | None = None,
+                 window: bool = False):
         self.names = names
         self.kind = kind
         self.help = help
         self.activities = activities  # what a true value asks to record
         self.group = group
+        # Also an option of a window (`rocprof ctl start`, `rocprof attach`): what it records
+        # a live backend can begin to record at any time, so a window may add it.
+        self.window = window
         self.argparse = argparse or {}  # further add_argument keywords
         # The attribute its value lands in, as argparse names it (read for every option each
         # time a session's activities are worked out: named once here).
@@ -92,8 +97,8 @@ SYS_TRACE = ("markers", *dict.fromkeys(a for acts in _GPU_TRACE.values() for a i
 
 
 def _o(group: str, *names: str, kind: str, help: str, activities: tuple[str, ...] = (),  # noqa: A002
-       **argparse) -> Option:
-    return Option(names, kind, help, activities, group, argparse)
+       window: bool = False, **argparse) -> Option:
+    return Option(names, kind, help, activities, group, argparse, window)
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -150,13 +155,16 @@ OPTIONS: tuple[Option, ...] = (
     # ---- tracing ----
     _o("tracing", "--marker-trace", kind="bool", activities=("markers",),
        help="ROCTx ranges and marks (always on)"),
-    _o("tracing", "--kernel-trace", kind="bool", activities=_GPU_TRACE["--kernel-trace"],
+    _o("tracing", "--kernel-trace", kind="bool", activities=_GPU_TRACE["--kernel-trace"], window=True,
        help="GPU kernel dispatches (on by default where a GPU backend is live)"),
     _o("tracing", "--memory-copy-trace", kind="bool", activities=_GPU_TRACE["--memory-copy-trace"],
+       window=True,
        help="GPU memory copies and sets (on by default where a GPU backend is live)"),
     _o("tracing", "--memory-allocation-trace", kind="bool",
-       activities=_GPU_TRACE["--memory-allocation-trace"], help="GPU allocations and frees"),
-    _o("tracing", "-r", "--runtime-trace", kind="bool", activities=(*_GPU_TRACE["--runtime-trace"], "collectives"),
+       activities=_GPU_TRACE["--memory-allocation-trace"], window=True,
+       help="GPU allocations and frees"),
+    _o("tracing", "-r", "--runtime-trace", kind="bool",
+       activities=(*_GPU_TRACE["--runtime-trace"], "collectives"), window=True,
        help="GPU runtime and driver API calls and synchronisations (costly: every CUDA call "
             "becomes a record)"),
     _o("tracing", "--runtime-trace-all", kind="bool",
@@ -166,11 +174,11 @@ OPTIONS: tuple[Option, ...] = (
             "and CUPTI make inside, e.g. cuDevicePrimaryCtxGetState, cuKernelGetName): "
             "~20 records per kernel of a PyTorch step. Metadata rocprof.cupti.api_left_out "
             "lists what was left out"),
-    _o("tracing", "--hip-trace", kind="bool", activities=_GPU_TRACE["--hip-trace"],
+    _o("tracing", "--hip-trace", kind="bool", activities=_GPU_TRACE["--hip-trace"], window=True,
        help="AMD: HIP runtime API calls, each tied to its GPU work by correlation id"),
-    _o("tracing", "--hsa-trace", kind="bool", activities=_GPU_TRACE["--hsa-trace"],
+    _o("tracing", "--hsa-trace", kind="bool", activities=_GPU_TRACE["--hsa-trace"], window=True,
        help="AMD: HSA API calls (every call: costly)"),
-    _o("tracing", "-s", "--sys-trace", kind="bool", activities=SYS_TRACE,
+    _o("tracing", "-s", "--sys-trace", kind="bool", activities=SYS_TRACE, window=True,
        help="all of the above"),
     _o("tracing", "--selected-regions", kind="bool",
        help="start paused: record only between roctxProfilerResume and roctxProfilerPause "
@@ -248,7 +256,7 @@ OPTIONS: tuple[Option, ...] = (
             "cycles); the period used is in the database's metadata "
             "(rocprof.pc_sampling.period)"),
     # ---- sampling ----
-    _o("sampling", "--sample", kind="rate", activities=("samples",), metavar="HZ",
+    _o("sampling", "--sample", kind="rate", activities=("samples",), window=True, metavar="HZ",
        help="sample the call stacks of every Python thread HZ times a second "
             "(without HZ: {sample_hz}; 1 to 100000); off by default"),
     _o("sampling", "--sampling-mode", kind="value", choices=("cpu", "wall"), default="cpu",
@@ -310,6 +318,11 @@ OPTIONS: tuple[Option, ...] = (
 def names(kind: str) -> frozenset[str]:
     """Every spelling of the options of one kind (split_argv: which take a value)."""
     return frozenset(n for o in OPTIONS if o.kind == kind for n in o.names)
+
+
+def window_options() -> tuple[Option, ...]:
+    """The options a window takes, in the table's order."""
+    return tuple(o for o in OPTIONS if o.window)
 
 
 def by_name(name: str) -> Option | None:

@@ -304,3 +304,19 @@ def test_sampled_window_without_samples_names_the_sampled_threads_cause(tmp_path
         meta = dict(c.execute("SELECT tag, value FROM rocpd_metadata"))
     assert meta["rocprof.sampling.samples_taken"] == "0"
     assert "--sampling-mode cpu" in meta["rocprof.sampling.no_samples"], meta
+
+
+def test_window_records_the_settings_its_options_added(tmp_path):
+    out, stop_file = tmp_path / "out", tmp_path / "stop"
+    proc = popen_rocprof("run", "--on-demand", "-d", out, "-o", "cp",
+                         WORKLOADS / "on_demand_server.py", stop_file)
+    try:
+        wait_for_sockets(out)
+        r = run_rocprof("ctl", "start", "--duration", "1s", "--memory-copy-trace", out)
+        assert r.returncode == 0, r.stderr
+    finally:
+        finish(proc, stop_file)
+    with open_db(Path(r.stdout.strip())) as c:
+        meta = dict(c.execute("SELECT tag, value FROM rocpd_metadata"))
+    added = meta["rocprof.on_demand.window_settings"].split()
+    assert {"cupti.copies=1", "cupti.sets=1", "hsa.copies=1"} <= set(added), added

@@ -70,8 +70,7 @@ def run(args) -> int:
                       output_file=args.output_file, kernel_trace=True, memory_copy_trace=True,
                       default_gpu=True)
     template = os.path.abspath(paths.database_template(options.output_dir, options.output_file))
-    gpu_options = [f for f in ctl.WINDOW_FLAGS if getattr(args, f)] + \
-        (["sys_trace"] if args.sys_trace else [])
+    gpu_options = ctl.window_flags(args)
     method = args.method
     try:
         if method == "auto":
@@ -109,10 +108,11 @@ def run(args) -> int:
 def _read_only(args, options, template: str, gpu_options: list[str]) -> int:
     """Samples the process from outside; its database's path on stdout."""
     if gpu_options:
-        flag = "--" + gpu_options[0].replace("_", "-")
-        raise AttachError(f"rocprof attach: read-only sampling records Python stacks only: {flag} "
+        raise AttachError(f"rocprof attach: read-only sampling records Python stacks only: "
+                          f"{gpu_options[0]} "
                           "needs our library in the process (--method ptrace or remote-exec)")
-    hz = readonly.DEFAULT_HZ if args.sample is None else args.sample
+    # --sample alone: the read-only sampler's own default rate
+    hz = readonly.DEFAULT_HZ if args.sample in (None, option_table.DEFAULT_RATE) else args.sample
     if not 1 <= hz <= 100_000:
         raise AttachError(f"rocprof attach: --sample must be between 1 and 100000 Hz, not {hz}")
     options.sample, options.sampling_mode = hz, args.sampling_mode

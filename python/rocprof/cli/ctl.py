@@ -17,9 +17,12 @@ import socket
 import sys
 import threading
 
+from .. import _core, backends, paths, run_report
+from .. import option_table as table
 from ..control import FOLDER, socket_of_pid
 from .errors import UsageError
 from .help_text import epilog
+from .run_parser import help_of
 
 EXAMPLES = (
     "rocprof ctl start --duration 10s           # 10 s of each process of an --on-demand run",
@@ -28,15 +31,11 @@ EXAMPLES = (
     "rocprof ctl status 12345                   # one process, by pid",
 )
 
-# Window options: what they add to the run's settings (capture/settings.hpp keys). A GPU
-# backend the run left off stays off: these choose what a live backend records.
-WINDOW_FLAGS = {
-    "kernel_trace": ("cupti.kernels=1", "hsa.kernels=1"),
-    "memory_copy_trace": ("cupti.copies=1", "hsa.copies=1"),
-    "memory_allocation_trace": ("cupti.allocations=1", "hsa.allocations=1"),
-    "runtime_trace": ("cupti.runtime_api=1", "cupti.driver_api=1", "cupti.sync=1",
-                      "hsa.hip_api=1"),
-}
+WINDOW_HELP = (
+    "The run's own options (rocprof run --help), each turning on for this window what it "
+    "names: a GPU backend the run left off stays off, ROCTx ranges are always recorded and "
+    "collectives follow the run's --rccl-trace."
+)
 
 
 def add_parser(p) -> None:
@@ -54,16 +53,14 @@ def add_parser(p) -> None:
     p.add_argument("--timeout", type=parse_duration, default="120s", metavar="TIME",
                    help="how long to wait for a process to answer (after --duration; default "
                         "120s)")
-    tr = p.add_argument_group("window options (added to what the run was given)")
-    tr.add_argument("--kernel-trace", action="store_true", help="GPU kernels")
-    tr.add_argument("--memory-copy-trace", action="store_true", help="GPU copies and sets")
-    tr.add_argument("--memory-allocation-trace", action="store_true",
-                    help="GPU allocations and frees")
-    tr.add_argument("-r", "--runtime-trace", action="store_true",
-                    help="GPU runtime/driver API calls and synchronisations")
-    tr.add_argument("-s", "--sys-trace", action="store_true", help="all of the above")
-    tr.add_argument("--sample", type=int, default=None, metavar="HZ",
-                    help="Python call-stack sampling at HZ (Python processes)")
+    tr = p.add_argument_group("window options (added to what the run was given)", WINDOW_HELP)
+    for option in table.window_options():
+        if option.kind == "rate":
+            tr.add_argument(*option.names, nargs="?", const=table.DEFAULT_RATE, type=int,
+                            help=help_of(option), **option.argparse)
+        else:  # bool: what a window adds is on, so the flag alone says it
+            tr.add_argument(*option.names, action="store_true", help=help_of(option),
+                            **option.argparse)
 
 
 def parse_duration(text: str) -> float:
@@ -76,23 +73,28 @@ def parse_duration(text: str) -> float:
 parse_duration.__name__ = "TIME"
 
 
-def window_options(args) -> list[str]:
-    lines: list[str] = []
-    for flag, keys in WINDOW_FLAGS.items():
-        if getattr(args, flag) or args.sys_trace:
-            lines += keys
-    if args.sample is not None:
-        if not 1 <= args.sample <= 100_000:
-            raise UsageError(f"rocprof ctl: --sample must be between 1 and 100000 Hz, not "
-                             f"{args.sample}")
-        lines.append(f"sampling.hz={args.sample}")
+def window_flags(args) -> list[str]:
+    """The window's tracing options given (each one's long name), for `rocprof attach`."""
+    return [o.names[-1] for o in table.window_options()
+            if o.kind == "bool" and getattr(args, o.dest, False)]
+
+
+def window_settings(args) -> list[str]:
+    """The settings lines (capture/settings.hpp keys) the window's options add to the run's: a
+    GPU backend's section is its name, each activity it supports one key."""
+    asked = table.activities(args)
+    lines = [f"{b.name}.{a}=1" for b in backends.BACKENDS if b.gpu for a in b.activities
+             if a in asked]
+    if "samples" in asked:
+        hz = _core.SamplingSettings.DEFAULT_HZ if args.sample is table.DEFAULT_RATE else args.sample
+        if not 1 <= hz <= 100_000:
+            raise UsageError(f"rocprof ctl: --sample must be between 1 and 100000 Hz, not {hz}")
+        lines.append(f"sampling.hz={hz}")
     return lines
 
 
 def run_folder(output_dir: str | None) -> str:
     """The part of the run's output folder without placeholders: where `ctl` looks."""
-    from .. import paths
-
     parts = paths.anchored_dir(output_dir).split(os.sep)
     for i, part in enumerate(parts):
         if "%" in part:
@@ -103,8 +105,6 @@ def run_folder(output_dir: str | None) -> str:
 
 def announce(options) -> None:
     """The launcher's line for an --on-demand run: how to start a window."""
-    from .. import run_report
-
     run_report.say(f"rocprof: --on-demand: nothing is recorded until `rocprof ctl start "
                    f"[--duration 10s] {run_folder(options.output_dir)}`")
 
@@ -166,7 +166,7 @@ def run(args) -> int:
         return 2
     if args.action == "start":
         ms = int(args.duration * 1000) if args.duration else 0
-        lines = [f"start {max(ms, 1) if args.duration else 0}", *window_options(args)]
+        lines = [f"start {max(ms, 1) if args.duration else 0}", *window_settings(args)]
     else:
         lines = [args.action]
     timeout = args.timeout + (args.duration or 0.0)

@@ -55,15 +55,23 @@ def _core_default(settings: str, name: str, fallback: int) -> int:
 
 def add_parser(p) -> None:
     """The declarations of python/rocprof/option_table.py, in its groups and order."""
-    fill = {"{sample_hz}": str(_core_default("SamplingSettings", "DEFAULT_HZ", 1000)),
-            "{metrics_hz}": str(_core_default("MetricsSettings", "DEFAULT_HZ", 20)),
-            "{metrics_max}": str(_core_default("MetricsSettings", "MAX_HZ", 1000))}
     p.epilog = epilog(OUTPUT_HELP, TRACE_HELP, COUNTERS_HELP, examples=EXAMPLES)
     for group in table.GROUPS:
         g = p.add_argument_group(group.title, group.description)
         for option in table.OPTIONS:
             if option.group == group.key:
-                _declare(g, option, fill)
+                _declare(g, option)
+
+
+def help_of(option: table.Option) -> str:
+    """An option's help with the core's numbers in place (`rocprof ctl` shows the same text)."""
+    fill = {"{sample_hz}": str(_core_default("SamplingSettings", "DEFAULT_HZ", 1000)),
+            "{metrics_hz}": str(_core_default("MetricsSettings", "DEFAULT_HZ", 20)),
+            "{metrics_max}": str(_core_default("MetricsSettings", "MAX_HZ", 1000))}
+    text = option.help
+    for key, value in fill.items():
+        text = text.replace(key, value)
+    return text
 
 
 def _formats_help() -> str:
@@ -94,10 +102,8 @@ class _OutputFormats(argparse._StoreAction):
         self._help = value
 
 
-def _declare(g, option: table.Option, fill: dict[str, str]) -> None:
-    text = option.help
-    for key, value in fill.items():
-        text = text.replace(key, value)
+def _declare(g, option: table.Option) -> None:
+    text = help_of(option)
     kw = dict(option.argparse)
     if "type" in kw:
         kw["type"] = v3.TYPES.get(kw["type"], kw["type"])
