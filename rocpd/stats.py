@@ -24,6 +24,7 @@ from .collectives import text as collectives_text
 from .counters import metrics, pmc
 from .io.connection import Connection
 from .io.filters import Filter
+from .io.output_file import open_output
 from .summary import core as _summary
 from .summary import samples
 from .summary.sql import local, region_tables
@@ -31,12 +32,14 @@ from .textfmt import (  # noqa: F401 - re-exported: part of rocpd.stats' API
     _TIME_COLS,
     _UNITS,
     NAME_WIDTH,
+    SAMPLES_MISSED_ADVICE,
     TEXT_WIDTH,
     TOP_ROWS,
     clip_frame,
     clip_long,
     clip_name,
     more_rows,
+    samples_missed,
     scale,
 )
 
@@ -84,10 +87,11 @@ def cut(df, top: int | None, by: str | None = None):
     return df
 
 
-def more_line(df, top: int | None) -> str:
-    """"… and K more (use --all)" where ``df`` (cut by :func:`cut`) leaves rows out, else ""."""
+def more_line(df, top: int | None, how: str = "--all") -> str:
+    """"… and K more (use --all)" where ``df`` (cut by :func:`cut`) leaves rows out, else "";
+    ``how``: the command that shows them, where --all is not an option of the reader's."""
     left = df.attrs.get("rows", len(df)) - len(df)
-    return more_rows(left) + "\n" if top is not None and left > 0 else ""
+    return more_rows(left, how) + "\n" if top is not None and left > 0 else ""
 
 
 class Summary(dict):
@@ -136,7 +140,8 @@ def summarize(db, top: int | None = None, units: str = "ns", by: str | None = No
     db_, owned = _open(db)
     try:
         return Summary(collect(db_, by=by, **filters), format_drops(db_), top, units,
-                       samples=samples.format_summary(db_, top=top or 10), by=by)
+                       samples=samples.format_summary(db_, top=top or TOP_ROWS, cut=top is not None),
+                       by=by)
     finally:
         if owned:
             db_.close()
@@ -242,7 +247,7 @@ def _cell(col: str, value) -> str:
 def write_stats_frame(df, path: str) -> None:
     """One stats CSV as rocprofv3 writes it: header and names quoted, numbers as stats_formatter."""
     cols = list(df.columns)
-    with open(path, "w", newline="") as fh:
+    with open_output(path, newline="") as fh:
         fh.write(",".join(_cell("", c) for c in cols) + "\n")
         for row in df.itertuples(index=False, name=None):
             fh.write(",".join(_cell(c, v) for c, v in zip(cols, row, strict=True)) + "\n")
@@ -261,12 +266,13 @@ def write_stats_csv(db_path, out_prefix: str, **filters) -> list[str]:
         dev = metrics.summary(db, **filters)
         if len(dev):  # sampled counters (--process-freq): min/mean/max, not durations
             path = f"{out_prefix}_device_metrics_stats.csv"
-            dev.to_csv(path, index=False)
+            with open_output(path, newline="") as fh:
+                dev.to_csv(fh, index=False)
             written.append(path)
         drops = db.dropped_records()
         if drops:
             path = f"{out_prefix}_dropped_records.csv"
-            with open(path, "w", newline="") as fh:
+            with open_output(path, newline="") as fh:
                 w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
                 w.writerow(["Tag", "Count"])
                 w.writerows(sorted(drops.items()))
@@ -278,7 +284,7 @@ def write_stats_csv(db_path, out_prefix: str, **filters) -> list[str]:
 
 
 def format_table(title: str, df, units: str = "ns", top: int | None = None,
-                 by: str | None = None) -> str:
+                 by: str | None = None, how: str = "--all") -> str:
     """``df`` as console text: at most ``top`` rows (of each ``by`` group), long names clipped,
     then "… and K more (use --all)" when rows are left out."""
     import pandas as pd
@@ -289,28 +295,43 @@ def format_table(title: str, df, units: str = "ns", top: int | None = None,
                            "display.width", 250, "display.max_colwidth", 80,
                            "display.float_format", "{:.3f}".format):
         body = shown.to_string(index=False)
-    return f"{title}\n{body}\n{more_line(df, top)}"
+    return f"{title}\n{body}\n{more_line(df, top, how)}"
 
 
 def format_drops(db) -> str:
     drops = db.dropped_records()
     if not drops:
         return "Dropped records: not recorded by this database\n"
-    lines = [f"  {k}: {v}" for k, v in sorted(drops.items())]
     total = db.dropped_total()
-    head = "Dropped records: none" if total == 0 else f"Dropped records: {total} LOST"
-    return head + "\n" + "\n".join(lines) + "\n"
+    # The causes that lost something (the total row is the head's number): a list of zeros
+    # says nothing the head does not.
+    lines = [f"  {k}: {v}" for k, v in sorted(drops.items())
+             if v and (k != "rocprof.dropped_records" or len(drops) == 1)]
+    missed, taken = samples.missed_and_taken(db)
+    if total == 0:
+        head = "Dropped records: none"
+    elif total == missed:  # missed timer ticks only: no trace record is lost
+        head = f"Dropped records: {total}, all of them call-stack samples"
+    else:
+        head = f"Dropped records: {total} LOST"
+    if missed:  # the findings' words (rules.caveats), so that both say the same
+        lines.append(f"  {samples_missed(missed, taken)[0]}: {SAMPLES_MISSED_ADVICE}")
+    return "\n".join([head, *lines]) + "\n"
 
 
 def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
-                   by: str | None = None, domains: list[str] | None = None, **filters) -> str:
+                   by: str | None = None, domains: list[str] | None = None, how: str = "--all",
+                   sample_funcs: int | None = None, **filters) -> str:
+    """The summary's text (see the module's text); ``how``: what a cut table names to show the
+    rest (``rocprof run -S`` names a rocpd command); ``sample_funcs``: rows of the samples'
+    functions table (default ``top``)."""
     db, owned = _open(db_path)
     try:
         tables = collect(db, by=by, top=top, **filters)
         parts = []
         for stem, df in tables.items():
             if domains is None or stem in domains:
-                parts.append(format_table(f"== {stem.upper()}_STATS ==", df, units, top, by))
+                parts.append(format_table(f"== {stem.upper()}_STATS ==", df, units, top, by, how))
         if not tables:
             parts.append("No timed records in this database.\n")
         if domains is None or "device_metrics" in domains:
@@ -318,7 +339,8 @@ def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
             if table:
                 parts.append(table)
         if domains is None or "samples" in domains:
-            table = samples.format_summary(db, top=top or 10)
+            table = samples.format_summary(db, top=top or TOP_ROWS, cut=top is not None,
+                                           funcs=sample_funcs)
             if table:  # call-stack sampling was on (--sample)
                 parts.append(table)
         if domains is None or "counter_collection" in domains:

@@ -95,6 +95,21 @@ def more_rows(left: int, how: str = "--all") -> str:
     return f"… and {left} more (use {how})"
 
 
+def samples_missed(missed: int, taken: int) -> tuple[str, float]:
+    """The words for call-stack samples lost (timer ticks not taken, samples not stored): one
+    text wherever they are reported (the findings, the summaries' drop counts), and the share
+    of the intended samples they are."""
+    intended = taken + missed
+    share = missed / intended if intended else 1.0
+    pct = f"{100.0 * share:.0f} %" if share >= 0.01 or share == 0 else f"{100.0 * share:.1f} %"
+    return (f"{missed:,} of {intended:,} call-stack samples were not taken or not stored ({pct}):"
+            " the sample counts undercount that much"), share
+
+
+# What to do about missed samples, beside samples_missed's words.
+SAMPLES_MISSED_ADVICE = "sample less often (--sample HZ), or with --sampling-method thread"
+
+
 def records_were(n: int) -> str:
     """'1 record was' / '2,345 records were'."""
     return f"{n:,} record was" if n == 1 else f"{n:,} records were"

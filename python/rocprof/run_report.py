@@ -158,23 +158,13 @@ SUMMARY_STREAMS = ("stdout", "stderr")
 
 
 def _summary(databases: list[str], options) -> None:
-    from rocpd import stats
-    from rocpd.analysis.top import top_text
+    from rocpd import run_summary
 
-    parts = []
     try:
-        for path in databases:
-            if len(databases) > 1:
-                parts.append(f"== {path}")
-            parts.append(stats.format_summary(path, units=options.summary_units))
-        if len(databases) > 1:
-            parts.append(f"== all {len(databases)} processes")
-            parts.append(stats.format_summary(databases, units=options.summary_units))
-        parts.append(top_text(databases, 3))
+        text = run_summary.text(databases, units=options.summary_units)
     except Exception as e:  # noqa: BLE001 - a summary failure must not hide the exit code
         _failed("-S", e)
         return
-    text = "\n".join(parts)
     stream = (options.summary_output_file or "stdout").lower()
     if stream in SUMMARY_STREAMS:
         say(text, to_stdout=stream == "stdout")

@@ -11,6 +11,8 @@ step, as DataFrames (the numbers) and findings (what they mean, what to do).
     a.lines           # GPU time per Python line (launch sites)
     a.waits           # host waits (synchronisations, copies to host) per Python line
     a.ranges          # GPU time launched inside each ROCTx range
+    a.phases          # without GPU work: time in each ROCTx range, share of wall time (cpu.py)
+    a.hot_lines       # without GPU work: call-stack samples per innermost Python line
     a.findings()      # ranked plain-language findings (rocpd.analysis.findings)
 
 Every table is also a function of a Connection (``rocpd.analysis.temporal_breakdown(db)``), and
@@ -25,7 +27,8 @@ from dataclasses import dataclass, field
 
 from ..collectives import calls
 from ..errors import RocpdError
-from . import attribution, quiet, rules
+from ..summary.samples import missed_and_taken
+from . import attribution, cpu, quiet, rules
 from .activity import COMM_PATTERN, Process, load
 from .attribution import SHORT_KERNEL_NS
 from .breakdown import analyze_process
@@ -41,6 +44,8 @@ __all__ = ["analyze", "Analysis", "Process", "temporal_breakdown", "idle_breakdo
 SECTIONS = (
     ("findings", None, "Findings"),
     ("steps", "steps", "Steps"),
+    ("phases", "phases", "ROCTx phases (share of each process's wall time)"),
+    ("hot-lines", "hot_lines", "Hottest sampled lines"),
     ("temporal", "temporal", "Temporal breakdown (whole run, from each GPU's first activity)"),
     ("idle", "idle", "Idle breakdown (whole run)"),
     ("parts", "parts", "Start-up, steps and teardown"),
@@ -157,6 +162,14 @@ class Analysis:
     def ranges(self):
         return attribution.range_gpu_time(self.processes)
 
+    @functools.cached_property
+    def phases(self):
+        return cpu.phases(self)
+
+    @functools.cached_property
+    def hot_lines(self):
+        return cpu.hot_lines(self)
+
     def findings(self):
         if "findings" not in self._cache:
             self._cache["findings"] = rules.evaluate(self)
@@ -189,14 +202,14 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
         if name and not any(len(steps_of(p, name)) for p in procs):
             raise RocpdError(f"--step {name!r}: no ROCTx range of that name (or that name followed by"
                              " a number); list ranges with `rocpd analyze DB --section ranges`")
-    causes = db.dropped_records()
-    taken = 0
-    for _guid, tag, value in db.metadata():
-        if tag == "rocprof.sampling.samples_taken" and value.isdigit():
-            taken += int(value)
-    return Analysis(procs, name, source, short_ns, db.dropped_total(),
-                    samples_missed=causes.get("rocprof.dropped_records.sampling", 0),
-                    samples_taken=taken, collectives=calls(db))
+    return Analysis(procs, name, source, short_ns, collectives=calls(db), **drop_counts(db))
+
+
+def drop_counts(db) -> dict:
+    """The records lost while profiling and, of them, the call-stack samples missed, with the
+    samples taken: Analysis's fields, which the caveats (rules.caveats) word."""
+    missed, taken = missed_and_taken(db)
+    return {"dropped": db.dropped_total(), "samples_taken": taken, "samples_missed": missed}
 
 
 def _of(x, **kw) -> Analysis:

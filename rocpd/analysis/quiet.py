@@ -9,6 +9,9 @@ NO_GPU = ("no GPU work recorded (kernels, copies): `rocprof run` records them on
 NO_STEPS = ("no step range found: wrap each iteration in roctx.range(\"step\") (ROCTx ranges are "
             "recorded by default, --marker-trace) or name one with --step")
 STEPS_OFF = "steps turned off (--no-steps): the whole run is analysed as one"
+# The CPU-only tables (phases, hot lines) of a run with GPU work: the GPU tables say where its
+# time goes; left out without a line.
+GPU_RUN = "a run with GPU work: its GPU tables say where the time goes"
 
 
 def _gpu(a) -> bool:
@@ -26,6 +29,15 @@ def omitted(a, section: str) -> str | None:
         return None
     if section == "steps":
         return steps if a.steps.empty else None
+    if section in ("phases", "hot-lines"):
+        if _gpu(a):
+            return GPU_RUN
+        if section == "phases" and a.phases.empty:
+            return ("no ROCTx ranges recorded: roctx.range(...) in the program (recorded by "
+                    "default, --marker-trace)")
+        if section == "hot-lines" and a.hot_lines.empty:
+            return "no call-stack samples recorded: rocprof run --sample"
+        return None
     if section == "ranges":
         if a.ranges.empty:
             return ("no ROCTx ranges recorded: roctx.range(...) in the program (recorded by "
@@ -69,6 +81,6 @@ def grouped(a, sections) -> list[str]:
     by_reason: dict[str, list[str]] = {}
     for name in sections:
         why = omitted(a, name)
-        if why:
+        if why and why != GPU_RUN:
             by_reason.setdefault(why, []).append(name)
     return [f"not shown: {', '.join(names)}: {why}" for why, names in by_reason.items()]

@@ -4,12 +4,15 @@ the numbers as evidence and what to do about it."""
 
 from __future__ import annotations
 
-from ..textfmt import records_were
+from ..textfmt import SAMPLES_MISSED_ADVICE, records_were, samples_missed
 from . import scope
 from .collective_bandwidth import slow_collectives
 from .findings import Finding, _ms, _pct
 from .host_rules import between_steps, host_waits, launch_bound, startup
+from .hot_lines import hot_lines
 from .sites import short_site
+from .slow_phase import slowest_phase
+from .step_spread import step_spread
 from .steps import assign
 
 # Thresholds (fractions of the analysed GPU time unless said otherwise); the host-side rules'
@@ -167,18 +170,17 @@ def caveats(a) -> list[Finding]:
                            level="caveat"))
     if a.samples_missed:
         # A few missed ticks change no share; from 1 % of the samples they are a caveat.
-        intended = a.samples_taken + a.samples_missed
-        share = a.samples_missed / intended if intended else 1.0
-        out.append(Finding("missed-samples", f"{a.samples_missed:,} of {intended:,} call-stack "
-                           f"samples were not taken or not stored ({_pct(share)}): the sample "
-                           "counts undercount that much",
-                           "sample less often (--sample HZ), or with --sampling-method thread",
+        title, share = samples_missed(a.samples_missed, a.samples_taken)
+        out.append(Finding("missed-samples", title, SAMPLES_MISSED_ADVICE,
                            1.0 if share >= 0.01 else 0.0,
                            level="caveat" if share >= 0.01 else "info"))
     if not any(len(p.gpu) for p in a.processes):
-        out.append(Finding("no-gpu-work", "no GPU work was recorded: nothing to break down",
-                           "run on a GPU host with kernel tracing (rocprof run --kernel-trace or "
-                           "--sys-trace)", 1.0, level="caveat"))
+        cpu = any(len(p.ranges) for p in a.processes) or \
+            any(p.samples is not None and len(p.samples) for p in a.processes)
+        out.append(Finding("no-gpu-work", "no GPU work was recorded: " + (
+            "the findings below come from the ROCTx ranges and call-stack samples" if cpu else
+            "nothing to break down"), "run on a GPU host with kernel tracing (rocprof run "
+            "--kernel-trace or --sys-trace) for the GPU's side", 1.0, level="caveat"))
         return out
     tot, unit = scope.windows(a)
     if tot is not None and tot["IdleNs"] and tot["UnknownNs"] >= UNKNOWN_MIN * tot["SpanNs"]:
@@ -194,7 +196,8 @@ def caveats(a) -> list[Finding]:
 
 
 RULES = [caveats, launch_bound, host_waits, pageable_copies, collectives, slow_collectives,
-         stragglers, between_steps, memory_bound, top_code, startup]
+         stragglers, between_steps, memory_bound, top_code, startup,
+         slowest_phase, step_spread, hot_lines]  # the last three: runs without GPU work
 
 
 def evaluate(a) -> list[Finding]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import rocpd
 
 from ..analysis import SECTIONS, analyze
-from ..analysis.quiet import grouped
+from ..analysis.quiet import GPU_RUN, grouped
 from ..errors import RocpdError
 from ..textfmt import clip_frame, more_rows, records_were, scaled
 from . import (
@@ -108,6 +108,8 @@ def run(args) -> int:
                 else:
                     _write(findings_frame(fs), args, name)
                 continue
+            if a.omitted(name) == GPU_RUN:
+                continue
             df = getattr(a, attr)
             if args.format == "text" and a.omitted(name):
                 continue  # said in one line per reason below
@@ -134,8 +136,9 @@ def _header(db, a) -> str:
     lines = [f"rocpd analyze: {len(db.sources())} database(s), {len(procs)} process(es)"
              + (f", ranks {', '.join(map(str, ranks))}" if ranks else ""),
              f"step range: {steps}"]
-    if a.dropped:
-        lines.append(f"WARNING: {records_were(a.dropped)} dropped while profiling; figures undercount")
+    lost = a.dropped - a.samples_missed  # missed samples: a finding of their own
+    if lost:
+        lines.append(f"WARNING: {records_were(lost)} dropped while profiling; figures undercount")
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ import datetime
 import os
 
 from ..errors import RocpdError
+from ..io.output_file import open_output, write_bytes
 from ..summary.core import cached
 from . import sections as _sections
 from .sections import Context, Section, esc
@@ -113,7 +114,7 @@ def write_files(db, path: str, format: str | None = None, plots: str | None = No
     rel = os.path.relpath(trace, os.path.dirname(os.path.abspath(path)) or ".") if trace else None
     pieces = _pieces(db, format=fmt, perfetto=rel, perfetto_note=note, figure_dir=figure_dir,
                      **options)
-    with open(path, "w", encoding="utf-8") as fh:
+    with open_output(path, encoding="utf-8") as fh:
         for i, piece in enumerate(pieces):
             if i:
                 fh.write("\n")
@@ -137,8 +138,7 @@ def _save_figures(secs, figure_dir: str) -> dict[int, list[str]]:
             if fig is None:
                 continue
             os.makedirs(figure_dir, exist_ok=True)
-            with open(os.path.join(figure_dir, f"{name}.png"), "wb") as fh:
-                fh.write(png(fig))
+            write_bytes(os.path.join(figure_dir, f"{name}.png"), png(fig))
             out.setdefault(i, []).append(f"{name}.png")
     return out
 
@@ -223,7 +223,7 @@ def _html_parts(ctx, secs) -> list[str]:
     rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in _facts(ctx))
     parts.append(f"<details><summary class='muted'>run facts</summary><table class='facts'>{rows}"
                  "</table></details>")
-    if ctx.analysis.dropped:
+    if ctx.analysis.dropped - ctx.analysis.samples_missed:  # missed samples: a finding
         parts.append("<p class='warn'>Some records were dropped while profiling: figures below "
                      "undercount.</p>")
     if ctx.perfetto:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from .. import _schema
 from ..errors import RocpdError
 from ..io.connection import Connection
+from ..textfmt import TOP_ROWS, more_rows
 
 SAMPLE_CATEGORIES = ("PYTHON_SAMPLE", "CPU_SAMPLE")
 
@@ -180,6 +181,16 @@ def sampling_info(db) -> dict[str, str]:
     return {tag[len("rocprof.sampling."):]: value for tag, value in rows}
 
 
+def missed_and_taken(db) -> tuple[int, int]:
+    """(samples missed, samples taken) over every database of ``db``: missed ticks are counted
+    among the dropped records (rocprof.dropped_records.sampling), taken ones in the metadata."""
+    taken = 0
+    for _guid, tag, value in db.metadata():
+        if tag == "rocprof.sampling.samples_taken" and value.isdigit():
+            taken += int(value)
+    return db.dropped_records().get("rocprof.dropped_records.sampling", 0), taken
+
+
 def _file_counts(src):
     """(samples, Counter of innermost (function, file, line), Counter of (function, file) on the
     stack) of one file: run where the file is (a Dask worker's too)."""
@@ -200,10 +211,11 @@ def _file_counts(src):
     return len(rows), self_c, total_c
 
 
-def format_summary(db, top: int = 10) -> str:
-    """The samples table of `rocprof run -S` and `rocpd summary`: the lines where the sampled
-    threads were (innermost frame: self) and the functions that were on the stack (total), with
-    counts; "" when no samples were taken."""
+def format_summary(db, top: int = TOP_ROWS, cut: bool = True, funcs: int | None = None) -> str:
+    """The samples table of `rocprof run -S` and `rocpd summary`: the ``top`` lines where the
+    sampled threads were (innermost frame: self) and the ``funcs`` (default ``top``) functions
+    that were on the stack (total), with counts, each cut saying how to see the rest (``cut``
+    False: every row); "" when no samples were taken."""
     db = _db(db)
     n, self_c, total_c = 0, Counter(), Counter()
     for k, s_, t_ in db.map(_file_counts, label="samples"):
@@ -215,14 +227,19 @@ def format_summary(db, top: int = 10) -> str:
     how = ", ".join(x for x in (f"{info['hz']} Hz" if info.get("hz") else "",
                                 f"{info['mode']} time" if info.get("mode") else "") if x)
     head = f"== SAMPLES ({n} call-stack samples{', ' + how if how else ''}) =="
-    lines_ = sorted(self_c.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-    funcs = sorted(total_c.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    all_lines = sorted(self_c.items(), key=lambda kv: (-kv[1], kv[0]))
+    all_funcs = sorted(total_c.items(), key=lambda kv: (-kv[1], kv[0]))
+    lines_ = all_lines[:top] if cut else all_lines
+    funcs = all_funcs[:top if funcs is None else funcs] if cut else all_funcs
     width = max([len(k[0]) for k, _ in lines_ + funcs] + [8])
     out = [head, f"{'Self':>6} {'Self%':>6}  {'Function':<{width}}  Line"]
     out += [f"{c:>6} {100 * c / n:>5.1f}%  {fn:<{width}}  {file}:{line}"
             for (fn, file, line), c in lines_]
+    if len(all_lines) > len(lines_):
+        out.append(more_rows(len(all_lines) - len(lines_), "rocpd samples DB --lines --all"))
     out += ["", f"{'Total':>6} {'Total%':>6}  {'Function':<{width}}  File"]
     out += [f"{c:>6} {100 * c / n:>5.1f}%  {fn:<{width}}  {file}" for (fn, file), c in funcs]
-    out.append("(all of them: rocpd samples DB --lines; flame graph input: rocpd samples DB "
-               "--collapsed FILE)")
+    if len(all_funcs) > len(funcs):
+        out.append(more_rows(len(all_funcs) - len(funcs), "rocpd samples DB --by total --all"))
+    out.append("(flame graph: rocpd samples DB --flamegraph FILE.svg; its input: --collapsed FILE)")
     return "\n".join(out) + "\n"

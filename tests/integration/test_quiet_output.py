@@ -30,12 +30,13 @@ def test_analyze_of_a_cpu_only_run_has_no_empty_sections(tmp_path, capsys):
     assert "(no rows)" not in out
     assert "== TEMPORAL" not in out and "== GPU TIME BY ROCTX RANGE" not in out
     omitted = [ln for ln in out.splitlines() if ln.startswith("not shown:")]
-    assert len(omitted) == 3, out  # no GPU work; no step range; no ROCTx range
+    assert len(omitted) == 4, out  # no GPU work; no step range; no ROCTx range; no samples
     gpu = next(ln for ln in omitted if "no GPU work recorded" in ln)
     assert "temporal, idle, parts, per-step, launch" in gpu and "--kernel-trace" in gpu
     steps = next(ln for ln in omitted if ln.startswith("not shown: steps:"))
     assert 'roctx.range("step")' in steps
-    assert "not shown: ranges: no ROCTx ranges recorded" in out and "--marker-trace" in out
+    assert "not shown: phases, ranges: no ROCTx ranges recorded" in out and "--marker-trace" in out
+    assert "not shown: hot-lines: no call-stack samples recorded: rocprof run --sample" in out
 
 
 def test_omitted_sections_name_their_flag_on_a_gpu_trace(tmp_path, capsys):

@@ -123,7 +123,8 @@ def test_python_summary_object_keeps_whole_tables(big):
 
 
 def test_run_summary_is_bounded(tmp_path):
-    """rocprof run -S on a program with 300 distinct range names prints the top 20 of them."""
+    """rocprof run -S on a program with 300 distinct range names prints the top rows of them,
+    naming the rocpd command that shows the rest."""
     from tests.support import run_rocprof
 
     script = tmp_path / "names.py"
@@ -132,7 +133,9 @@ def test_run_summary_is_bounded(tmp_path):
     r = run_rocprof("run", "-d", tmp_path, "-o", "n", "-S", script)
     assert r.returncode == 0, r.stderr
     rows = _section(r.stdout, "MARKER_API_STATS")
-    assert len(rows) == 1 + 20 + 1 and rows[-1] == "… and 280 more (use --all)"
+    db = tmp_path / "n_results.db"
+    assert len(rows) == 1 + TOP_ROWS + 1
+    assert rows[-1] == f"… and {300 - TOP_ROWS} more (use rocpd summary --all {db})"
 
 
 @pytest.fixture
@@ -191,23 +194,29 @@ def test_report_timeline_lists_the_first_steps_and_says_how_many_more(cli, tmp_p
     assert "The first 4 steps are listed; 2 more are not." in page
 
 
-def test_run_summary_findings_without_gpu_work_load_nothing(big, tmp_path, monkeypatch):
-    """-S's findings on a run with no GPU op: the caveat, without loading every range."""
+def test_run_summary_findings_without_gpu_work_load_no_flood_of_ranges(big, tmp_path, monkeypatch):
+    """-S's findings on a run with no GPU op: its phases from the ranges, unless there are more
+    ranges than CPU_RANGES_MAX (then the caveats alone, without loading every range)."""
     from rocpd import analysis
     from rocpd.analysis import top as findings
 
     cpu_only = tmp_path / "cpu.db"
     with DatabaseBuilder(cpu_only) as b:
         for i in range(50):
-            b.marker(f"r{i}", T + i * 100, T + i * 100 + 50)
+            name = "r" + "".join(chr(97 + int(d)) for d in str(i))  # no number: 50 names
+            b.marker(name, T + i * 100, T + i * 100 + 50 + i)
     with rocpd.connect(cpu_only) as db:
         full = [f.text() for f in analysis.analyze(db).findings()]
-    want = findings.top_text([str(cpu_only)])
-    assert "no GPU work was recorded" in full[0] and all(t in want for t in full)
+    shown = findings.top_text([str(cpu_only)])
+    assert "no GPU work was recorded" in full[0] and full[0] in shown
+    assert "slowest phase: ROCTx range 'rej'" in shown  # r49, the longest
 
     def refuse(*a, **k):
         raise AssertionError("the whole analysis ran")
 
     monkeypatch.setattr(analysis, "analyze", refuse)
-    assert findings.top_text([str(cpu_only)]) == want
+    monkeypatch.setattr(findings, "CPU_RANGES_MAX", 49)
+    capped = findings.top_text([str(cpu_only)])
+    assert "no GPU work was recorded: nothing to break down" in capped
+    assert "more than 49 ROCTx ranges and no GPU work" in capped
     assert "analysis failed: AssertionError" in findings.top_text([big])  # GPU work: analysed
