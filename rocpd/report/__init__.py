@@ -123,12 +123,13 @@ def write_files(db, path: str, format: str | None = None, plots: str | None = No
     written.insert(0, str(path))
     if figure_dir and os.path.isdir(figure_dir):
         written += sorted(os.path.join(figure_dir, f) for f in os.listdir(figure_dir)
-                          if f.endswith(".png"))
+                          if f.endswith((".png", ".svg")))
     return written
 
 
 def _save_figures(secs, figure_dir: str) -> dict[int, list[str]]:
-    """PNG files of every section's figures; {section index: [file names]}."""
+    """PNG files of every section's figures (SVG for a figure given as SVG text: the flame
+    graph); {section index: [file names]}."""
     from ..plots import png
 
     out: dict[int, list[str]] = {}
@@ -138,8 +139,10 @@ def _save_figures(secs, figure_dir: str) -> dict[int, list[str]]:
             if fig is None:
                 continue
             os.makedirs(figure_dir, exist_ok=True)
-            write_bytes(os.path.join(figure_dir, f"{name}.png"), png(fig))
-            out.setdefault(i, []).append(f"{name}.png")
+            file = f"{name}.svg" if isinstance(fig, str) else f"{name}.png"
+            write_bytes(os.path.join(figure_dir, file),
+                        fig.encode("utf-8") if isinstance(fig, str) else png(fig))
+            out.setdefault(i, []).append(file)
     return out
 
 

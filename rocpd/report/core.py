@@ -7,7 +7,7 @@ from importlib import resources
 
 from .. import stats
 from ..analysis.quiet import grouped
-from . import charts, figures
+from . import charts, cpu, figures
 from . import timeline as tl
 from .sections import Section, cut_note, esc, table_html, table_md
 
@@ -187,5 +187,5 @@ def summary_tables(ctx) -> Section:
     return Section("tables", "Summary tables", "\n".join(body), "\n".join(md), {}, note)
 
 
-BEFORE_OPTIONAL = [findings, timeline, breakdown, steps]
+BEFORE_OPTIONAL = [findings, timeline, breakdown, cpu.section, steps]
 AFTER_OPTIONAL = [launches, code, ranks, summary_tables]
