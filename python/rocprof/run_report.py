@@ -169,9 +169,10 @@ def _summary(databases: list[str], options) -> None:
     if stream in SUMMARY_STREAMS:
         say(text, to_stdout=stream == "stdout")
         return
+    from rocpd.io.output_file import write_text
+
     try:
-        with open(options.summary_output_file, "w") as f:
-            f.write(text + "\n")
+        write_text(options.summary_output_file, text + "\n")
         say(f"rocprof: summary written to {options.summary_output_file}")
     except OSError as e:
         _failed("-S", e)

@@ -8,6 +8,7 @@ import rocpd
 from ..analysis import SECTIONS, analyze
 from ..analysis.quiet import GPU_RUN, grouped
 from ..errors import RocpdError
+from ..io.output_file import open_output
 from ..textfmt import clip_frame, more_rows, records_were, scaled
 from . import (
     add_command,
@@ -144,8 +145,9 @@ def _header(db, a) -> str:
 
 def _write(df, args, name) -> None:
     path = f"{args.output}_{name.replace('-', '_')}.{args.format}"
-    if args.format == "csv":
-        df.to_csv(path, index=False)
-    else:
-        df.to_json(path, orient="records", indent=1)
+    with open_output(path, newline="") as fh:
+        if args.format == "csv":
+            df.to_csv(fh, index=False)
+        else:
+            df.to_json(fh, orient="records", indent=1)
     wrote(path)

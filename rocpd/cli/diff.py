@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from ..errors import RocpdError
+from ..io.output_file import open_output
 from . import SIDES, add_command, add_filter_options, add_units, filters_of
 from .written import wrote
 
@@ -138,12 +139,16 @@ def run(args) -> int:
         if df is None or not len(df):
             continue
         path = f"{args.output}_{name}.{fmt}"
-        df.to_csv(path, index=False) if fmt == "csv" else df.to_json(path, orient="records", indent=1)
+        _table(df, path, fmt)
         wrote(path)
     if d.slowest is not None:
         path = f"{args.output}_slowest_items.{fmt}"
-        df = d.slowest.items
-        df.to_csv(path, index=False) if fmt == "csv" else df.to_json(path, orient="records", indent=1)
+        _table(d.slowest.items, path, fmt)
         wrote(path)
     print(f"verdict: {d.verdict(args.units)}")
     return 0
+
+
+def _table(df, path: str, fmt: str) -> None:
+    with open_output(path, newline="") as fh:
+        df.to_csv(fh, index=False) if fmt == "csv" else df.to_json(fh, orient="records", indent=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import rocpd
 
+from ..io.output_file import write_bytes
 from . import add_command, add_filter_options, add_inputs, filters_of, inputs_of
 from .written import wrote
 
@@ -39,7 +40,6 @@ def run(args) -> int:
                 print(name)
             return 0
         fig = metric_plots.metrics_over_time(db, args.metrics, **filters_of(args))
-        with open(args.output, "wb") as fh:
-            fh.write(png(fig))
+        write_bytes(args.output, png(fig))
     wrote(args.output)
     return 0

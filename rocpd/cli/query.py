@@ -19,6 +19,7 @@ import rocpd
 
 from ..errors import RocpdError
 from ..io import readonly, time_window
+from ..io.output_file import open_output
 from ..stats import clip_name
 from . import (
     add_command,
@@ -177,7 +178,7 @@ def _write(path: str, cols, rows, fmt: str, args) -> None:
         out = dashboard(cols, rows, args.sql or args.query, inputs_of(args), args.template_path)
     else:
         out = render(cols, rows, fmt)
-    with open(path, "w", newline="") as fh:
+    with open_output(path, newline="") as fh:
         fh.write(out)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..collectives import text as collectives_text
 from ..errors import RocpdError
+from ..io.output_file import open_output
 from . import (
     add_command,
     add_dask_options,
@@ -81,6 +82,7 @@ def run(args) -> int:
         for stem, df in (("rank_steps", rep.steps), ("rank_summary", rep.per_rank),
                          ("kernel_skew", rep.kernel_skew)):
             path = f"{args.csv}_{stem}.csv"
-            df.to_csv(path, index=False)
+            with open_output(path, newline="") as fh:
+                df.to_csv(fh, index=False)
             wrote(path)
     return 0

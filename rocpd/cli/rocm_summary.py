@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 
 from ..io.filters import Filter
+from ..io.output_file import open_output
 from ..stats import clip_frame, cut, more_line
 from ..summary.core import finish, partials
 from ..summary.core import region_categories as _categories_of
@@ -186,7 +187,8 @@ def write(tabs: dict, formats=("console",), output_path: str = "./rocpd-output-d
             path = os.path.join(output_path, f"{stem}.{fmt}")
             os.makedirs(output_path or ".", exist_ok=True)
             if fmt == "csv":  # ROCm's exporter: pandas' to_csv of the table
-                df.to_csv(path, index=False)
+                with open_output(path, newline="") as fh:
+                    df.to_csv(fh, index=False)
                 written.append(path)
                 continue
             cols = list(df.columns)
@@ -196,7 +198,7 @@ def write(tabs: dict, formats=("console",), output_path: str = "./rocpd-output-d
 
                 write_pdf(path, [(name.upper(), cols, rows)])
             else:
-                with open(path, "w", newline="") as fh:
+                with open_output(path, newline="") as fh:
                     fh.write(render(cols, rows, "markdown" if fmt == "md" else fmt))
             written.append(path)
     return written

@@ -7,6 +7,7 @@ from __future__ import annotations
 import rocpd
 
 from ..errors import RocpdError
+from ..io.output_file import open_output
 from . import add_command, add_filter_options, add_inputs, add_top, filters_of, inputs_of, top_of
 from .written import wrote
 
@@ -48,7 +49,7 @@ def run(args) -> int:
             return 0
         print(sol_format.format_sol(res, top=top_of(args)), end="")
         if args.json:
-            with open(args.json, "w") as fh:
+            with open_output(args.json) as fh:
                 json.dump(sol_format.to_json(res), fh, indent=2)
             wrote(args.json)
         if args.roofline:

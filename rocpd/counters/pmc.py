@@ -13,6 +13,7 @@ import os
 
 from .. import _schema
 from ..io.filters import Filter, name_mask, resolve
+from ..io.output_file import open_output
 from ..textfmt import clip_name
 
 # counter_collection.csv as rocprofv3 writes it (rocprofiler-sdk, source/lib/output/
@@ -207,7 +208,7 @@ def write_counter_collection(db, path: str, guid: bool = False, **filters) -> st
     name = f"{path}_counter_collection.csv"
     os.makedirs(os.path.dirname(name) or ".", exist_ok=True)
     ix = {c: i for i, c in enumerate(_COLUMNS)}
-    with open(name, "w", newline="") as fh:
+    with open_output(name, newline="") as fh:
         w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
         w.writerow(["Pid", *CSV_HEADER] if guid else CSV_HEADER)
         for r in rows:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from ..io.output_file import write_bytes
 from ..plots import _plt, _short, png
 from . import kernel_metrics as m
 from . import sol as _sol
@@ -126,6 +127,5 @@ def png_bytes(db_or_result, agent_id: int | None = None, dpi: int = 100, **filte
 
 def write_png(db_or_result, path: str, agent_id: int | None = None, dpi: int = 100, **filters) -> str:
     """Write the roofline PNG to ``path``; returns the path."""
-    with open(path, "wb") as fh:
-        fh.write(png_bytes(db_or_result, agent_id, dpi=dpi, **filters))
+    write_bytes(path, png_bytes(db_or_result, agent_id, dpi=dpi, **filters))
     return path

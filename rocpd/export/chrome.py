@@ -14,6 +14,7 @@ import json
 
 from ..counters.metrics import source_rows
 from ..io.filters import Filter, resolve
+from ..io.output_file import open_output
 from ..progress import iterate
 from . import _activity as act
 
@@ -99,6 +100,6 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
         for _guid, pid, ts, value, track, _units, _type, _index in source_rows(f.conn, where, params):
             events.append({"ph": "C", "name": track, "cat": "metrics", "pid": pid, "ts": _us(ts),
                            "args": {"value": value}})
-    with open(path, "w") as fh:
+    with open_output(path) as fh:
         json.dump({"traceEvents": events, "displayTimeUnit": "ns"}, fh)
     return path

@@ -6,6 +6,7 @@ of flamegraph.pl, speedscope and inferno. Options: ``lines`` (frames per line, n
 from __future__ import annotations
 
 from ..errors import RocpdError
+from ..io.output_file import open_output
 from ..summary.samples import collapsed
 
 # What this exporter is (rocpd.export.formats reads it without importing the module).
@@ -35,7 +36,7 @@ def write(db, path, **options) -> str:
     folded = collapsed(db, **options_of(options))
     if not folded:
         raise RocpdError("no call-stack samples (was the run made with --sample?)", str(path))
-    with open(path, "w", encoding="utf-8") as f:
+    with open_output(path, encoding="utf-8") as f:
         for stack, count in sorted(folded.items()):
             f.write(f"{stack} {count}\n")
     return str(path)

@@ -13,12 +13,14 @@ Strings are quoted, numbers are not, as rocprofv3 writes them."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 
 from .. import _schema
 from ..counters.pmc import write_counter_collection
 from ..io.filters import Filter, name_mask, resolve
+from ..io.output_file import open_output
 from ..progress import iterate
 from ..stats import stem_for, write_stats_csv
 from . import agent_sql
@@ -167,19 +169,20 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
     files = db.sources()
     written: list[str] = []
     writers: dict[str, tuple] = {}
+    files_open = contextlib.ExitStack()
     first = 0 if guid else 1  # every row starts with its guid
 
     def out(stem: str, header: list[str]):
         if stem not in writers:
             name = f"{path}_{stem}_trace.csv"
-            fh = open(name, "w", newline="")
+            fh = files_open.enter_context(open_output(name, newline=""))
             w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
             w.writerow(["Guid", *header] if guid else header)
             writers[stem] = (fh, w)
             written.append(name)
         return writers[stem][1]
 
-    try:
+    with files_open:  # each file appears, whole, when all are written
         for f in iterate(files, "converting"):
             rows = f.conn.execute(agent_sql(_KERNEL_SQL, agent_index).format(w=where),
                                   params).fetchall()
@@ -199,7 +202,7 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
                                       params):
                 if "scratch_memory" not in writers:  # header without Guid (SCRATCH_HEADER)
                     name = f"{path}_scratch_memory_trace.csv"
-                    fh = open(name, "w", newline="")
+                    fh = files_open.enter_context(open_output(name, newline=""))
                     w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
                     w.writerow(SCRATCH_HEADER)
                     writers["scratch_memory"] = (fh, w)
@@ -207,9 +210,6 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
                 writers["scratch_memory"][1].writerow(_scratch_row(row))
             for row in f.conn.execute(_API_SQL.format(w=where), [*params, *params]):
                 out(stem_for(row[1] or "UNKNOWN_API"), API_HEADER).writerow(row[first:])
-    finally:
-        for fh, _ in writers.values():
-            fh.close()
 
     counters = write_counter_collection(db, path, guid=guid, **filters)
     if counters:
@@ -217,7 +217,7 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
     agents = agent_rows(db)
     if agents:
         name = f"{path}_agent_info.csv"
-        with open(name, "w", newline="") as fh:
+        with open_output(name, newline="") as fh:
             w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
             w.writerow(["Guid", *AGENT_INFO_HEADER] if guid else AGENT_INFO_HEADER)
             w.writerows(r[first:] for r in agents)

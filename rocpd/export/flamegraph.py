@@ -8,6 +8,7 @@ import html
 import zlib
 
 from ..errors import RocpdError
+from ..io.output_file import open_output
 from ..summary.samples import collapsed
 from .collapsed import options_of
 
@@ -78,6 +79,6 @@ def write(db, path, *, title: str = "Flame graph", width: int = 1200, **options)
     folded = collapsed(db, **options_of(options))
     if not folded:
         raise RocpdError("no call-stack samples (was the run made with --sample?)", str(path))
-    with open(path, "w", encoding="utf-8") as f:
+    with open_output(path, encoding="utf-8") as f:
         f.write(render(folded, title=title, width=width))
     return str(path)

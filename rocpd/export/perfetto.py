@@ -37,6 +37,7 @@ import numpy as np
 from ..counters.metrics import source_rows
 from ..errors import RocpdError
 from ..io.filters import Filter, resolve
+from ..io.output_file import open_output
 from ..progress import Bar, iterate
 from . import _activity as act
 from ._perfetto_buffer import Budget, config_packet
@@ -280,7 +281,7 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
     def flow_id(i):
         return flow_ids.setdefault((part[i], stack[i]), len(flow_ids) + 1)
 
-    with open(path, "wb") as raw:
+    with open_output(path, "wb") as raw:
         fh = Budget(raw, buffer_size_kb, buffer_fill_policy)
         b = Builder(fh)
         if buffer_size_kb is not None or buffer_fill_policy != "discard" or backend is not None \

@@ -10,38 +10,44 @@ import sqlite3
 from .. import _schema
 from ..errors import RocpdError
 from .files import expand_paths, inspect, open_ro, ro_uri, union_sql
+from .output_file import staged
 
 
 def merge_files(paths, out_path: str, overwrite: bool = False, progress: bool = False) -> str:
     files = expand_paths(paths)
     # Every check before the first write: --force must never unlink an input.
     _check_output(out_path, files)
-    if os.path.exists(out_path):
-        if not overwrite:
-            raise RocpdError("output exists (use --force to replace it)", out_path)
-        os.unlink(out_path)
-    try:
-        out = sqlite3.connect(out_path)
-        out.execute("PRAGMA journal_mode = OFF")
-        out.execute("PRAGMA synchronous = OFF")
-    except sqlite3.Error as e:
-        raise RocpdError(f"cannot create the merged database: {_why_not_writable(out_path, e)}",
-                         out_path) from None
-    try:
-        return _merge_into(out, out_path, files, progress)
-    except sqlite3.OperationalError as e:  # a full disk, an I/O error: name the file
-        raise RocpdError(f"cannot write the merged database: {e}", out_path) from None
-    finally:
-        out.close()
+    if os.path.lexists(out_path) and not overwrite:  # a link there counts: it is not ours
+        raise RocpdError("output exists (use --force to replace it)", out_path)
+    folder_problem = _why_not_writable(out_path, None)
+    if folder_problem:
+        raise RocpdError(f"cannot create the merged database: {folder_problem}", out_path)
+    # Built under a private name, renamed over out_path (a link there replaced, not followed)
+    # when whole: --force never leaves half a database in place of the old one.
+    with staged(out_path) as inner:
+        try:
+            out = sqlite3.connect(inner)
+            out.execute("PRAGMA journal_mode = OFF")
+            out.execute("PRAGMA synchronous = OFF")
+        except sqlite3.Error as e:
+            raise RocpdError(f"cannot create the merged database: {_why_not_writable(out_path, e)}",
+                             out_path) from None
+        try:
+            _merge_into(out, out_path, files, progress)
+        except sqlite3.OperationalError as e:  # a full disk, an I/O error: name the file
+            raise RocpdError(f"cannot write the merged database: {e}", out_path) from None
+        finally:
+            out.close()
+    return out_path
 
 
-def _why_not_writable(path: str, e: Exception) -> str:
+def _why_not_writable(path: str, e: Exception | None) -> str:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         return f"its folder {folder} does not exist"
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"its folder {folder} is not writable"
-    return str(e)
+    return str(e) if e else ""
 
 
 def _merge_into(out: sqlite3.Connection, out_path: str, files: list[str], progress: bool) -> str:

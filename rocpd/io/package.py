@@ -15,6 +15,7 @@ import glob
 import os
 
 from ..errors import RocpdError
+from .output_file import write_text
 
 PACKAGE_VERSION = "1.0"
 INDEX_NAME = "index.yaml"
@@ -131,6 +132,5 @@ def write_index(db_files, out_dir: str) -> str:
         "rocpd_package_version": PACKAGE_VERSION, "path": ".",
         "files": rel if len(rel) != 1 else rel[0]}}}
     path = os.path.join(out_dir, INDEX_NAME)
-    with open(path, "w") as fh:
-        fh.write(_dump(meta))
+    write_text(path, _dump(meta))
     return path

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 
+from ..io.output_file import write_bytes
 from ..plots import _plt, png
 
 METRICS = {"compute_ns": "compute per step (ms)", "duration_ns": "step time (ms)",
@@ -68,8 +69,7 @@ def heatmap_img(rep, metric: str | None = None) -> str:
 
 
 def write_png(rep, path: str, metric: str | None = None) -> str:
-    with open(path, "wb") as fh:
-        fh.write(png(step_heatmap(rep, metric)))
+    write_bytes(path, png(step_heatmap(rep, metric)))
     return path
 
 

@@ -12,6 +12,7 @@ from importlib import resources
 
 from ..diff.text import rule, where
 from ..errors import RocpdError
+from ..io.output_file import write_text
 from . import _CSS, charts
 from . import diff_timeline as dt
 from .charts import plotly_js
@@ -192,6 +193,5 @@ def write(d, path: str, format: str | None = None, **options) -> str:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise RocpdError(f"rocpd diff: folder {folder} does not exist; create it or choose another -o")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(build(d, format=fmt, **options))
+    write_text(path, build(d, format=fmt, **options), encoding="utf-8")
     return str(path)

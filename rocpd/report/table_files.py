@@ -19,6 +19,7 @@ import shutil
 import subprocess
 
 from ..errors import RocpdError
+from ..io.output_file import staged
 from . import _CSS
 
 PDF_WIDTH = 160
@@ -50,7 +51,7 @@ def write_pdf(path: str, tables) -> str:
         header = " | ".join(map(str, cols))
         lines += [header[:PDF_WIDTH], "-" * min(len(header), PDF_WIDTH)]
         lines += [" | ".join(_text(v) for v in r)[:PDF_WIDTH] for r in rows]
-    with PdfPages(path) as pdf:
+    with staged(path) as inner, PdfPages(inner) as pdf:
         for first in range(0, max(len(lines), 1), _LINES_PER_PAGE):
             fig = Figure(figsize=(11, 8.5))  # landscape letter: 160 columns of 6.5 pt Courier
             page = lines[first:first + _LINES_PER_PAGE]
