@@ -31,9 +31,10 @@ PYLIST = $(shell $(PYTHON) -c 'import re, shlex, sys; t = open("pyproject.toml")
 BUILD_PKGS = $(call PYLIST,make-build)
 DEPS = $(call PYLIST,dependencies)
 TEST_PY_PKGS = $(call PYLIST,test make-test)
+DOCS_PKGS = $(call PYLIST,make-docs)
 
 .PHONY: demo test test-cpp test-py test-packages bench lint native native-all native-deps clean \
-	system-deps gpu-check gpu-oracle
+	system-deps gpu-check gpu-oracle docs
 
 # The venv sees the checkout as installed (editable): a .pth file puts python/ and the root
 # on its sys.path, and `rocprof`/`rocpd` commands land in .venv/bin, so after any target
@@ -62,6 +63,11 @@ $(VENV)/.torch: $(VENV)/.stamp
 	$(call say,[set-up] PyTorch 2.13 (CPU build) for the examples (~15 s from the pip cache, beside the build; the first download is ~200 MB))
 	$(PIP) torch==2.13.0
 	$(BYTECOMPILE)
+	touch $@
+
+$(VENV)/.docs: $(VENV)/.stamp
+	$(call say,[set-up] the manual's builder: $(subst ',,$(DOCS_PKGS)) (~30 s))
+	$(PIP) $(DOCS_PKGS)
 	touch $@
 
 $(VENV)/.test: $(VENV)/.stamp
@@ -134,6 +140,14 @@ demo:
 	@$(MAKE) --no-print-directory -j2 native $(VENV)/.torch
 	$(call say,[demo] profiling examples/train_cifar.py (one epoch on the CPU, ~30 s))
 	$(VPY) -m rocprof run -d rocprof-output/demo -o train_cifar --stats -S examples/train_cifar.py --epochs 1
+
+# The manual (docs/, mkdocs.yml) as a site in site/: strict, so a warning (a broken link or
+# anchor, a page left out of the navigation) fails it; the options reference is generated from
+# the option table, so the native core is built first. Open site/index.html.
+docs: native $(VENV)/.docs
+	$(call say,[docs] the manual: MkDocs into site/ (strict; ~10 s))
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+	@echo "make: the manual is in site/ (open site/index.html)"
 
 test-cpp: system-deps native-all
 	$(call say,[test] C++ suite (ctest, ~5 s))

@@ -1,5 +1,6 @@
-"""The README's "Use" section as a program (imported by test_readme and test_wheel_install):
-each sh block line by line in a shell, each python block as a program, in order, in a folder
+"""The README's "One minute" section and the manual's usage pages as one program (imported by
+test_readme and test_wheel_install): each sh block line by line in a shell, each python block as
+a program, in order, in a folder
 that holds a copy of examples/, with one environment's commands first on PATH and no
 PYTHONPATH (what is installed there must be enough)."""
 
@@ -18,10 +19,23 @@ OUTPUT = "rocprof-output"
 DASK_HINT = "pip install 'rocprof[dask]'"
 
 
+# The manual's pages whose sh and python blocks run, in this order (later ones read what earlier
+# ones wrote). Other pages show commands that are not the reader's to run here (the set-up, which
+# CI runs itself; a GPU host's), fenced as `shell` or `text`.
+MANUAL_PAGES = ("profiling.md", "on-demand.md", "analysis.md", "ranks-and-diff.md")
+
+
+def blocks(text: str) -> list[tuple[str, str]]:
+    return re.findall(r"```(sh|python)\n(.*?)```", text, flags=re.S)
+
+
 def use_blocks() -> list[tuple[str, str]]:
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("\n## Use\n"):text.index("\n## What runs where")]
-    return re.findall(r"```(sh|python)\n(.*?)```", section, flags=re.S)
+    readme = (ROOT / "README.md").read_text()
+    minute = readme[readme.index("\n## One minute\n"):readme.index("\n## The manual")]
+    found = blocks(minute)
+    for page in MANUAL_PAGES:
+        found += blocks((ROOT / "docs" / page).read_text())
+    return found
 
 
 def run_use_section(bindir: Path, cwd: Path, dask: bool) -> list[str]:
@@ -64,4 +78,5 @@ def check_outputs(cwd: Path) -> None:
     for name in ("metrics.png", "metrics.pftrace", "report.html", "report.pftrace", "report.md"):
         assert (out / name).stat().st_size > 0, name
     assert len(list((out / "ranks").glob("rank*_results.db"))) == 16
+    assert (out / "mine.html").stat().st_size > 0 and (out / "mine2_results.db").exists()
     assert sorted(p.name for p in cwd.iterdir()) == ["examples", OUTPUT]
