@@ -3,10 +3,12 @@
 
 Each process of such a run (the program, its Python children, torchrun ranks, native programs
 using libroctx64 or CUDA) serves a socket at <output folder>/.rocprof-ctl/<pid>.sock
-(session/control.hpp says the protocol). `ctl` finds every socket under DIR (default: the
-default output folder here) or the one of PID, and sends the request to all of them at once,
-each on its own thread. A window's database is finished by the process's own writer thread; its
-absolute path is printed (stdout, one per process) when it is complete.
+(session/control.hpp says the protocol). `ctl` finds every socket under DIR or the one of
+PID (a run's launcher: every socket of its run); with neither, under the folder of each of the
+user's live runs (each registers itself: rocprof/control.py), else under the default output
+folder here. It sends the request to all of them at once, each on its own thread. A window's
+database is finished by the process's own writer thread; its absolute path is printed (stdout,
+one per process) when it is complete.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import socket
 import sys
 import threading
 
-from .. import _core, backends, paths, run_report
+from .. import _core, backends, control, paths, run_report
 from .. import option_table as table
 from ..control import FOLDER, socket_of_pid
 from .errors import UsageError
@@ -25,7 +27,8 @@ from .help_text import epilog
 from .run_parser import help_of
 
 EXAMPLES = (
-    "rocprof ctl start --duration 10s           # 10 s of each process of an --on-demand run",
+    "rocprof ctl start --duration 10s           # 10 s of each process of your --on-demand run",
+    "rocprof ctl status                         # your live --on-demand runs and their processes",
     "rocprof ctl start rocprof-output/          # start a window ...",
     "rocprof ctl stop rocprof-output/           # ... and end it: the databases' paths",
     "rocprof ctl status 12345                   # one process, by pid",
@@ -45,8 +48,8 @@ def add_parser(p) -> None:
     p.add_argument("words", nargs="+", metavar="start|stop|status [DIR|PID]",
                    help="start a window, stop it (the databases' paths are printed when "
                         "complete), or list the processes and their state; of the run under "
-                        "DIR (its -d; default: the default output folder here) or of one "
-                        "process")
+                        "DIR (its -d) or of one process (a run's launcher: the whole run); "
+                        "without either, of your live --on-demand run (status: of each)")
     p.add_argument("--duration", type=parse_duration, default=None, metavar="TIME",
                    help="start: end the window after TIME (10s, 500ms, 2m; a number is "
                         "seconds) and wait for its databases")
@@ -104,19 +107,43 @@ def run_folder(output_dir: str | None) -> str:
 
 
 def announce(options) -> None:
-    """The launcher's line for an --on-demand run: how to start a window."""
+    """The launcher's line for an --on-demand run: how to start a window. The run is registered
+    for `rocprof ctl` without a folder while this process lives."""
+    folder = run_folder(options.output_dir)
     run_report.say(f"rocprof: --on-demand: nothing is recorded until `rocprof ctl start "
-                   f"[--duration 10s] {run_folder(options.output_dir)}`")
+                   f"[--duration 10s] {folder}`")
+    why = control.register(folder)
+    if why is not None:
+        run_report.say(f"rocprof: --on-demand: `rocprof ctl` finds this run only by its folder "
+                       f"or a pid: {why}")
+
+
+def _registered() -> list[control.Run]:
+    """The user's live runs; none (with a line saying why) where the registry is not safe."""
+    try:
+        return control.live_runs()
+    except control.RegistryError as e:
+        print(f"rocprof ctl: the register of runs is not used: {e}", file=sys.stderr)
+        return []
 
 
 def find_sockets(target: str | None) -> list[str]:
     """Every control socket under the folder `target`, or the one of process `target`."""
     if target is not None and target.isdigit() and not os.path.isdir(target):
-        return socket_of_pid(int(target))
+        try:
+            return socket_of_pid(int(target))
+        except FileNotFoundError:
+            # A run's launcher (rocprof run -- CMD) serves no socket: its processes do.
+            run = next((r for r in _registered() if r.pid == int(target)), None)
+            if run is None:
+                raise
+            target = run.folder
     top = os.path.abspath(target if target is not None else run_folder(None))
     if not os.path.isdir(top):
-        raise FileNotFoundError(f"rocprof ctl: {top} is not a folder (give the run's -d folder "
-                                "or a pid)")
+        where = ("no live --on-demand run of yours is registered, and " if target is None
+                 else "")
+        raise FileNotFoundError(f"rocprof ctl: {where}{top} is not a folder (give the run's -d "
+                                "folder or a pid)")
     found = []
     for root, dirs, files in os.walk(top):
         if os.path.basename(root) == FOLDER:
@@ -154,13 +181,31 @@ def _action_and_target(args) -> None:
 
 def run(args) -> int:
     _action_and_target(args)
+    runs = _registered() if args.target is None else []
+    if len(runs) > 1 and args.action != "status":
+        listed = "; ".join(f"pid {r.pid} under {r.folder}" for r in runs)
+        print(f"rocprof ctl: {len(runs)} --on-demand runs of yours are live ({listed}): name "
+              f"one, rocprof ctl {args.action} DIR|PID", file=sys.stderr)
+        return 2
+    if not runs:
+        return _control(args, args.target)
+    codes = []
+    for r in runs:
+        if args.action == "status":
+            print(f"run {r.pid} under {r.folder}: {r.command}", flush=True)
+        codes.append(_control(args, r.folder))
+    return max(codes)
+
+
+def _control(args, target: str | None) -> int:
+    """The request to every process of the run under `target` (a folder or a pid)."""
     try:
-        sockets = find_sockets(args.target)
+        sockets = find_sockets(target)
     except FileNotFoundError as e:
         print(e, file=sys.stderr)
         return 2
     if not sockets:
-        where = args.target or run_folder(None)
+        where = target or run_folder(None)
         print(f"rocprof ctl: no process of an --on-demand run found under {where}",
               file=sys.stderr)
         return 2
