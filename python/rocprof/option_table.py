@@ -22,11 +22,12 @@ class Option:
     """One option (plain class: every `rocprof run` builds the table before the program starts,
     and dataclasses would cost more than the table)."""
 
-    __slots__ = ("names", "kind", "help", "activities", "group", "argparse", "dest", "window")
+    __slots__ = ("names", "kind", "help", "activities", "group", "argparse", "dest", "window",
+                 "common")
 
     def __init__(self, names: tuple[str, ...], kind: str, help: str,  # noqa: A002
                  activities: tuple[str, ...] = (), group: str = "", argparse: dict | None = None,
-                 window: bool = False):
+                 window: bool = False, common: bool = False):
         self.names = names
         self.kind = kind
         self.help = help
@@ -35,6 +36,8 @@ class Option:
         # Also an option of a window (`rocprof ctl start`, `rocprof attach`): what it records
         # a live backend can begin to record at any time, so a window may add it.
         self.window = window
+        # Shown by `rocprof run --help` (one screen); `--help-all` and the manual show every row.
+        self.common = common
         self.argparse = argparse or {}  # further add_argument keywords
         # The attribute its value lands in, as argparse names it (read for every option each
         # time a session's activities are worked out: named once here).
@@ -97,18 +100,18 @@ SYS_TRACE = ("markers", *dict.fromkeys(a for acts in _GPU_TRACE.values() for a i
 
 
 def _o(group: str, *names: str, kind: str, help: str, activities: tuple[str, ...] = (),  # noqa: A002
-       window: bool = False, **argparse) -> Option:
-    return Option(names, kind, help, activities, group, argparse, window)
+       window: bool = False, common: bool = False, **argparse) -> Option:
+    return Option(names, kind, help, activities, group, argparse, window, common)
 
 
 OPTIONS: tuple[Option, ...] = (
     # ---- output ----
-    _o("output", "-d", "--output-directory", kind="value", metavar="DIR",
+    _o("output", "-d", "--output-directory", kind="value", common=True, metavar="DIR",
        help="folder for the database (default rocprof-output/%%hostname%%); "
             "placeholders as rocprofv3's: %%hostname%% %%pid%% %%ppid%% %%rank%% "
             "%%tag%% %%argt%% %%job%% %%size%% %%nid%% %%launch_time%% %%cwd%% "
             "%%env{VAR}%% ($env{VAR}, %%q{VAR}%%), %%p %%j %%r %%s"),
-    _o("output", "-o", "--output-file", kind="value", metavar="NAME",
+    _o("output", "-o", "--output-file", kind="value", common=True, metavar="NAME",
        help="database name: NAME_results.db (default %%pid%%; an absolute NAME "
             "leaves -d out); further processes of the run get NAME_<pid>_results.db"),
     _o("output", "--no-clobber", kind="switch",
@@ -116,9 +119,9 @@ OPTIONS: tuple[Option, ...] = (
             "finished run's file is replaced, and one in use gets another name)"),
     _o("output", "--stats", kind="bool",
        help="write rocprofv3's NAME_*_stats.csv beside the database"),
-    _o("output", "-S", "--summary", kind="bool",
+    _o("output", "-S", "--summary", kind="bool", common=True,
        help="print the summary tables and the top three findings at exit"),
-    _o("output", "-f", "--output-format", kind="values", metavar="FMT", default=[],
+    _o("output", "-f", "--output-format", kind="values", common=True, metavar="FMT", default=[],
        help="also write each database at exit as {formats}, several "
             "allowed: NAME_results.json, ... beside it (default: the database only)"),
     _o("output", "-u", "--summary-units", kind="value", choices=("sec", "msec", "usec", "nsec"),
@@ -155,7 +158,8 @@ OPTIONS: tuple[Option, ...] = (
     # ---- tracing ----
     _o("tracing", "--marker-trace", kind="bool", activities=("markers",),
        help="ROCTx ranges and marks (always on)"),
-    _o("tracing", "--kernel-trace", kind="bool", activities=_GPU_TRACE["--kernel-trace"], window=True,
+    _o("tracing", "--kernel-trace", kind="bool", common=True,
+       activities=_GPU_TRACE["--kernel-trace"], window=True,
        help="GPU kernel dispatches (on by default where a GPU backend is live)"),
     _o("tracing", "--memory-copy-trace", kind="bool", activities=_GPU_TRACE["--memory-copy-trace"],
        window=True,
@@ -178,7 +182,8 @@ OPTIONS: tuple[Option, ...] = (
        help="AMD: HIP runtime API calls, each tied to its GPU work by correlation id"),
     _o("tracing", "--hsa-trace", kind="bool", activities=_GPU_TRACE["--hsa-trace"], window=True,
        help="AMD: HSA API calls (every call: costly)"),
-    _o("tracing", "-s", "--sys-trace", kind="bool", activities=SYS_TRACE, window=True,
+    _o("tracing", "-s", "--sys-trace", kind="bool", common=True,
+       activities=SYS_TRACE, window=True,
        help="all of the above"),
     _o("tracing", "--selected-regions", kind="bool",
        help="start paused: record only between roctxProfilerResume and roctxProfilerPause "
@@ -202,7 +207,8 @@ OPTIONS: tuple[Option, ...] = (
             "template arguments or argument list"),
     _o("tracing", "-M", "--mangled-kernels", kind="bool", help="keep mangled kernel names"),
     # ---- counters ----
-    _o("counters", "--pmc", kind="values", activities=("counters",), action="extend", default=[],
+    _o("counters", "--pmc", kind="values", common=True,
+       activities=("counters",), action="extend", default=[],
        metavar="NAME",
        help="counters to read for every kernel dispatch: CUPTI metric names "
             "(dram__bytes_read.sum, sm__throughput.avg.pct_of_peak_sustained_elapsed) "
@@ -224,13 +230,13 @@ OPTIONS: tuple[Option, ...] = (
     _o("counters", "-L", "--list-avail", kind="switch",
        help="list the counters of each GPU here and exit (as `rocprof avail`)"),
     # ---- on-demand capture ----
-    _o("on_demand", "--on-demand", kind="switch",
+    _o("on_demand", "--on-demand", kind="switch", common=True,
        help="start with nothing recording; `rocprof ctl start [--duration 10s] "
             "[DIR|PID]` records a window of every process of the run into its own "
             "database (NAME_w<k>_results.db) with this line's tracing options, "
-            "`rocprof ctl stop` ends it, `rocprof ctl status` lists the processes. "
-            "Each process serves a socket in <output folder>/.rocprof-ctl/ (owner "
-            "only)"),
+            "`rocprof ctl stop` ends it, `rocprof ctl status` lists the processes; "
+            "without DIR|PID, ctl reaches your live runs from any folder. Each process "
+            "serves a socket in <output folder>/.rocprof-ctl/ (owner only)"),
     # ---- PC sampling (rocprofv3's option names) ----
     _o("pc_sampling", "--pc-sampling", "--pc-sampling-beta-enabled", kind="bool",
        activities=("pc_samples",),
@@ -256,7 +262,8 @@ OPTIONS: tuple[Option, ...] = (
             "cycles); the period used is in the database's metadata "
             "(rocprof.pc_sampling.period)"),
     # ---- sampling ----
-    _o("sampling", "--sample", kind="rate", activities=("samples",), window=True, metavar="HZ",
+    _o("sampling", "--sample", kind="rate", common=True,
+       activities=("samples",), window=True, metavar="HZ",
        help="sample the call stacks of every Python thread HZ times a second "
             "(without HZ: {sample_hz}; 1 to 100000); off by default"),
     _o("sampling", "--sampling-mode", kind="value", choices=("cpu", "wall"), default="cpu",
@@ -274,7 +281,8 @@ OPTIONS: tuple[Option, ...] = (
        help="merge native (C/C++) frames into the Python stacks; needs libunwind (`rocprof "
             "info` says whether this build has it)"),
     # ---- metrics ----
-    _o("metrics", "--process-freq", kind="rate", activities=("metrics",), metavar="HZ",
+    _o("metrics", "--process-freq", kind="rate",
+       activities=("metrics",), metavar="HZ",
        help="sample device and host metrics HZ times a second (without HZ: "
             "{metrics_hz}; at most {metrics_max}); off by default"),
     _o("metrics", "--gpus", kind="value", metavar="LIST", default="all",
@@ -309,7 +317,7 @@ OPTIONS: tuple[Option, ...] = (
             "spawn, torchrun ranks); fork() children are always followed"),
     _o("program", "-m", kind="module", dest="module", metavar="MODULE",
        help="run a library module as a script, as python -m MODULE"),
-    _o("program", "target", kind="target",
+    _o("program", "target", kind="target", common=True,
        help="script.py [args], or -- CMD [args] for any program (python3 app.py, "
             "torchrun ..., ./app): each process it starts writes its own database"),
 )

@@ -3,12 +3,15 @@ write (each run registers itself for its user: rocprof/control.py), from any fol
 
 from __future__ import annotations
 
+import os
 import re
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
 from support import WORKLOADS, popen_rocprof, run_rocprof
+from test_attach import PTRACE, c_loop  # noqa: F401 - c_loop is a fixture
 from test_on_demand import finish, wait_for_sockets
 
 
@@ -97,3 +100,22 @@ def test_a_killed_runs_entry_is_left_out_and_removed(tmp_path, env):
     r = run_rocprof("ctl", "status", env=env, cwd=tmp_path)
     assert r.returncode == 2 and f"run {proc.pid}" not in r.stdout
     assert not registered[0].exists()
+
+
+@pytest.mark.skipif(not PTRACE, reason="ptrace of a child is not permitted here (test_attach "
+                    "checks the refusal)")
+def test_an_attached_process_is_listed_as_a_run(c_loop, tmp_path, env):  # noqa: F811
+    stop, out = tmp_path / "stop", tmp_path / "attached"
+    proc = subprocess.Popen([c_loop, stop], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={"PATH": os.environ["PATH"]})
+    try:
+        assert proc.stdout.readline().strip() == "serving"
+        armed = run_rocprof("attach", proc.pid, "-d", out, env=env, timeout=90)
+        assert armed.returncode == 0, armed.stderr
+        status = run_rocprof("ctl", "status", env=env, cwd=tmp_path)
+        assert status.returncode == 0, status.stderr
+        assert f"run {proc.pid} under {out}:" in status.stdout
+        assert f"pid {proc.pid}: idle (0 windows" in status.stdout
+    finally:
+        stop.touch()
+        proc.communicate(timeout=60)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import option_table
+from .. import control, option_table
 from ..attach import AttachError, readonly
 from .help_text import epilog
 
@@ -97,6 +97,10 @@ def run(args) -> int:
         return 1
     print(f"rocprof attach: pid {args.pid} armed ({method}); control socket {sock}",
           file=sys.stderr)
+    why = control.register(ctl.run_folder(args.output_directory), pid=args.pid)
+    if why is not None:
+        print(f"rocprof attach: `rocprof ctl` finds pid {args.pid} only by its pid: {why}",
+              file=sys.stderr)
     if args.duration is None:
         print(f"rocprof attach: record with `rocprof ctl start [--duration 10s] {args.pid}`",
               file=sys.stderr)
