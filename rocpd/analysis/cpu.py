@@ -100,5 +100,6 @@ def hot_lines(a):
 
 
 def program_lines(lines):
-    """The hot lines that are the program's: not the launcher's own."""
-    return lines[~lines["Site"].str.startswith(LAUNCHER)] if len(lines) else lines
+    """The hot lines that name a line of the program: not the launcher's own, nor code freed
+    before the sampler resolved it (file "?")."""
+    return lines[~lines["Site"].str.startswith((LAUNCHER, "?:"))] if len(lines) else lines

@@ -19,6 +19,7 @@ Filters are the shared ones (:mod:`rocpd.io.filters`): a window keeps values who
 from __future__ import annotations
 
 from ..io.filters import Filter, resolve
+from ..textfmt import more_rows
 
 # The schema's metric_samples view (one row per value, each on its counter's sample), with the
 # window columns the shared filters name.
@@ -145,5 +146,5 @@ def format_summary(db, top: int | None = None, **filters) -> str:
     with pd.option_context("display.max_rows", None, "display.max_columns", None,
                            "display.width", 250, "display.float_format", "{:.3f}".format):
         body = shown.to_string(index=False)
-    more = f" (top {top} of {len(df)})" if top is not None and len(df) > top else ""
-    return f"== DEVICE_METRICS =={more}\n{body}\n"
+    more = f"{more_rows(len(df) - top)}\n" if top is not None and len(df) > top else ""
+    return f"== DEVICE_METRICS ==\n{body}\n{more}"

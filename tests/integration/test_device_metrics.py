@@ -230,7 +230,8 @@ def test_summary_min_mean_max_are_the_hand_computed_ones(nvml_db):
     readings = int(meta(nvml_db)["rocprof.metrics.readings"])
     with rocpd.connect(nvml_db) as db:
         table = metrics.summary(db)
-        text = stats.format_summary(db)
+        text = stats.format_summary(db, top=None)
+        cut = stats.format_summary(db)
     rows = {(r.Agent, r.Metric): r for r in table.itertuples()}
     for d in (0, 1):
         for metric in ("device_busy_gfx", "device_power", "device_temp", "device_memory_usage"):
@@ -240,6 +241,8 @@ def test_summary_min_mean_max_are_the_hand_computed_ones(nvml_db):
             assert (r.Min, r.Max) == (min(want), max(want))
             assert r.Mean == pytest.approx(sum(want) / len(want), rel=1e-12)
     assert "== DEVICE_METRICS ==" in text and "device_busy_gfx [1]" in text
+    left = len(table) - stats.TOP_ROWS  # the default: the shared row limit, the rest named
+    assert left <= 0 or f"… and {left} more (use --all)" in cut
 
 
 def test_rocpd_summary_and_stats_csv_show_the_metrics(nvml_db, tmp_path):
