@@ -117,7 +117,7 @@ OPTIONS: tuple[Option, ...] = (
     _o("output", "--no-clobber", kind="switch",
        help="refuse to start when the database already exists (by default a "
             "finished run's file is replaced, and one in use gets another name)"),
-    _o("output", "--stats", kind="bool",
+    _o("output", "--stats", kind="bool", common=True,
        help="write rocprofv3's NAME_*_stats.csv beside the database"),
     _o("output", "-S", "--summary", kind="bool", common=True,
        help="print the summary tables and the top three findings at exit"),
@@ -184,7 +184,7 @@ OPTIONS: tuple[Option, ...] = (
        help="AMD: HSA API calls (every call: costly)"),
     _o("tracing", "-s", "--sys-trace", kind="bool", common=True,
        activities=SYS_TRACE, window=True,
-       help="all of the above"),
+       help="every tracing option of this group: kernels, copies, allocations, API calls"),
     _o("tracing", "--selected-regions", kind="bool",
        help="start paused: record only between roctxProfilerResume and roctxProfilerPause "
             "(roctx.resume()/pause())"),
@@ -281,7 +281,7 @@ OPTIONS: tuple[Option, ...] = (
        help="merge native (C/C++) frames into the Python stacks; needs libunwind (`rocprof "
             "info` says whether this build has it)"),
     # ---- metrics ----
-    _o("metrics", "--process-freq", kind="rate",
+    _o("metrics", "--process-freq", kind="rate", common=True,
        activities=("metrics",), metavar="HZ",
        help="sample device and host metrics HZ times a second (without HZ: "
             "{metrics_hz}; at most {metrics_max}); off by default"),
@@ -315,7 +315,7 @@ OPTIONS: tuple[Option, ...] = (
        action="store_false",
        help="do not profile Python child processes (subprocess, multiprocessing "
             "spawn, torchrun ranks); fork() children are always followed"),
-    _o("program", "-m", kind="module", dest="module", metavar="MODULE",
+    _o("program", "-m", kind="module", common=True, dest="module", metavar="MODULE",
        help="run a library module as a script, as python -m MODULE"),
     _o("program", "target", kind="target", common=True,
        help="script.py [args], or -- CMD [args] for any program (python3 app.py, "

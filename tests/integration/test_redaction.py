@@ -83,4 +83,4 @@ def test_no_redact_keeps_roctx_text_but_never_the_command_line(tmp_path):
 
 
 def test_no_redact_is_documented_in_run_help():
-    assert "--no-redact" in run_rocprof("run", "--help").stdout
+    assert "--no-redact" in run_rocprof("run", "--help-all").stdout

@@ -18,8 +18,7 @@ TRACE_HELP = (
     "(as --kernel-trace --memory-copy-trace). That is the cheapest set that answers which "
     "kernels ran, how long, and from where: the runtime/driver API and synchronisation records "
     "(--runtime-trace, part of --sys-trace) cost far more, since every CUDA call becomes a "
-    "record: on an H200 (B2, a small CNN's training step) the default added ~10%, "
-    "--sys-trace ~38% and torch.profiler ~33% (benchmarks/RESULTS.md)."
+    "record: what each costs is measured in benchmarks/RESULTS.md (B2, B2s)."
 )
 
 COUNTERS_HELP = (
@@ -54,13 +53,67 @@ def _core_default(settings: str, name: str, fallback: int) -> int:
 
 
 def add_parser(p) -> None:
-    """The declarations of python/rocprof/option_table.py, in its groups and order."""
-    p.epilog = epilog(OUTPUT_HELP, TRACE_HELP, COUNTERS_HELP, examples=EXAMPLES)
+    """The declarations of python/rocprof/option_table.py, in its groups and order. `--help`
+    shows the table's common rows in one screen; `--help-all` every row, with the groups'
+    descriptions and the notes on tracing, counters and output."""
+    p.epilog = epilog(examples=EXAMPLES[:3])
+    p.add_argument("--help-all", action=_HelpAll, help="every option, grouped, with notes")
+    hidden = []
     for group in table.GROUPS:
         g = p.add_argument_group(group.title, group.description)
         for option in table.OPTIONS:
             if option.group == group.key:
+                before = len(g._group_actions)
                 _declare(g, option)
+                if not option.common:
+                    hidden += g._group_actions[before:]
+    p.format_help = lambda: _brief_help(p, hidden)
+
+
+def _brief_help(p, hidden: list) -> str:
+    """--help: the common options (hidden ones keep their help for completion and --help-all,
+    so they are left out only while this text is made)."""
+    helps = {a: a.help for a in p._actions}
+    groups = {g: g.description for g in p._action_groups}
+    for a in p._actions:
+        a.help = argparse.SUPPRESS if a in hidden else _first_clause(a.help)
+    for g in p._action_groups:
+        g.description = None
+    try:
+        text = argparse.ArgumentParser.format_help(p)
+    finally:
+        for a, text_of in helps.items():
+            a.help = text_of
+        for g, description in groups.items():
+            g.description = description
+    return (f"{text}\n{len(hidden)} more options: rocprof run --help-all (grouped, with notes), "
+            "or the manual's options reference (docs/options.md).\n")
+
+
+def _first_clause(text: str | None) -> str | None:
+    """An option's help up to its first `;` or sentence end outside parentheses: --help's
+    one-screen form of the line --help-all shows whole."""
+    if not text or text == argparse.SUPPRESS:
+        return text
+    depth = 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and (c == ";" or text.startswith(". ", i) or text.startswith(": ", i)):
+            return text[:i]
+    return text
+
+
+class _HelpAll(argparse.Action):
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        full = type(parser)(prog=parser.prog, description=parser.description,
+                            formatter_class=parser.formatter_class)
+        add_parser(full)
+        full.epilog = epilog(OUTPUT_HELP, TRACE_HELP, COUNTERS_HELP, examples=EXAMPLES)
+        print(argparse.ArgumentParser.format_help(full))
+        parser.exit()
 
 
 def help_of(option: table.Option) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 import pytest
-from rocprof import _core
+from rocprof import _core, option_table
 from rocprof.cli import SUBCOMMANDS, build_parser
 from rocprof.cli.help_text import example_commands
 from rocprof.cli.run import options_from, split_argv
@@ -99,7 +99,23 @@ def test_unknown_option_points_at_the_subcommands_help():
 
 
 def test_help_prints_examples():
-    r = run_rocprof("run", "--help")
+    r = run_rocprof("run", "--help-all")
     assert r.returncode == 0
     assert "examples:\n  rocprof run train.py" in r.stdout
     assert "--sampling-mode {cpu,wall}" in r.stdout and "cpu (default)" in r.stdout
+
+
+def test_run_help_is_one_screen_and_help_all_has_every_option():
+    brief = run_rocprof("run", "--help")
+    assert brief.returncode == 0 and len(brief.stdout.splitlines()) <= 60, brief.stdout
+    assert "examples:\n  rocprof run train.py" in brief.stdout
+    assert "--sys-trace" in brief.stdout and "--sampling-mode" not in brief.stdout
+    hidden = sum(1 for o in option_table.OPTIONS if not o.common)
+    assert f"{hidden} more options: rocprof run --help-all" in brief.stdout
+    full = run_rocprof("run", "--help-all")
+    assert full.returncode == 0
+    for option in option_table.OPTIONS:
+        assert option.names[-1] in full.stdout, option.names
+    # Completion still offers the options --help leaves out.
+    bash = run_rocprof("completion", "bash").stdout
+    assert "--sampling-mode" in bash

@@ -37,7 +37,7 @@ def test_the_table_generates_the_parser_and_the_argv_split_sets():
     declared = {s for a in p._actions for s in a.option_strings} | {
         a.dest for a in p._actions if not a.option_strings}
     table = {n for o in option_table.OPTIONS for n in o.names}
-    assert declared - {"-h", "--help"} == table
+    assert declared - {"-h", "--help", "--help-all"} == table
     assert run_cli._VALUED == option_table.names("value") and "-d" in run_cli._VALUED
     assert run_cli._BOOLS == option_table.names("bool") and "--sys-trace" in run_cli._BOOLS
     assert run_cli.split_argv(["--sys-trace", "false", "-d", "out", "app.py", "-d"]) == (
