@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..stats import clip_frame
-from . import add_command, add_filter_options, filters_of
+from ..textfmt import more_rows
+from . import add_command, add_filter_options, add_top, filters_of, top_of
 
 EXAMPLES = """
 rocpd compare OUT/run1_results.db OUT/timeit_results.db
@@ -18,7 +19,7 @@ def add_parser(sub) -> None:
                     "speed-up. Per step, per line, with confidence intervals: rocpd diff A B")
     p.add_argument("a", help="baseline database (or directory/glob quoted)")
     p.add_argument("b", help="new database")
-    p.add_argument("--top", type=int, default=20, help="rows of each table")
+    add_top(p)
     add_filter_options(p)
     p.set_defaults(run=run)
 
@@ -37,6 +38,7 @@ def run(args) -> int:
 
     from rocpd.compare import compare
 
+    top = top_of(args)
     res = compare(args.a, args.b, **filters_of(args))
     s = res["summary"]
     print(f"kernel time: A {s['kernel_time_a_ns']} ns, B {s['kernel_time_b_ns']} ns, "
@@ -49,8 +51,8 @@ def run(args) -> int:
             df = res[key]
             print(f"\n== {key.upper()} (by impact) ==")
             # Ratio is B/A; a name new in B has none ("-").
-            print(clip_frame(df.head(args.top)).to_string(index=False, na_rep="-") if len(df)
-                  else "(none)")
-            if len(df) > args.top:
-                print(f"… and {len(df) - args.top} more (use --top {len(df)})")
+            shown = df if top is None else df.head(top)
+            print(clip_frame(shown).to_string(index=False, na_rep="-") if len(df) else "(none)")
+            if len(shown) < len(df):
+                print(more_rows(len(df) - len(shown)))
     return 0

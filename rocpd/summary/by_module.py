@@ -8,6 +8,8 @@ every module under it (``Net.blocks.0`` includes ``Net.blocks.0.proj``).
 
 from __future__ import annotations
 
+from ..textfmt import more_rows
+
 PREFIX = "nn.Module: "
 OUTSIDE = "(not in a module)"
 _SCALE = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -62,5 +64,5 @@ def format_table(db, top: int | None = None, units: str = "ns", **filters) -> st
                           f"Total ({units})": shown["TotalNs"] / scale})
     out = out[["Module", "Kernels", f"Self ({units})", f"Total ({units})", "SelfPercent"]]
     text = out.to_string(index=False, float_format=lambda v: f"{v:,.3f}")
-    more = f"\n({len(df) - len(shown)} more modules: --all shows every row)" if len(shown) < len(df) else ""
+    more = f"\n{more_rows(len(df) - len(shown))}" if len(shown) < len(df) else ""
     return f"== GPU TIME BY MODULE ==\n{text}{more}\n"
