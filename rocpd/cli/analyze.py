@@ -110,6 +110,8 @@ def run(args) -> int:
                     _write(findings_frame(fs), args, name)
                 continue
             if a.omitted(name) == GPU_RUN:
+                if args.sections and args.format == "text":  # asked for by name: say why not
+                    print(f"\nnot shown: {name}: {GPU_RUN}")
                 continue
             df = getattr(a, attr)
             if args.format == "text" and a.omitted(name):

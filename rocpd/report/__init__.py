@@ -183,7 +183,7 @@ th { background: #eef2f7; } td:first-child, th:first-child { text-align: left; }
   max-width: 600px; overflow: hidden; }
 .tl-legend span { font-size: 12px; margin-right: 12px; } .tl-legend i { display: inline-block;
   width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
-img { max-width: 100%; }
+img { max-width: 100%; } .flame { overflow-x: auto; }
 """
 
 
