@@ -4,6 +4,9 @@ their files (OUTPUT_PATH/OUTPUT_FILE_...), for scripts written against ROCm's pa
 from __future__ import annotations
 
 import os
+import sys
+
+from . import placeholders
 
 
 class output_config:  # noqa: N801 - ROCm's name
@@ -44,16 +47,9 @@ class output_config:  # noqa: N801 - ROCm's name
 
 
 def format_path(path: str, tag: str | None = None) -> str:
-    """Expand ROCm's path placeholders: %pid%, %ppid%, %hostname%, %tag%, %cwd% and %env{NAME}%
-    (plus ~ and $VARS)."""
-    import re
-    import socket
-    import sys
-
+    """ROCm's format_path: every placeholder of ``path`` expanded (rocpd.placeholders: the set and
+    rules of rocprofv3 and of the launcher), then ~. ``tag`` is %tag% (ROCm's default: the
+    interpreter's name); %argt%, %args% read this process's arguments. ValueError names a bad
+    placeholder."""
     tag = tag if tag is not None else os.path.basename(sys.executable)
-    subs = {"%pid%": str(os.getpid()), "%ppid%": str(os.getppid()),
-            "%hostname%": socket.gethostname(), "%tag%": tag, "%cwd%": os.getcwd()}
-    for key, value in subs.items():
-        path = path.replace(key, value)
-    path = re.sub(r"%env\{([^}]*)\}%", lambda m: os.environ.get(m.group(1), ""), path)
-    return os.path.expanduser(os.path.expandvars(path))
+    return os.path.expanduser(placeholders.expand(path, [tag, *placeholders.own_argv()[1:]]))

@@ -1,9 +1,10 @@
 """Output paths as rocprofv3 names them: -d DIR, -o NAME with %placeholders%.
 
-The native core owns them (session/output_path.hpp, through rocprof._core): the placeholders
-and their %env{VAR}% rules, the rank variables, the _results.db suffix, folder creation and the
-claim that keeps two writers out of one file. Native programs that autostart resolve theirs
-with the same code, so this module only says what the launcher passes in.
+The native core owns them (session/output_path.hpp, through rocprof._core): the rank variables,
+the _results.db suffix, folder creation and the claim that keeps two writers out of one file.
+Placeholders are expanded in Python by rocpd.placeholders, the one Python implementation, which
+rocpd's own -d/-o use too; the core expands them the same way (one table holds both to it) in
+native programs that autostart without Python.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import os
 import sys
 import time
 
+from rocpd import placeholders
+
 from . import _core
 
 # The profiled program's command line (the launcher sets it; children see their own argv).
 TARGET_ARGV: list[str] = []
 # One launch time for every process of a run (%launch_time%); children inherit it.
-LAUNCH_TIME_VAR = "ROCPROF_LAUNCH_TIME"
+LAUNCH_TIME_VAR = placeholders.LAUNCH_TIME_VAR
 
 
 def argv() -> list[str]:
@@ -46,7 +49,7 @@ def per_process_name(name: str | None) -> str:
 
 def expand(template: str) -> str:
     """Every placeholder expanded for this process; ValueError names a bad one."""
-    return _core.expand_path(template, argv())
+    return placeholders.expand(template, argv())
 
 
 def check(template: str, strict: bool = False) -> None:

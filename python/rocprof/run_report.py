@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+import rocpd
+
 from . import _core, paths
 
 MANIFEST_VAR = "ROCPROF_MANIFEST"
@@ -197,7 +199,6 @@ def output_formats() -> dict[str, str]:
 def write_format(database: str, fmt: str) -> list[str]:
     """-f FMT: `database` also written as FMT beside it, named as rocprofv3 names them
     (NAME_kernel_trace.csv ..., NAME_results.json/.pftrace/.otf2)."""
-    import rocpd
     from rocpd.export import formats
 
     if fmt == DATABASE_FORMAT:

@@ -18,6 +18,7 @@ import rocpd
 from .. import progress, regex
 from ..errors import RocpdError
 from ..io.time_window import parse_inclusive
+from ..output_config import format_path
 from ..textfmt import TOP_ROWS
 
 SUBCOMMANDS = ("summary", "query", "convert", "compare", "diff", "merge", "package", "samples", "report",
@@ -140,13 +141,14 @@ def rocm_naming(args) -> bool:
 
 
 def output_naming(args, default_file: str = DEFAULT_OUTPUT_FILE) -> tuple[str, str]:
-    """(folder, base name) for ROCm's naming, from -d/-o or ROCm's environment and defaults."""
+    """(folder, base name) for ROCm's naming, from -d/-o or ROCm's environment and defaults,
+    placeholders expanded (%hostname%, %rank%, %env{VAR}% ...) as everywhere else."""
     import os
 
     path = args.output_path or os.environ.get("ROCPD_OUTPUT_PATH", DEFAULT_OUTPUT_PATH)
     name = args.output_file if args.output_file is not None else \
         os.environ.get("ROCPD_OUTPUT_NAME", default_file)
-    return os.path.expanduser(path), name
+    return format_path(path), format_path(name)
 
 
 def add_kernel_rename(p: argparse.ArgumentParser) -> None:

@@ -13,12 +13,12 @@ import json
 import re
 from dataclasses import dataclass
 
-from .. import _schema, regex
+from .. import _schema, placeholders, regex
 from ..errors import RocpdError
 from . import time_window
 from .time_window import run_bounds
 
-_RANK_VARS = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK")
+_RANK_VARS = placeholders.RANK_VARIABLES
 
 
 @dataclass

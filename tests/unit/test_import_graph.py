@@ -185,7 +185,7 @@ def test_no_import_cycle(which):
 # rocpd/__init__.py: the facade (connect, ROCm's names) that nothing inside the package imports.
 LAYERS = [
     # base: standard library only
-    ("rocpd.errors", "rocpd._schema", "rocpd.regex", "rocpd.progress", "rocpd.output_config",
+    ("rocpd.errors", "rocpd._schema", "rocpd.regex", "rocpd.progress", "rocpd.output_config", "rocpd.placeholders",
      "rocpd.textfmt", "rocpd.testing"),
     # reading databases
     ("rocpd.io", "rocpd.importer"),
