@@ -530,8 +530,9 @@ PYBIND11_MODULE(_core, mod) {
         return d;
       },
       "Record buffer memory of the running session (empty when none).");
-  mod.def("stop_session", &s::stop, py::call_guard<py::gil_scoped_release>(),
-          "Drain, commit and close the database.");
+  mod.def(
+      "stop_session", [] { s::stop(); }, py::call_guard<py::gil_scoped_release>(),
+      "Drain, commit and close the database.");
   mod.def("flush", &s::flush, py::call_guard<py::gil_scoped_release>(),
           "Wait until everything recorded so far is committed.");
   mod.def("active", [] { return s::current() != nullptr; });

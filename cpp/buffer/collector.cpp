@@ -86,11 +86,12 @@ bool Collector::start(std::string* error) {
   return true;
 }
 
-void Collector::stop() {
+void Collector::stop(uint64_t drain_deadline_ns) {
   if (thread_ == nullptr) return;
   {
     std::lock_guard<std::mutex> g(wake_mu_);
     stop_requested_ = true;
+    drain_deadline_ns_ = drain_deadline_ns;
   }
   wake_cv_.notify_all();
   thread_->join();
@@ -181,6 +182,7 @@ void Collector::run() {
     std::lock_guard<std::mutex> g(drain_mu_);  // a fork waits for the schema
     ensure_open();
   }
+  uint64_t deadline = 0;
   for (;;) {
     bool stopping, flushing;
     uint64_t ticket;
@@ -193,31 +195,56 @@ void Collector::run() {
       flushing = flush_requested_;
       flush_requested_ = false;
       ticket = flush_asked_;
+      deadline = drain_deadline_ns_;
     }
     const bool commit_due = now_ns() - last_commit_ns_ >= opts_.commit_interval_ms * 1000000ull;
     // A flush or the stop must take everything, however many slices that needs.
     std::size_t moved = drain_once(stopping || flushing || commit_due);
     busy = moved >= kBusyBatch;
-    while ((stopping || flushing) && moved >= kDrainSlice) moved = drain_once(true);
+    if (stopping) {
+      drain_for_stop(moved, deadline);
+      break;
+    }
+    while (flushing && moved >= kDrainSlice) moved = drain_once(true);
     if (flushing) {
       std::lock_guard<std::mutex> g(wake_mu_);
       flush_done_ = ticket;
       flushed_cv_.notify_all();
     }
-    if (stopping) break;
   }
   std::lock_guard<std::mutex> g(drain_mu_);
+  // Under a deadline the process may die while the database is closed (its indexes built, its
+  // journal folded in): what was lost is said first.
+  if (deadline != 0) report_at_exit();
   // A lazily opened child that never recorded anything leaves no file behind.
   if (opened_) {
     sink_->close(now_ns());
     if (opts_.output_complete && sink_->closed_complete()) opts_.output_complete(info_.path);
   }
-  report_at_exit();
+  if (deadline == 0) report_at_exit();
   // The session's memory goes back when it ends, not at exit (a Python program goes on, and
   // -S reads the database in this process): the strings' hand-over vector and the chunks
   // beyond the ones producer threads still hold.
   std::vector<std::string>().swap(new_strings_);
   pool_->restock(0, /*trim=*/true);
+}
+
+void Collector::drain_for_stop(std::size_t moved, uint64_t deadline) {
+  // Producers no longer reach this collector (the session let go of it first): the backlog
+  // only shrinks, so the loop ends, at the deadline if there is one.
+  while (moved >= kDrainSlice && (deadline == 0 || now_ns() < deadline)) moved = drain_once(true);
+  if (moved >= kDrainSlice) {
+    std::vector<ThreadBuffer*> snapshot;
+    {
+      std::lock_guard<std::mutex> g(registry_mu_);
+      snapshot = buffers_;
+    }
+    uint64_t left = 0;
+    for (ThreadBuffer* b : snapshot) left += b->ring.drain([](const Record&) {});
+    add_drops("stop_deadline", left);
+  }
+  if (opts_.take_late_records) add_drops("after_stop", opts_.take_late_records());
+  drain_once(true);  // the last commit: the counts above with it
 }
 
 // Lost or unfinished data is said once, at the end, whatever the launcher's options: the

@@ -53,6 +53,9 @@ struct CollectorOptions {
   std::function<void(const std::string& path)> abandon_output;
   // Called on the drain thread when the sink has closed the database complete.
   std::function<void(const std::string& path)> output_complete;
+  // Called once, just before the last commit of a stop: records producers made after the stop
+  // began, which no buffer took (counted, cause "after_stop"); the count ends there.
+  std::function<uint64_t()> take_late_records;
 };
 
 class Collector {
@@ -63,8 +66,11 @@ class Collector {
 
   // Opens the sink (unless lazy) and starts the drain thread.
   bool start(std::string* error);
-  // Drains everything, closes the sink, joins the drain thread.
-  void stop();
+  // Drains everything, closes the sink, joins the drain thread. With a deadline (CLOCK_BOOTTIME
+  // ns; a fatal signal allows the process only so long), the drain stops there: what is still
+  // buffered then is counted (cause "stop_deadline"), stored in metadata and said on stderr
+  // before the database is closed, since the process may die while closing it.
+  void stop(uint64_t drain_deadline_ns = 0);
 
   // Producer side: the calling thread's buffer, found through a thread-local pointer that is
   // checked against this collector's generation (a new session or fork starts clean).
@@ -111,6 +117,9 @@ class Collector {
   // slices (a bounded batch) while producers go on filling their chunks.
   static constexpr std::size_t kDrainSlice = 1u << 16;
   std::size_t drain_once(bool commit_now);
+  // The stop's drain: everything, or what the deadline allows and the rest counted; then the
+  // last commit, with every count.
+  void drain_for_stop(std::size_t moved, uint64_t deadline);
   bool ensure_open();
   void report_at_exit();
 
@@ -133,6 +142,7 @@ class Collector {
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;
   bool stop_requested_ = false;
+  uint64_t drain_deadline_ns_ = 0;  // guarded by wake_mu_ until the drain thread reads it
   bool flush_requested_ = false;
   uint64_t flush_done_ = 0, flush_asked_ = 0;
   std::condition_variable flushed_cv_;

@@ -110,6 +110,7 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   CollectorOptions opts = config.collector;
   opts.open_lazily = fork_child;  // a child that only execs leaves no empty database behind
   opts.thread_name = [](uint32_t tid) { return thread_name(tid); };
+  opts.take_late_records = [] { return markers::take_late_records(); };
   if (!config.null_sink) {
     const bool strict = config.strict;
     opts.prepare_output = [strict](std::string* path, std::string* why) {
@@ -149,13 +150,13 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   return true;
 }
 
-void stop_locked() {
+void stop_locked(uint64_t drain_deadline_ns = 0) {
   Collector* c = g_current.load();
   if (c == nullptr) return;
   capture::set_running(nullptr, nullptr);
   for (Backend* b : capture::backends()) b->stop(*g_context);
   g_current.store(nullptr, std::memory_order_release);
-  c->stop();
+  c->stop(drain_deadline_ns);
   // `c` is not deleted: a producer may still hold the pointer it loaded before the store.
   std::lock_guard<std::mutex> g(path_mu_());
   output::release(&claim_());  // the database is closed: its name is free for a later run
@@ -260,10 +261,10 @@ bool start(const Config& config, std::string* error) {
   return start_locked(config, false, error);
 }
 
-void stop() {
+void stop(uint64_t drain_deadline_ns) {
   signals::Deferred defer;
   std::lock_guard<std::mutex> g(control_());
-  stop_locked();
+  stop_locked(drain_deadline_ns);
 }
 
 void before_exec() {

@@ -48,7 +48,9 @@ struct BackendStatus {
 std::vector<BackendStatus> backend_statuses(const std::string& only = "");
 
 bool start(const Config& config, std::string* error);
-void stop();
+// With a deadline (CLOCK_BOOTTIME ns), what is not written by then is counted instead
+// (Collector::stop): a fatal signal's stop.
+void stop(uint64_t drain_deadline_ns = 0);
 void flush();
 
 extern std::atomic<Collector*> g_current;

@@ -12,6 +12,9 @@
 // else restores the default action and re-raises the signal, so the process dies of the same
 // signal with the same exit status. If the watcher cannot finish in time (a lock held by the
 // interrupted thread), the handler gives up waiting: the process still dies as it should.
+// The stop knows that limit: a burst's backlog (millions of records buffered) takes longer to
+// write than it allows, so the drain ends short of it and counts what it could not write, and
+// the database says so (drop metadata, a line on stderr) instead of losing it silently.
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -30,6 +33,8 @@ namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGHUP, SIGINT};
 constexpr long kWaitLimitMs = 5000;  // a flush of a busy session takes well under a second
+// What the stop's drain may take of that: the rest is for the last commit and the report.
+constexpr long kDrainLimitMs = 3000;
 
 struct sigaction g_previous[NSIG];
 bool g_ours[NSIG] = {};
@@ -37,6 +42,13 @@ int g_pipe[2] = {-1, -1};
 std::atomic<int> g_requests{0};   // handler entries that asked the watcher for work
 std::atomic<int> g_completed{0};  // requests the watcher finished
 std::atomic<bool> g_stopping{false};
+std::atomic<uint64_t> g_drain_deadline{0};  // CLOCK_BOOTTIME ns, set by the handler
+
+uint64_t boottime_ns() {  // clock_gettime is async-signal-safe
+  timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 bool has_handler(const struct sigaction& sa) {
   if (sa.sa_flags & SA_SIGINFO) return sa.sa_sigaction != nullptr;
@@ -50,7 +62,7 @@ void* watcher(void*) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return nullptr;
     if (what == 's') {
-      stop();
+      stop(g_drain_deadline.load(std::memory_order_acquire));
       manifest::finish_if_launcher();  // the launcher's own exit path will not run
     } else
       flush();
@@ -71,7 +83,8 @@ void start_watcher() {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-// Only async-signal-safe calls below: write, nanosleep, sigaction, sigprocmask, raise.
+// Only async-signal-safe calls below: write, nanosleep, clock_gettime, sigaction, sigprocmask,
+// raise.
 void wait_for(int ticket) {
   const timespec ms = {0, 1000000};
   for (long waited = 0; waited < kWaitLimitMs; ++waited) {
@@ -88,6 +101,8 @@ void on_signal(int sig, siginfo_t* info, void* context) {
   if (current() != nullptr && g_pipe[1] >= 0 && !stopping) {
     const char what = chain ? 'f' : 's';
     const int ticket = g_requests.fetch_add(1) + 1;
+    if (!chain)
+      g_drain_deadline.store(boottime_ns() + kDrainLimitMs * 1000000ull, std::memory_order_release);
     if (write(g_pipe[1], &what, 1) == 1) wait_for(ticket);
   } else if (stopping) {
     wait_for(g_requests.load());

@@ -230,6 +230,32 @@ TEST(Collector, DropsOnlyPastTheBudgetAndNamesTheCause) {
   EXPECT_EQ(meta["rocprof.dropped_records"], std::to_string(10000 - 4 * 1024));
 }
 
+// A fatal signal's stop has a deadline: what the drain did not write by then is counted and
+// stored (cause stop_deadline), as are the records producers made after the stop began; every
+// record emitted is either in the sink or in the counts.
+TEST(Collector, StopPastItsDeadlineCountsWhatItDidNotWrite) {
+  StringTable strings;
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  CollectorOptions opts;
+  opts.flush_interval_ms = 60000;  // nothing drained before the stop
+  opts.take_late_records = [] { return uint64_t{7}; };
+  Collector c(std::move(sink), SessionInfo{}, strings, opts);
+  std::string error;
+  ASSERT_TRUE(c.start(&error));
+  constexpr int kN = 300000;  // several drain slices
+  for (int i = 0; i < kN; ++i) ASSERT_TRUE(c.emit(region(0, i)));
+  c.stop(/*drain_deadline_ns=*/1);
+  std::map<std::string, std::string> meta;
+  for (const InfoRow& row : mem->infos)
+    if (auto* m = std::get_if<MetadataInfo>(&row)) meta[m->tag] = m->value;
+  const uint64_t unwritten = std::stoull(meta["rocprof.dropped_records.stop_deadline"]);
+  EXPECT_GT(unwritten, 0u);
+  EXPECT_EQ(mem->records.size() + unwritten, static_cast<size_t>(kN));
+  EXPECT_EQ(meta["rocprof.dropped_records.after_stop"], "7");
+  EXPECT_EQ(meta["rocprof.dropped_records"], std::to_string(unwritten + 7));
+}
+
 // A short session (a few records, no thread past its first chunk) faults in no reserve:
 // its memory peak is the one chunk its thread writes into. Once a thread has needed a second
 // chunk, the drain keeps ready ones in reserve.

@@ -207,6 +207,15 @@ inline Record roctx_record(uint32_t fn, uint32_t message_id, uint64_t start, uin
   c->emit(roctx_record(fn, message_id, start, end, tid_, kFlagNone, corr, parent));
 }
 
+// Records made while a session is stopping: none is stored, each is counted (see
+// take_late_records).
+std::atomic<bool> g_counting_late{false};
+std::atomic<uint64_t> g_late{0};
+[[gnu::noinline, gnu::cold]] void late() noexcept {
+  if (g_counting_late.load(std::memory_order_relaxed) && !g_paused.load(std::memory_order_relaxed))
+    g_late.fetch_add(1, std::memory_order_relaxed);
+}
+
 [[gnu::noinline, gnu::cold]] void too_deep(CaptureContext* c) noexcept {
   c->drops("roctx_depth", 1);
 }
@@ -236,10 +245,15 @@ class MarkersBackend final : public Backend {
     return true;
   }
   void stop(CaptureContext& ctx) override {
+    g_late.store(0, std::memory_order_relaxed);
+    g_counting_late.store(true, std::memory_order_release);
     g_ctx.store(nullptr, std::memory_order_release);
     close_open_ranges(ctx, stamp());
   }
-  void fork_child() override { g_ctx.store(nullptr, std::memory_order_release); }
+  void fork_child() override {
+    g_ctx.store(nullptr, std::memory_order_release);
+    g_counting_late.store(false, std::memory_order_relaxed);
+  }
   void probe(bool* live, std::string* reason) override {
     *live = true;
     reason->clear();
@@ -261,7 +275,10 @@ bool recording() noexcept { return recording_ctx() != nullptr; }
 
 int push_id(uint32_t name_id) noexcept {
   CaptureContext* c = g_ctx.load(std::memory_order_acquire);
-  if (c == nullptr) return -1;
+  if (c == nullptr) [[unlikely]] {
+    late();
+    return -1;
+  }
   Stack* b = stack();
   if (b == nullptr) return -1;
   const uint32_t d = b->depth++;
@@ -280,7 +297,10 @@ int push_id(uint32_t name_id) noexcept {
 }
 
 int push(std::string_view message) noexcept {
-  if (g_ctx.load(std::memory_order_acquire) == nullptr) return -1;
+  if (g_ctx.load(std::memory_order_acquire) == nullptr) {
+    late();
+    return -1;
+  }
   return push_id(intern(message));
 }
 
@@ -321,7 +341,10 @@ uint32_t current_range(uint64_t* corr) noexcept {
 void mark(std::string_view message) noexcept {
   CaptureContext* c = recording_ctx();
   Stack* b = c != nullptr ? stack() : nullptr;
-  if (b == nullptr) return;
+  if (b == nullptr) {
+    if (c == nullptr) late();
+    return;
+  }
   const uint64_t t = stamp();
   uint64_t parent;
   current_range(&parent);
@@ -332,7 +355,10 @@ void mark(std::string_view message) noexcept {
 uint64_t start(std::string_view message) noexcept {
   CaptureContext* c = recording_ctx();
   Stack* b = c != nullptr ? stack() : nullptr;
-  if (b == nullptr) return 0;
+  if (b == nullptr) {
+    if (c == nullptr) late();
+    return 0;
+  }
   const uint64_t id = g_next_range.fetch_add(1, std::memory_order_relaxed);
   OpenRange& slot = g_open[id % kSlots];
   if (slot.id.load(std::memory_order_relaxed) != 0) c->drops("roctx_open_ranges", 1);
@@ -385,6 +411,11 @@ void close_open_ranges(CaptureContext& c, uint64_t end_ns) noexcept {
     const uint64_t id = slot.id.exchange(0, std::memory_order_acq_rel);
     if (id != 0) closed(g_fn_start, slot.name_id, slot.start, slot.tid, slot.corr, slot.parent);
   }
+}
+
+uint64_t take_late_records() noexcept {
+  g_counting_late.store(false, std::memory_order_relaxed);
+  return g_late.exchange(0, std::memory_order_relaxed);
 }
 
 void pause() noexcept { g_paused.store(true, std::memory_order_relaxed); }

@@ -40,6 +40,10 @@ uint32_t current_range(uint64_t* corr) noexcept;
 // `end_ns`, flagged kFlagOpenAtExit, so an unfinished range is stored and counted instead of
 // vanishing.
 void close_open_ranges(CaptureContext& c, uint64_t end_ns) noexcept;
+// ROCTx calls that found no session while one was stopping (ranges pushed or started, marks):
+// counted from the markers' stop until this call, which returns the count and ends the
+// counting. A stop waits for its drain, and the program's threads may go on meanwhile.
+uint64_t take_late_records() noexcept;
 // roctxProfilerPause/Resume state, and whether ROCTx is being recorded (a session runs and
 // is not paused).
 bool paused() noexcept;
