@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gpuutil import ROOT, env, query
+from gpuutil import ROOT, compile_cu, env, query
 
 
 def ctl(*args):
@@ -45,3 +45,27 @@ def test_windows_record_only_their_kernels(tmp_path):
         stop.touch()
         proc.communicate(timeout=60)
     assert proc.returncode == 0
+
+
+def test_window_memory_copy_trace_adds_copies_and_sets(nvcc, tmp_path):
+    # The run traces kernels only; a window's --memory-copy-trace adds copies and sets (memsets
+    # are an activity of their own, once left out by the window's option).
+    exe = compile_cu(nvcc, Path(__file__).parent / "programs/copy_set_loop.cu", tmp_path / "loop")
+    out, stop = tmp_path / "out", tmp_path / "stop"
+    proc = subprocess.Popen([sys.executable, "-m", "rocprof", "run", "--on-demand", "--kernel-trace",
+                             "-d", str(out), "-o", "cs", "--", str(exe), str(stop)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
+                            cwd=ROOT)
+    try:
+        assert proc.stdout.readline().strip() == "serving", proc.stderr.read()
+        plain = ctl("start", "--duration", "1s", str(out))
+        added = ctl("start", "--duration", "1s", "--memory-copy-trace", str(out))
+        assert plain.returncode == 0 and added.returncode == 0, plain.stderr + added.stderr
+    finally:
+        stop.touch()
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    count = "SELECT name, count(*) FROM memory_copies GROUP BY name"
+    assert dict(query(Path(plain.stdout.strip()), count)) == {}
+    rows = dict(query(Path(added.stdout.strip()), count))
+    assert rows.get("MEMORY_SET", 0) > 0 and rows.get("MEMORY_COPY_HOST_TO_DEVICE", 0) > 0, rows
