@@ -193,7 +193,7 @@ LAYERS = [
     ("rocpd.counters", "rocpd.analysis", "rocpd.cluster", "rocpd.compare"),
     ("rocpd.stats", "rocpd.diff", "rocpd.ranks", "rocpd.pcsamples"),
     ("rocpd.export",),
-    ("rocpd.report",),
+    ("rocpd.report", "rocpd.run_summary"),
     # report sections that live beside their analysis (hooked in by name from report.sections)
     ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pcsamples.section",
      "rocpd.collectives.report"),
