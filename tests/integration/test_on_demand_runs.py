@@ -5,14 +5,25 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 from support import WORKLOADS, popen_rocprof, run_rocprof
 from test_attach import PTRACE, c_loop  # noqa: F401 - c_loop is a fixture
 from test_on_demand import finish, wait_for_sockets
+
+
+@pytest.fixture
+def tmp_path():
+    """A short folder: a control socket's path must fit in 107 bytes, and pytest's own folders
+    (longer under xdist) leave too little of it."""
+    folder = Path(tempfile.mkdtemp(prefix="rp-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
