@@ -226,7 +226,7 @@ def test_analysis_links_every_launch(rocm_db):
 
 def test_every_subcommand_reads_a_rocm_database(rocm_db, tmp_path, capsys):
     db = rocm_db[0]
-    assert _run("summary", db, cwd=tmp_path) == 0
+    assert _run("summary", db, "--all", cwd=tmp_path) == 0
     out = capsys.readouterr().out
     # rocprofv3's marker stats count marks (roctxMarkA, duration 0) with the ranges.
     markers = out.split("== MARKER_API_STATS ==")[1].split("==")[0]
