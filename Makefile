@@ -24,10 +24,11 @@ CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=Release -DROCPROF_INPLACE=ON -DROCPROF_BUILD_T
 # A step's announcement: what it does and how long it takes.
 say = @printf '\n==> make: %s\n' "$(1)"
 # Package lists of pyproject.toml by name: [project] dependencies, an extra, or a list of
-# [tool.rocprof.make]; the file is the one place they are written. Shell-quoted (`>=`).
+# [tool.rocprof.make]; the file is the one place they are written. Shell-quoted (`>=`). A list
+# ends at a `]` that ends its line: an item may hold an extra (`mkdocstrings[python]`).
 PYLIST = $(shell $(PYTHON) -c 'import re, shlex, sys; t = open("pyproject.toml").read(); \
 	print(" ".join(shlex.quote(x) for n in sys.argv[1:] for x in re.findall(r"\"([^\"]+)\"", \
-	re.search(r"^" + re.escape(n) + r" = \[(.*?)\]", t, re.M | re.S)[1])))' $(1))
+	re.search(r"^" + re.escape(n) + r" = \[(.*?)\]\s*$$", t, re.M | re.S)[1])))' $(1))
 BUILD_PKGS = $(call PYLIST,make-build)
 DEPS = $(call PYLIST,dependencies)
 TEST_PY_PKGS = $(call PYLIST,test make-test)
