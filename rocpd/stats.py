@@ -22,6 +22,7 @@ import html
 
 from .collectives import text as collectives_text
 from .counters import metrics, pmc
+from .errors import RocpdError
 from .io.connection import Connection
 from .io.filters import Filter
 from .io.output_file import open_output
@@ -43,6 +44,12 @@ from .textfmt import (  # noqa: F401 - re-exported: part of rocpd.stats' API
     scale,
 )
 
+# What --domain may name besides the region tables a database holds: the timed tables, each API
+# family our capture records, and the tables that are not durations.
+DOMAINS = ("kernel", "memory_copy", "memory_allocation", "scratch_memory", "hip_api", "hsa_api",
+           "marker_api", "cuda_runtime_api", "cuda_driver_api", "cuda_synchronization", "rccl_api",
+           "domain", "device_metrics", "samples", "counter_collection", "collectives")
+
 # Console tables show this many rows of each table (of each group with ``by``) unless told
 # otherwise: a program with a million distinct ROCTx messages printed 85 MB.
 CONSOLE_TOP = TOP_ROWS
@@ -60,6 +67,22 @@ def stem_for(category: str) -> str:
     return {"KERNEL_DISPATCH": "kernel", "MEMORY_COPY": "memory_copy",
             "MEMORY_ALLOCATION": "memory_allocation", "SCRATCH_MEMORY": "scratch_memory"}.get(
         c, c.lower())
+
+
+def domain_stems(domains: list[str], present) -> list[str]:
+    """``domains`` (table stems or ROCm's category names, any case: KERNEL_DISPATCH -> kernel) as
+    table stems; a name that is neither a known domain nor a table of these databases
+    (``present``) is a RocpdError that names the valid ones."""
+    import difflib
+
+    valid = list(dict.fromkeys([*DOMAINS, *present]))
+    stems = [stem_for(d) for d in domains]
+    for given, stem in zip(domains, stems, strict=True):
+        if stem not in valid:
+            near = difflib.get_close_matches(stem, valid, n=1)
+            hint = f"did you mean {near[0]}? " if near else ""
+            raise RocpdError(f"--domain {given}: no such table; {hint}(domains: {', '.join(valid)})")
+    return stems
 
 
 def _open(db):
@@ -328,6 +351,8 @@ def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
     db, owned = _open(db_path)
     try:
         tables = collect(db, by=by, top=top, **filters)
+        if domains is not None:
+            domains = domain_stems(domains, tables)
         parts = []
         for stem, df in tables.items():
             if domains is None or stem in domains:
@@ -350,6 +375,8 @@ def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
             table = collectives_text.format_summary(db, top=top)
             if table:  # collective calls (--rccl-trace)
                 parts.append(table)
+        if domains is not None and not parts:
+            parts.append(f"No {', '.join(domains)} records in these databases.\n")
         parts.append(format_drops(db))
         return "\n".join(parts)
     finally:

@@ -54,7 +54,8 @@ def add_parser(sub) -> None:
                         " --summary-by-rank instead adds ROCm's tables per process")
     p.add_argument("--domain", action="append", dest="domains", metavar="TABLE",
                    help="only this table, repeatable (kernel, memory_copy, marker_api, hip_api,"
-                        " domain, device_metrics, counter_collection, ...)")
+                        " domain, device_metrics, counter_collection, ...; ROCm's category names"
+                        " such as KERNEL_DISPATCH too); a name that is none of them is an error")
     p.add_argument("--busy", action="store_true", help="also print GPU busy percent per agent")
     p.add_argument("--csv", metavar="PREFIX", help=argparse.SUPPRESS)
     p.add_argument("--strict", action="store_true",

@@ -104,6 +104,20 @@ def test_summary_cli_and_busy(run_db):
     assert busy["BusyPercent"].iloc[0] == pytest.approx(100.0 * gpu / (max(ends) - min(starts)))
 
 
+def test_summary_domain_names_a_table_or_fails_naming_the_valid_ones(run_db, cli):
+    path, _ = run_db
+    rc, out, err = cli("summary", path, "--domain", "kernels")
+    assert rc == 1 and out == ""
+    line, = err.strip().splitlines()
+    assert line.startswith("rocpd: error: --domain kernels: no such table; did you mean kernel?")
+    assert "memory_copy" in line and "cuda_runtime_api" in line
+    # ROCm's category name reads as its table; a real table of no rows says so
+    rc, out, _ = cli("summary", path, "--domain", "KERNEL_DISPATCH")
+    assert rc == 0 and "== KERNEL_STATS ==" in out and "MARKER_API_STATS" not in out
+    rc, out, _ = cli("summary", path, "--domain", "hip_api")
+    assert rc == 0 and "No hip_api records in these databases." in out
+
+
 def test_csv_export_headers(run_db, tmp_path):
     path, raw = run_db
     from rocpd.export import csv as csv_export
