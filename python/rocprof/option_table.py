@@ -9,7 +9,8 @@ Kinds:
   bool    rocprofv3's flag with an optional BOOL (`--kernel-trace`, `--sys-trace=false`)
   value   one value (`-d DIR`)
   switch  no value (`--no-clobber`)
-  rate    an optional whole number (`--sample [HZ]`)
+  rate    an optional whole number (`--sample [HZ]`); a word after it that is not one is the
+          program where it names one, else an error (cli/run.py)
   values  one or more values up to the next option (`--pmc NAME ...`)
   module  `-m MODULE`: the target starts after its value
   target  the program and its arguments

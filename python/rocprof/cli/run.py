@@ -57,6 +57,21 @@ def _is_format_word(token: str, first: bool) -> bool:
     return token.isalnum() and shutil.which(token) is None
 
 
+def _is_rate_word(token: str) -> bool:
+    """A token after a rate option (`--sample [HZ]`) that is meant as its value: a whole number,
+    or a word that names no program (no file, no command on PATH, no path, no .py), left to
+    argparse to refuse as a bad HZ: taken for the program, `--sample abc -- CMD` would run abc
+    or call it a missing file."""
+    if token.isdigit():
+        return True
+    if token.startswith("-") or os.sep in token or token.endswith((".py", ".pyw", ".pyz")) \
+            or os.path.exists(token):
+        return False
+    import shutil
+
+    return shutil.which(token) is None
+
+
 def _summary_target(path: str | None) -> str | None:
     """--summary-output-file: a path made absolute (the program may change folder), or one of
     rocprofv3's stream names kept as given."""
@@ -78,7 +93,7 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
             return argv[:i], argv[i:]
         if a in _VALUED:
             i += 1
-        elif a in _RATES and i + 1 < len(argv) and argv[i + 1].isdigit():
+        elif a in _RATES and i + 1 < len(argv) and _is_rate_word(argv[i + 1]):
             i += 1
         elif a in _BOOLS and i + 1 < len(argv) and v3.is_bool(argv[i + 1]):
             i += 1

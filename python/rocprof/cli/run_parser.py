@@ -47,6 +47,20 @@ EXAMPLES = (
 )
 
 
+# How `rocprof run` reads the word after a rate option (cli/run.py's split of the command line).
+RATE_RULE = ("HZ is a whole number; a word after the option that is not one starts the program "
+             "when it names a file or a command on PATH (--sample train.py), else is an error")
+
+
+def _rate(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"HZ must be a whole number, not {text!r}; a program right after it must name a file "
+            "or a command on PATH") from None
+
+
 def _core_default(settings: str, name: str, fallback: int) -> int:
     """A default the core states (SamplingSettings.DEFAULT_HZ ...): help shows its number."""
     return int(getattr(getattr(_core, settings, None), name, fallback))
@@ -166,7 +180,8 @@ def _declare(g, option: table.Option) -> None:
         kw.setdefault("action", "store_true")
         g.add_argument(*option.names, help=text, **kw)
     elif option.kind == "rate":
-        g.add_argument(*option.names, nargs="?", const=table.DEFAULT_RATE, type=int, help=text, **kw)
+        g.add_argument(*option.names, nargs="?", const=table.DEFAULT_RATE, type=_rate,
+                       help=f"{text}. {RATE_RULE}", **kw)
     elif option.kind == "values":
         if option.names[-1] == "--output-format":
             kw["action"] = _OutputFormats

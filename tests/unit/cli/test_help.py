@@ -87,6 +87,23 @@ def test_an_unknown_output_format_is_named_as_one(tmp_path):
     assert (own, target) == (["-f", "csv"], ["ls", "-l"])
 
 
+def test_a_word_after_sample_that_names_no_program_is_a_bad_rate(tmp_path, monkeypatch):
+    """A word after a rate option that is not a whole number is the program only where it names
+    one: else it is refused as HZ, not run (or called a missing program)."""
+    r = run_rocprof("run", "-d", tmp_path, "--sample", "abc", "--", "python3", "x.py")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == ("rocprof run: argument --sample: HZ must be a whole number, not "
+                                "'abc'; a program right after it must name a file or a command on "
+                                "PATH (see 'rocprof run --help')"), r.stderr
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train").write_text("")
+    assert split_argv(["--sample", "1k", "x.py"]) == (["--sample", "1k"], ["x.py"])
+    assert split_argv(["--process-freq", "abc", "--", "ls"]) == (["--process-freq", "abc"], ["--", "ls"])
+    for program in ("train", "train.py", "ls", "./app", "500x/app"):
+        assert split_argv(["--sample", program, "-v"]) == (["--sample"], [program, "-v"])
+    assert split_argv(["--sample", "500", "ls"]) == (["--sample", "500"], ["ls"])
+
+
 def test_unknown_option_points_at_the_subcommands_help():
     r = run_rocprof("run", "--bogus", "x.py")
     assert r.returncode == 2
