@@ -97,6 +97,16 @@ def test_missing_script(tmp_path):
     assert not list(tmp_path.glob("*.db"))
 
 
+def test_missing_module_fails_as_python_m_does_and_records_nothing(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-m", "no_such_module", "a1", cwd=tmp_path)
+    _one_line_error(r, "no module named 'no_such_module'")
+    assert r.returncode == 1 and not list(tmp_path.rglob("*.db"))
+    # one in the current folder is found, as python -m finds it
+    (tmp_path / "here_mod.py").write_text("print('ran')\n")
+    r = run_rocprof("run", "-d", tmp_path, "-o", "h", "-m", "here_mod", cwd=tmp_path)
+    assert r.returncode == 0 and "ran" in r.stdout, r.stderr
+
+
 def test_unknown_option(tmp_path):
     _one_line_error(run_rocprof("run", "--kernal-trace", "x.py"), "--kernal-trace", "--help")
 

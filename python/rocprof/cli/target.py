@@ -39,7 +39,30 @@ def _print_user_traceback(exc: BaseException) -> None:
         pass  # stderr closed: Python would print nothing either
 
 
+def _no_such_module(name: str) -> bool:
+    """Whether `python -m NAME` would find no package NAME starts with, here: looked up as
+    python looks it up (the current folder first), without importing anything. A submodule
+    is found by importing its package, part of the program: runpy says when it is missing."""
+    import importlib.machinery
+    import importlib.util
+
+    top = name.partition(".")[0]
+    if not top or top in sys.modules:
+        return False
+    try:
+        if importlib.util.find_spec(top) is not None:
+            return False
+    except (ImportError, ValueError):
+        return False
+    return importlib.machinery.PathFinder.find_spec(top, [os.getcwd()]) is None
+
+
 def run_target(options: Options, script: str | None, module: str | None, argv: list[str]) -> int:
+    if module is not None and _no_such_module(module):
+        # As python -m fails (exit 1), before a session would leave an empty database.
+        run_report.say(f"rocprof run: no module named {module.partition('.')[0]!r} (check the "
+                       "name, or run from the folder that holds it)")
+        return 1
     run_report.begin()
     session = Session(options)
     try:
