@@ -84,8 +84,8 @@ def _dispatch(argv: list[str]) -> int:
             args = namespace(own)
         if args is None:
             args = _parsed(argv, command)
-            if args is None:
-                return 2
+            if args is None:  # bare `rocprof`: its help, and success, as bare `rocpd` (and pip)
+                return 0
         if target is not None:
             args.target = target
             args.own_argv = argv[1:]

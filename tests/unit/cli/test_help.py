@@ -11,7 +11,7 @@ from rocprof import _core, option_table
 from rocprof.cli import SUBCOMMANDS, build_parser
 from rocprof.cli.help_text import example_commands
 from rocprof.cli.run import options_from, split_argv
-from support import run_rocprof
+from support import run_rocpd, run_rocprof
 
 
 def _subparsers(parser):
@@ -102,6 +102,12 @@ def test_a_word_after_sample_that_names_no_program_is_a_bad_rate(tmp_path, monke
     for program in ("train", "train.py", "ls", "./app", "500x/app"):
         assert split_argv(["--sample", program, "-v"]) == (["--sample"], [program, "-v"])
     assert split_argv(["--sample", "500", "ls"]) == (["--sample", "500"], ["ls"])
+
+
+def test_bare_rocprof_and_rocpd_print_their_help_and_succeed():
+    for r, name in ((run_rocprof(), "rocprof"), (run_rocpd(), "rocpd")):
+        assert r.returncode == 0, (name, r.stderr)
+        assert r.stdout.startswith(f"usage: {name}") and "COMMAND" in r.stdout, r.stdout
 
 
 def test_unknown_option_points_at_the_subcommands_help():
