@@ -14,7 +14,7 @@ BUILD  := build/dev
 # (torch's py312_intrinsics.py), which pip's compile skips too.
 PIP    := $(VPY) -m pip install --disable-pip-version-check --no-compile
 BYTECOMPILE = @$(VPY) -m compileall -qq -j0 \
-	"$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" python rocpd || true
+	"$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" python rocpd rocshared || true
 export PYTHONPATH := $(CURDIR)/python:$(CURDIR)
 export PYTHONUNBUFFERED := 1
 
@@ -186,7 +186,7 @@ bench: native $(VENV)/.torch
 # Python (ruff) and C++ (clang-format, style in .clang-format) are both checked; CI runs it.
 CXX_SOURCES = $(shell git ls-files 'cpp/*.cpp' 'cpp/*.hpp' 'cpp/*.h' 'cpp/*.c' 'tests/*.c' 'tests/*.cu' 2>/dev/null)
 lint: $(VENV)/.test
-	$(VENV)/bin/ruff check python rocpd tests benchmarks examples
+	$(VENV)/bin/ruff check python rocpd rocshared tests benchmarks examples
 	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
 
 clean:

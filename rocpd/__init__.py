@@ -56,15 +56,8 @@ def __getattr__(name):
 def _version_info() -> dict:
     import platform
 
-    try:
-        from rocprof._version import __version__ as v
-    except ImportError:  # rocpd installed on its own
-        from importlib.metadata import PackageNotFoundError, version
+    from rocshared.version import __version__ as v
 
-        try:
-            v = version("rocprof")
-        except PackageNotFoundError:
-            v = "0.0.0"
     nums = [int(x) if x.isdigit() else 0 for x in (v.split(".") + ["0", "0"])[:3]]
     return {"version": v, "major": nums[0], "minor": nums[1], "patch": nums[2],
             "system_name": platform.system(), "system_processor": platform.machine(),

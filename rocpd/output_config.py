@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import placeholders
+from rocshared import placeholders
 
 
 class output_config:  # noqa: N801 - ROCm's name
@@ -47,7 +47,7 @@ class output_config:  # noqa: N801 - ROCm's name
 
 
 def format_path(path: str, tag: str | None = None) -> str:
-    """ROCm's format_path: every placeholder of ``path`` expanded (rocpd.placeholders: the set and
+    """ROCm's format_path: every placeholder of ``path`` expanded (rocshared.placeholders: the set and
     rules of rocprofv3 and of the launcher), then ~. ``tag`` is %tag% (ROCm's default: the
     interpreter's name); %argt%, %args% read this process's arguments. ValueError names a bad
     placeholder."""

@@ -69,7 +69,7 @@ struct CounterSettings {
   // Vendor metric names (NVIDIA: CUPTI names with rollup, e.g. dram__bytes_read.sum),
   // separated by spaces; "?name": optional, left out on a chip without it (the --sol set spans
   // GPU generations). Empty: no counter collection. The launcher resolves rocprofv3-style
-  // names to these (rocpd/kernel_metrics.py); the native side takes them as given.
+  // names to these (rocshared/kernel_metrics.py); the native side takes them as given.
   std::string metrics;
   std::string origin;  // what asked for them ("pmc", "sol"): stored in the database metadata
   // --kernel-include/exclude-regex (POSIX ERE on the demangled name): as rocprofv3's, they

@@ -9,8 +9,9 @@ Kept light: importing rocprof loads only the version; the native core loads on f
 
 from __future__ import annotations
 
+from rocshared.version import __version__
+
 from ._libs import library_dir, roctx_include_dir, roctx_library
-from ._version import __version__
 
 __all__ = ["__version__", "profile", "Session", "library_dir", "roctx_library",
            "roctx_include_dir"]

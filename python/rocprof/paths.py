@@ -2,7 +2,7 @@
 
 The native core owns them (session/output_path.hpp, through rocprof._core): the rank variables,
 the _results.db suffix, folder creation and the claim that keeps two writers out of one file.
-Placeholders are expanded in Python by rocpd.placeholders, the one Python implementation, which
+Placeholders are expanded in Python by rocshared.placeholders, the one Python implementation, which
 rocpd's own -d/-o use too; the core expands them the same way (one table holds both to it) in
 native programs that autostart without Python.
 """
@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from rocpd import placeholders
+from rocshared import placeholders
 
 from . import _core
 

@@ -1,6 +1,6 @@
 """Empirical peaks of each GPU, as rocprof-compute measures its empirical roofline: each resource
 by a kernel that stresses that resource, timed once per device and cached in
-``~/.cache/rocprof/peaks.json`` (``rocpd.counters.sol.cache_path()``) keyed by the device's UUID:
+``~/.cache/rocprof/peaks.json`` (``rocshared.peaks.cache_path()``) keyed by the device's UUID:
 - DRAM: a copy far larger than L2 (read + write);
 - L2: an L2-resident vector (a quarter of L2) read again by every row of a reduction over a
   stride-0 view of it (each SM streams the whole vector through its L1: the reads hit L2), and a
@@ -27,10 +27,10 @@ import os
 import subprocess
 import sys
 
-from rocpd.counters import sol
-from rocpd.counters.sol_format import si
+from rocshared import peaks as _cache
+from rocshared.units import si
 
-# (precision key in rocpd.counters.kernel_metrics, how: torch dtype name or an op, sizes, allow TF32)
+# (precision key in rocshared.kernel_metrics, how: torch dtype name or an op, sizes, allow TF32)
 GEMMS = (("tensor_bf16", "bfloat16", (4096, 8192, 16384), False),
          ("tensor_fp16", "float16", (4096, 8192, 16384), False),
          ("tensor_tf32", "float32", (4096, 8192), True),
@@ -49,7 +49,7 @@ CHAINS = 8  # independent FMA chains per thread: enough to hide the FMA pipe's l
 
 
 def cache_path() -> str:
-    return sol.cache_path()
+    return _cache.cache_path()
 
 
 def load() -> dict:

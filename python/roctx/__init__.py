@@ -15,7 +15,8 @@ Every call is a cheap no-op when no profiler runs. The hot functions live in C
 from __future__ import annotations
 
 from rocprof import _core
-from rocprof._version import __version__ as _VERSION
+
+from rocshared.version import __version__ as _VERSION
 
 from . import _protocols
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import math
 
+from rocshared import kernel_metrics as m
+from rocshared.units import si
+
 from ..io.output_file import write_bytes
 from ..plots import _plt, _short, png
-from . import kernel_metrics as m
 from . import sol as _sol
-from .sol_format import si
 
 # One colour per precision, tensor paths solid and scalar paths dashed.
 _COLORS = {"tensor_fp64": "#6a3d9a", "tensor_tf32": "#1f78b4", "tensor_bf16": "#e31a1c",

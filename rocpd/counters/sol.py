@@ -18,17 +18,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass, field
 
-from . import kernel_metrics as m
+from rocshared import kernel_metrics as m
+from rocshared.peaks import cache_path
+from rocshared.units import si
+
 from .pmc import per_dispatch
-
-
-def cache_path() -> str:
-    """Where `rocprof peaks` keeps each GPU's measured peaks ($XDG_CACHE_HOME or ~/.cache)."""
-    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                        "rocprof", "peaks.json")
 
 # Dense rates per SM per clock from the architecture's published peaks, for databases without the
 # hardware's own peak counters: (fp32 lanes, fp64 lanes, {precision: tensor FLOP per clock}).
@@ -267,21 +263,6 @@ def _fill_peaks(kernels, peaks: dict[int, Peaks]):
 
 def _isnan(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-
-
-def si(v: float, unit: str) -> str:
-    """7.09e14, 'FLOP/s' -> '709.4 TFLOP/s'; percentages as '61.9 %'."""
-    if _isnan(v):
-        return "-"
-    if unit == "%":
-        return f"{v:.1f} %"
-    for scale, prefix in _SI:
-        if abs(v) >= scale:
-            return f"{v / scale:.1f} {prefix}{unit}"
-    return f"{v:.3g} {unit}"
 
 
 def value_of(row, key: str) -> float:

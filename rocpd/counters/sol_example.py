@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 
+from rocshared import kernel_metrics as m
+
 from ..testing import DatabaseBuilder, gpu_agent
-from . import kernel_metrics as m
 
 GPU_UUID = "GPU-5e1f0c3a-0000-4a1b-9c2d-000000000001"
 SM_HZ, DRAM_HZ, L2_HZ = 1.755e9, 2.6e9, 1.755e9

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 
+from rocshared import kernel_metrics as m
+from rocshared.units import si
+
 from ..textfmt import clip_name, more_rows
-from . import kernel_metrics as m
-from .sol import SolResult, _isnan, dominant, empirical_note, rows, si, value_of
+from .sol import SolResult, _isnan, dominant, empirical_note, rows, value_of
 
 
 def _pct(v) -> str:

@@ -13,7 +13,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from .. import _schema, placeholders, regex
+from rocshared import placeholders
+
+from .. import _schema, regex
 from ..errors import RocpdError
 from . import time_window
 from .time_window import run_bounds

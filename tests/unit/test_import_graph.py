@@ -1,5 +1,6 @@
-"""The import graph of rocpd and of the launcher (python/rocprof, python/roctx) has no cycle, and
-rocpd's layers import only downwards.
+"""The import graph of rocpd and of the launcher (python/rocprof, python/roctx) has no cycle,
+rocpd's layers import only downwards, and the packages import one way: rocshared under both,
+rocpd (analysis) never importing the launcher, the launcher's capture never importing rocpd.
 
 The graph is read from the sources with ``ast``: every ``import`` and ``from ... import`` anywhere
 in a module (inside functions too: a function-level import is still a dependency, only a later
@@ -167,7 +168,14 @@ def _launcher():
     return mods
 
 
-GRAPHS = {"rocpd": lambda: modules(ROOT, "rocpd"), "rocprof": _launcher}
+def _everything():
+    mods = modules(ROOT, "rocpd")
+    mods.update(modules(ROOT, "rocshared"))
+    mods.update(_launcher())
+    return mods
+
+
+GRAPHS = {"rocpd": lambda: modules(ROOT, "rocpd"), "rocprof": _launcher, "all": _everything}
 
 
 @pytest.mark.parametrize("which", sorted(GRAPHS))
@@ -185,7 +193,7 @@ def test_no_import_cycle(which):
 # rocpd/__init__.py: the facade (connect, ROCm's names) that nothing inside the package imports.
 LAYERS = [
     # base: standard library only
-    ("rocpd.errors", "rocpd._schema", "rocpd.regex", "rocpd.progress", "rocpd.output_config", "rocpd.placeholders",
+    ("rocpd.errors", "rocpd._schema", "rocpd.regex", "rocpd.progress", "rocpd.output_config",
      "rocpd.textfmt", "rocpd.testing"),
     # reading databases
     ("rocpd.io", "rocpd.importer"),
@@ -241,6 +249,51 @@ def test_nothing_below_the_front_ends_imports_them():
     up = [f"{a} imports {b}" for a in sorted(edges) if not _front_end(a)
           for b in sorted(edges[a]) if _front_end(b)]
     assert not up, "python/rocprof imports a front end from below it:\n  " + "\n  ".join(up)
+
+
+# The packages' one direction. rocshared (the version, output-path placeholders, counter names,
+# the peaks cache) sits under both and imports neither. rocpd reads databases without the
+# launcher or the native core, but for its fixture builders: they write through the native writer
+# (loaded inside a function, so that `import rocpd.testing` needs no native core). Of the
+# launcher, only the front ends and run_report (the report written at exit) read databases with
+# rocpd; the session, the backends and capture/ never do.
+FIXTURE_WRITER = {("rocpd.testing.builder", "rocprof._core")}
+READS_DATABASES = ("rocprof.run_report",)
+
+
+def _package(module: str) -> str:
+    return module.partition(".")[0]
+
+
+def crossing_imports(edges: dict[str, set[str]]) -> list[str]:
+    """The imports across packages that go against the one direction, as "a imports b"."""
+    bad = []
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            pa, pb = _package(a), _package(b)
+            if pa == pb or pb == "rocshared":
+                continue
+            wrong = (pa == "rocshared"
+                     or pa == "rocpd" and (a, b) not in FIXTURE_WRITER
+                     or pb == "rocpd" and not (_front_end(a) or a in READS_DATABASES))
+            if wrong:
+                bad.append(f"{a} imports {b}")
+    return bad
+
+
+def test_packages_import_one_way():
+    bad = crossing_imports(graph(_everything()))
+    assert not bad, ("an import against rocshared < rocpd, rocprof's capture (what both share "
+                     "belongs in rocshared):\n  " + "\n  ".join(bad))
+
+
+def test_one_way_rule_names_each_wrong_direction():
+    edges = {"rocshared.a": {"rocpd.io"}, "rocpd.io": {"rocprof.session", "rocshared.a"},
+             "rocprof.capture.x": {"rocpd.counters", "rocshared.a"}, "rocprof.cli.run": {"rocpd.io"},
+             "rocprof.run_report": {"rocpd.export"}, "rocpd.testing.builder": {"rocprof._core"}}
+    assert crossing_imports(edges) == ["rocpd.io imports rocprof.session",
+                                       "rocprof.capture.x imports rocpd.counters",
+                                       "rocshared.a imports rocpd.io"]
 
 
 def test_function_level_imports_are_edges():

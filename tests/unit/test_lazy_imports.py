@@ -36,7 +36,7 @@ LAZY = {
                         "session is configured, the AMD PC-sampling probe for `rocprof info` and "
                         "--pc-sampling",
     "rocprof.capture.cupti": "imported on every host for its prepare(): the launch-site helpers "
-                             "load where CUPTI is live, rocpd's metric tables for --pmc/--sol, "
+                             "load where CUPTI is live, the counter names (rocshared) for --pmc/--sol, "
                              "the PC-sampling settings in the launcher only (each followed child "
                              "runs in_child)",
     "rocprof.capture.autograd_sites": "rocprof._torch_observer links libtorch: it loads once "
@@ -52,15 +52,18 @@ LAZY = {
                     "query` and every report section use (sections, table_files): the analysis, "
                     "charts and exporters load when a page is built",
 }
-# Whose modules are project modules to whom: rocpd is the analysis package under rocprof.
-PROJECT = {"rocprof": ("rocprof", "roctx", "rocpd"), "roctx": ("rocprof", "roctx", "rocpd"),
-           "rocpd": ("rocpd",)}
+# Whose modules are project modules to whom: rocpd is the analysis package under rocprof, and
+# rocshared lies under both.
+PROJECT = {"rocprof": ("rocprof", "roctx", "rocpd", "rocshared"),
+           "roctx": ("rocprof", "roctx", "rocpd", "rocshared"),
+           "rocpd": ("rocpd", "rocshared"), "rocshared": ("rocshared",)}
 
 
 def all_modules(root: pathlib.Path = ROOT):
     mods = modules(root / "python", "rocprof")
     mods.update(modules(root / "python", "roctx"))
     mods.update(modules(root, "rocpd"))
+    mods.update(modules(root, "rocshared"))
     return mods
 
 

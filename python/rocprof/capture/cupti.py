@@ -90,7 +90,7 @@ def configure(options: Options, settings) -> list[str]:
     if options.counters_requested():
         # --pmc names are required (a bad one turns counters off with its reason); the --sol set
         # is optional per name ("?name": a chip without the metric leaves it out).
-        from rocpd.counters import kernel_metrics as metrics
+        from rocshared import kernel_metrics as metrics
 
         names = list(dict.fromkeys(options.pmc))
         if options.sol:

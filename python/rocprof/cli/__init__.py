@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 import sys
 
-from .._version import __version__
+from rocshared.version import __version__
+
 from .errors import UsageError
 
 SUBCOMMANDS = {

@@ -44,7 +44,7 @@ def _devices(chip: str | None, submetrics: bool) -> list[dict]:
 
 
 def list_counters(chip: str | None, submetrics: bool, as_json: bool, pattern: str | None) -> int:
-    from rocpd.counters.kernel_metrics import ALIASES
+    from rocshared.kernel_metrics import ALIASES
 
     try:
         rx = re.compile(pattern) if pattern else None

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from .._version import __version__
+from rocshared.version import __version__
+
 from . import build_parser as rocprof_parser
 
 

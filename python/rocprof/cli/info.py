@@ -6,8 +6,9 @@ import platform
 import sys
 from pathlib import Path
 
+from rocshared.version import __version__
+
 from .._libs import library_dir
-from .._version import __version__
 from .help_text import epilog
 
 EXAMPLES = (

@@ -162,7 +162,7 @@ def options_from(args) -> Options:
     o.sol = bool(args.sol)
     o.on_demand = bool(args.on_demand)
     if args.pmc or o.sol:
-        from rocpd.counters import kernel_metrics as metrics
+        from rocshared import kernel_metrics as metrics
 
         try:
             o.pmc, o.counter_aliases = metrics.resolve(args.pmc)

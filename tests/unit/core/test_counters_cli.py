@@ -14,7 +14,7 @@ from rocprof.cli.run import options_from, split_argv
 from rocprof.options import Options
 from support import run_rocprof
 
-from rocpd.counters import kernel_metrics as metrics
+from rocshared import kernel_metrics as metrics
 
 
 def _cupti_tables() -> str:

@@ -73,6 +73,6 @@ def test_every_resource_has_its_line():
     assert re.search(r"^  tensor_int8\s+1\.5 POP/s", text, re.M)
     assert re.search(r"^  fp64\s+-\s+not measured: x$", text, re.M)
     # every precision speed of light shows is measured
-    from rocpd.counters import kernel_metrics
+    from rocshared import kernel_metrics
 
     assert {p.key for p in kernel_metrics.PRECISIONS} <= set(peaks.KEYS)

@@ -1,5 +1,5 @@
 """The placeholders of output paths are expanded by the core (C++: native programs that have no
-Python) and by rocpd.placeholders (every Python process: the launcher and rocpd). One table,
+Python) and by rocshared.placeholders (every Python process: the launcher and rocpd). One table,
 placeholders_golden.json, says what each template gives; both are held to every row of it."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pathlib
 import pytest
 from rocprof import _core
 
-from rocpd import placeholders
+from rocshared import placeholders
 
 TABLE = json.loads((pathlib.Path(__file__).with_name("placeholders_golden.json")).read_text())
-IMPLEMENTATIONS = {"core (C++)": _core.expand_path, "rocpd.placeholders": placeholders.expand}
+IMPLEMENTATIONS = {"core (C++)": _core.expand_path, "rocshared.placeholders": placeholders.expand}
 
 
 @pytest.fixture

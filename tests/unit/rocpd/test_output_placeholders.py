@@ -1,5 +1,5 @@
 """rocpd expands the placeholders of its output paths as rocprofv3 and `rocprof run` do (one
-implementation, rocpd.placeholders): -d/-o of every subcommand in ROCm's form, format_path and
+implementation, rocshared.placeholders): -d/-o of every subcommand in ROCm's form, format_path and
 output_config; a bad one is a one-line error."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import math
 import pytest
 
 import rocpd
-from rocpd.counters import kernel_metrics as metrics
+from rocshared import kernel_metrics as metrics
 from rocpd.counters import roofline, sol, sol_example
 from rocpd.testing import DatabaseBuilder
 
