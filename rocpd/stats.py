@@ -21,7 +21,8 @@ import csv
 import html
 
 from .collectives import text as collectives_text
-from .counters import metrics, pmc
+from .counters import pmc
+from .device_metrics import samples as metrics
 from .errors import RocpdError
 from .io.connection import Connection
 from .io.filters import Filter

@@ -31,7 +31,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rocpd.counters import metric_plots, metrics
+    from rocpd.device_metrics import plots as metric_plots
+    from rocpd.device_metrics import samples as metrics
     from rocpd.plots import png
 
     with rocpd.connect(*inputs_of(args)) as db:

@@ -56,7 +56,7 @@ def file_has_counters(src) -> bool:
 
 def has_counters(db) -> bool:
     """Whether any file has per-dispatch counter values (sampled device metrics, which also
-    live in rocpd_pmc_event, are :mod:`rocpd.counters.metrics`'s and do not count)."""
+    live in rocpd_pmc_event, are :mod:`rocpd.device_metrics`' and do not count)."""
     return any(db.map(file_has_counters, label="counters"))
 
 

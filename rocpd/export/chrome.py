@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from ..counters.metrics import source_rows
+from ..device_metrics.samples import source_rows
 from ..io.filters import Filter, resolve
 from ..io.output_file import open_output
 from ..progress import iterate

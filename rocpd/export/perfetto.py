@@ -34,7 +34,7 @@ from array import array
 
 import numpy as np
 
-from ..counters.metrics import source_rows
+from ..device_metrics.samples import source_rows
 from ..errors import RocpdError
 from ..io.filters import Filter, resolve
 from ..io.output_file import open_output

@@ -145,7 +145,7 @@ class FramesAPI:
     memory_allocations = _Higher("summary.frames", "memory_allocations")
     memory_copies = _Higher("summary.frames", "memory_copies")
     memory_copy_stats = _Higher("summary.frames", "memory_copy_stats")
-    metric_samples = _Higher("counters.metrics", "samples")
+    metric_samples = _Higher("device_metrics.samples", "samples")
     processes = _Higher("summary.frames", "processes")
     rank_of = _Higher("summary.frames", "rank_of")
     region_stats = _Higher("summary.frames", "region_stats")

@@ -16,7 +16,8 @@ from tables import assert_same_table, cell, read_csv
 import rocpd
 from rocpd import ranks
 from rocpd.cli import main as our_rocpd
-from rocpd.counters import metric_plots, metrics
+from rocpd.device_metrics import plots as metric_plots
+from rocpd.device_metrics import samples as metrics
 from rocpd.testing import DatabaseBuilder
 
 HOSTS = ("alpha", "beta")

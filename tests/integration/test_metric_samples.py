@@ -10,7 +10,7 @@ from rocm_views import connect_with_rocm_views, mismatches
 from support import WORKLOADS, open_db, run_rocprof
 
 import rocpd
-from rocpd.counters import metrics
+from rocpd.device_metrics import samples as metrics
 
 VIEWS = ("samples", "sample_regions", "regions_and_samples")
 

@@ -198,7 +198,7 @@ LAYERS = [
     # reading databases
     ("rocpd.io", "rocpd.importer"),
     ("rocpd.summary", "rocpd.plots", "rocpd.collectives"),
-    ("rocpd.counters", "rocpd.analysis", "rocpd.cluster", "rocpd.compare"),
+    ("rocpd.counters", "rocpd.device_metrics", "rocpd.analysis", "rocpd.cluster", "rocpd.compare"),
     ("rocpd.stats", "rocpd.diff", "rocpd.ranks", "rocpd.pcsamples"),
     ("rocpd.export",),
     ("rocpd.report", "rocpd.run_summary"),

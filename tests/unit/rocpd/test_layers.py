@@ -56,7 +56,7 @@ def test_module_imports_alone(module):
     assert r.returncode == 0, f"import {module} failed in a fresh interpreter:\n{r.stderr}"
 
 
-HIGHER = ("rocpd.summary", "rocpd.counters", "rocpd.ranks", "rocpd.stats", "rocpd.compare",
+HIGHER = ("rocpd.summary", "rocpd.counters", "rocpd.device_metrics", "rocpd.ranks", "rocpd.stats", "rocpd.compare",
           "rocpd.report", "rocpd.plots", "rocpd.export", "rocpd.cli")
 
 

@@ -152,7 +152,7 @@ def test_device_metrics_and_dispatch_counters_share_the_tables(tmp_path):
     """Sampled device metrics (--process-freq) and per-dispatch counters (--pmc) both live in
     rocpd_info_pmc/rocpd_pmc_event: each reader keeps to its own (a sample's event vs a
     dispatch's), and a database with only samples has no per-dispatch counters."""
-    from rocpd.counters import metrics
+    from rocpd.device_metrics import samples as metrics
 
     path = tmp_path / "both.db"
     with DatabaseBuilder(path) as b:

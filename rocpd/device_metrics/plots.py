@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..errors import RocpdError
 from ..plots import _plt
-from . import metrics as _metrics
+from . import samples as _metrics
 
 # Per-core counters ("cpu_load [3]") are one panel per counter, not per core.
 _PER_CORE = ("cpu_load [", "cpu_frequency [")
