@@ -30,33 +30,33 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rocpd import pcsamples
-    from rocpd.pcsamples import source
+    from rocpd import pc_sampling
+    from rocpd.pc_sampling import source
 
     with rocpd.connect(*args.databases) as db:
-        if not pcsamples.has_pc_samples(db):
+        if not pc_sampling.has_pc_samples(db):
             raise RocpdError("no PC samples in these databases (record them with "
                              "`rocprof run --pc-sampling ...`)")
         print(source.summary_text(db, top=0).splitlines()[0])
-        kernels = pcsamples.top_kernels(db, limit=None)
-        hint = pcsamples.no_line_hint(db)
+        kernels = pc_sampling.top_kernels(db, limit=None)
+        hint = pc_sampling.no_line_hint(db)
         if args.kernel:
             kernels = kernels[kernels["name"] == args.kernel]
             if kernels.empty:
-                kernels = pcsamples.top_kernels(db, limit=None)
-                names = pcsamples.pc_samples(db, kernel=args.kernel)
+                kernels = pc_sampling.top_kernels(db, limit=None)
+                names = pc_sampling.pc_samples(db, kernel=args.kernel)
                 if names.empty:
                     raise RocpdError(f"no PC samples of kernel {args.kernel!r} (kernels with samples: "
                                      f"{', '.join(kernels['name'].head(5))})")
                 kernels = kernels[kernels["name"] == names["name"].iloc[0]]
         for k in kernels.head(args.top).itertuples():
             print(f"\n{k.percent:6.1f}% {k.samples:9d}  {k.name}  (top stall: {k.top_stall})")
-            for r in pcsamples.top_lines(db, k.name, limit=args.lines).itertuples():
+            for r in pc_sampling.top_lines(db, k.name, limit=args.lines).itertuples():
                 where = (f"{r.source_file}:{int(r.line)}" if r.line == r.line and r.line is not None
                          else f"(no line info: {hint})")
                 print(f"  {r.percent:6.1f}% {r.samples:9d}  {where}  (top stall: {r.top_stall})")
             print("  instructions:")
-            for r in pcsamples.top_instructions(db, k.name, limit=args.instructions).itertuples():
+            for r in pc_sampling.top_instructions(db, k.name, limit=args.instructions).itertuples():
                 ins = f" {r.instruction}" if isinstance(r.instruction, str) else ""
                 print(f"    {r.percent:6.1f}% {r.samples:9d}  pc+{int(r.pc_offset):#06x}{ins}  "
                       f"{r.stalls}")

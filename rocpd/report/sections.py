@@ -25,7 +25,7 @@ OPTIONAL: list[str] = [
     "rocpd.report.diff:report_ranks",
     "rocpd.ranks.section:report_section_for",  # ranks x steps heat map (two ranks or more)
     "rocpd.counters.section:report_section",  # speed of light and roofline from per-kernel counters
-    "rocpd.pcsamples.section:report_section",  # PC samples: hot kernels and their source lines
+    "rocpd.pc_sampling.section:report_section",  # PC samples: hot kernels and their source lines
     "rocpd.collectives.report:collectives_section",  # NCCL/RCCL calls, bandwidth, clock offsets
     "rocpd.collectives.report:queue_section",  # queue length per stream (HTA)
 ]

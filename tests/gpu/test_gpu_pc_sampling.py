@@ -120,9 +120,9 @@ def test_hot_loop_lines_hold_80_percent(hot):
 
 def test_sample_shares_follow_kernel_time(hot):
     db, _, _ = hot
-    from rocpd import pcsamples
+    from rocpd import pc_sampling
 
-    s = pcsamples.kernel_time_shares(str(db)).set_index("name")
+    s = pc_sampling.kernel_time_shares(str(db)).set_index("name")
     print(s.to_string())
     hot_name = next(n for n in s.index if n.startswith("hot_loop"))
     warm_name = next(n for n in s.index if n.startswith("warm_loop"))

@@ -199,11 +199,11 @@ LAYERS = [
     ("rocpd.io", "rocpd.importer"),
     ("rocpd.summary", "rocpd.plots", "rocpd.collectives"),
     ("rocpd.counters", "rocpd.device_metrics", "rocpd.analysis", "rocpd.cluster", "rocpd.compare"),
-    ("rocpd.stats", "rocpd.diff", "rocpd.ranks", "rocpd.pcsamples"),
+    ("rocpd.stats", "rocpd.diff", "rocpd.ranks", "rocpd.pc_sampling"),
     ("rocpd.export",),
     ("rocpd.report", "rocpd.run_summary"),
     # report sections that live beside their analysis (hooked in by name from report.sections)
-    ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pcsamples.section",
+    ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pc_sampling.section",
      "rocpd.collectives.report"),
     ("rocpd", "rocpd.cli"),
     ("rocpd.__main__",),

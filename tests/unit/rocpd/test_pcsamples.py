@@ -1,4 +1,4 @@
-"""PC-sample analysis (rocpd.pcsamples, `rocpd pcsamples`, the report section) on databases the
+"""PC-sample analysis (rocpd.pc_sampling, `rocpd pcsamples`, the report section) on databases the
 real writer made (rocpd.testing: the C++ sink and mapping a session uses)."""
 
 from __future__ import annotations
@@ -53,61 +53,61 @@ def db(tmp_path, source_file):
 
 def test_pc_samples_frame_counts_each_sample_once(db):
     import rocpd
-    from rocpd import pcsamples
+    from rocpd import pc_sampling
 
-    df = pcsamples.pc_samples(db)
+    df = pc_sampling.pc_samples(db)
     assert int(df["count"].sum()) == 1250  # the 500 not-issued subset is left out
-    assert len(pcsamples.pc_samples(db, not_issued=True)) == 5
+    assert len(pc_sampling.pc_samples(db, not_issued=True)) == 5
     hot = df[df["kernel_name"] == HOT]
     assert set(hot["name"]) == {HOT_NAME}  # the symbol's display name
     assert hot["code_object"].max() == 0xFEDCBA9876543210  # unsigned again
     row = hot[hot["pc_offset"] == 0x100].iloc[0]
     assert row["stall_reason"] == "long_scoreboard" and row["line"] == 10
     assert row["instruction_comment"].endswith("kernels.cu:10")
-    assert pcsamples.pcSamples is pcsamples.pc_samples
+    assert pc_sampling.pcSamples is pc_sampling.pc_samples
     with rocpd.connect(db) as conn:  # a Connection works as well as a path
-        assert int(pcsamples.pc_samples(conn, kernel=HOT)["count"].sum()) == 1000
+        assert int(pc_sampling.pc_samples(conn, kernel=HOT)["count"].sum()) == 1000
 
 
 def test_top_kernels_lines_and_instructions(db, source_file):
-    from rocpd import pcsamples
+    from rocpd import pc_sampling
 
-    k = pcsamples.top_kernels(db)
+    k = pc_sampling.top_kernels(db)
     assert list(k["name"]) == [HOT_NAME, COLD]
     assert list(k["samples"]) == [1000, 250]
     assert k["percent"].iloc[0] == pytest.approx(80.0)
     assert k["top_stall"].iloc[0] == "long_scoreboard"
-    lines = pcsamples.top_lines(db, HOT_NAME)
+    lines = pc_sampling.top_lines(db, HOT_NAME)
     assert lines["line"].iloc[0] == 10 and lines["percent"].iloc[0] == pytest.approx(80.0)
     assert lines["source_file"].iloc[0] == source_file
     assert lines["line"].isna().sum() == 1  # the samples without line info, in one row
-    ins = pcsamples.top_instructions(db, HOT, limit=2)
+    ins = pc_sampling.top_instructions(db, HOT, limit=2)
     assert list(ins["pc_offset"]) == [0x100, 0x110]
     assert ins["stalls"].iloc[0] == "long_scoreboard:800"
 
 
 def test_kernel_time_shares_side_by_side(db):
-    from rocpd import pcsamples
+    from rocpd import pc_sampling
 
-    s = pcsamples.kernel_time_shares(db).set_index("name")
+    s = pc_sampling.kernel_time_shares(db).set_index("name")
     assert s.loc[HOT_NAME, "sample_percent"] == pytest.approx(80.0)
     assert s.loc[HOT_NAME, "time_percent"] == pytest.approx(80.0)
     assert s.loc[COLD, "time_percent"] == pytest.approx(20.0)
 
 
 def test_sampling_info_sums_over_databases(tmp_path, source_file):
-    from rocpd import pcsamples
+    from rocpd import pc_sampling
 
     a = build(tmp_path / "a.db", source_file, pid=1)
     b = build(tmp_path / "b.db", source_file, pid=2, scale=2)
-    info = pcsamples.sampling_info([a, b])
+    info = pc_sampling.sampling_info([a, b])
     assert info["samples"] == str(1250 * 3) and info["dropped"] == "14"
     assert info["period"] == "GPU0=2^10 cycles"
-    assert int(pcsamples.pc_samples([a, b])["count"].sum()) == 1250 * 3
+    assert int(pc_sampling.pc_samples([a, b])["count"].sum()) == 1250 * 3
 
 
 def test_source_listing_shows_the_line_text_and_share(db):
-    from rocpd.pcsamples import source
+    from rocpd.pc_sampling import source
 
     text = source.listing(db, HOT_NAME)
     hot = next(line for line in text.splitlines() if "| " in line and "the hot loop" in line)
@@ -116,7 +116,7 @@ def test_source_listing_shows_the_line_text_and_share(db):
 
 
 def test_source_listing_without_the_file_lists_sampled_lines(tmp_path):
-    from rocpd.pcsamples import source
+    from rocpd.pc_sampling import source
 
     db = build(tmp_path / "gone.db", str(tmp_path / "not-here.cu"))
     text = source.listing(db, COLD)
@@ -156,7 +156,7 @@ def test_cli_pcsamples_without_samples_says_how(cli, tmp_path):
 
 def test_report_has_the_pc_sample_section(db):
     import rocpd
-    from rocpd.pcsamples import section
+    from rocpd.pc_sampling import section
     from rocpd.report.sections import Context, optional_sections
 
     assert section.report_section in [f for _, f in optional_sections()]
