@@ -21,7 +21,9 @@ periods (delay:duration:repeat,...), period_unit.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 
 ENV = "ROCPROF_CHILD_SESSION"
 _CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child")
@@ -188,6 +190,11 @@ def start_child_session(text: str) -> None:
         start_collection_periods(periods, values.get("period_unit", "sec"))
 
     def end() -> None:
+        # The program is leaving: a second Ctrl-C must not cut the database's close short (the
+        # stop has its own deadline) nor print our frames. Python's exit after an unhandled
+        # KeyboardInterrupt restores SIGINT's default to die of it.
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         if _core.active():
             _core.stop_session()
         if on_demand:

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 
 from .. import backends, paths, run_report
 from .._libs import library_dir
 from ..children import child_environment
 from ..options import Options
+from .target import flush_std_streams
 
 # Signals a supervisor forwards (SIGKILL and SIGSTOP cannot be caught).
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
@@ -97,21 +97,59 @@ def _preloads(current: str, libs: str) -> list[str]:
     return entries
 
 
-def _forwarder(proc):
+def _terminal_foreground(tty: int | None) -> bool:
+    """Whether our process group is the foreground group of our controlling terminal: then a
+    key (Ctrl-C, Ctrl-\\) or a resize signalled the command too, and forwarding would double it."""
+    try:
+        return tty is not None and os.tcgetpgrp(tty) == os.getpgrp()
+    except OSError:
+        return False
+
+
+def _forwarder(proc, tty: int | None):
     def forward(signum, _frame):
-        if signum in _TTY_SIGNALS:
-            # From the terminal, the whole foreground process group (the command too) got
-            # it already; forward only what was sent to the launcher alone.
+        if tty is None:
+            # The command leads its own group (see _own_group): the signal reaches it, its
+            # children and theirs once, whether it was sent to the launcher or to our group.
             try:
-                if os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp():
-                    return
-            except OSError:
+                os.killpg(proc.pid, signum)
+            except (ProcessLookupError, PermissionError):
                 pass
+            return
+        if signum in _TTY_SIGNALS and _terminal_foreground(tty):
+            return
         try:
             proc.send_signal(signum)
         except ProcessLookupError:
             pass
     return forward
+
+
+def _own_group():
+    """Without a controlling terminal, the command leads a process group of its own: a signal to
+    our group (kill -INT -PGID, a supervisor's group kill) would otherwise reach it twice, once
+    sent and once forwarded, and a second Ctrl-C-like SIGINT interrupts the program's own
+    clean-up. The launcher's death still takes the command with it (PR_SET_PDEATHSIG), as a
+    SIGKILL to the shared group did. With a terminal the group stays shared: job control and
+    the terminal's keys need the command in the launcher's group."""
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    launcher = os.getpid()
+
+    def in_child():
+        os.setpgid(0, 0)
+        prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        if os.getppid() != launcher:  # the launcher died before the line above
+            os._exit(128 + signal.SIGKILL)
+    return in_child
+
+
+def _controlling_terminal() -> int | None:
+    try:
+        return os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
 
 
 def run_command(options: Options, argv: list[str]) -> int:
@@ -132,26 +170,26 @@ def run_command(options: Options, argv: list[str]) -> int:
         from .ctl import announce
 
         announce(options)
+    tty = _controlling_terminal()
     try:
-        proc = subprocess.Popen(argv, env=env)
+        proc = subprocess.Popen(argv, env=env, preexec_fn=None if tty is not None else _own_group())
     except OSError as e:
+        if tty is not None:
+            os.close(tty)
         run_report.say(f"rocprof run: cannot start {argv[0]!r}: {e.strerror}")
         run_report.finish()
         return 127 if isinstance(e, FileNotFoundError) else 126
-    previous = {s: signal.signal(s, _forwarder(proc)) for s in FORWARDED}
+    previous = {s: signal.signal(s, _forwarder(proc, tty)) for s in FORWARDED}
     try:
         code = proc.wait()
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+        if tty is not None:
+            os.close(tty)
     run_report.finish(options)
     if code < 0:  # died of a signal: so does the launcher, as a shell would see it
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                if stream is not None:
-                    stream.flush()
-            except (OSError, ValueError):
-                pass
+        flush_std_streams()
         if -code not in (signal.SIGKILL, signal.SIGSTOP):
             signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
