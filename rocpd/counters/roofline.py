@@ -91,20 +91,27 @@ def figure(db_or_result, agent_id: int | None = None, peaks_file: str | None = N
     ax.set_yscale("log")
     labels = {p.key: p.label for p in m.PRECISIONS}
     top = max((v for v, _ in flops.values()), default=1e12)
-    if bw:
-        # Precisions with the same roof (BF16 and FP16 tensor) share one line and one label.
-        same: dict[tuple, list[str]] = {}
-        for key, (peak, kind) in flops.items():
-            same.setdefault((round(peak, -9), kind, key.startswith("tensor_")), []).append(key)
-        for (peak, kind, tensor), keys in sorted(same.items(), key=lambda kv: -kv[0][0]):
+    # Precisions with the same roof (BF16 and FP16 tensor) share one line and one label.
+    same: dict[tuple, list[str]] = {}
+    for key, (peak, kind) in flops.items():
+        same.setdefault((round(peak, -9), kind, key.startswith("tensor_")), []).append(key)
+    for (peak, kind, tensor), keys in sorted(same.items(), key=lambda kv: -kv[0][0]):
+        name = "/".join(labels.get(k, k).replace(" tensor", "") for k in keys)
+        name += " tensor" if tensor else ""
+        style = dict(color=_COLORS.get(keys[0], "#555"), lw=1.3)
+        if bw:
             ridge = peak / bw
-            name = "/".join(labels.get(k, k).replace(" tensor", "") for k in keys)
-            name += " tensor" if tensor else ""
-            ax.plot([lo, ridge, hi], [bw * lo, peak, peak], "-" if tensor else "--",
-                    color=_COLORS.get(keys[0], "#555"), lw=1.3,
+            ax.plot([lo, ridge, hi], [bw * lo, peak, peak], "-" if tensor else "--", **style,
                     label=f"{name} {si(peak, 'FLOP/s')} {kind} (ridge {ridge:.3g} FLOP/B)")
+        else:  # no memory roof to meet: the compute roof alone
+            ax.plot([lo, hi], [peak, peak], "-" if tensor else "--", **style,
+                    label=f"{name} {si(peak, 'FLOP/s')} {kind}")
+    if bw:
         ax.plot([lo, top / bw], [bw * lo, top], "-", color="#333", lw=2,
                 label=f"DRAM {si(bw, 'B/s')} {bw_kind}")
+    else:
+        ax.text(0.02, 0.97, "no DRAM bandwidth peak for this GPU: no memory roof (rocprof peaks "
+                "measures one)", transform=ax.transAxes, fontsize=8, va="top")
     for _, r in pts.iterrows():
         size = 30 + 170 * math.sqrt(r["seconds"] / max(pts["seconds"].max(), 1e-12))
         ax.scatter([r["intensity"]], [r["flops_per_second"]], s=size, zorder=5,
@@ -118,7 +125,8 @@ def figure(db_or_result, agent_id: int | None = None, peaks_file: str | None = N
     ax.set_ylabel("achieved FLOP/s")
     ax.set_title(f"Roofline: {pk.device} (point size ~ kernel time)")
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7, loc="lower right")
+    if ax.get_legend_handles_labels()[0]:  # a GPU with no peaks at all has no roof to name
+        ax.legend(fontsize=7, loc="lower right")
     return fig
 
 

@@ -178,6 +178,28 @@ def test_roofline_figure_has_a_point_per_kernel_and_a_roof_per_precision(sol_db)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
 
 
+@pytest.mark.filterwarnings("error")
+def test_roofline_without_peaks_draws_the_roofs_it_has_and_no_empty_legend(sol_db):
+    """No DRAM peak: the compute roofs alone, said on the figure; no peak at all: no legend
+    (matplotlib warned of one with nothing to name)."""
+    pytest.importorskip("matplotlib")
+    with rocpd.connect(sol_db) as db:
+        res = sol.compute(db)
+    for pk in res.peaks.values():
+        pk.empirical.pop("dram", None)
+        pk.theoretical.pop("dram", None)
+    ax = roofline.figure(res).axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert any(lb.startswith("FP32 50.0 TFLOP/s empirical") for lb in labels), labels
+    assert not any(lb.startswith("DRAM") for lb in labels) and ax.get_legend() is not None
+    assert any("no DRAM bandwidth peak" in t.get_text() for t in ax.texts)
+    for pk in res.peaks.values():
+        pk.empirical.clear()
+        pk.theoretical.clear()
+    ax = roofline.figure(res).axes[0]
+    assert ax.get_legend() is None and len(ax.collections) == 3
+
+
 def test_sol_set_is_optional_names_covering_every_precision():
     names = metrics.sol_metrics()
     assert all(n.startswith("?") for n in names) and len(names) == len(set(names))
