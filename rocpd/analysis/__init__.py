@@ -207,7 +207,7 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
 
 def drop_counts(db) -> dict:
     """The records lost while profiling and, of them, the call-stack samples missed, with the
-    samples taken: Analysis's fields, which the caveats (rules.caveats) word."""
+    samples taken: Analysis's fields, which the caveats (rules/caveats.py) word."""
     missed, taken = missed_and_taken(db)
     return {"dropped": db.dropped_total(), "samples_taken": taken, "samples_missed": missed}
 

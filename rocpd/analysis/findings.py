@@ -1,9 +1,9 @@
 """Findings: rules that turn an :class:`~rocpd.analysis.Analysis` into ranked, plain-language
 statements with their evidence and a suggestion.
 
-Each rule is a function ``rule(analysis) -> list[Finding]`` in ``rocpd.analysis.rules.RULES``; a
-rule fires only on numbers that show its pattern (thresholds named there, so that tests and
-users can read them).
+Each rule is a function ``rule(analysis) -> list[Finding]`` in a module of ``rocpd.analysis.rules``
+(listed in that module's ``RULES``); a rule fires only on numbers that show its pattern
+(thresholds named at the top of its module, so that tests and users can read them).
 Findings are ranked by ``score``, the share of the GPU's time at stake (idle time the pattern
 causes, time a kind of work takes); caveats (dropped records, nothing to analyse) come first.
 """

@@ -51,7 +51,7 @@ def test_zero_is_none(tmp_path):
 
 def _caveats(db):
     from rocpd.analysis import analyze
-    from rocpd.analysis.rules import caveats
+    from rocpd.analysis.rules.caveats import caveats
 
     with connect(db) as c:
         return {f.rule: f for f in caveats(analyze(c))}

@@ -1,6 +1,8 @@
 """Each findings rule on a small database that has its pattern and on one that has not
 (analysis_patterns.py builds both with the real writer)."""
 
+import sys
+
 import analysis_patterns as P
 import pytest
 
@@ -211,6 +213,26 @@ def test_ranking_and_text(monkeypatch):
     assert a.text() == "[high] t\n    - e1\n    → s"
     monkeypatch.setattr(rules, "RULES", [lambda _: [b, d], lambda _: [a, c]])
     assert [f.rule for f in rules.evaluate(None)] == ["z", "x", "y", "w"]  # caveats, by score, info
+
+
+def test_a_rule_module_added_to_the_package_is_found(tmp_path, monkeypatch):
+    """A new rule is one file: a module in rocpd/analysis/rules/ with its RULES, found with no
+    list to extend elsewhere."""
+    from rocpd.analysis import rules
+
+    assert {"caveats", "launch_bound", "slow_collectives", "hot_lines"} <= {
+        r.__name__ for r in rules.RULES}
+    (tmp_path / "zz_new_rule.py").write_text(
+        "from rocpd.analysis.findings import Finding\n\n\n"
+        "def always(a):\n    return [Finding('always', 't', 's', 0.5)]\n\n\n"
+        "RULES = (always,)\n")
+    monkeypatch.setattr(rules, "__path__", [*rules.__path__, str(tmp_path)])
+    try:
+        found = rules.discover()
+    finally:
+        sys.modules.pop(f"{rules.__name__}.zz_new_rule", None)
+    assert found[:len(rules.RULES)] == rules.RULES and found[-1].__name__ == "always"
+    assert [f.rule for f in found[-1](None)] == ["always"]
 
 
 def test_launch_bound_from_the_gpu_side_alone(tmp_path):

@@ -1,12 +1,12 @@
 """Rule: the hottest sampled lines of a run without GPU work (a GPU run names the lines that
-launch its GPU time instead: rules.top_code). A line is the innermost Python frame of a
+launch its GPU time instead: gpu.top_code). A line is the innermost Python frame of a
 call-stack sample: what the thread was running."""
 
 from __future__ import annotations
 
-from .cpu import has_gpu_work, program_lines
-from .findings import Finding
-from .sites import short_site
+from ..cpu import has_gpu_work, program_lines
+from ..findings import Finding
+from ..sites import short_site
 
 SHOWN = 3
 
@@ -27,3 +27,6 @@ def hot_lines(a) -> list[Finding]:
             "flame graph shows the calls above them: rocpd samples DB --flamegraph f.svg)")
     return [Finding("hot-lines", title, sugg, float(top["Percent"].iloc[0]) / 100.0, ev,
                     list(top["Site"]), level="info")]
+
+
+RULES = (hot_lines,)

@@ -5,8 +5,8 @@ above the median take beyond it."""
 
 from __future__ import annotations
 
-from .cpu import has_gpu_work
-from .findings import Finding, _ms, _pct
+from ..cpu import has_gpu_work
+from ..findings import Finding, _ms, _pct
 
 MIN_STEPS = 3
 SLOW_FACTOR = 1.5   # the slowest step takes this many times the median: an issue
@@ -43,3 +43,6 @@ def step_spread(a) -> list[Finding]:
             "checkpoints, garbage collection): compare its samples with a median step's "
             f"(rocpd samples DB --range '{a.step_name}' --window T0 T1)")
     return [Finding("step-spread", title, sugg, excess / total, ev)]
+
+
+RULES = (step_spread,)

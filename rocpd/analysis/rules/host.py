@@ -4,14 +4,14 @@ host), between steps, and the start-up before the first step, reported apart.
 
 A finding is named by what the GPU shows (where it idles), so that a kernel-only trace and a
 trace with API calls give the same finding; the API calls and samples name the cause: a wait
-whose host went straight on to the next launch, or the host work (hostwork.py) that delayed it.
+whose host went straight on to the next launch, or the host work (rocpd.analysis.hostwork) that delayed it.
 """
 
 from __future__ import annotations
 
-from . import scope
-from .findings import Finding, _ms, _pct, _us
-from .hostwork import summarise
+from .. import scope
+from ..findings import Finding, _ms, _pct, _us
+from ..hostwork import summarise
 
 IDLE_MIN = 0.30            # launch/host-bound: GPU idle at least this share of the steps ...
 HOST_LATE_OF_IDLE = 0.5    # ... most of it waiting for the host (late launches or waits)
@@ -269,3 +269,6 @@ def _before_steps(a, gaps):
     for r in su.itertuples():
         mask |= (pid == r.pid) & (gpu == r.gpu) & (s >= r.start) & (e <= r.end)
     return mask
+
+
+RULES = (launch_bound, host_waits, between_steps, startup)

@@ -11,8 +11,8 @@ time it would save at the reference bandwidth, as a share of the ranks' GPU time
 
 from __future__ import annotations
 
-from ..collectives.bandwidth import bucket_label, summary
-from .findings import Finding, _ms, _pct
+from ...collectives.bandwidth import bucket_label, summary
+from ..findings import Finding, _ms, _pct
 
 LARGE_BYTES = 1 << 20
 SLOW_SHARE = 0.30
@@ -74,3 +74,6 @@ def slow_collectives(a) -> list[Finding]:
             "GPU-NIC affinity and NCCL_P2P/NCCL_IB settings; compare with nccl-tests' "
             "all_reduce_perf on this machine; fuse small tensors into larger buckets")
     return [Finding("slow-collectives", title, sugg, score, ev)]
+
+
+RULES = (slow_collectives,)

@@ -4,8 +4,8 @@ run whose only ranges are those has no phase to name (its steps are step_spread'
 
 from __future__ import annotations
 
-from .cpu import has_gpu_work
-from .findings import Finding, _ms, _pct
+from ..cpu import has_gpu_work
+from ..findings import Finding, _ms, _pct
 
 SHOWN = 3  # phases named in the evidence
 
@@ -31,3 +31,6 @@ def slowest_phase(a) -> list[Finding]:
             f"(rocpd samples DB --range '{top['Phase']}' --lines; record samples with "
             "rocprof run --sample)")
     return [Finding("slowest-phase", title, sugg, share, ev, level="info")]
+
+
+RULES = (slowest_phase,)

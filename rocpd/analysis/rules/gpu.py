@@ -1,22 +1,15 @@
-"""The findings rules (see findings.py for what a finding is and how they are ranked). Each
-rule reads an :class:`~rocpd.analysis.Analysis` and returns the findings its pattern shows, with
-the numbers as evidence and what to do about it."""
+"""The rules about the GPU's own time: copies from pageable memory, collectives that take the
+GPU or go unoverlapped, stragglers among the ranks, copies that take the time, and the lines that
+launch the GPU's time."""
 
 from __future__ import annotations
 
-from ..textfmt import SAMPLES_MISSED_ADVICE, records_were, samples_missed
-from . import scope
-from .collective_bandwidth import slow_collectives
-from .findings import Finding, _ms, _pct
-from .host_rules import between_steps, host_waits, launch_bound, startup
-from .hot_lines import hot_lines
-from .sites import short_site
-from .slow_phase import slowest_phase
-from .step_spread import step_spread
-from .steps import assign
+from .. import scope
+from ..findings import Finding, _ms, _pct
+from ..sites import short_site
+from ..steps import assign
 
-# Thresholds (fractions of the analysed GPU time unless said otherwise); the host-side rules'
-# are in host_rules.py.
+# Thresholds (fractions of the analysed GPU time unless said otherwise).
 PAGEABLE_MIN = 0.01        # pageable H2D copies in the steps: at least this share of the time
 BLOCKED_COPY_MIN_NS = 10_000
 COMM_OF_BUSY = 0.40        # collectives take this share of the GPU's busy time
@@ -24,7 +17,6 @@ LOW_OVERLAP = 0.20         # ... and overlap compute less than this
 COMM_EXPOSED_MIN = 0.10    # communication with no compute beside it: this share of the time
 STRAGGLER_MIN = 0.10       # a process computes this much longer per step than the median
 MEMORY_MIN = 0.25
-UNKNOWN_MIN = 0.20
 
 
 def pageable_copies(a) -> list[Finding]:
@@ -160,47 +152,4 @@ def top_code(a) -> list[Finding]:
     return [Finding("top-lines", title, sugg, 0.0, ev, list(top["Path"]), level="info")]
 
 
-def caveats(a) -> list[Finding]:
-    out = []
-    lost = a.dropped - a.samples_missed
-    if lost > 0:
-        out.append(Finding("dropped-records", f"{records_were(lost)} dropped while profiling: "
-                           "the numbers below undercount",
-                           "profile a shorter window (--selected-regions) or trace less", 1.0,
-                           level="caveat"))
-    if a.samples_missed:
-        # A few missed ticks change no share; from 1 % of the samples they are a caveat.
-        title, share = samples_missed(a.samples_missed, a.samples_taken)
-        out.append(Finding("missed-samples", title, SAMPLES_MISSED_ADVICE,
-                           1.0 if share >= 0.01 else 0.0,
-                           level="caveat" if share >= 0.01 else "info"))
-    if not any(len(p.gpu) for p in a.processes):
-        cpu = any(len(p.ranges) for p in a.processes) or \
-            any(p.samples is not None and len(p.samples) for p in a.processes)
-        out.append(Finding("no-gpu-work", "no GPU work was recorded: " + (
-            "the findings below come from the ROCTx ranges and call-stack samples" if cpu else
-            "nothing to break down"), "run on a GPU host with kernel tracing (rocprof run "
-            "--kernel-trace or --sys-trace) for the GPU's side", 1.0, level="caveat"))
-        return out
-    tot, unit = scope.windows(a)
-    if tot is not None and tot["IdleNs"] and tot["UnknownNs"] >= UNKNOWN_MIN * tot["SpanNs"]:
-        out.append(Finding("no-api-calls", f"{_pct(tot['UnknownNs'] / tot['SpanNs'])} of the GPU's "
-                           "time is idle for reasons the trace cannot tell: no API calls recorded",
-                           "trace the runtime API too (rocprof run --sys-trace or --runtime-trace)",
-                           0.5, level="caveat"))
-    if a.step_source == "none" and any(len(p.gpu) for p in a.processes):
-        out.append(Finding("no-steps", "no step range found: the whole run is analysed as one",
-                           "wrap each iteration in roctx.range(\"step\") (or name one with --step)",
-                           0.0, level="info"))
-    return out
-
-
-RULES = [caveats, launch_bound, host_waits, pageable_copies, collectives, slow_collectives,
-         stragglers, between_steps, memory_bound, top_code, startup,
-         slowest_phase, step_spread, hot_lines]  # the last three: runs without GPU work
-
-
-def evaluate(a) -> list[Finding]:
-    found = [f for rule in RULES for f in rule(a)]
-    order = {"caveat": 0, "issue": 1, "info": 2}
-    return sorted(found, key=lambda f: (order[f.level], -f.score))
+RULES = (pageable_copies, collectives, stragglers, memory_bound, top_code)
