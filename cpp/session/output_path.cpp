@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <utility>
+#include <vector>
 
 #include "run_manifest.hpp"
 
@@ -350,15 +352,35 @@ bool expand_at(const std::string& whole, const std::vector<std::string>& argv, s
   *out = r + suffix;
   return true;
 }
+
+// An absolute path without its empty, "." and "dir/.." parts, as text (os.path.normpath): what
+// is printed reads as a user would write it, and no folder is made only to be left by "..".
+std::string normal(const std::string& path) {
+  std::vector<std::string> parts;
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    std::size_t next = path.find('/', pos);
+    if (next == std::string::npos) next = path.size();
+    std::string part = path.substr(pos, next - pos);
+    pos = next + 1;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();  // "/.." is "/"
+      continue;
+    }
+    parts.push_back(std::move(part));
+  }
+  std::string r;
+  for (const std::string& part : parts) r += "/" + part;
+  return r.empty() ? "/" : r;
+}
 }  // namespace
 
 std::string absolute(const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
+  if (!path.empty() && path[0] == '/') return normal(path);
   char buf[PATH_MAX];
   if (getcwd(buf, sizeof buf) == nullptr) return path;
-  std::string p = path;
-  while (p.rfind("./", 0) == 0) p = p.substr(2);
-  return std::string(buf) + (p.empty() ? "" : "/" + p);
+  return normal(std::string(buf) + "/" + path);
 }
 
 std::string prefix_of(const std::string& db_path) {

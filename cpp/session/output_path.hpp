@@ -45,7 +45,8 @@ std::string per_process_name(const std::string& name);
 bool expand(const std::string& tmpl, const std::vector<std::string>& argv, std::string* out,
             std::string* error, long pid = 0, long ppid = 0);
 
-// `path` made absolute against the current folder (no links resolved).
+// `path` made absolute against the current folder and normalised as text: a/./b/../c is a/c,
+// as os.path.normpath (no links resolved).
 std::string absolute(const std::string& path);
 
 // A database path's output prefix (the path less _results.db) and the same path with

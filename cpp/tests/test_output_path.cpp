@@ -36,8 +36,9 @@ struct MadeFolders {
   }
 } g_made;
 std::string temp_dir(const char* name) {
-  const std::string d =
-      std::string(::testing::TempDir()) + "/" + name + "_" + std::to_string(getpid());
+  // Named as the core names paths (TempDir() ends with a '/').
+  const std::string d = out::absolute(std::string(::testing::TempDir()) + "/" + name + "_" +
+                                      std::to_string(getpid()));
   g_made.paths.push_back(d);
   std::string error;
   EXPECT_TRUE(out::make_folders(d, &error)) << error;
@@ -85,6 +86,16 @@ TEST(OutputPath, PerProcessNames) {
   EXPECT_EQ(out::per_process_name("run_%p"), "run_%p");
   EXPECT_EQ(out::per_process_name("%pid%_x"), "%pid%_x");
   EXPECT_EQ(out::per_process_name("%ppid%"), "%ppid%_%pid%");
+}
+
+TEST(OutputPath, AbsolutePathsAreNormalisedAsText) {
+  EXPECT_EQ(out::absolute("/a/./b//c/../d/"), "/a/b/d");
+  EXPECT_EQ(out::absolute("/../a/.."), "/");
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  EXPECT_EQ(out::absolute("./rocprof-output/host/../x_results.db"),
+            (cwd / "rocprof-output" / "x_results.db").string());
+  EXPECT_EQ(out::absolute("../x_results.db"), (cwd.parent_path() / "x_results.db").string());
+  EXPECT_EQ(out::absolute(""), cwd.string());
 }
 
 TEST(OutputPath, RankVariablesInOrder) {

@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <string>
 
+#include "session/output_path.hpp"
 #include "session/run_manifest.hpp"
 
 namespace manifest = rocprof::session::manifest;
+namespace output = rocprof::session::output;
 
 namespace {
 void write(const std::string& path, const char* text, const char* mode = "w") {
@@ -22,7 +24,9 @@ void write(const std::string& path, const char* text, const char* mode = "w") {
 }
 
 struct ThisRun {  // a manifest of this test's own, named where Lock finds it
-  std::string dir = std::string(::testing::TempDir()) + "/manifest_" + std::to_string(getpid());
+  // Named as the core names paths (TempDir() ends with a '/').
+  std::string dir =
+      output::absolute(std::string(::testing::TempDir()) + "/manifest_" + std::to_string(getpid()));
   std::string path = dir + "/run.manifest";
   ThisRun() {
     std::filesystem::create_directories(dir);

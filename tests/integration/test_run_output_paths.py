@@ -68,3 +68,23 @@ def test_an_absolute_output_name_is_the_path_and_leaves_the_folder_out(tmp_path)
     assert db == [f"{target}_results.db"], r.stderr
     assert any(p.startswith(f"{target}_") and p.endswith(".csv") for p in named), r.stderr
     assert not (tmp_path / "unused").exists()
+
+
+def test_paths_with_dot_dot_are_named_normalised(tmp_path):
+    """-o ../x and -d a/../b name the files as os.path.normpath would (links not resolved), and
+    no folder is made only to be left by the "..": the default folder's host, `a`."""
+    work = tmp_path / "work"
+    work.mkdir()
+    r = run_rocprof("run", "-o", "../x", "--stats", "--", WORKLOADS / "exit_with.py", "code", "0",
+                    cwd=work)
+    assert r.returncode == 0, r.stderr
+    named = _named(r.stderr)
+    assert named[0] == str(work / "rocprof-output" / "x_results.db"), r.stderr
+    assert all(".." not in p.split(os.sep) for p in named), r.stderr
+    assert (work / "rocprof-output" / "x_results.db").exists()
+    assert not [p for p in (work / "rocprof-output").iterdir() if p.is_dir()]
+    r = run_rocprof("run", "-d", "./a/../b", "-o", "y", "--", WORKLOADS / "exit_with.py", "code",
+                    "0", cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert _named(r.stderr) == [str(work / "b" / "y_results.db")], r.stderr
+    assert not (work / "a").exists()
