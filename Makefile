@@ -34,7 +34,7 @@ DEPS = $(call PYLIST,dependencies)
 TEST_PY_PKGS = $(call PYLIST,test make-test)
 DOCS_PKGS = $(call PYLIST,make-docs)
 
-.PHONY: demo test test-cpp test-py test-packages bench lint native native-all native-deps clean \
+.PHONY: demo test test-cpp test-py test-packages bench lint native native-all native-torch native-deps clean \
 	system-deps gpu-check gpu-oracle docs
 
 # The venv sees the checkout as installed (editable): a .pth file puts python/ and the root
@@ -114,8 +114,9 @@ system-deps:
 # profiled program loads (the demo's need), `native-all` adds the C++ tests. Ninja runs one
 # compile per core; it is not handed make's jobserver (MAKEFLAGS=): under `make -j2` it would
 # try to join it without its file descriptors and say so as an error.
+NATIVE_NOTE = ~1 min the first time; seconds after
 native: $(VENV)/.tools native-deps
-	$(call say,[build] native core: libraries and the Python extension with CMake and Ninja (~1 min the first time; seconds after))
+	$(call say,[build] native core: libraries and the Python extension with CMake and Ninja ($(NATIVE_NOTE)))
 	@$(VENV)/bin/cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) \
 		-DCMAKE_MAKE_PROGRAM="$(CURDIR)/$(VENV)/bin/ninja" -DPython_EXECUTABLE="$(CURDIR)/$(VPY)" \
 		-Dpybind11_DIR="$$($(VPY) -m pybind11 --cmakedir)" >/dev/null
@@ -136,9 +137,14 @@ gpu-oracle:
 	rm -rf .oracle && mkdir -p .oracle && cp -r ../shared/oracles/rocm-rocpd .oracle/rocm-rocpd
 
 # The set-up runs the native build and the pip installs side by side (make -j2), then the
-# demo or the tests one at a time.
-demo:
+# demo or the tests one at a time. rocprof._torch_observer (cpp/capture/torch) is built against
+# the venv's PyTorch, which arrives beside the first build, whose configure found none: `native`
+# runs again once it is there and adds the observer (`make test` does so in test-cpp/test-py).
+native-torch:
 	@$(MAKE) --no-print-directory -j2 native $(VENV)/.torch
+	@$(MAKE) --no-print-directory native NATIVE_NOTE="again, with PyTorch installed: the torch observer (~1 min the first time; seconds after)"
+
+demo: native-torch
 	$(call say,[demo] profiling examples/train_cifar.py (one epoch on the CPU, ~30 s))
 	$(VPY) -m rocprof run -d rocprof-output/demo -o train_cifar --stats -S examples/train_cifar.py --epochs 1
 
@@ -178,7 +184,7 @@ test:
 	@$(MAKE) --no-print-directory -j2 system-deps native-all test-packages
 	@$(MAKE) --no-print-directory test-cpp test-py
 
-bench: native $(VENV)/.torch
+bench: native-torch
 	$(VPY) benchmarks/b1_roctx.py
 	$(VPY) benchmarks/b4_throughput.py
 	$(VPY) benchmarks/b7_startup.py
