@@ -4,6 +4,9 @@ is imported only where a dtype is checked."""
 
 from __future__ import annotations
 
+import html
+import json
+
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _TIME_COLS = ("TotalDuration", "Average", "Min", "Max")
 # Console and markdown tables show at most NAME_WIDTH characters of a name: a table pads every row
@@ -113,3 +116,38 @@ SAMPLES_MISSED_ADVICE = "sample less often (--sample HZ), or with --sampling-met
 def records_were(n: int) -> str:
     """'1 record was' / '2,345 records were'."""
     return f"{n:,} record was" if n == 1 else f"{n:,} records were"
+
+
+def render(cols, rows, fmt: str) -> str:
+    """Rows under their columns in ``fmt``: csv (as pandas writes it), json, html, md/markdown,
+    or console (padded columns and a row count); the tables for reading clip long values."""
+    if fmt == "csv":  # as ROCm's query writes it: pandas' to_csv of the result
+        import pandas as pd
+
+        frame = pd.DataFrame.from_records(rows, columns=cols, coerce_float=True)
+        return frame.to_csv(index=False, lineterminator="\n")
+    if fmt == "json":
+        return json.dumps([dict(zip(cols, r, strict=True)) for r in rows], indent=1) + "\n"
+    if fmt == "html":
+        cell = lambda v: html.escape("" if v is None else str(v))  # noqa: E731
+        lines = ['<table border="1" class="dataframe">', "<thead><tr>"]
+        lines += [f"<th>{cell(c)}</th>" for c in cols] + ["</tr></thead>", "<tbody>"]
+        lines += ["<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in rows]
+        return "\n".join(lines + ["</tbody>", "</table>"]) + "\n"
+    if fmt == "md":
+        fmt = "markdown"
+
+    # Tables for reading are clipped (NAME_WIDTH): one huge value would otherwise
+    # pad every row of the console table to its length.
+    cols = [clip_name(c) for c in cols]
+    text = [[("" if v is None else clip_name(str(v))) for v in r] for r in rows]
+    if fmt == "markdown":
+        esc = lambda s: s.replace("|", "\\|")  # noqa: E731
+        lines = ["| " + " | ".join(map(esc, cols)) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(map(esc, r)) + " |" for r in text]
+        return "\n".join(lines) + "\n"
+    widths = [max([len(c), *(len(r[i]) for r in text)]) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in text]
+    return "\n".join(lines) + f"\n({len(rows)} rows)\n"

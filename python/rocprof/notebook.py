@@ -15,7 +15,7 @@ import shlex
 from IPython.core.magic import Magics, cell_magic, magics_class
 
 import rocpd
-from rocpd import stats
+from rocpd.summary import stats
 
 from .cli import UsageError, build_parser
 from .cli.run import options_from

@@ -53,7 +53,7 @@ class Options:
     follow_children: bool = True       # Python children (subprocess, torchrun, spawn)
     default_gpu: bool = False          # GPU tracing on by default, not asked for: no notes
     output_formats: list = []  # -f: csv json pftrace otf2
-    summary_units: str = "ns"          # -u, as rocpd.stats names units
+    summary_units: str = "ns"          # -u, as rocpd.summary.stats names units
     summary_output_file: str | None = None
     selected_regions: bool = False     # start paused (roctxProfilerResume starts recording)
     collection_periods: list = []  # -P: (delay, duration, repeat)

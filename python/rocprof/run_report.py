@@ -138,7 +138,7 @@ def write_reports(databases: list[str], options) -> None:
         return
     for path in databases:
         if options.stats:
-            from rocpd import stats
+            from rocpd.summary import stats
 
             try:
                 for written in stats.write_stats_csv(path, paths.prefix_of(path)):
@@ -160,7 +160,7 @@ SUMMARY_STREAMS = ("stdout", "stderr")
 
 
 def _summary(databases: list[str], options) -> None:
-    from rocpd import run_summary
+    from rocpd.summary import run as run_summary
 
     try:
         text = run_summary.text(databases, units=options.summary_units)

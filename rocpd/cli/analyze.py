@@ -63,7 +63,7 @@ def run_start(a) -> int | None:
 
 
 def text_table(df) -> str:
-    """A table as ``rocpd analyze`` prints it: long names clipped (rocpd.stats.clip_name), no rank
+    """A table as ``rocpd analyze`` prints it: long names clipped (rocpd.textfmt.clip_name), no rank
     or value recorded shown as "-"."""
     import pandas as pd
 

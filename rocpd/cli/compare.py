@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..stats import clip_frame
+from ..summary.stats import clip_frame
 from ..textfmt import more_rows
 from . import add_command, add_filter_options, add_top, filters_of, top_of
 

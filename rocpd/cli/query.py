@@ -10,8 +10,6 @@ mailing the written file (``--email-to`` ..., rocpd.cli.email_report)."""
 
 from __future__ import annotations
 
-import html
-import json
 import os
 import sys
 
@@ -20,7 +18,7 @@ import rocpd
 from ..errors import RocpdError
 from ..io import readonly, time_window
 from ..io.output_file import open_output
-from ..stats import clip_name
+from ..textfmt import render
 from . import (
     add_command,
     add_inputs,
@@ -79,39 +77,6 @@ def add_parser(sub) -> None:
                    help="an html/dashboard file is also the message's body")
     add_time_window_options(p)
     p.set_defaults(run=run)
-
-
-def render(cols, rows, fmt: str) -> str:
-    if fmt == "csv":  # as ROCm's query writes it: pandas' to_csv of the result
-        import pandas as pd
-
-        frame = pd.DataFrame.from_records(rows, columns=cols, coerce_float=True)
-        return frame.to_csv(index=False, lineterminator="\n")
-    if fmt == "json":
-        return json.dumps([dict(zip(cols, r, strict=True)) for r in rows], indent=1) + "\n"
-    if fmt == "html":
-        cell = lambda v: html.escape("" if v is None else str(v))  # noqa: E731
-        lines = ['<table border="1" class="dataframe">', "<thead><tr>"]
-        lines += [f"<th>{cell(c)}</th>" for c in cols] + ["</tr></thead>", "<tbody>"]
-        lines += ["<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in rows]
-        return "\n".join(lines + ["</tbody>", "</table>"]) + "\n"
-    if fmt == "md":
-        fmt = "markdown"
-
-    # Tables for reading are clipped (see rocpd.stats.NAME_WIDTH): one huge value would otherwise
-    # pad every row of the console table to its length.
-    cols = [clip_name(c) for c in cols]
-    text = [[("" if v is None else clip_name(str(v))) for v in r] for r in rows]
-    if fmt == "markdown":
-        esc = lambda s: s.replace("|", "\\|")  # noqa: E731
-        lines = ["| " + " | ".join(map(esc, cols)) + " |", "|" + "---|" * len(cols)]
-        lines += ["| " + " | ".join(map(esc, r)) + " |" for r in text]
-        return "\n".join(lines) + "\n"
-    widths = [max([len(c), *(len(r[i]) for r in text)]) for i, c in enumerate(cols)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in text]
-    return "\n".join(lines) + f"\n({len(rows)} rows)\n"
 
 
 def run(args) -> int:

@@ -1,7 +1,7 @@
 """rocpd summary DB...: rocprofv3-style statistics per domain, with dropped-record counts.
 
 ROCm's form (any of -i, -f, --domain-summary, --summary-by-rank, --region-categories, -d, -o) gives
-ROCm's tables and files instead (:mod:`rocpd.cli.rocm_summary`), e.g. ``rocpd summary -i a.db b.db
+ROCm's tables and files instead (:mod:`rocpd.summary.rocm`), e.g. ``rocpd summary -i a.db b.db
 --summary-by-rank -f csv`` -> rocpd-output-data/kernels_summary.csv ...
 
 Console tables are bounded in both forms: ``--top N`` rows per table (per process/rank/host),
@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 
-from .. import stats
+from ..summary import rocm as rocm_summary
+from ..summary import stats
 from ..summary.core import cached
+from ..summary.rocm import FORMATS
 from . import (
     add_command,
     add_dask_options,
@@ -28,10 +30,8 @@ from . import (
     filters_of,
     inputs_of,
     output_naming,
-    rocm_summary,
     top_of,
 )
-from .rocm_summary import FORMATS
 from .written import wrote
 
 EXAMPLES = """

@@ -5,7 +5,7 @@ client: the numbers equal the local path's to the last nanosecond and call.
 
     db = rocpd.connect("run/", dask=True)               # a LocalCluster on this machine
     db = rocpd.connect("run/", dask="tcp://head:8786")  # a running scheduler
-    db.kernel_stats(); rocpd.stats.format_summary(db); rocpd.ranks.analyze(db)
+    db.kernel_stats(); rocpd.summary.stats.format_summary(db); rocpd.ranks.analyze(db)
 
 ``dask=True`` uses $DASK_SCHEDULER_ADDRESS when it is set. Workers open the files where they are
 (a shared file system, or the same paths on every node); the client itself opens none, so a

@@ -22,7 +22,7 @@ from ..counters.pmc import write_counter_collection
 from ..io.filters import Filter, name_mask, resolve
 from ..io.output_file import open_output
 from ..progress import iterate
-from ..stats import stem_for, write_stats_csv
+from ..summary.stats import stem_for, write_stats_csv
 from . import agent_sql
 
 # What this exporter is (rocpd.export.formats reads it without importing the module).

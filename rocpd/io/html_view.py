@@ -25,5 +25,5 @@ def connection_html(db) -> str:
     rows = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td>"
                    "</tr>" for k, v in facts)
     return (f"<p><b>rocpd {kind}</b></p><table>{rows}</table><ul>{items}</ul>"
-            "<p><small>db.kernel_stats(), rocpd.stats.summarize(db), rocpd.ranks.analyze(db)"
+            "<p><small>db.kernel_stats(), rocpd.summary.stats.summarize(db), rocpd.ranks.analyze(db)"
             "</small></p>")

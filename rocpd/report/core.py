@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from importlib import resources
 
-from .. import stats
 from ..analysis.quiet import grouped
+from ..summary import stats
 from . import charts, cpu, figures
 from . import timeline as tl
 from .sections import Section, cut_note, esc, table_html, table_md

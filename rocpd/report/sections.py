@@ -15,9 +15,8 @@ import html
 import importlib
 from dataclasses import dataclass, field
 
-from .. import stats
-from ..stats import clip_long
-from ..textfmt import more_rows, scaled
+from ..summary import stats
+from ..textfmt import clip_long, more_rows, scaled
 
 OPTIONAL: list[str] = [
     "rocpd.report.diff:report_changes",  # against a baseline run (rocpd report --baseline)

@@ -16,7 +16,7 @@ import json
 import numpy as np
 
 from ..analysis.sites import short_site
-from ..stats import clip_long
+from ..textfmt import clip_long
 from .counters import counter_tracks
 
 MAX_SLICES = 400_000

@@ -13,8 +13,8 @@ from rocm_writer import with_scratch
 from tables import assert_same_table, read_csv
 
 import rocpd
-from rocpd import stats
 from rocpd.cli import main as our_rocpd
+from rocpd.summary import stats
 
 
 @pytest.fixture(scope="module")

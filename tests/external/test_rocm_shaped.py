@@ -264,7 +264,7 @@ def test_every_subcommand_reads_a_rocm_database(rocm_db, tmp_path, capsys):
 
 def test_marker_stats_count_marks_as_rocprofv3(our_dbs):
     """rocprofv3's marker_api_stats count roctxMarkA (duration 0) with the ranges; so do ours."""
-    from rocpd import stats
+    from rocpd.summary import stats
 
     with rocpd.connect(our_dbs["cpu"]) as db:
         tables = stats.collect(db)

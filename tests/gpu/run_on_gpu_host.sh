@@ -117,7 +117,8 @@ ranks_view() {  # ranks_view DIR: issue 17's cross-rank view and Dask path over 
 import sys
 import pandas as pd
 import rocpd
-from rocpd import ranks, stats
+from rocpd import ranks
+from rocpd.summary import stats
 with rocpd.connect(sys.argv[1]) as db:
     rep = ranks.analyze(db)
     local = stats.collect(db, by="rank")

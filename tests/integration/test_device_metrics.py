@@ -224,8 +224,8 @@ def test_rocm_smi_devices_numbered_as_hip_numbers_them(standins, tmp_path, var):
 
 def test_summary_min_mean_max_are_the_hand_computed_ones(nvml_db):
     import rocpd
-    from rocpd import stats
     from rocpd.device_metrics import samples as metrics
+    from rocpd.summary import stats
 
     readings = int(meta(nvml_db)["rocprof.metrics.readings"])
     with rocpd.connect(nvml_db) as db:

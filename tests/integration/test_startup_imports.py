@@ -17,7 +17,7 @@ from support import _env, run_rocprof
 # command line parser (the usual `rocprof run` line is read without it), what runpy.run_path
 # loads to run a script (pkgutil, typing) and json with the regular expressions and enum it
 # loads (the options' JSON text is the core's).
-NOT_BEFORE_THE_PROGRAM = ("rocpd.stats", "rocpd.io.connection", "rocpd.summary",
+NOT_BEFORE_THE_PROGRAM = ("rocpd.summary", "rocpd.io.connection",
                           "rocpd.export.csv", "pandas", "numpy", "sqlite3", "tempfile", "subprocess",
                           "importlib.abc", "importlib.resources", "dataclasses", "inspect",
                           "rocpd.export", "argparse", "gettext", "textwrap", "pkgutil", "typing",

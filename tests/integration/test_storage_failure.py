@@ -57,6 +57,6 @@ def test_full_disk_is_reported_counted_and_bounded(tiny_fs):
     assert stored + dropped == N, f"{stored} stored + {dropped} counted as dropped != {N} recorded"
     assert int(re.search(r"(\d+) records dropped", at_exit[0]).group(1)) == dropped
     # The summary of that database says so (it said "Dropped records: none").
-    from rocpd import stats
+    from rocpd.summary import stats
 
     assert f"Dropped records: {dropped} LOST" in stats.format_summary(str(db))

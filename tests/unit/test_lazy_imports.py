@@ -48,6 +48,8 @@ LAZY = {
              "rocpd.export's registry before the program); each of ROCm's names loads its part",
     "rocpd.cli.*": "`rocpd` imports every subcommand to build its parser: each loads its "
                    "implementation when it runs",
+    "rocpd.summary.rocm": "`rocpd` builds every parser, and `rocpd summary`'s reads its -f choices "
+                          "here: the report's PDF table writer loads for -f pdf only",
     "rocpd.report": "the package holds the page builder beside the light modules that `rocpd "
                     "query` and every report section use (sections, table_files): the analysis, "
                     "charts and exporters load when a page is built",

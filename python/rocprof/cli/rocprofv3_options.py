@@ -14,7 +14,7 @@ from .errors import UsageError
 
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("0", "false", "no", "off")
-UNITS = {"sec": "s", "msec": "ms", "usec": "us", "nsec": "ns"}  # rocprofv3 → rocpd.stats
+UNITS = {"sec": "s", "msec": "ms", "usec": "us", "nsec": "ns"}  # rocprofv3 → rocpd.summary.stats
 
 
 def parse_bool(text: str) -> bool:

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import rocpd
-from rocpd import stats
 from rocpd.io.filters import Filter
 from rocpd.summary import core as _summary
+from rocpd.summary import stats
 from rocpd.summary.sql import region_tables
 from rocpd.testing import DatabaseBuilder
 from rocpd.textfmt import TOP_ROWS

@@ -9,7 +9,8 @@ import analysis_patterns as P
 import pytest
 
 import rocpd
-from rocpd import report, run_summary
+from rocpd import report
+from rocpd.summary import run as run_summary
 from rocpd.testing import DatabaseBuilder
 from rocpd.textfmt import TOP_ROWS
 

@@ -84,7 +84,7 @@ def test_domain_stats_names_and_float_formats(tmp_path):
     k = _rows(files["r_kernel_stats.csv"])[0]
     assert k["AverageNs"] == "850.000000" and k["Percentage"] == "100.00"
     assert k["StdDev"] == "212.132034" and k["MinNs"] == "700" and k["MaxNs"] == "1000"
-    from rocpd import stats
+    from rocpd.summary import stats
     assert stats.format_stat(0.0) == "0.00000000e+00" and stats.format_stat(0.5) == "0.500000"
     assert stats.format_percentage(0.5) == "0.5000" and stats.format_percentage(0.001) == "1.000e-03"
     with open(files["r_kernel_stats.csv"]) as fh:

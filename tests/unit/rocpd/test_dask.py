@@ -7,9 +7,8 @@ import pandas as pd
 import pytest
 
 import rocpd
-from rocpd import stats
-from rocpd.cli import rocm_summary
-from rocpd.summary import fastagg
+from rocpd.summary import fastagg, stats
+from rocpd.summary import rocm as rocm_summary
 
 distributed = pytest.importorskip("distributed", reason="dask/distributed not installed (dev extra)")
 

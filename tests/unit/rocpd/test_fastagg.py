@@ -128,7 +128,7 @@ def test_spawn_pool_when_threads_run(tmp_path, make_run, forced_pool, monkeypatc
 
 
 def test_summary_reads_kernel_partials_once_per_summary(tmp_path, make_run, monkeypatch):
-    from rocpd import stats
+    from rocpd.summary import stats
 
     make_run(tmp_path / "a.db")
     calls = []

@@ -1,7 +1,7 @@
 """Jupyter views: a connection and a summary render as HTML; the summary prints as the CLI does."""
 
 import rocpd
-from rocpd import stats
+from rocpd.summary import stats
 
 
 def test_summary_prints_as_the_command_and_shows_as_html(run_db):

@@ -10,9 +10,9 @@ import math
 import pytest
 
 import rocpd
-from rocshared import kernel_metrics as metrics
 from rocpd.counters import roofline, sol, sol_example
 from rocpd.testing import DatabaseBuilder
+from rocshared import kernel_metrics as metrics
 
 GEMM = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64"
 COPY = "vectorized_elementwise_kernel<copy_float>"

@@ -10,8 +10,8 @@ import pytest
 from support import ROOT
 
 import rocpd
-from rocpd import stats
 from rocpd.compare import compare
+from rocpd.summary import stats
 
 
 def _expected(rows):

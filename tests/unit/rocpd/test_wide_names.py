@@ -6,8 +6,9 @@ import json
 import pandas as pd
 import pytest
 
-from rocpd import stats, textfmt
-from rocpd.stats import NAME_WIDTH
+from rocpd import textfmt
+from rocpd.summary import stats
+from rocpd.summary.stats import NAME_WIDTH
 from rocpd.testing import DatabaseBuilder
 
 HUGE = "huge_range_" + "a" * (1_000_000 - len("huge_range_") - 4) + "_end"

@@ -1,6 +1,6 @@
 """The text of ``rocprof run -S``: a run's headline tables and its first findings in one screen.
 
-One database: its summary (rocpd.stats.format_summary, TOP_ROWS rows a table), then the top
+One database: its summary (rocpd.summary.stats.format_summary, TOP_ROWS rows a table), then the top
 findings (rocpd.analysis.top). Several (a forking or multi-rank run): one line per database
 (what it holds, and the command that summarises it), then the summary of them all and the
 findings. Every cut names the rocpd command that shows the rest (`rocpd summary --all ...`):
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 
+from ..analysis.top import top_text
+from ..io.connection import Connection
+from ..textfmt import TOP_ROWS
 from . import stats
-from .analysis.top import top_text
-from .io.connection import Connection
-from .textfmt import TOP_ROWS
 
 FINDINGS = 3        # findings shown
 SAMPLE_FUNCS = 5    # rows of the samples' functions-on-the-stack table (the lines come first)

@@ -25,10 +25,10 @@ import os
 
 from ..io.filters import Filter
 from ..io.output_file import open_output
-from ..stats import clip_frame, cut, more_line
-from ..summary.core import finish, partials
-from ..summary.core import region_categories as _categories_of
-from .query import render
+from ..textfmt import render
+from .core import finish, partials
+from .core import region_categories as _categories_of
+from .stats import clip_frame, cut, more_line
 
 COLUMNS = ["Name", "Calls", "DURATION (nsec)", "AVERAGE (nsec)", "PERCENT (INC)", "MIN (nsec)",
            "MAX (nsec)", "STD_DEV"]
