@@ -98,6 +98,11 @@ _GPU_TRACE = {
 # rocprofv3: --sys-trace and --runtime-trace include --rccl-trace (the collective calls).
 SYS_TRACE = ("markers", *dict.fromkeys(a for acts in _GPU_TRACE.values() for a in acts),
              "collectives")
+# What only a GPU backend records: a run asking for any of it needs one (backends.py).
+GPU_ACTIVITIES = frozenset((*(a for acts in _GPU_TRACE.values() for a in acts), "counters",
+                            "pc_samples"))
+# Counter values and PC samples attach to kernel dispatches: asking for them traces kernels.
+_ON_KERNELS = ("kernels",)
 
 
 def _o(group: str, *names: str, kind: str, help: str, activities: tuple[str, ...] = (),  # noqa: A002
@@ -209,14 +214,14 @@ OPTIONS: tuple[Option, ...] = (
     _o("tracing", "-M", "--mangled-kernels", kind="bool", help="keep mangled kernel names"),
     # ---- counters ----
     _o("counters", "--pmc", kind="values", common=True,
-       activities=("counters",), action="extend", default=[],
+       activities=("counters", *_ON_KERNELS), action="extend", default=[],
        metavar="NAME",
        help="counters to read for every kernel dispatch: CUPTI metric names "
             "(dram__bytes_read.sum, sm__throughput.avg.pct_of_peak_sustained_elapsed) "
             "or rocprofv3 names mapped to their nearest NVIDIA metric (SQ_WAVES, "
             "FETCH_SIZE, ...); `rocprof avail` lists them. Kernels are serialised "
             "and replayed once per counter pass"),
-    _o("counters", "--sol", kind="bool", activities=("counters",),
+    _o("counters", "--sol", kind="bool", activities=("counters", *_ON_KERNELS),
        help="the speed-of-light counter set (FLOP/s by precision, DRAM and "
             "L2 bytes, occupancy, SM throughput, the hardware's peaks) for `rocpd sol` and the "
             "roofline; measures the GPU's empirical peaks once (rocprof peaks, cached). "
@@ -240,7 +245,7 @@ OPTIONS: tuple[Option, ...] = (
             "serves a socket in <output folder>/.rocprof-ctl/ (owner only)"),
     # ---- PC sampling (rocprofv3's option names) ----
     _o("pc_sampling", "--pc-sampling", "--pc-sampling-beta-enabled", kind="bool",
-       activities=("pc_samples",),
+       activities=("pc_samples", *_ON_KERNELS),
        help="sample the GPU's program counters. NVIDIA: CUPTI's PC sampling in "
             "continuous mode (kernels are not serialised); every warp's state every "
             "2^N SM cycles. Build with -lineinfo (nvcc) for source lines. AMD: "
@@ -343,6 +348,18 @@ def input_flag(key: str) -> str:
     rocprofv3 spells its keys); an unknown key is passed on as such, for argparse to refuse."""
     flag = "--" + str(key).replace("_", "-")
     return flag if by_name(flag) is not None else flag
+
+
+def gpu_trace_rows() -> tuple[Option, ...]:
+    """The tracing options that ask for GPU activities (none given: the default set)."""
+    return tuple(o for o in OPTIONS if o.group == "tracing" and o.kind == "bool"
+                 and set(o.activities) & GPU_ACTIVITIES and set(o.activities) < set(SYS_TRACE))
+
+
+def sys_trace_rows() -> tuple[Option, ...]:
+    """What --sys-trace turns on: every bool option whose activities are a part of its own."""
+    return tuple(o for o in OPTIONS if o.kind == "bool" and o.activities
+                 and set(o.activities) < set(SYS_TRACE))
 
 
 def activities(values) -> frozenset[str]:

@@ -112,15 +112,12 @@ class Options:
         return "Options(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
 
     def sys_trace(self) -> None:
-        """--sys-trace: everything rocprofv3 traces at system level."""
-        self.marker_trace = self.kernel_trace = self.memory_copy_trace = True
-        self.memory_allocation_trace = self.runtime_trace = True
-        self.hip_trace = self.hsa_trace = True
+        """--sys-trace: every tracing option whose activities are part of it (the table's)."""
+        for row in option_table.sys_trace_rows():
+            setattr(self, row.dest, True)
 
     def gpu_requested(self) -> bool:
-        return (self.kernel_trace or self.memory_copy_trace or self.memory_allocation_trace
-                or self.runtime_trace or self.hip_trace or self.hsa_trace
-                or self.counters_requested())
+        return bool(self.activities() & option_table.GPU_ACTIVITIES)
 
     def activities(self) -> frozenset[str]:
         """What these options ask to record (rocprof._core.Activity names), from the one table

@@ -370,12 +370,9 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
     c.info(MetadataInfo{"rocprof.pc_sampling.status", "off: cannot run with --pmc/--sol"});
   }
   if (want_pc && g_settings.callbacks == 0) g_settings.callbacks = 1;  // contexts seen at launch
-  if (want_counters) {
-    // Counter values attach to kernel dispatches, and a kernel's correlation id is its runtime
-    // call's when there is one: both need the kernel records and the launch callbacks.
-    g_settings.activities.set(Activity::kernels, true);
-    if (g_settings.callbacks == 0) g_settings.callbacks = 1;
-  }
+  // A kernel's correlation id is its runtime call's when there is one: counter values need the
+  // launch callbacks (the launcher asks for the kernel records with them: option_table.py).
+  if (want_counters && g_settings.callbacks == 0) g_settings.callbacks = 1;
   g_api = load(settings.cupti.library_candidates, &why);
   if (g_api == nullptr) {
     std::fprintf(stderr, "rocprof: %s; GPU tracing off, CPU-side profiling continues\n",

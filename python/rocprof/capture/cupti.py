@@ -78,9 +78,6 @@ def configure(options: Options, settings) -> list[str]:
     asked = options.activities()
     c.activities = [a for a in c.SUPPORTED if a in asked]
     c.runtime_queries = options.runtime_trace_all
-    # ENTER callbacks on launches/copies/sets only (thread, ROCTx range and call site of each
-    # GPU operation) unless synchronisation or allocation records need their thread too.
-    c.callbacks = "all" if {"sync", "allocations"} & asked else "launch"
     c.launch_sites = True
     c.graph_trace = options.graph_trace  # kernels of CUDA graph replays: node | graph
     from . import autograd_sites  # backward kernels: their forward op's line, or backward()'s

@@ -33,8 +33,9 @@ def is_bool(text: str) -> bool:
 
 
 def add_bool(group, *names: str, help: str) -> None:  # noqa: A002 - argparse's own name
-    """A rocprofv3 flag: alone it means true; `=BOOL` or a following BOOL sets it."""
-    group.add_argument(*names, nargs="?", const=True, default=False, type=parse_bool,
+    """A rocprofv3 flag: alone it means true; `=BOOL` or a following BOOL sets it; not given it
+    is None, so that a default of true (--marker-trace) stays true."""
+    group.add_argument(*names, nargs="?", const=True, default=None, type=parse_bool,
                        metavar="BOOL", help=help)
 
 

@@ -113,30 +113,25 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def options_from(args) -> Options:
-    o = Options(output_dir=args.output_directory, output_file=args.output_file,
-                no_clobber=args.no_clobber,
-                stats=args.stats, summary=args.summary,
-                kernel_include_regex=args.kernel_include_regex,
-                kernel_exclude_regex=args.kernel_exclude_regex,
-                trace_kernel_include_regex=args.trace_kernel_include_regex,
-                trace_kernel_exclude_regex=args.trace_kernel_exclude_regex,
-                kernel_rename=args.kernel_rename, redact_text=not args.no_redact,
-                minimum_output_data_kb=args.minimum_output_data, guid_per_row=args.guid_per_row,
-                truncate_kernels=args.truncate_kernels, mangled_kernels=args.mangled_kernels,
-                sample=args.sample, sampling_mode=args.sampling_mode,
-                sampling_method=args.sampling_method,
-                native_stacks=args.native_stacks, follow_children=args.follow_children,
-                buffer_budget_mb=args.buffer_budget, output_formats=list(args.output_format),
-                summary_units=v3.UNITS[args.summary_units],
-                summary_output_file=_summary_target(args.summary_output_file),
-                selected_regions=args.selected_regions or bool(args.collection_period),
-                collection_periods=list(args.collection_period),
-                collection_period_unit=args.collection_period_unit, log_level=args.log_level,
-                preload=list(args.preload), process_freq=args.process_freq, gpus=args.gpus,
-                cpus=args.cpus)
-    o.site_filter = args.site_filter
-    o.graph_trace = args.graph_trace
-    o.module_trace = bool(args.module_trace)
+    o = Options()
+    # Every row whose destination is an Options field lands there as parsed; the rows below
+    # are those whose field has another name or whose value is converted.
+    fields = set(Options.field_names())
+    for row in table.OPTIONS:
+        if row.dest in fields:
+            value = getattr(args, row.dest)
+            if value is not None:  # not given: the field's default
+                setattr(o, row.dest, value)
+    o.output_dir = args.output_directory
+    o.redact_text = not args.no_redact
+    o.minimum_output_data_kb = args.minimum_output_data
+    o.buffer_budget_mb = args.buffer_budget
+    o.output_formats = list(args.output_format)
+    o.summary_units = v3.UNITS[args.summary_units]
+    o.summary_output_file = _summary_target(args.summary_output_file)
+    o.selected_regions = args.selected_regions or bool(args.collection_period)
+    o.collection_periods = list(args.collection_period)
+    o.preload = list(args.preload)
     if o.site_filter is not None:
         from ..capture import site_filter
 
@@ -144,23 +139,8 @@ def options_from(args) -> Options:
             site_filter.patterns(o.site_filter)
         except ValueError as e:
             raise UsageError(f"rocprof run: {e}") from None
-    o.kernel_trace = args.kernel_trace
-    o.memory_copy_trace = args.memory_copy_trace
-    o.memory_allocation_trace = args.memory_allocation_trace
-    o.runtime_trace = args.runtime_trace
-    o.runtime_trace_all = args.runtime_trace_all
-    o.hip_trace = args.hip_trace
-    o.hsa_trace = args.hsa_trace
     if args.sys_trace:
         o.sys_trace()
-    elif not o.gpu_requested():
-        # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
-        o.kernel_trace = o.memory_copy_trace = True
-        o.default_gpu = True  # notes about missing GPU backends stay quiet for the default
-    # --sys-trace and --runtime-trace include the collectives too (option_table.py).
-    o.rccl_trace = bool(args.rccl_trace)
-    o.sol = bool(args.sol)
-    o.on_demand = bool(args.on_demand)
     if args.pmc or o.sol:
         from rocshared import kernel_metrics as metrics
 
@@ -174,12 +154,7 @@ def options_from(args) -> Options:
             bad = counters.unknown_names(o.pmc)
             if bad:
                 raise UsageError(f"rocprof run: --pmc: {bad}")
-        # Counter values attach to kernel dispatches: kernels are traced with them; and a user who
-        # asked for counters hears why none come (no GPU), unlike the quiet default tracing.
-        o.kernel_trace = True
-        o.default_gpu = False
-    # PC sampling: any of its options turns it on; its samples are shared out over the traced
-    # kernels, so kernels are traced with it.
+    # PC sampling: any of its options turns it on.
     pc_opts = (args.pc_sampling_method, args.pc_sampling_unit, args.pc_sampling_interval)
     if args.pc_sampling or any(v is not None for v in pc_opts):
         if args.pc_sampling_interval is not None and args.pc_sampling_interval <= 0:
@@ -188,8 +163,12 @@ def options_from(args) -> Options:
         o.pc_sampling_method = args.pc_sampling_method or "stochastic"
         o.pc_sampling_unit = args.pc_sampling_unit or "cycles"
         o.pc_sampling_interval = args.pc_sampling_interval or 0
-        o.kernel_trace = True
-        o.default_gpu = False
+    if not any(getattr(o, row.dest) for row in table.gpu_trace_rows()):
+        # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
+        o.kernel_trace = o.memory_copy_trace = True
+        # Notes about missing GPU backends stay quiet for the default, not for a user who asked
+        # for counters or PC samples.
+        o.default_gpu = not (o.activities() & {"counters", "pc_samples"})
     if o.sample is table.DEFAULT_RATE:  # --sample without a rate: the one default, stated in the core
         o.sample = _core.SamplingSettings.DEFAULT_HZ
     if o.process_freq is table.DEFAULT_RATE:

@@ -47,7 +47,7 @@ def _option(name: str) -> table.Option:
 def _default(option: table.Option):
     """The option's value when it is not given, as run_parser declares it."""
     if option.kind == "bool":
-        return False
+        return None  # not given (rocprofv3_options.add_bool)
     if option.kind == "switch":
         return option.argparse.get("default", option.argparse.get("action") == "store_false")
     default = option.argparse.get("default")

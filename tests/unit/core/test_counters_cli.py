@@ -123,7 +123,7 @@ def test_pmc_options_resolve_names_and_trace_kernels():
     o = options_from(build_parser().parse_args(["run", *own]))
     assert o.pmc == ["sm__warps_launched.sum", "dram__bytes_read.sum"]  # FETCH_SIZE is the same metric
     assert o.counter_aliases == {"SQ_WAVES": "sm__warps_launched.sum", "FETCH_SIZE": "dram__bytes_read.sum"}
-    assert o.kernel_trace and not o.default_gpu
+    assert "kernels" in o.activities() and not o.default_gpu
 
 
 def test_resolve_rejects_malformed_names():
