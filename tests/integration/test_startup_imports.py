@@ -97,7 +97,7 @@ def test_analysis_modules_load_at_exit_only_when_a_report_is_asked_for(tmp_path)
     stats = run_rocprof("run", "--stats", "-d", tmp_path / "b", script,
                         env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert stats.returncode == 0, stats.stderr
-    assert re.search(r"\|\s+rocpd\.stats$", stats.stderr, re.M)
+    assert re.search(r"\|\s+rocpd\.summary\.stats$", stats.stderr, re.M)
 
 
 def test_a_backend_status_probes_only_that_backend():
