@@ -121,7 +121,7 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
         _print_user_traceback(e)
         code = 1
     finally:
-        _flush_std_streams()
+        flush_std_streams()
         session.stop()
     del held
     # A fork child leaving through here names no database: the launcher lists them all.
@@ -173,9 +173,10 @@ def _source_code(path: str):
     return _core.compile_script(source, path)
 
 
-def _flush_std_streams() -> None:
-    """What Python flushes at exit, flushed before the reports; a closed fd (`>&-`) must not
-    turn into an exit status of ours."""
+def flush_std_streams() -> None:
+    """What Python flushes at exit, flushed before the reports or a death by signal (the
+    launcher's, and `rocprof run -- CMD`'s); a closed fd (`>&-`) must not turn into an exit
+    status of ours."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
@@ -189,6 +190,6 @@ def _die_of_sigint() -> None:
     not status 130), and so does the launcher."""
     import signal  # the enum-wrapped module: only for this exit
 
-    _flush_std_streams()
+    flush_std_streams()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGINT)
