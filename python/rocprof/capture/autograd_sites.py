@@ -28,14 +28,15 @@ from __future__ import annotations
 import sys
 
 from .. import _core
+from .import_hook import AfterImport
 
 _MARK = "__rocprof_lends_launch_site__"
 
 
 def _lending(fn):
-    # functools and importlib.machinery are imported where used, once torch is: every followed
-    # child of a GPU-traced run installs the hook, and would load them (functools with
-    # collections: 15 M instructions) before its program starts.
+    # functools is imported where used, once torch is: every followed child of a GPU-traced run
+    # installs the hook, and would load it (with collections: 15 M instructions) before its
+    # program starts.
     import functools
 
     @functools.wraps(fn)
@@ -102,40 +103,6 @@ def attach_observer():
     return module
 
 
-class _Hook:
-    """Patches torch.autograd right after it is first imported, then steps aside. (A meta path
-    finder needs only find_spec; importlib.abc is not imported for its base class, which would
-    cost every profiled process a few milliseconds at start.)"""
-
-    def find_spec(self, name, path, target=None):
-        if name != "torch.autograd":
-            return None
-        import importlib.machinery
-
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        exec_module = spec.loader.exec_module
-
-        def exec_and_patch(module):
-            exec_module(module)
-            uninstall()
-            patch(module)
-
-        spec.loader.exec_module = exec_and_patch
-        return spec
-
-
-_hook = _Hook()
-
-
-def install() -> None:
-    if "torch.autograd" in sys.modules:
-        patch(sys.modules["torch.autograd"])
-    elif _hook not in sys.meta_path:
-        sys.meta_path.insert(0, _hook)
-
-
-def uninstall() -> None:
-    if _hook in sys.meta_path:
-        sys.meta_path.remove(_hook)
+_hook = AfterImport("torch.autograd", patch)
+install = _hook.install
+uninstall = _hook.uninstall

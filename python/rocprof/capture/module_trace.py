@@ -16,12 +16,11 @@ Installed when the session starts (now if torch is imported, else when it is); r
 
 from __future__ import annotations
 
-import importlib.machinery
-import sys
 import threading
 import weakref
 
 from .. import _core
+from .import_hook import AfterImport
 
 PREFIX = "nn.Module: "
 
@@ -88,42 +87,12 @@ def _register(torch_nn_module) -> None:
         _handles.append(torch_nn_module.register_module_forward_hook(post))
 
 
-class _Hook:
-    """Registers the hooks right after torch.nn.modules.module is first imported. (A meta path
-    finder needs only find_spec: importlib.abc, a few milliseconds, is not imported for its base
-    class.)"""
-
-    def find_spec(self, name, path, target=None):
-        if name != "torch.nn.modules.module":
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        exec_module = spec.loader.exec_module
-
-        def exec_and_register(module):
-            exec_module(module)
-            if _hook in sys.meta_path:
-                sys.meta_path.remove(_hook)
-            _register(module)
-
-        spec.loader.exec_module = exec_and_register
-        return spec
-
-
-_hook = _Hook()
-
-
-def install() -> None:
-    mod = sys.modules.get("torch.nn.modules.module")
-    if mod is not None and hasattr(mod, "register_module_forward_hook"):
-        _register(mod)
-    elif _hook not in sys.meta_path:
-        sys.meta_path.insert(0, _hook)
+_hook = AfterImport("torch.nn.modules.module", _register,
+                    ready=lambda module: hasattr(module, "register_module_forward_hook"))
+install = _hook.install
 
 
 def uninstall() -> None:
-    if _hook in sys.meta_path:
-        sys.meta_path.remove(_hook)
+    _hook.uninstall()
     while _handles:
         _handles.pop().remove()
