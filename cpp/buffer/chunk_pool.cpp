@@ -121,9 +121,11 @@ void ChunkPool::restock(uint32_t reserve, bool trim) noexcept {
 }
 
 ChunkChain::ChunkChain(std::shared_ptr<ChunkPool> pool)
-    : keep_(std::move(pool)), pool_(keep_.get()), cap_(pool_->records_per_chunk()) {
+    : ThreadRecords(pool->records_per_chunk()), keep_(std::move(pool)), pool_(keep_.get()) {
   tail_ = head_ = pool_->take(/*force=*/true);
   if (tail_ == nullptr) throw std::bad_alloc();
+  slots_ = tail_->slots();
+  published_ = &tail_->count;
 }
 
 ChunkChain::~ChunkChain() {
@@ -139,8 +141,19 @@ bool ChunkChain::grow() noexcept {
   if (c == nullptr) return false;
   tail_->next.store(c, std::memory_order_release);
   tail_ = c;
+  slots_ = c->slots();
+  published_ = &c->count;
   pos_ = 0;
   return true;
+}
+
+Record* ThreadRecords::claim_next() noexcept {
+  auto* chain = static_cast<ChunkChain*>(this);
+  if (!chain->grow()) {
+    chain->dropped_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  return slots_;
 }
 
 }  // namespace rocprof

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "rocprof/record.hpp"
+#include "rocprof/thread_records.hpp"
 
 namespace rocprof {
 
@@ -68,8 +69,9 @@ class ChunkPool {
   Chunk* cold_ = nullptr;  // drain thread only: trimmed chunks, pages given back
 };
 
-// One producer thread's chain. push/try_push: owner thread only; drain: drain thread only.
-class ChunkChain {
+// One producer thread's chain. push/try_push/claim/publish: owner thread only; drain: drain
+// thread only. The producer's side of the current chunk is ThreadRecords' (its slots, count).
+class ChunkChain final : public ThreadRecords {
  public:
   explicit ChunkChain(std::shared_ptr<ChunkPool> pool);
   ~ChunkChain();
@@ -85,21 +87,10 @@ class ChunkChain {
   // As push(), but a refusal is not a drop: for producers that can wait (benchmarks).
   bool try_push(const Record& r) noexcept {
     if (pos_ == cap_ && !grow()) return false;
-    tail_->slots()[pos_] = r;
-    tail_->count.store(++pos_, std::memory_order_release);
+    slots_[pos_] = r;
+    published_->store(++pos_, std::memory_order_release);
     return true;
   }
-
-  // push() in place, for a producer that fills its record where it will lie: the next slot
-  // (null when the memory budget is spent: one drop counted), then publish() hands it over.
-  Record* claim() noexcept {
-    if (pos_ == cap_ && !grow()) {
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-      return nullptr;
-    }
-    return tail_->slots() + pos_;
-  }
-  void publish() noexcept { tail_->count.store(++pos_, std::memory_order_release); }
 
   // Hands out up to `limit` of the records published so far, oldest first; full chunks go
   // back to the pool. A backlog is taken in slices so the drain's batch stays small.
@@ -126,13 +117,12 @@ class ChunkChain {
   uint32_t capacity() const noexcept { return cap_; }  // records per chunk
 
  private:
+  friend class ThreadRecords;  // claim_next
   bool grow() noexcept;
 
   std::shared_ptr<ChunkPool> keep_;  // outlives the collector when buffers are retired
   ChunkPool* const pool_;
-  const uint32_t cap_;
   Chunk* tail_;              // producer
-  uint32_t pos_ = 0;         // producer
   alignas(64) Chunk* head_;  // consumer
   uint32_t read_ = 0;        // consumer
   std::atomic<uint64_t> dropped_{0};

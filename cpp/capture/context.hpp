@@ -1,21 +1,24 @@
-// The one door a capture backend uses: everything a backend (CUPTI, sampling, and the HSA/HIP,
-// device-metrics and counter backends to come) may do with the rest of the core. Backends
-// include this header and their own settings (capture/settings.hpp), never session/ or
-// storage/: the session implements the context over its collector, tests over a fake
+// The one door a capture backend uses: everything a backend (markers, CUPTI, HSA/HIP,
+// rocprofiler-sdk, sampling, device metrics, NCCL) may do with the rest of the core. Backends
+// include this header and their own settings (capture/settings.hpp), never session/, buffer/,
+// storage/ or bindings/ (cpp/tests/check_capture_includes.cmake fails the tests if one does):
+// the session implements the context over its collector, tests over a fake
 // (cpp/tests/fake_capture_context.hpp), so most of a backend is testable without its hardware.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rocprof/info.hpp"
 #include "rocprof/record.hpp"
+#include "rocprof/thread_records.hpp"
 
 namespace rocprof {
 
 struct CaptureSettings;  // capture/settings.hpp
-class ChunkChain;        // buffer/chunk_pool.hpp: one thread's record buffer
 
 class CaptureContext {
  public:
@@ -28,7 +31,7 @@ class CaptureContext {
   // ROCTx push/pop stack does): filling a record in place there (claim/publish) skips emit()'s
   // call, thread lookup and copy. Owner thread only; valid until the session ends. Null where
   // the context has none (tests' fakes): emit() then.
-  virtual ChunkChain* thread_records() noexcept { return nullptr; }
+  virtual ThreadRecords* thread_records() noexcept { return nullptr; }
   // For a backend's own delivery thread (CUPTI's buffer completions), never an application
   // thread: waits for the writer instead of dropping when the buffer budget is reached.
   virtual void emit_waiting(const Record& r) = 0;
@@ -51,9 +54,9 @@ class CaptureContext {
   virtual void closed_at_exit(const Record& r) = 0;
 };
 
-// A capture source. One instance per backend registers itself at load time (a static
-// registrar in its own translation unit); the session starts the registered backends in
-// order of registration with the typed settings built by the launcher.
+// A capture source. One instance per backend registers itself at load time (its one
+// capture::Registered line, below); the session starts the registered backends in order of
+// registration with the typed settings built by the launcher.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -70,9 +73,55 @@ class Backend {
   virtual void probe(bool* live, std::string* reason) = 0;
 };
 
+// An entry that only answers `rocprof info`'s probe for what another backend collects (one
+// CUPTI subscriber per process records its counters and PC samples).
+class ProbeOnly final : public Backend {
+ public:
+  using ProbeFn = void (*)(bool* live, std::string* reason);
+  ProbeOnly(const char* name, ProbeFn probe) : name_(name), probe_(probe) {}
+  const char* name() const override { return name_; }
+  bool start(CaptureContext&, const CaptureSettings&, std::string*) override { return true; }
+  void stop(CaptureContext&) override {}
+  void probe(bool* live, std::string* reason) override { probe_(live, reason); }
+
+ private:
+  const char* name_;
+  ProbeFn probe_;
+};
+
+// The recording of another process, written from this one (`rocprof attach PID --method
+// read-only`): its rows read as that process's own (pid, command line, start time, thread
+// names). Records go in from any thread; nothing of this process is recorded into it.
+class OtherProcessContext : public CaptureContext {
+ public:
+  // Drains, closes the database and frees its name; returns its path.
+  virtual std::string finish() = 0;
+};
+
 namespace capture {
 void register_backend(Backend* backend);  // the backend lives for the process's life
 std::vector<Backend*> backends();         // in registration order
+// A backend's one registration line, at namespace scope in its own translation unit:
+//   const capture::Registered<MyBackend> g_registered;
+// or, for a probe-only entry, `const capture::Registered<ProbeOnly> g_registered{name, fn};`.
+template <class B>
+struct Registered {
+  template <class... Args>
+  explicit Registered(Args&&... args) {
+    register_backend(new B(std::forward<Args>(args)...));
+  }
+};
+// A library that a runtime loads on its own (HSA_TOOLS_LIB, ROCP_TOOL_LIBRARIES,
+// NCCL_PROFILER_PLUGIN) calls this from its entry point: a program with no session yet (a
+// native one, with no Python launcher) starts one from the launcher's ROCPROF_AUTOSTART_*
+// variables, stopped by an exit handler registered then, after the runtime's own start-up, so
+// that it runs before the runtime's teardown. A running session is left alone.
+void start_session_on_load();
+// Creates the database of process `pid` at `output_template` (%pid% and the command-line
+// placeholders are the process's) and starts its drain thread; null with a one-line *error.
+std::unique_ptr<OtherProcessContext> record_other_process(
+    uint32_t pid, const std::string& output_template, const std::string& options_json,
+    std::vector<std::pair<std::string, std::string>> metadata, std::string* error);
 // Called by the session once a context exists, so that a backend registered after the
 // session started (a library loaded later) joins it; null when none runs.
 void set_running(CaptureContext* ctx, const CaptureSettings* settings);

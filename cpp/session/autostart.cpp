@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "capture/context.hpp"
 #include "control.hpp"
 #include "session.hpp"
 
@@ -55,3 +56,15 @@ bool autostart() {
 }
 
 }  // namespace rocprof::session
+
+namespace rocprof::capture {
+
+namespace {
+void stop_at_exit() { session::stop(); }
+}  // namespace
+
+void start_session_on_load() {
+  if (session::current() == nullptr && session::autostart()) std::atexit(stop_at_exit);
+}
+
+}  // namespace rocprof::capture

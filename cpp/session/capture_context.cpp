@@ -7,7 +7,7 @@ namespace rocprof::session {
 
 bool SessionContext::emit(const Record& r) noexcept { return c_.emit(r); }
 
-ChunkChain* SessionContext::thread_records() noexcept {
+ThreadRecords* SessionContext::thread_records() noexcept {
   ThreadBuffer* b = c_.thread_buffer();
   return b != nullptr ? &b->ring : nullptr;
 }

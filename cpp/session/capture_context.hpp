@@ -10,7 +10,7 @@ class SessionContext final : public CaptureContext {
  public:
   explicit SessionContext(Collector& c) : c_(c) {}
   bool emit(const Record& r) noexcept override;
-  ChunkChain* thread_records() noexcept override;
+  ThreadRecords* thread_records() noexcept override;
   void emit_waiting(const Record& r) override;
   uint32_t intern(std::string_view s) override;
   void info(InfoRow row) override;

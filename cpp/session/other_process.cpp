@@ -66,3 +66,15 @@ std::string OtherProcessRecording::stop() {
 }
 
 }  // namespace rocprof::session
+
+namespace rocprof::capture {
+
+std::unique_ptr<OtherProcessContext> record_other_process(
+    uint32_t pid, const std::string& output_template, const std::string& options_json,
+    std::vector<std::pair<std::string, std::string>> metadata, std::string* error) {
+  auto rec = std::make_unique<session::OtherProcessRecording>();
+  if (!rec->start(pid, output_template, options_json, std::move(metadata), error)) return nullptr;
+  return rec;
+}
+
+}  // namespace rocprof::capture

@@ -1,7 +1,8 @@
 // A database about another process, written from this one: `rocprof attach PID --method
 // read-only` samples a process it runs no code in, and what it records must read like that
 // process's own database (its pid, command line, start time, thread names), through the same
-// collector, mapping and writer as a session (buffer/, storage/).
+// collector, mapping and writer as a session (buffer/, storage/). A capture source sees it as
+// its context (capture/context.hpp: capture::record_other_process).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -11,11 +12,12 @@
 
 #include "buffer/collector.hpp"
 #include "buffer/string_table.hpp"
+#include "capture/context.hpp"
 #include "session/output_path.hpp"
 
 namespace rocprof::session {
 
-class OtherProcessRecording {
+class OtherProcessRecording final : public OtherProcessContext {
  public:
   OtherProcessRecording() = default;
   ~OtherProcessRecording();
@@ -32,6 +34,17 @@ class OtherProcessRecording {
   StringTable& strings() { return strings_; }
   // Drains, closes the database and frees its name; returns its path ("" if never started).
   std::string stop();
+
+  // The context over the started collector: records from any thread, its own strings.
+  bool emit(const Record& r) noexcept override { return collector_->emit(r); }
+  void emit_waiting(const Record& r) override { collector_->emit(r); }
+  uint32_t intern(std::string_view s) override { return strings_.intern(s); }
+  void info(InfoRow row) override { collector_->add_info(std::move(row)); }
+  void drops(const std::string& cause, uint64_t n) override { collector_->add_drops(cause, n); }
+  bool paused() const noexcept override { return false; }
+  void flush() override { collector_->flush(); }
+  void closed_at_exit(const Record& r) override { collector_->add_closed_at_exit(r); }
+  std::string finish() override { return stop(); }
 
  private:
   StringTable strings_;

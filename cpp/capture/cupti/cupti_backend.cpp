@@ -576,9 +576,7 @@ class CuptiBackend final : public Backend {
   void probe(bool* live, std::string* reason) override { cupti::probe(live, reason); }
 };
 
-struct Registrar {
-  Registrar() { capture::register_backend(new CuptiBackend()); }  // lives as long as the process
-} g_registrar;
+const capture::Registered<CuptiBackend> g_registered;  // lives as long as the process
 
 }  // namespace
 

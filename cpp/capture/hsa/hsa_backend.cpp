@@ -327,9 +327,7 @@ class HsaBackend final : public Backend {
   void probe(bool* live, std::string* reason) override { hsa::probe(live, reason); }
 };
 
-struct Registrar {
-  Registrar() { capture::register_backend(new HsaBackend()); }  // lives as long as the process
-} g_registrar;
+const capture::Registered<HsaBackend> g_registered;  // lives as long as the process
 
 }  // namespace
 

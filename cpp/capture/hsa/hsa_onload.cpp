@@ -4,21 +4,14 @@
 // launcher's ROCPROF_AUTOSTART_* variables, as the CUDA injection library does; the table then
 // goes to the backend in librocprof_core (capture/hsa/hsa_backend.cpp).
 #include <cstdint>
-#include <cstdlib>
 
+#include "capture/context.hpp"
 #include "capture/hsa/callsite.hpp"
-#include "session/session.hpp"
-
-namespace {
-// Registered after the runtime's own start-up, so it runs before the runtime's teardown.
-void stop_at_exit() { rocprof::session::stop(); }
-}  // namespace
 
 extern "C" __attribute__((visibility("default"))) bool OnLoad(
     void* table, uint64_t runtime_version, uint64_t failed_tool_count,
     const char* const* failed_tool_names) {
-  if (rocprof::session::current() == nullptr && rocprof::session::autostart())
-    std::atexit(stop_at_exit);
+  rocprof::capture::start_session_on_load();
   return rocprof::hsa::on_load({table, runtime_version, failed_tool_count, failed_tool_names});
 }
 

@@ -8,7 +8,6 @@
 #include <mutex>
 #include <vector>
 
-#include "buffer/chunk_pool.hpp"
 #include "capture/context.hpp"
 #include "capture/settings.hpp"
 #include "rocprof/clock.hpp"
@@ -70,7 +69,7 @@ struct Stack {
   uint32_t tid = 0;
   // This thread's buffer in the running session, fetched at its first pop: a pop fills its
   // record there in place (no virtual call, thread lookup or copy). Reset with the generation.
-  ChunkChain* records = nullptr;
+  ThreadRecords* records = nullptr;
   // Each ROCTx record's own correlation id, as rocprofv3 gives every API record one: unique
   // in the process without an atomic on the hot path (the thread's serial in the high half, a
   // per-thread count in the low half). Not the OS tid: a tid is reused by a later thread,
@@ -262,9 +261,7 @@ class MarkersBackend final : public Backend {
 
 // Registered first of all backends (this file is part of the core), so its ranges frame
 // what the others record.
-struct Registrar {
-  Registrar() { capture::register_backend(new MarkersBackend()); }
-} g_registrar;
+const capture::Registered<MarkersBackend> g_registered;
 
 }  // namespace
 

@@ -390,9 +390,7 @@ class MetricsBackend final : public Backend {
   }
 };
 
-struct Registrar {
-  Registrar() { capture::register_backend(new MetricsBackend()); }
-} registrar;
+const capture::Registered<MetricsBackend> g_registered;  // lives as long as the process
 
 }  // namespace
 

@@ -36,7 +36,6 @@
 #include "nccl_profiler_api.h"
 #include "rocprof/clock.hpp"
 #include "rocprof/info.hpp"
-#include "session/session.hpp"
 
 namespace rocprof::nccl {
 namespace {
@@ -163,7 +162,7 @@ bool g_announced = false;
 ncclResult_t init_common(void** context, int* mask, const char* name, uint64_t hash, int nnodes,
                          int nranks, int rank, int version) {
   // A native program (no Python launcher) starts its session here, as the CUDA injection does.
-  if (session::autostart()) std::atexit([] { session::stop(); });
+  capture::start_session_on_load();
   auto* comm = new Comm{hash, nranks, rank, nnodes, intern_or_0(name), version};
   *context = comm;
   // v5: the API events are the calls, completed at the group API event's end; their task
@@ -321,9 +320,7 @@ class NcclBackend final : public Backend {
   }
 };
 
-struct Registrar {
-  Registrar() { capture::register_backend(new NcclBackend()); }
-} g_registrar;
+const capture::Registered<NcclBackend> g_registered;  // lives as long as the process
 
 }  // namespace
 }  // namespace rocprof::nccl

@@ -476,9 +476,7 @@ class SdkPcSampling final : public Backend {
   }
 };
 
-struct Registrar {
-  Registrar() { capture::register_backend(new SdkPcSampling()); }
-} g_registrar;
+const capture::Registered<SdkPcSampling> g_registered;  // lives as long as the process
 
 }  // namespace
 

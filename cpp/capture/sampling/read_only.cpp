@@ -17,12 +17,12 @@
 #include <unordered_set>
 #include <vector>
 
+#include "capture/context.hpp"
 #include "capture/python/remote_frames.hpp"
 #include "capture/sampling/stack.hpp"
 #include "rocprof/clock.hpp"
 #include "rocprof/info.hpp"
 #include "rocprof/record.hpp"
-#include "session/other_process.hpp"
 
 namespace rocprof::sampling {
 namespace {
@@ -43,7 +43,7 @@ struct ReadOnlySampler::Impl {
 
   ReadOnlyOptions opts;
   python::RemoteInterpreter interp;
-  session::OtherProcessRecording rec;
+  std::unique_ptr<OtherProcessContext> rec;  // the target's database, once started
   std::thread thread;
   std::atomic<bool> stop{false}, running{false}, ended{false};
   // Sampling thread only, then stop() after the join.
@@ -58,7 +58,7 @@ struct ReadOnlySampler::Impl {
   std::vector<python::RemoteFrame> frames;
 
   uint32_t intern(const std::string& s) {
-    const uint32_t id = rec.strings().intern(s);
+    const uint32_t id = rec->intern(s);
     texts.emplace(id, s);
     return id;
   }
@@ -110,7 +110,7 @@ struct ReadOnlySampler::Impl {
     }
     for (const auto& t : threads) {
       if (t.tid == 0) continue;
-      if (seen.insert(t.tid).second) rec.collector().add_info(ThreadInfo{t.tid, ts, 0, {}});
+      if (seen.insert(t.tid).second) rec->info(ThreadInfo{t.tid, ts, 0, {}});
       if (t.frame == 0) continue;  // no Python frame now
       if (!opts.wall && !on_cpu(t.tid)) continue;
       const int rc = interp.walk(t.frame, &frames, kMaxPy);
@@ -129,7 +129,7 @@ struct ReadOnlySampler::Impl {
       r.category_id = cat_sample;
       r.sample.stack_id = node;
       r.sample.value = std::nan("");
-      if (rec.collector().emit(r))
+      if (rec->emit(r))
         ++taken;
       else
         ++missed;  // the collector counted it as a drop too
@@ -147,7 +147,7 @@ struct ReadOnlySampler::Impl {
     bool is_new = false;
     const uint64_t id = nodes.node(parent, ref, &is_new);
     if (is_new)
-      rec.collector().add_info(
+      rec->info(
           stack_node(id, parent, cat_stack, f.code->qualname, f.code->filename, f.line, false));
     return id;
   }
@@ -187,13 +187,14 @@ bool ReadOnlySampler::start(const ReadOnlyOptions& options, std::string* error, 
   if (!impl->interp.open(error, err_no)) return false;
   *err_no = 0;
   const std::string version = version_text(impl->interp.version_hex());
-  if (!impl->rec.start(options.pid, options.output_template, options.options_json,
-                       {{"rocprof.attached", "1"},
-                        {"rocprof.attach.method", "read-only"},
-                        {"rocprof.attach.python", version},
-                        {"rocprof.attach.layout", impl->interp.layout_source()}},
-                       error))
-    return false;
+  impl->rec =
+      capture::record_other_process(options.pid, options.output_template, options.options_json,
+                                    {{"rocprof.attached", "1"},
+                                     {"rocprof.attach.method", "read-only"},
+                                     {"rocprof.attach.python", version},
+                                     {"rocprof.attach.layout", impl->interp.layout_source()}},
+                                    error);
+  if (impl->rec == nullptr) return false;
   impl->cat_sample = impl->intern("PYTHON_SAMPLE");
   impl->cat_stack = impl->intern("PYTHON_SAMPLE_STACK");
   impl->running.store(true);
@@ -221,22 +222,22 @@ ReadOnlyResult ReadOnlySampler::stop() {
   Impl& s = *impl_;
   s.stop.store(true);
   if (s.thread.joinable()) s.thread.join();
-  Collector& c = s.rec.collector();
+  OtherProcessContext& c = *s.rec;
   const uint64_t unresolved = s.interp.unreadable_codes();
   // The in-process sampler's metadata names (capture/sampling/sampler.cpp).
-  c.add_info(MetadataInfo{"rocprof.sampling.hz", std::to_string(s.opts.hz)});
-  c.add_info(MetadataInfo{"rocprof.sampling.mode", s.opts.wall ? "wall" : "cpu"});
-  c.add_info(MetadataInfo{"rocprof.sampling.native", "0"});
-  c.add_info(MetadataInfo{"rocprof.sampling.samples_taken", std::to_string(s.taken)});
-  c.add_info(MetadataInfo{"rocprof.sampling.samples_missed", std::to_string(s.missed)});
-  c.add_info(MetadataInfo{"rocprof.sampling.unresolved_frames", std::to_string(unresolved)});
-  c.add_info(MetadataInfo{"rocprof.sampling.walk_faults", std::to_string(s.torn)});
-  if (s.missed) c.add_drops("sampling", s.missed);
+  c.info(MetadataInfo{"rocprof.sampling.hz", std::to_string(s.opts.hz)});
+  c.info(MetadataInfo{"rocprof.sampling.mode", s.opts.wall ? "wall" : "cpu"});
+  c.info(MetadataInfo{"rocprof.sampling.native", "0"});
+  c.info(MetadataInfo{"rocprof.sampling.samples_taken", std::to_string(s.taken)});
+  c.info(MetadataInfo{"rocprof.sampling.samples_missed", std::to_string(s.missed)});
+  c.info(MetadataInfo{"rocprof.sampling.unresolved_frames", std::to_string(unresolved)});
+  c.info(MetadataInfo{"rocprof.sampling.walk_faults", std::to_string(s.torn)});
+  if (s.missed) c.drops("sampling", s.missed);
   out.taken = s.taken;
   out.missed = s.missed;
   out.threads = s.seen.size();
   out.target_ended = s.ended.load();
-  out.path = s.rec.stop();
+  out.path = c.finish();
   impl_.reset();
   return out;
 }

@@ -3,7 +3,7 @@
 // thread states and frames every tick (capture/python/remote_frames.hpp) and records each
 // thread's stack as `rocprof run --sample` does (kSample records on the target's thread ids,
 // PYTHON_SAMPLE / PYTHON_SAMPLE_STACK, one node row per distinct stack: stack.hpp) into a
-// database of the target (session/other_process.hpp). Nothing runs in the target, nothing
+// database of the target (capture::record_other_process). Nothing runs in the target, nothing
 // stops it; only the kernel's ptrace access check for reading its memory applies.
 #pragma once
 #include <cstdint>

@@ -704,9 +704,7 @@ class SamplingBackend final : public Backend {
   void probe(bool* live, std::string* reason) override { sampling::probe(live, reason); }
 };
 
-struct Registrar {
-  Registrar() { capture::register_backend(new SamplingBackend()); }  // lives as long as the process
-} registrar;
+const capture::Registered<SamplingBackend> g_registered;  // lives as long as the process
 
 }  // namespace
 
