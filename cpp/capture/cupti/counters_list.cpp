@@ -159,33 +159,25 @@ namespace {
 
 // `rocprof info`: whether per-kernel counters can be collected here. The CUPTI backend does
 // the collecting (one subscriber per process); this entry only answers the probe.
-class CounterProbe final : public Backend {
- public:
-  const char* name() const override { return "cupti-counters"; }
-  bool start(CaptureContext&, const CaptureSettings&, std::string*) override { return true; }
-  void stop(CaptureContext&) override {}
-  void probe(bool* live, std::string* reason) override {
-    int gpus = 0;
-    std::string why;
-    *live = false;
-    if (!driver_present(&gpus, &why)) {
-      *reason = why;
-      return;
-    }
-    const Api* a = cupti_for_counters(&why);
-    if (a == nullptr) {
-      *reason = why;
-      return;
-    }
-    *live = true;
-    *reason = "CUPTI range profiler (kernel replay) on " + std::to_string(gpus) +
-              " NVIDIA GPU(s); " + a->path;
+void probe_counters(bool* live, std::string* reason) {
+  int gpus = 0;
+  std::string why;
+  *live = false;
+  if (!driver_present(&gpus, &why)) {
+    *reason = why;
+    return;
   }
-};
+  const Api* a = cupti_for_counters(&why);
+  if (a == nullptr) {
+    *reason = why;
+    return;
+  }
+  *live = true;
+  *reason = "CUPTI range profiler (kernel replay) on " + std::to_string(gpus) + " NVIDIA GPU(s); " +
+            a->path;
+}
 
-struct Registrar {
-  Registrar() { capture::register_backend(new CounterProbe()); }
-} g_registrar;
+const capture::Registered<ProbeOnly> g_registered{"cupti-counters", probe_counters};
 
 }  // namespace
 

@@ -44,19 +44,11 @@ bool check_metrics(const std::string&, const std::vector<std::string>&, std::vec
 }
 
 namespace {
-class CounterProbe final : public Backend {
- public:
-  const char* name() const override { return "cupti-counters"; }
-  bool start(CaptureContext&, const CaptureSettings&, std::string*) override { return true; }
-  void stop(CaptureContext&) override {}
-  void probe(bool* live, std::string* reason) override {
-    *live = false;
-    *reason = kWhy;
-  }
-};
-struct Registrar {
-  Registrar() { capture::register_backend(new CounterProbe()); }
-} g_registrar;
+void probe_counters(bool* live, std::string* reason) {
+  *live = false;
+  *reason = kWhy;
+}
+const capture::Registered<ProbeOnly> g_registered{"cupti-counters", probe_counters};
 }  // namespace
 
 }  // namespace rocprof::cupti

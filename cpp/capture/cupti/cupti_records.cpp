@@ -335,6 +335,25 @@ bool untimed(CaptureContext& c, uint64_t start, uint64_t end) {
   return true;
 }
 
+// What a copy and a set (CUpti_ActivityMemcpy6, CUpti_ActivityMemset4) have alike: a
+// kMemoryCopy record on the device's own agent at both ends, its stream, size and launch.
+// False: not kept (launched while paused, or untimed).
+template <class M>
+bool copy_record(CaptureContext& c, const M& m, Record* r) {
+  const Launch l = launch_of(m.correlationId, m.start, true);
+  if (l.paused || untimed(c, m.start, m.end)) return false;
+  see_device(c, m.deviceId);
+  see_stream(c, m.streamId, m.contextId, m.deviceId);
+  *r = base(c, RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
+  r->copy.src_agent_id = r->copy.dst_agent_id = gpu_agent_id(m.deviceId);
+  r->copy.stream_id = r->copy.queue_id = m.streamId;
+  r->copy.bytes = m.bytes;
+  r->copy.region_name_id = l.region;
+  r->copy.range_corr = l.range_corr;
+  r->copy.callsite_id = l.callsite;
+  return true;
+}
+
 }  // namespace
 
 void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
@@ -406,13 +425,8 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
-      const Launch l = launch_of(m.correlationId, m.start, true);
-      if (l.paused) return;
-      if (untimed(c, m.start, m.end)) return;
-      see_device(c, m.deviceId);
-      see_stream(c, m.streamId, m.contextId, m.deviceId);
-      Record r =
-          base(c, RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
+      Record r;
+      if (!copy_record(c, m, &r)) return;
       r.name_id = c.intern(copy_name(m.copyKind));
       const uint32_t gpu = gpu_agent_id(m.deviceId);
       const bool from_host = m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ||
@@ -423,11 +437,6 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
                            m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
       r.copy.src_agent_id = from_host ? kCpuAgentId : gpu;
       r.copy.dst_agent_id = to_host ? kCpuAgentId : gpu;
-      r.copy.stream_id = r.copy.queue_id = m.streamId;
-      r.copy.bytes = m.bytes;
-      r.copy.region_name_id = l.region;
-      r.copy.range_corr = l.range_corr;
-      r.copy.callsite_id = l.callsite;
       r.copy.src_memory = static_cast<uint8_t>(memory_kind(m.srcKind));
       r.copy.dst_memory = static_cast<uint8_t>(memory_kind(m.dstKind));
       put(c, r);
@@ -435,22 +444,11 @@ void map_activity(CaptureContext& c, const CUpti_Activity* rec) {
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
-      const Launch l = launch_of(m.correlationId, m.start, true);
-      if (l.paused) return;
-      if (untimed(c, m.start, m.end)) return;
-      see_device(c, m.deviceId);
-      see_stream(c, m.streamId, m.contextId, m.deviceId);
-      Record r =
-          base(c, RecordKind::kMemoryCopy, "MEMORY_COPY", m.start, m.end, l.tid, m.correlationId);
+      Record r;
+      if (!copy_record(c, m, &r)) return;
       r.flags = kFlagMemset;
       r.name_id = c.intern("MEMORY_SET");
-      r.copy.src_agent_id = r.copy.dst_agent_id = gpu_agent_id(m.deviceId);
-      r.copy.stream_id = r.copy.queue_id = m.streamId;
-      r.copy.bytes = m.bytes;
       r.copy.value = m.value;
-      r.copy.region_name_id = l.region;
-      r.copy.range_corr = l.range_corr;
-      r.copy.callsite_id = l.callsite;
       put(c, r);
       break;
     }

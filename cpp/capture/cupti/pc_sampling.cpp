@@ -446,38 +446,30 @@ namespace {
 
 // `rocprof info`: whether PC sampling can run here. The CUPTI backend does the sampling (one
 // subscriber per process); this entry only answers the probe.
-class PcSamplingProbe final : public Backend {
- public:
-  const char* name() const override { return "cupti-pc-sampling"; }
-  bool start(CaptureContext&, const CaptureSettings&, std::string*) override { return true; }
-  void stop(CaptureContext&) override {}
-  void probe(bool* live, std::string* reason) override {
-    int gpus = 0;
-    std::string why;
-    *live = false;
-    if (!driver_present(&gpus, &why)) {
-      *reason = why;
-      return;
-    }
-    const Api* a = load("", &why);
-    if (a == nullptr) {
-      *reason = why;
-      return;
-    }
-    void* h = dlopen(a->path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (h == nullptr || dlsym(h, "cuptiPCSamplingEnable") == nullptr) {
-      *reason = a->path + " has no PC sampling API (CUDA 11.3+ needed)";
-      return;
-    }
-    *live = true;
-    *reason =
-        "CUPTI PC sampling (continuous) on " + std::to_string(gpus) + " NVIDIA GPU(s); " + a->path;
+void probe_pc_sampling(bool* live, std::string* reason) {
+  int gpus = 0;
+  std::string why;
+  *live = false;
+  if (!driver_present(&gpus, &why)) {
+    *reason = why;
+    return;
   }
-};
+  const Api* a = load("", &why);
+  if (a == nullptr) {
+    *reason = why;
+    return;
+  }
+  void* h = dlopen(a->path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (h == nullptr || dlsym(h, "cuptiPCSamplingEnable") == nullptr) {
+    *reason = a->path + " has no PC sampling API (CUDA 11.3+ needed)";
+    return;
+  }
+  *live = true;
+  *reason =
+      "CUPTI PC sampling (continuous) on " + std::to_string(gpus) + " NVIDIA GPU(s); " + a->path;
+}
 
-struct Registrar {
-  Registrar() { capture::register_backend(new PcSamplingProbe()); }
-} g_registrar;
+const capture::Registered<ProbeOnly> g_registered{"cupti-pc-sampling", probe_pc_sampling};
 
 }  // namespace
 }  // namespace rocprof::cupti::pc

@@ -52,6 +52,30 @@ struct GpuReading {
   }
 };
 
+// Link traffic (NVLink, XGMI) that a library counts cumulatively: the rate between two readings
+// of a device, from its second reading on (a counter that went back, a reset, gives none).
+class LinkRates {
+ public:
+  void reset(size_t devices) { prev_.assign(devices, Prev{}); }
+  // `tx`, `rx`: the counters now, in units of `unit_bytes`; sets kLinkTx/kLinkRx in MB/s.
+  void update(uint32_t device, uint64_t now_ns, uint64_t tx, uint64_t rx, double unit_bytes,
+              GpuReading* out) {
+    Prev& p = prev_[device];
+    if (p.t != 0 && now_ns > p.t && tx >= p.tx && rx >= p.rx) {
+      const double seconds = static_cast<double>(now_ns - p.t) / 1e9;
+      out->value[kLinkTx] = static_cast<double>(tx - p.tx) * unit_bytes / 1e6 / seconds;
+      out->value[kLinkRx] = static_cast<double>(rx - p.rx) * unit_bytes / 1e6 / seconds;
+    }
+    p = Prev{now_ns, tx, rx};
+  }
+
+ private:
+  struct Prev {
+    uint64_t t = 0, tx = 0, rx = 0;
+  };
+  std::vector<Prev> prev_;
+};
+
 class GpuSource {
  public:
   virtual ~GpuSource() = default;

@@ -94,7 +94,7 @@ class AmdSmiSource final : public GpuSource {
         }
     }
     metrics_.assign((sizeof(amdsmi_gpu_metrics_t) + 7) / 8, 0);
-    link_prev_.assign(handles_.size(), LinkPrev{});
+    links_.reset(handles_.size());
     return true;
   }
 
@@ -185,11 +185,8 @@ class AmdSmiSource final : public GpuSource {
   }
 
  private:
-  struct LinkPrev {
-    uint64_t t = 0, read = 0, write = 0;
-  };
-
-  // XGMI data counters accumulate KB per link; all links together, as a rate between readings.
+  // XGMI data counters accumulate KB per link: all links together, what is written as sent
+  // (tx) and what is read as received (rx).
   void xgmi_rates(uint32_t i, const amdsmi_gpu_metrics_t& m, uint64_t now_ns, GpuReading* out) {
     uint64_t rd = 0, wr = 0;
     bool any = false;
@@ -199,14 +196,7 @@ class AmdSmiSource final : public GpuSource {
       wr += m.xgmi_write_data_acc[l];
       any = true;
     }
-    if (!any) return;
-    LinkPrev& p = link_prev_[i];
-    if (p.t != 0 && now_ns > p.t && rd >= p.read && wr >= p.write) {
-      const double seconds = static_cast<double>(now_ns - p.t) / 1e9;
-      out->value[kLinkTx] = static_cast<double>(wr - p.write) * 1e3 / 1e6 / seconds;
-      out->value[kLinkRx] = static_cast<double>(rd - p.read) * 1e3 / 1e6 / seconds;
-    }
-    p = LinkPrev{now_ns, rd, wr};
+    if (any) links_.update(i, now_ns, wr, rd, 1e3, out);
   }
 
   const char* status(amdsmi_status_t rc) const {
@@ -218,7 +208,7 @@ class AmdSmiSource final : public GpuSource {
   Api api_;
   std::vector<amdsmi_processor_handle> handles_;
   std::vector<uint64_t> metrics_;  // one amdsmi_gpu_metrics_t, 8-byte aligned
-  std::vector<LinkPrev> link_prev_;
+  LinkRates links_;
 };
 
 }  // namespace

@@ -75,7 +75,7 @@ class NvmlSource final : public GpuSource {
     handles_.assign(n, nullptr);
     for (unsigned int i = 0; i < n; ++i)
       if (api_.handle(i, &handles_[i]) != NVML_SUCCESS) handles_[i] = nullptr;
-    link_prev_.assign(n, LinkPrev{});
+    links_.reset(n);
     return true;
   }
 
@@ -134,13 +134,7 @@ class NvmlSource final : public GpuSource {
   }
 
  private:
-  struct LinkPrev {
-    uint64_t t = 0;
-    unsigned long long tx = 0, rx = 0;
-  };
-
-  // NVLink data counters are cumulative KiB over all links (scopeId UINT_MAX): the rate is the
-  // difference between two readings over their time apart, from the second reading on.
+  // NVLink data counters are cumulative KiB over all links (scopeId UINT_MAX).
   void read_nvlink(uint32_t index, nvmlDevice_t d, uint64_t now_ns, GpuReading* out) {
     nvmlFieldValue_t f[2] = {};
     f[0].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
@@ -149,14 +143,7 @@ class NvmlSource final : public GpuSource {
     if (api_.fields(d, 2, f) != NVML_SUCCESS || f[0].nvmlReturn != NVML_SUCCESS ||
         f[1].nvmlReturn != NVML_SUCCESS)
       return;
-    const unsigned long long tx = value_of(f[0]), rx = value_of(f[1]);
-    LinkPrev& p = link_prev_[index];
-    if (p.t != 0 && now_ns > p.t && tx >= p.tx && rx >= p.rx) {
-      const double seconds = static_cast<double>(now_ns - p.t) / 1e9;
-      out->value[kLinkTx] = static_cast<double>(tx - p.tx) * 1024.0 / 1e6 / seconds;
-      out->value[kLinkRx] = static_cast<double>(rx - p.rx) * 1024.0 / 1e6 / seconds;
-    }
-    p = LinkPrev{now_ns, tx, rx};
+    links_.update(index, now_ns, value_of(f[0]), value_of(f[1]), 1024.0, out);
   }
 
   static unsigned long long value_of(const nvmlFieldValue_t& f) {
@@ -185,7 +172,7 @@ class NvmlSource final : public GpuSource {
 
   Api api_;
   std::vector<nvmlDevice_t> handles_;
-  std::vector<LinkPrev> link_prev_;
+  LinkRates links_;
 };
 
 }  // namespace
