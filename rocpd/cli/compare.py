@@ -36,7 +36,7 @@ def speedup(a_ns: int, b_ns: int, ratio) -> str:
 def run(args) -> int:
     import pandas as pd
 
-    from rocpd.compare import compare
+    from rocpd.diff.compare import compare
 
     top = top_of(args)
     res = compare(args.a, args.b, **filters_of(args))

@@ -198,8 +198,9 @@ LAYERS = [
     # reading databases
     ("rocpd.io", "rocpd.importer"),
     ("rocpd.summary", "rocpd.plots", "rocpd.collectives"),
-    ("rocpd.counters", "rocpd.device_metrics", "rocpd.analysis", "rocpd.cluster", "rocpd.compare"),
-    ("rocpd.summary.stats", "rocpd.stats", "rocpd.diff", "rocpd.ranks", "rocpd.pc_sampling"),
+    ("rocpd.counters", "rocpd.device_metrics", "rocpd.analysis", "rocpd.cluster"),
+    ("rocpd.summary.stats", "rocpd.stats", "rocpd.diff", "rocpd.compare", "rocpd.ranks",
+     "rocpd.pc_sampling"),
     ("rocpd.export",),
     ("rocpd.report", "rocpd.summary.run"),
     # report sections that live beside their analysis (hooked in by name from report.sections)

@@ -28,7 +28,7 @@ def test_compare_never_prints_nan(cli, run_db, no_kernels):
 
 
 def test_compare_api_gives_none_not_nan(run_db, no_kernels):
-    from rocpd.compare import compare
+    from rocpd.diff.compare import compare
 
     s = compare(run_db[0], no_kernels)["summary"]
     assert s["kernel_speedup"] is None and s["wall_speedup"] > 0

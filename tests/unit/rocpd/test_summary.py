@@ -10,7 +10,7 @@ import pytest
 from support import ROOT
 
 import rocpd
-from rocpd.compare import compare
+from rocpd.diff.compare import compare
 from rocpd.summary import stats
 
 

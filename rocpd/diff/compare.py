@@ -1,9 +1,11 @@
-"""compare(a, b): per-kernel and per-range deltas between two runs, sorted by impact."""
+"""compare(a, b): per-kernel and per-range deltas between two runs, sorted by impact: their totals
+side by side (``rocpd compare``), where :func:`rocpd.diff` judges the change per step against the
+noise."""
 
 from __future__ import annotations
 
-from .io.connection import Connection
-from .summary import core as _summary
+from ..io.connection import Connection
+from ..summary import core as _summary
 
 
 def _side(db, kind, **filters):
