@@ -83,3 +83,15 @@ def test_frame_methods_bound_after_a_bare_import(run_db):
     n = len(raw["kernels"])
     assert first == f"{n} {n} True"
     assert second == "One row per kernel dispatch"
+
+
+def test_names_kept_for_notebooks_are_the_modules_themselves():
+    """rocpd.stats and rocpd.compare, as scripts written against them import them, are the very
+    modules that moved (rocpd.summary.stats, rocpd.diff.compare): one home, two names."""
+    from rocpd import stats
+    from rocpd.compare import compare
+    from rocpd.diff.compare import compare as moved
+    from rocpd.summary import stats as summary_stats
+
+    assert stats is summary_stats and compare is moved
+    assert sys.modules["rocpd.stats"] is summary_stats
