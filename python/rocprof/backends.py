@@ -22,16 +22,46 @@ from ._libs import library_dir
 from .options import Options
 
 
+class Alternatives:
+    """A request several backends serve, any live one of them (a host may have GPUs of both
+    kinds): each live one is configured, and one note says so when none is."""
+
+    __slots__ = ("requested", "none_live")
+
+    def __init__(self, requested, none_live):
+        self.requested = requested  # options -> bool: whether the options ask for it
+        # (options, [(Backend, status)] of every one, none live) -> notes
+        self.none_live = none_live
+
+
+def _no_gpu_backend(options: Options, unserved) -> list[str]:
+    if options.default_gpu:
+        return []  # nobody asked: a CPU-only machine is not worth a warning
+    reasons = "; ".join(f"{s['name']}: {s['reason'] or 'not live'}" for _, s in unserved)
+    what = "hardware counters (--pmc/--sol)" if options.counters_requested() else "GPU tracing"
+    return [f"{what} requested but no GPU backend is live here ({reasons}); recording CPU-side data only"]
+
+
+def _no_pc_sampler(options: Options, unserved) -> list[str]:
+    reasons = "; ".join(f"{b.vendor}: {s['reason'] or 'not live'}" for b, s in unserved)
+    return [f"--pc-sampling: no PC sampler is live here ({reasons}); no PC samples will be recorded"]
+
+
+GPU_TRACING = Alternatives(lambda options: options.gpu_requested(), _no_gpu_backend)
+PC_SAMPLERS = Alternatives(lambda options: "pc_samples" in options.activities(), _no_pc_sampler)
+
+
 class Backend:
     """One backend (a plain class: the launcher builds the list before the program starts)."""
 
-    __slots__ = ("name", "description", "activities", "module", "gpu", "needs_live",
-                 "not_compiled", "listed", "library", "in_child")
+    __slots__ = ("name", "description", "activities", "module", "serves", "vendor", "core",
+                 "needs_live", "not_compiled", "unavailable", "listed", "library", "in_child")
 
     def __init__(self, name: str, description: str, activities: tuple[str, ...],
-                 module: str | None = None, gpu: bool = False, needs_live: bool = True,
-                 not_compiled: str = "not compiled into this build", listed: bool = True,
-                 library: str | None = None, in_child=None):
+                 module: str | None = None, serves: Alternatives | None = None, vendor: str = "",
+                 core: bool = False, needs_live: bool = True,
+                 not_compiled="not compiled into this build", unavailable: str = "",
+                 listed: bool = True, library: str | None = None, in_child=None):
         self.name = name
         self.description = description
         self.activities = activities  # what it can record (rocprof._core.Activity names)
@@ -39,9 +69,17 @@ class Backend:
         # process needs something of it, child_environment(options, settings, env) -> notes.
         # None: configured by another backend (the counters, by their GPU backend).
         self.module = module
-        self.gpu = gpu                # one of the GPU tracing backends (a host may have several)
+        # One of several that serve a request alike (GPU_TRACING, PC_SAMPLERS); None: it alone
+        # serves what it records.
+        self.serves = serves
+        self.vendor = vendor          # the GPUs' maker, for a backend of one kind of GPU
+        # Part of the core: in every build, always live, configured for every session (ROCTx).
+        self.core = core
         self.needs_live = needs_live  # False: configured when compiled in; it says what it finds
+        # Why a build lacks it: a phrase, or a function asked only then (it may look around).
         self.not_compiled = not_compiled
+        # The note when its options ask for it and it cannot run here ("(reason)" follows).
+        self.unavailable = unavailable
         self.listed = listed          # False: a test-only backend that `rocprof info` leaves out
         # A library of its own that another program loads (a plugin), not part of the native
         # core: compiled in when the file is in rocprof.library_dir().
@@ -51,11 +89,20 @@ class Backend:
         # interpreter's own paths) with the settings this process configured (children.py).
         self.in_child = in_child
 
+    @property
+    def gpu(self) -> bool:
+        """One of the GPU tracing backends (a host may have several)."""
+        return self.serves is GPU_TRACING
+
     def capture(self):
         return importlib.import_module(f"rocprof.capture.{self.module}") if self.module else None
 
     def requested(self, options: Options) -> bool:
         return bool(set(self.activities) & options.activities())
+
+    def wanted(self, options: Options) -> bool:
+        """Asked for by the options, itself or as one of the backends serving a request."""
+        return self.requested(options) or (self.serves is not None and self.serves.requested(options))
 
 
 GPU_TRACE = ("kernels", "copies", "sets", "allocations", "runtime_api", "driver_api", "sync",
@@ -64,34 +111,40 @@ GPU_TRACE = ("kernels", "copies", "sets", "allocations", "runtime_api", "driver_
 # In the order `rocprof info` lists them.
 BACKENDS: tuple[Backend, ...] = (
     Backend("markers", "ROCTx ranges and marks (Python roctx module, libroctx64.so)",
-            ("markers",), "markers", needs_live=False),
+            ("markers",), "markers", core=True, needs_live=False),
     Backend("cupti", "NVIDIA GPU tracing through CUPTI",
-            tuple(_core.CuptiSettings.SUPPORTED), "cupti", gpu=True,
+            tuple(_core.CuptiSettings.SUPPORTED), "cupti", serves=GPU_TRACING, vendor="NVIDIA",
             in_child=lambda s: s.cupti.enabled),
     Backend("cupti-counters", "NVIDIA per-kernel hardware counters (--pmc, --sol) through "
-            "CUPTI's range profiler", ("counters",),
+            "CUPTI's range profiler", ("counters",), vendor="NVIDIA",
             not_compiled="no CUPTI headers at build time"),
+    # Configured with CUPTI (rocprof.capture.cupti).
     Backend("cupti-pc-sampling", "NVIDIA PC sampling (--pc-sampling) through CUPTI's PC "
-            "sampling API", ("pc_samples",), not_compiled="no CUPTI headers at build time"),
+            "sampling API", ("pc_samples",), serves=PC_SAMPLERS, vendor="NVIDIA",
+            not_compiled="no CUPTI headers at build time"),
     Backend("hsa", "AMD GPU tracing through the HSA tools interface and HIP",
-            tuple(_core.HsaSettings.SUPPORTED), "hsa", gpu=True,
+            tuple(_core.HsaSettings.SUPPORTED), "hsa", serves=GPU_TRACING, vendor="AMD",
             in_child=lambda s: s.hsa.enabled),
     Backend("rocprofiler-sdk-counters", "AMD per-kernel hardware counters (--pmc) through "
-            "rocprofiler-sdk", ("counters",),
+            "rocprofiler-sdk", ("counters",), vendor="AMD",
             not_compiled="not written yet (it would use rocprofiler-sdk's counter API)"),
-    # Configured with the other PC sampler (_configure_pc_sampling); where it is not compiled
-    # in, rocprof.capture.pc_sampling_amd says why, on this machine.
+    # Where it is not compiled in, rocprof.capture.pc_sampling_amd says why, on this machine.
     Backend("rocprofiler-sdk-pc-sampling", "AMD PC sampling (--pc-sampling) through "
-            "rocprofiler-sdk", ("pc_samples",), "pc_sampling_amd"),
+            "rocprofiler-sdk", ("pc_samples",), "pc_sampling_amd", serves=PC_SAMPLERS,
+            vendor="AMD", not_compiled=lambda: _amd_pc_sampling_reason()),
     Backend("sampling", "Python and native call-stack sampling (--sampling-method signal or "
-            "thread)", ("samples",), "sampling", in_child=lambda s: s.sampling.hz > 0),
+            "thread)", ("samples",), "sampling", in_child=lambda s: s.sampling.hz > 0,
+            unavailable="--sample requested but call-stack sampling is unavailable here"),
     Backend("metrics", "device and host metrics over time (--process-freq): NVML, AMD SMI, "
-            "ROCm SMI, /proc", ("metrics",), "metrics", needs_live=False),
+            "ROCm SMI, /proc", ("metrics",), "metrics", needs_live=False,
+            unavailable="--process-freq requested but device/host metrics are unavailable here"),
     # NCCL (RCCL too) loads it as its profiler plugin; it records into the loading process's
     # session, so whether NCCL is new enough shows only at run time (rocprof.nccl.plugin).
     Backend("nccl", "NCCL/RCCL collective calls through NCCL's profiler plugin (--rccl-trace)",
             ("collectives",), "nccl", needs_live=False, library="librocprof_nccl.so",
-            not_compiled="librocprof_nccl.so is not in this build"),
+            not_compiled="librocprof_nccl.so is not in this build",
+            unavailable="--rccl-trace requested but the NCCL profiler plugin is unavailable "
+                        "here; collectives are recorded as kernels only"),
     # Records nothing: shows what adding a backend takes (cpp/capture/null/), built into the
     # test module rocprof._core_testing only.
     Backend("null", "records nothing (tests)", (), None, listed=False),
@@ -112,15 +165,13 @@ def _amd_pc_sampling_reason() -> str:
 def _not_native(b: Backend) -> tuple[bool, bool, str]:
     """(compiled, live, reason) of a backend the native core does not report: a plugin is
     compiled in when its library is in library_dir(); anything else says why it is not in this
-    build (the AMD PC sampler: what this machine has of rocprofiler-sdk)."""
-    if b.name == "markers":
+    build."""
+    if b.core:
         return True, True, ""
     if b.library:
         there = os.path.exists(os.path.join(library_dir(), b.library))
         return there, there, "" if there else b.not_compiled
-    if b.name == "rocprofiler-sdk-pc-sampling":
-        return False, False, _amd_pc_sampling_reason()
-    return False, False, b.not_compiled
+    return False, False, b.not_compiled() if callable(b.not_compiled) else b.not_compiled
 
 
 def _row(b: Backend, compiled: bool, live: bool, reason: str) -> dict:
@@ -151,44 +202,34 @@ def _status(name: str) -> dict:
     return _row(b, *_not_native(b))
 
 
-def _configure_gpu(options: Options, settings) -> list[str]:
-    if not options.gpu_requested():
+def _configure_alternatives(serves: Alternatives, options: Options, settings) -> list[str]:
+    """Every live backend of those serving `serves` that has a module of its own (one without is
+    configured by another: CUPTI's PC sampler by CUPTI), or the note that none is live."""
+    if not serves.requested(options):
         return []
-    gpus = [b for b in BACKENDS if b.gpu]
     notes: list[str] = []
-    live = False
-    for b in gpus:  # every live one: a host may have both kinds of GPU
-        if _status(b.name)["live"]:
+    seen = []
+    for b in BACKENDS:
+        if b.serves is not serves:
+            continue
+        status = _status(b.name)
+        seen.append((b, status))
+        if status["live"] and b.module:
             notes += b.capture().configure(options, settings)
-            live = True
-    if live:
+    if any(status["live"] for _, status in seen):
         return notes
-    if options.default_gpu:
-        return []  # nobody asked: a CPU-only machine is not worth a warning
-    reasons = "; ".join(f"{s['name']}: {s['reason'] or 'not live'}"
-                        for s in (_status(b.name) for b in gpus))
-    what = "hardware counters (--pmc/--sol)" if options.counters_requested() else "GPU tracing"
-    return [f"{what} requested but no GPU backend is live here ({reasons}); recording CPU-side data only"]
-
-
-# What each non-GPU backend's missing part is called in the note that says it is unavailable.
-_UNAVAILABLE = {
-    "sampling": "--sample requested but call-stack sampling is unavailable here",
-    "metrics": "--process-freq requested but device/host metrics are unavailable here",
-    "nccl": "--rccl-trace requested but the NCCL profiler plugin is unavailable here; "
-            "collectives are recorded as kernels only",
-}
+    return serves.none_live(options, seen)
 
 
 def _configure_other(b: Backend, options: Options, settings) -> list[str]:
-    if b.name == "markers":
+    if b.core:
         return b.capture().configure(options, settings)
     if not b.requested(options):
         return []
     status = _status(b.name)
     if not status["live" if b.needs_live else "compiled"]:
         reason = status["reason"] or ("not live" if b.needs_live else "")
-        return [f"{_UNAVAILABLE[b.name]} ({reason})"]
+        return [f"{b.unavailable} ({reason})"]
     return b.capture().configure(options, settings)
 
 
@@ -197,7 +238,7 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     value raises ValueError in one line naming the option), and one line per request no live
     backend can serve."""
     for b in BACKENDS:  # what a requested backend's probe needs before its status is asked
-        if b.module and (b.requested(options) or (b.gpu and options.gpu_requested())):
+        if b.module and b.wanted(options):
             prepare = getattr(b.capture(), "prepare", None)
             if prepare is not None:
                 prepare()
@@ -211,29 +252,17 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     names.include = options.trace_kernel_include_regex or ""
     names.exclude = options.trace_kernel_exclude_regex or ""
     notes: list[str] = []
-    notes += _configure_other(get("markers"), options, settings)
-    notes += _configure_gpu(options, settings)
-    for b in BACKENDS:
-        if b.module and not b.gpu and b.name not in ("markers", "rocprofiler-sdk-pc-sampling"):
+    for b in BACKENDS:  # the core's first: its ranges frame what the others record
+        if b.core:
             notes += _configure_other(b, options, settings)
-    notes += _configure_pc_sampling(options, settings)
+    notes += _configure_alternatives(GPU_TRACING, options, settings)
+    for b in BACKENDS:
+        if b.module and not b.core and b.serves is None:
+            notes += _configure_other(b, options, settings)
+    # After the GPU backends: CUPTI's PC sampler is configured with CUPTI.
+    notes += _configure_alternatives(PC_SAMPLERS, options, settings)
     settings.validate()
     return settings, notes
-
-
-def _configure_pc_sampling(options: Options, settings) -> list[str]:
-    """Both PC samplers (a host may have both kinds of GPU): NVIDIA's is configured with CUPTI
-    (rocprof.capture.cupti), AMD's here; one note when neither is live."""
-    if "pc_samples" not in options.activities():
-        return []
-    nvidia, amd = _status("cupti-pc-sampling"), _status("rocprofiler-sdk-pc-sampling")
-    notes: list[str] = []
-    if amd["live"]:
-        notes += get("rocprofiler-sdk-pc-sampling").capture().configure(options, settings)
-    elif not nvidia["live"]:
-        notes.append(f"--pc-sampling: no PC sampler is live here (NVIDIA: {nvidia['reason']}; "
-                     f"AMD: {amd['reason'] or 'not live'}); no PC samples will be recorded")
-    return notes
 
 
 def child_modules(settings) -> list[str]:

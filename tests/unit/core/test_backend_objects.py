@@ -119,3 +119,20 @@ def test_libcupti_candidates_are_listed_once_for_what_they_depend_on(tmp_path, m
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))  # what it depends on changed
     cupti.library_candidates()
     assert len(listed) > n
+
+
+def test_backends_are_told_apart_by_their_attributes_not_their_names():
+    """rocprof/backends.py names a backend only in its Backend entry: what sets one apart (part
+    of the core, one of several serving a request, a plugin library, why it is missing) is an
+    attribute, so a new backend is one entry and no branch elsewhere."""
+    import ast
+    import inspect
+
+    names = {b.name for b in backends.BACKENDS}
+    tree = ast.parse(inspect.getsource(backends))
+    entries = next(n for n in tree.body if isinstance(n, ast.AnnAssign)
+                   and getattr(n.target, "id", "") == "BACKENDS")
+    inside = {id(n) for n in ast.walk(entries)}
+    named = [f"line {n.lineno}: {n.value!r}" for n in ast.walk(tree)
+             if isinstance(n, ast.Constant) and n.value in names and id(n) not in inside]
+    assert not named, "backends.py singles out backends by name:\n  " + "\n  ".join(named)
