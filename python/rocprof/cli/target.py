@@ -64,6 +64,10 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
                        "name, or run from the folder that holds it)")
         return 1
     run_report.begin()
+    if options.on_demand:  # registered before its socket can be reached: ctl lists what it reaches
+        from .ctl import announce
+
+        announce(options)
     session = Session(options)
     try:
         session.start()
@@ -79,10 +83,6 @@ def run_target(options: Options, script: str | None, module: str | None, argv: l
                              "in this process, which has already started")
     for note in session.notes if shows_notes(options.log_level) else ():
         run_report.say(f"rocprof: {note}")
-    if options.on_demand:
-        from .ctl import announce
-
-        announce(options)
     if options.collection_periods:
         from ..periods import start_collection_periods
 
