@@ -312,7 +312,8 @@ OPTIONS: tuple[Option, ...] = (
     _o("sites", "--module-trace", kind="bool",
        help="name the nn.Module path active at each launch "
             "(Transformer.layers.3.attn.proj): a ROCTx range per module call, summed by "
-            "`rocpd summary --by module`; costs ~5-10 us per module call"),
+            "`rocpd summary --by module`; costs ~5-12 us per module call on a CPU "
+            "(benchmarks/RESULTS.md)"),
     # ---- collectives ----
     _o("collectives", "--rccl-trace", "--nccl-trace", kind="bool", activities=("collectives",),
        help="trace collective calls (on with --sys-trace and --runtime-trace, as rocprofv3)"),
