@@ -21,9 +21,7 @@ periods (delay:duration:repeat,...), period_unit.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 
 ENV = "ROCPROF_CHILD_SESSION"
 _CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child")
@@ -193,6 +191,9 @@ def start_child_session(text: str) -> None:
         # The program is leaving: a second Ctrl-C must not cut the database's close short (the
         # stop has its own deadline) nor print our frames. Python's exit after an unhandled
         # KeyboardInterrupt restores SIGINT's default to die of it.
+        import signal  # at exit: enum with it would cost every child's start-up (B7)
+        import threading
+
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         if _core.active():

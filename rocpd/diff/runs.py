@@ -63,6 +63,26 @@ def split(processes) -> list[list[int]]:
     return runs
 
 
+def one_side_first(pa, pb) -> bool:
+    """Whether, with two or more runs on each side on one host, every run of one side started
+    before every run of the other: then a drift of the machine between the two blocks (clocks,
+    caches, other tenants) moves every run of a side alike, which the runs' spread cannot tell
+    from a change of the program."""
+    def starts(procs):
+        first: dict = {}
+        for ps in procs:
+            s = spans(ps.process)
+            if s is not None:
+                first[ps.run] = min(first.get(ps.run, s[0]), s[0])
+        return list(first.values())
+
+    hosts = {ps.process.host for ps in (*pa, *pb)}
+    a, b = starts(pa), starts(pb)
+    if len(hosts) != 1 or len(a) < 2 or len(b) < 2:
+        return False
+    return max(a) < min(b) or max(b) < min(a)
+
+
 def between(fa: np.ndarray, fb: np.ndarray, confidence: float):
     """The change of the runs' mean figure and the half-width of its t interval, per row of run
     figures ``fa`` (rows x runs of A) and ``fb``; half-width NaN where the runs cannot measure
