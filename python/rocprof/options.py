@@ -116,6 +116,14 @@ class Options:
         for row in option_table.sys_trace_rows():
             setattr(self, row.dest, True)
 
+    def trace_gpu_by_default(self) -> None:
+        """No GPU tracing option given: kernels and memory copies/sets, what a user of nsys or
+        torch.profiler expects to see (stated in `rocprof run --help`). Notes about a missing GPU
+        backend stay quiet for this default, not for a user who asked for counters or PC
+        samples."""
+        self.kernel_trace = self.memory_copy_trace = True
+        self.default_gpu = not (self.activities() & {"counters", "pc_samples"})
+
     def gpu_requested(self) -> bool:
         return bool(self.activities() & option_table.GPU_ACTIVITIES)
 

@@ -67,8 +67,8 @@ def run(args) -> int:
     from . import ctl
 
     options = Options(output_dir=paths.anchored_dir(args.output_directory),
-                      output_file=args.output_file, kernel_trace=True, memory_copy_trace=True,
-                      default_gpu=True)
+                      output_file=args.output_file)
+    options.trace_gpu_by_default()
     template = os.path.abspath(paths.database_template(options.output_dir, options.output_file))
     gpu_options = ctl.window_flags(args)
     method = args.method

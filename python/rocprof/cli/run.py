@@ -164,11 +164,7 @@ def options_from(args) -> Options:
         o.pc_sampling_unit = args.pc_sampling_unit or "cycles"
         o.pc_sampling_interval = args.pc_sampling_interval or 0
     if not any(getattr(o, row.dest) for row in table.gpu_trace_rows()):
-        # The default, stated in --help: what a user of nsys/torch.profiler expects to see.
-        o.kernel_trace = o.memory_copy_trace = True
-        # Notes about missing GPU backends stay quiet for the default, not for a user who asked
-        # for counters or PC samples.
-        o.default_gpu = not (o.activities() & {"counters", "pc_samples"})
+        o.trace_gpu_by_default()
     if o.sample is table.DEFAULT_RATE:  # --sample without a rate: the one default, stated in the core
         o.sample = _core.SamplingSettings.DEFAULT_HZ
     if o.process_freq is table.DEFAULT_RATE:
