@@ -3,7 +3,7 @@
     PYTHONPATH=python:. python benchmarks/b_diff_runs.py [--trials 20] [--runs 1 2 3 5 10]
                                                           [--run-noise 0.5]
 
-The noise model (tests/unit/rocpd/diff_pairs.py, written by the real writer): a training loop of
+The noise model (tests/unit/rocpd/diff/diff_pairs.py, written by the real writer): a training loop of
 30 steps, 1.6 ms of GPU work per step (each kernel +-3 %), and the host's own work at each step's
 start while the GPU idles: per run, ``HOST_US`` times a factor drawn from a log-normal (sigma
 ``SIGMA``: the host's pace of that run), per step +-10 % of it, and one step in ten a pause of
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "unit" / "rocpd"))
+sys.path.insert(0, str(ROOT / "tests" / "unit" / "rocpd" / "diff"))
 
 import diff_pairs  # noqa: E402 - the generator of the tests
 

@@ -158,7 +158,7 @@ def test_report_of_a_gpu_trace_shows_kernels_in_chromium(tmp_path):
     assert (tmp_path / "report.pftrace").exists() or importlib.util.find_spec("perfetto") is None
     if chromium is None:
         pytest.skip("no chromium on this host: the report was built, its rendering not checked")
-    sys.path.insert(0, str(ROOT / "tests/unit/rocpd"))
+    sys.path.insert(0, str(ROOT / "tests/unit/rocpd/report"))
     from test_report import _kernel_pixels, _render
 
     shot = tmp_path / "shot.png"

@@ -95,3 +95,11 @@ def test_names_kept_for_notebooks_are_the_modules_themselves():
 
     assert stats is summary_stats and compare is moved
     assert sys.modules["rocpd.stats"] is summary_stats
+
+
+def test_the_tests_are_laid_out_as_the_package():
+    """tests/unit/rocpd mirrors rocpd: a folder per sub-package, rocpd's base modules' tests here."""
+    here = pathlib.Path(__file__).parent
+    folders = {p.name for p in here.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
+    packages = {p.parent.name for p in PKG.glob("*/__init__.py")}
+    assert folders and folders <= packages, folders - packages

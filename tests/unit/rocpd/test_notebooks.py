@@ -2,11 +2,12 @@ import glob
 import os
 
 import pytest
+import support
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat not installed (test extra)")
 nbclient = pytest.importorskip("nbclient", reason="nbclient not installed (test extra)")
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+ROOT = str(support.ROOT)
 # What each notebook's outputs must show: proof it read the databases it was meant to read.
 EXPECT = {
     "rocpd_walkthrough.ipynb": ["gemm_fp16", "rocpd connection", "kernel stats"],

@@ -4,9 +4,8 @@ import os
 import pty
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from support import ROOT
 
 
 def _run(args, tty: bool):

@@ -165,11 +165,7 @@ def test_queue_length_per_stream(tmp_path):
 
 def test_rocm_views_read_the_calls(multihost):
     """ROCm's own view SQL over a database with collective calls: the same regions as ours."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from rocm_views import compare, mismatches
+    from rocm_views import compare, mismatches  # tests/rocm_views.py, beside tests/conftest.py
 
     assert not mismatches(multihost[0])
     assert compare(multihost[0])["regions"][0][0] == 60
