@@ -461,7 +461,7 @@ const RecordRows& Mapping::record(const Record& r) {
       const PcSampleData& p = r.pc;
       out.event = event(r, kEmptyJson);
       // The CRC is an unsigned 64-bit value: stored as its two's-complement integer (SQLite
-      // integers are signed); readers mask it back (rocpd.pcsamples).
+      // integers are signed); readers mask it back (rocpd.pc_sampling).
       out.pc_sample = PcSampleRow{
           pid_,
           p.agent_id,
