@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import os
 
 from .. import _schema
@@ -70,6 +71,57 @@ _ALLOC_SQL = ("SELECT guid, 'MEMORY_ALLOCATION', 'MEMORY_ALLOCATION_' || CASE CO
 _SCRATCH_SQL = ("SELECT guid, 'SCRATCH_MEMORY', 'SCRATCH_MEMORY_' || COALESCE(operation, 'UNKNOWN'), "
                 + _AGENT.format(c="agent_log_index") + ", queue_id, tid, alloc_flags, start,"
                 " \"end\" FROM scratch_memory WHERE {w} ORDER BY start")
+# The usual type of each column of those queries: t text, i integer (see _lines_sql).
+_KERNEL_KINDS = "ttt" + "iiiii" + "t" + "i" * 14
+_COPY_KINDS = "tttittiii"
+_API_KINDS = "tttiiiii"
+
+
+# The trace files are formatted by SQLite, one string per row, and written a chunk at a time: a
+# Python object per cell costs more than the query itself, and a table held whole ~700 bytes a
+# row (7 GB for 10M kernels); a chunk bounds the memory whatever the number of records.
+_CHUNK = 5_000
+_CELL_FN = "rocpd_csv_cell"
+
+
+def _cell(value) -> str:
+    """A real or blob cell as csv.writer writes it: SQLite's text of a real is not Python's."""
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="").writerow([value])
+    return buf.getvalue()
+
+
+def _sql_cell(c: str) -> str:
+    """Column ``c`` as csv.writer writes it under QUOTE_NONNUMERIC: an integer bare, text quoted
+    with its quotes doubled, NULL as "", a real or blob (rare) by :func:`_cell`."""
+    return (f"CASE typeof({c}) WHEN 'integer' THEN {c} WHEN 'text' THEN"
+            f" '\"' || replace({c}, '\"', '\"\"') || '\"' WHEN 'null' THEN '\"\"'"
+            f" ELSE {_CELL_FN}({c}) END")
+
+
+def _lines_sql(sql: str, kinds: str, first: int, extra: tuple[int, ...] = ()) -> str:
+    """``sql`` as csv.writer's lines of its columns from ``first`` on, each followed by the
+    columns ``extra`` as they are. ``kinds``: each column's usual type, "t" text or "i" integer;
+    a row of those types is one printf (%w doubles quotes), twice as fast as :func:`_sql_cell`'s
+    concatenation, which writes any other. LIMIT/OFFSET keeps SQLite from flattening ``sql``
+    into the line, which would evaluate a column (the queue's subquery) at each use."""
+    names = [f"c{i}" for i in range(len(kinds))]
+    usual = " AND ".join(f"typeof({c}) = '{'text' if k == 't' else 'integer'}'"
+                         for c, k in zip(names[first:], kinds[first:], strict=True))
+    fmt = ",".join('"%w"' if k == "t" else "%d" for k in kinds[first:])
+    cells = " || ',' || ".join(_sql_cell(c) for c in names[first:])
+    line = (f"CASE WHEN {usual} THEN printf('{fmt}\r\n', {', '.join(names[first:])})"
+            f" ELSE {cells} || char(13, 10) END")
+    more = "".join(f", c{i}" for i in extra)
+    return f"WITH t({', '.join(names)}) AS ({sql} LIMIT -1 OFFSET 0) SELECT {line}{more} FROM t"
+
+
+def _chunks(conn, sql: str, params):
+    """The rows of ``sql``, a list of at most _CHUNK at a time."""
+    conn.create_function(_CELL_FN, 1, _cell, deterministic=True)
+    cur = conn.execute(sql, params)
+    while rows := cur.fetchmany(_CHUNK):
+        yield rows
 
 
 def _scratch_row(row):
@@ -160,56 +212,63 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
     a path ending in "/") gets files named as rocprofv3 names them with no -o:
     ``folder/results_kernel_trace.csv``; missing parent folders are created. ``guid``: the
     columns of ROCm's ``rocpd convert`` (see the module's doc). ``agent_index``: ROCm's
-    --agent-index-value (rocpd.export.agent_sql; relative, "Agent 1", as rocprofv3's CSV)."""
+    --agent-index-value (rocpd.export.agent_sql; relative, "Agent 1", as rocprofv3's CSV).
+    Memory stays bounded whatever the number of records: rows are read and written in chunks."""
     if path.endswith(os.sep) or os.path.isdir(path):
         path = os.path.join(path, "results")
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
-    files = db.sources()
     written: list[str] = []
     writers: dict[str, tuple] = {}
     files_open = contextlib.ExitStack()
     first = 0 if guid else 1  # every row starts with its guid
+    by_name = bool(flt.include or flt.exclude)
 
-    def out(stem: str, header: list[str]):
+    def out(stem: str, header: list[str], guid_column: bool = True):
+        """(file, csv writer) of ``<path>_<stem>_trace.csv``, created with its header at its
+        first row."""
         if stem not in writers:
             name = f"{path}_{stem}_trace.csv"
             fh = files_open.enter_context(open_output(name, newline=""))
             w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-            w.writerow(["Guid", *header] if guid else header)
+            w.writerow(["Guid", *header] if guid and guid_column else header)
             writers[stem] = (fh, w)
             written.append(name)
-        return writers[stem][1]
+        return writers[stem]
 
     with files_open:  # each file appears, whole, when all are written
-        for f in iterate(files, "converting"):
-            rows = f.conn.execute(agent_sql(_KERNEL_SQL, agent_index).format(w=where),
-                                  params).fetchall()
-            if rows and (flt.include or flt.exclude):
-                import pandas as pd
+        for f in iterate(db.sources(), "converting"):
+            sql = agent_sql(_KERNEL_SQL, agent_index).format(w=where)
+            lines = _lines_sql(sql, _KERNEL_KINDS, first, extra=(8,) if by_name else ())
+            for rows in _chunks(f.conn, lines, params):
+                if by_name:  # the kernel-name regexes, in the capture's dialect
+                    import pandas as pd
 
-                keep = name_mask(pd.Series([r[8] for r in rows]), flt).tolist()
-                rows = [r for r, k in zip(rows, keep, strict=True) if k]
-            if rows:
-                out("kernel", KERNEL_HEADER).writerows(r[first:] for r in rows)
-            for sql, stem, header in ((_COPY_SQL, "memory_copy", COPY_HEADER),
-                                      (_ALLOC_SQL, "memory_allocation", ALLOC_HEADER)):
-                for row in f.conn.execute(agent_sql(sql, agent_index).format(w=where), params):
-                    row = _alloc_row(row, guid) if stem == "memory_allocation" else row
-                    out(stem, header).writerow(row[first:])
-            for row in f.conn.execute(agent_sql(_SCRATCH_SQL, agent_index).format(w=where),
-                                      params):
-                if "scratch_memory" not in writers:  # header without Guid (SCRATCH_HEADER)
-                    name = f"{path}_scratch_memory_trace.csv"
-                    fh = files_open.enter_context(open_output(name, newline=""))
-                    w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-                    w.writerow(SCRATCH_HEADER)
-                    writers["scratch_memory"] = (fh, w)
-                    written.append(name)
-                writers["scratch_memory"][1].writerow(_scratch_row(row))
-            for row in f.conn.execute(_API_SQL.format(w=where), [*params, *params]):
-                out(stem_for(row[1] or "UNKNOWN_API"), API_HEADER).writerow(row[first:])
+                    keep = name_mask(pd.Series([r[1] for r in rows]), flt).tolist()
+                    rows = [r for r, k in zip(rows, keep, strict=True) if k]
+                if rows:
+                    out("kernel", KERNEL_HEADER)[0].write("".join(r[0] for r in rows))
+            sql = agent_sql(_COPY_SQL, agent_index).format(w=where)
+            for rows in _chunks(f.conn, _lines_sql(sql, _COPY_KINDS, first), params):
+                out("memory_copy", COPY_HEADER)[0].write("".join(r[0] for r in rows))
+            sql = agent_sql(_ALLOC_SQL, agent_index).format(w=where)
+            for rows in _chunks(f.conn, sql, params):
+                out("memory_allocation", ALLOC_HEADER)[1].writerows(
+                    _alloc_row(row, guid)[first:] for row in rows)
+            sql = agent_sql(_SCRATCH_SQL, agent_index).format(w=where)
+            for rows in _chunks(f.conn, sql, params):  # SCRATCH_HEADER: never a Guid column
+                out("scratch_memory", SCRATCH_HEADER, guid_column=False)[1].writerows(
+                    _scratch_row(row) for row in rows)
+            stems: dict[str, object] = {}  # category -> its file
+            for rows in _chunks(f.conn, _lines_sql(_API_SQL.format(w=where), _API_KINDS,
+                                                   first, extra=(1,)), [*params, *params]):
+                for line, category in rows:
+                    fh = stems.get(category)
+                    if fh is None:
+                        fh = stems[category] = out(stem_for(category or "UNKNOWN_API"),
+                                                   API_HEADER)[0]
+                    fh.write(line)
 
     counters = write_counter_collection(db, path, guid=guid, **filters)
     if counters:
