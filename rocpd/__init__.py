@@ -50,6 +50,10 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(".diff", __name__)
+    if name == "energy":  # rocpd.energy(db, by=...): the package rocpd.energy, callable
+        import importlib
+
+        return importlib.import_module(".energy", __name__)
     raise AttributeError(name)
 
 

@@ -26,6 +26,7 @@ import functools
 from dataclasses import dataclass, field
 
 from ..collectives import calls
+from ..energy import meter
 from ..errors import RocpdError
 from ..summary.samples import missed_and_taken
 from . import attribution, cpu, quiet, rules
@@ -72,6 +73,7 @@ class Analysis:
     samples_missed: int = 0
     samples_taken: int = 0
     collectives: object = None  # rocpd.collectives.calls: NCCL/RCCL calls (--rccl-trace)
+    meters: list = field(default_factory=list)  # rocpd.energy.meter: each GPU's energy (--energy)
     _cache: dict = field(default_factory=dict, repr=False)
 
     def _core(self):
@@ -202,7 +204,8 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
         if name and not any(len(steps_of(p, name)) for p in procs):
             raise RocpdError(f"--step {name!r}: no ROCTx range of that name (or that name followed by"
                              " a number); list ranges with `rocpd analyze DB --section ranges`")
-    return Analysis(procs, name, source, short_ns, collectives=calls(db), **drop_counts(db))
+    return Analysis(procs, name, source, short_ns, collectives=calls(db),
+                    meters=meter.read(db, **filters), **drop_counts(db))
 
 
 def drop_counts(db) -> dict:

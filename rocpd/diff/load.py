@@ -14,7 +14,8 @@ def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
     """``db``: an open Connection. ``step``: as rocpd.analysis.analyze takes it. A side whose
     processes did no GPU work is read as a CPU run (``Side.gpu`` False)."""
     a = analyze(db, step=step, **filters)
-    side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped)
+    side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped,
+                meters=a.meters)
     side.gpu = any(not p.gpu.empty for p in a.processes)
     hz = _rates(db)
     offset = 0

@@ -29,7 +29,9 @@ class Diff:
     - ``appeared``: new and vanished kernels, copies and syncs, copies whose memory kind changed,
       work launched more or fewer times per step;
     - ``ranks``: per rank, its step time and its largest change (runs of several ranks);
-    - ``slowest``: the diff of the new run's slowest rank against the same rank of the baseline.
+    - ``slowest``: the diff of the new run's slowest rank against the same rank of the baseline;
+    - ``energy``: energy per step (joules: BaseJ, NewJ, DeltaJ ...), when both runs recorded
+      energy counter or power samples (rocpd.diff.energy), else None.
 
     Each compared row has BaseNs, NewNs, DeltaNs (new - base), CiLowNs/CiHighNs (the bootstrap
     interval of DeltaNs at ``settings.confidence``), DeltaPercent, ``significant`` and ``verdict``;
@@ -55,6 +57,7 @@ class Diff:
     slowest: Diff | None = None
     slowest_rank: int | None = None
     notes: list = field(default_factory=list)
+    energy: object = None  # rocpd.diff.energy: energy per step, when both runs recorded it
     _procs: tuple = field(default=((), ()), repr=False)
 
     # -- what it says -------------------------------------------------------------------------

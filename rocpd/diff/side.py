@@ -60,6 +60,7 @@ class Side:
     gpu: bool = True           # its processes did GPU work (else: rocpd.diff.cpu)
     dropped: int = 0
     notes: list = field(default_factory=list)
+    meters: list = field(default_factory=list)  # rocpd.energy.meter: each GPU's energy, if any
 
 
 def gpu_span(p) -> tuple[int, int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 
+from .energy import text as energy_text
 from .runs import RECOMMENDED_RUNS
 
 UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -260,6 +261,8 @@ def body(d, top: int, units: str) -> list[str]:
     out = [f"verdict: {d.verdict(units)}"]
     out += [f"note: {n}" for n in d.notes]
     out += ["", "== STEP ==", _table(d.summary, ["metric"], units, 0)]
+    if d.energy is not None:
+        out.append(energy_text(d.energy))
     out += ["", "== CHANGES, REGRESSIONS FIRST (line, kind, kernel) ==",
             _table(d.items, ["line", "kind", "name"], units, top, ("note",))]
     out += ["", "== LINES ==", _table(d.lines, ["line"], units, top, ("top_item",))]

@@ -254,3 +254,18 @@ def test_launch_bound_from_the_gpu_side_alone(tmp_path):
     f = one(fs, "launch-bound")
     assert "judged from the GPU side: median gap between kernels 8.0 µs" in " ".join(f.evidence)
     assert "launch-bound" not in rules(found(build(tmp_path / "b.db", 200)))
+
+
+def test_idle_energy(tmp_path):
+    from rocpd.analysis.rules.idle_energy import IDLE_SHARE
+    from tests.unit.rocpd.energy.profiles import build
+
+    # one step: 100 W for the 0.3 s before and after it and its 0.4 s sleep, 25 % of 400 J
+    with rocpd.connect(build(tmp_path / "one.db", steps=1)) as db:
+        (f,) = [f for f in analysis.analyze(db).findings() if f.rule == "idle-energy"]
+    assert f.level == "issue" and IDLE_SHARE < f.score == pytest.approx(0.25, abs=0.03)
+    assert f.title.endswith("is drawn while no kernel or copy runs")
+    assert "GPU 0: counter, period 50 ms" in f.evidence[0]
+    # three steps: 18 %, below the threshold
+    with rocpd.connect(build(tmp_path / "three.db", steps=3)) as db:
+        assert not [f for f in analysis.analyze(db).findings() if f.rule == "idle-energy"]
