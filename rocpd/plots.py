@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 
+import pandas as pd
+
 from .errors import RocpdError
 from .io.filters import Filter, name_mask, resolve
 
@@ -73,8 +75,6 @@ def timeline_rows(db, max_slices: int = 20_000, **filters):
         total += f.conn.execute(count_sql, [*params, *params]).fetchone()[0]
         got = f.conn.execute(sql, [*params, *params, max_slices]).fetchall()
         if flt.include or flt.exclude:
-            import pandas as pd
-
             keep = name_mask(pd.Series([r[1] for r in got]), flt).tolist()
             got = [r for r, k in zip(got, keep, strict=True) if k or r[0] == "copy"]
         rows += [(f"pid {pid} · GPU {agent} · {stream or f'Stream {sid}'}", s, e, kind)
@@ -113,8 +113,6 @@ def gpu_timeline(db, max_slices: int = 20_000, **filters):
 def imbalance_table(db, **filters):
     """Total kernel time per rank (per process where no rank is recorded), with the deviation from
     the mean: columns Who, KernelTimeNs, Calls, VsMeanPercent."""
-    import pandas as pd
-
     ranks = db.rank_of()
     by = "rank" if any(r is not None for r in ranks.values()) else "pid"
     df = db.kernel_stats(by=by, **filters)

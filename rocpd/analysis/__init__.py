@@ -25,6 +25,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from ..collectives import calls
 from ..energy import meter
 from ..errors import RocpdError
@@ -78,8 +80,6 @@ class Analysis:
 
     def _core(self):
         if "core" not in self._cache:
-            import pandas as pd
-
             run, per_step, gaps, blocking, steps, parts = [], [], [], [], [], []
             for p in self.processes:
                 st = steps_of(p, self.step_name) if self.step_name else steps_of(p, "")
@@ -220,8 +220,6 @@ def _of(x, **kw) -> Analysis:
 
 
 def _temporal_columns(run):
-    import pandas as pd
-
     cols = ["process", "rank", "pid", "gpu", "SpanNs", "ComputeNs", "CommunicationNs", "MemoryNs",
             "IdleNs", "ComputePercent", "CommunicationPercent", "MemoryPercent", "IdlePercent",
             "Kernels", "Copies"]
@@ -235,8 +233,6 @@ def _temporal_columns(run):
 
 
 def _parts_columns(rows):
-    import pandas as pd
-
     cols = ["process", "rank", "pid", "gpu", "part", "SpanNs", "ComputeNs", "CommunicationNs",
             "MemoryNs", "IdleNs", "HostLateNs", "SyncNs", "BetweenStepsNs", "OtherNs", "UnknownNs",
             "IdlePercent", "Kernels", "Copies", "start", "end"]
@@ -248,8 +244,6 @@ def _parts_columns(rows):
 
 
 def _idle_columns(run):
-    import pandas as pd
-
     cols = ["process", "rank", "pid", "gpu", "IdleNs", "HostLateNs", "SyncNs", "BetweenStepsNs",
             "OtherNs", "UnknownNs", "IdlePercent"]
     if run.empty:
@@ -260,8 +254,6 @@ def _idle_columns(run):
 
 
 def _per_step_columns(rows):
-    import pandas as pd
-
     cols = ["process", "rank", "pid", "gpu", "step", "step_name", "HostNs", "SpanNs", "ComputeNs",
             "CommunicationNs", "MemoryNs", "IdleNs", "HostLateNs", "SyncNs", "OtherNs", "UnknownNs",
             "IdlePercent", "Kernels", "Copies", "host_start", "host_end", "start", "end"]
@@ -273,8 +265,6 @@ def _per_step_columns(rows):
 
 
 def _overlap(run):
-    import pandas as pd
-
     cols = ["process", "rank", "pid", "gpu", "CommTotalNs", "ComputeNs", "OverlapNs",
             "OverlapPercent", "CommPercentOfBusy"]
     if run.empty:
@@ -289,8 +279,6 @@ def _stragglers(run, per_step):
     """Per process: mean compute (and communication) per step — over the run when there are no
     steps — against the median process. A straggler computes longest; the others wait for it
     inside their collectives."""
-    import pandas as pd
-
     cols = ["process", "rank", "pid", "gpu", "Steps", "ComputeNs", "CommunicationNs", "SpanNs",
             "ComputeVsMedianPercent"]
     if per_step is not None and len(per_step):

@@ -23,6 +23,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+import pandas as pd
+
 from .. import _schema
 from ..io.filters import Filter, name_mask, rank_of, resolve
 from .sites import sites_of
@@ -102,9 +105,6 @@ def _frame(conn, sql, params, columns=None):
     column at a time from slices: integer columns go straight into arrays, and SQLite's new str
     for every text cell (a guid or category repeated on a million rows) is shared per column
     until the column turns out mostly distinct (names)."""
-    import numpy as np
-    import pandas as pd
-
     cur = conn.execute(sql, params)
     cols = columns or [d[0] for d in cur.description]
     parts: list[list] = [[] for _ in cols]
@@ -140,8 +140,6 @@ _POOL_MAX = 50_000
 
 def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
     """Every process of ``db`` (after the shared filters: time window, pid, rank, kernel regex)."""
-    import pandas as pd
-
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     ranks = rank_of(db)
@@ -213,8 +211,6 @@ def _as_list(v):
 
 
 def _prepare_gpu(gpu, comm_re):
-    import numpy as np
-
     gpu = gpu.copy()
     for c in ("start", "end", "tid", "agent", "stream"):
         gpu[c] = gpu[c].fillna(0).astype("int64")
@@ -246,8 +242,6 @@ def _direction(name: str) -> str:
 
 
 def pd_unique(series):
-    import pandas as pd
-
     return pd.unique(series.to_numpy(dtype=object))
 
 
@@ -276,8 +270,6 @@ def _prepare_api(api):
 
 
 def _prepare_ranges(ranges):
-    import numpy as np
-
     ranges = ranges.copy()
     for c in ("start", "end", "tid"):
         ranges[c] = ranges[c].fillna(0).astype("int64")
@@ -304,8 +296,6 @@ def _join_launches(p: Process) -> None:
     launch_start/launch_end/launch_name/launch_tid (NaN/None where none was recorded), and its
     Python line from the launch call where the op itself has none. API calls whose copy goes to
     the host are marked blocking ("d2h")."""
-    import numpy as np
-
     gpu, api = p.gpu, p.api
     gpu["launch_start"] = np.nan
     gpu["launch_end"] = np.nan
@@ -340,8 +330,6 @@ def blocking_calls(p: Process):
     driver call inside it and CUPTI's synchronisation record of the same wait count once. Column
     ``after_site``: the Python line of the last GPU work launched before the call on its thread,
     which names the place where no call site was recorded for the call itself."""
-    import numpy as np
-
     b = p.api[p.api["blocking"] != ""]
     if b.empty:
         return b.assign(after_site=pd_none(b))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .sites import short_site
 from .steps import launch_times
@@ -12,8 +13,6 @@ SHORT_KERNEL_NS = 10_000  # "short": under 10 µs, about what one launch costs t
 
 
 def _concat(frames, columns):
-    import pandas as pd
-
     frames = [f for f in frames if len(f)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
@@ -44,8 +43,6 @@ def kernel_launch_stats(procs, short_ns: int = SHORT_KERNEL_NS):
 def launch_summary(procs, short_ns: int = SHORT_KERNEL_NS):
     """Per process: kernels, median GPU duration, share of short kernels, mean launch call
     duration, share of kernels shorter than their launch call."""
-    import pandas as pd
-
     rows = []
     for p in procs:
         k = p.gpu[p.gpu["kind"] != "memory"]
@@ -90,8 +87,6 @@ def top_lines(procs, top: int | None = None):
 def wait_lines(blocking_by_proc, gaps_by_proc, top: int | None = None):
     """Host waits per Python line: calls that blocked the host (synchronisations, copies to host),
     the host time spent in them and the GPU idle time charged to them."""
-    import pandas as pd
-
     cols = ["Site", "Function", "Kind", "Calls", "BlockedNs", "GpuIdleNs", "Example", "Path"]
     rows = []
     for blocking, gaps in zip(blocking_by_proc, gaps_by_proc, strict=True):
@@ -125,8 +120,6 @@ def wait_lines(blocking_by_proc, gaps_by_proc, top: int | None = None):
 def range_gpu_time(procs, top: int | None = None):
     """Per ROCTx range name: instances, host time inside them, and the GPU time of the work
     launched inside them on the same thread (inclusive of nested ranges)."""
-    import pandas as pd
-
     cols = ["Range", "Instances", "HostNs", "GpuTimeNs", "Ops", "Percent"]
     names, host, gpu, ops = [], [], [], []
     total = 0

@@ -33,6 +33,7 @@ window), *steps* (first step window to the last, between-steps idle included) an
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from . import intervals as iv
 from .activity import blocking_calls
@@ -147,8 +148,6 @@ def _step_windows(ops, step_of, n_steps):
 
 def analyze_process(p, steps):
     """(run rows, step rows, gaps) for process ``p`` with its ``steps`` frame (may be empty)."""
-    import pandas as pd
-
     gpu = p.gpu
     step_all = assign(p, steps)
     blocking = blocking_calls(p)

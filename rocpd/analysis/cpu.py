@@ -12,6 +12,7 @@ samples, the evidence a CPU-only run has.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from . import intervals as iv
 from .steps import key_of
@@ -41,8 +42,6 @@ def wall(p) -> tuple[int, int] | None:
 
 def phases(a):
     """The phases table (see the module's text), longest first within each process."""
-    import pandas as pd
-
     steps = a.steps
     rows = []
     for p in a.processes:
@@ -79,8 +78,6 @@ def phases(a):
 
 def hot_lines(a):
     """Samples per innermost Python line over every process, most first."""
-    import pandas as pd
-
     counts: dict = {}
     n = 0
     for p in a.processes:

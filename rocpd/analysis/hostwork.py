@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from ..summary.samples import Stacks, sample_rows
 from . import intervals as iv
@@ -78,8 +79,6 @@ class HostWork:
 def attach_samples(db, procs) -> None:
     """Each process's call-stack samples (tid, timestamp, innermost Python line) as
     ``p.samples``; an empty frame where none were taken."""
-    import pandas as pd
-
     cols = ["tid", "timestamp", "site", "function"]
     try:
         rows = sample_rows(db)

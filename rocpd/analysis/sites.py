@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
+
 BACKWARD = " (backward)"
 
 
@@ -29,8 +31,6 @@ def _parse_site(text):
 
 def sites_of(series):
     """Columns (site, function) for a Series of line_info texts, parsing each distinct text once."""
-    import pandas as pd
-
     uniq = pd.unique(series.fillna("{}"))
     parsed = {u: _parse_site(u) for u in uniq}
     filled = series.fillna("{}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 
 from .intervals import measure, union
 
@@ -139,8 +140,6 @@ def detect_from(cands: list[dict]) -> str | None:
 def steps_of(p, name: str):
     """DataFrame of ``p``'s steps (step, start, end, tid, name): the outermost ranges whose
     message is ``name`` or ``name`` followed by a number, by start time."""
-    import pandas as pd
-
     r = p.ranges
     if r.empty or not name:
         return pd.DataFrame(columns=["step", "start", "end", "tid", "name"])

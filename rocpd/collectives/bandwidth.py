@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pandas as pd
+
 _PER_RANK_COUNT = {"AllGather", "ReduceScatter", "AllToAll", "Gather", "Scatter"}
 
 
@@ -47,8 +50,6 @@ def bucket_label(b: int) -> str:
 
 def add_bandwidth(df):
     """Adds size_bytes (nccl-tests' S), bucket, time_ns, time_source, algbw_gbs, busbw_gbs."""
-    import numpy as np
-
     nb = df["bytes"].fillna(0).astype("int64")
     nr = df["nranks"].fillna(1).astype("int64")
     df["size_bytes"] = [message_bytes(o, b, n) for o, b, n in zip(df["op"], nb, nr, strict=True)]
@@ -66,8 +67,6 @@ def add_bandwidth(df):
 def summary(df):
     """Per operation and size bucket: calls, bytes, time, algorithm and bus bandwidth (GB/s of
     the summed bytes over the summed time, and the range of the per-call bus bandwidth)."""
-    import pandas as pd
-
     cols = ["Operation", "Size", "Calls", "Ranks", "TotalBytes", "TotalTimeNs", "AverageNs",
             "AlgBwGBs", "BusBwGBs", "MinBusBwGBs", "MaxBusBwGBs", "Time"]
     if df is None or df.empty:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
+
 from ..io.filters import file_ranks
 from .bandwidth import add_bandwidth
 
@@ -120,8 +122,6 @@ def _link(out: list[dict], kernels: list, launch: dict) -> None:
 def calls(db):
     """DataFrame: one row per collective call (see the module's doc), with message size, time
     and bandwidth (:mod:`rocpd.collectives.bandwidth`). Empty when none was recorded."""
-    import pandas as pd
-
     rows = [r for found in db.map(_file_calls, label="collectives") for r in found]
     df = pd.DataFrame(rows)
     if df.empty:

@@ -19,6 +19,9 @@ rank).
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
 
 def _match_keys(df):
     """The same collective on every rank: communicator, operation and its sequence number (NCCL
@@ -34,9 +37,6 @@ def clock_offsets(calls):
     """DataFrame, one row per host: host, ranks, offset_ns (to subtract from that host's times),
     uncertainty_ns, collectives (how many it rests on), reference (bool). Empty with fewer than
     two hosts or no collective seen on two hosts."""
-    import numpy as np
-    import pandas as pd
-
     cols = ["host", "ranks", "offset_ns", "uncertainty_ns", "collectives", "reference"]
     if calls is None or calls.empty or calls["host"].nunique() < 2:
         return pd.DataFrame(columns=cols)
@@ -84,8 +84,6 @@ def arrival_waits(calls, offsets=None):
     """Per rank, on one clock (``offsets`` applied): how long it waited in its collectives for the
     last rank to arrive (arrival = the kernel's start, else the call's start), and how often it
     was the last. The straggler arrives last and waits least."""
-    import pandas as pd
-
     cols = ["rank", "collectives", "mean_wait_ns", "total_wait_ns", "last_arrivals"]
     if calls is None or calls.empty:
         return pd.DataFrame(columns=cols)

@@ -8,6 +8,9 @@ queue means the host runs ahead.
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
 _KERNELS_SQL = ("SELECT K.guid, K.pid, K.stream_id, K.start, K.\"end\", K.corr_id, R.start"
                 " FROM kernels K LEFT JOIN (SELECT guid, corr_id, MIN(start) AS start FROM regions"
                 " WHERE corr_id != 0 AND (category LIKE 'CUDA_%' OR category LIKE 'HIP_%')"
@@ -21,9 +24,6 @@ def _file_queue(src) -> list[tuple]:
 def queue_lengths(db):
     """DataFrame: pid, stream_id, timestamp, queue_length — one row per change, in time order
     per stream (a step function)."""
-    import numpy as np
-    import pandas as pd
-
     rows = [r for found in db.map(_file_queue, label="queue length") for r in found]
     cols = ["guid", "pid", "stream_id", "timestamp", "queue_length"]
     if not rows:
@@ -45,9 +45,6 @@ def queue_lengths(db):
 def queue_summary(q):
     """Per stream: max and time-weighted mean queue length, and the share of the stream's active
     span with an empty queue (GPU idle on that stream)."""
-    import numpy as np
-    import pandas as pd
-
     cols = ["pid", "stream_id", "kernels_max_queued", "mean_queued", "empty_share", "span_ns"]
     if q is None or q.empty:
         return pd.DataFrame(columns=cols)

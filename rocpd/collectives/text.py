@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ..textfmt import more_rows
 from . import calls, clock_offsets, plugin_state, summary
 from .bandwidth import bucket_label, bus_factor
@@ -37,8 +39,6 @@ def format_summary(db, top: int | None = None) -> str:
 def per_size_across_ranks(c):
     """Per operation and size bucket: each rank's bus bandwidth (its summed bytes over its summed
     time), their median, and the slowest rank."""
-    import pandas as pd
-
     rows = []
     for (op, b), g in c.groupby(["op", "bucket"], sort=True):
         n = int(g["nranks"].fillna(1).max())

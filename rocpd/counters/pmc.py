@@ -11,6 +11,8 @@ import csv
 import math
 import os
 
+import pandas as pd
+
 from .. import _schema
 from ..io.filters import Filter, name_mask, resolve
 from ..io.output_file import open_output
@@ -100,8 +102,6 @@ def why_no_counters(db) -> str:
 
 def counters(db, **filters):
     """Long form: one row per (dispatch, counter) with the dispatch's kernel, agent and times."""
-    import pandas as pd
-
     flt = Filter.of(filters)
     df = pd.DataFrame.from_records(list(_rows(db, flt)), columns=list(_COLUMNS))
     if flt.include or flt.exclude:
@@ -112,8 +112,6 @@ def counters(db, **filters):
 def per_dispatch(db, **filters):
     """One row per dispatch: its kernel, agent, start/end/duration (ns) and one column per counter
     (named as collected, e.g. ``dram__bytes_read.sum``)."""
-    import pandas as pd
-
     long = counters(db, **filters)
     keys = ["guid", "dispatch_id", "agent_id", "kernel_name", "start", "end", "duration"]
     if long.empty:
@@ -127,8 +125,6 @@ def per_dispatch(db, **filters):
 def kernel_counters(db, **filters):
     """Per kernel and counter: dispatches, mean, min, max and total over the dispatches (the
     ``rocpd summary`` counter table), kernels ordered by their total time."""
-    import pandas as pd
-
     long = counters(db, **filters)
     cols = ["Name", "Counter", "Dispatches", "Mean", "Min", "Max", "Total"]
     if long.empty:

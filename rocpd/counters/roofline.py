@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
+
 from rocshared import kernel_metrics as m
 from rocshared.units import si
 
@@ -36,8 +38,6 @@ def _result(db_or_result, peaks_file=None, **filters) -> _sol.SolResult:
 def points(res: _sol.SolResult):
     """One row per kernel with a place on the chart: agent, kernel, intensity (FLOP/byte of DRAM
     traffic), FLOP/s (all floating-point precisions together), its dominant precision."""
-    import pandas as pd
-
     k = res.kernels
     if k is None or len(k) == 0:
         return pd.DataFrame(columns=["agent_id", "kernel", "intensity", "flops_per_second", "precision",

@@ -20,6 +20,9 @@ import json
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+import pandas as pd
+
 from rocshared import kernel_metrics as m
 from rocshared.peaks import cache_path
 from rocshared.units import si
@@ -76,8 +79,6 @@ class SolResult:
 
 
 def _col(df, name):
-    import pandas as pd
-
     return df[name].astype("float64") if name in df.columns else pd.Series(float("nan"), index=df.index)
 
 
@@ -87,8 +88,6 @@ def _present(df, name) -> bool:
 
 def _derive(df):
     """Per-dispatch seconds, FLOPs per precision, bytes, and theoretical peaks per second."""
-    import numpy as np
-
     out = df.copy()
     dur = _col(out, m.DURATION) / 1e9
     fallback = out["duration"].astype("float64") / 1e9
@@ -116,8 +115,6 @@ def _derive(df):
 
 def _aggregate(df, keys: list[str]):
     """Sums of work over the group, rates = work / time, percentages time-weighted."""
-    import pandas as pd
-
     work = [c for c in df.columns if c.startswith(("flops_", "bytes_"))] + ["seconds"]
     peaks = [c for c in df.columns if c.startswith("peak_")]
     pct = [v for v in _PCT.values() if v in df.columns]
@@ -217,8 +214,6 @@ def _uuid_key(uuid: str) -> str:
 
 def compute(db, peaks_file: str | None = None, **filters) -> SolResult:
     """Speed of light of every kernel and of the run (per GPU) from the counters in ``db``."""
-    import pandas as pd
-
     wide = per_dispatch(db, **filters)
     agents = _agents(db)
     empirical = empirical_peaks(db, agents, peaks_file)
@@ -296,8 +291,6 @@ def empirical_note(value: float, peak: float, emp: float, unit: str) -> str:
 
 
 def _long(row, pk: Peaks):
-    import pandas as pd
-
     recs = []
     for r in rows():
         v = value_of(row, r.key)

@@ -18,6 +18,8 @@ Filters are the shared ones (:mod:`rocpd.io.filters`): a window keeps values who
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ..io.filters import Filter, resolve
 from ..textfmt import more_rows
 
@@ -56,8 +58,6 @@ def samples(db, metrics=None, **filters):
     """Every sampled counter value: one row per (counter, device, time), ordered by time.
     ``metrics``: counter names (``device_busy_gfx``) or track names (``device_busy_gfx [0]``)
     to keep; None keeps all."""
-    import pandas as pd
-
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     # Through db.map, as the summaries read files: on a Dask connection the workers read them.
@@ -106,8 +106,6 @@ def summary(db, metrics=None, **filters):
     evenly spaced in time), with the number of samples. One row per (process, agent, track), a
     process being a pid on a host: a pid column leads when the databases hold more than one
     process, a host column when they come from more than one host."""
-    import pandas as pd
-
     df = samples(db, metrics, **filters)
     if df.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
@@ -137,8 +135,6 @@ def _natural(col):
 
 def format_summary(db, top: int | None = None, **filters) -> str:
     """`rocpd summary`'s DEVICE_METRICS table ("" when the databases hold no sampled counters)."""
-    import pandas as pd
-
     df = summary(db, **filters)
     if df.empty:
         return ""

@@ -48,11 +48,17 @@ SCRATCH_HEADER = ["Kind", "Operation", "Agent_Id", "Queue_Id", "Thread_Id", "All
 # --agent-index relative, output_config.cpp), addresses "0x" + 16 hex digits, operation
 # MEMORY_ALLOCATION_ALLOCATE (stored type ALLOC, as ROCm's rocpd csv.cpp maps it), no agent on frees.
 _AGENT = "'Agent ' || {c}"
-_KERNEL_SQL = ("SELECT guid, 'KERNEL_DISPATCH', " + _AGENT.format(c="agent_log_index") + ", "
-               + _schema.queue_handle_sql() + ", stream_id, tid, dispatch_id, kernel_id, name,"
+# Each queue's handle is found once (LIMIT/OFFSET: a table made before the scan, not a JSON
+# parse per dispatch); a dispatch without a queue row keeps its stored id, as queue_handle_sql.
+_QUEUE_HANDLES = ("SELECT QQ.id AS qh_id, QQ.guid AS qh_guid, "
+                  + _schema.queue_handle_sql("QQ.id", "QQ.guid")
+                  + " AS qh_handle FROM rocpd_info_queue QQ LIMIT -1 OFFSET 0")
+_KERNEL_SQL = ("SELECT guid, 'KERNEL_DISPATCH', " + _AGENT.format(c="agent_log_index") + ","
+               " COALESCE(qh_handle, queue_id), stream_id, tid, dispatch_id, kernel_id, name,"
                " COALESCE(stack_id, 0), start, \"end\", lds_size, scratch_size, vgpr_count,"
                " accum_vgpr_count, sgpr_count, workgroup_x, workgroup_y, workgroup_z, grid_x,"
-               " grid_y, grid_z FROM kernels WHERE {w} ORDER BY start")
+               " grid_y, grid_z FROM kernels LEFT JOIN (" + _QUEUE_HANDLES + ")"
+               " ON qh_id = queue_id AND qh_guid = guid WHERE {w} ORDER BY start")
 # API calls and ROCTx ranges (regions), and ROCTx marks (instants, stored as samples).
 _API_SQL = (f"SELECT guid, category, {_schema.region_name_sql()}, pid, tid, COALESCE(stack_id, 0),"
             ' start, "end" FROM regions WHERE {w} UNION ALL'

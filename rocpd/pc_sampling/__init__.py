@@ -13,6 +13,8 @@ shares here count the rows with ``not_issued = 0`` only, so no sample is counted
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ..io.connection import Connection
 
 __all__ = ["pc_samples", "pcSamples", "top_kernels", "top_lines", "top_instructions",
@@ -37,8 +39,6 @@ def pc_samples(db, kernel: str | None = None, not_issued: bool = False):
     """Every PC-sample row as a DataFrame (columns as the ``pc_samples`` view, ``code_object``
     as the unsigned cubin CRC). ``kernel``: only rows of that kernel (display or mangled name).
     ``not_issued=True`` keeps the not-issued subset rows too (they double-count samples)."""
-    import pandas as pd
-
     where, params = [], []
     if not not_issued:
         where.append("not_issued = 0")
@@ -74,8 +74,6 @@ def top_kernels(db, limit: int | None = 20):
     """Kernels by PC samples: name, samples, percent (of all samples), top stall reason."""
     df = pc_samples(db)
     if df.empty:
-        import pandas as pd
-
         return pd.DataFrame(columns=["name", "samples", "percent", "top_stall"])
     out = _shares(df, ["name"])
     stall = (df.groupby(["name", "stall_reason"], dropna=False)["count"].sum().reset_index()
@@ -117,8 +115,6 @@ def top_instructions(db, kernel: str, limit: int | None = 20, line: int | None =
 def kernel_time_shares(db):
     """Per kernel name: share of PC samples and share of traced kernel time (percent), to see
     whether the samples spread like the time does."""
-    import pandas as pd
-
     samples = top_kernels(db, limit=None)[["name", "percent"]].rename(
         columns={"percent": "sample_percent"})
     times = _db(db).read_sql('SELECT name, SUM("end" - start) AS ns FROM kernels GROUP BY name')

@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 import sys
 
+import numpy as np
+
 from .. import _schema
 from ..errors import RocpdError
 from ..io.filters import file_ranks
@@ -96,8 +98,6 @@ def file_identity(src) -> list[dict]:
 
 def _kernels(src, part, table):
     """(kernel_id, start, end) int64 arrays of one part's kernel table, read as fastagg does."""
-    import numpy as np
-
     row = src.conn.execute(f"SELECT count(*), group_concat(kernel_id, ','), group_concat(start, ','),"
                            f" group_concat(\"end\", ',') FROM {table}").fetchone()
     try:
@@ -112,8 +112,6 @@ def _kernels(src, part, table):
 def file_facts(src, step_family: str | None, collective_regex: str) -> list[dict]:
     """Per part: its steps [(start, end)], per step compute/collective ns and kernel counts, and
     total ns and calls per kernel name (whole run)."""
-    import numpy as np
-
     coll = re.compile(collective_regex, re.I)
     steps: dict[str, list[tuple[int, int]]] = {}
     if step_family is not None:
@@ -162,8 +160,6 @@ def file_facts(src, step_family: str | None, collective_regex: str) -> list[dict
 
 
 def _sum_by(idx, values, m: int) -> list[int]:
-    import numpy as np
-
     out = np.zeros(m, np.int64)
     np.add.at(out, idx, values)
     return out.tolist()

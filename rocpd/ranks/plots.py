@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 
+import numpy as np
+
 from ..io.output_file import write_bytes
 from ..plots import _plt, png
 
@@ -33,8 +35,6 @@ def heatmap_data(rep, metric: str | None = None) -> dict:
 
 def step_heatmap(rep, metric: str | None = None):
     """Ranks (rows) x steps (columns) coloured by ``metric``; the slowest rank is marked."""
-    import numpy as np
-
     plt = _plt()
     data = heatmap_data(rep, metric)
     n_ranks, n_steps = len(data["ranks"]), len(data["steps"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from . import text as _text
 
 _UNRANKED = ("record no rank (no RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID or PMIX_RANK in"
@@ -33,8 +35,6 @@ class RankReport:
         if metric not in ("duration_ns", "compute_ns", "collective_ns", "kernels"):
             raise ValueError("metric must be duration_ns, compute_ns, collective_ns or kernels")
         if self.steps.empty:
-            import pandas as pd
-
             return pd.DataFrame()
         return self.steps.pivot(index="rank", columns="step", values=metric).sort_index()
 
@@ -70,8 +70,6 @@ def _ranks_of(identities: list[dict], notes: list[str]) -> dict[str, int]:
 
 
 def build(identities, facts, range_name, detected, skip_steps, notes):
-    import pandas as pd
-
     rank_of = _ranks_of(identities, notes)
     procs = pd.DataFrame([{k: i[k] for k in ("path", "guid", "rank", "pid", "host")}
                           for i in identities])
@@ -98,8 +96,6 @@ def build(identities, facts, range_name, detected, skip_steps, notes):
 
 
 def _steps(by_rank, skip_steps: int):
-    import pandas as pd
-
     rows = []
     for r, acc in by_rank.items():
         for n, ((s, e), comp, coll, k) in enumerate(sorted(acc["steps"])):
@@ -111,8 +107,6 @@ def _steps(by_rank, skip_steps: int):
 
 
 def _per_rank(by_rank, steps, procs):
-    import pandas as pd
-
     g = steps.groupby("rank")
     med = g[["duration_ns", "compute_ns", "collective_ns"]].median()
     rows = []
@@ -144,8 +138,6 @@ def _slowest(per_rank, steps):
     """Every rank, furthest above the median rank first, by the metric that tells a straggler:
     compute per step where steps have kernels (the others wait for the slowest in collectives,
     so their steps last as long), else the step time, else the whole run's compute."""
-    import pandas as pd
-
     cols = ["rank", "metric", "value_ns", "median_ns", "excess_ns", "excess_pct",
             "collective_per_step_ns"]
     if per_rank.empty:
@@ -166,8 +158,6 @@ def _slowest(per_rank, steps):
 
 def _kernel_skew(by_rank):
     """Per kernel name: its total time on every rank that runs it; the spread across ranks."""
-    import pandas as pd
-
     per: dict[str, dict[int, tuple[int, int]]] = {}
     for r, acc in by_rank.items():
         for name, (n, t) in acc["by_name"].items():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 
+import pandas as pd
+
 from ..textfmt import clip_frame, clip_name, more_rows
 from .plots import heatmap_img
 
@@ -54,8 +56,6 @@ def _describe(rep) -> str:
 def _ordered(df, units: str, cols: list[str]):
     """``df[cols]`` with times in ``units`` (columns renamed: step_median_ns -> step_median_ms,
     MedianNs -> MedianMs)."""
-    import pandas as pd
-
     out = {}
     for c in cols:
         if c.endswith("_ns"):
@@ -82,8 +82,6 @@ _SPREAD = (("step time (median per rank)", "step_median_ns", True),
 
 def spread(rep):
     """Across ranks: min, median, max (and which rank) of step, compute and collective times."""
-    import pandas as pd
-
     rows = []
     pr = rep.per_rank
     for label, col, is_time in _SPREAD:
@@ -129,8 +127,6 @@ def sections(rep, top: int = 10, units: str = "ms", all_ranks: bool = False):
 
 
 def format_report(rep, top: int = 10, units: str = "ms", all_ranks: bool = False) -> str:
-    import pandas as pd
-
     lines = [f"Cross-rank view: {_describe(rep)}", headline(rep), ""]
     with pd.option_context("display.max_rows", None, "display.max_columns", None,
                            "display.width", 250, "display.float_format", "{:.3f}".format):
@@ -147,8 +143,6 @@ def format_report(rep, top: int = 10, units: str = "ms", all_ranks: bool = False
 
 
 def html_report(rep, top: int = 10, units: str = "ms", plot: bool = True) -> str:
-    import pandas as pd
-
     parts = [f"<p><b>Cross-rank view</b>: {html.escape(_describe(rep))}</p>",
              f"<p><b>{html.escape(headline(rep))}</b></p>"]
     if plot and not rep.steps.empty:

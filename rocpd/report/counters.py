@@ -7,6 +7,7 @@ One track per process, counter and agent; long series are thinned to at most ``M
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 MAX_POINTS = 4000
 
@@ -24,8 +25,6 @@ WHERE PE.value IS NOT NULL
 
 def counter_frame(db):
     """(guid, name, units, agent_id, value, t) of every counter value with a time, all files."""
-    import pandas as pd
-
     rows = []
     for src in db.sources():
         if not src.conn.execute("SELECT 1 FROM rocpd_pmc_event LIMIT 1").fetchone():

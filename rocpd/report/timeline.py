@@ -14,6 +14,7 @@ import base64
 import json
 
 import numpy as np
+import pandas as pd
 
 from ..analysis.sites import short_site
 from ..textfmt import clip_long
@@ -36,8 +37,6 @@ class _Names:
         self.index: dict[str, int] = {}
 
     def ids(self, values) -> np.ndarray:
-        import pandas as pd
-
         codes, uniq = pd.factorize(pd.Series(list(values), dtype=object).map(str), sort=False)
         table = np.empty(len(uniq), dtype=np.int32)
         for k, v in enumerate(uniq):

@@ -8,6 +8,8 @@ every module under it (``Net.blocks.0`` includes ``Net.blocks.0.proj``).
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ..textfmt import more_rows
 
 PREFIX = "nn.Module: "
@@ -18,8 +20,6 @@ _SCALE = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 def table(db, **filters):
     """DataFrame Module, Kernels, SelfNs, TotalNs, SelfPercent (of all kernel time), sorted by
     total time; a row OUTSIDE for kernels launched outside any module."""
-    import pandas as pd
-
     k = db.kernels(**filters)
     cols = ["Module", "Kernels", "SelfNs", "TotalNs", "SelfPercent"]
     if k.empty:

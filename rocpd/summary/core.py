@@ -20,6 +20,8 @@ import contextvars
 import math
 import sqlite3
 
+import pandas as pd
+
 from .. import _schema
 from ..io.filters import Filter, name_mask, rank_of, resolve
 from . import fastagg
@@ -141,8 +143,6 @@ def partials(db, kind: str, flt: Filter, by_pid: bool = False, categories=None,
 
 
 def _partials(db, kind: str, flt: Filter, by_pid: bool, categories, instants: str):
-    import pandas as pd
-
     where, params = resolve(db, flt)
     cat_sql = ""
     if categories is not None:
@@ -214,8 +214,6 @@ def std_dev(n, s, ss) -> float:
 
 def finish(df, keys=("name",)):
     """Combine partials into rocprofv3's summary table, sorted by total time."""
-    import pandas as pd
-
     if df.empty:
         return pd.DataFrame(columns=[*[k for k in keys if k != "name"], *COLUMNS])
     df = df.assign(ss=df["ss"].astype(object))  # exact Python ints (see the module's doc)
@@ -276,8 +274,6 @@ def file_hosts(src) -> list:
 
 def domain_stats(db, **filters):
     """One row per category (domain): all records of the domain together."""
-    import pandas as pd
-
     flt = Filter.of(filters)
     frames = []
     for kind in ("kernel", "memory_copy", "memory_allocation", "scratch_memory", "region_category"):

@@ -17,6 +17,9 @@ from __future__ import annotations
 import os
 import warnings
 
+import numpy as np
+import pandas as pd
+
 from ..io.files import open_ro
 from ..progress import iterate
 
@@ -30,8 +33,6 @@ class _Unreadable(Exception):
 
 
 def _parse(text, n: int):
-    import numpy as np
-
     if n == 0:
         return np.zeros(0, np.int64)
     with warnings.catch_warnings():
@@ -47,8 +48,6 @@ def _parse(text, n: int):
 
 def _codes(x):
     """(unique values, code per element) for an int64 array; dense ids skip the sort."""
-    import numpy as np
-
     lo, hi = int(x.min()), int(x.max())
     if hi - lo <= 4 * len(x) + 4096:
         return np.arange(lo, hi + 1, dtype=np.int64), x - lo
@@ -57,8 +56,6 @@ def _codes(x):
 
 
 def _sum_at(m: int, codes, values):
-    import numpy as np
-
     out = np.zeros(m, np.int64)
     np.add.at(out, codes, values)
     return out
@@ -68,8 +65,6 @@ def _exact_squares(m: int, codes, d) -> list[int]:
     """Per code, the exact sum of d*d as Python ints (see rocpd.summary: d = h*2^16 + l, each
     part summed in int64). Where a part could overflow int64 (|d| >= 2^37 ns, 137 s, in a range
     of 2M rows) that part is summed in Python ints instead."""
-    import numpy as np
-
     h, lo = d >> 16, d & 0xFFFF
     hmax = int(np.abs(h).max()) if len(h) else 0
     ll = _sum_at(m, codes, lo * lo)
@@ -87,8 +82,6 @@ def _exact_squares(m: int, codes, d) -> list[int]:
 def aggregate(keys: list, d):
     """Per distinct key tuple: (key columns, count, sum, min, max, exact sum of squares as a list
     of Python ints)."""
-    import numpy as np
-
     uniq, codes = _codes(keys[0])
     cols = [uniq]
     for k in keys[1:]:
@@ -189,8 +182,6 @@ def _usable_cpus() -> int:
 
 
 def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers: int | None = None):
-    import pandas as pd
-
     remote = getattr(db, "run_tasks", None)  # a Dask connection runs the ranges on its workers
     workers = workers or (db.workers() if remote else _usable_cpus())
     try:

@@ -6,6 +6,8 @@ Every method takes the shared filters (see :mod:`rocpd.io.filters`): ``window``,
 
 from __future__ import annotations
 
+import pandas as pd
+
 from .. import _schema
 from ..io.filters import Filter, name_mask, resolve
 from ..io.filters import rank_of as _rank_of
@@ -16,8 +18,6 @@ _INT_COLS = ("start", "end", "duration", "timestamp", "pid", "tid", "size")
 
 
 def _frame(db, view: str, flt: Filter, extra: str = "", params=(), order: str = "start"):
-    import pandas as pd
-
     where, wparams = resolve(db, flt)
     source = view if view.startswith("(") else f'"{view}"'
     sql = f"SELECT * FROM {source} WHERE {where} {extra}"
@@ -75,7 +75,6 @@ def samples(self, **filters):
     ``samples`` view. Sampled counters over time are ``db.metric_samples()``. Time filters apply
     to timestamp."""
     flt = Filter.of(filters)
-    import pandas as pd  # noqa: F401
 
     where, params = resolve(self, flt)
     where = where.replace('"end"', "timestamp").replace("start", "timestamp")
@@ -86,8 +85,6 @@ def samples(self, **filters):
 
 def file_frame(src, sql, params):
     """One file's rows of ``sql`` as a DataFrame (run by ``db.map``, locally or on a worker)."""
-    import pandas as pd
-
     cur = src.conn.execute(sql, params)
     return pd.DataFrame.from_records(cur.fetchall(), columns=[d[0] for d in cur.description])
 
@@ -110,8 +107,6 @@ def memory_copy_stats(self, by: str | None = None, **filters):
 def busy(self, **filters):
     """GPU busy per agent: GpuTime (sum of kernel and copy durations), WallTime (first to last GPU
     activity over all files), Busy (GpuTime/WallTime, as ROCm's busy view) and BusyPercent."""
-    import pandas as pd
-
     where, params = resolve(self, Filter.of(filters))
     sql = (f'SELECT guid, agent_id, SUM(d), MIN(start), MAX(e) FROM ('
            f' SELECT guid, pid, agent_id, start, "end" AS e, "end" - start AS d FROM rocpd_kernel_dispatch'
@@ -153,8 +148,6 @@ def threads(self):
 
 
 def _sql_frame_all(db, sql):
-    import pandas as pd
-
     return pd.concat(db.map(file_frame, sql, ()), ignore_index=True)
 
 

@@ -20,6 +20,8 @@ import os
 import sqlite3
 import tempfile
 
+import pandas as pd
+
 from ..io.filters import rank_of, resolve
 from .core import COLUMNS, _hosts, file_partials, source_sql, std_dev
 
@@ -118,8 +120,6 @@ def _combine(conn, by) -> None:
 
 
 def _table(conn, by, top, categories):
-    import pandas as pd
-
     cats = f"category IN ({','.join('?' * len(categories))})"
     totals = {g: (rows, total) for g, rows, total in conn.execute(
         f"SELECT grp, COUNT(*), SUM(s) FROM a WHERE {cats} GROUP BY grp", categories)}

@@ -20,6 +20,9 @@ from __future__ import annotations
 import csv
 import html
 
+import numpy as np
+import pandas as pd
+
 from ..collectives import text as collectives_text
 from ..counters import pmc
 from ..device_metrics import samples as metrics
@@ -210,9 +213,6 @@ def domain_name(category: str) -> str:
 
 def rocprofv3_domains(df):
     """``df`` (a domain_stats table) with categories renamed and merged into rocprofv3's domains."""
-    import numpy as np
-    import pandas as pd
-
     if not len(df) or "Name" not in df.columns:
         return df
     df = df.assign(Name=df["Name"].map(lambda v: domain_name(v) if isinstance(v, str) else v))
@@ -311,8 +311,6 @@ def format_table(title: str, df, units: str = "ns", top: int | None = None,
                  by: str | None = None, how: str = "--all") -> str:
     """``df`` as console text: at most ``top`` rows (of each ``by`` group), long names clipped,
     then "… and K more (use --all)" when rows are left out."""
-    import pandas as pd
-
     df = cut(df, top, by)
     shown = clip_frame(scale(df, units))
     with pd.option_context("display.max_rows", None, "display.max_columns", None,

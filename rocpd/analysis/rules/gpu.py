@@ -4,6 +4,8 @@ launch the GPU's time."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from .. import scope
 from ..findings import Finding, _ms, _pct
 from ..sites import short_site
@@ -45,7 +47,6 @@ def pageable_copies(a) -> list[Finding]:
             rows.append(h2d[blocked])
     if not rows:
         return []
-    import pandas as pd
 
     c = pd.concat(rows, ignore_index=True)
     share = float(c["duration"].sum()) / span if len(c) else 0.0

@@ -9,6 +9,8 @@ whose host went straight on to the next launch, or the host work (rocpd.analysis
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import scope
 from ..findings import Finding, _ms, _pct, _us
 from ..hostwork import summarise
@@ -260,8 +262,6 @@ def startup(a) -> list[Finding]:
 
 
 def _before_steps(a, gaps):
-    import numpy as np
-
     parts = a._core()[5]
     su = parts[parts["part"] == "startup"]
     mask = np.zeros(len(gaps), dtype=bool)
