@@ -8,6 +8,7 @@ from several runs per side, else ``run_noise`` of a baseline step's energy."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..energy.tables import gpus_of, step_joules
 from .bootstrap import Resampler, verdicts
@@ -39,8 +40,6 @@ def per_step(side) -> tuple[np.ndarray, np.ndarray] | None:
 
 def compare(base, new, settings):
     """The "energy per step" row (COLUMNS), or None unless both sides have energy."""
-    import pandas as pd
-
     a, b = per_step(base), per_step(new)
     if a is None or b is None:
         return None

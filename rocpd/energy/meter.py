@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..device_metrics.samples import file_samples
 from ..io.filters import Filter, resolve
@@ -140,8 +141,6 @@ def _ordinal(track, index) -> int:
 def read(db, **filters) -> list[Meter]:
     """Every GPU's meter in ``db`` (a Connection) under the shared filters, by database and GPU;
     [] when no energy counter or power was sampled."""
-    import pandas as pd
-
     where, params = resolve(db, Filter.of(filters))
     # Only the two metrics, in SQL: a run sampling every core's load holds many more readings.
     frames = [pd.DataFrame.from_records(rows, columns=cols) for cols, rows in db.map(

@@ -17,6 +17,7 @@ is of that.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..analysis.activity import load
 from ..analysis.steps import detect, steps_of
@@ -63,8 +64,6 @@ def energy_table(db, by: str = "step", step: str | None = None,
 def frame(procs, meters, by: str, name: str | None, units_per_step: float | None = None):
     """The table of processes ``procs`` (rocpd.analysis.activity) on ``meters``, steps the
     ROCTx range ``name`` (None: the whole run is one step)."""
-    import pandas as pd
-
     rows = []
     for p in procs:
         mine = gpus_of(p, meters)
@@ -116,8 +115,6 @@ def step_joules(p, mine, st) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _rows(p, mine, by, st, units_per_step) -> list[dict]:
-    import pandas as pd
-
     head = {"process": p.label, "rank": p.rank, "pid": p.pid}
     total = run_energy(p, mine)
     nsteps = len(st) if st is not None else 0
@@ -155,8 +152,6 @@ def _rows(p, mine, by, st, units_per_step) -> list[dict]:
 
 def _work_rows(p, mine, by):
     """One row per piece of work (key, j, pm2, ns) and per idle gap (key "idle")."""
-    import pandas as pd
-
     parts = []
     g_all = p.gpu
     for m in mine:
