@@ -168,3 +168,19 @@ def test_window_filter_keeps_what_lies_in_it(counter_db):
     s, e = phases()[0][1], phases()[2][2]
     df = rocpd.energy(counter_db, by="range", start=str(s), end=str(e))
     assert "train_step 0" in set(df["range"]) and "train_step 2" not in set(df["range"])
+
+
+def test_a_metered_gpu_the_process_did_not_use_is_left_out(tmp_path):
+    from profiles import T0, end_of_run
+
+    from rocpd.testing.metrics import add_metric_samples
+
+    path = build(tmp_path / "two.db")
+    reads = range(T0, end_of_run(), READ_EVERY)
+    # GPU 1 (another rank's) draws 300 W all along; this process ran nothing on it
+    add_metric_samples(path, "device_energy", "J", [(t, 300.0 * (t - T0) / 1e9) for t in reads],
+                       ordinal=1)
+    with rocpd.connect(path) as db:
+        assert sorted(m.gpu for m in meter.read(db)) == [0, 1]
+    alone = rocpd.energy(build(tmp_path / "one.db"))
+    assert rocpd.energy(path)["Joules"].to_numpy() == pytest.approx(alone["Joules"].to_numpy())
