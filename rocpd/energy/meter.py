@@ -15,7 +15,8 @@ Power. E(t) is the trapezoid integral of the readings (W x s), linear between re
 
 Outside its first and last update E is extended at the power of its first and last period.
 The resolution is the counter's period (its median update spacing where no period was stored)
-or the power readings' median spacing: rocpd.energy.share turns it into each figure's ± rule.
+or the power readings' median spacing (the power's own update period where that is longer):
+rocpd.energy.share turns it into each figure's ± rule.
 """
 
 from __future__ import annotations
@@ -165,11 +166,12 @@ def read(db, **filters) -> list[Meter]:
             continue
         times = x["timestamp"].to_numpy(dtype=np.float64)
         values = x["value"].to_numpy(dtype=np.float64) * _scale(x["units"].iloc[0])
+        period = _number(meta.get((guid, f"{PERIOD_TAG}{ordinal}")))
         if source == "counter":
-            period = _number(meta.get((guid, f"{PERIOD_TAG}{ordinal}")))
             kt, ke, res = counter_knots(times, values, period)
         else:
             kt, ke, res = power_knots(times, values)
+            res = max(res, period or 0.0)  # a power figure that the device updates less often
         agent = x["agent_id"].iloc[0]
         pid = x["pid"].iloc[0]
         out.append(Meter(str(guid), int(pid) if pid == pid and pid is not None else 0,

@@ -10,7 +10,8 @@ running in that period in proportion to each one's time in it. So the work and t
 GPU add up to its energy, and two kernels running side by side split the busy energy by their
 times.
 
-± (the resolution: one counter period, or one power reading's spacing): each instance is
+± (the resolution: one counter period, or one power reading's spacing or the power's update
+period where that is longer): each instance is
 uncertain by the energy of one resolution at its own mean power, at each of its two ends,
 capped at its own energy; the instances of one row add in quadrature.
 """
@@ -25,7 +26,7 @@ SHARE_RULE = ("kernels and lines share each counter period's energy: the period'
               "kernel or copy running) is 'idle', the rest goes to the work running in it in "
               "proportion to each one's time in it")
 PLUS_MINUS_RULE = ("±: per instance, the energy of one counter period (power: one reading's "
-                   "spacing) at the instance's mean power at each of its two ends, capped at its "
+                   "spacing, or its update period if longer) at the instance's mean power at each of its two ends, capped at its "
                    "energy; instances add in quadrature")
 
 
