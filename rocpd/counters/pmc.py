@@ -7,6 +7,7 @@ Works the same on databases rocprofv3 wrote: the rows are where ROCm's writer pu
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import os
@@ -16,6 +17,7 @@ import pandas as pd
 from .. import _schema
 from ..io.filters import Filter, name_mask, resolve
 from ..io.output_file import open_output
+from ..summary.sql import local
 from ..textfmt import clip_name
 
 # counter_collection.csv as rocprofv3 writes it (rocprofiler-sdk, source/lib/output/
@@ -34,14 +36,30 @@ _COLUMNS = ("guid", "pid", "tid", "agent_id", "agent_log_index", "queue_id", "di
 _EXPRESSIONS = {"queue_handle": _schema.queue_handle_sql()}
 
 
+# Rows read at a time from a local file: counter_collection.csv has a row per dispatch and
+# counter, so its memory stays bounded only if files are not read whole.
+_CHUNK = 5_000
+
+
 def _rows(db, flt: Filter):
+    for rows in _chunks(db, flt):
+        yield from rows
+
+
+def _chunks(db, flt: Filter):
+    """The rows, a list at a time: a local file's _CHUNK at a time; a Dask connection's workers
+    read them (db.map, as the summaries read files), a file's at a time."""
     where, params = resolve(db, flt)
     cols = ", ".join(f'{_EXPRESSIONS[c]} AS "{c}"' if c in _EXPRESSIONS else f'"{c}"'
                      for c in _COLUMNS)
     sql = f"SELECT {cols} FROM counters_collection WHERE {where} ORDER BY start, dispatch_id, counter_name"
-    # Through db.map, as the summaries read files: on a Dask connection the workers read them.
-    for rows in db.map(file_rows, sql, params, label="counters"):
-        yield from rows
+    if not local(db):
+        yield from db.map(file_rows, sql, params, label="counters")
+        return
+    for src in db.sources():
+        cur = src.conn.execute(sql, params)
+        while rows := cur.fetchmany(_CHUNK):
+            yield rows
 
 
 def file_rows(src, sql: str, params: list) -> list[tuple]:
@@ -195,31 +213,36 @@ def write_counter_collection(db, path: str, guid: bool = False, **filters) -> st
     id. ``guid``: ROCm's ``rocpd convert`` form, a first column "Pid" holding the database's guid
     (so ROCm's csv.cpp writes it)."""
     flt = Filter.of(filters)
-    rows = list(_rows(db, flt))
-    if not rows:
-        return None
-    if flt.include or flt.exclude:
-        keep = name_mask([r[_COLUMNS.index("kernel_name")] for r in rows], flt).tolist()
-        rows = [r for r, k in zip(rows, keep, strict=True) if k]
     name = f"{path}_counter_collection.csv"
-    os.makedirs(os.path.dirname(name) or ".", exist_ok=True)
     ix = {c: i for i, c in enumerate(_COLUMNS)}
-    with open_output(name, newline="") as fh:
-        w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-        w.writerow(["Pid", *CSV_HEADER] if guid else CSV_HEADER)
-        for r in rows:
-            log = r[ix["agent_log_index"]]
-            w.writerow([*([r[ix["guid"]]] if guid else []),
-                _int(r[ix["stack_id"]]), _int(r[ix["dispatch_id"]]),
-                f"Agent {_int(log if log is not None else r[ix['agent_id']])}",
-                _int(r[ix["queue_handle"]]), _int(r[ix["pid"]]), _int(r[ix["tid"]]),
-                _int(r[ix["grid_size"]]), _int(r[ix["kernel_id"]]), r[ix["kernel_name"]] or "",
-                _int(r[ix["workgroup_size"]]), _int(r[ix["lds_block_size"]]),
-                _int(r[ix["scratch_size"]]), _int(r[ix["vgpr_count"]]),
-                _int(r[ix["accum_vgpr_count"]]), _int(r[ix["sgpr_count"]]),
-                r[ix["counter_name"]] or "", _Number(r[ix["value"]]),
-                _int(r[ix["start"]]), _int(r[ix["end"]])])
-    return name
+    w = None
+    with contextlib.ExitStack() as opened:
+        for rows in _chunks(db, flt):
+            if rows and w is None:  # written when counters exist, even if the regexes keep none
+                os.makedirs(os.path.dirname(name) or ".", exist_ok=True)
+                w = csv.writer(opened.enter_context(open_output(name, newline="")),
+                               quoting=csv.QUOTE_NONNUMERIC)
+                w.writerow(["Pid", *CSV_HEADER] if guid else CSV_HEADER)
+            if rows and (flt.include or flt.exclude):
+                keep = name_mask([r[ix["kernel_name"]] for r in rows], flt).tolist()
+                rows = [r for r, k in zip(rows, keep, strict=True) if k]
+            if w is not None:
+                w.writerows(_csv_row(r, ix, guid) for r in rows)
+    return name if w is not None else None
+
+
+def _csv_row(r, ix: dict, guid: bool) -> list:
+    log = r[ix["agent_log_index"]]
+    return [*([r[ix["guid"]]] if guid else []),
+            _int(r[ix["stack_id"]]), _int(r[ix["dispatch_id"]]),
+            f"Agent {_int(log if log is not None else r[ix['agent_id']])}",
+            _int(r[ix["queue_handle"]]), _int(r[ix["pid"]]), _int(r[ix["tid"]]),
+            _int(r[ix["grid_size"]]), _int(r[ix["kernel_id"]]), r[ix["kernel_name"]] or "",
+            _int(r[ix["workgroup_size"]]), _int(r[ix["lds_block_size"]]),
+            _int(r[ix["scratch_size"]]), _int(r[ix["vgpr_count"]]),
+            _int(r[ix["accum_vgpr_count"]]), _int(r[ix["sgpr_count"]]),
+            r[ix["counter_name"]] or "", _Number(r[ix["value"]]),
+            _int(r[ix["start"]]), _int(r[ix["end"]])]
 
 
 def _int(v) -> int:
