@@ -126,7 +126,9 @@ void bind(py::module_& m) {
       }))
       .def_readonly_static("DEFAULT_HZ", &rocprof::MetricsSettings::kDefaultHz)
       .def_readonly_static("MAX_HZ", &rocprof::MetricsSettings::kMaxHz)
+      .def_readonly_static("ENERGY_HZ", &rocprof::MetricsSettings::kEnergyHz)
       .def_readwrite("hz", &rocprof::MetricsSettings::hz)
+      .def_readwrite("energy_hz", &rocprof::MetricsSettings::energy_hz)
       .def_readwrite("gpus", &rocprof::MetricsSettings::gpus)
       .def_readwrite("cpus", &rocprof::MetricsSettings::cpus);
   py::class_<rocprof::MarkersSettings>(m, "MarkersSettings", "ROCTx")

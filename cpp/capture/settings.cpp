@@ -85,7 +85,7 @@ const Fields<MetricsSettings>& metrics_fields() {
   static const Fields<MetricsSettings> f{
       nullptr,
       {},
-      {{"hz", &MetricsSettings::hz}},
+      {{"hz", &MetricsSettings::hz}, {"energy_hz", &MetricsSettings::energy_hz}},
       {{"gpus", &MetricsSettings::gpus}, {"cpus", &MetricsSettings::cpus}}};
   return f;
 }
@@ -323,6 +323,10 @@ bool validate(const CaptureSettings& s, std::string* error) {
     return *error = "--process-freq must be between 1 and " +
                     std::to_string(MetricsSettings::kMaxHz) + " Hz, not " +
                     std::to_string(s.metrics.hz),
+           false;
+  if (s.metrics.energy_hz > MetricsSettings::kMaxHz)
+    return *error = "metrics.energy_hz must be at most " + std::to_string(MetricsSettings::kMaxHz) +
+                    " Hz, not " + std::to_string(s.metrics.energy_hz),
            false;
   std::vector<uint32_t> list;
   bool all = false;

@@ -109,7 +109,13 @@ struct HsaSettings {
 struct MetricsSettings {
   static constexpr uint32_t kDefaultHz = 20;  // --process-freq without a rate
   static constexpr uint32_t kMaxHz = 1000;
+  // --energy: fast enough to tell a training step's joules apart (the launcher takes the
+  // higher of it and --process-freq).
+  static constexpr uint32_t kEnergyHz = 100;
   uint32_t hz = 0;  // 0: no metrics
+  // >0: each GPU's energy counter (its power where it has none) read this often, and nothing
+  // else on the ticks between `hz` readings; 0: energy only as one of the `hz` metrics.
+  uint32_t energy_hz = 0;
   // "all", "none", or ordinals and ranges ("0,2-3"). GPUs are numbered as the process's GPU
   // runtime numbers them (CUDA/HIP ordinals, after *_VISIBLE_DEVICES); CPUs are the host's
   // cores, for per-core load and frequency (this process's own figures are always kept).

@@ -1,6 +1,6 @@
 // Device-metrics pieces without a session: counter samples into rocpd rows (rocprof-sys's
-// layout), the *_VISIBLE_DEVICES rules, --gpus/--cpus lists, and /proc readings of this
-// process.
+// layout), the *_VISIBLE_DEVICES rules, --gpus/--cpus lists, /proc readings of this process,
+// and the energy counter's unwrapping and update period.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "capture/metrics/host.hpp"
+#include "capture/metrics/source.hpp"
 #include "capture/metrics/visible.hpp"
 #include "capture/settings.hpp"
 #include "rocprof/clock.hpp"
@@ -163,4 +164,52 @@ TEST(Metrics, ProcReadingsOfThisProcess) {
     EXPECT_TRUE(std::isnan(load) || (load >= 0 && load <= 100)) << load;
   }
   munmap(p, bytes);
+}
+
+TEST(Metrics, EnergyCounterUnwrapsAndNeverDecreases) {
+  using metrics::EnergyCounter;
+  constexpr uint64_t k32 = uint64_t{1} << 32;
+  EXPECT_EQ(EnergyCounter::step(100, 250), 150u);
+  EXPECT_EQ(EnergyCounter::step(k32 - 10, 5), 15u);   // a 32-bit counter wrapped
+  EXPECT_EQ(EnergyCounter::step(1000, 5), 5u);        // far from the top: it restarted
+  EXPECT_EQ(EnergyCounter::step(k32 + 1000, 5), 5u);  // wider than 32 bits: restarted
+  EnergyCounter e;
+  e.reset(2);
+  metrics::GpuReading r;
+  const double uj = 15.25e-6;  // J per count
+  std::vector<double> got;
+  for (uint64_t raw : {k32 - 300, k32 - 100, uint64_t{50}, uint64_t{400}}) {
+    r.clear();
+    e.update(1, raw, uj, &r);
+    got.push_back(r.value[metrics::kEnergy]);
+  }
+  // The first value is the counter itself (the driver's reference point); then each step.
+  EXPECT_DOUBLE_EQ(got[0], static_cast<double>(k32 - 300) * uj);
+  EXPECT_DOUBLE_EQ(got[2], static_cast<double>(k32 + 50) * uj);
+  EXPECT_DOUBLE_EQ(got[3], static_cast<double>(k32 + 400) * uj);
+  for (size_t i = 1; i < got.size(); ++i) EXPECT_GE(got[i], got[i - 1]);
+  r.clear();
+  e.update(0, 7000, 1e-3, &r);  // NVML: mJ; devices are apart
+  EXPECT_DOUBLE_EQ(r.value[metrics::kEnergy], 7.0);
+}
+
+TEST(Metrics, ChangePeriodIsTheCountersOwnRate) {
+  // Read every 10 ms, changing every 50 ms: every interval between changes is 50 ms.
+  metrics::ChangePeriod p;
+  EXPECT_EQ(p.period_ns(), 0u);
+  for (uint64_t t = 0; t <= 2000; t += 10) p.add(t * 1000000, static_cast<double>(t / 50));
+  EXPECT_TRUE(p.seen());
+  EXPECT_EQ(p.period_ns(), 50000000u);
+  // Changing every 25 ms, seen at 10 ms readings: 20 and 30 ms apart in turn, 25 on average;
+  // a late reading's long interval is left out.
+  metrics::ChangePeriod q;
+  for (uint64_t t = 0; t <= 3000; t += 10) {
+    if (t > 1000 && t < 1400) continue;  // a stall
+    q.add(t * 1000000, static_cast<double>(t / 25));
+  }
+  EXPECT_NEAR(static_cast<double>(q.period_ns()), 25e6, 0.5e6);
+  // NaN (the library gave nothing) is not a value.
+  metrics::ChangePeriod none;
+  none.add(1, std::nan(""));
+  EXPECT_FALSE(none.seen());
 }

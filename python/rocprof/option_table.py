@@ -64,9 +64,10 @@ GROUPS = (
           "stall reason and source line; read it with `rocpd pcsamples`)"),
     Group("sampling", "call-stack sampling (Python processes)"),
     Group("metrics", "device and host metrics over time (rocprof-sys's process sampling options)",
-          "A thread of its own reads each GPU's utilisation, memory in use, power, temperature, "
-          "clocks, throttle reasons and PCIe/NVLink throughput (NVML on NVIDIA, AMD SMI or ROCm "
-          "SMI on AMD) and, from /proc, each core's load and frequency and this process's RSS, "
+          "A thread of its own reads each GPU's utilisation, memory in use, power, energy "
+          "counter, temperature, clocks, throttle reasons and PCIe/NVLink throughput (NVML on "
+          "NVIDIA, AMD SMI or ROCm SMI on AMD) and, from /proc, each core's load and frequency "
+          "and this process's RSS, "
           "page faults and CPU use; stored as sampled counters (rocpd_info_pmc, rocpd_pmc_event), "
           "shown as counter tracks in the pftrace/json exports, summarised by `rocpd summary` and "
           "plotted by `rocpd plot`."),
@@ -291,6 +292,10 @@ OPTIONS: tuple[Option, ...] = (
        activities=("metrics",), metavar="HZ",
        help="sample device and host metrics HZ times a second (without HZ: "
             "{metrics_hz}; at most {metrics_max}); off by default"),
+    _o("metrics", "--energy", kind="bool", activities=("metrics",),
+       help="sample each GPU's cumulative energy counter (its power where it has none) "
+            "{energy_hz} times a second, or at --process-freq's rate if higher, for the "
+            "joules of each step, ROCTx range and kernel; alone it reads nothing else"),
     _o("metrics", "--gpus", kind="value", metavar="LIST", default="all",
        help="GPUs to sample, as the program numbers them (CUDA/HIP ordinals): all "
             "(default), none, or a list like 0,2-3"),

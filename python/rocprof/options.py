@@ -42,6 +42,7 @@ class Options:
     sampling_method: str = "signal"    # signal | thread
     native_stacks: bool = False
     process_freq: int | None = None    # Hz of device/host metrics (--process-freq); None: off
+    energy: bool = False               # --energy: GPU energy counters at >= 100 Hz
     gpus: str = "all"                  # --gpus: which GPUs' metrics (all, none, 0,2-3)
     cpus: str = "all"                  # --cpus: which cores' load and frequency
     stats: bool = False

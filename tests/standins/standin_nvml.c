@@ -3,10 +3,12 @@
  * structures, and answers with values that are functions of the device d and of k, the
  * number of nvmlDeviceGetUtilizationRates calls on d before this reading (the backend reads
  * utilisation first): see tests/standins/README.md. Devices: ROCPROF_STANDIN_NVML_DEVICES
- * (default 2). */
+ * (default 2). The energy counter is a function of time instead (energy_standin.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "energy_standin.h"
 
 #ifdef STANDIN_REAL_NVML_H
 #include <nvml.h>
@@ -38,6 +40,7 @@ static unsigned long long k_of(struct slot* s) { return s->k == 0 ? 0 : s->k - 1
 
 nvmlReturn_t nvmlInit_v2(void) {
   for (unsigned int i = 0; i < MAX_DEVICES; ++i) slots[i].d = i;
+  energy_start_clock();
   initialised = 1;
   return NVML_SUCCESS;
 }
@@ -91,6 +94,14 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned int* mw) {
   struct slot* s = of(h);
   if (!s) return NVML_ERROR_INVALID_ARGUMENT;
   *mw = (unsigned int)(100000 + 1000 * k_of(s) + 500 * s->d);
+  return NVML_SUCCESS;
+}
+/* mJ: the energy stand-in's microjoules, from a start of 1 MJ (a driver loaded a while ago). */
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned long long* mj) {
+  struct slot* s = of(h);
+  if (!s) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!energy_has_counter(s->d)) return NVML_ERROR_NOT_SUPPORTED;
+  *mj = 1000000000ull + energy_microjoules(s->d) / 1000;
   return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, nvmlTemperatureSensors_t sensor,

@@ -4,11 +4,14 @@
  * of the device d and of k, the number of rsmi_dev_busy_percent_get calls on d before this
  * reading (the backend reads busy percent first): see tests/standins/README.md. Devices:
  * ROCPROF_STANDIN_RSMI_DEVICES (default 2). Device 1 has no edge temperature sensor (as an
- * MI200/MI300), so the backend must fall back to the junction sensor. */
+ * MI200/MI300), so the backend must fall back to the junction sensor. The energy counter is
+ * a function of time instead (energy_standin.h). */
 #include <rocm_smi/rocm_smi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "energy_standin.h"
 
 #define MAX_DEVICES 8
 
@@ -27,6 +30,7 @@ static unsigned long long k_of(uint32_t d) { return reads[d] == 0 ? 0 : reads[d]
 
 rsmi_status_t rsmi_init(uint64_t flags) {
   (void)flags;
+  energy_start_clock();
   initialised = 1;
   return RSMI_STATUS_SUCCESS;
 }
@@ -86,6 +90,20 @@ rsmi_status_t rsmi_dev_power_ave_get(uint32_t d, uint32_t sensor, uint64_t* micr
   CHECK(d);
   if (sensor != 0) return RSMI_STATUS_INVALID_ARGS;
   *microwatts = (200 + k_of(d)) * 1000000ull + d * 250000ull;
+  return RSMI_STATUS_SUCCESS;
+}
+/* A 32-bit counter of ENERGY_COUNT_UJ µJ steps, as older AMD firmware keeps it, from
+ * ROCPROF_STANDIN_ENERGY_START counts (default 0; near 2^32 it wraps soon). */
+rsmi_status_t rsmi_dev_energy_count_get(uint32_t d, uint64_t* counts, float* resolution,
+                                        uint64_t* timestamp) {
+  CHECK(d);
+  if (!energy_has_counter(d)) return RSMI_STATUS_NOT_SUPPORTED;
+  if (counts == NULL) return RSMI_STATUS_INVALID_ARGS;
+  const char* v = getenv("ROCPROF_STANDIN_ENERGY_START");
+  unsigned long long start = v ? strtoull(v, NULL, 10) : 0;
+  *counts = (start + (unsigned long long)(energy_microjoules(d) / ENERGY_COUNT_UJ)) & 0xffffffffull;
+  if (resolution) *resolution = (float)ENERGY_COUNT_UJ;
+  if (timestamp) *timestamp = energy_update_ns();
   return RSMI_STATUS_SUCCESS;
 }
 rsmi_status_t rsmi_dev_temp_metric_get(uint32_t d, uint32_t sensor, rsmi_temperature_metric_t m,

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -63,6 +64,9 @@ const MetricDef kGpu[kGpuMetricCount] = {
     {"device_link_rx", "Link RX", "MB/s", "NVLink/XGMI data received, all links together"},
     {"device_pcie_bandwidth_inst", "PCIe Bandwidth", "MB/s",
      "PCIe bandwidth in use, both directions (AMD SMI gpu_metrics, in GB/s steps)"},
+    {"device_energy", "energy", "J",
+     "The device's cumulative energy counter in joules since the driver's reference point "
+     "(NVML: since the driver loaded); unwrapped, never decreasing"},
 };
 
 constexpr const char* kHostCategory = "cpu_frequency";
@@ -83,21 +87,29 @@ class Sampler {
     // database of its own. rocprof-sys samples nothing in children either.
     if (running_ || fork_child_) return true;
     ctx_ = &ctx;
-    period_ns_ = 1000000000ull / s.hz;
+    // One tick at the faster rate; the full reading every 1/hz of them, energy alone between.
+    period_ns_ = 1000000000ull / std::max(s.hz, s.energy_hz);
+    full_period_ns_ = s.hz != 0 ? 1000000000ull / s.hz : 0;
+    energy_only_ = s.hz == 0;
     stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
     if (stop_fd_ < 0) {
       *why = "eventfd failed";
       return false;
     }
     open_gpus(ctx, s.gpus);
-    open_host(ctx, s.cpus);
-    ctx.info(MetadataInfo{"rocprof.metrics.hz", std::to_string(s.hz)});
     ctx.info(MetadataInfo{"rocprof.metrics.gpu_source", gpu_note_});
-    ctx.info(MetadataInfo{"rocprof.metrics.cpu_frequency_source",
-                          host_.cores().empty()              ? "none (--cpus none)"
-                          : host_.frequency_source().empty() ? "none found"
-                                                             : host_.frequency_source()});
-    ticks_ = late_ = 0;
+    if (!energy_only_) {
+      open_host(ctx, s.cpus);
+      ctx.info(MetadataInfo{"rocprof.metrics.hz", std::to_string(s.hz)});
+      ctx.info(MetadataInfo{"rocprof.metrics.cpu_frequency_source",
+                            host_.cores().empty()              ? "none (--cpus none)"
+                            : host_.frequency_source().empty() ? "none found"
+                                                               : host_.frequency_source()});
+    }
+    // The rate energy was read at, which bounds the update period measured below.
+    if (!devices_.empty())
+      ctx.info(MetadataInfo{"rocprof.energy.hz", std::to_string(std::max(s.hz, s.energy_hz))});
+    ticks_ = late_ = energy_ticks_ = 0;
     stopping_.store(false);
     // The thread takes no signals (the call-stack sampler's SIGPROF is for Python threads).
     sigset_t all, old;
@@ -121,10 +133,13 @@ class Sampler {
     (void)!::write(stop_fd_, &one, sizeof one);
     pthread_join(thread_, nullptr);
     running_ = false;
-    ctx.info(MetadataInfo{"rocprof.metrics.readings", std::to_string(ticks_)});
+    if (!energy_only_) ctx.info(MetadataInfo{"rocprof.metrics.readings", std::to_string(ticks_)});
+    if (!devices_.empty())
+      ctx.info(MetadataInfo{"rocprof.energy.readings", std::to_string(ticks_ + energy_ticks_)});
     // Readings that started later than their tick by a whole period or more (a slow library
     // call, a stalled machine): their ticks were skipped, not made up.
     ctx.info(MetadataInfo{"rocprof.metrics.late_readings", std::to_string(late_)});
+    energy_metadata(ctx);
     close_all();
   }
 
@@ -142,10 +157,29 @@ class Sampler {
 
  private:
   struct Device {
-    uint32_t index;     // the library's
-    uint32_t agent_id;  // gpu_agent_id(runtime ordinal)
+    uint32_t index = 0;     // the library's
+    uint32_t ordinal = 0;   // the runtime's, as the track names have it
+    uint32_t agent_id = 0;  // gpu_agent_id(runtime ordinal)
     Series series[kGpuMetricCount];
+    // What an energy-only tick reads: the counter, or the power of a device without one
+    // (decided by its first reading).
+    MetricMask energy_mask = metric_bit(kEnergy);
+    bool energy_decided = false;
+    ChangePeriod energy_period, power_period;
   };
+
+  // Per device: where its energy comes from (`counter`: device_energy samples; `power`: none,
+  // the analysis integrates device_power) and how often that value really changed.
+  void energy_metadata(CaptureContext& ctx) {
+    for (const Device& d : devices_) {
+      const bool counter = d.energy_period.seen();
+      if (!counter && !d.power_period.seen()) continue;  // gave neither: nothing to say
+      const std::string gpu = "gpu" + std::to_string(d.ordinal);
+      ctx.info(MetadataInfo{"rocprof.energy.source." + gpu, counter ? "counter" : "power"});
+      const ChangePeriod& p = counter ? d.energy_period : d.power_period;
+      ctx.info(MetadataInfo{"rocprof.energy.period_ns." + gpu, std::to_string(p.period_ns())});
+    }
+  }
 
   void open_gpus(CaptureContext& ctx, const std::string& gpus) {
     gpu_note_.clear();
@@ -178,7 +212,10 @@ class Sampler {
         for (uint32_t w : wanted) pick = pick || w == k;
         if (!pick) continue;
         const GpuDevice& d = devs[order[k]];
-        Device dev{d.index, gpu_agent_id(k), {}};
+        Device dev;
+        dev.index = d.index;
+        dev.ordinal = k;
+        dev.agent_id = gpu_agent_id(k);
         AgentInfo a;
         a.id = dev.agent_id;
         a.type = "GPU";
@@ -212,7 +249,10 @@ class Sampler {
     gpu_note_ = "none (" + reasons + ")";
     // Once per process tree: fork children (data loader workers) start samplers of their own.
     static bool said = false;
-    if (!said)
+    if (!said && energy_only_)
+      std::fprintf(stderr, "rocprof: --energy: no GPU energy or power here (%s); recording none\n",
+                   reasons.c_str());
+    else if (!said)
       std::fprintf(stderr,
                    "rocprof: --process-freq: no GPU metrics here (%s); recording host and "
                    "process metrics\n",
@@ -278,9 +318,16 @@ class Sampler {
   void run() {
     tid_ = static_cast<uint32_t>(syscall(SYS_gettid));
     uint64_t next = mono_ns();
+    uint64_t next_full = next;
     while (!stopping_.load(std::memory_order_relaxed)) {
-      sample_once();
-      ++ticks_;
+      // The full reading is due at its own rate's ticks; a late one is not made up either.
+      const bool full = full_period_ns_ != 0 && next >= next_full;
+      if (full) {
+        next_full += full_period_ns_;
+        if (next_full <= next) next_full = next + full_period_ns_;
+      }
+      sample_once(full);
+      ++(full ? ticks_ : energy_ticks_);
       next += period_ns_;
       uint64_t now = mono_ns();
       if (now >= next + period_ns_) {  // behind by a whole period: skip, keep the phase
@@ -317,16 +364,26 @@ class Sampler {
     ctx_->emit(r);
   }
 
-  void sample_once() {
+  void sample_once(bool full) {
     // Readings go on while paused, so the first value after a resume is a true rate.
     const bool keep = !ctx_->paused();
     for (Device& d : devices_) {
-      const uint64_t t = now_ns();
-      source_->read(d.index, t, &reading_);
+      uint64_t t = now_ns();
+      source_->read(d.index, t, full ? kAllMetrics : d.energy_mask, &reading_);
+      if (!d.energy_decided) {
+        d.energy_decided = true;
+        if (std::isnan(reading_.value[kEnergy])) {
+          d.energy_mask = metric_bit(kPower);
+          if (!full) source_->read(d.index, t = now_ns(), d.energy_mask, &reading_);
+        }
+      }
+      d.energy_period.add(t, reading_.value[kEnergy]);
+      d.power_period.add(t, reading_.value[kPower]);
       if (keep)
         for (uint32_t m = 0; m < kGpuMetricCount; ++m)
           emit(d.series[m], category_, t, reading_.value[m]);
     }
+    if (!full) return;
     const uint64_t t = now_ns();
     host_.read(t, host_values_.data(), core_values_.data());
     if (!keep) return;
@@ -350,8 +407,11 @@ class Sampler {
   std::atomic<bool> stopping_{false};
   int stop_fd_ = -1;
   uint64_t period_ns_ = 50000000;
+  uint64_t full_period_ns_ = 50000000;  // 0: energy only
+  bool energy_only_ = false;
   uint32_t tid_ = 0;
-  uint64_t ticks_ = 0, late_ = 0;  // the thread's while it runs; read after the join
+  // The thread's while it runs; read after the join. ticks_: full readings.
+  uint64_t ticks_ = 0, late_ = 0, energy_ticks_ = 0;
   std::unique_ptr<GpuSource> source_;
   std::vector<Device> devices_;
   std::string gpu_note_;
@@ -379,7 +439,7 @@ class MetricsBackend final : public Backend {
  public:
   const char* name() const override { return "metrics"; }
   bool start(CaptureContext& ctx, const CaptureSettings& s, std::string* why) override {
-    if (s.metrics.hz == 0) return true;  // not requested
+    if (s.metrics.hz == 0 && s.metrics.energy_hz == 0) return true;  // not requested
     return g_sampler->start(ctx, s.metrics, why);
   }
   void stop(CaptureContext& ctx) override { g_sampler->stop(ctx); }

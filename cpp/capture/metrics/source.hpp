@@ -2,6 +2,8 @@
 // the sampler thread. Vendor headers stay in each source's own folder; the sampler sees only
 // this interface, so it is the same loop for every vendor.
 #pragma once
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -26,8 +28,16 @@ enum GpuMetric : uint32_t {
   kLinkTx,         // MB/s over NVLink / XGMI
   kLinkRx,         // MB/s
   kPcieBandwidth,  // MB/s both directions, as AMD SMI's gpu_metrics gives it (GB/s steps)
+  kEnergy,         // J: the device's cumulative energy counter, unwrapped (EnergyCounter)
   kGpuMetricCount
 };
+
+// Which metrics a reading asks for: a bit per GpuMetric. --energy alone asks for kEnergy (and
+// kPower of a device without the counter), so a source makes only the calls those need.
+using MetricMask = uint32_t;
+constexpr MetricMask metric_bit(GpuMetric m) { return MetricMask{1} << m; }
+constexpr MetricMask kAllMetrics = (MetricMask{1} << kGpuMetricCount) - 1;
+static_assert(kGpuMetricCount <= 32, "MetricMask has a bit per metric");
 
 struct MetricDef {
   const char* name;    // rocpd_info_pmc.name; the track is "<name> [<ordinal>]"
@@ -76,6 +86,83 @@ class LinkRates {
   std::vector<Prev> prev_;
 };
 
+// A device's energy counter as the libraries give it (NVML: mJ since the driver loaded, 64 bits;
+// AMD: counts of a resolution in µJ, 32 bits wide on older firmware, so it wraps within
+// minutes at full power): joules since the driver's reference point, unwrapped, so that the
+// series never decreases and a difference of two values is the energy between them.
+class EnergyCounter {
+ public:
+  void reset(size_t devices) { state_.assign(devices, State{}); }
+  // `raw`: the counter now, in units of `joules_per_count`; sets kEnergy.
+  void update(uint32_t device, uint64_t raw, double joules_per_count, GpuReading* out) {
+    State& s = state_[device];
+    s.total = s.seen ? s.total + step(s.prev, raw) : raw;
+    s.prev = raw;
+    s.seen = true;
+    out->value[kEnergy] = static_cast<double>(s.total) * joules_per_count;
+  }
+  // The counts between two readings. A counter that went back wrapped at 32 bits when the
+  // step over the top is less than half that range; otherwise it restarted from zero (a
+  // driver reload) and what it holds now is all that was used since.
+  static uint64_t step(uint64_t prev, uint64_t raw) {
+    if (raw >= prev) return raw - prev;
+    constexpr uint64_t k32 = uint64_t{1} << 32;
+    if (prev < k32 && k32 - prev + raw < k32 / 2) return k32 - prev + raw;
+    return raw;
+  }
+
+ private:
+  struct State {
+    uint64_t prev = 0, total = 0;
+    bool seen = false;
+  };
+  std::vector<State> state_;
+};
+
+// How often a value the library refreshes on its own schedule (the energy counter, power)
+// actually changes: the times of the readings that saw it change, and the median interval
+// between them, refined by the mean of the intervals within half to twice the median (a
+// period between two multiples of the reading period alternates between them; their mean is
+// the period, either one alone is not). A change is seen up to one reading late, so a value
+// that changes at every reading gives the reading period: an upper bound. No allocation in
+// add(); the last kKept intervals are kept.
+class ChangePeriod {
+ public:
+  static constexpr size_t kKept = 512;
+  void add(uint64_t t_ns, double value) {
+    if (std::isnan(value)) return;
+    if (!seen_) {
+      seen_ = true;
+    } else if (value != last_) {
+      if (changed_ && t_ns > last_change_) intervals_[count_++ % kKept] = t_ns - last_change_;
+      last_change_ = t_ns;
+      changed_ = true;
+    }
+    last_ = value;
+  }
+  bool seen() const { return seen_; }
+  // 0 until two changes were seen.
+  uint64_t period_ns() const {
+    const size_t n = std::min(count_, kKept);
+    if (n == 0) return 0;
+    std::vector<uint64_t> v(intervals_.begin(), intervals_.begin() + static_cast<long>(n));
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(n / 2), v.end());
+    const uint64_t median = v[n / 2];
+    double sum = 0;
+    size_t near = 0;
+    for (uint64_t i : v)
+      if (2 * i >= median && i <= 2 * median) sum += static_cast<double>(i), ++near;
+    return static_cast<uint64_t>(sum / static_cast<double>(near) + 0.5);
+  }
+
+ private:
+  std::array<uint64_t, kKept> intervals_{};
+  size_t count_ = 0;
+  uint64_t last_change_ = 0;
+  double last_ = 0;
+  bool seen_ = false, changed_ = false;
+};
+
 class GpuSource {
  public:
   virtual ~GpuSource() = default;
@@ -87,8 +174,9 @@ class GpuSource {
   virtual bool open(std::string* why, std::string* path) = 0;
   virtual std::vector<GpuDevice> devices() = 0;
   // The sampler thread, after open; no allocation. `now_ns` (CLOCK_BOOTTIME) is the reading's
-  // time, for the rates a source computes from cumulative counters.
-  virtual void read(uint32_t index, uint64_t now_ns, GpuReading* out) = 0;
+  // time, for the rates a source computes from cumulative counters. Only the metrics in
+  // `wanted` are read (the others stay NaN).
+  virtual void read(uint32_t index, uint64_t now_ns, MetricMask wanted, GpuReading* out) = 0;
   virtual void close() = 0;
   // How this process's GPU runtime numbers the devices: its ordinal k is devices()[order[k]].
   // Built from *_VISIBLE_DEVICES (visible.hpp).

@@ -17,7 +17,9 @@ def sources() -> list[dict]:
 def configure(options: Options, settings) -> list[str]:
     """Fill settings.metrics (rocprof._core.MetricsSettings) from the launcher's options."""
     m = settings.metrics
-    m.hz = int(options.process_freq)
+    m.hz = int(options.process_freq) if options.process_freq is not None else 0
+    # --energy: a rate that resolves steps; --process-freq's when that is higher.
+    m.energy_hz = max(_core.MetricsSettings.ENERGY_HZ, m.hz) if options.energy else 0
     m.gpus = options.gpus or "all"
     m.cpus = options.cpus or "all"
     # Which GPU library serves is found when the session starts (opening one here would pay

@@ -134,7 +134,8 @@ def help_of(option: table.Option) -> str:
     """An option's help with the core's numbers in place (`rocprof ctl` shows the same text)."""
     fill = {"{sample_hz}": str(_core_default("SamplingSettings", "DEFAULT_HZ", 1000)),
             "{metrics_hz}": str(_core_default("MetricsSettings", "DEFAULT_HZ", 20)),
-            "{metrics_max}": str(_core_default("MetricsSettings", "MAX_HZ", 1000))}
+            "{metrics_max}": str(_core_default("MetricsSettings", "MAX_HZ", 1000)),
+            "{energy_hz}": str(_core_default("MetricsSettings", "ENERGY_HZ", 100))}
     text = option.help
     for key, value in fill.items():
         text = text.replace(key, value)

@@ -106,6 +106,20 @@ def test_process_freq_option_becomes_metrics_settings():
     assert settings.metrics.hz == 0
 
 
+@pytest.mark.parametrize("values, hz, energy_hz", [
+    ({"energy": True}, 0, 100),                        # --energy alone: its own rate, nothing else
+    ({"energy": True, "process_freq": 20}, 20, 100),   # the other metrics at theirs
+    ({"energy": True, "process_freq": 500}, 500, 500),  # --process-freq's when higher
+    ({"process_freq": 20}, 20, 0),                     # energy as one of its metrics
+])
+def test_energy_option_becomes_metrics_settings(values, hz, energy_hz):
+    settings, notes = backends.configure(Options(**values))
+    assert (settings.metrics.hz, settings.metrics.energy_hz) == (hz, energy_hz)
+    assert _core.MetricsSettings.ENERGY_HZ == 100 and notes == []
+    back = _core.CaptureSettings.from_text(settings.to_text())
+    assert (back.metrics.hz, back.metrics.energy_hz) == (hz, energy_hz)
+
+
 def test_kernel_names_are_set_once_for_every_gpu_backend():
     """-T, -M and --trace-kernel-include/exclude-regex fill one section every GPU backend reads;
     --kernel-include/exclude-regex (counters' kernels) stay out of it."""

@@ -37,6 +37,7 @@ struct Api {
   decltype(&amdsmi_get_gpu_activity) activity = nullptr;
   decltype(&amdsmi_get_gpu_memory_usage) memory_usage = nullptr;
   PowerFn power = nullptr;
+  decltype(&amdsmi_get_energy_count) energy = nullptr;
   decltype(&amdsmi_get_temp_metric) temperature = nullptr;
   decltype(&amdsmi_get_clock_info) clock = nullptr;
   decltype(&amdsmi_get_gpu_metrics_info) gpu_metrics = nullptr;
@@ -68,6 +69,7 @@ class AmdSmiSource final : public GpuSource {
     lib.sym("amdsmi_get_gpu_activity", &api_.activity);
     lib.sym("amdsmi_get_gpu_memory_usage", &api_.memory_usage);
     lib.sym("amdsmi_get_power_info", &api_.power);
+    lib.sym("amdsmi_get_energy_count", &api_.energy);
     lib.sym("amdsmi_get_temp_metric", &api_.temperature);
     lib.sym("amdsmi_get_clock_info", &api_.clock);
     lib.sym("amdsmi_get_gpu_metrics_info", &api_.gpu_metrics);
@@ -95,6 +97,7 @@ class AmdSmiSource final : public GpuSource {
     }
     metrics_.assign((sizeof(amdsmi_gpu_metrics_t) + 7) / 8, 0);
     links_.reset(handles_.size());
+    energy_.reset(handles_.size());
     return true;
   }
 
@@ -128,45 +131,44 @@ class AmdSmiSource final : public GpuSource {
     return rocm_order(devices);
   }
 
-  void read(uint32_t i, uint64_t now_ns, GpuReading* out) override {
+  void read(uint32_t i, uint64_t now_ns, MetricMask wanted, GpuReading* out) override {
     out->clear();
     if (i >= handles_.size()) return;
     amdsmi_processor_handle h = handles_[i];
+    const auto want = [wanted](GpuMetric m) { return (wanted & metric_bit(m)) != 0; };
     amdsmi_engine_usage_t use{};
-    if (api_.activity && api_.activity(h, &use) == AMDSMI_STATUS_SUCCESS) {
+    if (api_.activity && (want(kBusyGfx) || want(kBusyUmc)) &&
+        api_.activity(h, &use) == AMDSMI_STATUS_SUCCESS) {
       out->value[kBusyGfx] = use.gfx_activity;
       out->value[kBusyUmc] = use.umc_activity;
     }
     uint64_t used = 0;
-    if (api_.memory_usage &&
+    if (api_.memory_usage && want(kMemoryUsage) &&
         api_.memory_usage(h, AMDSMI_MEM_TYPE_VRAM, &used) == AMDSMI_STATUS_SUCCESS)
       out->value[kMemoryUsage] = static_cast<double>(used) / 1e6;
-    amdsmi_power_info_t power{};
-#if ROCPROF_AMDSMI_POWER_INDEX
-    const bool have_power = api_.power && api_.power(h, 0, &power) == AMDSMI_STATUS_SUCCESS;
-#else
-    const bool have_power = api_.power && api_.power(h, &power) == AMDSMI_STATUS_SUCCESS;
-#endif
-    // MI300 reports the current socket power, older boards the average (0xFFFF: none).
-    if (have_power) {
-      const uint32_t w = power.current_socket_power != 0 && power.current_socket_power != 0xFFFF
-                             ? power.current_socket_power
-                             : power.average_socket_power;
-      if (w != 0xFFFF) out->value[kPower] = w;
-    }
+    if (want(kPower)) read_power(h, out);
+    uint64_t counts = 0, stamp = 0;
+    float microjoules = 0;  // per count
+    if (api_.energy && want(kEnergy) &&
+        api_.energy(h, &counts, &microjoules, &stamp) == AMDSMI_STATUS_SUCCESS && microjoules > 0)
+      energy_.update(i, counts, static_cast<double>(microjoules) * 1e-6, out);
     int64_t celsius = 0;  // the library's own conversion from ROCm SMI's millidegrees
-    if (api_.temperature &&
+    if (api_.temperature && want(kTemp) &&
         (api_.temperature(h, AMDSMI_TEMPERATURE_TYPE_EDGE, AMDSMI_TEMP_CURRENT, &celsius) ==
              AMDSMI_STATUS_SUCCESS ||
          api_.temperature(h, AMDSMI_TEMPERATURE_TYPE_HOTSPOT, AMDSMI_TEMP_CURRENT, &celsius) ==
              AMDSMI_STATUS_SUCCESS))
       out->value[kTemp] = static_cast<double>(celsius);
     amdsmi_clk_info_t clk{};
-    if (api_.clock && api_.clock(h, AMDSMI_CLK_TYPE_GFX, &clk) == AMDSMI_STATUS_SUCCESS)
+    if (api_.clock && want(kGfxClock) &&
+        api_.clock(h, AMDSMI_CLK_TYPE_GFX, &clk) == AMDSMI_STATUS_SUCCESS)
       out->value[kGfxClock] = clk.clk;
-    if (api_.clock && api_.clock(h, AMDSMI_CLK_TYPE_MEM, &clk) == AMDSMI_STATUS_SUCCESS)
+    if (api_.clock && want(kMemClock) &&
+        api_.clock(h, AMDSMI_CLK_TYPE_MEM, &clk) == AMDSMI_STATUS_SUCCESS)
       out->value[kMemClock] = clk.clk;
-    if (api_.gpu_metrics) {
+    constexpr MetricMask kFromGpuMetrics = metric_bit(kThrottle) | metric_bit(kPcieBandwidth) |
+                                           metric_bit(kLinkTx) | metric_bit(kLinkRx);
+    if (api_.gpu_metrics && (wanted & kFromGpuMetrics) != 0) {
       std::memset(metrics_.data(), 0, metrics_.size() * 8);
       auto* m = reinterpret_cast<amdsmi_gpu_metrics_t*>(metrics_.data());
       if (api_.gpu_metrics(h, m) == AMDSMI_STATUS_SUCCESS) {
@@ -199,6 +201,22 @@ class AmdSmiSource final : public GpuSource {
     if (any) links_.update(i, now_ns, wr, rd, 1e3, out);
   }
 
+  void read_power(amdsmi_processor_handle h, GpuReading* out) {
+    amdsmi_power_info_t power{};
+#if ROCPROF_AMDSMI_POWER_INDEX
+    const bool have_power = api_.power && api_.power(h, 0, &power) == AMDSMI_STATUS_SUCCESS;
+#else
+    const bool have_power = api_.power && api_.power(h, &power) == AMDSMI_STATUS_SUCCESS;
+#endif
+    // MI300 reports the current socket power, older boards the average (0xFFFF: none).
+    if (have_power) {
+      const uint32_t w = power.current_socket_power != 0 && power.current_socket_power != 0xFFFF
+                             ? power.current_socket_power
+                             : power.average_socket_power;
+      if (w != 0xFFFF) out->value[kPower] = w;
+    }
+  }
+
   const char* status(amdsmi_status_t rc) const {
     const char* s = nullptr;
     if (api_.status_string != nullptr) api_.status_string(rc, &s);
@@ -209,6 +227,7 @@ class AmdSmiSource final : public GpuSource {
   std::vector<amdsmi_processor_handle> handles_;
   std::vector<uint64_t> metrics_;  // one amdsmi_gpu_metrics_t, 8-byte aligned
   LinkRates links_;
+  EnergyCounter energy_;
 };
 
 }  // namespace

@@ -24,6 +24,7 @@ struct Api {
   decltype(&nvmlDeviceGetUtilizationRates) utilization = nullptr;
   decltype(&nvmlDeviceGetMemoryInfo) memory = nullptr;
   decltype(&nvmlDeviceGetPowerUsage) power = nullptr;
+  decltype(&nvmlDeviceGetTotalEnergyConsumption) energy = nullptr;
   decltype(&nvmlDeviceGetTemperature) temperature = nullptr;
   decltype(&nvmlDeviceGetClockInfo) clock = nullptr;
   decltype(&nvmlDeviceGetCurrentClocksEventReasons) reasons = nullptr;
@@ -57,6 +58,7 @@ class NvmlSource final : public GpuSource {
     lib.sym("nvmlDeviceGetUtilizationRates", &api_.utilization);
     lib.sym("nvmlDeviceGetMemoryInfo", &api_.memory);
     lib.sym("nvmlDeviceGetPowerUsage", &api_.power);
+    lib.sym("nvmlDeviceGetTotalEnergyConsumption", &api_.energy);
     lib.sym("nvmlDeviceGetTemperature", &api_.temperature);
     lib.sym("nvmlDeviceGetClockInfo", &api_.clock);
     // The same bits under the newer name (CUDA 12.2 on); drivers before it have only the old.
@@ -76,6 +78,7 @@ class NvmlSource final : public GpuSource {
     for (unsigned int i = 0; i < n; ++i)
       if (api_.handle(i, &handles_[i]) != NVML_SUCCESS) handles_[i] = nullptr;
     links_.reset(n);
+    energy_.reset(n);
     return true;
   }
 
@@ -99,33 +102,42 @@ class NvmlSource final : public GpuSource {
     return cuda_order(devices);
   }
 
-  void read(uint32_t index, uint64_t now_ns, GpuReading* out) override {
+  void read(uint32_t index, uint64_t now_ns, MetricMask wanted, GpuReading* out) override {
     out->clear();
     if (index >= handles_.size() || handles_[index] == nullptr) return;
     nvmlDevice_t d = handles_[index];
+    const auto want = [wanted](GpuMetric m) { return (wanted & metric_bit(m)) != 0; };
     nvmlUtilization_t u{};
-    if (api_.utilization && api_.utilization(d, &u) == NVML_SUCCESS) {
+    if (api_.utilization && (want(kBusyGfx) || want(kBusyUmc)) &&
+        api_.utilization(d, &u) == NVML_SUCCESS) {
       out->value[kBusyGfx] = u.gpu;
       out->value[kBusyUmc] = u.memory;
     }
     nvmlMemory_t m{};
-    if (api_.memory && api_.memory(d, &m) == NVML_SUCCESS)
+    if (api_.memory && want(kMemoryUsage) && api_.memory(d, &m) == NVML_SUCCESS)
       out->value[kMemoryUsage] = static_cast<double>(m.used) / 1e6;
     unsigned int v = 0;
-    if (api_.power && api_.power(d, &v) == NVML_SUCCESS) out->value[kPower] = v / 1000.0;
-    if (api_.temperature && api_.temperature(d, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS)
+    if (api_.power && want(kPower) && api_.power(d, &v) == NVML_SUCCESS)
+      out->value[kPower] = v / 1000.0;
+    unsigned long long mj = 0;
+    if (api_.energy && want(kEnergy) && api_.energy(d, &mj) == NVML_SUCCESS)
+      energy_.update(index, mj, 1e-3, out);
+    if (api_.temperature && want(kTemp) &&
+        api_.temperature(d, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS)
       out->value[kTemp] = v;
-    if (api_.clock && api_.clock(d, NVML_CLOCK_SM, &v) == NVML_SUCCESS) out->value[kGfxClock] = v;
-    if (api_.clock && api_.clock(d, NVML_CLOCK_MEM, &v) == NVML_SUCCESS) out->value[kMemClock] = v;
+    if (api_.clock && want(kGfxClock) && api_.clock(d, NVML_CLOCK_SM, &v) == NVML_SUCCESS)
+      out->value[kGfxClock] = v;
+    if (api_.clock && want(kMemClock) && api_.clock(d, NVML_CLOCK_MEM, &v) == NVML_SUCCESS)
+      out->value[kMemClock] = v;
     unsigned long long bits = 0;
-    if (api_.reasons && api_.reasons(d, &bits) == NVML_SUCCESS)
+    if (api_.reasons && want(kThrottle) && api_.reasons(d, &bits) == NVML_SUCCESS)
       out->value[kThrottle] = static_cast<double>(bits);
     // KB/s: NVML's KB is 1024 bytes.
-    if (api_.pcie && api_.pcie(d, NVML_PCIE_UTIL_TX_BYTES, &v) == NVML_SUCCESS)
+    if (api_.pcie && want(kPcieTx) && api_.pcie(d, NVML_PCIE_UTIL_TX_BYTES, &v) == NVML_SUCCESS)
       out->value[kPcieTx] = v * 1024.0 / 1e6;
-    if (api_.pcie && api_.pcie(d, NVML_PCIE_UTIL_RX_BYTES, &v) == NVML_SUCCESS)
+    if (api_.pcie && want(kPcieRx) && api_.pcie(d, NVML_PCIE_UTIL_RX_BYTES, &v) == NVML_SUCCESS)
       out->value[kPcieRx] = v * 1024.0 / 1e6;
-    if (api_.fields) read_nvlink(index, d, now_ns, out);
+    if (api_.fields && (want(kLinkTx) || want(kLinkRx))) read_nvlink(index, d, now_ns, out);
   }
 
   void close() override {
@@ -173,6 +185,7 @@ class NvmlSource final : public GpuSource {
   Api api_;
   std::vector<nvmlDevice_t> handles_;
   LinkRates links_;
+  EnergyCounter energy_;
 };
 
 }  // namespace

@@ -28,6 +28,7 @@ struct Api {
   decltype(&rsmi_dev_memory_busy_percent_get) memory_busy = nullptr;
   decltype(&rsmi_dev_memory_usage_get) memory_usage = nullptr;
   decltype(&rsmi_dev_power_ave_get) power = nullptr;
+  decltype(&rsmi_dev_energy_count_get) energy = nullptr;
   decltype(&rsmi_dev_temp_metric_get) temperature = nullptr;
   decltype(&rsmi_dev_gpu_clk_freq_get) clock = nullptr;
   decltype(&rsmi_dev_gpu_metrics_info_get) gpu_metrics = nullptr;
@@ -63,6 +64,7 @@ class RocmSmiSource final : public GpuSource {
     lib.sym("rsmi_dev_memory_busy_percent_get", &api_.memory_busy);
     lib.sym("rsmi_dev_memory_usage_get", &api_.memory_usage);
     lib.sym("rsmi_dev_power_ave_get", &api_.power);
+    lib.sym("rsmi_dev_energy_count_get", &api_.energy);
     lib.sym("rsmi_dev_temp_metric_get", &api_.temperature);
     lib.sym("rsmi_dev_gpu_clk_freq_get", &api_.clock);
     lib.sym("rsmi_dev_gpu_metrics_info_get", &api_.gpu_metrics);
@@ -81,6 +83,7 @@ class RocmSmiSource final : public GpuSource {
     uint32_t n = 0;
     if (api_.count(&n) != RSMI_STATUS_SUCCESS) n = 0;
     count_ = n;
+    energy_.reset(n);
     scratch_.assign(kScratch / sizeof(uint64_t), 0);
     return true;
   }
@@ -116,20 +119,29 @@ class RocmSmiSource final : public GpuSource {
     return rocm_order(devices);
   }
 
-  void read(uint32_t i, uint64_t, GpuReading* out) override {
+  void read(uint32_t i, uint64_t, MetricMask wanted, GpuReading* out) override {
     out->clear();
+    if (i >= count_) return;
+    const auto want = [wanted](GpuMetric m) { return (wanted & metric_bit(m)) != 0; };
     uint32_t pct = 0;
-    if (api_.busy && api_.busy(i, &pct) == RSMI_STATUS_SUCCESS) out->value[kBusyGfx] = pct;
-    if (api_.memory_busy && api_.memory_busy(i, &pct) == RSMI_STATUS_SUCCESS)
+    if (api_.busy && want(kBusyGfx) && api_.busy(i, &pct) == RSMI_STATUS_SUCCESS)
+      out->value[kBusyGfx] = pct;
+    if (api_.memory_busy && want(kBusyUmc) && api_.memory_busy(i, &pct) == RSMI_STATUS_SUCCESS)
       out->value[kBusyUmc] = pct;
     uint64_t used = 0;
-    if (api_.memory_usage && api_.memory_usage(i, RSMI_MEM_TYPE_VRAM, &used) == RSMI_STATUS_SUCCESS)
+    if (api_.memory_usage && want(kMemoryUsage) &&
+        api_.memory_usage(i, RSMI_MEM_TYPE_VRAM, &used) == RSMI_STATUS_SUCCESS)
       out->value[kMemoryUsage] = static_cast<double>(used) / 1e6;
     uint64_t microwatts = 0;
-    if (api_.power && api_.power(i, 0, &microwatts) == RSMI_STATUS_SUCCESS)
+    if (api_.power && want(kPower) && api_.power(i, 0, &microwatts) == RSMI_STATUS_SUCCESS)
       out->value[kPower] = static_cast<double>(microwatts) / 1e6;
+    uint64_t counts = 0, stamp = 0;
+    float microjoules = 0;  // per count
+    if (api_.energy && want(kEnergy) &&
+        api_.energy(i, &counts, &microjoules, &stamp) == RSMI_STATUS_SUCCESS && microjoules > 0)
+      energy_.update(i, counts, static_cast<double>(microjoules) * 1e-6, out);
     int64_t millicelsius = 0;
-    if (api_.temperature) {
+    if (api_.temperature && want(kTemp)) {
       // Edge where the board has that sensor, else junction (MI200/MI300 have no edge).
       if (api_.temperature(i, RSMI_TEMP_TYPE_EDGE, RSMI_TEMP_CURRENT, &millicelsius) ==
               RSMI_STATUS_SUCCESS ||
@@ -137,9 +149,9 @@ class RocmSmiSource final : public GpuSource {
               RSMI_STATUS_SUCCESS)
         out->value[kTemp] = static_cast<double>(millicelsius) / 1000.0;
     }
-    out->value[kGfxClock] = clock_mhz(i, RSMI_CLK_TYPE_SYS);
-    out->value[kMemClock] = clock_mhz(i, RSMI_CLK_TYPE_MEM);
-    if (api_.gpu_metrics) {
+    if (want(kGfxClock)) out->value[kGfxClock] = clock_mhz(i, RSMI_CLK_TYPE_SYS);
+    if (want(kMemClock)) out->value[kMemClock] = clock_mhz(i, RSMI_CLK_TYPE_MEM);
+    if (api_.gpu_metrics && want(kThrottle)) {
       std::memset(scratch_.data(), 0, kScratch);
       auto* m = reinterpret_cast<rsmi_gpu_metrics_t*>(scratch_.data());
       if (api_.gpu_metrics(i, m) == RSMI_STATUS_SUCCESS)
@@ -189,6 +201,7 @@ class RocmSmiSource final : public GpuSource {
   Api api_;
   uint32_t count_ = 0;
   bool deep_sleep_layout_ = false;
+  EnergyCounter energy_;
   std::vector<uint64_t> scratch_;  // 8-byte aligned; allocated at open, reused by read
 };
 
