@@ -27,6 +27,7 @@ import sys
 import types
 
 import numpy as np
+import pandas as pd
 
 from ..errors import RocpdError
 from ..io.connection import Connection
@@ -137,8 +138,6 @@ def _rank_pairs(pa, pb):
 
 def _ranks(d: Diff, settings) -> None:
     """Per-rank diffs and the slowest rank's (runs of more than one process)."""
-    import pandas as pd
-
     pairs = _rank_pairs(d.base.procs, d.new.procs)
     if len(pairs) < 2:
         d.ranks = pd.DataFrame()

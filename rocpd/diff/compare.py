@@ -4,6 +4,8 @@ noise."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ..io.connection import Connection
 from ..summary import core as _summary
 
@@ -16,8 +18,6 @@ def _side(db, kind, **filters):
 
 
 def diff_table(a_df, b_df):
-    import pandas as pd
-
     j = a_df.add_suffix("A").join(b_df.add_suffix("B"), how="outer")
     j = j.fillna({"CallsA": 0, "CallsB": 0, "TotalDurationNsA": 0, "TotalDurationNsB": 0})
     for c in ("CallsA", "CallsB", "TotalDurationNsA", "TotalDurationNsB"):

@@ -10,6 +10,7 @@ Ranges and samples belong to the step they start in; the step range itself is no
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..analysis.steps import key_of
 from .names import NO_LINE
@@ -64,8 +65,6 @@ def _step_of(steps, t: np.ndarray) -> np.ndarray:
 
 def proc(p, st, step_name, skip, hz) -> ProcSteps:
     """The steps of CPU-only process ``p`` (``st``: its steps from the analysis)."""
-    import pandas as pd
-
     steps, whole = whole_run(p, st, skip, _span(p))
     total = len(st) if st is not None and len(st) else 1
     steps["HostNs"] = steps["end"] - steps["start"]

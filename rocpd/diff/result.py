@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from .bootstrap import Resampler, Settings
 from .names import kernel_key, line_labels
@@ -147,8 +148,6 @@ def compute(base, new, pa, pb, settings: Settings, scope: str = "all processes",
             full: bool = True) -> Diff:
     """The diff of processes ``pa`` of run ``base`` against ``pb`` of run ``new``; without
     ``full``, only its summary and items (the per-rank table reads no more)."""
-    import pandas as pd
-
     settings = settings.for_runs(base.gpu)
     b = Builder(pa, pb, lambda na, nb, ia, ib, ra, rb: Resampler(na, nb, settings, ia, ib, ra, rb))
     items = b.items()

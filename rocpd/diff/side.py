@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from ..analysis.steps import assign, launch_times
 from .names import NO_LINE, api_key, kernel_key
@@ -73,8 +74,6 @@ def gpu_span(p) -> tuple[int, int]:
 def whole_run(p, st, skip: int, span):
     """(steps, whole): the kept steps of ``st`` renumbered from 0, or (no steps) the run from
     ``span`` (first, last time) as one step."""
-    import pandas as pd
-
     if st is None or st.empty:
         lo, hi = span
         return pd.DataFrame({"step": [0], "start": [lo], "end": [hi + 1], "tid": [p.pid],
@@ -87,8 +86,6 @@ def whole_run(p, st, skip: int, span):
 
 
 def proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
-    import pandas as pd
-
     steps, whole = whole_run(p, st, skip, gpu_span(p))
     total = len(st) if st is not None and len(st) else 1
     steps["HostNs"] = steps["end"] - steps["start"]
@@ -163,8 +160,6 @@ def _wait_line(b):
 
 
 def _waits(blocking, steps):
-    import pandas as pd
-
     if blocking is None or blocking.empty:
         return pd.DataFrame(columns=["start", "end", "tid", "name", "blocking", "step", "line", "key"])
     k = _step_at(steps, blocking["start"].to_numpy(np.int64))
@@ -175,8 +170,6 @@ def _waits(blocking, steps):
 def _idle(p, gaps, steps, blocking, step_of):
     """GPU idle charged to steps: step, line, kind ("sync" when the analysis charges it to a
     wait, else "idle"), key, name, ns."""
-    import pandas as pd
-
     cols = ["step", "line", "kind", "key", "name", "ns", "start", "end", "gpu"]
     if gaps is None or gaps.empty:
         return pd.DataFrame(columns=cols)

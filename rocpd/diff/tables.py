@@ -15,6 +15,7 @@ of a line add up to the line, and the idle rows to the idle phase and the step's
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .bootstrap import order, verdicts
 from .names import NO_LINE, line_labels
@@ -35,8 +36,6 @@ def _n_steps(procs) -> tuple[int, np.ndarray]:
 
 
 def _long(procs, name, labels):
-    import pandas as pd
-
     frames = [getattr(ps, name) for ps in procs if len(getattr(ps, name))]
     if not frames:
         return pd.DataFrame()
@@ -73,8 +72,6 @@ def _pair(wa, wb):
 
 def _matrix(long, keys, n, have):
     """Per-step means (rows: ``keys``; columns: steps 0..n-1) of ns and count."""
-    import pandas as pd
-
     if long is None or long.empty or n == 0:
         idx = pd.MultiIndex.from_tuples([], names=keys) if len(keys) > 1 else pd.Index([], name=keys[0])
         return pd.DataFrame(index=idx, columns=range(n), dtype=float), \
@@ -123,8 +120,6 @@ class Builder:
         Series by row key, or a function of (row keys, present in A, present in B, change).
         ``is_idle``: which rows of the long tables are GPU idle (their per-step figure is the
         trimmed mean); default: the idle kinds."""
-        import pandas as pd
-
         is_idle = is_idle or (lambda w: w["kind"].isin(IDLE_KINDS))
         wa, ia, ca = self._sides(keys, la, self.na, self.have_a, is_idle)
         wb, ib, cb = self._sides(keys, lb, self.nb, self.have_b, is_idle)
@@ -203,8 +198,6 @@ class Builder:
                          "key"]])
 
     def phases(self, items):
-        import pandas as pd
-
         la = _long(self.pa, "phases", {}).assign(count=0) if self.pa else None
         lb = _long(self.pb, "phases", {}).assign(count=0) if self.pb else None
         idle = pd.Series({"idle": float(_idle_part(items).sum())})
@@ -216,8 +209,6 @@ class Builder:
         return order(df[["phase", *_STATS, "status"]])
 
     def summary(self, items):
-        import pandas as pd
-
         idle = [float(_idle_part(items).sum())]
         rows = {}
         gpu_a = _measure(self.pa, "GpuNs", self.na, self.have_a)
@@ -276,8 +267,6 @@ def _idle_items(idx, present_a, present_b, delta):
 
 def _idle_part(items):
     """The host-paced idle part of the items' changes (see ``_idle_items``), per line."""
-    import pandas as pd
-
     if items.empty:
         return pd.Series(dtype=float, index=pd.Index([], name="line"))
     paced = (items["kind"] == "idle") | ((items["kind"] == "sync") & (items["status"] == "both"))
@@ -330,8 +319,6 @@ def _note(kind, status, mem_a, mem_b, count_a, count_b) -> str:
 
 
 def _empty_items():
-    import pandas as pd
-
     return pd.DataFrame(columns=["line", "kind", "name", *_STATS, "BaseCount", "NewCount", "status",
                                  "note", "key", "name_base", "name_new", "memory_base", "memory_new"])
 
@@ -342,8 +329,6 @@ WHAT = {"kernel": "kernel", "collective": "collective", "copy": "copy", "sync": 
 def appeared(items):
     """What appeared or vanished (kernels, copies, syncs), copies whose memory kind changed and
     work launched more or fewer times per step: one row each, largest time first."""
-    import pandas as pd
-
     cols = ["what", "line", "kind", "name", "BaseCount", "NewCount", "DeltaNs", "significant"]
     if items.empty:
         return pd.DataFrame(columns=cols)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import os
 
+import pandas as pd
+
 from .energy import text as energy_text
 from .runs import RECOMMENDED_RUNS
 
@@ -146,8 +148,6 @@ def _more(df, shown) -> str:
 
 
 def _table(df, key_cols, units, top, extra=()) -> str:
-    import pandas as pd
-
     if df is None or not len(df):
         return "(none)"
     shown = df.head(top) if top else df
@@ -164,8 +164,6 @@ def _table(df, key_cols, units, top, extra=()) -> str:
 
 
 def _appeared(df, units, top) -> str:
-    import pandas as pd
-
     if df is None or not len(df):
         return "(nothing appeared or vanished)"
     shown = df.head(top) if top else df
@@ -179,8 +177,6 @@ def _appeared(df, units, top) -> str:
 
 
 def _ranks(df, units, top) -> str:
-    import pandas as pd
-
     shown = df.head(top) if top else df
     out = pd.DataFrame({"rank": shown["rank"]})
     out[f"step base {units}"] = shown["BaseNs"].map(lambda v: fmt_ns(v, units))

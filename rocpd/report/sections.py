@@ -15,6 +15,8 @@ import html
 import importlib
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from ..summary import stats
 from ..textfmt import clip_long, more_rows, scaled
 
@@ -115,8 +117,6 @@ def _slug(text: str) -> str:
 
 def table_html(df, units: str = "us", max_rows: int | None = None) -> str:
     """A DataFrame as an HTML table: ``*Ns`` columns shown in ``units``, long text clipped."""
-    import pandas as pd
-
     if df is None or len(df) == 0:
         return "<p class='muted'>(no rows)</p>"
     shown = scaled(df.head(max_rows) if max_rows else df, units)

@@ -191,3 +191,51 @@ def test_a_package_loads_its_parents_and_their_imports(tmp_path):
     assert loaded_by("pkg.sub.mod", imports, mods) == {"pkg", "pkg.base", "pkg.sub"}
     _, idle, _ = lazy_import_problems(tmp_path, {"pkg.sub.*": "why"}, {"pkg": ("pkg",)}, mods)
     assert [i.split(":")[1] for i in idle] == ["2", "3"]
+
+
+# pandas and numpy are required dependencies (pyproject.toml): a module that works on frames
+# imports them at its top. Inside a function only in these modules, each with why: what loads
+# before a profiled program (B7) or to build a parser, and the light readers ROCm's names stand
+# for.
+LAZY_FRAMES = {
+    "rocprof.*": "every profiled process and the launcher: nothing before the program that "
+                 "recording does not need; frames load at exit, for -S/--stats/-f only",
+    "rocpd": "the facade: `import rocpd` needs the standard library only",
+    "rocpd.cli.*": "`rocpd` imports every subcommand to build its parser: frames load when one runs",
+    "rocpd.io.*": "a Connection alone (ROCm's rocpd.connect) reads with the standard library and "
+                  "sqlite3; its frame methods load pandas when called (tests/unit/rocpd/test_layers)",
+    "rocpd.regex": "the launcher checks --kernel-include-regex with it before the program: frames "
+                   "load only to filter a frame",
+    "rocpd.textfmt": "console text for the launcher's exit lines and a bare Connection: frames load "
+                     "for a table only",
+    "rocpd.summary.rocm": "`rocpd summary`'s parser reads its -f choices here",
+    "rocpd.export.*": "the launcher reads the export registry before the program (-f)",
+}
+REQUIRED_FRAMES = ("pandas", "numpy")
+
+
+def frame_imports_inside_functions(root: pathlib.Path = ROOT, lazy=LAZY_FRAMES) -> list[str]:
+    """Function-level imports of pandas or numpy in modules outside ``lazy``, as
+    "file:line: text"."""
+    out = []
+    for name, (path, _) in sorted(all_modules(root).items()):
+        if path is None or lazy_entry(name, lazy) is not None:
+            continue
+        for node, inside in _imports(ast.parse(path.read_text(), str(path))):
+            if inside and isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                    n.partition(".")[0] in REQUIRED_FRAMES for n in _names(node, name, {})):
+                out.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def test_pandas_and_numpy_load_at_the_top_of_modules_that_use_them():
+    found = frame_imports_inside_functions()
+    assert not found, ("pandas/numpy imported inside functions of modules that work on frames: "
+                       "import them at the top (or add the module to LAZY_FRAMES with why it "
+                       "must load late)\n  " + "\n  ".join(found))
+
+
+def test_a_frame_import_inside_a_function_is_found(tmp_path):
+    _write(tmp_path, {"rocpd/__init__.py": "", "rocpd/low.py": "def f():\n    import pandas\n",
+                      "rocpd/cli/__init__.py": "def g():\n    import numpy as np\n"})
+    assert frame_imports_inside_functions(tmp_path) == ["rocpd/low.py:2: import pandas"]
