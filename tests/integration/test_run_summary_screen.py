@@ -27,7 +27,10 @@ def test_demo_with_samples_fits_one_screen(tmp_path):
     assert len(shown) <= SCREEN, "\n".join(shown)
     text = "\n".join(shown)
     assert "== SAMPLES" in text and "== TOP FINDINGS" in text
-    assert "slowest phase" in text and "nothing to break down" not in text
+    # The findings come from the phases and the samples: which of the two ranks among the top
+    # three moves with the machine's load (the hot lines' share of samples, the missed samples).
+    assert "nothing to break down" not in text
+    assert "slowest phase" in text or "sampled threads spent their time there" in text, text
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
