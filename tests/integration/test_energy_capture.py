@@ -14,6 +14,7 @@ import sys
 import pytest
 from metrics_standins import build, nvml_value
 from support import WORKLOADS, _env, open_db
+from test_device_metrics import series
 
 WATTS = 100.0
 RSMI_J_PER_COUNT = 15.25e-6  # the stand-in's resolution (ENERGY_COUNT_UJ)
@@ -41,18 +42,6 @@ def record(tmp_path, env: dict, *options, seconds: float = 1.0) -> tuple[str, st
                        env=full, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return str(tmp_path / "e_results.db"), r.stderr
-
-
-def series(db: str) -> dict[str, list[tuple[int, float]]]:
-    """Track name -> [(timestamp, value)] in time order."""
-    out: dict[str, list] = {}
-    with open_db(db) as c:
-        for name, ts, value in c.execute(
-                "SELECT TN.string, SA.timestamp, PE.value FROM rocpd_sample SA"
-                " JOIN rocpd_track T ON T.id = SA.track_id JOIN rocpd_string TN ON TN.id = T.name_id"
-                " JOIN rocpd_pmc_event PE ON PE.event_id = SA.event_id ORDER BY SA.timestamp"):
-            out.setdefault(name, []).append((ts, value))
-    return out
 
 
 def meta(db: str) -> dict[str, str]:
