@@ -58,6 +58,20 @@ def describe(row, units: str) -> str:
 
 
 def verdict(d, units: str = "us") -> str:
+    """The largest significant change of the step's work, then energy per step's verdict when
+    it changed significantly (a step as fast but hungrier is a regression of its own)."""
+    return _time_verdict(d, units) + _energy_verdict(d.energy)
+
+
+def _energy_verdict(df) -> str:
+    if df is None or not len(df) or not bool(df.iloc[0]["significant"]):
+        return ""
+    x = df.iloc[0]
+    return (f"; energy per step {x['verdict']}: {x['DeltaJ']:+,.3f} J"
+            f" ({x['DeltaPercent']:+.1f}%)")
+
+
+def _time_verdict(d, units: str) -> str:
     sig = d.significant
     step = d.summary.iloc[0]
     if not len(sig) and bool(step["significant"]):

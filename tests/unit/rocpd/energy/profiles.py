@@ -37,23 +37,25 @@ def end_of_run(steps: int = STEPS) -> int:
     return T0 + LEAD + steps * len(PHASES) * PHASE + LEAD
 
 
-def true_energy(t, steps: int = STEPS) -> np.ndarray:
-    """Joules from T0 to each time ``t`` of the profile."""
+def true_energy(t, steps: int = STEPS, scale: float = 1.0) -> np.ndarray:
+    """Joules from T0 to each time ``t`` of the profile (``scale``: each phase's power above
+    idle multiplied by it)."""
     t = np.asarray(t, dtype=np.float64)
     out = (t - T0) / 1e9 * IDLE_W
     for _, s, e, w in phases(steps):
-        out += np.clip(t - s, 0, e - s) / 1e9 * (w - IDLE_W)
+        out += np.clip(t - s, 0, e - s) / 1e9 * (w - IDLE_W) * scale
     return out
 
 
-def counter_readings(steps: int = STEPS, offset: int = 7 * MS, stale_repeat: bool = True):
+def counter_readings(steps: int = STEPS, offset: int = 7 * MS, stale_repeat: bool = True,
+                     scale: float = 1.0):
     """(time, counter J) read every READ_EVERY; the counter updates every PERIOD from T0 +
     ``offset`` (without ``stale_repeat``: it updates at every reading)."""
     reads = np.arange(T0 + 3 * MS, end_of_run(steps), READ_EVERY)
     if not stale_repeat:
-        return list(zip(reads.tolist(), (1000.0 + true_energy(reads, steps)).tolist(), strict=True))
+        return list(zip(reads.tolist(), (1000.0 + true_energy(reads, steps, scale)).tolist(), strict=True))
     last_update = T0 + offset + ((reads - T0 - offset) // PERIOD) * PERIOD
-    return list(zip(reads.tolist(), (1000.0 + true_energy(last_update, steps)).tolist(), strict=True))
+    return list(zip(reads.tolist(), (1000.0 + true_energy(last_update, steps, scale)).tolist(), strict=True))
 
 
 def power_readings(steps: int = STEPS):
@@ -66,10 +68,11 @@ def power_readings(steps: int = STEPS):
 
 
 def build(path, source: str = "counter", steps: int = STEPS, period_metadata: bool = True,
-          overlap: bool = False, stale_repeat: bool = True) -> str:
+          overlap: bool = False, stale_repeat: bool = True, scale: float = 1.0) -> str:
     """The run's database at ``path``; ``source``: "counter", "power" or "none" (no samples).
     ``overlap``: each GEMM phase runs two kernels side by side ("gemm_a" over the whole phase,
-    "gemm_b" over its second half) instead of kernels back to back."""
+    "gemm_b" over its second half) instead of kernels back to back. ``scale``: the counter's power above idle
+    multiplied by it (the same work, hungrier)."""
     path = str(path)
     with DatabaseBuilder(path, gpus=1) as b:
         t = T0 + LEAD
@@ -95,7 +98,7 @@ def build(path, source: str = "counter", steps: int = STEPS, period_metadata: bo
         if source != "none":
             b.metadata("rocprof.energy.source.gpu0", source)
     if source == "counter":
-        add_metric_samples(path, "device_energy", "J", counter_readings(steps, stale_repeat=stale_repeat))
+        add_metric_samples(path, "device_energy", "J", counter_readings(steps, stale_repeat=stale_repeat, scale=scale))
     if source in ("counter", "power"):
         add_metric_samples(path, "device_power", "W", power_readings(steps))
     if source == "none":

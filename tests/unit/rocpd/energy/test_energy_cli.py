@@ -50,3 +50,21 @@ def test_diff_compares_energy_per_step_when_both_have_it(counter_db, tmp_path, r
     # one side without: no energy row
     none = build(tmp_path / "none.db", source="none")
     assert rocpd.diff(counter_db, none).energy is None
+
+
+def test_diff_verdict_and_tables_carry_a_significant_energy_change(cli, counter_db, tmp_path):
+    # energy is judged as host-side time is: against a run-to-run noise of 5 % of a step here
+    hungrier = build(tmp_path / "hungrier.db", scale=1.5)
+    d = rocpd.diff(counter_db, hungrier, run_noise=0.05)
+    row = d.energy.iloc[0]
+    assert bool(row["significant"]) and row["verdict"] == "more", row
+    assert row["DeltaJ"] == pytest.approx(0.5 * (340.0 - 120.0), rel=0.05)
+    assert "energy per step more: +" in d.verdict()
+    # the same work at the same power: the verdict says nothing of energy
+    same = build(tmp_path / "same.db")
+    assert "energy per step" not in rocpd.diff(counter_db, same, run_noise=0.05).verdict()
+    rc, out, err = cli("diff", counter_db, hungrier, "--run-noise", "0.05", "--format", "csv", "-o",
+                       str(tmp_path / "d"))
+    assert rc == 0, err
+    assert "energy per step more" in out
+    assert (tmp_path / "d_energy.csv").read_text().splitlines()[0].startswith("metric,BaseJ,NewJ")
