@@ -1,0 +1,134 @@
+"""What `--energy` costs a training step, on the GPU machine (the energy issue's goal: <= 0.5 %
+of step time).
+
+One process runs sessions back to back on warmed-up workloads, alternating a session without
+and with the energy reader (and the same pair under --sys-trace), order reversed every other
+round so that a drift cancels out. Across processes this host's step time spreads far more than
+the cost measured here, so only sessions of one process are compared. The energy reader is a
+thread of its own reading NVML's cumulative counter (and power) at --process-freq's rate; what
+it can cost the step is that thread's CPU time and any contention with the launching thread.
+
+Reported per workload and pair: the median over rounds of (with - without) / without of the
+step time (the fastest of 8 batches, benchmarks/gpu_launch_cost.py's figure) with quartiles, the
+CPU time of threads other than the launching one per second, and the energy readings stored per
+second (the rate actually achieved).
+
+  python3 benchmarks/gpu_energy_cost.py [--rounds 16] [--steps 40] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "benchmarks")]
+
+from gpu_launch_cost import Workload, options_for  # noqa: E402  (sets sys.path for rocprof)
+
+PAIRS = [("default", []), ("sys-trace", ["--sys-trace=true"])]
+
+
+class Gemm:
+    """A GPU-bound step: bf16 GEMMs of 8192^2 (~5 ms each on an H100/H200), 8 per step."""
+
+    def __init__(self, steps):
+        import torch
+
+        self.name, self.torch, self.units = "gemm", torch, steps
+        self.a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+        self.b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+        self.run(3)
+        torch.cuda.synchronize()
+
+    def run(self, n):
+        for _ in range(n):
+            for _ in range(8):
+                self.c = self.a @ self.b
+
+    timed = Workload.timed
+
+
+def readings(db: str) -> int:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT count(*) FROM metric_samples WHERE metric = 'device_energy'").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+    finally:
+        con.close()
+
+
+def measure(rounds: int, steps: int) -> dict:
+    import torch  # noqa: F401  (first: CUPTI from the PyTorch wheel is the one loaded)
+    from rocprof.session import Session
+
+    loads = [Workload("transformer", 0, steps), Gemm(max(4, steps // 8))]
+    tmp = tempfile.mkdtemp(prefix="energy_cost_")
+    res = {w.name: {f"{p}{e}": [] for p, _ in PAIRS for e in ("", "+energy")} for w in loads}
+    for i in range(rounds):
+        for pair, argv in PAIRS:
+            order = ([], ["--energy=true"]) if i % 2 == 0 else (["--energy=true"], [])
+            for extra in order:
+                label = pair + ("+energy" if extra else "")
+                for w in loads:
+                    opts = options_for([*argv, *extra])
+                    opts.output_dir, opts.output_file = tmp, f"{w.name}_{label}"
+                    s = Session(opts)
+                    s.start()
+                    m = w.timed()
+                    s.stop()
+                    m["readings"] = readings(s.path)
+                    res[w.name][label].append(m)
+                    os.unlink(s.path)
+    return res
+
+
+def quartiles(xs):
+    q = statistics.quantiles(xs, n=4) if len(xs) >= 2 else [xs[0]] * 3
+    return q[0], statistics.median(xs), q[2]
+
+
+def report(res: dict) -> None:
+    print("| workload | pair | step time (without) | added by --energy: median [q1, q3] | "
+          "other threads' CPU, ms/s (without -> with) | energy readings/s |")
+    print("|---|---|---|---|---|---|")
+    for name, by in res.items():
+        for pair, _ in PAIRS:
+            off, on = by[pair], by[pair + "+energy"]
+            rel = [(b["best"] - a["best"]) / a["best"] * 100 for a, b in zip(off, on, strict=True)]
+            q1, med, q3 = quartiles(rel)
+            cpu_off = statistics.median(a["other_cpu"] / a["wall"] * 1e3 for a in off)
+            cpu_on = statistics.median(b["other_cpu"] / b["wall"] * 1e3 for b in on)
+            rate = statistics.median(b["readings"] / b["wall"] for b in on)
+            print(f"| {name} | {pair} | {statistics.median(a['best'] for a in off) * 1e3:,.1f} ms |"
+                  f" {med:+.2f} % [{q1:+.2f}, {q3:+.2f}] | {cpu_off:.1f} -> {cpu_on:.1f} |"
+                  f" {rate:,.0f} |")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=16)
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--json", metavar="FILE")
+    args = ap.parse_args()
+    import torch
+
+    if not torch.cuda.is_available():
+        print("gpu_energy_cost: no CUDA GPU here; run it on the GPU host")
+        return 2
+    res = measure(args.rounds, args.steps)
+    if args.json:
+        Path(args.json).write_text(json.dumps(res))
+    report(res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
