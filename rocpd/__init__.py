@@ -50,10 +50,10 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(".diff", __name__)
-    if name == "energy":  # rocpd.energy(db, by=...): the package rocpd.energy, callable
+    if name in ("energy", "memory"):  # rocpd.energy(db, by=...), rocpd.memory(db): callable
         import importlib
 
-        return importlib.import_module(".energy", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(name)
 
 
