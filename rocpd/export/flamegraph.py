@@ -39,7 +39,8 @@ def _color(name: str) -> str:
     return f"rgb({205 + h % 50},{80 + (h >> 8) % 120},{30 + (h >> 16) % 40})"
 
 
-def render(folded, title: str = "Flame graph", width: int = 1200) -> str:
+def render(folded, title: str = "Flame graph", width: int = 1200, unit: str = "samples") -> str:
+    """The SVG of ``folded`` (stack -> weight); ``unit``: what a weight counts."""
     root = _tree(folded)
     total = root["n"]
     depth = _depth(root)
@@ -48,7 +49,7 @@ def render(folded, title: str = "Flame graph", width: int = 1200) -> str:
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="monospace" font-size="11">',
            f'<text x="{width / 2}" y="{ROW - 3}" text-anchor="middle">{html.escape(title)} '
-           f'({total} samples)</text>']
+           f'({total} {unit})</text>']
 
     def draw(name, node, x, level):
         w = node["n"] * scale
@@ -57,7 +58,7 @@ def render(folded, title: str = "Flame graph", width: int = 1200) -> str:
         y = height - (level + 1) * ROW
         pct = 100.0 * node["n"] / total
         label = html.escape(name)
-        out.append(f'<g><title>{label} ({node["n"]} samples, {pct:.2f}%)</title>'
+        out.append(f'<g><title>{label} ({node["n"]} {unit}, {pct:.2f}%)</title>'
                    f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 1}" '
                    f'fill="{_color(name)}" rx="2"/>')
         chars = int(w / 7)
