@@ -30,6 +30,7 @@ import pandas as pd
 from ..collectives import calls
 from ..energy import meter
 from ..errors import RocpdError
+from ..memory import compute as memory_compute  # a module: rocpd.memory reads rocpd.analysis
 from ..summary.samples import missed_and_taken
 from . import attribution, cpu, quiet, rules
 from .activity import COMM_PATTERN, Process, load
@@ -76,6 +77,7 @@ class Analysis:
     samples_taken: int = 0
     collectives: object = None  # rocpd.collectives.calls: NCCL/RCCL calls (--rccl-trace)
     meters: list = field(default_factory=list)  # rocpd.energy.meter: each GPU's energy (--energy)
+    memory: object = None  # rocpd.memory.MemoryAnalysis (--memory-allocation-trace), or None
     _cache: dict = field(default_factory=dict, repr=False)
 
     def _core(self):
@@ -205,7 +207,8 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
             raise RocpdError(f"--step {name!r}: no ROCTx range of that name (or that name followed by"
                              " a number); list ranges with `rocpd analyze DB --section ranges`")
     return Analysis(procs, name, source, short_ns, collectives=calls(db),
-                    meters=meter.read(db, **filters), **drop_counts(db))
+                    meters=meter.read(db, **filters),
+                    memory=memory_compute.analyze_if_any(db, procs, name, **filters), **drop_counts(db))
 
 
 def drop_counts(db) -> dict:

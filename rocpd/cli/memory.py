@@ -8,6 +8,7 @@ import rocpd
 
 from ..io.output_file import open_output
 from ..memory import VIEWS, analyze
+from ..memory.text import header, human, oom_text
 from ..textfmt import more_rows
 from . import (
     add_command,
@@ -113,51 +114,3 @@ def _empty(view, m) -> str:
     if view in ("peak", "fragmentation") and not m.has_lines:
         return "no allocator events: only the driver's allocations were recorded"
     return "(no rows)"
-
-
-def header(m) -> str:
-    """The figures the rest explains: each device's peaks, where the rows came from."""
-    src = sorted({v.get("rocprof.memory.source", "") for v in m.sources.values()} - {""})
-    lines = [f"rocpd memory: {', '.join(src) or 'allocation records'}; step range: "
-             + (f"'{m.step_name}'" if m.step_name else "none")]
-    for r in m.summary.itertuples(index=False):
-        lines.append(f"{r.process} GPU {r.device}: peak allocated {fmt_bytes(r.PeakAllocatedBytes)},"
-                     f" reserved {fmt_bytes(r.PeakReservedBytes)}, held at the driver"
-                     f" {fmt_bytes(r.PeakDriverBytes)}; {r.AllocatorEvents} allocator events"
-                     + (f", {r.OOMs} out-of-memory" if r.OOMs else ""))
-    return "\n".join(lines)
-
-
-def oom_text(m) -> str:
-    out = []
-    for r in m.oom.itertuples(index=False):
-        free = fmt_bytes(r.DeviceFreeBytes)
-        out.append(f"{r.process} GPU {r.device}: a request of {fmt_bytes(r.RequestBytes)} failed at"
-                   f" {r.line} ({r.function or '?'}); the driver had"
-                   f" {'an unknown amount' if free == '-' else free} free; allocated {fmt_bytes(r.AllocatedBytes)}, reserved"
-                   f" {fmt_bytes(r.ReservedBytes)}, largest free block in the segments"
-                   f" {fmt_bytes(r.LargestFreeBlockBytes)}")
-        live = m.oom_live[(m.oom_live["oom"] == r.oom)]
-        out.append("live then, by line:\n" + (text_table(human(live.head(10))) if len(live)
-                                              else "(nothing)"))
-    return "\n".join(out)
-
-
-def fmt_bytes(n) -> str:
-    """'1.50 GiB', '12.0 MiB', '512 B'."""
-    if n is None or n != n:
-        return "-"
-    n = float(n)
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if abs(n) >= 1 << shift:
-            return f"{n / (1 << shift):.2f} {unit}"
-    return f"{int(n)} B"
-
-
-def human(df):
-    """Byte columns as 'MiB'/'GiB' text for printing (the DataFrames keep bytes)."""
-    out = df.copy()
-    for c in out.columns:
-        if "Bytes" in c:
-            out[c] = [fmt_bytes(v) for v in out[c]]
-    return out
