@@ -18,7 +18,7 @@ rocpd diff base/ new/ --units ms --top 20            # folders of rank databases
 rocpd diff base.db new.db -o diff.html               # HTML: the tables and the median steps side by side
 rocpd diff base.db new.db --format csv -o out/diff   # out/diff_items.csv, out/diff_lines.csv ...
 """
-TABLES = ("summary", "items", "lines", "kernels", "phases", "appeared", "ranks", "energy")
+TABLES = ("summary", "items", "lines", "kernels", "phases", "appeared", "ranks", "energy", "memory")
 
 
 def add_parser(sub) -> None:

@@ -32,7 +32,7 @@ import pandas as pd
 from ..errors import RocpdError
 from ..io.connection import Connection
 from ..textfmt import records_were
-from . import energy, runs
+from . import energy, memory, runs
 from .bootstrap import Settings
 from .load import load
 from .result import Diff, compute
@@ -91,6 +91,7 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
                          " with like (both with GPU work, or both by ROCTx ranges and samples)")
     d = compute(base, new, base.procs, new.procs, settings)
     d.energy = energy.compare(base, new, d.settings)
+    d.memory = memory.compare(base, new)
     _ranks(d, settings)
     if runs.one_side_first(base.procs, new.procs):
         d.notes.append("every run of one side ran before every run of the other: a drift of the"

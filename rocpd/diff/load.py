@@ -15,7 +15,7 @@ def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
     processes did no GPU work is read as a CPU run (``Side.gpu`` False)."""
     a = analyze(db, step=step, **filters)
     side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped,
-                meters=a.meters)
+                meters=a.meters, memory=a.memory)
     side.gpu = any(not p.gpu.empty for p in a.processes)
     hz = _rates(db)
     offset = 0

@@ -32,7 +32,9 @@ class Diff:
     - ``ranks``: per rank, its step time and its largest change (runs of several ranks);
     - ``slowest``: the diff of the new run's slowest rank against the same rank of the baseline;
     - ``energy``: energy per step (joules: BaseJ, NewJ, DeltaJ ...), when both runs recorded
-      energy counter or power samples (rocpd.diff.energy), else None.
+      energy counter or power samples (rocpd.diff.energy), else None;
+    - ``memory``: GPU memory at the peak (peak allocated, reserved, the lines that changed it;
+      BaseBytes, NewBytes, DeltaBytes ...), when both runs recorded it (rocpd.diff.memory).
 
     Each compared row has BaseNs, NewNs, DeltaNs (new - base), CiLowNs/CiHighNs (the bootstrap
     interval of DeltaNs at ``settings.confidence``), DeltaPercent, ``significant`` and ``verdict``;
@@ -59,6 +61,7 @@ class Diff:
     slowest_rank: int | None = None
     notes: list = field(default_factory=list)
     energy: object = None  # rocpd.diff.energy: energy per step, when both runs recorded it
+    memory: object = None  # rocpd.diff.memory: GPU memory at the peak, by line, when both recorded it
     _procs: tuple = field(default=((), ()), repr=False)
 
     # -- what it says -------------------------------------------------------------------------

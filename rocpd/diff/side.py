@@ -62,6 +62,7 @@ class Side:
     dropped: int = 0
     notes: list = field(default_factory=list)
     meters: list = field(default_factory=list)  # rocpd.energy.meter: each GPU's energy, if any
+    memory: object = None  # rocpd.memory.MemoryAnalysis, when GPU memory was recorded
 
 
 def gpu_span(p) -> tuple[int, int]:

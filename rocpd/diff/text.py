@@ -9,6 +9,8 @@ import os
 import pandas as pd
 
 from .energy import text as energy_text
+from .memory import text as memory_text
+from .memory import verdict as memory_verdict
 from .runs import RECOMMENDED_RUNS
 
 UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -59,8 +61,9 @@ def describe(row, units: str) -> str:
 
 def verdict(d, units: str = "us") -> str:
     """The largest significant change of the step's work, then energy per step's verdict when
-    it changed significantly (a step as fast but hungrier is a regression of its own)."""
-    return _time_verdict(d, units) + _energy_verdict(d.energy)
+    it changed significantly (a step as fast but hungrier is a regression of its own), then the
+    GPU memory peak when it changed (rocpd.diff.memory)."""
+    return _time_verdict(d, units) + _energy_verdict(d.energy) + memory_verdict(d.memory)
 
 
 def _energy_verdict(df) -> str:
@@ -273,6 +276,8 @@ def body(d, top: int, units: str) -> list[str]:
     out += ["", "== STEP ==", _table(d.summary, ["metric"], units, 0)]
     if d.energy is not None:
         out.append(energy_text(d.energy))
+    if getattr(d, "memory", None) is not None:
+        out.append(memory_text(d.memory))
     out += ["", "== CHANGES, REGRESSIONS FIRST (line, kind, kernel) ==",
             _table(d.items, ["line", "kind", "name"], units, top, ("note",))]
     out += ["", "== LINES ==", _table(d.lines, ["line"], units, top, ("top_item",))]
