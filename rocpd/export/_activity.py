@@ -129,11 +129,14 @@ def allocations(conn, where: str, params: list, agent_index: str = LABEL_INDEX) 
     """Bytes allocated per (guid, pid, agent label) over time: [(guid, pid, label, ts, total)],
     each step where an allocation returns (+size) or a free begins (-size). A free is matched
     to its allocation by address (ROCm records neither size nor agent on a free); a free of an
-    address never allocated in view changes nothing. Labels as :func:`gpu_activity`'s."""
+    address never allocated in view changes nothing. Labels as :func:`gpu_activity`'s. PyTorch's
+    caching-allocator rows (categories TORCH_ALLOCATOR_*: blocks and segments inside memory the
+    runtime rows already count) are left out: :func:`allocator_totals` draws them."""
     rows = conn.execute(
         'SELECT guid, pid, type, start, "end", address, size, agent_type,'
         f" {agent_column(agent_index)} FROM memory_allocations"
-        f" WHERE {where} AND level IS NOT 'SCRATCH' ORDER BY start", params).fetchall()
+        f" WHERE {where} AND level IS NOT 'SCRATCH' AND COALESCE(category, '') NOT LIKE 'TORCH\\_ALLOCATOR\\_%'"
+        " ESCAPE '\\' ORDER BY start", params).fetchall()
     live: dict[tuple, tuple] = {}  # (guid, address) -> (label, size)
     steps: list[tuple] = []
     for guid, pid, typ, start, end, address, size, a_type, a_index in rows:
@@ -150,6 +153,44 @@ def allocations(conn, where: str, params: list, agent_index: str = LABEL_INDEX) 
         totals[key] = totals.get(key, 0) + delta
         out.append((guid, pid, label, ts, totals[key]))
     return out
+
+
+def allocator_totals(conn, where: str, params: list,
+                     agent_index: str = LABEL_INDEX) -> Iterator[tuple]:
+    """PyTorch's caching allocator per (guid, pid, agent label) over time: (guid, pid, label, ts,
+    allocated, reserved) after each of its actions, ``allocated`` the live blocks' bytes (what
+    torch counts as allocated), ``reserved`` the live segments' (rocpd.memory.rows says which
+    rows these are). A free is matched to its allocation by address; several actions at one
+    time give one point. Read as iterated."""
+    cur = conn.execute(
+        f"SELECT guid, pid, category, type, start, address, size, agent_type,"
+        f" {agent_column(agent_index)} FROM memory_allocations WHERE {where} AND category IN"
+        " ('TORCH_ALLOCATOR_BLOCK', 'TORCH_ALLOCATOR_SEGMENT') ORDER BY start, id", params)
+    live: dict[tuple, tuple] = {}   # (guid, category, address) -> (label, size)
+    totals: dict[tuple, list] = {}  # (guid, pid, label) -> [allocated, reserved]
+    pending: dict[tuple, int] = {}  # keys changed at the current time
+    now = None
+    while rows := cur.fetchmany(5000):
+        for guid, pid, cat, typ, ts, address, size, a_type, a_index in rows:
+            if ts != now:
+                for k, t in pending.items():
+                    yield (*k, t, *totals[k])
+                pending.clear()
+                now = ts
+            old = live.pop((guid, cat, address), None)
+            j = 0 if cat == "TORCH_ALLOCATOR_BLOCK" else 1
+            if old is not None:
+                k = (guid, pid, old[0])
+                totals[k][j] -= old[1]
+                pending[k] = ts
+            if typ != "FREE":
+                label = _agent_label(a_type, a_index)
+                live[(guid, cat, address)] = (label, int(size or 0))
+                k = (guid, pid, label)
+                totals.setdefault(k, [0, 0])[j] += int(size or 0)
+                pending[k] = ts
+    for k, t in pending.items():
+        yield (*k, t, *totals[k])
 
 
 def scratch(conn, where: str, params: list, agent_index: str = LABEL_INDEX) -> list[tuple]:

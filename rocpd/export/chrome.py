@@ -4,7 +4,8 @@ instant events ("ph": "i"; a call-stack sample named by its innermost function, 
 args.stack), kernels and copies on one track per GPU and stream (a copy under the GPU taking part
 in it), scratch-memory operations on a "Scratch memory" track per GPU, flow arrows from the launching API call to the kernel or copy it enqueued (the same
 ``stack_id``, see rocpd.export._activity), counter events ("ph": "C", the value under "value")
-for the bytes allocated on each GPU, each hardware counter of the dispatches (its value while
+for the bytes allocated on each GPU (the runtime's allocations; PyTorch's caching allocator as
+"Torch allocated bytes" and "Torch reserved bytes"), each hardware counter of the dispatches (its value while
 the dispatch runs) and sampled counters (``--process-freq`` metrics, named as their rocpd track).
 Timestamps are microseconds as the format requires."""
 
@@ -93,6 +94,10 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
                            "ts": _us(start), "dur": _us(end - start), "args": {"size": size}})
         for _g, pid, label, ts, total in act.allocations(f.conn, where, params, agent_index):
             counter(pid, f"Allocated bytes ({label})", ts, total)
+        for _g, pid, label, ts, allocated, reserved in act.allocator_totals(f.conn, where, params,
+                                                                           agent_index):
+            counter(pid, f"Torch allocated bytes ({label})", ts, allocated)
+            counter(pid, f"Torch reserved bytes ({label})", ts, reserved)
         for _g, pid, label, name, start, end, value in act.counter_values(f.conn, where, params,
                                                                         agent_index):
             counter(pid, f"PMC {name} ({label})", start, value)

@@ -8,7 +8,8 @@ the GPU taking part in it); scratch-memory operations on a "Scratch memory" trac
 GPU. ROCTx marks and every other sample are instant events on their thread, as ROCm's writer
 draws them; call-stack samples also as Perfetto's CPU-profile samples (_perfetto_samples).
 Counter tracks: the
-bytes allocated on each GPU ("Allocated bytes (GPU 0)"), each hardware counter of the dispatches
+bytes allocated on each GPU ("Allocated bytes (GPU 0)": the runtime's allocations; PyTorch's
+caching allocator as "Torch allocated bytes (GPU 0)" and "Torch reserved bytes (GPU 0)"), each hardware counter of the dispatches
 ("PMC <name>", its value while the dispatch runs) under the GPU track, and sampled counters
 (device and host metrics, ``--process-freq``) named as their rocpd track ("device_busy_gfx
 [0]"), with their units: a GPU's under its GPU track, the host's and process's under the
@@ -256,6 +257,12 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
             c = tracks.get(("alloc", guid, pid, label), gpu(guid, pid, label), kind="counter",
                            name=f"Allocated bytes ({label})", units="bytes")
             point(ts, c, float(total))
+        for guid, pid, label, ts, allocated, reserved in act.allocator_totals(f.conn, where, params,
+                                                                             agent_index):
+            for what, value in (("allocated", allocated), ("reserved", reserved)):
+                c = tracks.get(("torch", what, guid, pid, label), gpu(guid, pid, label),
+                               kind="counter", name=f"Torch {what} bytes ({label})", units="bytes")
+                point(ts, c, float(value))
         for guid, pid, label, counter, start, end, value in act.counter_values(
                 f.conn, where, params, agent_index):
             c = tracks.get(("pmc", guid, pid, label, counter), gpu(guid, pid, label),
