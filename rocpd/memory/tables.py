@@ -13,8 +13,9 @@ NO_LINE = "(no line)"
 HEAD = ["process", "rank", "pid", "device"]
 MIN_LEAK_BYTES = 1 << 20   # a line counts as leaking when it grows at least this over the steps
 MIN_LEAK_STEPS = 3
+SLOPE_POINTS = 1000
 LEAK_RULE = ("a leak: a line whose live bytes at the end of each step grow, by the median of "
-             "the growth per step between steps half the run apart (robust to a few odd steps), "
+             "the slopes between every two steps (Theil-Sen: a few odd steps move it little), "
              f"by at least {MIN_LEAK_BYTES >> 20} MiB over {MIN_LEAK_STEPS} or more steps")
 KIND_RULE = ("kind: 'backward' for blocks allocated by backward work (the line of its forward "
              "op: gradients and backward temporaries), 'no line' where the allocation had no "
@@ -69,12 +70,18 @@ def _frame_label_site(site, fn) -> str:
 
 
 def robust_slope(y: np.ndarray) -> float:
-    """Growth per step of ``y``: the median of (y[i+h] - y[i]) / h with h half the steps."""
+    """Growth per step of ``y`` (Theil-Sen): the median of the slopes between every two steps
+    (at most ``SLOPE_POINTS`` steps, evenly chosen). A step without the growth, or one with a
+    spike, moves it little; a line growing every other step reads its mean rate."""
     n = len(y)
     if n < 2:
         return 0.0
-    h = max(1, n // 2)
-    return float(np.median((y[h:] - y[:-h]) / h))
+    x = np.arange(n, dtype=float)
+    if n > SLOPE_POINTS:
+        pick = np.linspace(0, n - 1, SLOPE_POINTS).round().astype(int)
+        x, y = x[pick], y[pick]
+    i, j = np.triu_indices(len(x), k=1)
+    return float(np.median((y[j] - y[i]) / (x[j] - x[i])))
 
 
 def frames_of(proc: dict, rep, lines: Lines, steps, step_name) -> dict[str, list[dict]]:

@@ -100,6 +100,9 @@ class AllocatorTrace:
             nodes = {cs: i for i, cs in con.execute(
                 f"SELECT E.id, E.call_stack FROM {ev} E JOIN {st} S ON S.id = E.category_id"
                 " WHERE S.string = 'PYTHON_LAUNCH_SITE'")}
+            ids = dict(con.execute(
+                f"SELECT E.correlation_id, E.id FROM {ev} E JOIN {st} S ON S.id = E.category_id"
+                " WHERE S.string LIKE 'TORCH_ALLOCATOR_%'"))
             for corr, frame, extdata in self._patch:
                 sets, params = [], []
                 if frame is not None:
@@ -111,10 +114,7 @@ class AllocatorTrace:
                 if extdata is not None:
                     sets.append("extdata = ?")
                     params.append(extdata)
-                n = con.execute(f"UPDATE {ev} SET {', '.join(sets)} WHERE correlation_id = ? AND"
-                                f" category_id IN (SELECT id FROM {st} WHERE string LIKE"
-                                " 'TORCH_ALLOCATOR_%')", [*params, corr]).rowcount
-                assert n == 1, (corr, n)
+                con.execute(f"UPDATE {ev} SET {', '.join(sets)} WHERE id = ?", [*params, ids[corr]])
             con.commit()
         finally:
             con.close()
