@@ -126,3 +126,15 @@ def driver_only(path):
     m.real(T0 + 3000, BASE, 256 * MiB, free=True)
     m.close(T0 + 10_000)
     return {"driver_peak": 384 * MiB}
+
+
+def split(path):
+    """One 100 MiB segment holding ten 5 MiB blocks, one every 10 MiB: half of it free, in ten
+    holes of 5 MiB (fragmentation: the largest free block is a tenth of the free space)."""
+    b = DatabaseBuilder(path)
+    m = AllocatorTrace(b)
+    m.segment(T0, BASE, 100 * MiB)
+    for i in range(10):
+        m.block(T0 + 10 + i, BASE + 10 * i * MiB, 5 * MiB, site=(FILE, 80, "build"))
+    m.close(T0 + 1000)
+    return {"largest": 5 * MiB, "free": 50 * MiB}
