@@ -172,6 +172,20 @@ void bind(py::module_& m) {
       .def_readwrite("unit", &PcSamplingSettings::unit)
       .def_readwrite("interval", &PcSamplingSettings::interval)
       .def_readwrite("poll_ms", &PcSamplingSettings::poll_ms);
+  using rocprof::GpuMetricsSettings;
+  py::class_<GpuMetricsSettings>(m, "GpuMetricsSettings",
+                                 "GPU hardware metrics over time (PM sampling)")
+      .def(py::init([](const py::kwargs& kw) {
+        GpuMetricsSettings s;
+        fields_as_kwargs(s, kw);
+        return s;
+      }))
+      .def_readonly_static("DEFAULT_HZ", &GpuMetricsSettings::kDefaultHz)
+      .def_readonly_static("MAX_HZ", &GpuMetricsSettings::kMaxHz)
+      .def_readwrite("hz", &GpuMetricsSettings::hz)
+      .def_readwrite("set", &GpuMetricsSettings::set)
+      .def_readwrite("decode_ms", &GpuMetricsSettings::decode_ms)
+      .def_readwrite("buffer_mb", &GpuMetricsSettings::buffer_mb);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
       .def_readwrite("kernel_names", &CaptureSettings::kernel_names)
@@ -182,6 +196,7 @@ void bind(py::module_& m) {
       .def_readwrite("hsa", &CaptureSettings::hsa)
       .def_readwrite("metrics", &CaptureSettings::metrics)
       .def_readwrite("pc_sampling", &CaptureSettings::pc_sampling)
+      .def_readwrite("gpu_metrics", &CaptureSettings::gpu_metrics)
       .def(
           "validate",
           [](const CaptureSettings& s) {

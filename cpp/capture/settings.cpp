@@ -110,6 +110,16 @@ const Fields<PcSamplingSettings>& pc_sampling_fields() {
   return f;
 }
 
+const Fields<GpuMetricsSettings>& gpu_metrics_fields() {
+  static const Fields<GpuMetricsSettings> f{nullptr,
+                                            {},
+                                            {{"hz", &GpuMetricsSettings::hz},
+                                             {"decode_ms", &GpuMetricsSettings::decode_ms},
+                                             {"buffer_mb", &GpuMetricsSettings::buffer_mb}},
+                                            {{"set", &GpuMetricsSettings::set}}};
+  return f;
+}
+
 bool parse_bool(const std::string& v, bool* out) {
   if (v == "1" || v == "true" || v == "yes" || v == "on") return *out = true, true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return *out = false, true;
@@ -341,6 +351,21 @@ bool validate(const CaptureSettings& s, std::string* error) {
       !check_regex(s.counters.kernel_exclude, "--kernel-exclude-regex", error))
     return false;
   if (!check_pc_sampling(s.pc_sampling, error)) return false;
+  const GpuMetricsSettings& g = s.gpu_metrics;
+  if (g.hz > GpuMetricsSettings::kMaxHz)
+    return *error = "--gpu-metrics-frequency must be between 1 and " +
+                    std::to_string(GpuMetricsSettings::kMaxHz) + " Hz, not " + std::to_string(g.hz),
+           false;
+  if (g.hz != 0 && g.set.find_first_not_of(" ,") == std::string::npos)
+    return *error = "--gpu-metrics-set: empty", false;
+  if (g.decode_ms < 1 || g.decode_ms > 1000)
+    return *error = "gpu_metrics.decode_ms must be between 1 and 1000, not " +
+                    std::to_string(g.decode_ms),
+           false;
+  if (g.buffer_mb < 1 || g.buffer_mb > 4096)
+    return *error = "gpu_metrics.buffer_mb must be between 1 and 4096, not " +
+                    std::to_string(g.buffer_mb),
+           false;
   if (s.sampling.method != "signal" && s.sampling.method != "thread")
     return *error = "--sampling-method must be signal or thread, not '" + s.sampling.method + "'",
            false;
@@ -385,6 +410,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
       ok = set(counter_fields(), &s->counters, key.substr(9), value, &why);
     else if (key.rfind("pc_sampling.", 0) == 0)
       ok = set(pc_sampling_fields(), &s->pc_sampling, key.substr(12), value, &why);
+    else if (key.rfind("gpu_metrics.", 0) == 0)
+      ok = set(gpu_metrics_fields(), &s->gpu_metrics, key.substr(12), value, &why);
     else
       why = "unknown setting";
     if (!ok) {
@@ -405,6 +432,7 @@ std::string to_text(const CaptureSettings& s) {
   print(metrics_fields(), s.metrics, "metrics", &out);
   print(counter_fields(), s.counters, "counters", &out);
   print(pc_sampling_fields(), s.pc_sampling, "pc_sampling", &out);
+  print(gpu_metrics_fields(), s.gpu_metrics, "gpu_metrics", &out);
   return out;
 }
 

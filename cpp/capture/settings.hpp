@@ -136,6 +136,23 @@ struct PcSamplingSettings {
 };
 // ---- end of PC sampling ------------------------------------------------------------------
 
+// ---- GPU hardware metrics over time (rocprof run --gpu-metrics) ---------------------------
+// The GPU's performance monitors sampled at a fixed rate, without replaying kernels. NVIDIA:
+// CUPTI's PM sampling (capture/cupti/pm_sampling.*): one configuration per GPU, a hardware
+// buffer the GPU writes samples into, drained by a thread of our own every decode_ms.
+struct GpuMetricsSettings {
+  // 10 kHz: a 1 ms kernel spans 10 samples.
+  static constexpr uint32_t kDefaultHz = 10000;
+  static constexpr uint32_t kMaxHz = 200000;
+  uint32_t hz = 0;  // 0: off
+  // "default", "compute", "memory" (capture/cupti/pm_sampling.cpp lists each), or CUPTI
+  // metric names separated by commas or spaces (one pass's worth).
+  std::string set = "default";
+  uint32_t decode_ms = 20;   // how often the hardware buffer is drained
+  uint32_t buffer_mb = 256;  // the hardware buffer, per GPU
+};
+// ---- end of GPU hardware metrics ---------------------------------------------------------
+
 struct CaptureSettings {
   KernelNameSettings kernel_names;  // every GPU backend's
   CuptiSettings cupti;
@@ -145,6 +162,7 @@ struct CaptureSettings {
   MetricsSettings metrics;
   CounterSettings counters;
   PcSamplingSettings pc_sampling;
+  GpuMetricsSettings gpu_metrics;
 };
 
 namespace capture {

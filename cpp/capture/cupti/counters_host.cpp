@@ -29,7 +29,7 @@ MetricHost::~MetricHost() {
 }
 
 bool MetricHost::init(const std::string& chip, const std::vector<uint8_t>* availability,
-                      std::string* why) {
+                      std::string* why, int type) {
   if (!a_.counters_missing.empty()) {
     *why = a_.path + " lacks " + a_.counters_missing + " (hardware counters need CUDA 12.6+)";
     return false;
@@ -37,7 +37,7 @@ bool MetricHost::init(const std::string& chip, const std::vector<uint8_t>* avail
   chip_ = chip;  // CUPTI may keep the pointer: the string lives as long as this object
   auto p = params<CUpti_Profiler_Host_Initialize_Params>(
       CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
-  p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  p.profilerType = static_cast<CUpti_ProfilerType>(type);
   p.pChipName = chip_.c_str();
   p.pCounterAvailabilityImage =
       availability != nullptr && !availability->empty() ? availability->data() : nullptr;

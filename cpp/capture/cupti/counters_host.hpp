@@ -42,7 +42,9 @@ class MetricHost {
 
   // `availability`: the device's counter availability image (null on a machine without the
   // GPU: names and properties still work, collection does not); it must outlive this object.
-  bool init(const std::string& chip, const std::vector<uint8_t>* availability, std::string* why);
+  // `type`: CUpti_ProfilerType (0 the range profiler's tables, 1 PM sampling's).
+  bool init(const std::string& chip, const std::vector<uint8_t>* availability, std::string* why,
+            int type = 0);
   bool ready() const { return host_ != nullptr; }
   const std::string& chip() const { return chip_; }
 

@@ -29,6 +29,7 @@
 #include "cupti_state.hpp"
 #include "graphs.hpp"
 #include "pc_sampling.hpp"
+#include "pm_sampling.hpp"
 #include "rocprof/clock.hpp"
 
 namespace rocprof::cupti {
@@ -108,6 +109,7 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
       pc::on_context_destroy(res->context);
     } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
       pc::on_context_created(res->context);
+      pm::on_context_created(res->context);
     } else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && res->resourceDescriptor != nullptr) {
       const auto* m = static_cast<const CUpti_ModuleResourceData*>(res->resourceDescriptor);
       pc::on_module_loaded(res->context, m->pCubin, m->cubinSize);
@@ -119,7 +121,10 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
   }
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-  if (!runtime && cb->callbackSite == CUPTI_API_ENTER) pc::on_api_enter(cb->context);
+  if (!runtime && cb->callbackSite == CUPTI_API_ENTER) {
+    pc::on_api_enter(cb->context);
+    pm::on_api_enter(cb->context);
+  }
   if (!runtime && counters::active() && counters::is_launch(cbid))
     counters::on_launch(cb, t_runtime_depth > 0 ? t_outer_corr : cb->correlationId);
   if (cb->callbackSite == CUPTI_API_EXIT) {
@@ -338,7 +343,8 @@ void note(CaptureContext& c, const std::string& status) {
 }
 
 void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSettings& names,
-              const CounterSettings& counting, const PcSamplingSettings& pc_asked) {
+              const CounterSettings& counting, const PcSamplingSettings& pc_asked,
+              const GpuMetricsSettings& pm_asked) {
   if (g_forked_child) return;
   // The one variable for measurement experiments (benchmarks/gpu_b2_b5.py), read into the
   // same settings: ROCPROF_CUPTI_OPTIONS="kernels=1,runtime_api=0,callbacks=none,flush_ms=1000".
@@ -370,6 +376,16 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
     c.info(MetadataInfo{"rocprof.pc_sampling.status", "off: cannot run with --pmc/--sol"});
   }
   if (want_pc && g_settings.callbacks == 0) g_settings.callbacks = 1;  // contexts seen at launch
+  // PM sampling reads the same performance monitors as the range profiler's replay.
+  bool want_pm = pm_asked.hz > 0;
+  if (want_pm && want_counters) {
+    want_pm = false;
+    std::fprintf(stderr,
+                 "rocprof: --gpu-metrics off: it cannot run with hardware counters (--pmc/--sol) "
+                 "in one run; profile twice\n");
+    c.info(MetadataInfo{"rocprof.gpu_metrics.status", "off: cannot run with --pmc/--sol"});
+  }
+  if (want_pm && g_settings.callbacks == 0) g_settings.callbacks = 1;  // contexts seen at launch
   // A kernel's correlation id is its runtime call's when there is one: counter values need the
   // launch callbacks (the launcher asks for the kernel records with them: option_table.py).
   if (want_counters && g_settings.callbacks == 0) g_settings.callbacks = 1;
@@ -469,6 +485,15 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
           warn("resource callback (PC sampling)", r);
     }
   }
+  if (want_pm) {
+    if (!pm::start(c, pm_asked, a, &why)) {
+      std::fprintf(stderr, "rocprof: --gpu-metrics off: %s; tracing continues\n", why.c_str());
+      c.info(MetadataInfo{"rocprof.gpu_metrics.status", "off: " + why});
+    } else if ((r = a.cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                          CUPTI_CBID_RESOURCE_CONTEXT_CREATED)) != CUPTI_SUCCESS) {
+      warn("context-created callback (GPU metrics)", r);
+    }
+  }
   g_pause_count.store(0);
   g_poll_stop = false;
   g_poller = new std::thread(poll_loop);
@@ -489,6 +514,7 @@ void on_stop(CaptureContext& c) {
   // No range profiler or PC sampler may outlive the subscription that drives it.
   counters::stop(c);
   pc::stop(c);
+  pm::stop(c);
   // Launch sites still queued are resolved before the flush below reads their ids.
   const CallsiteHooks* hooks = g_session_hooks.load(std::memory_order_acquire);
   if (hooks != nullptr) hooks->stop();
@@ -500,6 +526,8 @@ void on_stop(CaptureContext& c) {
   a.cuptiActivityFlushPeriod(0);
   if (g_subscriber != nullptr) a.cuptiUnsubscribe(g_subscriber);
   g_subscriber = nullptr;
+  // Last: disabling PM sampling may finalise CUPTI state the flushes above still need.
+  pm::disable_all();
   {
     std::lock_guard<std::mutex> g(g_poll_mu);
     g_poll_stop = true;
@@ -542,6 +570,7 @@ void on_fork_child() {
   g_active = false;
   counters::fork_child();
   pc::fork_child();
+  pm::fork_child();
   g_poller = nullptr;  // the parent's thread does not exist in the child
 }
 
@@ -568,7 +597,7 @@ class CuptiBackend final : public Backend {
   const char* name() const override { return "cupti"; }
   bool start(CaptureContext& ctx, const CaptureSettings& s, std::string*) override {
     // Says itself, in one line and in metadata, why it is off.
-    on_start(ctx, s.cupti, s.kernel_names, s.counters, s.pc_sampling);
+    on_start(ctx, s.cupti, s.kernel_names, s.counters, s.pc_sampling, s.gpu_metrics);
     return true;
   }
   void stop(CaptureContext& ctx) override { on_stop(ctx); }

@@ -9,6 +9,7 @@
 #include <string>
 
 #ifdef ROCPROF_CUPTI_COUNTERS  // CUDA 12.6+ headers (CMake checks for cupti_range_profiler.h)
+#include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
