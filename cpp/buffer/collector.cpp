@@ -317,6 +317,15 @@ void Collector::to_boottime(std::vector<Record>& records) {
   }
 }
 
+void Collector::resolve_sites(std::vector<Record>& records) {
+  for (Record& r : records) {
+    if (!(r.flags & kFlagSiteKey)) continue;
+    if (r.kind == RecordKind::kMemoryAlloc && opts_.resolve_site)
+      r.alloc.callsite_id = opts_.resolve_site(r.alloc.site_key);
+    r.flags = static_cast<uint16_t>(r.flags & ~kFlagSiteKey);
+  }
+}
+
 std::size_t Collector::drain_once(bool commit_now) {
   std::lock_guard<std::mutex> drain_guard(drain_mu_);
   std::vector<ThreadBuffer*> snapshot;
@@ -349,6 +358,7 @@ std::size_t Collector::drain_once(bool commit_now) {
     closed_at_exit_.clear();
   }
   to_boottime(batch_);
+  resolve_sites(batch_);
   new_strings_.clear();
   const uint32_t first = strings_.take_new(new_strings_);
   const bool have_data = !batch_.empty() || !infos.empty() || !threads.empty();

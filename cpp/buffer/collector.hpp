@@ -56,6 +56,10 @@ struct CollectorOptions {
   // Called once, just before the last commit of a stop: records producers made after the stop
   // began, which no buffer took (counted, cause "after_stop"); the count ends there.
   std::function<uint64_t()> take_late_records;
+  // Records flagged kFlagSiteKey (a caching allocator's action, made with the allocator's lock
+  // held): the call-site id of alloc.site_key, asked on the drain thread (it may wait briefly
+  // for the launch sites' resolver). Unset: they keep no line.
+  std::function<uint32_t(uint64_t key)> resolve_site;
 };
 
 class Collector {
@@ -110,6 +114,8 @@ class Collector {
   ThreadBuffer* register_thread();
   // ROCTx records stamped with the CPU's counter (kFlagTscTime) to CLOCK_BOOTTIME, in place.
   void to_boottime(std::vector<Record>& records);
+  // kFlagSiteKey records' launch-site keys to call-site ids (opts_.resolve_site), in place.
+  void resolve_sites(std::vector<Record>& records);
   // Ended sessions' buffers are kept until the next session starts (an empty list frees them).
   static void retire(std::vector<ThreadBuffer*> buffers);
   void run();

@@ -130,6 +130,11 @@ void set_running(CaptureContext* ctx, const CaptureSettings* settings);
 using InternFn = uint32_t (*)(std::string_view) noexcept;
 void set_interner(InternFn fn);
 uint32_t intern(std::string_view s) noexcept;
+// The launch sites' key → call-site id (capture/python/launch_sites.hpp's resolve), installed by
+// rocprof._core: the drain resolves records made where resolving is not allowed (kFlagSiteKey).
+using SiteResolveFn = uint32_t (*)(uint64_t key);
+void set_site_resolver(SiteResolveFn fn);
+uint32_t resolve_site(uint64_t key);  // 0 when none is installed
 }  // namespace capture
 
 }  // namespace rocprof

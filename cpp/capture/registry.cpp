@@ -26,6 +26,17 @@ std::atomic<InternFn> g_intern{nullptr};
 
 void set_interner(InternFn fn) { g_intern.store(fn, std::memory_order_release); }
 
+namespace {
+std::atomic<SiteResolveFn> g_resolve_site{nullptr};
+}  // namespace
+
+void set_site_resolver(SiteResolveFn fn) { g_resolve_site.store(fn, std::memory_order_release); }
+
+uint32_t resolve_site(uint64_t key) {
+  const SiteResolveFn fn = g_resolve_site.load(std::memory_order_acquire);
+  return fn != nullptr && key != 0 ? fn(key) : 0;
+}
+
 uint32_t intern(std::string_view s) noexcept {
   const InternFn fn = g_intern.load(std::memory_order_acquire);
   return fn != nullptr ? fn(s) : 0;

@@ -226,6 +226,7 @@ EventRow Mapping::event(const Record& r, std::string_view extdata) {
       break;
     case RecordKind::kMemoryAlloc:
       parent = r.alloc.range_corr;
+      callsite = r.alloc.callsite_id;
       break;
     case RecordKind::kSample:
       stack = r.sample.stack_id;
@@ -410,6 +411,13 @@ const RecordRows& Mapping::record(const Record& r) {
     }
     case RecordKind::kMemoryAlloc: {
       const AllocData& a = r.alloc;
+      // A caching allocator's out-of-memory: what the driver said was free when the request
+      // (the row's size) failed.
+      std::string_view extdata = kEmptyJson;
+      if (r.flags & kFlagAllocOom) {
+        scratch_ = "{\"device_free\":" + std::to_string(a.device_free) + "}";
+        extdata = scratch_;
+      }
       out.event = event(r, kEmptyJson);
       out.alloc = AllocRow{pid_,
                            r.tid,
@@ -423,7 +431,7 @@ const RecordRows& Mapping::record(const Record& r) {
                            /*queue_id=*/0,
                            a.stream_id,
                            out.event.id,
-                           kEmptyJson};
+                           extdata};
       break;
     }
     case RecordKind::kSample: {

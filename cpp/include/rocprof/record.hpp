@@ -12,7 +12,7 @@
 
 namespace rocprof {
 
-inline constexpr uint32_t kRecordFormatVersion = 7;  // 2: callsite_id on kernels/copies
+inline constexpr uint32_t kRecordFormatVersion = 8;  // 2: callsite_id on kernels/copies
                                                      // 3: callsite_id on regions, copy memory kinds
                                                      // 4: range_corr, RegionData::message_id
                                                      // 5: counter samples (kFlagCounter, pmc_key)
@@ -21,6 +21,8 @@ inline constexpr uint32_t kRecordFormatVersion = 7;  // 2: callsite_id on kernel
                                                      // 7: KernelData graph_id, graph_node_id
                                                      // 7: collective calls (kCollective)
                                                      // 7: PcSampleData dispatch_id, wave state
+                                                     // 8: AllocData callsite, site key, stream
+                                                     //    handle, device_free (allocator events)
 inline constexpr std::size_t kRecordSize = 128;
 
 enum class RecordKind : uint16_t {
@@ -53,6 +55,12 @@ enum RecordFlags : uint16_t {
   // start/end are CPU time-stamp counter readings (ROCTx, where tsc_stamps()): the drain maps
   // them to CLOCK_BOOTTIME and clears the flag before any sink sees the record.
   kFlagTscTime = 1u << 5,
+  // kMemoryAlloc whose Python line is still a launch-site key (alloc.site_key): the drain
+  // resolves it to alloc.callsite_id and clears the flag before any sink sees the record.
+  kFlagSiteKey = 1u << 6,
+  // kMemoryAlloc of an out-of-memory: alloc.bytes is the request that failed, alloc.device_free
+  // what the driver said was free (rocpd: extdata {"device_free": ...}).
+  kFlagAllocOom = 1u << 7,
 };
 
 // Payloads. All integer fields, natural alignment, no padding surprises (checked below).
@@ -118,6 +126,8 @@ struct CopyData {
   uint16_t reserved;
 };
 
+// A device allocation or free: the runtime's (level REAL, category MEMORY_ALLOCATION) or a
+// caching allocator's action (level VIRTUAL, category TORCH_ALLOCATOR_*: docs/rocpd-schema.md).
 struct AllocData {
   uint32_t agent_id;
   uint32_t stream_id;
@@ -126,6 +136,11 @@ struct AllocData {
   uint64_t address;
   uint64_t bytes;
   uint64_t range_corr;
+  uint32_t callsite_id;    // as KernelData::callsite_id (0: none, or not resolved yet)
+  uint32_t reserved;
+  uint64_t site_key;       // kFlagSiteKey: the launch-site key the drain resolves
+  uint64_t stream_handle;  // the stream as the allocating library named it (0: default)
+  uint64_t device_free;    // kFlagAllocOom: bytes the driver said were free
 };
 
 struct NameData {
