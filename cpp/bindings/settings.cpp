@@ -186,6 +186,10 @@ void bind(py::module_& m) {
       .def_readwrite("set", &GpuMetricsSettings::set)
       .def_readwrite("decode_ms", &GpuMetricsSettings::decode_ms)
       .def_readwrite("buffer_mb", &GpuMetricsSettings::buffer_mb);
+  py::class_<rocprof::TorchMemorySettings>(
+      m, "TorchMemorySettings", "PyTorch's caching allocator actions (--memory-allocation-trace)")
+      .def(py::init<>())
+      .def_readwrite("enabled", &rocprof::TorchMemorySettings::enabled);
   py::class_<CaptureSettings>(m, "CaptureSettings", "every backend's settings")
       .def(py::init<>())
       .def_readwrite("kernel_names", &CaptureSettings::kernel_names)
@@ -197,6 +201,7 @@ void bind(py::module_& m) {
       .def_readwrite("metrics", &CaptureSettings::metrics)
       .def_readwrite("pc_sampling", &CaptureSettings::pc_sampling)
       .def_readwrite("gpu_metrics", &CaptureSettings::gpu_metrics)
+      .def_readwrite("torch_memory", &CaptureSettings::torch_memory)
       .def(
           "validate",
           [](const CaptureSettings& s) {

@@ -120,6 +120,12 @@ const Fields<GpuMetricsSettings>& gpu_metrics_fields() {
   return f;
 }
 
+const Fields<TorchMemorySettings>& torch_memory_fields() {
+  static const Fields<TorchMemorySettings> f{
+      nullptr, {{"enabled", &TorchMemorySettings::enabled}}, {}, {}};
+  return f;
+}
+
 bool parse_bool(const std::string& v, bool* out) {
   if (v == "1" || v == "true" || v == "yes" || v == "on") return *out = true, true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return *out = false, true;
@@ -410,6 +416,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
       ok = set(counter_fields(), &s->counters, key.substr(9), value, &why);
     else if (key.rfind("pc_sampling.", 0) == 0)
       ok = set(pc_sampling_fields(), &s->pc_sampling, key.substr(12), value, &why);
+    else if (key.rfind("torch_memory.", 0) == 0)
+      ok = set(torch_memory_fields(), &s->torch_memory, key.substr(13), value, &why);
     else if (key.rfind("gpu_metrics.", 0) == 0)
       ok = set(gpu_metrics_fields(), &s->gpu_metrics, key.substr(12), value, &why);
     else
@@ -432,6 +440,7 @@ std::string to_text(const CaptureSettings& s) {
   print(metrics_fields(), s.metrics, "metrics", &out);
   print(counter_fields(), s.counters, "counters", &out);
   print(pc_sampling_fields(), s.pc_sampling, "pc_sampling", &out);
+  print(torch_memory_fields(), s.torch_memory, "torch_memory", &out);
   print(gpu_metrics_fields(), s.gpu_metrics, "gpu_metrics", &out);
   return out;
 }

@@ -153,6 +153,12 @@ struct GpuMetricsSettings {
 };
 // ---- end of GPU hardware metrics ---------------------------------------------------------
 
+// PyTorch's caching allocator (capture/python/torch_memory.hpp, through the torch observer):
+// every block and segment action and out-of-memory, as allocator-level (VIRTUAL) rows.
+struct TorchMemorySettings {
+  bool enabled = false;  // --memory-allocation-trace / --sys-trace
+};
+
 struct CaptureSettings {
   KernelNameSettings kernel_names;  // every GPU backend's
   CuptiSettings cupti;
@@ -163,6 +169,7 @@ struct CaptureSettings {
   CounterSettings counters;
   PcSamplingSettings pc_sampling;
   GpuMetricsSettings gpu_metrics;
+  TorchMemorySettings torch_memory;
 };
 
 namespace capture {

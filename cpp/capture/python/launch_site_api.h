@@ -18,13 +18,22 @@
 //                   session's metadata value for ROCPROF_LAUNCH_SITE_API_METADATA ("": none).
 //                   NULL detaches. on/off run under a lock of _core: they must not call back
 //                   into set_listener.
+// Version 2 adds the caching allocator's actions (--memory-allocation-trace):
+//  memory_event     the allocator's thread, with the allocator's own mutex held: no Python, no
+//                   locks, no allocation. Stores the action (an rp_alloc_event) with the calling
+//                   thread's Python line (as a launch made there gets it, backward work its
+//                   forward op's) while the memory capture runs; else does nothing.
+//  set_memory_listener  `on` runs when the memory capture starts (at once if it runs); NULL
+//                   detaches. Under a lock of _core: `on` must not call back into it.
+//  memory_source    what this process's allocator capture is: "torch-caching-allocator", or
+//                   "none: <why>" (the session's rocprof.memory.source). Not on a hot path.
 #ifndef ROCPROF_LAUNCH_SITE_API_H
 #define ROCPROF_LAUNCH_SITE_API_H
 #include <stddef.h>
 #include <stdint.h>
 
 #define ROCPROF_LAUNCH_SITE_API_NAME "rocprof._core.launch_site_api"
-#define ROCPROF_LAUNCH_SITE_API_VERSION 1u
+#define ROCPROF_LAUNCH_SITE_API_VERSION 2u
 #define ROCPROF_LAUNCH_SITE_API_METADATA "rocprof.torch.backward_links"
 
 #ifdef __cplusplus
@@ -36,12 +45,33 @@ typedef struct rp_launch_site_listener {
   void (*off)(char* value, size_t size);
 } rp_launch_site_listener;
 
+/* A caching allocator's action (PyTorch's TraceEntry, the kinds the session stores). */
+enum rp_alloc_kind {
+  RP_ALLOC_BLOCK = 0,   /* a block handed out (TraceEntry ALLOC) */
+  RP_FREE_BLOCK = 1,    /* a block given back (FREE_REQUESTED: allocated bytes drop) */
+  RP_ALLOC_SEGMENT = 2, /* device memory taken (SEGMENT_ALLOC, SEGMENT_MAP) */
+  RP_FREE_SEGMENT = 3,  /* device memory returned (SEGMENT_FREE, SEGMENT_UNMAP) */
+  RP_ALLOC_OOM = 4      /* a request that failed: size, device_free */
+};
+
+typedef struct rp_alloc_event {
+  uint32_t kind; /* rp_alloc_kind */
+  int32_t device;
+  uint64_t address;
+  uint64_t size;
+  uint64_t stream; /* the stream handle (0: the default stream) */
+  uint64_t device_free;
+} rp_alloc_event;
+
 typedef struct rp_launch_site_api {
   uint32_t version; /* ROCPROF_LAUNCH_SITE_API_VERSION */
   uint64_t (*capture_forward)(const char* op);
   uint64_t (*set_thread_site)(uint64_t key);
   uint64_t (*frameless_site)(void);
   void (*set_listener)(const rp_launch_site_listener* listener);
+  void (*memory_event)(const rp_alloc_event* event);
+  void (*set_memory_listener)(void (*on)(void));
+  void (*memory_source)(const char* source);
 } rp_launch_site_api;
 
 #ifdef __cplusplus

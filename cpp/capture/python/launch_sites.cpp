@@ -629,6 +629,8 @@ void stop() {
   python::guard_release(python::kGuardLaunchSites);
 }
 
+bool running() noexcept { return g_on.load(std::memory_order_acquire); }
+
 void set_library_prefixes(const std::string& prefixes) {
   std::lock_guard<std::mutex> g(g_resolve_mu);
   g_prefixes = prefixes;

@@ -55,6 +55,7 @@ void set_listener(const struct rp_launch_site_listener* listener);
 // Call sites go to `ctx` as CallsiteInfo (valid until stop returns).
 void start(CaptureContext* ctx);
 void stop();
+bool running() noexcept;  // between start and stop
 // Tests: the JSON list of frames of a call site id (resolve's), "" for none.
 std::string site_json(uint32_t id);
 // The site filter, '\n'-separated entries: a path prefix or a glob (fnmatch, '*' crossing '/')

@@ -1,0 +1,142 @@
+// The caching allocator's actions as records; see torch_memory.hpp for the design.
+#include "capture/python/torch_memory.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "capture/context.hpp"
+#include "capture/python/launch_sites.hpp"
+#include "capture/settings.hpp"
+#include "rocprof/clock.hpp"
+#include "rocprof/info.hpp"
+
+namespace rocprof::torch_memory {
+namespace {
+
+namespace ls = rocprof::launch_sites;
+
+// rocpd categories of the allocator's rows (ROCm's memory_allocations view shows them), by
+// rp_alloc_kind: blocks, segments, out-of-memory.
+constexpr const char* kBlock = "TORCH_ALLOCATOR_BLOCK";
+constexpr const char* kSegment = "TORCH_ALLOCATOR_SEGMENT";
+constexpr const char* kOom = "TORCH_ALLOCATOR_OOM";
+
+std::atomic<bool> g_on{false};
+CaptureContext* g_ctx = nullptr;  // between start and stop
+uint32_t g_category[3] = {0, 0, 0};
+alignas(64) std::atomic<uint64_t> g_stored{0};
+alignas(64) std::atomic<uint64_t> g_dropped{0};
+
+// The observer's listener and what it reported, under g_mu (session start/stop, attach).
+std::recursive_mutex g_mu;  // the listener may report its source from inside
+void (*g_listener)(void) = nullptr;
+std::string g_source;           // "" until the observer says
+bool g_started_sites = false;   // this backend started the launch sites (no GPU backend did)
+
+uint32_t os_tid() noexcept {
+  static thread_local uint32_t tid = 0;
+  if (tid == 0) tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+class TorchMemoryBackend final : public Backend {
+ public:
+  const char* name() const override { return "torch-allocator"; }
+
+  bool start(CaptureContext& ctx, const CaptureSettings& s, std::string*) override {
+    if (!s.torch_memory.enabled) return true;
+    g_ctx = &ctx;
+    g_category[0] = ctx.intern(kBlock);
+    g_category[1] = ctx.intern(kSegment);
+    g_category[2] = ctx.intern(kOom);
+    g_stored.store(0);
+    g_dropped.store(0);
+    std::lock_guard<std::recursive_mutex> g(g_mu);
+    // A run with no GPU backend (the CPU stand-in) still names each action's line.
+    g_started_sites = !ls::running();
+    if (g_started_sites) ls::start(&ctx);
+    g_on.store(true, std::memory_order_release);
+    if (g_listener != nullptr) g_listener();
+    return true;
+  }
+
+  void stop(CaptureContext& ctx) override {
+    if (!g_on.exchange(false)) return;
+    std::string source;
+    bool started;
+    {
+      std::lock_guard<std::recursive_mutex> g(g_mu);
+      source = g_source.empty() ? "none: the program did not load torch's CUDA allocator "
+                                  "(torch not imported, or no torch observer in this build)"
+                                : g_source;
+      started = g_started_sites;
+      g_started_sites = false;
+    }
+    if (started) ls::stop();  // resolves what is pending before the last drain
+    ctx.info(MetadataInfo{"rocprof.memory.source", source});
+    ctx.info(MetadataInfo{"rocprof.memory.allocator_events", std::to_string(g_stored.load())});
+    ctx.info(MetadataInfo{"rocprof.memory.dropped", std::to_string(g_dropped.load())});
+    g_ctx = nullptr;
+  }
+
+  void probe(bool* live, std::string* reason) override {
+    *reason = build_reason();
+    *live = reason->empty();
+  }
+};
+
+const capture::Registered<TorchMemoryBackend> g_registered;
+
+}  // namespace
+
+void event(const rp_alloc_event* e) noexcept {
+  if (!g_on.load(std::memory_order_acquire)) return;
+  CaptureContext* c = g_ctx;
+  if (c == nullptr || e->kind > RP_ALLOC_OOM || c->paused()) return;
+  const uint64_t t = now_ns();
+  // The thread's Python line, as a launch here would get it (autograd's threads: the forward
+  // op's, through the torch observer). Lock-free; a chain seen for the first time is resolved
+  // by the drain (kFlagSiteKey), never here under the allocator's lock.
+  uint32_t id = 0;
+  const uint64_t key = ls::capture(&id);
+  const uint32_t kind = e->kind;
+  const uint32_t cat = kind <= RP_FREE_BLOCK ? 0 : kind <= RP_FREE_SEGMENT ? 1 : 2;
+  Record r = make_record(RecordKind::kMemoryAlloc, t, t, os_tid(), g_category[cat], 0);
+  AllocData& a = r.alloc;
+  a.agent_id = gpu_agent_id(e->device < 0 ? 0u : static_cast<uint32_t>(e->device));
+  a.op = (kind == RP_FREE_BLOCK || kind == RP_FREE_SEGMENT) ? 1 : 0;
+  a.level = 1;  // VIRTUAL: never summed with the runtime's REAL rows
+  a.address = kind == RP_ALLOC_OOM ? 0 : e->address;
+  a.bytes = e->size;
+  a.stream_handle = e->stream;
+  a.callsite_id = id;
+  if (id == 0 && key != 0) {
+    r.flags |= kFlagSiteKey;
+    a.site_key = key;
+  }
+  if (kind == RP_ALLOC_OOM) {
+    r.flags |= kFlagAllocOom;
+    a.device_free = e->device_free;
+  }
+  (c->emit(r) ? g_stored : g_dropped).fetch_add(1, std::memory_order_relaxed);
+}
+
+void set_listener(void (*on)(void)) {
+  std::lock_guard<std::recursive_mutex> g(g_mu);
+  g_listener = on;
+  if (on != nullptr && g_on.load(std::memory_order_acquire)) on();
+}
+
+void set_source(const char* source) {
+  std::lock_guard<std::recursive_mutex> g(g_mu);
+  g_source = source != nullptr ? source : "";
+}
+
+Counts counts() noexcept { return Counts{g_stored.load(), g_dropped.load(), g_on.load()}; }
+
+}  // namespace rocprof::torch_memory
