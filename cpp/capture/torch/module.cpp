@@ -3,9 +3,13 @@
 // attach() takes rocprof._core._launch_site_api().
 #include <Python.h>
 
+#include <thread>
+
+#include "capture/torch/memory.hpp"
 #include "capture/torch/observer.hpp"
 
 namespace obs = rocprof::torch_observer;
+namespace mem = rocprof::torch_observer::memory;
 
 namespace {
 
@@ -73,6 +77,38 @@ PyObject* floor_callback(PyObject*, PyObject* arg) {
   Py_RETURN_NONE;
 }
 
+PyObject* allocator_init(PyObject*, PyObject*) {
+  mem::try_attach();
+  Py_RETURN_NONE;
+}
+
+PyObject* allocator_status(PyObject*, PyObject*) { return PyUnicode_FromString(mem::status()); }
+
+// The CPU tests' stand-in for the allocator's trace hook (no CUDA here): one synthetic
+// TraceEntry through the same on_action the real tracker calls, with the GIL released as
+// PyTorch's ops release it, on this thread or on a new native thread (no Python frames, as
+// autograd's device threads).
+PyObject* standin_trace(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* kw[] = {"action", "device",        "address", "size",
+                             "stream", "native_thread", "repeat",  nullptr};
+  int action = 0, device = 0, native = 0;
+  unsigned long long addr = 0, size = 0, stream = 0, repeat = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iiKK|KpK", const_cast<char**>(kw), &action,
+                                   &device, &addr, &size, &stream, &native, &repeat))
+    return nullptr;
+  auto run = [=] {
+    for (unsigned long long i = 0; i < repeat; ++i)
+      mem::on_action(action, device, addr, size, stream);
+  };
+  Py_BEGIN_ALLOW_THREADS;
+  if (native)
+    std::thread(run).join();
+  else
+    run();
+  Py_END_ALLOW_THREADS;
+  Py_RETURN_NONE;
+}
+
 PyMethodDef g_methods[] = {
     {"attach", attach, METH_O,
      "attach(rocprof._core._launch_site_api()): link backward ops to forward ops while launch "
@@ -86,6 +122,16 @@ PyMethodDef g_methods[] = {
     {"_floor_callback", floor_callback, METH_O,
      "internal (benchmarks): add (True) or remove an empty RecordFunction callback on every op, "
      "registered as the forward ops' one is: PyTorch's own cost of observing ops"},
+    {"_allocator_init", allocator_init, METH_NOARGS,
+     "internal: attach the caching-allocator hook if the memory capture wants it and CUDA is "
+     "initialised (queued on torch.cuda's lazy init)"},
+    {"allocator_status", allocator_status, METH_NOARGS,
+     "the caching-allocator hook: 'torch-caching-allocator', or 'none: <why>'"},
+    {"_standin_trace", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(standin_trace)),
+     METH_VARARGS | METH_KEYWORDS,
+     "internal (tests, a stand-in for the allocator's trace hook): _standin_trace(action, device, "
+     "address, size, stream=0, native_thread=False, repeat=1), action numbered as torch's "
+     "TraceEntry; `repeat` times in a row (a burst)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef g_module = {PyModuleDef_HEAD_INIT,
@@ -104,7 +150,8 @@ PyMODINIT_FUNC PyInit__torch_observer() {
   PyObject* m = PyModule_Create(&g_module);
   if (m == nullptr) return nullptr;
   if (PyModule_AddStringConstant(m, "TORCH_VERSION", ROCPROF_TORCH_VERSION) < 0 ||
-      PyModule_AddIntConstant(m, "RING_SLOTS", rocprof::torch_observer::kRingSlots) < 0) {
+      PyModule_AddIntConstant(m, "RING_SLOTS", rocprof::torch_observer::kRingSlots) < 0 ||
+      PyModule_AddIntConstant(m, "ALLOCATOR_HOOK", mem::built() ? 1 : 0) < 0) {
     Py_DECREF(m);
     return nullptr;
   }

@@ -1,6 +1,8 @@
 // The RecordFunction callbacks of rocprof._torch_observer; see observer.hpp for the design.
 #include "capture/torch/observer.hpp"
 
+#include "capture/torch/memory.hpp"
+
 #include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
 
@@ -192,11 +194,15 @@ bool attach(const rp_launch_site_api* api) {
   if (g_api != nullptr && g_api != api) g_api->set_listener(nullptr);
   g_api = api;
   api->set_listener(&g_listener);
+  memory::attach(api);  // the caching allocator's actions while the memory capture runs
   return true;
 }
 
 void detach() {
-  if (g_api != nullptr) g_api->set_listener(nullptr);
+  if (g_api != nullptr) {
+    g_api->set_listener(nullptr);
+    g_api->set_memory_listener(nullptr);
+  }
 }
 
 Stats stats() {
