@@ -35,8 +35,8 @@ alignas(64) std::atomic<uint64_t> g_dropped{0};
 // The observer's listener and what it reported, under g_mu (session start/stop, attach).
 std::recursive_mutex g_mu;  // the listener may report its source from inside
 void (*g_listener)(void) = nullptr;
-std::string g_source;           // "" until the observer says
-bool g_started_sites = false;   // this backend started the launch sites (no GPU backend did)
+std::string g_source;          // "" until the observer says
+bool g_started_sites = false;  // this backend started the launch sites (no GPU backend did)
 
 uint32_t os_tid() noexcept {
   static thread_local uint32_t tid = 0;

@@ -65,8 +65,10 @@ void attach_locked() {
   } catch (const std::exception& e) {
     std::string why = e.what();
     if (const size_t nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
-    std::fprintf(stderr, "rocprof: PyTorch's %s allocator refused a trace hook: no allocator rows "
-                 "(%s)\n", a->name().c_str(), why.c_str());
+    std::fprintf(stderr,
+                 "rocprof: PyTorch's %s allocator refused a trace hook: no allocator rows "
+                 "(%s)\n",
+                 a->name().c_str(), why.c_str());
     return set_status("none: torch's " + a->name() + " allocator has no trace hook (" + why + ")");
   }
   g_attached.store(true);

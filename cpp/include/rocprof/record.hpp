@@ -136,7 +136,7 @@ struct AllocData {
   uint64_t address;
   uint64_t bytes;
   uint64_t range_corr;
-  uint32_t callsite_id;    // as KernelData::callsite_id (0: none, or not resolved yet)
+  uint32_t callsite_id;  // as KernelData::callsite_id (0: none, or not resolved yet)
   uint32_t reserved;
   uint64_t site_key;       // kFlagSiteKey: the launch-site key the drain resolves
   uint64_t stream_handle;  // the stream as the allocating library named it (0: default)
