@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..analysis.activity import load
-from ..analysis.steps import steps_of
-from ..energy.tables import step_name as choose_step
+from ..analysis.steps import detect, steps_of
 from ..errors import RocpdError
 from ..io.connection import Connection
 from . import replay, rows, tables
@@ -120,3 +119,13 @@ def open_db(x):
     if hasattr(x, "parts"):
         return x, False
     return Connection(*(x if isinstance(x, (list, tuple)) else [x])), True
+
+
+def choose_step(procs, step: str | None) -> str | None:
+    """The step range as rocpd.analysis.analyze chooses it: given, "" for none, None detected."""
+    if step is None:
+        return detect(procs)
+    if step and not any(len(steps_of(p, step)) for p in procs):
+        raise RocpdError(f"--step {step!r}: no ROCTx range of that name (or that name followed by"
+                         " a number); list ranges with `rocpd analyze DB --section ranges`")
+    return step or None
