@@ -173,7 +173,9 @@ OPTIONS: tuple[Option, ...] = (
        help="GPU memory copies and sets (on by default where a GPU backend is live)"),
     _o("tracing", "--memory-allocation-trace", kind="bool",
        activities=_GPU_TRACE["--memory-allocation-trace"], window=True,
-       help="GPU allocations and frees"),
+       help="GPU allocations and frees: the runtime's (REAL rows) and, with PyTorch, each "
+            "caching-allocator block, segment and out-of-memory with its Python line (VIRTUAL "
+            "rows)"),
     _o("tracing", "-r", "--runtime-trace", kind="bool",
        activities=(*_GPU_TRACE["--runtime-trace"], "collectives"), window=True,
        help="GPU runtime and driver API calls and synchronisations (costly: every CUDA call "
