@@ -210,6 +210,20 @@ TEST(Metrics, ChangePeriodIsTheCountersOwnRate) {
   EXPECT_NEAR(static_cast<double>(q.period_ns()), 25e6, 0.5e6);
   // NaN (the library gave nothing) is not a value.
   metrics::ChangePeriod none;
-  none.add(1, std::nan(""));
+  EXPECT_FALSE(none.add(1, std::nan("")));
   EXPECT_FALSE(none.seen());
+}
+
+TEST(Metrics, ChangePeriodSaysWhenAChangeIsSeenAndTheRecentPeriod) {
+  // What the energy reader plans its next counter reading by: nothing before 8 intervals.
+  metrics::ChangePeriod p;
+  int changes = 0;
+  for (uint64_t t = 0; t <= 1000; t += 10) {
+    const bool changed = p.add(t * 1000000, static_cast<double>(t / 100));
+    changes += changed;
+    EXPECT_EQ(changed, t > 0 && t % 100 == 0) << t;
+    if (changes < 9) EXPECT_EQ(p.recent_period_ns(), 0u) << t;
+  }
+  EXPECT_EQ(p.recent_period_ns(), 100000000u);
+  EXPECT_FALSE(p.add(1001000000, 10.0));  // the same value again
 }

@@ -166,6 +166,13 @@ class Sampler {
     MetricMask energy_mask = metric_bit(kEnergy);
     bool energy_decided = false;
     ChangePeriod energy_period, power_period;
+    // A reading of the counter costs NVML ~4 ms of CPU on an H200 (benchmarks/
+    // nvml_read_cost.py), against ~10 us for power: once the counter's update period is known
+    // and spans 3 ticks or more, the counter is read only from 1.5 ticks before its next
+    // update is due until the update is seen, so each update is still seen within one tick
+    // (2 readings per update instead of every tick).
+    uint64_t counter_due = 0;
+    uint64_t counter_reads = 0;
   };
 
   // Per device: where its energy comes from (`counter`: device_energy samples; `power`: none,
@@ -178,6 +185,9 @@ class Sampler {
       ctx.info(MetadataInfo{"rocprof.energy.source." + gpu, counter ? "counter" : "power"});
       const ChangePeriod& p = counter ? d.energy_period : d.power_period;
       ctx.info(MetadataInfo{"rocprof.energy.period_ns." + gpu, std::to_string(p.period_ns())});
+      if (counter)
+        ctx.info(
+            MetadataInfo{"rocprof.energy.counter_reads." + gpu, std::to_string(d.counter_reads)});
     }
   }
 
@@ -369,7 +379,11 @@ class Sampler {
     const bool keep = !ctx_->paused();
     for (Device& d : devices_) {
       uint64_t t = now_ns();
-      source_->read(d.index, t, full ? kAllMetrics : d.energy_mask, &reading_);
+      const bool counter = d.energy_decided && d.energy_mask == metric_bit(kEnergy);
+      const MetricMask skip = counter && t < d.counter_due ? metric_bit(kEnergy) : 0;
+      const MetricMask wanted = (full ? kAllMetrics : d.energy_mask) & ~skip;
+      if (wanted == 0) continue;  // an energy tick between the counter's updates
+      source_->read(d.index, t, wanted, &reading_);
       if (!d.energy_decided) {
         d.energy_decided = true;
         if (std::isnan(reading_.value[kEnergy])) {
@@ -377,7 +391,11 @@ class Sampler {
           if (!full) source_->read(d.index, t = now_ns(), d.energy_mask, &reading_);
         }
       }
-      d.energy_period.add(t, reading_.value[kEnergy]);
+      if (!std::isnan(reading_.value[kEnergy])) ++d.counter_reads;
+      if (d.energy_period.add(t, reading_.value[kEnergy])) {
+        const uint64_t p = d.energy_period.recent_period_ns();
+        d.counter_due = p >= 3 * period_ns_ ? t + p - 3 * period_ns_ / 2 : 0;
+      }
       d.power_period.add(t, reading_.value[kPower]);
       if (keep)
         for (uint32_t m = 0; m < kGpuMetricCount; ++m)

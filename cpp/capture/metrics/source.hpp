@@ -129,18 +129,31 @@ class EnergyCounter {
 class ChangePeriod {
  public:
   static constexpr size_t kKept = 512;
-  void add(uint64_t t_ns, double value) {
-    if (std::isnan(value)) return;
+  // True when `value` differs from the reading before it (a change seen at t_ns).
+  bool add(uint64_t t_ns, double value) {
+    if (std::isnan(value)) return false;
+    bool changed = false;
     if (!seen_) {
       seen_ = true;
     } else if (value != last_) {
       if (changed_ && t_ns > last_change_) intervals_[count_++ % kKept] = t_ns - last_change_;
       last_change_ = t_ns;
-      changed_ = true;
+      changed_ = changed = true;
     }
     last_ = value;
+    return changed;
   }
   bool seen() const { return seen_; }
+  // The median of the last kRecent intervals, 0 before there are that many: the period a
+  // reader can plan its next reading by. No allocation.
+  static constexpr size_t kRecent = 8;
+  uint64_t recent_period_ns() const {
+    if (count_ < kRecent) return 0;
+    std::array<uint64_t, kRecent> v{};
+    for (size_t i = 0; i < kRecent; ++i) v[i] = intervals_[(count_ - 1 - i) % kKept];
+    std::nth_element(v.begin(), v.begin() + kRecent / 2, v.end());
+    return v[kRecent / 2];
+  }
   // 0 until two changes were seen.
   uint64_t period_ns() const {
     const size_t n = std::min(count_, kKept);
