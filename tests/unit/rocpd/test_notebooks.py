@@ -17,6 +17,9 @@ EXPECT = {
     "rocpd_diff.ipynb": ["first: model.py:23 kernel", "copy became pageable (PINNED→DEVICE",
                          "no significant change: step time", "diff.html",
                          "planted changes found: model.py:23 first"],
+    "rocpd_memory.ipynb": ["planted leak found: train.py:30 at 4.00 MiB per step",
+                           "planted 1 GiB temporary found at the peak: train.py:40",
+                           "image/svg+xml", "GPU memory peak +992.00 MiB"],
 }
 
 
@@ -91,4 +94,14 @@ def test_diff_notebook_names_the_planted_changes(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     outputs = _execute("rocpd_diff.ipynb", tmp_path)
     for text in EXPECT["rocpd_diff.ipynb"]:
+        assert text in outputs, text
+
+
+def test_memory_notebook_names_the_planted_leak_and_peak(tmp_path, monkeypatch):
+    """Its own generated runs (no ROCPD_MEMORY_DB): the leak's line and growth per step, the
+    1 GiB temporary at the peak, the flame graph drawn, the diff's memory line."""
+    monkeypatch.delenv("ROCPD_MEMORY_DB", raising=False)
+    monkeypatch.setenv("PYTHONPATH", ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    outputs = _execute("rocpd_memory.ipynb", tmp_path)
+    for text in EXPECT["rocpd_memory.ipynb"]:
         assert text in outputs, text
