@@ -47,8 +47,15 @@ def _no_pc_sampler(options: Options, unserved) -> list[str]:
     return [f"--pc-sampling: no PC sampler is live here ({reasons}); no PC samples will be recorded"]
 
 
+def _no_gpu_metrics(options: Options, unserved) -> list[str]:
+    reasons = "; ".join(f"{b.vendor}: {s['reason'] or 'not live'}" for b, s in unserved)
+    return [f"--gpu-metrics: no GPU metrics sampler is live here ({reasons}); the program runs "
+            "without them"]
+
+
 GPU_TRACING = Alternatives(lambda options: options.gpu_requested(), _no_gpu_backend)
 PC_SAMPLERS = Alternatives(lambda options: "pc_samples" in options.activities(), _no_pc_sampler)
+GPU_METRICS = Alternatives(lambda options: "gpu_metrics" in options.activities(), _no_gpu_metrics)
 
 
 class Backend:
@@ -122,12 +129,21 @@ BACKENDS: tuple[Backend, ...] = (
     Backend("cupti-pc-sampling", "NVIDIA PC sampling (--pc-sampling) through CUPTI's PC "
             "sampling API", ("pc_samples",), serves=PC_SAMPLERS, vendor="NVIDIA",
             not_compiled="no CUPTI headers at build time"),
+    # Configured with CUPTI (rocprof.capture.cupti).
+    Backend("cupti-pm-sampling", "NVIDIA GPU hardware metrics over time (--gpu-metrics) "
+            "through CUPTI's PM sampling API, no kernel replay", ("gpu_metrics",),
+            serves=GPU_METRICS, vendor="NVIDIA", not_compiled="no CUPTI headers at build time"),
     Backend("hsa", "AMD GPU tracing through the HSA tools interface and HIP",
             tuple(_core.HsaSettings.SUPPORTED), "hsa", serves=GPU_TRACING, vendor="AMD",
             in_child=lambda s: s.hsa.enabled),
     Backend("rocprofiler-sdk-counters", "AMD per-kernel hardware counters (--pmc) through "
             "rocprofiler-sdk", ("counters",), vendor="AMD",
             not_compiled="not written yet (it would use rocprofiler-sdk's counter API)"),
+    Backend("rocprofiler-sdk-device-counting", "AMD GPU hardware metrics over time "
+            "(--gpu-metrics) through rocprofiler-sdk's device counting service", ("gpu_metrics",),
+            serves=GPU_METRICS, vendor="AMD",
+            not_compiled="not written yet, unrun on AMD hardware (it would sample rocprofiler-sdk's "
+                         "device counting service; this machine has no rocprofiler-sdk headers)"),
     # Where it is not compiled in, rocprof.capture.pc_sampling_amd says why, on this machine.
     Backend("rocprofiler-sdk-pc-sampling", "AMD PC sampling (--pc-sampling) through "
             "rocprofiler-sdk", ("pc_samples",), "pc_sampling_amd", serves=PC_SAMPLERS,
@@ -145,11 +161,6 @@ BACKENDS: tuple[Backend, ...] = (
             not_compiled="librocprof_nccl.so is not in this build",
             unavailable="--rccl-trace requested but the NCCL profiler plugin is unavailable "
                         "here; collectives are recorded as kernels only"),
-    # Compiled into rocprof._core; its hook into PyTorch's allocator is rocprof._torch_observer's
-    # (built against the build's torch): `reason` says why a build has none.
-    Backend("torch-allocator", "PyTorch's caching allocator: each block, segment and "
-            "out-of-memory with its Python line (--memory-allocation-trace)", ("allocations",),
-            "torch_memory", needs_live=False, in_child=lambda s: s.torch_memory.enabled),
     # Records nothing: shows what adding a backend takes (cpp/capture/null/), built into the
     # test module rocprof._core_testing only.
     Backend("null", "records nothing (tests)", (), None, listed=False),
@@ -266,6 +277,7 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
             notes += _configure_other(b, options, settings)
     # After the GPU backends: CUPTI's PC sampler is configured with CUPTI.
     notes += _configure_alternatives(PC_SAMPLERS, options, settings)
+    notes += _configure_alternatives(GPU_METRICS, options, settings)
     settings.validate()
     return settings, notes
 

@@ -62,6 +62,14 @@ GROUPS = (
     Group("on_demand", "on-demand capture (rocprof ctl)"),
     Group("pc_sampling", "PC sampling (where inside a kernel the time goes: per instruction, "
           "stall reason and source line; read it with `rocpd pcsamples`)"),
+    Group("gpu_metrics", "GPU hardware metrics over time (no kernel replay)",
+          "The GPU's performance monitors read at a fixed rate while kernels run as usual (no "
+          "replay, no serialisation): SM and tensor-pipe activity, issue, occupancy, DRAM, L2, "
+          "PCIe and NVLink throughput, each a counter track per GPU (rocpd_info_pmc, "
+          "rocpd_pmc_event), drawn under the kernels in the pftrace/json exports, summarised "
+          "per step, kernel, ROCTx range and line by `rocpd gpumetrics`. NVIDIA: CUPTI's PM "
+          "sampling (CUDA 12.6+, Turing or later); AMD: not written (rocprofiler-sdk's device "
+          "counting service), unrun."),
     Group("sampling", "call-stack sampling (Python processes)"),
     Group("metrics", "device and host metrics over time (rocprof-sys's process sampling options)",
           "A thread of its own reads each GPU's utilisation, memory in use, power, energy "
@@ -173,9 +181,7 @@ OPTIONS: tuple[Option, ...] = (
        help="GPU memory copies and sets (on by default where a GPU backend is live)"),
     _o("tracing", "--memory-allocation-trace", kind="bool",
        activities=_GPU_TRACE["--memory-allocation-trace"], window=True,
-       help="GPU allocations and frees: the runtime's (REAL rows) and, with PyTorch, each "
-            "caching-allocator block, segment and out-of-memory with its Python line (VIRTUAL "
-            "rows)"),
+       help="GPU allocations and frees"),
     _o("tracing", "-r", "--runtime-trace", kind="bool",
        activities=(*_GPU_TRACE["--runtime-trace"], "collectives"), window=True,
        help="GPU runtime and driver API calls and synchronisations (costly: every CUDA call "
@@ -270,6 +276,22 @@ OPTIONS: tuple[Option, ...] = (
             "CUPTI's chosen by the SM count; on AMD rocprofv3's documented 1 us or 2^20 "
             "cycles); the period used is in the database's metadata "
             "(rocprof.pc_sampling.period)"),
+    # ---- GPU hardware metrics over time ----
+    _o("gpu_metrics", "--gpu-metrics", kind="bool", activities=("gpu_metrics", *_ON_KERNELS),
+       window=True,
+       help="sample the GPU's performance monitors {gpu_metrics_hz} times a second (SM, "
+            "tensor pipe, DRAM, L2, PCIe, NVLink) beside kernel tracing, without replaying "
+            "kernels; the rate achieved and any overflow are printed and stored. Any "
+            "--gpu-metrics-* option turns it on"),
+    _o("gpu_metrics", "--gpu-metrics-frequency", kind="value", type=int, metavar="HZ",
+       activities=("gpu_metrics", *_ON_KERNELS),
+       help="samples per second (default {gpu_metrics_hz}: a 1 ms kernel spans 10; "
+            "1 to {gpu_metrics_max})"),
+    _o("gpu_metrics", "--gpu-metrics-set", kind="value", metavar="NAME",
+       activities=("gpu_metrics", *_ON_KERNELS),
+       help="default (everything below that the chip has in one pass), compute (SM, tensor "
+            "pipes, occupancy) or memory (DRAM, L2, PCIe, NVLink); or CUPTI metric names "
+            "separated by commas (`rocprof avail --chip GH100` lists a chip's)"),
     # ---- sampling ----
     _o("sampling", "--sample", kind="rate", common=True,
        activities=("samples",), window=True, metavar="HZ",

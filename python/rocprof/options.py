@@ -77,6 +77,9 @@ class Options:
     pc_sampling_method: str = "stochastic"
     pc_sampling_unit: str = "cycles"
     pc_sampling_interval: int = 0
+    gpu_metrics: bool = False                  # --gpu-metrics: PM sampling (NVIDIA)
+    gpu_metrics_frequency: int | None = None   # None: the core's default rate
+    gpu_metrics_set: str | None = None         # None: "default"
     # Launch sites and CUDA graphs (rocprof.capture.site_filter; capture/cupti/graphs.cpp).
     site_filter: str | None = None     # --site-filter SPEC; None: the default library list
     graph_trace: str = "node"          # --graph-trace: node (every kernel) | graph (per replay)

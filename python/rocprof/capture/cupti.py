@@ -101,6 +101,9 @@ def configure(options: Options, settings) -> list[str]:
     from . import pc_sampling  # the launcher's only: a child takes the settings as they are
 
     pc_sampling.fill(options, settings)
+    from . import gpu_metrics
+
+    gpu_metrics.fill(options, settings)
     # Measurement overrides (benchmarks/gpu_b2_b5.py) come from ROCPROF_CUPTI_OPTIONS, read by
     # the native backend into these same settings ("kernels=1,launch_sites=0,...").
     if hasattr(_core, "_cupti_set_callsite_prefixes"):

@@ -93,6 +93,8 @@ def window_settings(args) -> list[str]:
         if not 1 <= hz <= 100_000:
             raise UsageError(f"rocprof ctl: --sample must be between 1 and 100000 Hz, not {hz}")
         lines.append(f"sampling.hz={hz}")
+    if "gpu_metrics" in asked:
+        lines.append(f"gpu_metrics.hz={_core.GpuMetricsSettings.DEFAULT_HZ}")
     return lines
 
 

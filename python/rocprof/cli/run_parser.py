@@ -135,7 +135,9 @@ def help_of(option: table.Option) -> str:
     fill = {"{sample_hz}": str(_core_default("SamplingSettings", "DEFAULT_HZ", 1000)),
             "{metrics_hz}": str(_core_default("MetricsSettings", "DEFAULT_HZ", 20)),
             "{metrics_max}": str(_core_default("MetricsSettings", "MAX_HZ", 1000)),
-            "{energy_hz}": str(_core_default("MetricsSettings", "ENERGY_HZ", 100))}
+            "{energy_hz}": str(_core_default("MetricsSettings", "ENERGY_HZ", 100)),
+            "{gpu_metrics_hz}": str(_core_default("GpuMetricsSettings", "DEFAULT_HZ", 10000)),
+            "{gpu_metrics_max}": str(_core_default("GpuMetricsSettings", "MAX_HZ", 200000))}
     text = option.help
     for key, value in fill.items():
         text = text.replace(key, value)
