@@ -1,0 +1,364 @@
+// PM sampling (--gpu-metrics) without a GPU: a stand-in of CUPTI's PM sampling and Profiler Host
+// entry points (the real cupti_pmsampling.h / cupti_profiler_host.h structs), handed to the
+// backend's real entry points (pm::start, on_context_created, stop) in an Api table, with a
+// stand-in GPU that writes numbered samples into a bounded hardware buffer between decodes.
+// Checked: every sample arrives once and in order when the counter data image fills and wraps,
+// an overflowing hardware buffer is counted (samples lost = the stand-in's own count), a chip
+// without a metric leaves it out with its reason (and a metric past one pass), repeated values
+// are stored once, and the clock of the samples' timestamps is told apart.
+#define ROCPROF_CUPTI_COUNTERS 1  // as the backend is built where these headers exist
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capture/settings.hpp"
+#include "pm_sampling.hpp"
+#include "rocprof/clock.hpp"
+#include "tests/fake_capture_context.hpp"
+
+namespace rocprof::cupti::pm {
+namespace {
+
+using rocprof::testing::FakeCaptureContext;
+
+// ---- the stand-in GPU and CUPTI ---------------------------------------------------------
+struct StandinHost {
+  std::vector<std::string> metrics;
+};
+
+struct StandinGpu {
+  std::vector<std::string> chip_metrics;  // what the stand-in chip can sample
+  size_t max_per_pass = 64;
+  size_t produce = 0;                // samples written between two decode rounds
+  size_t hw_capacity = 1u << 20;     // samples the hardware buffer holds
+  uint64_t t0 = 0, period = 100000;  // timestamps: t0 + index * period
+  uint64_t next_index = 0, lost = 0;
+  std::deque<uint64_t> hw;      // sample indices in the hardware buffer
+  std::vector<uint64_t> image;  // decoded into the counter data image
+  size_t image_capacity = 0;
+  bool overflow = false, mid_round = false, started = false, enabled = false;
+  std::vector<std::string> configured;  // the host object's metrics at config time
+  double constant = 42.0;               // the value of every metric but the first
+};
+StandinGpu g;
+
+CUptiResult result_string(CUptiResult r, const char** s) {
+  *s = r == CUPTI_ERROR_INVALID_METRIC_NAME ? "CUPTI_ERROR_INVALID_METRIC_NAME" : "CUPTI_ERROR";
+  return CUPTI_SUCCESS;
+}
+CUptiResult profiler_init(CUpti_Profiler_Initialize_Params*) { return CUPTI_SUCCESS; }
+CUptiResult chip_name(CUpti_Device_GetChipName_Params* p) {
+  p->pChipName = "SI100";
+  return CUPTI_SUCCESS;
+}
+CUptiResult device_id(CUcontext ctx, uint32_t* id) {
+  *id = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ctx) - 1);
+  return CUPTI_SUCCESS;
+}
+CUptiResult availability(CUpti_PmSampling_GetCounterAvailability_Params* p) {
+  if (p->pCounterAvailabilityImage == nullptr) p->counterAvailabilityImageSize = 16;
+  return CUPTI_SUCCESS;
+}
+StandinHost* host(CUpti_Profiler_Host_Object* h) { return reinterpret_cast<StandinHost*>(h); }
+CUptiResult host_init(CUpti_Profiler_Host_Initialize_Params* p) {
+  EXPECT_EQ(p->profilerType, CUPTI_PROFILER_TYPE_PM_SAMPLING);
+  p->pHostObject = reinterpret_cast<CUpti_Profiler_Host_Object*>(new StandinHost);
+  return CUPTI_SUCCESS;
+}
+CUptiResult host_deinit(CUpti_Profiler_Host_Deinitialize_Params* p) {
+  delete host(p->pHostObject);
+  return CUPTI_SUCCESS;
+}
+CUptiResult add_metrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) {
+  for (size_t i = 0; i < p->numMetrics; ++i)
+    if (std::find(g.chip_metrics.begin(), g.chip_metrics.end(), p->ppMetricNames[i]) ==
+        g.chip_metrics.end())
+      return CUPTI_ERROR_INVALID_METRIC_NAME;
+  for (size_t i = 0; i < p->numMetrics; ++i)
+    host(p->pHostObject)->metrics.push_back(p->ppMetricNames[i]);
+  return CUPTI_SUCCESS;
+}
+CUptiResult image_size(CUpti_Profiler_Host_GetConfigImageSize_Params* p) {
+  p->configImageSize = 8;
+  g.configured = host(p->pHostObject)->metrics;
+  return CUPTI_SUCCESS;
+}
+CUptiResult image(CUpti_Profiler_Host_GetConfigImage_Params* p) {
+  std::memset(p->pConfigImage, 0, p->configImageSize);
+  p->pConfigImage[0] = static_cast<uint8_t>(host(p->pHostObject)->metrics.size());
+  return CUPTI_SUCCESS;
+}
+CUptiResult passes(CUpti_Profiler_Host_GetNumOfPasses_Params* p) {
+  p->numOfPasses = p->pConfigImage[0] <= g.max_per_pass ? 1 : 2;
+  return CUPTI_SUCCESS;
+}
+CUptiResult properties(CUpti_Profiler_Host_GetMetricProperties_Params* p) {
+  p->pDescription = "stand-in metric";
+  p->pHwUnit = "sm";
+  p->pDimUnit = "percent";
+  p->metricType = CUPTI_METRIC_TYPE_RATIO;
+  return CUPTI_SUCCESS;
+}
+// Metric 0 of the configuration: the sample's index; every other: a constant.
+CUptiResult evaluate(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
+  if (p->rangeIndex >= g.image.size()) return CUPTI_ERROR_INVALID_PARAMETER;
+  for (size_t m = 0; m < p->numMetrics; ++m)
+    p->pMetricValues[m] = m == 0 ? static_cast<double>(g.image[p->rangeIndex]) : g.constant;
+  return CUPTI_SUCCESS;
+}
+CUptiResult enable(CUpti_PmSampling_Enable_Params* p) {
+  g.enabled = true;
+  p->pPmSamplingObject = reinterpret_cast<CUpti_PmSampling_Object*>(&g);
+  return CUPTI_SUCCESS;
+}
+CUptiResult disable(CUpti_PmSampling_Disable_Params*) {
+  g.enabled = false;
+  return CUPTI_SUCCESS;
+}
+CUptiResult set_config(CUpti_PmSampling_SetConfig_Params* p) {
+  EXPECT_EQ(p->triggerMode, CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL);
+  g.period = p->samplingInterval;
+  return CUPTI_SUCCESS;
+}
+CUptiResult start_sampling(CUpti_PmSampling_Start_Params*) {
+  g.started = true;
+  return CUPTI_SUCCESS;
+}
+CUptiResult stop_sampling(CUpti_PmSampling_Stop_Params*) {
+  g.started = false;
+  return CUPTI_SUCCESS;
+}
+CUptiResult data_size(CUpti_PmSampling_GetCounterDataSize_Params* p) {
+  g.image_capacity = p->maxSamples;
+  p->counterDataSize = 64 + 16 * size_t{p->maxSamples};
+  return CUPTI_SUCCESS;
+}
+CUptiResult data_init(CUpti_PmSampling_CounterDataImage_Initialize_Params*) {
+  g.image.clear();
+  return CUPTI_SUCCESS;
+}
+// A round begins where the last one reached the end of the records: the stand-in GPU writes
+// `produce` samples first (while sampling runs), dropping what the hardware buffer cannot hold.
+CUptiResult decode(CUpti_PmSampling_DecodeData_Params* p) {
+  if (!g.mid_round && g.started)
+    for (size_t i = 0; i < g.produce; ++i, ++g.next_index) {
+      if (g.hw.size() >= g.hw_capacity) {
+        g.overflow = true;
+        ++g.lost;
+        continue;
+      }
+      g.hw.push_back(g.next_index);
+    }
+  while (!g.hw.empty() && g.image.size() < g.image_capacity) {
+    g.image.push_back(g.hw.front());
+    g.hw.pop_front();
+  }
+  g.mid_round = !g.hw.empty();
+  p->decodeStopReason = g.mid_round ? CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL
+                                    : CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
+  p->overflow = g.overflow ? 1 : 0;
+  g.overflow = false;
+  return CUPTI_SUCCESS;
+}
+CUptiResult data_info(CUpti_PmSampling_GetCounterDataInfo_Params* p) {
+  p->numTotalSamples = g.image_capacity;
+  p->numPopulatedSamples = p->numCompletedSamples = g.image.size();
+  return CUPTI_SUCCESS;
+}
+CUptiResult sample_info(CUpti_PmSampling_CounterData_GetSampleInfo_Params* p) {
+  const uint64_t i = g.image.at(p->sampleIndex);
+  p->startTimestamp = g.t0 + i * g.period;
+  p->endTimestamp = p->startTimestamp + g.period;
+  return CUPTI_SUCCESS;
+}
+
+Api standin_api() {
+  Api a;
+  a.path = "stand-in libcupti (PM sampling)";
+  a.cuptiGetResultString = result_string;
+  CounterApi& c = a.counters;
+  c.cuptiProfilerInitialize = profiler_init;
+  c.cuptiDeviceGetChipName = chip_name;
+  c.cuptiGetDeviceId = device_id;
+  c.cuptiPmSamplingGetCounterAvailability = availability;
+  c.cuptiProfilerHostInitialize = host_init;
+  c.cuptiProfilerHostDeinitialize = host_deinit;
+  c.cuptiProfilerHostConfigAddMetrics = add_metrics;
+  c.cuptiProfilerHostGetConfigImageSize = image_size;
+  c.cuptiProfilerHostGetConfigImage = image;
+  c.cuptiProfilerHostGetNumOfPasses = passes;
+  c.cuptiProfilerHostGetMetricProperties = properties;
+  c.cuptiProfilerHostEvaluateToGpuValues = evaluate;
+  c.cuptiPmSamplingEnable = enable;
+  c.cuptiPmSamplingDisable = disable;
+  c.cuptiPmSamplingSetConfig = set_config;
+  c.cuptiPmSamplingStart = start_sampling;
+  c.cuptiPmSamplingStop = stop_sampling;
+  c.cuptiPmSamplingGetCounterDataSize = data_size;
+  c.cuptiPmSamplingCounterDataImageInitialize = data_init;
+  c.cuptiPmSamplingDecodeData = decode;
+  c.cuptiPmSamplingGetCounterDataInfo = data_info;
+  c.cuptiPmSamplingCounterDataGetSampleInfo = sample_info;
+  return a;
+}
+
+// Every name of the default set: a chip that has them all.
+std::vector<std::string> all_names() {
+  std::vector<std::string> out;
+  for (const MetricDef& d : named_set("default"))
+    for (const char* n : d.names) out.emplace_back(n);
+  return out;
+}
+
+struct Captured {
+  FakeCaptureContext ctx;
+  std::map<std::string, std::string> meta;
+  std::map<std::string, std::vector<std::pair<uint64_t, double>>> tracks;
+};
+
+// Starts the backend's sampler at `hz` on the stand-in, lets the stand-in GPU write samples
+// until `rounds` decode rounds produced theirs, stops it and reads back the records.
+void sample(Captured* run, uint32_t hz, const std::string& set, size_t samples_wanted) {
+  static Api api = standin_api();  // the sampler keeps a pointer to it
+  g.t0 = now_ns();
+  GpuMetricsSettings s;
+  s.hz = hz;
+  s.set = set;
+  s.decode_ms = 5;
+  std::string why;
+  ASSERT_TRUE(start(run->ctx, s, api, &why)) << why;
+  on_context_created(reinterpret_cast<CUcontext>(1));  // device 0
+  on_context_created(reinterpret_cast<CUcontext>(1));  // once per device
+  for (int i = 0; i < 2000 && g.next_index < samples_wanted; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  stop(run->ctx);
+  disable_all();
+  EXPECT_FALSE(g.enabled);
+  for (const auto& row : run->ctx.rows<MetadataInfo>()) run->meta[row.tag] = row.value;
+  for (const Record& r : run->ctx.records) {
+    ASSERT_EQ(r.kind, RecordKind::kSample);
+    ASSERT_EQ(r.flags, kFlagCounter);
+    run->tracks[run->ctx.text(r.name_id)].emplace_back(r.start, r.sample.value);
+  }
+}
+
+void reset_gpu(size_t produce, size_t hw_capacity) {
+  g = StandinGpu{};
+  g.chip_metrics = all_names();
+  g.produce = produce;
+  g.hw_capacity = hw_capacity;
+}
+
+TEST(PmSamplingStandin, EverySampleOnceInOrderWhenTheImageWraps) {
+  reset_gpu(/*produce=*/250, /*hw_capacity=*/1u << 20);
+  Captured run;
+  sample(&run, 1000, "default", 2000);  // image: 2 * 5 + 64 = 74 samples: each round wraps 4x
+  const auto& tensor = run.tracks["pm_tensor_active [0]"];
+  ASSERT_FALSE(tensor.empty());
+  // Metric 0 is the sample's index: every one from 0 on, once, at its own time; the last value
+  // is stored again at the end of its sample.
+  const uint64_t n = g.next_index;
+  ASSERT_EQ(tensor.size(), n + 1);
+  for (uint64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(tensor[i].second, static_cast<double>(i));
+    EXPECT_EQ(tensor[i].first, g.t0 + i * 1000000);
+  }
+  EXPECT_EQ(tensor[n].first, g.t0 + n * 1000000);
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.samples.gpu0"], std::to_string(n));
+  EXPECT_GT(std::stoull(run.meta["rocprof.gpu_metrics.image_full.gpu0"]), 0u);
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.overflows.gpu0"], "0");
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.missing_samples.gpu0"], "0");
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.achieved_hz.gpu0"], "1000.0");
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.clock"], "CLOCK_BOOTTIME");
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.status.gpu0"], "on");
+  // A constant metric: its first value and its end, every other sample counted as unchanged.
+  const auto& sm = run.tracks["pm_sm_active [0]"];
+  ASSERT_EQ(sm.size(), 2u);
+  EXPECT_EQ(sm[0], std::make_pair(g.t0, 42.0));
+  EXPECT_EQ(sm[1].first, g.t0 + n * 1000000);
+  EXPECT_TRUE(run.ctx.dropped.empty());
+}
+
+TEST(PmSamplingStandin, AnOverflowingHardwareBufferIsCountedWithTheSamplesLost) {
+  reset_gpu(/*produce=*/300, /*hw_capacity=*/100);
+  Captured run;
+  sample(&run, 1000, "compute", 1500);
+  ASSERT_GT(g.lost, 0u);
+  EXPECT_GT(std::stoull(run.meta["rocprof.gpu_metrics.overflows.gpu0"]), 0u);
+  // Lost samples show as gaps in the timestamps; all but those at the very end are counted.
+  const uint64_t missing = std::stoull(run.meta["rocprof.gpu_metrics.missing_samples.gpu0"]);
+  EXPECT_LE(missing, g.lost);
+  EXPECT_GE(missing + 200, g.lost);
+  EXPECT_EQ(run.ctx.dropped["GPU metric samples lost (hardware buffer)"], missing);
+  const auto& tensor = run.tracks["pm_tensor_active [0]"];
+  EXPECT_EQ(tensor.size(), g.next_index - g.lost + 1);
+}
+
+TEST(PmSamplingStandin, AChipWithoutAMetricLeavesItOutWithItsReason) {
+  reset_gpu(/*produce=*/20, /*hw_capacity=*/1u << 20);
+  // A Turing-like chip: no realtime tensor counter (its fallback instead), no DRAM throughput
+  // under either name; and at most 5 metrics in one pass.
+  auto& names = g.chip_metrics;
+  names.erase(std::remove_if(names.begin(), names.end(),
+                             [](const std::string& n) {
+                               return n.rfind("sm__pipe_tensor_cycles_active_realtime", 0) == 0 ||
+                                      n.find("read_throughput") != std::string::npos;
+                             }),
+              names.end());
+  g.max_per_pass = 5;
+  Captured run;
+  ::testing::internal::CaptureStderr();
+  sample(&run, 1000, "default", 100);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.status.gpu0"], "on");
+  const std::string& chosen = run.meta["rocprof.gpu_metrics.metrics.gpu0"];
+  EXPECT_NE(chosen.find("pm_tensor_active=sm__pipe_shared_cycles_active_realtime"),
+            std::string::npos)
+      << chosen;
+  EXPECT_EQ(chosen.find("pm_dram_read="), std::string::npos) << chosen;
+  const std::string& left = run.meta["rocprof.gpu_metrics.left_out.gpu0"];
+  EXPECT_NE(left.find("pm_dram_read: SI100 has no PM-sampling metric dramc__read_throughput"),
+            std::string::npos)
+      << left;
+  EXPECT_NE(left.find("does not fit one pass"), std::string::npos) << left;
+  EXPECT_NE(err.find("left out pm_dram_read: SI100 has no PM-sampling metric"), std::string::npos)
+      << err;
+  EXPECT_EQ(g.configured.size(), 5u);  // the config image holds the five that fit
+  EXPECT_EQ(run.tracks.count("pm_dram_read [0]"), 0u);
+  EXPECT_EQ(run.tracks.size(), 5u);
+  for (const auto& info : run.ctx.template rows<PmcInfo>()) {
+    EXPECT_EQ(info.component, "cupti_pm_sampling");
+    EXPECT_EQ(info.agent_id, gpu_agent_id(0));
+  }
+}
+
+TEST(PmSamplingStandin, NamesTheChipHasNotAreRefusedAtSetUp) {
+  reset_gpu(20, 1u << 20);
+  g.chip_metrics = {"a__b.sum"};
+  Captured run;
+  ::testing::internal::CaptureStderr();
+  sample(&run, 1000, "nope__metric.sum", 0);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.status.gpu0"],
+            "off: none of the metrics of 'nope__metric.sum' can be sampled on SI100");
+  EXPECT_NE(err.find("--gpu-metrics: GPU 0: none of the metrics"), std::string::npos) << err;
+  EXPECT_TRUE(run.tracks.empty());
+}
+
+TEST(PmSamplingClock, TheNearerClockIsTaken) {
+  const char* name = nullptr;
+  EXPECT_EQ(clock_offset(1000, 1100, 9000000, &name), 0);
+  EXPECT_STREQ(name, "CLOCK_BOOTTIME");
+  EXPECT_EQ(clock_offset(8999000, 1100, 9000000, &name), 1100 - 9000000);
+  EXPECT_STREQ(name, "CLOCK_REALTIME");
+}
+
+}  // namespace
+}  // namespace rocprof::cupti::pm
