@@ -74,6 +74,24 @@ void bind(py::module_& m) {
       },
       py::arg("chip"), py::arg("names"),
       "per name, '' when CUPTI can collect it on the chip, else why not");
+  m.def(
+      "gpu_metrics_set",
+      [](const std::string& chip, const std::string& set) {
+        std::vector<cc::PmChoice> chosen;
+        std::vector<std::string> left_out;
+        std::string why;
+        if (!cc::pm_sampling_set(chip, set, &chosen, &left_out, &why))
+          throw std::runtime_error(why);
+        py::list metrics;
+        for (const cc::PmChoice& c : chosen)
+          metrics.append(py::dict(py::arg("key") = c.key, py::arg("cupti_name") = c.cupti_name,
+                                  py::arg("units") = c.units));
+        return py::dict(py::arg("chip") = chip, py::arg("set") = set, py::arg("metrics") = metrics,
+                        py::arg("left_out") = left_out);
+      },
+      py::arg("chip"), py::arg("set") = "default",
+      "what --gpu-metrics-set samples on a chip (CUPTI's PM-sampling tables, no GPU): "
+      "{chip, set, metrics: [{key, cupti_name, units}], left_out: [line]}");
 }
 
 rocprof::bindings::Register g_register(bind);

@@ -28,4 +28,13 @@ bool counter_chips(std::vector<std::string>* out, std::string* why);
 bool check_metrics(const std::string& chip, const std::vector<std::string>& names,
                    std::vector<std::string>* problems, std::string* why);
 
+// PM sampling (--gpu-metrics, capture/cupti/pm_sampling.cpp): what `set` samples on `chip`
+// from CUPTI's tables (no GPU): each metric's track key, CUPTI name and units, and one line per
+// metric left out (the chip lacks it, or it no longer fits one pass).
+struct PmChoice {
+  std::string key, cupti_name, units;
+};
+bool pm_sampling_set(const std::string& chip, const std::string& set, std::vector<PmChoice>* chosen,
+                     std::vector<std::string>* left_out, std::string* why);
+
 }  // namespace rocprof::cupti

@@ -23,6 +23,7 @@
 
 #include "capture/context.hpp"
 #include "capture/settings.hpp"
+#include "counters_api.hpp"
 #include "counters_host.hpp"
 #include "rocprof/clock.hpp"
 
@@ -211,6 +212,26 @@ bool choose(const Api& a, const std::string& chip, const std::vector<uint8_t>* a
   }
   return true;
 }
+
+}  // namespace rocprof::cupti::pm
+
+namespace rocprof::cupti {
+bool pm_sampling_set(const std::string& chip, const std::string& set, std::vector<PmChoice>* chosen,
+                     std::vector<std::string>* left_out, std::string* why) {
+  const Api* a = load("", why);
+  if (a == nullptr) return false;
+  if (!a->counters_missing.empty()) {
+    *why = a->path + " lacks " + a->counters_missing + " (PM sampling needs CUDA 12.6+)";
+    return false;
+  }
+  std::vector<pm::Chosen> out;
+  if (!pm::choose(*a, chip, nullptr, set, &out, left_out, why)) return false;
+  for (const pm::Chosen& c : out) chosen->push_back(PmChoice{c.key, c.cupti_name, c.units});
+  return true;
+}
+}  // namespace rocprof::cupti
+
+namespace rocprof::cupti::pm {
 
 int64_t clock_offset(uint64_t ts, uint64_t boottime, uint64_t realtime, const char** name) {
   const auto dist = [ts](uint64_t t) { return t > ts ? t - ts : ts - t; };

@@ -2,12 +2,13 @@
 #include "pm_sampling.hpp"
 
 #include "capture/context.hpp"
+#include "counters_api.hpp"
 
 namespace rocprof::cupti::pm {
-namespace {
-const char* kWhy =
+const char* const kWhy =
     "this build's CUDA headers predate 12.6 (no CUPTI PM sampling): rebuild against CUDA 12.6 "
     "or newer for --gpu-metrics";
+namespace {
 
 void probe_pm_sampling(bool* live, std::string* reason) {
   *live = false;
@@ -42,3 +43,11 @@ int64_t clock_offset(uint64_t, uint64_t, uint64_t, const char** name) {
 }
 
 }  // namespace rocprof::cupti::pm
+
+namespace rocprof::cupti {
+bool pm_sampling_set(const std::string&, const std::string&, std::vector<PmChoice>*,
+                     std::vector<std::string>*, std::string* why) {
+  *why = pm::kWhy;
+  return false;
+}
+}  // namespace rocprof::cupti

@@ -14,6 +14,7 @@ EXAMPLES = (
     'rocprof avail                          # the counters of each GPU here',
     "rocprof avail --chip GH100 --filter dram   # an H100's DRAM counters, no GPU needed",
     'rocprof avail --chip GH100 --submetrics --json',
+    "rocprof avail --chip GH100 --gpu-metrics   # what --gpu-metrics samples on an H100/H200",
 )
 
 
@@ -27,10 +28,42 @@ def add_parser(p) -> None:
                         ".avg.pct_of_peak_sustained_elapsed, ...)")
     p.add_argument("--filter", metavar="REGEX", help="only counters whose name matches (Python re)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--gpu-metrics", nargs="?", const="default", metavar="SET",
+                   help="instead: the metrics `rocprof run --gpu-metrics-set SET` samples on the "
+                        "chip (default, compute, memory or CUPTI names) and those it leaves out")
 
 
 def run(args) -> int:
+    if args.gpu_metrics is not None:
+        return list_gpu_metrics(args.chip, args.gpu_metrics, args.json)
     return list_counters(args.chip, args.submetrics, args.json, args.filter)
+
+
+def list_gpu_metrics(chip: str | None, metric_set: str, as_json: bool) -> int:
+    """What PM sampling (--gpu-metrics) samples on a chip, from CUPTI's tables."""
+    from .. import _core
+
+    try:
+        if not hasattr(_core, "gpu_metrics_set"):
+            raise RuntimeError("this build has no NVIDIA PM sampling (built without CUPTI headers)")
+        chips = [chip] if chip else [d["chip"] for d in _devices(None, False)]
+        found = [_core.gpu_metrics_set(c, metric_set) for c in chips]
+    except RuntimeError as e:
+        hint = "" if chip else "; --chip GH100 answers from CUPTI's tables without a GPU"
+        print(f"rocprof avail: --gpu-metrics: {e}{hint}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(json.dumps(found, indent=2))
+        return 0
+    for f in found:
+        print(f"chip {f['chip']}: --gpu-metrics-set {f['set']} samples {len(f['metrics'])} "
+              "metrics in one pass")
+        width = max((len(m["key"]) for m in f["metrics"]), default=10)
+        for m in f["metrics"]:
+            print(f"  {m['key']:<{width}}  {m['units'] or '-':<4} {m['cupti_name']}")
+        for line in f["left_out"]:
+            print(f"  left out {line}")
+    return 0
 
 
 def _devices(chip: str | None, submetrics: bool) -> list[dict]:
