@@ -110,9 +110,17 @@ def _analyze(db, step, points, procs, step_name, **filters) -> MemoryAnalysis | 
 
 def _gpus(part) -> dict[int, int]:
     """agent id -> the GPU's index, as rocpd.analysis numbers GPUs."""
-    return {int(i): int(ix) for i, ix in part.conn.execute(
+    return GpuIndex({int(i): int(ix) for i, ix in part.conn.execute(
         "SELECT id, COALESCE(type_index, absolute_index, id) FROM rocpd_info_agent WHERE guid = ?",
-        (part.guid,)) if i is not None and ix is not None}
+        (part.guid,)) if i is not None and ix is not None})
+
+
+class GpuIndex(dict):
+    """A GPU whose agent row is missing (a run whose only GPU records are the allocator's, as a
+    CPU stand-in makes): rocprof's writer numbers GPU n as agent 2 + n (rocprof/info.hpp)."""
+
+    def __missing__(self, agent):
+        return agent - 2 if isinstance(agent, int) and agent >= 2 else agent
 
 
 def open_db(x):

@@ -8,7 +8,7 @@ Which rows count (the rocpd schema's rocpd_memory_allocate, see docs/memory.md):
 - category ``TORCH_ALLOCATOR_SEGMENT`` (level 'VIRTUAL'): a segment the allocator reserved
   (or mapped, for expandable segments), FREE when released: "reserved";
 - category ``TORCH_ALLOCATOR_OOM``: one row per out-of-memory, size = the failed request,
-  extdata {"device_free": bytes};
+  the row's extdata {"device_free": bytes} (the event's, where a writer put it there);
 - level 'REAL' of any category (the runtime's cudaMalloc, cudaMallocAsync, NCCL's buffers,
   the allocator's own segments seen from the driver): "held at the driver".
 Other rows (ROCm's VIRTUAL address reservations, SCRATCH) are left out.
@@ -44,7 +44,8 @@ SELECT * FROM (
          CASE WHEN M.type = 'FREE' THEN M.start ELSE M."end" END AS t, {kind} AS kind,
          M.type = 'FREE' AS is_free, M.agent_id AS agent, M.address AS address,
          COALESCE(M.size, 0) AS size, E.call_stack AS cs, E.line_info AS li,
-         CASE WHEN C.string = '{oom}' THEN E.extdata END AS extdata, M.event_id AS event, M.id AS id
+         CASE WHEN C.string = '{oom}' THEN COALESCE(NULLIF(M.extdata, '{{}}'), E.extdata) END
+           AS extdata, M.event_id AS event, M.id AS id
   FROM rocpd_memory_allocate M
   LEFT JOIN rocpd_event E ON E.id = M.event_id AND E.guid = M.guid
   LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid

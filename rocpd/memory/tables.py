@@ -91,8 +91,8 @@ def frames_of(proc: dict, rep, lines: Lines, steps, step_name) -> dict[str, list
     gpu = proc["gpu"]
     head = {k: proc[k] for k in ("process", "rank", "pid")}
     first = min((d.first for d in rep.devices.values() if d.first is not None), default=0)
-    for agent, d in sorted(rep.devices.items(), key=lambda x: gpu.get(x[0], x[0])):
-        h = {**head, "device": gpu.get(agent, agent)}
+    for agent, d in sorted(rep.devices.items(), key=lambda x: gpu[x[0]]):
+        h = {**head, "device": gpu[agent]}
         out["summary"].append({**h, "PeakAllocatedBytes": d.peak[0], "PeakAllocatedTime": d.peak[1],
                                "PeakReservedBytes": d.peak_reserved[0],
                                "PeakDriverBytes": d.peak_driver[0], "AllocatedEndBytes": d.allocated,
@@ -107,7 +107,7 @@ def frames_of(proc: dict, rep, lines: Lines, steps, step_name) -> dict[str, list
             out["peak"] += _live(h, snap, lines)
             out["fragmentation"].append({**h, **_fragmentation(snap)})
     for i, o in enumerate(rep.ooms):
-        h = {**head, "device": gpu.get(o.agent, o.agent), "oom": i}
+        h = {**head, "device": gpu[o.agent], "oom": i}
         line, fn, _kind = lines.info[o.site] if o.site is not None else (NO_LINE, "", "")
         out["oom"].append({**h, "time": o.t, "line": line, "function": fn, "RequestBytes": o.request,
                            "DeviceFreeBytes": o.device_free, "AllocatedBytes": o.allocated,
@@ -197,7 +197,7 @@ def folded(proc: dict, rep, lines: Lines, root: bool) -> dict[str, int]:
     GPU, and the process with ``root``)."""
     out: dict[str, int] = {}
     for agent, snap in rep.peaks.items():
-        top = f"GPU {proc['gpu'].get(agent, agent)}"
+        top = f"GPU {proc['gpu'][agent]}"
         if root:
             top = f"{proc['process']};{top}"
         for site, (b, _n) in snap.by_site.items():

@@ -12,9 +12,9 @@ it, and the runtime's allocations as level 'REAL' rows (category MEMORY_ALLOCATI
     mem.close()                                  # closes the builder too
 
 Rows go through the project's writer (DatabaseBuilder). Where that writer takes no call site or
-extdata for an allocation row, the line ({"site": id} as kernels hold it) and the OOM's extdata
-are set on the row's event after the writer closed the file, the values the capture would have
-written; nothing else is touched.
+extdata for an allocation row, the line ({"site": id} on the row's event, as kernels hold it) and
+the OOM's extdata (on the row) are set after the writer closed the file, the values the capture
+writes; nothing else is touched.
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ class AllocatorTrace:
         con = sqlite3.connect(self.b.path)
         try:
             ev, st = f"rocpd_event{suffix}", f"rocpd_string{suffix}"
+            alloc = f"rocpd_memory_allocate{suffix}"
             nodes = {cs: i for i, cs in con.execute(
                 f"SELECT E.id, E.call_stack FROM {ev} E JOIN {st} S ON S.id = E.category_id"
                 " WHERE S.string = 'PYTHON_LAUNCH_SITE'")}
@@ -104,17 +105,15 @@ class AllocatorTrace:
                 f"SELECT E.correlation_id, E.id FROM {ev} E JOIN {st} S ON S.id = E.category_id"
                 " WHERE S.string LIKE 'TORCH_ALLOCATOR_%'"))
             for corr, frame, extdata in self._patch:
-                sets, params = [], []
                 if frame is not None:
                     node = next((i for cs, i in nodes.items() if cs and cs.startswith(f"[{frame}")),
                                 None)
                     assert node is not None, f"no launch-site node for {frame}"
-                    sets.append("call_stack = ?")
-                    params.append(json.dumps({"site": node}, separators=(",", ":")))
-                if extdata is not None:
-                    sets.append("extdata = ?")
-                    params.append(extdata)
-                con.execute(f"UPDATE {ev} SET {', '.join(sets)} WHERE id = ?", [*params, ids[corr]])
+                    con.execute(f"UPDATE {ev} SET call_stack = ? WHERE id = ?",
+                                (json.dumps({"site": node}, separators=(",", ":")), ids[corr]))
+                if extdata is not None:  # the row's own extdata, as the writer stores it
+                    con.execute(f"UPDATE {alloc} SET extdata = ? WHERE event_id = ?",
+                                (extdata, ids[corr]))
             con.commit()
         finally:
             con.close()
