@@ -175,11 +175,15 @@ bool choose(const Api& a, const std::string& chip, const std::vector<uint8_t>* a
   std::vector<const char*> picked;
   for (const MetricDef& def : defs) {
     bool has_one = false, fits = false;
+    std::string unavailable;  // CUPTI's answer for a name this GPU's counters cannot give
     for (const char* name : def.names) {
       MetricHost single(a);
       if (!single.init(chip, availability, why, kPmSampling)) return false;
       std::string err;
-      if (!single.add_metrics({name}, &err)) continue;  // not a PM-sampling metric of this chip
+      if (!single.add_metrics({name}, &err)) {  // not a PM-sampling metric of this chip (GPU)
+        if (availability != nullptr && unavailable.empty()) unavailable = err;
+        continue;
+      }
       has_one = true;
       MetricHost trial(a);
       std::vector<const char*> names = picked;
@@ -204,7 +208,9 @@ bool choose(const Api& a, const std::string& chip, const std::vector<uint8_t>* a
     for (const char* n : def.names) names += std::string(names.empty() ? "" : ", ") + n;
     left_out->push_back(std::string(def.key) + ": " +
                         (has_one ? "does not fit one pass with the metrics before it"
-                                 : chip + " has no PM-sampling metric " + names));
+                         : availability != nullptr ? "not available on this " + chip + " GPU (" +
+                                                         names + ": " + unavailable + ")"
+                                                   : chip + " has no PM-sampling metric " + names));
   }
   if (out->empty()) {
     *why = "none of the metrics of '" + set + "' can be sampled on " + chip;
@@ -280,6 +286,7 @@ struct Device {
   std::vector<double> values;
   // Figures for the metadata.
   uint64_t samples = 0, overflows = 0, full = 0, decodes = 0, errors = 0, missing = 0;
+  uint64_t long_samples = 0;  // spanning more than 4 periods: left out
   uint64_t first_start = 0, last_start = 0, last_end = 0;
   std::string last_error;
 };
@@ -587,6 +594,12 @@ class Sampler {
       offset_known_ = true;
     }
     const uint64_t start = si.startTimestamp + offset_, end = si.endTimestamp + offset_;
+    // The first sample after Start spans seconds (measured on an H200: from an earlier
+    // reference, not from Start): a value averaged over that is not the GPU's at any moment.
+    if (end - start > 4 * interval_ns_) {
+      ++d.long_samples;
+      return;
+    }
     if (d.samples > 0 && start > d.last_start && d.last_start != 0) {
       // Samples the hardware did not deliver (an overflow, a stall): the gap in periods.
       const uint64_t periods = (start - d.last_start + interval_ns_ / 2) / interval_ns_;
@@ -676,6 +689,7 @@ class Sampler {
       c.info(MetadataInfo{"rocprof.gpu_metrics.decodes" + g, std::to_string(d.decodes)});
       c.info(MetadataInfo{"rocprof.gpu_metrics.image_full" + g, std::to_string(d.full)});
       c.info(MetadataInfo{"rocprof.gpu_metrics.errors" + g, std::to_string(d.errors)});
+      c.info(MetadataInfo{"rocprof.gpu_metrics.long_samples" + g, std::to_string(d.long_samples)});
       if (!d.last_error.empty())
         c.info(MetadataInfo{"rocprof.gpu_metrics.last_error" + g, d.last_error});
       if (d.missing > 0) c.drops("GPU metric samples lost (hardware buffer)", d.missing);

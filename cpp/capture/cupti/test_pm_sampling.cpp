@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <ctime>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -46,6 +48,7 @@ struct StandinGpu {
   bool overflow = false, mid_round = false, started = false, enabled = false;
   std::vector<std::string> configured;  // the host object's metrics at config time
   double constant = 42.0;               // the value of every metric but the first
+  uint64_t realtime_offset = 0;         // CLOCK_REALTIME - CLOCK_BOOTTIME, when stamped so
 };
 StandinGpu g;
 
@@ -172,10 +175,12 @@ CUptiResult data_info(CUpti_PmSampling_GetCounterDataInfo_Params* p) {
   p->numPopulatedSamples = p->numCompletedSamples = g.image.size();
   return CUPTI_SUCCESS;
 }
+// As on an H200: the first sample after Start begins seconds earlier (stood in: 3 s), in
+// CLOCK_REALTIME; the others are one period each.
 CUptiResult sample_info(CUpti_PmSampling_CounterData_GetSampleInfo_Params* p) {
   const uint64_t i = g.image.at(p->sampleIndex);
-  p->startTimestamp = g.t0 + i * g.period;
-  p->endTimestamp = p->startTimestamp + g.period;
+  p->startTimestamp = g.t0 + i * g.period - (i == 0 ? 3000000000ull : 0) + g.realtime_offset;
+  p->endTimestamp = g.t0 + (i + 1) * g.period + g.realtime_offset;
   return CUPTI_SUCCESS;
 }
 
@@ -256,33 +261,47 @@ void reset_gpu(size_t produce, size_t hw_capacity) {
   g.hw_capacity = hw_capacity;
 }
 
+uint64_t realtime_minus_boottime() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const uint64_t real = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+  return real - now_ns();
+}
+
 TEST(PmSamplingStandin, EverySampleOnceInOrderWhenTheImageWraps) {
   reset_gpu(/*produce=*/250, /*hw_capacity=*/1u << 20);
+  g.realtime_offset = realtime_minus_boottime();  // stamped in CLOCK_REALTIME, as on an H200
   Captured run;
   sample(&run, 1000, "default", 2000);  // image: 2 * 5 + 64 = 74 samples: each round wraps 4x
   const auto& tensor = run.tracks["pm_tensor_active [0]"];
   ASSERT_FALSE(tensor.empty());
-  // Metric 0 is the sample's index: every one from 0 on, once, at its own time; the last value
-  // is stored again at the end of its sample.
+  // Metric 0 is the sample's index: every one from 1 on (the first, seconds long, is left out),
+  // once, at its own time moved to CLOCK_BOOTTIME; the last value is stored again at the end
+  // of its sample.
   const uint64_t n = g.next_index;
-  ASSERT_EQ(tensor.size(), n + 1);
-  for (uint64_t i = 0; i < n; ++i) {
-    EXPECT_EQ(tensor[i].second, static_cast<double>(i));
-    EXPECT_EQ(tensor[i].first, g.t0 + i * 1000000);
+  ASSERT_EQ(tensor.size(), n);
+  const int64_t skew = static_cast<int64_t>(tensor[0].first - (g.t0 + 1000000));
+  EXPECT_LT(std::llabs(skew), 100000) << "the clock offset is off by " << skew << " ns";
+  for (uint64_t i = 1; i < n; ++i) {
+    EXPECT_EQ(tensor[i - 1].second, static_cast<double>(i));
+    EXPECT_EQ(tensor[i - 1].first - skew, g.t0 + i * 1000000);
   }
-  EXPECT_EQ(tensor[n].first, g.t0 + n * 1000000);
-  EXPECT_EQ(run.meta["rocprof.gpu_metrics.samples.gpu0"], std::to_string(n));
+  EXPECT_EQ(tensor[n - 1].first - skew, g.t0 + n * 1000000);
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.samples.gpu0"], std::to_string(n - 1));
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.long_samples.gpu0"], "1");
   EXPECT_GT(std::stoull(run.meta["rocprof.gpu_metrics.image_full.gpu0"]), 0u);
   EXPECT_EQ(run.meta["rocprof.gpu_metrics.overflows.gpu0"], "0");
   EXPECT_EQ(run.meta["rocprof.gpu_metrics.missing_samples.gpu0"], "0");
   EXPECT_EQ(run.meta["rocprof.gpu_metrics.achieved_hz.gpu0"], "1000.0");
-  EXPECT_EQ(run.meta["rocprof.gpu_metrics.clock"], "CLOCK_BOOTTIME");
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.clock"], "CLOCK_REALTIME");
   EXPECT_EQ(run.meta["rocprof.gpu_metrics.status.gpu0"], "on");
   // A constant metric: its first value and its end, every other sample counted as unchanged.
   const auto& sm = run.tracks["pm_sm_active [0]"];
   ASSERT_EQ(sm.size(), 2u);
-  EXPECT_EQ(sm[0], std::make_pair(g.t0, 42.0));
-  EXPECT_EQ(sm[1].first, g.t0 + n * 1000000);
+  EXPECT_EQ(sm[0], std::make_pair(g.t0 + 1000000 + skew, 42.0));
+  EXPECT_EQ(sm[1].first - skew, g.t0 + n * 1000000);
+  const size_t constants = named_set("default").size() - 1;
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.values_unchanged"], std::to_string(constants * (n - 2)));
   EXPECT_TRUE(run.ctx.dropped.empty());
 }
 
@@ -298,7 +317,7 @@ TEST(PmSamplingStandin, AnOverflowingHardwareBufferIsCountedWithTheSamplesLost) 
   EXPECT_GE(missing + 200, g.lost);
   EXPECT_EQ(run.ctx.dropped["GPU metric samples lost (hardware buffer)"], missing);
   const auto& tensor = run.tracks["pm_tensor_active [0]"];
-  EXPECT_EQ(tensor.size(), g.next_index - g.lost + 1);
+  EXPECT_EQ(tensor.size(), g.next_index - g.lost);  // less the first (long) sample, plus the end
 }
 
 TEST(PmSamplingStandin, AChipWithoutAMetricLeavesItOutWithItsReason) {
@@ -324,11 +343,11 @@ TEST(PmSamplingStandin, AChipWithoutAMetricLeavesItOutWithItsReason) {
       << chosen;
   EXPECT_EQ(chosen.find("pm_dram_read="), std::string::npos) << chosen;
   const std::string& left = run.meta["rocprof.gpu_metrics.left_out.gpu0"];
-  EXPECT_NE(left.find("pm_dram_read: SI100 has no PM-sampling metric dramc__read_throughput"),
+  EXPECT_NE(left.find("pm_dram_read: not available on this SI100 GPU (dramc__read_throughput"),
             std::string::npos)
       << left;
   EXPECT_NE(left.find("does not fit one pass"), std::string::npos) << left;
-  EXPECT_NE(err.find("left out pm_dram_read: SI100 has no PM-sampling metric"), std::string::npos)
+  EXPECT_NE(err.find("left out pm_dram_read: not available on this SI100 GPU"), std::string::npos)
       << err;
   EXPECT_EQ(g.configured.size(), 5u);  // the config image holds the five that fit
   EXPECT_EQ(run.tracks.count("pm_dram_read [0]"), 0u);
