@@ -9,9 +9,11 @@ import sqlite3
 
 
 def add_metric_samples(path, metric: str, units: str, readings, *, ordinal: int = 0,
-                       agent: int | None = None, category: str = "amd_smi") -> None:
+                       agent: int | None = None, category: str = "amd_smi",
+                       component: str | None = None) -> None:
     """``readings``: (timestamp ns, value) of ``metric`` on GPU ``ordinal`` (rocpd_info_agent.id
-    ``agent``, default the builder's gpu_agent(ordinal))."""
+    ``agent``, default the builder's gpu_agent(ordinal)); ``component``: the rocpd_info_pmc
+    column (the PM sampler's "cupti_pm_sampling")."""
     agent = 2 + ordinal if agent is None else agent
     con = sqlite3.connect(path)
     try:
@@ -25,7 +27,8 @@ def add_metric_samples(path, metric: str, units: str, readings, *, ordinal: int 
                                f" ({', '.join('?' * len(cols))})", list(cols.values())).lastrowid
 
         pmc = insert("info_pmc", nid=nid, pid=pid, agent_id=agent, target_arch="GPU", name=metric,
-                     symbol=metric, units=units, value_type="ABS")
+                     symbol=metric, units=units, value_type="ABS",
+                     **({"component": component} if component else {}))
         track = insert("track", nid=nid, pid=pid, name_id=insert("string", string=f"{metric} [{ordinal}]"))
         row = con.execute(f"SELECT id FROM rocpd_string{sfx} WHERE string = ?", (category,)).fetchone()
         cat = row[0] if row else insert("string", string=category)

@@ -1,0 +1,97 @@
+"""GPU hardware metrics per step, kernel, ROCTx range and line from real databases holding the
+PM sampler's tracks (pm_profiles): time-weighted means of the step functions, equal with and
+without repeated values stored, whatever the chunk the tracks are streamed in; DRAM against a
+measured peak; the one-line headline."""
+
+from __future__ import annotations
+
+import json
+
+import pm_profiles as prof
+import pytest
+
+import rocpd
+from rocpd.analysis.activity import load
+from rocpd.analysis.steps import steps_of
+from rocpd.device_metrics import gpu_metrics as gm
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    return prof.build(tmp_path_factory.mktemp("pm") / "run.db")
+
+
+def _table(path, by, step="train_step"):
+    with rocpd.connect(path) as conn:
+        procs = load(conn)
+        steps = {(p.guid, p.pid): steps_of(p, step) for p in procs}
+        return gm.table(conn, procs, by=by, steps=steps)
+
+
+def test_per_step_the_phases_average_by_time(db):
+    df = _table(db, "step")
+    assert list(df["step"]) == [0, 1]
+    # Half GEMM (80 % tensor, 10 % DRAM), half copy (0 %, 90 %).
+    assert df["TensorPercent"].tolist() == pytest.approx([40.0, 40.0])
+    assert df["DramPercent"].tolist() == pytest.approx([50.0, 50.0])
+    assert df["DramGBs"].tolist() == pytest.approx([1600.0, 1600.0])
+    assert df["Seconds"].tolist() == pytest.approx([0.08, 0.08])
+    assert "L2HitPercent" not in df.columns  # the run has no such track
+
+
+def test_per_kernel_range_and_line(db):
+    k = _table(db, "kernel").set_index("kernel")
+    assert k.loc["gemm_bf16", "TensorPercent"] == pytest.approx(80.0)
+    assert k.loc["gemm_bf16", "Count"] == 16
+    assert k.loc["MEMORY_COPY_DEVICE_TO_DEVICE", "DramPercent"] == pytest.approx(90.0)
+    assert k.loc["MEMORY_COPY_DEVICE_TO_DEVICE", "TensorPercent"] == pytest.approx(0.0)
+    r = _table(db, "range").set_index("range")
+    assert r.loc["gemm", "TensorPercent"] == pytest.approx(80.0)
+    assert r.loc["copy", "DramGBs"] == pytest.approx(3000.0)
+    lines = _table(db, "line")
+    gemm_line = lines[lines["line"].str.contains("train.py:10")]
+    assert gemm_line["TensorPercent"].tolist() == pytest.approx([80.0])
+
+
+def test_unchanged_values_and_chunks_change_nothing(tmp_path, db, monkeypatch):
+    full = prof.build(tmp_path / "full.db", dedup=False)
+    a = _table(db, "kernel")
+    b = _table(full, "kernel")
+    assert a["TensorPercent"].tolist() == pytest.approx(b["TensorPercent"].tolist())
+    monkeypatch.setattr(gm, "CHUNK", 7)  # a sweep across many chunk boundaries
+    c = _table(full, "kernel")
+    assert c["DramPercent"].tolist() == pytest.approx(b["DramPercent"].tolist())
+
+
+def test_dram_against_the_measured_peak_and_the_headline(db, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "rocprof").mkdir()
+    (tmp_path / "rocprof" / "peaks.json").write_text(json.dumps(
+        {"GPU-1": {"device": "NVIDIA H200", "dram_bytes_per_second": 4.0e12}}))
+    df = _table(db, "step")
+    assert df["DramPeakPercent"].tolist() == pytest.approx([40.0, 40.0])
+    line = gm.headline(df.iloc[0])
+    assert line == "40 % tensor-busy, 78 % SM-active, 50 % DRAM (1600 GB/s, 40 % of measured peak)"
+    with rocpd.connect(db) as conn:
+        whole = gm.whole_run(conn)
+    assert len(whole) == 1 and 0 < whole["TensorPercent"][0] < 40
+
+
+def test_integrals_before_inside_and_after_the_samples():
+    chunks = [(__import__("numpy").array([10, 20, 30]), __import__("numpy").array([1.0, 3.0, 3.0]))]
+    import numpy as np
+
+    integ, cover = gm.integrals(iter(chunks), np.array([0, 10, 15, 25, 30, 99]))
+    assert integ.tolist() == [0.0, 0.0, 5.0, 25.0, 40.0, 40.0]
+    assert cover.tolist() == [0.0, 0.0, 5.0, 15.0, 20.0, 20.0]
+
+
+def test_no_tracks_no_rows(tmp_path):
+    from rocpd.testing import DatabaseBuilder
+
+    path = tmp_path / "plain.db"
+    with DatabaseBuilder(path, gpus=1) as b:
+        b.kernel("k", 1000, 2000)
+    with rocpd.connect(path) as conn:
+        assert gm.table(conn, load(conn), by="kernel").empty
+        assert gm.whole_run(conn).empty
