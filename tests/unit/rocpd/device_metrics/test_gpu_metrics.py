@@ -95,3 +95,22 @@ def test_no_tracks_no_rows(tmp_path):
     with rocpd.connect(path) as conn:
         assert gm.table(conn, load(conn), by="kernel").empty
         assert gm.whole_run(conn).empty
+
+
+def test_plot_draws_steps_and_the_json_export_has_the_tracks(db, tmp_path):
+    pytest.importorskip("matplotlib")
+    from rocpd.device_metrics.plots import metrics_over_time
+
+    with rocpd.connect(db) as conn:
+        fig = metrics_over_time(conn, metrics=["pm_tensor_active"])
+    (line,) = fig.axes[0].lines
+    assert line.get_drawstyle() == "steps-post"
+    from rocpd.export import find
+
+    with rocpd.connect(db) as conn:
+        (out,) = find("json").write_named(conn, str(tmp_path), "t")
+    with open(out) as fh:
+        events = json.load(fh)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    tensor = [e for e in events if e.get("ph") == "C" and e["name"] == "pm_tensor_active [0]"]
+    assert [e["args"]["value"] for e in tensor[:3]] == [0.0, 80.0, 0.0]
