@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..analysis.activity import load
 from ..analysis.steps import detect, steps_of
 from ..errors import RocpdError
 from ..io.connection import Connection
-from . import replay, rows, tables
+from . import replay, rows, step_ranges, tables
 from .tables import COLUMNS, KIND_RULE, LEAK_RULE
 
 MISSING = ("no GPU memory records in these databases (record them with `rocprof run "
@@ -68,7 +67,7 @@ def _analyze(db, step, points, procs, step_name, **filters) -> MemoryAnalysis | 
     if not parts:
         return None
     if procs is None:
-        procs = load(db, **filters)
+        procs = step_ranges.processes(db, **filters)
         step_name = choose_step(procs, step)
     elif step_name is False:
         step_name = None

@@ -185,3 +185,21 @@ def test_memory_stays_bounded_by_what_is_live(tmp_path):
         tracemalloc.stop()
     assert out.summary.iloc[0]["AllocatorEvents"] == 2 * n + 1
     assert top < 8 * MiB, top  # 40k rows as Python tuples alone would take more
+
+
+def test_light_steps_are_the_analysis_steps(leak):
+    """`rocpd memory` reads only ranges and GPU start times for its steps: the same steps as the
+    analysis (which the report and diff hand in) on a run whose kernels run inside the steps."""
+    import rocpd.analysis
+    from rocpd.memory import step_ranges
+
+    path, _ = leak
+    with rocpd.connect(path) as db:
+        a = rocpd.analysis.analyze(db)
+        light = step_ranges.processes(db)
+        assert [p.guid for p in light] == [p.guid for p in a.processes]
+        assert rocpd.analysis.steps.detect(light) == a.step_name == "step"
+        mine = rocpd.memory.analyze(db).steps
+        theirs = a.memory.steps
+    assert mine.equals(theirs)
+    assert light[0].gpu["start"].dtype == np.int64 and len(light[0].gpu) == 10
