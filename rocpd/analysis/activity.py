@@ -28,6 +28,7 @@ import pandas as pd
 
 from .. import _schema
 from ..io.filters import Filter, name_mask, rank_of, resolve
+from .gpuload import gpu_frame, shared
 from .sites import sites_of
 
 COMM_PATTERN = r"(?i)nccl|rccl|msccl"
@@ -147,10 +148,6 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
     out = []
     for src in db.sources():
         conn = src.conn
-        gpu_all = _frame(conn, _GPU_SQL.format(where=where, line_info=_schema.line_info_sql("E")), params)
-        if (flt.include or flt.exclude) and len(gpu_all):
-            is_kernel = gpu_all["op"] == "kernel"
-            gpu_all = gpu_all[~is_kernel | name_mask(gpu_all["name"], flt)]
         name_sql = _schema.region_name_sql("C.string", "E.extdata", "S.string")
         reg_all = _frame(conn, _REGION_SQL.format(name=name_sql, where=where, line_info=_schema.line_info_sql("E")), params)
         procs = _frame(conn, "SELECT P.guid, P.pid, P.command, N.hostname, P.start FROM rocpd_info_process P"
@@ -164,7 +161,10 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
         pids = _as_list(flt.pid)
         for part in src.parts:
             prow = procs[procs["guid"] == part.guid]
-            gpu = gpu_all[gpu_all["guid"] == part.guid].reset_index(drop=True)
+            gpu = gpu_frame(conn, where, params, part.guid, _schema.line_info_sql("E"))
+            if (flt.include or flt.exclude) and len(gpu):
+                gpu = gpu[(gpu["op"] != "kernel") | name_mask(gpu["name"], flt)]
+            gpu = gpu.reset_index(drop=True)
             regs = reg_all[reg_all["guid"] == part.guid].reset_index(drop=True)
             if prow.empty:  # a writer killed before its process row: the records still count
                 known = [int(x) for x in (*gpu["pid"].dropna()[:1], *regs["pid"].dropna()[:1])]
@@ -211,25 +211,31 @@ def _as_list(v):
 
 
 def _prepare_gpu(gpu, comm_re):
-    gpu = gpu.copy()
-    for c in ("start", "end", "tid", "agent", "stream"):
-        gpu[c] = gpu[c].fillna(0).astype("int64")
-    gpu["corr"] = gpu["corr"].fillna(0).astype("int64")
+    gpu = gpu.copy(deep=False)  # new columns, not new cells: the caller's frame is its own
+    for c in ("start", "end", "tid", "agent", "stream", "corr"):
+        if gpu[c].dtype != np.int64:
+            gpu[c] = gpu[c].fillna(0).astype("int64")
     names = gpu["name"].astype(object)
     is_copy = (gpu["op"] == "copy").to_numpy()
     # Per distinct name (a few hundred), not per row (100k+).
     uniq = pd_unique(names)
     comm = names.map({n: bool(comm_re.search(str(n))) for n in uniq}).to_numpy(dtype=bool)
-    gpu["kind"] = np.where(is_copy, "memory", np.where(comm, "comm", "compute"))
+    # Texts as object columns whose cells share a few strings (see gpuload.texts).
+    kinds = np.array(["compute", "comm", "memory"], dtype=object)
+    gpu["kind"] = pd.Series(kinds[np.where(is_copy, 2, comm.astype(np.int64))], dtype=object,
+                            index=gpu.index)
     direction = {n: _direction(str(n)) for n in uniq}
-    gpu["direction"] = np.where(is_copy, names.map(direction).to_numpy(dtype=object), "")
+    gpu["direction"] = pd.Series(np.where(is_copy, names.map(direction).to_numpy(dtype=object),
+                                          ""), dtype=object, index=gpu.index)
     ext = gpu["extdata"].fillna("{}")
     mem = {u: _memory_kinds(u) for u in ext.unique()}
-    gpu["src_memory"] = ext.map(lambda u: mem[u][0])
-    gpu["dst_memory"] = ext.map(lambda u: mem[u][1])
+    gpu["src_memory"] = shared(ext, lambda u: mem[u][0])
+    gpu["dst_memory"] = shared(ext, lambda u: mem[u][1])
     gpu["site"], gpu["function"] = sites_of(gpu["line_info"])
     gpu["duration"] = gpu["end"] - gpu["start"]
     gpu = gpu.drop(columns=["extdata", "line_info"])
+    if gpu["start"].is_monotonic_increasing:  # the usual order: a stable sort would keep it
+        return gpu.reset_index(drop=True)
     return gpu.sort_values("start", kind="stable", ignore_index=True)
 
 

@@ -37,6 +37,7 @@ import pandas as pd
 
 from . import intervals as iv
 from .activity import blocking_calls
+from .gpuload import same
 from .steps import assign
 
 # A synchronising call returns a few µs after the GPU drained (and host and GPU timestamps of one
@@ -72,7 +73,7 @@ def _classify_gaps(ops, gs, ge, blocking):
     preceded host work charged as host late, -1 for none), host_from, host_to, launch_tid,
     next_site."""
     n = gs.size
-    cause = np.full(n, "UnknownNs", dtype=object)
+    cause = same(n, "UnknownNs")
     call = np.full(n, -1, dtype=np.int64)
     after = np.full(n, -1, dtype=np.int64)
     out = {"cause": cause, "call": call, "after_call": after, "host_from": gs.copy(),
@@ -167,9 +168,13 @@ def analyze_process(p, steps):
         in_step = iv.union(w0, w1)
         # Each gap, split into the part inside step windows and the part between them.
         g_in = iv.covered(in_step, gs, ge) if n_steps else np.zeros(gs.size, dtype=np.int64)
-        gaps = pd.DataFrame({"gpu": idx, "start": gs, "end": ge, **cls, "in_steps": g_in})
+        # Texts as objects (a gap per kernel on a launch-bound run: pandas' str dtype would copy
+        # the cause and the process's label into every row).
+        gaps = pd.DataFrame({"gpu": idx, "start": gs, "end": ge,
+                             **{k: _objects(v) for k, v in cls.items()}, "in_steps": g_in})
         gaps["step"] = _gap_step(gs, ge, w0, w1)
-        gap_frames.append(gaps.assign(**base))
+        gap_frames.append(gaps.assign(**{k: _objects(same(gs.size, v))
+                                         if isinstance(v, str) else v for k, v in base.items()}))
         meas = _measures(sets, [lo], [hi])
         row = {**base, "gpu": idx, "start": lo, "end": hi, **{k: int(v[0]) for k, v in meas.items()}}
         for c in CAUSES:
@@ -236,6 +241,10 @@ def _parts(ops, sets, gaps, w0, w1, in_step, lo, hi, base) -> list[dict]:
         r["Kernels"], r["Copies"] = int((sel & ~is_mem).sum()), int((sel & is_mem).sum())
         rows.append(r)
     return rows
+
+
+def _objects(v):
+    return pd.Series(v, dtype=object) if isinstance(v, np.ndarray) and v.dtype == object else v
 
 
 def _gap_step(gs, ge, w0, w1):

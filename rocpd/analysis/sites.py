@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
 BACKWARD = " (backward)"
@@ -34,8 +35,15 @@ def sites_of(series):
     uniq = pd.unique(series.fillna("{}"))
     parsed = {u: _parse_site(u) for u in uniq}
     filled = series.fillna("{}")
-    return (filled.map(lambda u: parsed[u][0]).astype(object),
-            filled.map(lambda u: parsed[u][1]).astype(object))
+    # A lookup per row into the parsed distinct texts, not a Python call per row; the cells
+    # share their strings (an object column: pandas' str dtype would copy each).
+    codes, distinct = pd.factorize(filled.to_numpy(dtype=object), use_na_sentinel=False)
+    out = []
+    for k in (0, 1):
+        table = np.empty(len(distinct), dtype=object)
+        table[:] = [parsed[u][k] for u in distinct]
+        out.append(pd.Series(table[codes], dtype=object, index=series.index))
+    return out[0], out[1]
 
 
 def short_site(site: str | None) -> str:
