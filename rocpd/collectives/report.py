@@ -3,9 +3,12 @@ hosts' clock offsets; queue length per GPU stream over time."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ..report import charts
 from ..report.sections import Section, table_html, table_md
-from . import calls, clock_offsets, plugin_state, queue_lengths, queue_summary, summary
+from . import calls, clock_offsets, plugin_state, summary
+from .queue import SUMMARY_COLUMNS, stream_summary, streams
 
 MAX_POINTS = 20_000  # per stream in the chart: longer series are thinned (every n-th change)
 
@@ -36,10 +39,18 @@ def collectives_section(ctx):
 
 
 def queue_section(ctx):
-    q = queue_lengths(ctx.db)
-    if q.empty:
+    # Per stream as it is made: its summary row and the thinned series the charts draw, never
+    # the whole step function of every stream (two rows per kernel) at once.
+    rows, series, t0 = [], [], None
+    for _g, pid, sid, t, lv in streams(ctx.db):
+        rows.append(stream_summary(pid, sid, t, lv))
+        step = max(1, len(t) // MAX_POINTS)
+        series.append((f"pid {pid} stream {sid}", t[::step], lv[::step]))
+        t0 = int(t.min()) if t0 is None else min(t0, int(t.min()))
+    if not rows:
         return None
-    s = queue_summary(q)
+    s = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    q = [(name, (t - t0) / 1e6, pd.Series(lv)) for name, t, lv in series]
     html = table_html(s, ctx.units, ctx.top)
     if ctx.html:
         if charts.available():
@@ -52,6 +63,11 @@ def queue_section(ctx):
 
 
 def _series(q):
+    """(name, ms from the first change, levels) per stream, thinned to MAX_POINTS: from a
+    queue_lengths frame, or as queue_section made them."""
+    if isinstance(q, list):
+        yield from q
+        return
     for (_g, pid, sid), grp in q.groupby(["guid", "pid", "stream_id"], sort=True):
         step = max(1, len(grp) // MAX_POINTS)
         grp = grp.iloc[::step]

@@ -1,0 +1,94 @@
+"""Queue length per stream made a stream at a time from integer arrays (rocpd.collectives.queue)
+against the frame of tuples it replaced (the reference below, as the module computed it), and
+the report's section, which no longer holds every stream's step function at once, against the
+table and chart made from that frame. Databases written by the real writer: two files, streams
+with and without launch calls, launches after their kernel started, equal instants."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rocpd
+from rocpd.collectives import queue as qmod
+from rocpd.collectives import report as qreport
+from rocpd.testing import DatabaseBuilder
+
+_OLD_SQL = ("SELECT K.guid, K.pid, K.stream_id, K.start, K.\"end\", K.corr_id, R.start"
+            " FROM kernels K LEFT JOIN (SELECT guid, corr_id, MIN(start) AS start FROM regions"
+            " WHERE corr_id != 0 AND (category LIKE 'CUDA_%' OR category LIKE 'HIP_%')"
+            " GROUP BY guid, corr_id) R ON R.guid = K.guid AND R.corr_id = K.corr_id")
+
+
+def _reference(db):
+    rows = [tuple(r) for src in db.sources() for r in src.conn.execute(_OLD_SQL)]
+    cols = ["guid", "pid", "stream_id", "timestamp", "queue_length"]
+    k = pd.DataFrame(rows, columns=["guid", "pid", "stream_id", "start", "end", "corr", "launch"])
+    k["enter"] = k["launch"].where(k["launch"].notna() & (k["launch"] <= k["start"]), k["start"])
+    out = []
+    for (g, pid, sid), grp in k.groupby(["guid", "pid", "stream_id"], sort=True):
+        t = np.concatenate([grp["enter"].to_numpy("int64"), grp["end"].to_numpy("int64")])
+        d = np.concatenate([np.ones(len(grp), "int64"), -np.ones(len(grp), "int64")])
+        order = np.lexsort((d, t))
+        t, level = t[order], np.cumsum(d[order])
+        last = np.append(t[1:] != t[:-1], True)
+        out.append(pd.DataFrame({"guid": g, "pid": pid, "stream_id": sid, "timestamp": t[last],
+                                 "queue_length": level[last]}))
+    return pd.concat(out, ignore_index=True)[cols]
+
+
+def _write(path, pid, seed):
+    rng = random.Random(seed)
+    with DatabaseBuilder(path, pid=pid) as b:
+        t = 1_000_000
+        for i in range(3000):
+            stream = rng.choice([0, 1, 2])
+            start = t + rng.randrange(0, 40_000)
+            end = start + rng.choice([1_000, 5_000, 20_000])  # equal instants happen
+            if stream != 2:
+                corr = b.next_correlation()
+                at = start - rng.randrange(-3_000, 30_000)  # some launches after the start
+                b.region("CUDA_RUNTIME_API", "cudaLaunchKernel", at, at + 2_000,
+                         correlation_id=corr)
+                b.kernel(f"k{i % 5}", start, end, correlation_id=corr, stream=stream)
+            else:
+                b.kernel("solo", start, end, stream=stream)
+            t += rng.randrange(0, 10_000)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("queue")
+    return [_write(d / "a.db", 11, 1), _write(d / "b.db", 12, 2)]
+
+
+class _Ctx:
+    units, top, html = "us", 20, True
+
+    def __init__(self, db):
+        self.db = db
+
+
+def test_queue_lengths_as_the_frame_of_tuples_gave_them(files):
+    with rocpd.connect(*files) as db:
+        new, old = qmod.queue_lengths(db), _reference(db)
+    assert len(new) > 6000 and new["stream_id"].nunique() == 3
+    pd.testing.assert_frame_equal(new, old)
+
+
+def test_report_section_as_from_the_whole_frame(files, monkeypatch):
+    monkeypatch.setattr(qreport, "MAX_POINTS", 500)  # thinned, as long runs are
+    monkeypatch.setattr(qreport.charts, "available", lambda: True)
+    made = []
+    monkeypatch.setattr(qreport.charts, "div", lambda fig: made.append(fig.to_json()) or "<div/>")
+    with rocpd.connect(*files) as db:
+        sec = qreport.queue_section(_Ctx(db))
+        q = _reference(db)
+    expected = qmod.queue_summary(q)
+    assert sec.html == "<div/>" + qreport.table_html(expected, "us", 20)
+    assert made == [qreport._figure(q).to_json()]
+    assert sec.figures["queue_length"]() is not None  # the PNG's figure, from the same series
