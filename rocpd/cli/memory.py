@@ -111,6 +111,8 @@ def _empty(view, m) -> str:
         return (f"no line grows step over step ({n} steps, step range '{m.step_name}')"
                 if m.step_name else "no steps: leaks are found step over step (mark steps with"
                 " roctx.range('step') or give --step)")
+    if view in ("oom", "oom_live"):
+        return "no out-of-memory recorded"
     if view in ("peak", "fragmentation") and not m.has_lines:
         return "no allocator events: only the driver's allocations were recorded"
     return "(no rows)"

@@ -63,6 +63,8 @@ def test_cli_views_and_oom(cli, dbs):
     assert rc == 0 and "== PER STEP ==" in out and out.count(" step ") >= 8
     rc, out, _ = cli("memory", dbs["peak"], "--view", "leaks")
     assert rc == 0 and "no line grows step over step (8 steps, step range 'step')" in out
+    rc, out, _ = cli("memory", dbs["leak"], "--view", "oom")
+    assert rc == 0 and out.endswith("== OUT OF MEMORY ==\nno out-of-memory recorded\n")
     rc, out, _ = cli("memory", dbs["leak"], "--no-steps", "--view", "leaks")
     assert rc == 0 and "no steps: leaks are found step over step" in out
 
