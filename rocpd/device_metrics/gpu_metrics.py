@@ -311,3 +311,56 @@ def headline(row) -> str:
                 "DramPeakPercent") else ")"
         parts.append(dram)
     return ", ".join(parts)
+
+
+class Source:
+    """A database's PM-sampling tracks, read on demand (what the guided analysis holds)."""
+
+    def __init__(self, db, found):
+        self.db = db
+        self.tracks = found
+
+    def table(self, processes, by: str = "step", steps: dict | None = None):
+        return table(self.db, processes, by, steps)
+
+
+def source(db) -> Source | None:
+    """The tracks of ``db`` as a :class:`Source`, or None when it has none."""
+    found = tracks(db)
+    return Source(db, found) if found else None
+
+
+def run_headline(steps_df) -> dict:
+    """Per GPU (process, gpu): the time-weighted figures over its steps, and their headline."""
+    out = {}
+    if steps_df is None or steps_df.empty:
+        return out
+    figs = [c for c in steps_df.columns if c in FIGURES or c == "DramPeakPercent"]
+    for (proc, gpu), g in steps_df.groupby(["process", "gpu"], sort=True):
+        w = g["Seconds"].to_numpy(dtype=float)
+        row = {}
+        for c in figs:
+            v = g[c].to_numpy(dtype=float)
+            ok = ~np.isnan(v)
+            row[c] = float((v[ok] * w[ok]).sum() / w[ok].sum()) if w[ok].sum() > 0 else float("nan")
+        out[(proc, gpu)] = {**row, "steps": len(g), "headline": headline(row)}
+    return out
+
+
+def format_summary(db, processes, steps: dict, step: str | None) -> str:
+    """`rocpd summary`'s GPU_METRICS part: per GPU one line over its steps ("" without tracks)."""
+    if not tracks(db):
+        return ""
+    df = table(db, processes, "step", steps)
+    lines = []
+    for (proc, gpu), r in run_headline(df).items():
+        what = f"per {step} step ({r['steps']} steps)" if step else "whole run"
+        lines.append(f"{proc} GPU {gpu}, {what}: {r['headline']}")
+    meta = {k: v for _, k, v in db.metadata() if k.startswith("rocprof.gpu_metrics.")}
+    for k in sorted(meta):
+        if k.startswith("rocprof.gpu_metrics.achieved_hz."):
+            g = k.rsplit(".", 1)[-1]
+            lines.append(f"  {g}: sampled at {meta[k]} Hz (asked {meta.get('rocprof.gpu_metrics.hz', '?')}),"
+                         f" {meta.get('rocprof.gpu_metrics.overflows.' + g, '0')} overflows, "
+                         f"{meta.get('rocprof.gpu_metrics.missing_samples.' + g, '0')} samples missing")
+    return "== GPU_METRICS ==\n" + "\n".join(lines) + "\n" if lines else ""

@@ -35,6 +35,7 @@ FROM metric_samples
 COLUMNS = ["guid", "host", "pid", "timestamp", "value", "metric", "symbol", "units",
            "description", "agent_id", "agent_type", "agent_index", "agent", "track", "category"]
 SUMMARY_COLUMNS = ["Agent", "Metric", "Units", "Samples", "Min", "Mean", "Max"]
+PM_CATEGORY = "cupti_pm_sampling"  # rocpd.device_metrics.gpu_metrics.CATEGORY
 
 
 def _agent_label(agent_type, index) -> str:
@@ -107,6 +108,9 @@ def summary(db, metrics=None, **filters):
     process being a pid on a host: a pid column leads when the databases hold more than one
     process, a host column when they come from more than one host."""
     df = samples(db, metrics, **filters)
+    # The PM sampler's values stand for time until the next (repeats are not stored): their
+    # means are over time, in rocpd.device_metrics.gpu_metrics (summary's GPU_METRICS).
+    df = df[df["category"] != PM_CATEGORY]
     if df.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     df = df.assign(host=df["host"].fillna(""))

@@ -23,8 +23,11 @@ import html
 import numpy as np
 import pandas as pd
 
+from ..analysis.activity import load as load_processes
+from ..analysis.steps import detect, steps_of
 from ..collectives import text as collectives_text
 from ..counters import pmc
+from ..device_metrics import gpu_metrics
 from ..device_metrics import samples as metrics
 from ..errors import RocpdError
 from ..io.connection import Connection
@@ -52,7 +55,7 @@ from .sql import local, region_tables
 # family our capture records, and the tables that are not durations.
 DOMAINS = ("kernel", "memory_copy", "memory_allocation", "scratch_memory", "hip_api", "hsa_api",
            "marker_api", "cuda_runtime_api", "cuda_driver_api", "cuda_synchronization", "rccl_api",
-           "domain", "device_metrics", "samples", "counter_collection", "collectives")
+           "domain", "device_metrics", "gpu_metrics", "samples", "counter_collection", "collectives")
 
 # Console tables show this many rows of each table (of each group with ``by``) unless told
 # otherwise: a program with a million distinct ROCTx messages printed 85 MB.
@@ -341,6 +344,16 @@ def format_drops(db) -> str:
     return "\n".join([head, *lines]) + "\n"
 
 
+def _gpu_metrics(db, **filters) -> str:
+    """Per GPU its hardware metrics over its steps (rocpd.device_metrics.gpu_metrics), "" without."""
+    if not gpu_metrics.tracks(db):
+        return ""
+    procs = load_processes(db, **filters)
+    name = detect(procs)
+    steps = {(p.guid, p.pid): steps_of(p, name) for p in procs} if name else {}
+    return gpu_metrics.format_summary(db, procs, steps, name)
+
+
 def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
                    by: str | None = None, domains: list[str] | None = None, how: str = "--all",
                    sample_funcs: int | None = None, **filters) -> str:
@@ -361,6 +374,10 @@ def format_summary(db_path, *, top: int | None = CONSOLE_TOP, units: str = "ns",
         if domains is None or "device_metrics" in domains:
             table = metrics.format_summary(db, top=top, **filters)
             if table:
+                parts.append(table)
+        if domains is None or "gpu_metrics" in domains:
+            table = _gpu_metrics(db, **filters)
+            if table:  # GPU hardware metrics over time (--gpu-metrics)
                 parts.append(table)
         if domains is None or "samples" in domains:
             table = samples.format_summary(db, top=top or TOP_ROWS, cut=top is not None,

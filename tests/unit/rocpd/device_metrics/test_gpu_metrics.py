@@ -114,3 +114,13 @@ def test_plot_draws_steps_and_the_json_export_has_the_tracks(db, tmp_path):
     events = events["traceEvents"] if isinstance(events, dict) else events
     tensor = [e for e in events if e.get("ph") == "C" and e["name"] == "pm_tensor_active [0]"]
     assert [e["args"]["value"] for e in tensor[:3]] == [0.0, 80.0, 0.0]
+
+
+def test_summary_says_it_in_one_line_and_keeps_the_tracks_out_of_device_metrics(db):
+    from rocpd.summary.stats import format_summary
+
+    text = format_summary(db)
+    assert ("== GPU_METRICS ==\npid 1000 GPU 0, per train_step step (2 steps): 40 % tensor-busy, "
+            "78 % SM-active, 50 % DRAM (1600 GB/s)\n") in text
+    assert "DEVICE_METRICS" not in text  # their plain mean would count stored values, not time
+    assert "GPU_METRICS" in format_summary(db, domains=["gpu_metrics"])
