@@ -138,6 +138,8 @@ def test_out_of_memory_leaves_a_complete_database_naming_the_line(oom):
     last = m.oom.iloc[-1]
     assert str(last["line"]).endswith(want), (last["line"], want)
     assert int(last["RequestBytes"]) == stats["chunk_bytes"]
+    free = last["DeviceFreeBytes"]  # what the driver said was free: less than the request
+    assert free is not None and free == free and 0 <= int(free) < stats["chunk_bytes"], free
     live = m.oom_live[m.oom_live["oom"] == last["oom"]]
     assert str(live.iloc[0]["line"]).endswith(want)
     assert int(live.iloc[0]["LiveBytes"]) == stats["chunk_bytes"] * stats["chunks"]
@@ -147,3 +149,4 @@ def test_out_of_memory_leaves_a_complete_database_naming_the_line(oom):
     print(p.stdout)
     assert "OUT OF MEMORY" in p.stdout and want in p.stdout
     assert f"a request of {stats['chunk_bytes'] / (1 << 30):.2f} GiB failed" in p.stdout
+    assert "the driver had an unknown amount free" not in p.stdout
