@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..collectives import calls
+from ..device_metrics import gpu_metrics
 from ..energy import meter
 from ..errors import RocpdError
 from ..memory import compute as memory_compute  # a module: rocpd.memory reads rocpd.analysis
@@ -77,6 +78,9 @@ class Analysis:
     samples_taken: int = 0
     collectives: object = None  # rocpd.collectives.calls: NCCL/RCCL calls (--rccl-trace)
     meters: list = field(default_factory=list)  # rocpd.energy.meter: each GPU's energy (--energy)
+    # rocpd.device_metrics.gpu_metrics.Source: the GPUs' hardware metrics over time
+    # (--gpu-metrics), read on demand; None without.
+    gpu_metrics: object = None
     memory: object = None  # rocpd.memory.MemoryAnalysis (--memory-allocation-trace), or None
     _cache: dict = field(default_factory=dict, repr=False)
 
@@ -207,7 +211,7 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
             raise RocpdError(f"--step {name!r}: no ROCTx range of that name (or that name followed by"
                              " a number); list ranges with `rocpd analyze DB --section ranges`")
     return Analysis(procs, name, source, short_ns, collectives=calls(db),
-                    meters=meter.read(db, **filters),
+                    meters=meter.read(db, **filters), gpu_metrics=gpu_metrics.source(db),
                     memory=memory_compute.analyze_if_any(db, procs, name, **filters), **drop_counts(db))
 
 

@@ -40,9 +40,12 @@ def end_of_run(steps: int = STEPS) -> int:
     return phases(steps)[-1][2] + LEAD
 
 
-def readings(key: str, steps: int = STEPS, dedup: bool = True):
-    """(t, value) every PERIOD, only where the value changes (and the last at the end)."""
+def readings(key: str, steps: int = STEPS, dedup: bool = True, tensor_gemm: float | None = None):
+    """(t, value) every PERIOD, only where the value changes (and the last at the end);
+    ``tensor_gemm``: the GEMM phase's tensor activity instead of VALUES'."""
     gemm, copy, _ = VALUES[key]
+    if key == "pm_tensor_active" and tensor_gemm is not None:
+        gemm = tensor_gemm
     out, last = [], None
     t = T0
     spans = phases(steps)
@@ -56,7 +59,8 @@ def readings(key: str, steps: int = STEPS, dedup: bool = True):
     return out
 
 
-def build(path, steps: int = STEPS, dedup: bool = True, name: str = "NVIDIA H200") -> str:
+def build(path, steps: int = STEPS, dedup: bool = True, name: str = "NVIDIA H200",
+          tensor_gemm: float | None = None) -> str:
     path = str(path)
     with DatabaseBuilder(path, gpus=1) as b:
         b.gpu(0, name=name)
@@ -74,6 +78,6 @@ def build(path, steps: int = STEPS, dedup: bool = True, name: str = "NVIDIA H200
                                   s + (i + 1) * PHASE // 4, 1 << 30, src_agent=2, dst_agent=2,
                                   site=("train.py", 20, "step"))
     for key, (_, _, units) in VALUES.items():
-        add_metric_samples(path, key, units, readings(key, steps, dedup), category="cupti_pm_sampling",
-                           component="cupti_pm_sampling")
+        add_metric_samples(path, key, units, readings(key, steps, dedup, tensor_gemm),
+                           category="cupti_pm_sampling", component="cupti_pm_sampling")
     return path

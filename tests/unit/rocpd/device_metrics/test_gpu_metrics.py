@@ -124,3 +124,34 @@ def test_summary_says_it_in_one_line_and_keeps_the_tracks_out_of_device_metrics(
             "78 % SM-active, 50 % DRAM (1600 GB/s)\n") in text
     assert "DEVICE_METRICS" not in text  # their plain mean would count stored values, not time
     assert "GPU_METRICS" in format_summary(db, domains=["gpu_metrics"])
+
+
+def _findings(path):
+    from rocpd.analysis import analyze
+
+    with rocpd.connect(path) as conn:
+        return {f.rule: f for f in analyze(conn).findings()}
+
+
+def test_rules_low_tensor_activity_in_gemm_heavy_work_and_bandwidth_bound_phases(db, tmp_path):
+    found = _findings(db)
+    assert "low-tensor-activity" not in found  # 80 % busy GEMMs
+    bw = found["bandwidth-bound"]
+    assert bw.title == "1 ROCTx phase(s) (25 % of the ranged time) are bound by DRAM bandwidth"
+    assert bw.evidence[0].startswith("pid 1000 GPU 0 range 'copy': DRAM 90 % of peak, tensor 0 %")
+    # The same run with GEMMs that keep the tensor pipes 12 % busy (fp32 without TF32, say).
+    slow = _findings(prof.build(tmp_path / "slow.db", tensor_gemm=12.0))
+    low = slow["low-tensor-activity"]
+    assert low.title == "GEMM-heavy work keeps the tensor pipes only 12 % busy"
+    assert "gemm_bf16: 80.0 ms, tensor 12 %" in low.evidence
+
+
+def test_no_metrics_no_findings_of_theirs(tmp_path):
+    from rocpd.testing import DatabaseBuilder
+
+    path = tmp_path / "plain.db"
+    with DatabaseBuilder(path, gpus=1) as b:
+        b.marker("copy", 0, 10_000)
+        b.kernel("gemm", 1000, 9000)
+    found = _findings(path)
+    assert "low-tensor-activity" not in found and "bandwidth-bound" not in found
