@@ -23,7 +23,7 @@ from ..textfmt import TOP_ROWS
 
 SUBCOMMANDS = ("summary", "query", "convert", "compare", "diff", "merge", "package", "samples", "report",
                "pcsamples",
-               "analyze", "energy", "memory", "plot", "ranks", "sol")
+               "analyze", "energy", "gpumetrics", "memory", "plot", "ranks", "sol")
 # ROCm's defaults for -d/--output-path and -o/--output-file (environment first, as ROCm reads them).
 DEFAULT_OUTPUT_PATH = "./rocpd-output-data"
 DEFAULT_OUTPUT_FILE = "out"

@@ -7,6 +7,8 @@ import rocpd
 
 from ..analysis import SECTIONS, analyze
 from ..analysis.quiet import GPU_RUN, grouped
+from ..analysis.steps import steps_of
+from ..device_metrics import gpu_metrics
 from ..errors import RocpdError
 from ..io.output_file import open_output
 from ..textfmt import clip_frame, more_rows, records_were, scaled
@@ -139,10 +141,22 @@ def _header(db, a) -> str:
     lines = [f"rocpd analyze: {len(db.sources())} database(s), {len(procs)} process(es)"
              + (f", ranks {', '.join(map(str, ranks))}" if ranks else ""),
              f"step range: {steps}"]
+    lines += _gpu_metrics_lines(a)
     lost = a.dropped - a.samples_missed  # missed samples: a finding of their own
     if lost:
         lines.append(f"WARNING: {records_were(lost)} dropped while profiling; figures undercount")
     return "\n".join(lines)
+
+
+def _gpu_metrics_lines(a) -> list[str]:
+    """One line per GPU with hardware metrics (--gpu-metrics): its figures over its steps."""
+    if a.gpu_metrics is None:
+        return []
+    steps = {(p.guid, p.pid): steps_of(p, a.step_name) for p in a.processes} if a.step_name else {}
+    what = f"per {a.step_name} step" if a.step_name else "over the run"
+    return [f"GPU metrics {proc} GPU {gpu}, {what}: {r['headline']}"
+            for (proc, gpu), r in gpu_metrics.run_headline(
+                a.gpu_metrics.table(a.processes, "step", steps)).items()]
 
 
 def _write(df, args, name) -> None:

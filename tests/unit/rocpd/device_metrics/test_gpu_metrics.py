@@ -155,3 +155,22 @@ def test_no_metrics_no_findings_of_theirs(tmp_path):
         b.kernel("gemm", 1000, 9000)
     found = _findings(path)
     assert "low-tensor-activity" not in found and "bandwidth-bound" not in found
+
+
+def test_cli_prints_the_headline_and_the_table_and_refuses_a_run_without(db, tmp_path):
+    from support import run_rocpd
+
+    r = run_rocpd("gpumetrics", db, "--by", "range", "--csv", str(tmp_path / "r.csv"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("pid 1000 GPU 0, per train_step step: 40 % tensor-busy")
+    assert "copy" in r.stdout and (tmp_path / "r.csv").read_text().startswith("process,rank,pid,gpu,range")
+    r = run_rocpd("analyze", db)
+    assert "GPU metrics pid 1000 GPU 0, per train_step step: 40 % tensor-busy" in r.stdout
+    from rocpd.testing import DatabaseBuilder
+
+    plain = tmp_path / "plain.db"
+    with DatabaseBuilder(plain, gpus=1) as b:
+        b.kernel("k", 1000, 2000)
+    r = run_rocpd("gpumetrics", str(plain))
+    assert r.returncode != 0 and r.stderr.count("\n") == 1
+    assert "record them with `rocprof run --gpu-metrics" in r.stderr
