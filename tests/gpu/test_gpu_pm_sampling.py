@@ -10,10 +10,12 @@ sampling (the cost).
 """
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
-from gpuutil import ROOT, load_json_line, query, rocprof_run
+from gpuutil import ROOT, env, load_json_line, query, rocprof_run
 
 torch = pytest.importorskip("torch")
 WORKLOAD = str(ROOT / "tests/gpu/workloads/pm_phases.py")
@@ -42,12 +44,18 @@ def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pm")
     (tmp / "with").mkdir()
     (tmp / "without").mkdir()
+    # The settle pause covers the sampler's set-up on the first CUDA context (metric choice).
     db, p = rocprof_run(tmp / "with", "--gpu-metrics", "--kernel-trace", WORKLOAD,
-                        "--seconds", SECONDS)
-    _, base = rocprof_run(tmp / "without", "--kernel-trace", WORKLOAD, "--seconds", SECONDS)
+                        "--seconds", SECONDS, "--settle", "3")
+    _, base = rocprof_run(tmp / "without", "--kernel-trace", WORKLOAD, "--seconds", SECONDS,
+                          "--settle", "3")
     meta = dict(query(db, "SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.gpu_metrics%'"))
     print(json.dumps({"stderr": [ln for ln in p.stderr.splitlines() if "metrics" in ln],
                       "metadata": meta}, indent=1))
+    for by in ("range", "kernel"):  # the analysis on the real run, for the record
+        r = subprocess.run([sys.executable, "-m", "rocpd", "gpumetrics", str(db), "--by", by],
+                           capture_output=True, text=True, env=env(), cwd=ROOT, timeout=300)
+        print(r.stdout[-3000:], r.stderr[-500:])
     return db, meta, load_json_line(p.stdout), load_json_line(base.stdout)
 
 
