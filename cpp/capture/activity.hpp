@@ -29,7 +29,8 @@ namespace rocprof {
   X(metrics, "device and host metrics over time")                    \
   X(pc_samples, "GPU program-counter samples (PC sampling)")         \
   X(collectives, "collective communication calls (NCCL/RCCL)")       \
-  X(gpu_metrics, "GPU hardware metrics over time (PM sampling)")
+  X(gpu_metrics, "GPU hardware metrics over time (PM sampling)")     \
+  X(allocator, "PyTorch caching-allocator actions")
 
 enum class Activity : uint8_t {
 #define ROCPROF_ACTIVITY_ENUM(name, description) name,

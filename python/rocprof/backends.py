@@ -161,6 +161,12 @@ BACKENDS: tuple[Backend, ...] = (
             not_compiled="librocprof_nccl.so is not in this build",
             unavailable="--rccl-trace requested but the NCCL profiler plugin is unavailable "
                         "here; collectives are recorded as kernels only"),
+    # Compiled into rocprof._core; its hook into PyTorch's allocator is rocprof._torch_observer's
+    # (built against the build's torch): `reason` says why a build has none.
+    Backend("torch-allocator", "PyTorch's caching allocator: each block, segment and "
+            "out-of-memory with its Python line (--memory-allocation-trace, --allocator-trace)",
+            ("allocations", "allocator"), "torch_memory", needs_live=False,
+            in_child=lambda s: s.torch_memory.enabled),
     # Records nothing: shows what adding a backend takes (cpp/capture/null/), built into the
     # test module rocprof._core_testing only.
     Backend("null", "records nothing (tests)", (), None, listed=False),

@@ -181,7 +181,13 @@ OPTIONS: tuple[Option, ...] = (
        help="GPU memory copies and sets (on by default where a GPU backend is live)"),
     _o("tracing", "--memory-allocation-trace", kind="bool",
        activities=_GPU_TRACE["--memory-allocation-trace"], window=True,
-       help="GPU allocations and frees"),
+       help="GPU allocations and frees: the runtime's (REAL rows) and, with PyTorch, each "
+            "caching-allocator block, segment and out-of-memory with its Python line (VIRTUAL "
+            "rows)"),
+    _o("tracing", "--allocator-trace", kind="bool", activities=("allocator",),
+       help="PyTorch's caching allocator alone (ours): each block, segment and out-of-memory "
+            "with its Python line, without the runtime's allocations and the API callbacks they "
+            "need (cheaper than --memory-allocation-trace, which records both)"),
     _o("tracing", "-r", "--runtime-trace", kind="bool",
        activities=(*_GPU_TRACE["--runtime-trace"], "collectives"), window=True,
        help="GPU runtime and driver API calls and synchronisations (costly: every CUDA call "

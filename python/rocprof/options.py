@@ -23,6 +23,7 @@ class Options:
     kernel_trace: bool = False
     memory_copy_trace: bool = False
     memory_allocation_trace: bool = False
+    allocator_trace: bool = False      # --allocator-trace: PyTorch's caching allocator alone
     runtime_trace: bool = False
     runtime_trace_all: bool = False    # also cudaGetDevice & co. (left out by default)
     hip_trace: bool = False            # AMD: HIP runtime API calls (--hip-trace)
