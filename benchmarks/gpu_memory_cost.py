@@ -6,8 +6,10 @@ costs), the order reversed every other pass:
 
   plain     no session
   kernels   `rocprof run --kernel-trace`: the floor the allocator's capture adds to
+  +allocator  `rocprof run --kernel-trace --allocator-trace`: every caching-allocator action
+            (VIRTUAL rows, with its line) alone
   +memory   `rocprof run --kernel-trace --memory-allocation-trace`: CUPTI's runtime allocations
-            (REAL rows) and every caching-allocator action (VIRTUAL rows, with its line)
+            (REAL rows, with the CUPTI callbacks on every API call they need) and the allocator's
 
 Workloads: "alloc" (N x `torch.empty(256, device="cuda")` freed at once: two allocator actions
 per unit, no kernel, no driver allocation once warm), "transformer" (tests/gpu/workloads/
@@ -37,6 +39,7 @@ sys.path[:0] = [str(ROOT / "python"), str(ROOT), str(ROOT / "tests/gpu/workloads
                 str(ROOT / "benchmarks")]
 
 VARIANTS = [("plain", None), ("kernels", ["--kernel-trace=true"]),
+            ("+allocator", ["--kernel-trace=true", "--allocator-trace=true"]),
             ("+memory", ["--kernel-trace=true", "--memory-allocation-trace=true"])]
 
 
@@ -142,8 +145,9 @@ def report(rounds):
             t = med([med(r[name][label]) for r in rounds]) / units
             unit = f"{t * 1e6:.2f} us" if name == "alloc" else f"{t * 1e3:.3f} ms"
             added = (t - base) / base * 100
-            per_event = f"{(t - base) / ev * 1e9:.0f} ns" if label == "+memory" and ev else ""
-            rate = f"{ev / t:,.0f}" if label == "+memory" else ""
+            ours = label in ("+allocator", "+memory")
+            per_event = f"{(t - base) / ev * 1e9:.0f} ns" if ours and ev else ""
+            rate = f"{ev / t:,.0f}" if ours else ""
             print(f"| {name} | {label} | {unit} | {added:+.1f} % | {ev:.1f} | {per_event} | {rate} |")
     on = med([x for r in rounds for x in r["_hook_ns"]["on"]])
     off = med([x for r in rounds for x in r["_hook_ns"]["off"]])
