@@ -82,7 +82,7 @@ def _analyze(db, step, points, procs, step_name, **filters) -> MemoryAnalysis | 
                 "pid": p.pid if p else None, "gpu": _gpus(part)}
         st = steps_of(p, step_name) if (p is not None and step_name) else None
         rep = replay.Replay(part, lo, hi, points, st).run()
-        rep.peaks = replay.Replay(part).at({a: d.peak[2] for a, d in rep.devices.items()})
+        rep.peaks = replay.Replay(part, steps=st).at({a: d.peak[2] for a, d in rep.devices.items()})
         lines = tables.Lines(part.lines())
         for k, v in tables.frames_of(proc, rep, lines, st, step_name).items():
             acc[k] += v

@@ -22,6 +22,12 @@ from dataclasses import dataclass, field
 
 from .rows import K_BLOCK, K_OOM, K_REAL, K_SEGMENT, device_free
 
+# When a block live at a moment was allocated: before the first step (parameters, buffers, state
+# made at start-up), in an earlier step (optimizer state, gradients or anything kept across
+# steps), in the step under way (activations, temporaries, this step's gradients). Outside every
+# step, what the steps allocated is "an earlier step".
+SINCE = ("before the steps", "an earlier step", "this step")
+
 
 @dataclass
 class Device:
@@ -50,7 +56,7 @@ class Snapshot:
     allocated: int
     reserved: int
     driver: int
-    by_site: dict            # site -> (bytes, blocks)
+    by_site: dict            # (site, since) -> (bytes, blocks)
     free: dict               # largest free block, free bytes inside segments, segments
     request: int = 0         # out of memory: the failed request
     device_free: int | None = None
@@ -61,7 +67,7 @@ class Replay:
     def __init__(self, part, t0: int = 0, t1: int = 0, points: int = 0, steps=None):
         self.part = part
         self.devices: dict[int, Device] = {}
-        self.blocks: dict[int, tuple[int, int, int]] = {}    # address -> (size, site, agent)
+        self.blocks: dict[int, tuple] = {}   # address -> (size, site, agent, step opened last)
         self.segments: dict[int, tuple[int, int]] = {}       # address -> (size, agent)
         self.real: dict[int, tuple[int, int]] = {}
         self.unmatched = 0
@@ -71,6 +77,7 @@ class Replay:
         self.step_rows: dict[int, dict[int, dict]] = {}   # step -> agent -> figures
         self.step_lines: dict[int, dict[int, dict]] = {}  # step -> agent -> {site: bytes} at its end
         self.open_steps: set[int] = set()
+        self.last_step = -1  # the step opened last (-1: before the first)
         self.ooms: list[Snapshot] = []
         self.peaks: dict[int, Snapshot] = {}  # pass 2: each device at its peak (set by the caller)
 
@@ -98,7 +105,7 @@ class Replay:
                 return None
             if not is_free:
                 d = self._device(agent)
-                self.blocks[address] = (size, site, d.agent)
+                self.blocks[address] = (size, site, d.agent, self.last_step)
                 d.allocated += size
                 d.by_site[site] = d.by_site.get(site, 0) + size
             d.events += 1
@@ -175,6 +182,7 @@ class Replay:
 
     def _boundary(self, _t, is_end, k) -> None:
         if not is_end:
+            self.last_step = k
             self.open_steps.add(k)
             self.step_rows[k] = {a: _figures(d) for a, d in self.devices.items()}
             return
@@ -203,7 +211,11 @@ class Replay:
         if not want:
             return out
         last = max(want)
+        bounds, nb, b = self.step_bounds, len(self.step_bounds), 0
         for n, (t, kind, is_free, agent, address, size, site, _ext) in enumerate(self.part.rows()):
+            while b < nb and bounds[b][0] <= t:
+                self._boundary(*bounds[b])
+                b += 1
             self.apply(t, kind, is_free, agent, address, size, site)
             a = want.get(n)
             if a is not None:
@@ -212,11 +224,19 @@ class Replay:
                 break
         return out
 
+    def _since(self, step: int) -> str:
+        """When a block live now was allocated, against the steps: SINCE's words."""
+        if not self.step_bounds:
+            return ""
+        if step < 0:
+            return SINCE[0]
+        return SINCE[2] if step == self.last_step and step in self.open_steps else SINCE[1]
+
     def snapshot(self, d: Device, t: int, **kw) -> Snapshot:
         counts: dict[int, list] = {}
-        for size, site, agent in self.blocks.values():
+        for size, site, agent, step in self.blocks.values():
             if agent == d.agent:
-                c = counts.setdefault(site, [0, 0])
+                c = counts.setdefault((site, self._since(step)), [0, 0])
                 c[0] += size
                 c[1] += 1
         return Snapshot(d.agent, t, d.allocated, d.reserved, d.driver,
@@ -233,7 +253,7 @@ class Replay:
                 merged[-1][1] = max(merged[-1][1], hi)
             else:
                 merged.append([lo, hi])
-        blocks = sorted((a, a + s) for a, (s, _site, g) in self.blocks.items() if g == agent)
+        blocks = sorted((a, a + v[0]) for a, v in self.blocks.items() if v[2] == agent)
         largest = free = 0
         i = 0
         for lo, hi in merged:

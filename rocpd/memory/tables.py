@@ -20,13 +20,15 @@ LEAK_RULE = ("a leak: a line whose live bytes at the end of each step grow, by t
 KIND_RULE = ("kind: 'backward' for blocks allocated by backward work (the line of its forward "
              "op: gradients and backward temporaries), 'no line' where the allocation had no "
              "Python line, else 'forward/other' (torch's trace does not say parameter, "
-             "optimizer state or activation)")
+             "optimizer state or activation); allocated: before the steps (parameters, "
+             "buffers), in an earlier step (kept across steps: optimizer state, gradients, "
+             "leaks) or in this step (activations, temporaries)")
 
 COLUMNS = {
     "timeline": [*HEAD, "time", "Seconds", "AllocatedBytes", "ReservedBytes", "DriverBytes"],
     "steps": [*HEAD, "step", "name", "start", "end", "AllocatedStartBytes", "AllocatedEndBytes",
               "GrowthBytes", "PeakAllocatedBytes", "PeakReservedBytes", "PeakDriverBytes"],
-    "peak": [*HEAD, "line", "function", "kind", "LiveBytes", "Blocks", "SharePercent"],
+    "peak": [*HEAD, "line", "function", "kind", "allocated", "LiveBytes", "Blocks", "SharePercent"],
     "leaks": [*HEAD, "line", "function", "GrowthBytesPerStep", "TotalGrowthBytes", "GrewSteps",
               "Steps", "FirstBytes", "LastBytes"],
     "fragmentation": [*HEAD, "time", "AllocatedBytes", "ReservedBytes", "ReservedMinusAllocatedBytes",
@@ -35,7 +37,8 @@ COLUMNS = {
     "oom": [*HEAD, "oom", "time", "line", "function", "RequestBytes", "DeviceFreeBytes",
             "AllocatedBytes", "ReservedBytes", "DriverBytes", "LargestFreeBlockBytes",
             "FreeInSegmentsBytes"],
-    "oom_live": [*HEAD, "oom", "line", "function", "kind", "LiveBytes", "Blocks", "SharePercent"],
+    "oom_live": [*HEAD, "oom", "line", "function", "kind", "allocated", "LiveBytes", "Blocks",
+                 "SharePercent"],
     "summary": [*HEAD, "PeakAllocatedBytes", "PeakAllocatedTime", "PeakReservedBytes",
                 "PeakDriverBytes", "AllocatedEndBytes", "ReservedEndBytes", "DriverEndBytes",
                 "AllocatorEvents", "DriverEvents", "OOMs"],
@@ -173,13 +176,14 @@ def _leaks(h, agent, rep, lines: Lines, steps) -> list[dict]:
 
 def _live(h, snap, lines: Lines) -> list[dict]:
     agg: dict[tuple, list] = {}
-    for site, (b, n) in snap.by_site.items():
-        a = agg.setdefault(lines.info[site], [0, 0])
+    for (site, since), (b, n) in snap.by_site.items():
+        a = agg.setdefault((*lines.info[site], since), [0, 0])
         a[0] += b
         a[1] += n
-    rows = [{**h, "line": line, "function": fn, "kind": kind, "LiveBytes": b, "Blocks": n,
+    rows = [{**h, "line": line, "function": fn, "kind": kind, "allocated": since, "LiveBytes": b,
+             "Blocks": n,
              "SharePercent": 100.0 * b / snap.allocated if snap.allocated else float("nan")}
-            for (line, fn, kind), (b, n) in agg.items()]
+            for (line, fn, kind, since), (b, n) in agg.items()]
     return sorted(rows, key=lambda r: -r["LiveBytes"])
 
 
@@ -200,7 +204,7 @@ def folded(proc: dict, rep, lines: Lines, root: bool) -> dict[str, int]:
         top = f"GPU {proc['gpu'][agent]}"
         if root:
             top = f"{proc['process']};{top}"
-        for site, (b, _n) in snap.by_site.items():
+        for (site, _since), (b, _n) in snap.by_site.items():
             key = f"{top};{lines.stacks[site]}"
             out[key] = out.get(key, 0) + b
     return out

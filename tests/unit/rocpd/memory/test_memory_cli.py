@@ -50,7 +50,7 @@ def test_cli_names_leak_peak_and_fragmentation(cli, dbs, tmp_path):
     svg = (tmp_path / "f.svg").read_text()
     assert svg.startswith("<svg") and "bytes" in svg and "train.py:30" in svg
     assert (tmp_path / "p.csv").read_text().splitlines()[0] == \
-        "process,rank,pid,device,line,function,kind,LiveBytes,Blocks,SharePercent"
+        "process,rank,pid,device,line,function,kind,allocated,LiveBytes,Blocks,SharePercent"
 
 
 def test_cli_views_and_oom(cli, dbs):

@@ -46,11 +46,11 @@ def test_peak_inside_a_step_with_kinds(leak):
     path, facts = leak
     df = rocpd.memory(path)
     assert df["LiveBytes"].sum() == facts["peaks"][0]
-    got = {(r.line, r.kind): (r.LiveBytes, r.Blocks) for r in df.itertuples()}
-    assert got == {(f"{mr.FILE}:10", "forward/other"): (64 * MiB, 1),
-                   (f"{mr.FILE}:30", "forward/other"): (32 * MiB, 8),
-                   (f"{mr.FILE}:21", "forward/other"): (16 * MiB, 1),
-                   (f"{mr.FILE}:21 (backward)", "backward"): (8 * MiB, 1)}
+    got = {(r.line, r.kind, r.allocated): (r.LiveBytes, r.Blocks) for r in df.itertuples()}
+    assert got == {(f"{mr.FILE}:10", "forward/other", "before the steps"): (64 * MiB, 1),
+                   (f"{mr.FILE}:30", "forward/other", "an earlier step"): (32 * MiB, 8),
+                   (f"{mr.FILE}:21", "forward/other", "this step"): (16 * MiB, 1),
+                   (f"{mr.FILE}:21 (backward)", "backward", "this step"): (8 * MiB, 1)}
 
 
 def test_robust_slope():
@@ -139,7 +139,7 @@ def test_unmatched_free_is_counted_not_subtracted(tmp_path):
 def test_no_steps_no_leaks(leak):
     m = rocpd.memory.analyze(leak[0], step="")
     assert m.step_name is None and m.steps.empty and m.leaks.empty
-    assert len(m.peak)
+    assert len(m.peak) == 4 and set(m.peak["allocated"]) == {""}
 
 
 def test_without_memory_records_one_line(tmp_path):
