@@ -84,6 +84,13 @@ class TorchMemoryBackend final : public Backend {
     g_ctx = nullptr;
   }
 
+  // A fork's child: the parent's context is not its own (a new session starts it again).
+  void fork_child() override {
+    g_on.store(false);
+    g_ctx = nullptr;
+    g_started_sites = false;
+  }
+
   void probe(bool* live, std::string* reason) override {
     *reason = build_reason();
     *live = reason->empty();
