@@ -131,6 +131,10 @@ void bind(py::module_& m) {
       .def_readwrite("energy_hz", &rocprof::MetricsSettings::energy_hz)
       .def_readwrite("gpus", &rocprof::MetricsSettings::gpus)
       .def_readwrite("cpus", &rocprof::MetricsSettings::cpus);
+  py::class_<rocprof::BoundedSettings>(m, "BoundedSettings", "bounded runs (--max-size, --keep)")
+      .def(py::init<>())
+      .def_readwrite("max_size", &rocprof::BoundedSettings::max_size)
+      .def_readwrite("keep", &rocprof::BoundedSettings::keep);
   py::class_<rocprof::MarkersSettings>(m, "MarkersSettings", "ROCTx")
       .def(py::init<>())
       .def_readwrite("start_paused", &rocprof::MarkersSettings::start_paused)
@@ -200,8 +204,9 @@ void bind(py::module_& m) {
       .def_readwrite("hsa", &CaptureSettings::hsa)
       .def_readwrite("metrics", &CaptureSettings::metrics)
       .def_readwrite("pc_sampling", &CaptureSettings::pc_sampling)
-      .def_readwrite("gpu_metrics", &CaptureSettings::gpu_metrics)
+      .def_readwrite("bounded", &CaptureSettings::bounded)
       .def_readwrite("torch_memory", &CaptureSettings::torch_memory)
+      .def_readwrite("gpu_metrics", &CaptureSettings::gpu_metrics)
       .def(
           "validate",
           [](const CaptureSettings& s) {

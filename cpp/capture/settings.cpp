@@ -126,6 +126,15 @@ const Fields<TorchMemorySettings>& torch_memory_fields() {
   return f;
 }
 
+const Fields<BoundedSettings>& bounded_fields() {
+  static const Fields<BoundedSettings> f{
+      nullptr,
+      {},
+      {},
+      {{"max_size", &BoundedSettings::max_size}, {"keep", &BoundedSettings::keep}}};
+  return f;
+}
+
 bool parse_bool(const std::string& v, bool* out) {
   if (v == "1" || v == "true" || v == "yes" || v == "on") return *out = true, true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return *out = false, true;
@@ -357,6 +366,13 @@ bool validate(const CaptureSettings& s, std::string* error) {
       !check_regex(s.counters.kernel_exclude, "--kernel-exclude-regex", error))
     return false;
   if (!check_pc_sampling(s.pc_sampling, error)) return false;
+  if (s.bounded.max_size.find_first_not_of("0123456789") != std::string::npos)
+    return *error = "bounded.max_size must be a number of bytes, not '" + s.bounded.max_size + "'",
+           false;
+  if (s.bounded.keep != "auto" && s.bounded.keep.rfind("slowest:", 0) != 0 &&
+      s.bounded.keep.rfind("every:", 0) != 0)
+    return *error = "--keep must be auto, slowest:N or every:K, not '" + s.bounded.keep + "'",
+           false;
   const GpuMetricsSettings& g = s.gpu_metrics;
   if (g.hz > GpuMetricsSettings::kMaxHz)
     return *error = "--gpu-metrics-frequency must be between 1 and " +
@@ -416,6 +432,8 @@ bool parse_text(const std::string& text, char separator, const std::string& sect
       ok = set(counter_fields(), &s->counters, key.substr(9), value, &why);
     else if (key.rfind("pc_sampling.", 0) == 0)
       ok = set(pc_sampling_fields(), &s->pc_sampling, key.substr(12), value, &why);
+    else if (key.rfind("bounded.", 0) == 0)
+      ok = set(bounded_fields(), &s->bounded, key.substr(8), value, &why);
     else if (key.rfind("torch_memory.", 0) == 0)
       ok = set(torch_memory_fields(), &s->torch_memory, key.substr(13), value, &why);
     else if (key.rfind("gpu_metrics.", 0) == 0)
@@ -440,6 +458,7 @@ std::string to_text(const CaptureSettings& s) {
   print(metrics_fields(), s.metrics, "metrics", &out);
   print(counter_fields(), s.counters, "counters", &out);
   print(pc_sampling_fields(), s.pc_sampling, "pc_sampling", &out);
+  print(bounded_fields(), s.bounded, "bounded", &out);
   print(torch_memory_fields(), s.torch_memory, "torch_memory", &out);
   print(gpu_metrics_fields(), s.gpu_metrics, "gpu_metrics", &out);
   return out;

@@ -159,6 +159,12 @@ struct TorchMemorySettings {
   bool enabled = false;  // --memory-allocation-trace / --sys-trace
 };
 
+// ---- bounded runs (rocprof run --max-size, --keep; storage/step_keeper.hpp) --------------
+struct BoundedSettings {
+  std::string max_size;       // bytes, in decimal ("" or "0": unbounded)
+  std::string keep = "auto";  // auto | slowest:N | every:K
+};
+
 struct CaptureSettings {
   KernelNameSettings kernel_names;  // every GPU backend's
   CuptiSettings cupti;
@@ -168,6 +174,7 @@ struct CaptureSettings {
   MetricsSettings metrics;
   CounterSettings counters;
   PcSamplingSettings pc_sampling;
+  BoundedSettings bounded;
   GpuMetricsSettings gpu_metrics;
   TorchMemorySettings torch_memory;
 };

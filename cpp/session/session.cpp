@@ -93,6 +93,8 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
     const CaptureSettings& s = g_config != nullptr ? g_config->settings : config.settings;
     info.kernel_rename = s.markers.kernel_rename;
     info.redact_text = s.markers.redact_text;
+    info.max_size = std::strtoull(s.bounded.max_size.c_str(), nullptr, 10);
+    info.keep = s.bounded.keep;
     info.guid_per_row = g_config != nullptr ? g_config->guid_per_row : config.guid_per_row;
   }
   info.metadata = config.metadata;

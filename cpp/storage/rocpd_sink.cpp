@@ -23,6 +23,11 @@ bool RocpdSink::open(const SessionInfo& given, std::string* error) {
   redacted_environment_ = info.redacted_environment;
   redact_text_ = info.redact_text;
   map_ = std::make_unique<rocpd::Mapping>(info);
+  KeepPolicy policy;
+  if (info.max_size != 0) {
+    if (!parse_keep_policy(info.keep, &policy, error)) return false;
+    writer_.set_bounded(info.max_size);
+  }
   if (!writer_.open(info.path, info.guid, map_->suffix(), info.guid_per_row, map_->pid(), error))
     return false;
   for (const auto& kv : map_->base_metadata()) writer_.metadata(kv.first, kv.second);
@@ -31,6 +36,15 @@ bool RocpdSink::open(const SessionInfo& given, std::string* error) {
   writer_.node(map_->node());
   writer_.process(map_->process());
   writer_.agent(map_->cpu_agent(), map_->pid());
+  if (info.max_size != 0)
+    keeper_ = std::make_unique<StepKeeper>(
+        writer_, info.max_size, policy,
+        [this](const Record& r) {
+          if (!writer_.failure().empty()) return writer_.add_unstored(1);
+          write_record(r);
+          if (writer_.count_record()) writer_.commit();
+        },
+        [this](uint32_t id) -> const std::string& { return map_->text(id); });
   return writer_.begin_recording(error);
 }
 
@@ -72,6 +86,8 @@ void RocpdSink::write_strings(uint32_t first_id, const std::vector<std::string>&
     }
     const std::string& out = altered ? alt : strings[i];
     writer_.string(id, out);
+    // A bounded run keeps its transactions (and so its WAL) small however many strings come.
+    if (keeper_ && writer_.count_record()) writer_.commit();
     if (copying) changed.push_back(out);
   }
   map_->add_strings(first_id, copying ? changed : strings);
@@ -131,6 +147,12 @@ void RocpdSink::write_records(const Record* records, std::size_t n) {
   if (!writer_.is_open()) return;
   if (!writer_.failure().empty()) {
     writer_.add_unstored(n);
+    return;
+  }
+  if (keeper_) {  // held per step, written (or summarised) as each step is decided
+    for (std::size_t i = 0; i < n; ++i)
+      last_record_ns_ = std::max(last_record_ns_, std::max(records[i].start, records[i].end));
+    keeper_->add(records, n);
     return;
   }
   for (std::size_t i = 0; i < n; ++i) {
@@ -201,11 +223,13 @@ void RocpdSink::commit() {
   // Readers of a killed run's database say from when records may be missing.
   if (last_record_ns_ != 0 && writer_.is_open() && writer_.failure().empty())
     writer_.metadata(rocpd::kLastRecordTag, std::to_string(last_record_ns_));
+  if (keeper_ && writer_.is_open() && writer_.failure().empty()) keeper_->write_counts();
   writer_.commit();
 }
 
 void RocpdSink::close(uint64_t end_ns) {
   if (!writer_.is_open()) return;
+  if (keeper_) keeper_->finish();
   // Counter values that never met their dispatch are stored nowhere: say how many.
   if (const uint64_t n = map_->unmatched_pmc_values()) {
     if (writer_.failure().empty())
@@ -218,6 +242,7 @@ void RocpdSink::close(uint64_t end_ns) {
   // Nothing is written after close: the mapping's copies (every string of the run, links by
   // correlation id) go back now, not when the process ends. The suffix stays for readers.
   suffix_ = map_->suffix();
+  keeper_.reset();
   map_.reset();
   std::unordered_set<uint32_t>().swap(threads_);
 }

@@ -14,6 +14,7 @@
 #include "rocpd_mapping.hpp"
 #include "rocpd_writer.hpp"
 #include "sink.hpp"
+#include "step_keeper.hpp"
 
 namespace rocprof {
 
@@ -52,6 +53,7 @@ class RocpdSink final : public Sink {
   std::unordered_set<std::string> marked_;
   std::unordered_set<uint32_t> threads_;  // tids with a rocpd_info_thread row
   rocpd::Writer writer_;
+  std::unique_ptr<StepKeeper> keeper_;  // a bounded run's (--max-size); null otherwise
   uint64_t last_record_ns_ = 0;  // the newest record time handed in (metadata at each commit)
 };
 

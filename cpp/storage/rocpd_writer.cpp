@@ -1,8 +1,10 @@
 #include "rocpd_writer.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -122,8 +124,22 @@ bool Writer::create(const std::string& path, const std::string& guid, const std:
   // the first checkpoint's six fsyncs and, at that first commit, the new WAL header's sync and
   // its folder's (B7: a short process ends with the one fsync of close()). Recording runs
   // with synchronous=NORMAL, no fsync per commit: only an OS crash could lose the tail.
-  if (!exec("PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL; PRAGMA temp_store=MEMORY; "
-            "PRAGMA wal_autocheckpoint=65536;",
+  // A bounded run (--max-size) gives deleted detail's pages back (auto_vacuum, set before the
+  // first table) and keeps its WAL to an eighth of the budget (at most 64 MiB).
+  std::string bounded;
+  if (bounded_bytes_ != 0) {
+    wal_bytes_ = std::min<uint64_t>(bounded_bytes_ / 8, 64ull << 20);
+    bounded = "PRAGMA auto_vacuum=INCREMENTAL; ";
+  }
+  if (!exec(bounded +
+                "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL; PRAGMA temp_store=MEMORY; "
+                "PRAGMA wal_autocheckpoint=" +
+                std::to_string(bounded_bytes_ != 0 ? std::max<uint64_t>(wal_bytes_ / 4096 / 2, 16)
+                                                   : 65536) +
+                ";" +
+                (bounded_bytes_ != 0
+                     ? " PRAGMA journal_size_limit=" + std::to_string(wal_bytes_) + ";"
+                     : std::string()),
             error))
     return false;
   const std::string guid_column =
@@ -141,10 +157,13 @@ bool Writer::create(const std::string& path, const std::string& guid, const std:
   if (!exec("BEGIN;", error) || !exec(tables, error) ||
       !create_views(table_views + schema::kViewsSql, error))
     return false;
+  if (bounded_bytes_ != 0 && !exec(replace_all(schema::kStepsSql, "{{uuid}}", suffix), error))
+    return false;
   prepare_meta();
   prepare_info();
   prepare_events();
   prepare_pc();
+  if (bounded_bytes_ != 0) prepare_steps();
   if (failed_) {
     if (error) *error = "schema and writer disagree (see the message above)";
     return false;
@@ -184,6 +203,16 @@ void Writer::commit() {
     in_txn_ = false;
     exec("PRAGMA synchronous=NORMAL;");
     synced_ = true;
+    in_txn_ = true;
+    if (exec("BEGIN;")) txn_records_ = 0;
+    return;
+  }
+  if (bounded_bytes_ != 0 && wal_file_bytes() > wal_bytes_ / 2) {
+    // A bounded run's WAL is part of its budget: folded back and cut to nothing at once.
+    if (!exec("COMMIT;")) return;
+    in_txn_ = false;
+    api_->exec(db_, "PRAGMA wal_checkpoint(TRUNCATE);", nullptr, nullptr, nullptr);
+    last_checkpoint_ns_ = now;
     in_txn_ = true;
     if (exec("BEGIN;")) txn_records_ = 0;
     return;

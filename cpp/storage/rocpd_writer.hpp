@@ -71,6 +71,35 @@ class Writer {
   // Applied now and again at close: a device or stream is often named before its row exists.
   void name_object(const NameRow& r);
 
+  // ---- bounded runs (rows_steps.cpp): --max-size, storage/step_keeper.hpp decides
+  // Before open(): the database is created with auto_vacuum=INCREMENTAL (deleted detail gives
+  // its pages back), a WAL kept to a share of `max_bytes`, and the step tables (steps.sql).
+  void set_bounded(uint64_t max_bytes) { bounded_bytes_ = max_bytes; }
+  struct StepRow {
+    int64_t step;
+    Id name_id;
+    int64_t tid, start, end, kernels, kernel_ns, gpu_busy_ns, copies, copy_bytes;
+    int64_t pageable_copies, syncs, api_calls, records, detail;
+    std::string_view causes;  // "" is NULL
+  };
+  void step_summary(const StepRow& r);
+  void step_kernel(int64_t step, Id name_id, int64_t calls, int64_t total_ns, int64_t max_ns);
+  void step_detail(int64_t step, int64_t detail, std::string_view causes);
+  // The last rowid of each record table (batches flushed first): a step written between two
+  // marks is exactly the rows in (before, after], so it can be deleted by rowid ranges.
+  static constexpr int kMarkTables = 8;
+  struct Marks {
+    int64_t last[kMarkTables] = {};
+  };
+  Marks marks();
+  void delete_rows(const Marks& before, const Marks& after);
+  // Pages that hold rows (free pages left out), and the WAL's share of the budget.
+  uint64_t used_bytes();
+  uint64_t wal_bytes() const { return wal_bytes_; }
+  uint64_t wal_file_bytes() const;  // the -wal file's size now
+  // Frees up to `pages` free pages back to the file system (0: all).
+  void release_free_pages(int64_t pages = 0);
+
   // ---- transactions and failure (rocpd_writer.cpp)
   // One more record in the open transaction; true when the transaction is due for a commit
   // (bounded: a burst drained in one go must not become one transaction that a nearly full
@@ -221,6 +250,14 @@ class Writer {
   void close_failed(const std::optional<ProcessEndRow>& end);
   void build_indexes();
   void reserve_space();
+
+  // ---- bounded runs (rows_steps.cpp)
+  void prepare_steps();
+  void finalize_steps();
+  int64_t pragma_int(const char* sql);
+  uint64_t bounded_bytes_ = 0;  // 0: not bounded
+  uint64_t wal_bytes_ = 0;
+  sql::sqlite3_stmt* step_stmts_[3 + 2 * kMarkTables] = {};
 
   const sql::Api* api_ = nullptr;
   sql::sqlite3* db_ = nullptr;

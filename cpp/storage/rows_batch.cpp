@@ -127,6 +127,7 @@ void Writer::flush_all() {
 }
 
 void Writer::finalize_batches() {
+  finalize_steps();
   for (Batch& b : batches_) {
     b.rows = 0;
     b.values.clear();

@@ -31,6 +31,9 @@ struct SessionInfo {
   std::string cpu_model;
   uint32_t cpu_cores = 0;  // online logical CPUs (the CPU agent's cpu_cores_count)
   std::vector<std::pair<std::string, std::string>> metadata;  // extra project rows
+  // --max-size (bytes; 0: unbounded) and --keep: a bounded run (storage/step_keeper.hpp).
+  uint64_t max_size = 0;
+  std::string keep = "auto";
 };
 
 class Sink {

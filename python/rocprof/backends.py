@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import os
 
-from . import _core
+from . import _core, bounded
 from ._libs import library_dir
 from .options import Options
 
@@ -273,6 +273,7 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     names.mangled = bool(options.mangled_kernels)
     names.include = options.trace_kernel_include_regex or ""
     names.exclude = options.trace_kernel_exclude_regex or ""
+    bounded.configure(options, settings)
     notes: list[str] = []
     for b in BACKENDS:  # the core's first: its ranges frame what the others record
         if b.core:

@@ -170,6 +170,13 @@ OPTIONS: tuple[Option, ...] = (
     _o("output", "--buffer-budget", kind="value", type=int, default=2048, metavar="MiB",
        help="memory the record buffers may grow to in a burst (default 2048); "
             "past it records are dropped, counted and reported at exit"),
+    _o("output", "--max-size", kind="value", metavar="SIZE",
+       help="keep the database under SIZE (5MB, 20GB) however long the run: every step "
+            "(ROCTx step range) keeps a summary row, only the steps --keep names keep their "
+            "records (docs: Long runs in bounded space)"),
+    _o("output", "--keep", kind="value", metavar="POLICY", default="auto",
+       help="which steps keep their records under --max-size: auto (warm-up, a rolling "
+            "baseline, the slowest and anomalous steps; the default), slowest:N, every:K"),
     # ---- tracing ----
     _o("tracing", "--marker-trace", kind="bool", activities=("markers",),
        help="ROCTx ranges and marks (always on)"),

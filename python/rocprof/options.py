@@ -51,6 +51,8 @@ class Options:
     commit_ms: int = 250
     ring_capacity: int = 1 << 14      # records per buffer chunk (2 MiB)
     buffer_budget_mb: int = 2048       # all threads' record buffers together; README "Overflow"
+    max_size: int | None = None        # --max-size in bytes: a bounded run (rocprof/bounded.py)
+    keep: str = "auto"                 # --keep: auto | slowest:N | every:K
     follow_fork: bool = True
     follow_children: bool = True       # Python children (subprocess, torchrun, spawn)
     default_gpu: bool = False          # GPU tracing on by default, not asked for: no notes

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import _core, paths
+from .. import _core, bounded, paths
 from .. import option_table as table
 from ..options import Options
 from ..run_report import SUMMARY_STREAMS, output_formats
@@ -126,6 +126,11 @@ def options_from(args) -> Options:
     o.redact_text = not args.no_redact
     o.minimum_output_data_kb = args.minimum_output_data
     o.buffer_budget_mb = args.buffer_budget
+    try:
+        o.max_size = bounded.parse_size(args.max_size) if args.max_size is not None else None
+        o.keep = bounded.check_keep(args.keep)
+    except ValueError as e:
+        raise UsageError(f"rocprof run: {e}") from None
     o.output_formats = list(args.output_format)
     o.summary_units = v3.UNITS[args.summary_units]
     o.summary_output_file = _summary_target(args.summary_output_file)
