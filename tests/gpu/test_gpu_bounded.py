@@ -1,0 +1,84 @@
+"""A long run in bounded space on a real GPU (rocprof run --max-size, docs/long-runs.md):
+2,000 PyTorch steps with three slow steps planted, each of another cause (a host sleep, extra
+kernels, a pageable copy). The bounded database keeps those three whole and names them the
+slowest with their causes, holds per-step times for all 2,000, and is at most 10 % of the full
+trace's size. Prints sizes and the cost per kernel of both runs (the loop's time over an
+unprofiled run's, per kernel) for RESULTS.md:
+
+    python -m pytest -q -s tests/gpu/test_gpu_bounded.py"""
+
+import json
+import os
+
+import pytest
+from gpuutil import LIVE, REASON, ROOT, query, rocprof_run
+
+torch = pytest.importorskip("torch")
+STEPS = 2000
+MAX_SIZE = "2500kB"
+WORKLOAD = str(ROOT / "tests/gpu/workloads/bounded_steps.py")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no GPU")
+    if not LIVE:
+        pytest.skip(f"CUPTI is not live: {REASON}")
+    import subprocess
+    import sys
+
+    from gpuutil import env
+
+    plain = subprocess.run([sys.executable, WORKLOAD, "--steps", str(STEPS)], capture_output=True,
+                           text=True, env=env(), timeout=300)
+    assert plain.returncode == 0, plain.stderr
+    out = {"plain": (None, json.loads(plain.stdout.splitlines()[-1]), "")}
+    for name, extra in (("full", ()), ("bounded", ("--max-size", MAX_SIZE))):
+        tmp = tmp_path_factory.mktemp(name)
+        db, p = rocprof_run(tmp, "--kernel-trace", "--memory-copy-trace", "--runtime-trace",
+                            *extra, WORKLOAD, "--steps", str(STEPS))
+        facts = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
+        out[name] = (str(db), facts, p.stderr)
+    return out
+
+
+def test_bounded_keeps_the_planted_steps_whole_and_every_summary(runs):
+    db, facts, err = runs["bounded"]
+    full_db = runs["full"][0]
+    planted = facts["planted"]
+    rows = query(db, "SELECT step, \"end\" - start, detail, coalesce(causes, ''), kernels, "
+                     "start FROM rocprof_step_summary ORDER BY step")
+    assert [r[0] for r in rows] == list(range(STEPS))  # a summary for every step
+    by_step = {r[0]: r for r in rows}
+    slowest = sorted((r for r in rows if r[0] >= 3), key=lambda r: -r[1])[:3]
+    assert {r[0] for r in slowest} == set(planted.values()), (slowest, planted)
+    want = {"host": "host time", "kernels": "extra kernels", "pageable": "pageable copy"}
+    for cause, step in planted.items():
+        r = by_step[step]
+        assert r[2] == 1, r  # kept whole
+        assert "slowest" in r[3] and want[cause] in r[3], (cause, r)
+        nxt = by_step[step + 1][5]
+        (kept,) = query(db, "SELECT count(*) FROM rocpd_kernel_dispatch WHERE start >= ? AND "
+                            "start < ?", r[5], nxt)[0]
+        assert kept == r[4], (cause, kept, r)
+    # ROCm's views read the kept records
+    (n_view,) = query(db, "SELECT count(*) FROM kernels")[0]
+    (n_table,) = query(db, "SELECT count(*) FROM rocpd_kernel_dispatch")[0]
+    assert n_view == n_table > 0
+    assert query(db, "PRAGMA integrity_check") == [("ok",)]
+    size, full = os.path.getsize(db), os.path.getsize(full_db)
+    (kernels_full,) = query(full_db, "SELECT count(*) FROM rocpd_kernel_dispatch")[0]
+    loop_plain = runs["plain"][1]["loop_s"]
+    loop_full, loop_bounded = runs["full"][1]["loop_s"], facts["loop_s"]
+    print(json.dumps({
+        "bytes": {"full": full, "bounded": size, "ratio": round(size / full, 4)},
+        "kernels_full": kernels_full, "steps": STEPS,
+        "loop_s": {"plain": loop_plain, "full": loop_full, "bounded": loop_bounded},
+        "cost_us_per_kernel": {"full": 1e6 * (loop_full - loop_plain) / kernels_full,
+                               "bounded": 1e6 * (loop_bounded - loop_plain) / kernels_full},
+        "slowest": [(r[0], r[1] / 1e6, r[3]) for r in slowest],
+        "bounded_meta": query(db, "SELECT value FROM rocpd_metadata WHERE tag = "
+                                  "'rocprof.bounded'")[0][0]}))
+    assert size <= 0.10 * full, (size, full)
+    assert size <= 2_500_000

@@ -1,0 +1,57 @@
+"""A long run in bounded space (tests/gpu/test_gpu_bounded.py): STEPS training-like steps, each
+a ROCTx range "step N", with three slow steps planted on purpose, each of another cause:
+  HOST     the host sleeps 60 ms inside the step (the GPU waits)
+  KERNELS  the step launches 1,000 extra GEMMs
+  PAGEABLE the step copies 512 MB from the GPU into pageable host memory
+Prints one JSON line: the planted steps, kernels per step, the loop's seconds."""
+
+import argparse
+import json
+import time
+
+import roctx
+import torch
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=2000)
+    a = p.parse_args()
+    n = a.steps
+    planted = {"host": n // 4, "kernels": n // 2, "pageable": 3 * n // 4}
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    model = torch.nn.Sequential(*[m for _ in range(6) for m in (torch.nn.Linear(512, 512),
+                                                              torch.nn.ReLU())]).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x = torch.randn(256, 512, device=dev)
+    w = torch.randn(1024, 1024, device=dev)
+    big = torch.empty(128 << 20, device=dev)  # 512 MB of float32
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        return loss.item()  # a sync each step, as a training loop's logging does
+
+    for _ in range(5):  # CUDA, cuBLAS and the allocator set up before the measured steps
+        step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for i in range(n):
+        with roctx.range(f"step {i}"):
+            if i == planted["host"]:
+                time.sleep(0.06)
+            if i == planted["kernels"]:
+                for _ in range(1000):
+                    w @ w
+            if i == planted["pageable"]:
+                big.cpu()  # into pageable host memory
+            step()
+    torch.cuda.synchronize()
+    print(json.dumps({"planted": planted, "steps": n, "loop_s": time.perf_counter() - t0}))
+
+
+if __name__ == "__main__":
+    main()
