@@ -30,7 +30,8 @@
 namespace rocprof::cupti::pm {
 namespace {
 
-constexpr int kPmSampling = 1;  // CUPTI_PROFILER_TYPE_PM_SAMPLING
+constexpr int kPmSampling = 1;     // CUPTI_PROFILER_TYPE_PM_SAMPLING
+constexpr size_t kMaxStride = 16;  // at most every 16th sample left unevaluated in between
 
 // The sets. Names are CUPTI's PM-sampling metric table and the chips' own tables (checked with
 // tests/gpu/pm_sampling_probe.py --chip GH100); "%": percent of the sample period or of peak.
@@ -287,6 +288,8 @@ struct Device {
   // Figures for the metadata.
   uint64_t samples = 0, overflows = 0, full = 0, decodes = 0, errors = 0, missing = 0;
   uint64_t long_samples = 0;  // spanning more than 4 periods: left out
+  uint64_t thinned = 0;       // decoded but not evaluated (the host fell behind)
+  size_t stride = 1;          // every stride-th sample of a decode is evaluated
   uint64_t first_start = 0, last_start = 0, last_end = 0;
   std::string last_error;
 };
@@ -561,7 +564,17 @@ class Sampler {
       info.counterDataImageSize = d.counter_data.size();
       if (!call(d, "cuptiPmSamplingGetCounterDataInfo", c.cuptiPmSamplingGetCounterDataInfo(&info)))
         return;
-      for (size_t i = 0; i < info.numCompletedSamples; ++i) take(d, i);
+      const uint64_t t0 = mono_ns();
+      const size_t n = info.numCompletedSamples;
+      // Evaluation is the costly part (tens of µs a sample): when it falls behind the GPU,
+      // only every stride-th sample is evaluated (its value then holds over the ones between),
+      // so the hardware buffer is drained in time instead of overflowing.
+      for (size_t i = 0; i < n; ++i) take(d, i, i % d.stride == 0 || i + 1 == n);
+      const uint64_t spent = mono_ns() - t0, covered = n * interval_ns_;
+      if (n > 0 && spent > covered / 2 && d.stride < kMaxStride)
+        d.stride *= 2;
+      else if (n > 0 && spent < covered / 8 && d.stride > 1)
+        d.stride /= 2;
       if (info.numPopulatedSamples > 0 && !reset(d)) return;
       if (r != CUPTI_SUCCESS ||
           p.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
@@ -570,7 +583,7 @@ class Sampler {
     }
   }
 
-  void take(Device& d, size_t index) {
+  void take(Device& d, size_t index, bool evaluate) {
     const CounterApi& c = api_->counters;
     auto si = pm_params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
         CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
@@ -581,12 +594,6 @@ class Sampler {
     if (!call(d, "cuptiPmSamplingCounterDataGetSampleInfo",
               c.cuptiPmSamplingCounterDataGetSampleInfo(&si))) {
       ++d.errors;
-      return;
-    }
-    std::string why;
-    if (!d.host->evaluate(d.counter_data, index, d.names, d.values.data(), &why)) {
-      ++d.errors;
-      d.last_error = why;
       return;
     }
     if (!offset_known_) {
@@ -609,6 +616,16 @@ class Sampler {
     ++d.samples;
     d.last_start = start;
     d.last_end = end;
+    if (!evaluate) {
+      ++d.thinned;
+      return;
+    }
+    std::string why;
+    if (!d.host->evaluate(d.counter_data, index, d.names, d.values.data(), &why)) {
+      ++d.errors;
+      d.last_error = why;
+      return;
+    }
     if (ctx_->paused()) return;
     for (size_t m = 0; m < d.series.size(); ++m) emit(d.series[m], start, d.values[m]);
   }
@@ -690,16 +707,17 @@ class Sampler {
       c.info(MetadataInfo{"rocprof.gpu_metrics.image_full" + g, std::to_string(d.full)});
       c.info(MetadataInfo{"rocprof.gpu_metrics.errors" + g, std::to_string(d.errors)});
       c.info(MetadataInfo{"rocprof.gpu_metrics.long_samples" + g, std::to_string(d.long_samples)});
+      c.info(MetadataInfo{"rocprof.gpu_metrics.thinned_samples" + g, std::to_string(d.thinned)});
       if (!d.last_error.empty())
         c.info(MetadataInfo{"rocprof.gpu_metrics.last_error" + g, d.last_error});
       if (d.missing > 0) c.drops("GPU metric samples lost (hardware buffer)", d.missing);
-      std::fprintf(stderr,
-                   "rocprof: GPU metrics: GPU %u (%s): %zu metrics, %llu samples at %s Hz "
-                   "(asked %u), %llu overflows, %llu samples missing\n",
-                   d.ordinal, d.chip.c_str(), d.metrics.size(),
-                   static_cast<unsigned long long>(d.samples), rate, settings_.hz,
-                   static_cast<unsigned long long>(d.overflows),
-                   static_cast<unsigned long long>(d.missing));
+      std::fprintf(
+          stderr,
+          "rocprof: GPU metrics: GPU %u (%s): %zu metrics, %llu samples at %s Hz "
+          "(asked %u), %llu overflows, %llu samples missing, %llu not evaluated\n",
+          d.ordinal, d.chip.c_str(), d.metrics.size(), static_cast<unsigned long long>(d.samples),
+          rate, settings_.hz, static_cast<unsigned long long>(d.overflows),
+          static_cast<unsigned long long>(d.missing), static_cast<unsigned long long>(d.thinned));
     }
   }
 

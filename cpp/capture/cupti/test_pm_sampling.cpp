@@ -49,6 +49,7 @@ struct StandinGpu {
   std::vector<std::string> configured;  // the host object's metrics at config time
   double constant = 42.0;               // the value of every metric but the first
   uint64_t realtime_offset = 0;         // CLOCK_REALTIME - CLOCK_BOOTTIME, when stamped so
+  int evaluate_us = 0;                  // what an evaluation costs the host
 };
 StandinGpu g;
 
@@ -112,6 +113,7 @@ CUptiResult properties(CUpti_Profiler_Host_GetMetricProperties_Params* p) {
 // Metric 0 of the configuration: the sample's index; every other: a constant.
 CUptiResult evaluate(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
   if (p->rangeIndex >= g.image.size()) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (g.evaluate_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(g.evaluate_us));
   for (size_t m = 0; m < p->numMetrics; ++m)
     p->pMetricValues[m] = m == 0 ? static_cast<double>(g.image[p->rangeIndex]) : g.constant;
   return CUPTI_SUCCESS;
@@ -318,6 +320,21 @@ TEST(PmSamplingStandin, AnOverflowingHardwareBufferIsCountedWithTheSamplesLost) 
   EXPECT_EQ(run.ctx.dropped["GPU metric samples lost (hardware buffer)"], missing);
   const auto& tensor = run.tracks["pm_tensor_active [0]"];
   EXPECT_EQ(tensor.size(), g.next_index - g.lost);  // less the first (long) sample, plus the end
+}
+
+TEST(PmSamplingStandin, AHostTooSlowToEvaluateEverySampleThinsThemAndLosesNone) {
+  reset_gpu(/*produce=*/100, /*hw_capacity=*/1u << 20);
+  g.evaluate_us = 2000;  // two sample periods per evaluation: the host cannot keep up
+  Captured run;
+  sample(&run, 1000, "compute", 400);
+  const uint64_t samples = std::stoull(run.meta["rocprof.gpu_metrics.samples.gpu0"]);
+  const uint64_t thinned = std::stoull(run.meta["rocprof.gpu_metrics.thinned_samples.gpu0"]);
+  EXPECT_EQ(samples, g.next_index - 1);  // every sample decoded (the first is long)
+  EXPECT_GT(thinned, 0u);
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.missing_samples.gpu0"], "0");
+  const auto& tensor = run.tracks["pm_tensor_active [0]"];
+  ASSERT_EQ(tensor.size(), samples - thinned + 1);  // the evaluated ones, and the end
+  for (size_t i = 1; i + 1 < tensor.size(); ++i) EXPECT_GT(tensor[i].second, tensor[i - 1].second);
 }
 
 TEST(PmSamplingStandin, AChipWithoutAMetricLeavesItOutWithItsReason) {
