@@ -28,6 +28,7 @@ OPTIONAL: list[str] = [
     "rocpd.counters.section:report_section",  # speed of light and roofline from per-kernel counters
     "rocpd.pc_sampling.section:report_section",  # PC samples: hot kernels and their source lines
     "rocpd.energy.section:report_section",  # joules per step and range, the idle share (--energy)
+    "rocpd.device_metrics.section:report_section",  # tensor, SM, DRAM per step/range (--gpu-metrics)
     "rocpd.memory.section:report_section",  # GPU memory by line: peak, leaks (--memory-allocation-trace)
     "rocpd.collectives.report:collectives_section",  # NCCL/RCCL calls, bandwidth, clock offsets
     "rocpd.collectives.report:queue_section",  # queue length per stream (HTA)

@@ -205,7 +205,7 @@ LAYERS = [
     ("rocpd.report", "rocpd.summary.run"),
     # report sections that live beside their analysis (hooked in by name from report.sections)
     ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pc_sampling.section",
-     "rocpd.collectives.report", "rocpd.energy.section"),
+     "rocpd.collectives.report", "rocpd.energy.section", "rocpd.device_metrics.section"),
     # ROCm's summary files: the PDF form is the report's table writer
     ("rocpd.summary.rocm",),
     ("rocpd", "rocpd.cli"),

@@ -174,3 +174,14 @@ def test_cli_prints_the_headline_and_the_table_and_refuses_a_run_without(db, tmp
     r = run_rocpd("gpumetrics", str(plain))
     assert r.returncode != 0 and r.stderr.count("\n") == 1
     assert "record them with `rocprof run --gpu-metrics" in r.stderr
+
+
+def test_report_has_the_section_with_the_headline(db, tmp_path):
+    from support import run_rocpd
+
+    out = tmp_path / "r.html"
+    r = run_rocpd("report", db, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    page = out.read_text()
+    assert "GPU hardware metrics: tensor pipes, SMs and DRAM over time" in page
+    assert "per train_step step: 40 % tensor-busy" in page
