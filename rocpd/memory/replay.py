@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .rows import K_BLOCK, K_OOM, K_REAL, K_SEGMENT, device_free
 
 # When a block live at a moment was allocated: before the first step (parameters, buffers, state
@@ -76,6 +78,7 @@ class Replay:
         self.step_bounds = _bounds(steps)
         self.step_rows: dict[int, dict[int, dict]] = {}   # step -> agent -> figures
         self.step_lines: dict[int, dict[int, dict]] = {}  # step -> agent -> {site: bytes} at its end
+        self.line_steps = _sampled(steps)  # the steps whose ends keep each line's bytes
         self.open_steps: set[int] = set()
         self.last_step = -1  # the step opened last (-1: before the first)
         self.ooms: list[Snapshot] = []
@@ -188,11 +191,10 @@ class Replay:
             return
         self.open_steps.discard(k)
         rows = self.step_rows.setdefault(k, {})
-        lines = self.step_lines[k] = {}
         for a, d in self.devices.items():
-            r = rows.setdefault(a, _figures(d, start=0))
-            r["end"] = d.allocated
-            lines[a] = dict(d.by_site)
+            rows.setdefault(a, _figures(d, start=0))["end"] = d.allocated
+        if k in self.line_steps:
+            self.step_lines[k] = {a: dict(d.by_site) for a, d in self.devices.items()}
 
     def _step_update(self, k, d: Device) -> None:
         r = self.step_rows[k].get(d.agent)
@@ -285,3 +287,19 @@ def _bounds(steps) -> list[tuple[int, bool, int]]:
         out.append((int(s), False, int(k)))
         out.append((int(e), True, int(k)))
     return sorted(out, key=lambda b: (b[0], not b[1]))
+
+
+LINE_STEPS = 1000  # at most this many steps keep each line's bytes at their end (evenly chosen)
+
+
+def _sampled(steps) -> set[int]:
+    """The step numbers whose ends keep each line's live bytes: all of them up to LINE_STEPS,
+    else LINE_STEPS evenly chosen (first and last included), so that a run of many steps keeps
+    a bounded table for the leaks' slope."""
+    if steps is None or not len(steps):
+        return set()
+    ks = [int(k) for k in steps["step"]]
+    if len(ks) <= LINE_STEPS:
+        return set(ks)
+    pick = np.linspace(0, len(ks) - 1, LINE_STEPS).round().astype(int)
+    return {ks[i] for i in pick}

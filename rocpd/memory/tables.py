@@ -72,14 +72,15 @@ def _frame_label_site(site, fn) -> str:
     return f"{fn or '?'} ({site.rsplit('/', 1)[-1]})".replace(";", ",")
 
 
-def robust_slope(y: np.ndarray) -> float:
-    """Growth per step of ``y`` (Theil-Sen): the median of the slopes between every two steps
-    (at most ``SLOPE_POINTS`` steps, evenly chosen). A step without the growth, or one with a
-    spike, moves it little; a line growing every other step reads its mean rate."""
+def robust_slope(y: np.ndarray, x: np.ndarray | None = None) -> float:
+    """Growth per step of ``y`` at steps ``x`` (default 0, 1, ...), by Theil-Sen: the median of
+    the slopes between every two steps (at most ``SLOPE_POINTS`` of them, evenly chosen). A step
+    without the growth, or one with a spike, moves it little; a line growing every other step
+    reads its mean rate."""
     n = len(y)
     if n < 2:
         return 0.0
-    x = np.arange(n, dtype=float)
+    x = np.arange(n, dtype=float) if x is None else np.asarray(x, dtype=float)
     if n > SLOPE_POINTS:
         pick = np.linspace(0, n - 1, SLOPE_POINTS).round().astype(int)
         x, y = x[pick], y[pick]
@@ -163,14 +164,15 @@ def _leaks(h, agent, rep, lines: Lines, steps) -> list[dict]:
                 series[key] = np.zeros(len(ks))
             series[key][j] += b
     rows = []
+    x = np.array(ks, dtype=float)
     for (line, fn), y in series.items():
-        slope = robust_slope(y)
+        slope = robust_slope(y, x)
         total = float(y[-1] - y[0])
         if slope <= 0 or total < MIN_LEAK_BYTES or len(y) < MIN_LEAK_STEPS:
             continue
         rows.append({**h, "line": line, "function": fn, "GrowthBytesPerStep": slope,
                      "TotalGrowthBytes": total, "GrewSteps": int((np.diff(y) > 0).sum()),
-                     "Steps": len(y), "FirstBytes": int(y[0]), "LastBytes": int(y[-1])})
+                     "Steps": len(steps), "FirstBytes": int(y[0]), "LastBytes": int(y[-1])})
     return sorted(rows, key=lambda r: -r["GrowthBytesPerStep"])
 
 

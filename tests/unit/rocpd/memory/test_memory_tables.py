@@ -203,3 +203,17 @@ def test_light_steps_are_the_analysis_steps(leak):
         theirs = a.memory.steps
     assert mine.equals(theirs)
     assert light[0].gpu["start"].dtype == np.int64 and len(light[0].gpu) == 10
+
+
+def test_many_steps_keep_a_bounded_sample_of_step_ends(tmp_path, monkeypatch):
+    """Past LINE_STEPS steps, each line's bytes are kept at evenly chosen step ends only: the
+    growth per step is still the planted one, measured against the steps' numbers."""
+    from rocpd.memory import replay
+
+    monkeypatch.setattr(replay, "LINE_STEPS", 5)
+    mr.training(tmp_path / "many.db", steps=13, leak=3 * MiB)
+    m = rocpd.memory.analyze(str(tmp_path / "many.db"))
+    r = m.leaks.iloc[0]
+    assert r["GrowthBytesPerStep"] == 3 * MiB and r["Steps"] == 13
+    assert (r["FirstBytes"], r["LastBytes"]) == (3 * MiB, 39 * MiB)
+    assert len(m.steps) == 13  # every step still has its figures
