@@ -496,7 +496,10 @@ void StepKeeper::decide(const Step& s, uint64_t span_end, std::vector<Record>& r
       w_.step_kernel(index, {name}, std::get<0>(v), std::get<1>(v), std::get<2>(v));
     // Transactions stay bounded when nothing but summaries is written (a burst drained at once
     // would otherwise be one transaction, spilled into a WAL outside the budget).
-    if (w_.count_record()) w_.commit();
+    if (w_.count_record()) {
+      write_counts();  // a killed run's counts are those of its last commit
+      w_.commit();
+    }
   }
   if (keep_it) {
     keep(index, reasons, (reasons & kSlow) && !(reasons & kAnomaly) ? dur : score, recs.size(),
