@@ -54,6 +54,11 @@ CANDIDATES = (
     "LTS.TriageCompute.lts__average_t_sector_hit_rate_realtime.pct",
     "LTS.TriageCompute.lts__average_t_sector_hit_rate_realtime.ratio",
     "LTS.TriageCompute.lts__average_t_sector_hit_rate_realtime",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dramc__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "fbpa__dram_read_throughput.avg.pct_of_peak_sustained_elapsed",
+    "fbpa__dram_write_throughput.avg.pct_of_peak_sustained_elapsed",
 )
 KEYWORDS = ("tensor", "dram", "lts__t_sector", "pcie", "nvl", "warps_active", "inst_executed",
             "cycles_active")
@@ -376,9 +381,9 @@ def collect(cu, chip, avail, metrics, hz, workload, seconds):
 
 
 def _sleep(seconds):
-    t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    t0 = time.clock_gettime_ns(time.CLOCK_REALTIME)
     time.sleep(seconds)
-    return t0, time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    return t0, time.clock_gettime_ns(time.CLOCK_REALTIME)
 
 
 def torch_workload():
@@ -396,7 +401,7 @@ def torch_workload():
         out = []
         for name in ("gemm", "copy", "idle"):
             torch.cuda.synchronize()
-            t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            t0 = time.clock_gettime_ns(time.CLOCK_REALTIME)
             end = time.perf_counter() + seconds / 3
             while time.perf_counter() < end:
                 if name == "gemm":
@@ -408,7 +413,7 @@ def torch_workload():
                 else:
                     time.sleep(0.01)
                 torch.cuda.synchronize()
-            out.append((name, t0, time.clock_gettime_ns(time.CLOCK_MONOTONIC)))
+            out.append((name, t0, time.clock_gettime_ns(time.CLOCK_REALTIME)))
         return out
     return run
 
@@ -418,6 +423,7 @@ def main():
     ap.add_argument("--chip", help="list this chip's metrics from CUPTI's tables (no GPU)")
     ap.add_argument("--rates", default="1000,10000,20000,50000,100000")
     ap.add_argument("--seconds", type=float, default=1.5)
+    ap.add_argument("--match", help="only candidates matching this regex (Python re)")
     args = ap.parse_args()
     cu = Cupti()
     print(f"libcupti: {cu.path}")
@@ -450,6 +456,10 @@ def main():
     print(f"cuptiPmSamplingGetCounterAvailability: {err or 'ok'} "
           f"({av.counterAvailabilityImageSize} bytes)")
     good = host_report(cu, chip, avail)
+    if args.match:
+        import re
+
+        good = [m for m in good if re.search(args.match, m)]
     # The set that fits one pass: add candidates in order while the image stays one pass.
     chosen = []
     for m in good:

@@ -61,12 +61,17 @@ const MetricDef kDramRead{"pm_dram_read",
                           "DRAM Read",
                           "%",
                           "DRAM read throughput, of peak",
-                          {"dramc__read_throughput" PCT, "dram__read_throughput" PCT}};
+                          // Measured on an H200: the dramc/dram throughput percentages (a
+                          // throughput metric's) read as fractions of one in PM sampling; the
+                          // byte counter's percentage of peak reads as a percentage.
+                          {"dram__bytes_read.sum.pct_of_peak_sustained_elapsed",
+                           "dramc__read_throughput" PCT, "dram__read_throughput" PCT}};
 const MetricDef kDramWrite{"pm_dram_write",
                            "DRAM Write",
                            "%",
                            "DRAM write throughput, of peak",
-                           {"dramc__write_throughput" PCT, "dram__write_throughput" PCT}};
+                           {"dram__bytes_write.sum.pct_of_peak_sustained_elapsed",
+                            "dramc__write_throughput" PCT, "dram__write_throughput" PCT}};
 const MetricDef kDramReadBytes{"pm_dram_read_bytes",
                                "DRAM Read",
                                "B/s",

@@ -55,17 +55,20 @@ def bandwidth_bound(a) -> list[Finding]:
     if a.gpu_metrics is None:
         return []
     r = a.gpu_metrics.table(a.processes, "range")
-    if r.empty or "DramPercent" not in r.columns:
+    # Against the measured peak (`rocprof peaks`) where there is one, else the hardware's.
+    col = "DramPeakPercent" if "DramPeakPercent" in r.columns else "DramPercent"
+    if r.empty or col not in r.columns:
         return []
     total = float(r["Seconds"].sum())
     tensor = r["TensorPercent"] if "TensorPercent" in r.columns else 0.0
-    hit = r[(r["DramPercent"] >= DRAM_BOUND) & (tensor < DRAM_TENSOR)
+    hit = r[(r[col] >= DRAM_BOUND) & (tensor < DRAM_TENSOR)
             & (r["Seconds"] >= PHASE_SHARE * total)]
     if hit.empty or total <= 0:
         return []
     hit = hit.sort_values("Seconds", ascending=False)
     share = float(hit["Seconds"].sum()) / total
-    ev = [f"{x.process} GPU {x.gpu} range {x.range!r}: DRAM {x.DramPercent:.0f} % of peak, tensor "
+    peak = "of measured peak" if col == "DramPeakPercent" else "of peak"
+    ev = [f"{x.process} GPU {x.gpu} range {x.range!r}: DRAM {getattr(x, col):.0f} % {peak}, tensor "
           f"{getattr(x, 'TensorPercent', float('nan')):.0f} %, {x.Seconds:.3f} s over {x.Count} "
           "instance(s)" for x in hit.head(3).itertuples()]
     ev.append(f"threshold: DRAM >= {DRAM_BOUND:.0f} % of peak with tensor pipes below "
