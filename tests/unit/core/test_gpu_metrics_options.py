@@ -108,3 +108,14 @@ def test_avail_prints_the_set_and_what_it_leaves_out():
     (found,) = json.loads(r.stdout)
     assert [m["cupti_name"] for m in found["metrics"]] == ["sm__cycles_active.avg"]
     assert found["left_out"] == ["nope__x.sum: GH100 has no PM-sampling metric nope__x.sum"]
+
+
+def test_a_ctl_window_can_add_gpu_metrics_at_the_default_rate():
+    from rocprof.cli.ctl import window_settings
+
+    args = build_parser(only="ctl").parse_args(["ctl", "start", "--gpu-metrics"])
+    lines = window_settings(args)
+    assert f"gpu_metrics.hz={_core.GpuMetricsSettings.DEFAULT_HZ}" in lines
+    assert "cupti.kernels=1" in lines  # sampled beside kernel tracing
+    back = _core.CaptureSettings.from_text("\n".join(lines))
+    assert back.gpu_metrics.hz == _core.GpuMetricsSettings.DEFAULT_HZ
