@@ -23,7 +23,8 @@ def kernel_launch_stats(procs, short_ns: int = SHORT_KERNEL_NS):
     that ran shorter than their launch took (HTA's launch-bound test)."""
     cols = ["Name", "Calls", "GpuTotalNs", "GpuMeanNs", "GpuMedianNs", "LaunchMeanNs",
             "LaunchDelayMeanNs", "ShortPercent", "ShorterThanLaunchPercent"]
-    k = _concat([p.gpu[p.gpu["kind"] != "memory"] for p in procs], cols)
+    used = ["name", "start", "duration", "launch_start", "launch_end"]  # not every column's copy
+    k = _concat([p.gpu.loc[(p.gpu["kind"] != "memory").to_numpy(), used] for p in procs], cols)
     if k.empty:
         return k.reindex(columns=cols)
     k = k.assign(api=k["launch_end"] - k["launch_start"], delay=k["start"] - k["launch_start"],

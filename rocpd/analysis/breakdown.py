@@ -156,7 +156,7 @@ def analyze_process(p, steps):
     base = {"process": p.label, "rank": p.rank, "pid": p.pid}
     for agent in sorted(gpu["agent"].unique()) if len(gpu) else []:
         m = (gpu["agent"] == agent).to_numpy()
-        ops = gpu[m].reset_index(drop=True)
+        ops = gpu if m.all() else gpu[m].reset_index(drop=True)  # one GPU: no copy of its rows
         step_of = step_all[m]
         idx = p.agents.get(int(agent), (int(agent), ""))[0]
         sets = _sets(ops)

@@ -148,4 +148,4 @@ def gpu_frame(conn, where: str, params: list, guid: str, line_info: str) -> pd.D
         data[col] = _column([*kp_, *c[col]])
         kp_.clear() if isinstance(kp_, list) else None
         c[col] = None
-    return pd.DataFrame(data, columns=COLUMNS)
+    return pd.DataFrame(data, columns=COLUMNS, copy=False)  # the arrays, not a second block
