@@ -12,6 +12,7 @@ from .. import _schema
 from ..io.filters import Filter, name_mask, resolve
 from ..io.filters import rank_of as _rank_of
 from ..io.time_window import run_bounds as _run_bounds
+from . import chunked
 from . import core as _summary
 
 _INT_COLS = ("start", "end", "duration", "timestamp", "pid", "tid", "size")
@@ -27,6 +28,11 @@ def _frame(db, view: str, flt: Filter, extra: str = "", params=(), order: str = 
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if len(frames) > 1 and order in df.columns:
         df = df.sort_values(order, kind="stable", ignore_index=True)
+    return _dtypes(df)
+
+
+def _dtypes(df):
+    """Integer columns as int64 (Int64 where a value is missing), names as pandas strings."""
     for c in df.columns:
         if c in _INT_COLS or c.endswith("_id") or c in ("id", "nid"):
             if df[c].notna().all():
@@ -38,9 +44,13 @@ def _frame(db, view: str, flt: Filter, extra: str = "", params=(), order: str = 
     return df
 
 
-def kernels(self, **filters):
-    """One row per kernel dispatch (the ``kernels`` view), sorted by start."""
+def kernels(self, chunksize: int | None = None, **filters):
+    """One row per kernel dispatch (the ``kernels`` view), sorted by start. ``chunksize``: an
+    iterator of DataFrames of at most that many rows instead, in the same order, in memory
+    bounded by the chunk (rocpd.summary.chunked)."""
     flt = Filter.of(filters)
+    if chunksize is not None:
+        return chunked.frames(self, "kernels", flt, chunksize, _dtypes, names=True)
     df = _frame(self, "kernels", flt)
     return df[name_mask(df["name"], flt)].reset_index(drop=True) if (flt.include or flt.exclude) else df
 
