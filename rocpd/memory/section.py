@@ -1,8 +1,8 @@
 """The report's "GPU memory" section (hooked in by name from rocpd.report.sections.OPTIONAL, as
 the other sections that live beside their analysis): each GPU's peaks, allocated / reserved /
-held at the driver over the run, what was live at the peak by line (a table and a flame
-graph), the lines that leak, fragmentation at the peak and any out-of-memory; none without GPU
-memory records."""
+held at the driver over the run and per step, what was live at the peak by line (a table and a
+flame graph), the lines that leak, fragmentation at the peak and any out-of-memory; none without
+GPU memory records."""
 
 from __future__ import annotations
 
@@ -57,6 +57,10 @@ def report_section(ctx):
                           f"{table_html(leaks, max_rows=top)}<p class='muted'>{esc(LEAK_RULE)}</p>")
         parts_md.append(f"**Leaks: lines growing step over step**\n\n{table_md(leaks, max_rows=top)}"
                         f"\n_{LEAK_RULE}_\n")
+    if len(m.steps):
+        st = cut(m.steps.drop(columns=["start", "end"]))
+        parts_html.append(f"<h3>Per step</h3>{table_html(st, max_rows=top)}")
+        parts_md.append(f"**Per step**\n\n{table_md(st, max_rows=top)}")
     if len(m.fragmentation):
         frag = cut(m.fragmentation.drop(columns=["time"]))
         parts_html.append(f"<h3>Fragmentation at the peak</h3>{table_html(frag)}")

@@ -84,6 +84,7 @@ def test_report_section_only_with_memory(dbs):
     assert sec is not None and sec.id == "memory"
     assert "Live at the peak, by line" in sec.html and "<svg" in sec.html
     assert "/home/u/train.py:40" in md and "1.00 GiB" in md and "Fragmentation at the peak" in md
+    assert "**Per step**" in md and "Per step" in sec.html
     with rocpd.connect(dbs["plain"]) as db:
         assert report_section(context(db)) is None
 
