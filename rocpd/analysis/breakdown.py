@@ -171,7 +171,8 @@ def analyze_process(p, steps):
         # Texts as objects (a gap per kernel on a launch-bound run: pandas' str dtype would copy
         # the cause and the process's label into every row).
         gaps = pd.DataFrame({"gpu": idx, "start": gs, "end": ge,
-                             **{k: _objects(v) for k, v in cls.items()}, "in_steps": g_in})
+                             **{k: _objects(v) for k, v in cls.items()}, "in_steps": g_in},
+                            copy=False)  # the arrays themselves, not stacked into a copy
         gaps["step"] = _gap_step(gs, ge, w0, w1)
         gap_frames.append(gaps.assign(**{k: _objects(same(gs.size, v))
                                          if isinstance(v, str) else v for k, v in base.items()}))
@@ -202,7 +203,8 @@ def analyze_process(p, steps):
                 r.update({c: int(v[i]) for c, v in idle.items()})
                 r["Kernels"], r["Copies"] = int(kernels[i]), int(copies[i])
                 step_rows.append(r)
-    gaps = pd.concat(gap_frames, ignore_index=True) if gap_frames else pd.DataFrame(
+    gaps = (gap_frames[0] if len(gap_frames) == 1 else pd.concat(gap_frames, ignore_index=True)
+            ) if gap_frames else pd.DataFrame(
         columns=["gpu", "start", "end", "cause", "call", "after_call", "host_from", "host_to",
                  "launch_tid", "next_site", "in_steps", "step", "process", "rank", "pid"])
     return run_rows, step_rows, gaps, blocking, part_rows
