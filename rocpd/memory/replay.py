@@ -116,22 +116,19 @@ class Replay:
         if kind == K_SEGMENT or kind == K_REAL:
             live = self.segments if kind == K_SEGMENT else self.real
             old = live.pop(address, None)
-            delta = 0
             if old is not None:
                 d = self._device(old[1])
-                delta -= old[0]
+                _held(d, kind, -old[0])
             elif is_free:
                 self.unmatched += 1
                 return None
             if not is_free:
                 d = self._device(agent)
                 live[address] = (size, d.agent)
-                delta += size
+                _held(d, kind, size)
             if kind == K_SEGMENT:
-                d.reserved += delta
                 d.events += 1
             else:
-                d.driver += delta
                 d.real_events += 1
             return d
         if kind == K_OOM:
@@ -270,6 +267,13 @@ class Replay:
             if hi > cur:
                 largest, free = max(largest, hi - cur), free + hi - cur
         return {"largest": largest, "free": free, "segments": len(segs)}
+
+
+def _held(d: Device, kind: int, delta: int) -> None:
+    if kind == K_SEGMENT:
+        d.reserved += delta
+    else:
+        d.driver += delta
 
 
 def _figures(d: Device, start: int | None = None) -> dict:

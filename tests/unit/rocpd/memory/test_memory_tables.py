@@ -217,3 +217,22 @@ def test_many_steps_keep_a_bounded_sample_of_step_ends(tmp_path, monkeypatch):
     assert r["GrowthBytesPerStep"] == 3 * MiB and r["Steps"] == 13
     assert (r["FirstBytes"], r["LastBytes"]) == (3 * MiB, 39 * MiB)
     assert len(m.steps) == 13  # every step still has its figures
+
+
+def test_replay_matches_frees_by_address_and_replaces_a_lost_free():
+    """The replay's bookkeeping, row by row: a free takes back what its allocation gave (its own
+    size, its own device), an allocation over a live address (its free lost) replaces it, and a
+    free of an address never allocated changes nothing but is counted."""
+    from rocpd.memory.replay import Replay
+    from rocpd.memory.rows import K_BLOCK, K_REAL, K_SEGMENT
+
+    r = Replay(part=None)
+    r.apply(1, K_SEGMENT, False, 2, 0x1000, 20 * MiB, 0)
+    r.apply(2, K_BLOCK, False, 2, 0x1000, 4 * MiB, 7)
+    r.apply(3, K_BLOCK, True, None, 0x1000, 0, 0)          # a free without size or device
+    assert (r.devices[2].allocated, r.devices[2].reserved, r.devices[2].by_site) == (0, 20 * MiB, {})
+    r.apply(4, K_REAL, False, 2, 0x9000, 8 * MiB, 0)
+    r.apply(5, K_REAL, False, 3, 0x9000, 2 * MiB, 0)        # same address, the free was lost
+    assert (r.devices[2].driver, r.devices[3].driver) == (0, 2 * MiB)
+    assert r.apply(6, K_BLOCK, True, 2, 0x5555, MiB, 0) is None and r.unmatched == 1
+    assert r.free_blocks(2) == {"largest": 20 * MiB, "free": 20 * MiB, "segments": 1}
