@@ -83,7 +83,8 @@ def main():
         n = int(m * 1_000_000)
         tag = f"{m:g}m"
         db = build(os.path.abspath(os.path.join(args.dir, f"k{tag}.db")), n, int(m) or 1)
-        out = os.path.abspath(os.path.join(args.dir, f"out_{tag}" + ("_tree" if args.tree else "")))
+        side = f"_{os.path.basename(args.tree)}" if args.tree else ""
+        out = os.path.abspath(os.path.join(args.dir, f"out_{tag}{side}"))
         shutil.rmtree(out, ignore_errors=True)
         os.makedirs(out)
         cells = []
