@@ -33,7 +33,7 @@ COLUMNS = {
               "Steps", "FirstBytes", "LastBytes"],
     "fragmentation": [*HEAD, "time", "AllocatedBytes", "ReservedBytes", "ReservedMinusAllocatedBytes",
                       "FreeInSegmentsBytes", "LargestFreeBlockBytes", "Segments",
-                      "FragmentationPercent"],
+                      "FragmentationPercent", "DriverBytes", "OutsideAllocatorBytes"],
     "oom": [*HEAD, "oom", "time", "line", "function", "RequestBytes", "DeviceFreeBytes",
             "AllocatedBytes", "ReservedBytes", "DriverBytes", "LargestFreeBlockBytes",
             "FreeInSegmentsBytes"],
@@ -195,7 +195,11 @@ def _fragmentation(snap) -> dict:
             "ReservedMinusAllocatedBytes": snap.reserved - snap.allocated,
             "FreeInSegmentsBytes": f["free"], "LargestFreeBlockBytes": f["largest"],
             "Segments": f["segments"],
-            "FragmentationPercent": 100.0 * (1 - f["largest"] / f["free"]) if f["free"] else 0.0}
+            "FragmentationPercent": 100.0 * (1 - f["largest"] / f["free"]) if f["free"] else 0.0,
+            "DriverBytes": snap.driver,
+            # held at the driver but not by torch's allocator (NCCL's buffers, other libraries);
+            # unknown without the runtime's rows
+            "OutsideAllocatorBytes": snap.driver - snap.reserved if snap.driver else None}
 
 
 def folded(proc: dict, rep, lines: Lines, root: bool) -> dict[str, int]:
@@ -215,6 +219,7 @@ def folded(proc: dict, rep, lines: Lines, root: bool) -> dict[str, int]:
 def frame(name: str, rows: list[dict]):
     df = pd.DataFrame(rows, columns=COLUMNS[name])
     for c in df.columns:
-        if c.endswith("Bytes") and c != "DeviceFreeBytes" and not c.endswith("PerStep"):
+        if c.endswith("Bytes") and c not in ("DeviceFreeBytes", "OutsideAllocatorBytes") \
+                and not c.endswith("PerStep"):
             df[c] = df[c].astype("int64")
     return df

@@ -77,6 +77,8 @@ def test_steps_table_and_summary_agree_with_what_was_planted(leak):
     # the timeline's slices keep the peak (each slice shows its maximum)
     assert m.timeline["AllocatedBytes"].max() == facts["peaks"][0]
     assert m.timeline["DriverBytes"].max() == facts["driver"][0]
+    f = m.fragmentation.iloc[0]  # the 32 MiB buffer outside torch's segments
+    assert (f["DriverBytes"], f["OutsideAllocatorBytes"]) == (facts["driver"][0], 32 * MiB)
     assert m.notes == []
 
 
@@ -102,6 +104,8 @@ def test_fragmentation_from_known_holes(tmp_path):
     assert r["LargestFreeBlockBytes"] == facts["largest"]  # across the two touching pieces
     assert r["Segments"] == facts["segments"]
     assert r["FragmentationPercent"] == pytest.approx(100 * (1 - 60 / 85))
+    # the segments came with their cudaMalloc rows: nothing held outside the allocator
+    assert r["OutsideAllocatorBytes"] == 0
 
 
 def test_out_of_memory_post_mortem(tmp_path):
