@@ -263,11 +263,6 @@ uint64_t realtime_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-template <class P>
-P pm_params(size_t size) {
-  return params<P>(size);
-}
-
 struct Series {
   uint32_t track = 0, key = 0;
   PmcInfo info;
@@ -302,7 +297,7 @@ struct Device {
 class Sampler {
  public:
   bool start(CaptureContext& c, const GpuMetricsSettings& s, const Api& a, std::string* why) {
-    if (running_ || forked_) return true;
+    if (running_.load() || forked_) return true;
     if (!a.counters_missing.empty()) {
       *why = a.path + " lacks " + a.counters_missing + " (PM sampling needs CUDA 12.6+)";
       return false;
@@ -332,12 +327,14 @@ class Sampler {
     pthread_sigmask(SIG_SETMASK, &all, &old);
     thread_ = std::thread([this] { run(); });
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    running_ = true;
+    running_.store(true, std::memory_order_release);
     return true;
   }
 
   void post(CUcontext ctx) {
-    if (!running_ || ctx == nullptr || api_->counters.cuptiGetDeviceId == nullptr) return;
+    if (!running_.load(std::memory_order_acquire) || ctx == nullptr ||
+        api_->counters.cuptiGetDeviceId == nullptr)
+      return;
     uint32_t device = 0;
     if (api_->counters.cuptiGetDeviceId(ctx, &device) != CUPTI_SUCCESS) return;
     std::lock_guard<std::mutex> g(mu_);
@@ -348,22 +345,21 @@ class Sampler {
   }
 
   void stop(CaptureContext& c) {
-    if (!running_) return;
+    if (!running_.load()) return;
     {
       std::lock_guard<std::mutex> g(mu_);
       stop_ = true;
     }
     cv_.notify_one();
     thread_.join();
-    running_ = false;
+    running_.store(false);
     report(c);
   }
 
   void disable_all() {
     for (Device& d : devices_) {
       if (d.obj == nullptr) continue;
-      auto p =
-          pm_params<CUpti_PmSampling_Disable_Params>(CUpti_PmSampling_Disable_Params_STRUCT_SIZE);
+      auto p = params<CUpti_PmSampling_Disable_Params>(CUpti_PmSampling_Disable_Params_STRUCT_SIZE);
       p.pPmSamplingObject = d.obj;
       api_->counters.cuptiPmSamplingDisable(&p);
       d.obj = nullptr;
@@ -375,12 +371,13 @@ class Sampler {
     // Neither the thread nor the parent's sampling objects exist here: forget both (a fork
     // child samples nothing: the GPUs are its parent's).
     forked_ = true;
-    if (running_) thread_.detach();
-    running_ = false;
+    if (running_.load()) thread_.detach();
+    running_.store(false);
     devices_.clear();
   }
 
-  bool running() const { return running_; }
+  // Read on the application's threads (the callbacks): an atomic.
+  bool running() const { return running_.load(std::memory_order_acquire); }
   // Bumped per session, so that a thread's last-seen context is looked at again in the next.
   static std::atomic<uint32_t> generation_;
 
@@ -425,7 +422,7 @@ class Sampler {
                    why.c_str());
       if (d.obj != nullptr) {
         auto p =
-            pm_params<CUpti_PmSampling_Disable_Params>(CUpti_PmSampling_Disable_Params_STRUCT_SIZE);
+            params<CUpti_PmSampling_Disable_Params>(CUpti_PmSampling_Disable_Params_STRUCT_SIZE);
         p.pPmSamplingObject = d.obj;
         api_->counters.cuptiPmSamplingDisable(&p);
         d.obj = nullptr;
@@ -443,17 +440,17 @@ class Sampler {
     static std::once_flag profiler_once;
     std::call_once(profiler_once, [&c] {
       auto p =
-          pm_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+          params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
       c.cuptiProfilerInitialize(&p);
     });
     auto chip =
-        pm_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+        params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = d.ordinal;
     CUptiResult r = c.cuptiDeviceGetChipName(&chip);
     if (r != CUPTI_SUCCESS || chip.pChipName == nullptr)
       return *why = call_error(*api_, "cuptiDeviceGetChipName", r), false;
     d.chip = chip.pChipName;
-    auto av = pm_params<CUpti_PmSampling_GetCounterAvailability_Params>(
+    auto av = params<CUpti_PmSampling_GetCounterAvailability_Params>(
         CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE);
     av.deviceIndex = d.ordinal;
     if ((r = c.cuptiPmSamplingGetCounterAvailability(&av)) == CUPTI_SUCCESS &&
@@ -479,13 +476,13 @@ class Sampler {
         !d.host->config_image(d.names, &d.config, &passes, why))
       return false;
     if (passes != 1) return *why = std::to_string(passes) + " passes: PM sampling takes one", false;
-    auto en = pm_params<CUpti_PmSampling_Enable_Params>(CUpti_PmSampling_Enable_Params_STRUCT_SIZE);
+    auto en = params<CUpti_PmSampling_Enable_Params>(CUpti_PmSampling_Enable_Params_STRUCT_SIZE);
     en.deviceIndex = d.ordinal;
     if ((r = c.cuptiPmSamplingEnable(&en)) != CUPTI_SUCCESS)
       return *why = call_error(*api_, "cuptiPmSamplingEnable", r), false;
     d.obj = en.pPmSamplingObject;
     auto sc =
-        pm_params<CUpti_PmSampling_SetConfig_Params>(CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE);
+        params<CUpti_PmSampling_SetConfig_Params>(CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE);
     sc.pPmSamplingObject = d.obj;
     sc.configSize = d.config.size();
     sc.pConfig = d.config.data();
@@ -497,7 +494,7 @@ class Sampler {
       return *why = call_error(*api_, "cuptiPmSamplingSetConfig", r), false;
     // Room for two decode periods of samples; a fuller image is decoded again at once.
     const uint64_t per_decode = uint64_t{settings_.hz} * settings_.decode_ms / 1000;
-    auto ds = pm_params<CUpti_PmSampling_GetCounterDataSize_Params>(
+    auto ds = params<CUpti_PmSampling_GetCounterDataSize_Params>(
         CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
     ds.pPmSamplingObject = d.obj;
     ds.pMetricNames = d.names.data();
@@ -509,7 +506,7 @@ class Sampler {
     if (!reset(d)) return *why = d.last_error, false;
     d.values.assign(d.names.size(), 0.0);
     describe(d);
-    auto st = pm_params<CUpti_PmSampling_Start_Params>(CUpti_PmSampling_Start_Params_STRUCT_SIZE);
+    auto st = params<CUpti_PmSampling_Start_Params>(CUpti_PmSampling_Start_Params_STRUCT_SIZE);
     st.pPmSamplingObject = d.obj;
     if ((r = c.cuptiPmSamplingStart(&st)) != CUPTI_SUCCESS)
       return *why = call_error(*api_, "cuptiPmSamplingStart", r), false;
@@ -538,7 +535,7 @@ class Sampler {
   }
 
   bool reset(Device& d) {
-    auto p = pm_params<CUpti_PmSampling_CounterDataImage_Initialize_Params>(
+    auto p = params<CUpti_PmSampling_CounterDataImage_Initialize_Params>(
         CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     p.pPmSamplingObject = d.obj;
     p.counterDataSize = d.counter_data.size();
@@ -551,7 +548,7 @@ class Sampler {
   void decode(Device& d) {
     const CounterApi& c = api_->counters;
     for (int round = 0; round < 64; ++round) {
-      auto p = pm_params<CUpti_PmSampling_DecodeData_Params>(
+      auto p = params<CUpti_PmSampling_DecodeData_Params>(
           CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE);
       p.pPmSamplingObject = d.obj;
       p.pCounterDataImage = d.counter_data.data();
@@ -563,7 +560,7 @@ class Sampler {
         ++d.errors;
         call(d, "cuptiPmSamplingDecodeData", r);
       }
-      auto info = pm_params<CUpti_PmSampling_GetCounterDataInfo_Params>(
+      auto info = params<CUpti_PmSampling_GetCounterDataInfo_Params>(
           CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE);
       info.pCounterDataImage = d.counter_data.data();
       info.counterDataImageSize = d.counter_data.size();
@@ -590,7 +587,7 @@ class Sampler {
 
   void take(Device& d, size_t index, bool evaluate) {
     const CounterApi& c = api_->counters;
-    auto si = pm_params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
+    auto si = params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
         CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
     si.pPmSamplingObject = d.obj;
     si.pCounterDataImage = d.counter_data.data();
@@ -669,7 +666,7 @@ class Sampler {
 
   void finish(Device& d) {
     if (!d.started) return;
-    auto p = pm_params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
+    auto p = params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
     p.pPmSamplingObject = d.obj;
     call(d, "cuptiPmSamplingStop", api_->counters.cuptiPmSamplingStop(&p));
     decode(d);
@@ -730,7 +727,8 @@ class Sampler {
   const Api* api_ = nullptr;
   GpuMetricsSettings settings_;
   uint64_t interval_ns_ = 100000;
-  bool running_ = false, forked_ = false;
+  std::atomic<bool> running_{false};
+  bool forked_ = false;
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
