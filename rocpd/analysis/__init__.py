@@ -33,7 +33,7 @@ from ..energy import meter
 from ..errors import RocpdError
 from ..memory import compute as memory_compute  # a module: rocpd.memory reads rocpd.analysis
 from ..summary.samples import missed_and_taken
-from . import attribution, cpu, quiet, rules
+from . import attribution, bounded, cpu, quiet, rules
 from .activity import COMM_PATTERN, Process, load
 from .attribution import SHORT_KERNEL_NS
 from .breakdown import analyze_process
@@ -113,6 +113,14 @@ class Analysis:
 
     @property
     def steps(self):
+        """One row per step; in a bounded database every step from its summary row, with
+        Detail (its records kept) and Causes (why it was kept or stood out)."""
+        full = [p.step_summary.assign(process=p.label, rank=p.rank) for p in self.processes
+                if getattr(p, "step_summary", None) is not None]
+        if full:
+            s = pd.concat(full, ignore_index=True)
+            return s[["process", "rank", "pid", "step", "name", "start", "end", "HostNs", "tid",
+                      "GpuBusyNs", "Kernels", "Syncs", "PageableCopies", "Detail", "Causes"]]
         s = self._core()[4]
         if s.empty:
             return s
@@ -202,6 +210,7 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
     (:mod:`rocpd.analysis.steps`); "" turns steps off."""
     procs = load(db, comm_pattern=comm_pattern, **filters)
     attach_samples(db, procs)
+    bounded.attach(db, procs)
     if step is None:
         name = detect(procs)
         source = "detected" if name else "none"

@@ -20,6 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from .bounded import step_numbers
 from .intervals import measure, union
 
 _NUMBERED = re.compile(r"[\s#:_\-]*\d+$")
@@ -156,7 +157,11 @@ def steps_of(p, name: str):
     if len(o):
         last[o] = o[np.append(np.flatnonzero(new)[1:], len(o)) - 1][group]
     names = r["name"].to_numpy(dtype=object)[pos[last[kept]]]
-    return pd.DataFrame({"step": np.arange(len(kept)), "start": s[kept], "end": e[kept],
+    # A bounded database (rocprof run --max-size) holds only some steps' ranges: they keep the
+    # run's step numbers.
+    numbers = step_numbers(p, s[kept])
+    return pd.DataFrame({"step": numbers if numbers is not None else np.arange(len(kept)),
+                         "start": s[kept], "end": e[kept],
                          "tid": t[kept], "name": names.tolist()})
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import rocpd
 
-from ..analysis import SECTIONS, analyze
+from ..analysis import SECTIONS, analyze, bounded
 from ..analysis.quiet import GPU_RUN, grouped
 from ..analysis.steps import steps_of
 from ..device_metrics import gpu_metrics
@@ -142,6 +142,7 @@ def _header(db, a) -> str:
              + (f", ranks {', '.join(map(str, ranks))}" if ranks else ""),
              f"step range: {steps}"]
     lines += _gpu_metrics_lines(a)
+    lines += bounded.describe(db)
     lost = a.dropped - a.samples_missed  # missed samples: a finding of their own
     if lost:
         lines.append(f"WARNING: {records_were(lost)} dropped while profiling; figures undercount")

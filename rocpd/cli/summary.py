@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..analysis import bounded
 from ..summary import rocm as rocm_summary
 from ..summary import stats
 from ..summary.core import cached
@@ -103,6 +104,8 @@ def run(args) -> int:
             return 0
         print(stats.format_summary(db, top=top, units=args.units, by=args.by,
                                    domains=args.domains, **flt), end="")
+        for line in bounded.describe(db):  # rocprof run --max-size: which steps were summarised
+            print(line)
         if args.busy:
             busy = db.busy(**flt)
             cols = ["pid", "agent_id", "agent_abs_index", "type", "GpuTime", "WallTime", "BusyPercent"]

@@ -11,8 +11,10 @@ import signal
 import threading
 import time
 
+import pandas as pd
 import pytest
-from support import WORKLOADS, open_db, popen_rocprof, run_rocprof
+from rocm_views import compare, mismatches
+from support import WORKLOADS, open_db, popen_rocprof, run_rocpd, run_rocprof
 
 STEPS = 1_000_000  # ~20-40 s on a loaded 2-core box
 SLOW = (500, 400_000, 900_000)
@@ -135,3 +137,25 @@ def test_without_steps_one_line_says_so_and_a_plain_cap_holds(tmp_path):
     with con:
         assert rows == [] and meta["outside_evicted"] > 0, meta
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_analysis_gives_every_step_and_rocm_views_read_the_kept_records(tmp_path):
+    r = run_rocprof("run", "-d", tmp_path, "-o", "a", "--max-size", "2MB",
+                    WORKLOADS / "roctx_steps.py", 5000, "--slow", "1234", "--name", "step {i}")
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "a_results.db"
+    a = run_rocpd("analyze", db, "--section", "steps", "--format", "csv", "-o", tmp_path / "x")
+    assert a.returncode == 0, a.stderr
+    steps = pd.read_csv(tmp_path / "x_steps.csv")
+    assert list(steps["step"]) == list(range(5000))  # every step, with its time
+    assert steps.loc[steps["Detail"], "step"].isin([0, 1, 2, 1234]).sum() == 4
+    assert "slowest" in steps.loc[1234, "Causes"]
+    for cmd in (("analyze", db, "--section", "per-step"), ("summary", db)):
+        out = run_rocpd(*cmd)
+        assert out.returncode == 0, out.stderr
+        said = [ln for ln in out.stdout.splitlines() if ln.startswith("bounded run")]
+        assert len(said) == 1 and "5000 steps" in said[0] and "kept whole" in said[0], out.stdout
+        assert "step 1234: " in out.stdout
+    assert mismatches(db) == {}  # ROCm's view SQL over the kept rows
+    (n,) = open_db(db).execute("SELECT count(*) FROM rocpd_region").fetchone()
+    assert compare(db)["regions"][0][0] == n
