@@ -149,6 +149,26 @@ def test_columns_reader_gives_the_generic_readers_analysis(runs, monkeypatch, kw
             _same(n, o)
 
 
+def test_merged_file_of_two_processes(runs, tmp_path, monkeypatch):
+    """One file holding both processes (rocpd merge): each part read by its guid."""
+    from rocpd.io.merge import merge_files
+
+    merged = merge_files(list(runs), str(tmp_path / "merged.db"))
+    with rocpd.connect(merged) as db:
+        assert len(db.sources()[0].parts) == 2
+        new_tables, new_findings, new_frames = _tables(db)
+    monkeypatch.setattr(activity, "gpu_frame", _reference_gpu_frame)
+    monkeypatch.setattr(activity, "_prepare_gpu", _reference_prepare)
+    with rocpd.connect(merged) as db:
+        old_tables, old_findings, old_frames = _tables(db)
+    assert new_findings == old_findings and len(new_frames) == len(old_frames) == 2
+    for name, table in new_tables.items():
+        _same(table, old_tables[name], obj=name)
+    for new, old in zip(new_frames, old_frames, strict=True):
+        for n, o in zip(new, old, strict=True):
+            _same(n, o)
+
+
 def test_missing_symbol_reads_as_unknown(tmp_path):
     """A dispatch whose symbol row is gone reads as '(unknown)', as the union's LEFT JOIN gave."""
     import sqlite3
