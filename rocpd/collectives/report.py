@@ -8,7 +8,8 @@ import pandas as pd
 from ..report import charts
 from ..report.sections import Section, table_html, table_md
 from . import calls, clock_offsets, plugin_state, summary
-from .queue import SUMMARY_COLUMNS, stream_summary, streams
+from .queue import SUMMARY_COLUMNS
+from .queue_sweep import sweeps
 
 MAX_POINTS = 20_000  # per stream in the chart: longer series are thinned (every n-th change)
 
@@ -39,14 +40,13 @@ def collectives_section(ctx):
 
 
 def queue_section(ctx):
-    # Per stream as it is made: its summary row and the thinned series the charts draw, never
-    # the whole step function of every stream (two rows per kernel) at once.
+    # Per stream, swept in time order: its summary row and the thinned series the charts draw,
+    # never a stream's whole step function (two rows per kernel).
     rows, series, t0 = [], [], None
-    for _g, pid, sid, t, lv in streams(ctx.db):
-        rows.append(stream_summary(pid, sid, t, lv))
-        step = max(1, len(t) // MAX_POINTS)
-        series.append((f"pid {pid} stream {sid}", t[::step], lv[::step]))
-        t0 = int(t.min()) if t0 is None else min(t0, int(t.min()))
+    for pid, sid, row, t, lv in sweeps(ctx.db, MAX_POINTS):
+        rows.append(row)
+        series.append((f"pid {pid} stream {sid}", t, lv))
+        t0 = int(t[0]) if t0 is None else min(t0, int(t[0]))
     if not rows:
         return None
     s = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)

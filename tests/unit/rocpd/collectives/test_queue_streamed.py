@@ -1,7 +1,7 @@
 """Queue length per stream made a stream at a time from integer arrays (rocpd.collectives.queue)
 against the frame of tuples it replaced (the reference below, as the module computed it), and
-the report's section, which no longer holds every stream's step function at once, against the
-table and chart made from that frame. Databases written by the real writer: two files, streams
+the report's section, swept in time order in bounded memory (rocpd.collectives.queue_sweep),
+against the table and chart made from that frame. Databases written by the real writer: two files, streams
 with and without launch calls, launches after their kernel started, equal instants."""
 
 from __future__ import annotations
