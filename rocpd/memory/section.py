@@ -10,7 +10,7 @@ from ..export.flamegraph import render
 from ..report import charts
 from ..report.sections import Section, esc, table_html, table_md
 from .tables import LEAK_RULE
-from .text import fmt_bytes, human, oom_text
+from .text import human, oom_text, peaks
 
 _DROP = ["process", "rank", "pid"]
 
@@ -26,9 +26,7 @@ def report_section(ctx):
     def cut(df):
         return human(df if many else df.drop(columns=_DROP))
 
-    head = "; ".join(f"{r.process + ' ' if many else ''}GPU {r.device}: peak allocated "
-                     f"{fmt_bytes(r.PeakAllocatedBytes)}, reserved {fmt_bytes(r.PeakReservedBytes)},"
-                     f" held at the driver {fmt_bytes(r.PeakDriverBytes)}"
+    head = "; ".join(f"{r.process + ' ' if many else ''}GPU {r.device}: {peaks(r)}"
                      for r in m.summary.itertuples(index=False)) + "."
     notes = " ".join(m.notes)
     leaks = (cut(m.leaks) if len(m.leaks) else None)

@@ -14,11 +14,17 @@ def header(m) -> str:
     lines = [f"rocpd memory: {', '.join(src) or 'allocation records'}; step range: "
              + (f"'{m.step_name}'" if m.step_name else "none")]
     for r in m.summary.itertuples(index=False):
-        lines.append(f"{r.process} GPU {r.device}: peak allocated {fmt_bytes(r.PeakAllocatedBytes)},"
-                     f" reserved {fmt_bytes(r.PeakReservedBytes)}, held at the driver"
-                     f" {fmt_bytes(r.PeakDriverBytes)}; {r.AllocatorEvents} allocator events"
+        lines.append(f"{r.process} GPU {r.device}: {peaks(r)}; {r.AllocatorEvents} allocator events"
                      + (f", {r.OOMs} out-of-memory" if r.OOMs else ""))
     return "\n".join(lines)
+
+
+def peaks(r) -> str:
+    """'peak allocated 1.00 GiB, reserved 2.00 GiB, held at the driver 2.03 GiB' of a summary
+    row; the driver's figure said unknown where no runtime allocation was recorded."""
+    driver = fmt_bytes(r.PeakDriverBytes) if r.DriverEvents else "not recorded"
+    return (f"peak allocated {fmt_bytes(r.PeakAllocatedBytes)}, reserved"
+            f" {fmt_bytes(r.PeakReservedBytes)}, held at the driver {driver}")
 
 
 def oom_text(m) -> str:

@@ -188,3 +188,20 @@ def test_rocm_views_list_every_row_and_real_counts_once(dbs):
     assert real == 2 * GiB + 32 * MiB
     got = rocm_views.compare(dbs["peak"])["memory_allocations"]
     assert got[0] == got[1]
+
+
+def test_driver_figure_not_recorded_is_said(cli, tmp_path):
+    """Allocator rows without the runtime's (a run whose GPU backend recorded no allocations):
+    the driver's figure is "not recorded", not 0 B."""
+    from rocpd.testing import DatabaseBuilder
+    from rocpd.testing.memory import AllocatorTrace
+
+    b = DatabaseBuilder(tmp_path / "a.db")
+    m = AllocatorTrace(b)
+    m.segment(mr.T0, mr.BASE, 20 * MiB, real=False)
+    m.block(mr.T0 + 1, mr.BASE, 4 * MiB, site=(mr.FILE, 90, "main"))
+    m.close(mr.T0 + 100)
+    rc, out, _ = cli("memory", tmp_path / "a.db")
+    assert rc == 0
+    assert out.splitlines()[1] == ("pid 1000 GPU 0: peak allocated 4.00 MiB, reserved 20.00 MiB,"
+                                   " held at the driver not recorded; 2 allocator events")
