@@ -66,6 +66,8 @@ class Process:
         return bool(len(self.api))
 
 
+# Kernels and copies as one union read row by row: what gpuload.gpu_frame reads as columns
+# (tests/unit/rocpd/analysis/test_bounded_load.py holds the two side by side).
 _GPU_SQL = """
 SELECT * FROM (
   SELECT K.guid, K.pid, K.tid, K.agent_id AS agent, K.stream_id AS stream, K.start, K."end",
