@@ -21,7 +21,7 @@ def main():
     planted = {"host": n // 4, "kernels": n // 2, "pageable": 3 * n // 4}
     torch.manual_seed(0)
     dev = torch.device("cuda")
-    model = torch.nn.Sequential(*[m for _ in range(6) for m in (torch.nn.Linear(512, 512),
+    model = torch.nn.Sequential(*[m for _ in range(12) for m in (torch.nn.Linear(512, 512),
                                                               torch.nn.ReLU())]).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(256, 512, device=dev)
