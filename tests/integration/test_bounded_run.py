@@ -13,6 +13,7 @@ import time
 
 import pandas as pd
 import pytest
+import support
 from rocm_views import compare, mismatches
 from support import WORKLOADS, open_db, popen_rocprof, run_rocpd, run_rocprof
 
@@ -159,3 +160,40 @@ def test_analysis_gives_every_step_and_rocm_views_read_the_kept_records(tmp_path
     assert mismatches(db) == {}  # ROCm's view SQL over the kept rows
     (n,) = open_db(db).execute("SELECT count(*) FROM rocpd_region").fetchone()
     assert compare(db)["regions"][0][0] == n
+
+
+def test_gpu_records_arrive_late_and_still_go_with_their_step(tmp_path):
+    """GPU records through the AMD backend on the TEST-ONLY stand-in runtimes (no GPU here): they
+    reach the writer from the stand-in's completion thread, after their step's range."""
+    import shutil
+    import subprocess
+
+    (tmp_path / "standin").mkdir()
+    sa = support.build_amd_standin(tmp_path / "standin")
+    from rocprof import library_dir
+
+    app = tmp_path / "standin" / "hip_steps_app"
+    lib = library_dir()
+    subprocess.run([shutil.which("g++") or "c++", "-std=c++17", "-O1", f"-I{support._hip_headers()}",
+                    "-D__HIP_PLATFORM_AMD__", f"-I{lib}/include", "-o", str(app),
+                    str(support.AMD_STANDIN / "hip_steps_app.cpp"), f"-L{sa['hip'].parent}",
+                    "-lrocprof_standin_hip", "-lrocprof_standin_hsa", f"-L{lib}", "-lroctx64",
+                    f"-Wl,-rpath,{sa['hip'].parent}:{lib}"], check=True)
+    r = run_rocprof("run", "-d", tmp_path / "out", "-o", "g", "--max-size", "1MB",
+                    "--kernel-trace", "--memory-copy-trace", "--", app, 300, 100, 200,
+                    env=sa["env"], timeout=180)
+    assert r.returncode == 0, r.stderr
+    con, rows, meta = _summary(tmp_path / "out" / "g_results.db")
+    with con:
+        assert [s for s, *_ in rows] == list(range(300)) and meta["records_late"] == 0, meta
+        (kernels,) = con.execute("SELECT kernels FROM rocprof_step_summary WHERE step = 7").fetchone()
+        assert kernels == 2
+        by = {s: (d, kept, causes, n, start) for s, d, kept, causes, n, start in rows}
+        want = {100: "host time", 200: "extra kernels"}
+        for s, cause in want.items():
+            assert by[s][1] == 1 and cause in by[s][2] and "slowest" in by[s][2], (s, by[s])
+            (k,) = con.execute("SELECT count(*) FROM rocpd_kernel_dispatch WHERE start >= ? AND "
+                               "start < ?", (by[s][4], by[s + 1][4])).fetchone()
+            assert k == (62 if s == 200 else 2), (s, k)
+        (kept_kernels,) = con.execute("SELECT count(*) FROM rocpd_kernel_dispatch").fetchone()
+        assert kept_kernels < 2 * 300 // 2  # most steps only summarised
