@@ -131,28 +131,6 @@ bool parse_keep_policy(const std::string& text, KeepPolicy* out, std::string* er
   return false;
 }
 
-bool parse_size(const std::string& text, uint64_t* out, std::string* error) {
-  std::size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  std::string unit = text.substr(i);
-  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (!unit.empty() && unit.back() == 'B') unit.pop_back();
-  const bool binary = !unit.empty() && unit.back() == 'I';
-  if (binary) unit.pop_back();
-  const std::string units = "KMGT";
-  const auto at = unit.empty() ? std::string::npos : units.find(unit);
-  if (i == 0 || i > 15 || unit.size() > 1 || (!unit.empty() && at == std::string::npos) ||
-      (binary && unit.empty())) {
-    *error = "--max-size '" + text + "': expected a size like 5MB, 20GB or 512MiB";
-    return false;
-  }
-  uint64_t v = std::stoull(text.substr(0, i));
-  if (!unit.empty())
-    for (std::size_t k = 0; k <= at; ++k) v *= binary ? 1024 : 1000;
-  *out = v;
-  return true;
-}
-
 StepKeeper::StepKeeper(rocpd::Writer& writer, uint64_t max_bytes, KeepPolicy policy,
                        std::function<void(const Record&)> write,
                        std::function<const std::string&(uint32_t)> text)

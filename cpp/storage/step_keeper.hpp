@@ -36,9 +36,6 @@ struct KeepPolicy {
 };
 // "auto", "slowest:N", "every:K"; false with *error one line.
 bool parse_keep_policy(const std::string& text, KeepPolicy* out, std::string* error);
-// "5MB", "20GB", "512KiB", "1000000": bytes (k, M, G, T are powers of 1000; Ki, Mi, Gi, Ti
-// of 1024; the B is optional). false with *error one line.
-bool parse_size(const std::string& text, uint64_t* out, std::string* error);
 
 class StepKeeper {
  public:

@@ -4,7 +4,7 @@ runs numbered one after the other."""
 
 from __future__ import annotations
 
-from ..analysis import analyze
+from ..analysis import analyze, bounded
 from ..analysis.steps import steps_of
 from . import cpu, runs
 from .side import Side, proc
@@ -17,6 +17,10 @@ def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
     side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped,
                 meters=a.meters, memory=a.memory)
     side.gpu = any(not p.gpu.empty for p in a.processes)
+    for f in bounded.facts(db):  # rocprof run --max-size: most steps are summaries only
+        side.notes.append(f"{label}: a bounded run: {f.get('steps', 0)} steps, "
+                          f"{f.get('steps_with_detail', 0)} kept whole; the comparison reads "
+                          "those (every step's time: rocpd analyze --section steps)")
     hz = _rates(db)
     offset = 0
     for idx in runs.split(a.processes):
