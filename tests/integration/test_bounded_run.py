@@ -105,6 +105,7 @@ def test_sigkill_mid_run_leaves_a_valid_database_with_the_summaries_so_far(tmp_p
     (("--max-size", "1kB"), "--max-size '1kB': at least 256kB"),
     (("--max-size", "5MB", "--keep", "slow:3"), "--keep 'slow:3': expected auto, slowest:N"),
     (("--max-size", "5MB", "--keep", "every:0"), "--keep 'every:0'"),
+    (("--keep", "slowest:3"), "--keep slowest:3 needs --max-size"),
 ])
 def test_bad_values_are_one_line_errors(tmp_path, args, says):
     r = run_rocprof("run", "-d", tmp_path, *args, WORKLOADS / "roctx_steps.py", 3)

@@ -131,6 +131,9 @@ def options_from(args) -> Options:
         o.keep = bounded.check_keep(args.keep)
     except ValueError as e:
         raise UsageError(f"rocprof run: {e}") from None
+    if o.max_size is None and o.keep != "auto":
+        raise UsageError(f"rocprof run: --keep {o.keep} needs --max-size (without it every "
+                         "step keeps its records)")
     o.output_formats = list(args.output_format)
     o.summary_units = v3.UNITS[args.summary_units]
     o.summary_output_file = _summary_target(args.summary_output_file)
