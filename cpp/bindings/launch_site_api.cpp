@@ -46,7 +46,9 @@ const rp_launch_site_api g_api{ROCPROF_LAUNCH_SITE_API_VERSION,
                                &set_memory_listener,
                                &memory_source};
 
-uint32_t resolve_site(uint64_t key) { return ls::resolve(key); }
+uint32_t resolve_site(uint64_t key, bool wait, bool* pending) {
+  return wait ? ls::resolve(key) : ls::peek(key, pending);
+}
 
 void bind(py::module_& m) {
   // The drain names the allocator's actions' lines (kFlagSiteKey records) through this.

@@ -198,6 +198,7 @@ void Collector::run() {
       deadline = drain_deadline_ns_;
     }
     const bool commit_due = now_ns() - last_commit_ns_ >= opts_.commit_interval_ms * 1000000ull;
+    final_sites_ = stopping || flushing;  // what was emitted before is written now
     // A flush or the stop must take everything, however many slices that needs.
     std::size_t moved = drain_once(stopping || flushing || commit_due);
     busy = moved >= kBusyBatch;
@@ -317,13 +318,32 @@ void Collector::to_boottime(std::vector<Record>& records) {
   }
 }
 
-void Collector::resolve_sites(std::vector<Record>& records) {
-  for (Record& r : records) {
-    if (!(r.flags & kFlagSiteKey)) continue;
-    if (r.kind == RecordKind::kMemoryAlloc && opts_.resolve_site)
-      r.alloc.callsite_id = opts_.resolve_site(r.alloc.site_key);
-    r.flags = static_cast<uint16_t>(r.flags & ~kFlagSiteKey);
+void Collector::resolve_sites(std::vector<Record>& records, bool final) {
+  if (!held_sites_.empty()) {  // held by an earlier drain: asked again
+    records.insert(records.end(), held_sites_.begin(), held_sites_.end());
+    held_sites_.clear();
   }
+  size_t kept = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    Record& r = records[i];
+    if ((r.flags & kFlagSiteKey) && r.kind == RecordKind::kMemoryAlloc && opts_.resolve_site) {
+      // alloc.reserved counts the drains the record was held for.
+      const bool wait = final || r.alloc.reserved >= kSiteHoldDrains;
+      bool pending = false;
+      const uint32_t id = opts_.resolve_site(r.alloc.site_key, wait, &pending);
+      if (pending && !wait) {
+        ++r.alloc.reserved;
+        held_sites_.push_back(r);
+        continue;
+      }
+      r.alloc.callsite_id = id;
+      r.alloc.reserved = 0;
+    }
+    r.flags = static_cast<uint16_t>(r.flags & ~kFlagSiteKey);
+    if (kept != i) records[kept] = r;
+    ++kept;
+  }
+  records.resize(kept);
 }
 
 std::size_t Collector::drain_once(bool commit_now) {
@@ -358,7 +378,7 @@ std::size_t Collector::drain_once(bool commit_now) {
     closed_at_exit_.clear();
   }
   to_boottime(batch_);
-  resolve_sites(batch_);
+  resolve_sites(batch_, final_sites_);
   new_strings_.clear();
   const uint32_t first = strings_.take_new(new_strings_);
   const bool have_data = !batch_.empty() || !infos.empty() || !threads.empty();

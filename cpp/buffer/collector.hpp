@@ -57,9 +57,10 @@ struct CollectorOptions {
   // began, which no buffer took (counted, cause "after_stop"); the count ends there.
   std::function<uint64_t()> take_late_records;
   // Records flagged kFlagSiteKey (a caching allocator's action, made with the allocator's lock
-  // held): the call-site id of alloc.site_key, asked on the drain thread (it may wait briefly
-  // for the launch sites' resolver). Unset: they keep no line.
-  std::function<uint32_t(uint64_t key)> resolve_site;
+  // held): the call-site id of alloc.site_key, asked on the drain thread. wait=false never
+  // waits and sets *pending when the launch sites' resolver has not named the key yet: the
+  // record is held for a later drain (see resolve_sites). Unset: they keep no line.
+  std::function<uint32_t(uint64_t key, bool wait, bool* pending)> resolve_site;
 };
 
 class Collector {
@@ -114,8 +115,14 @@ class Collector {
   ThreadBuffer* register_thread();
   // ROCTx records stamped with the CPU's counter (kFlagTscTime) to CLOCK_BOOTTIME, in place.
   void to_boottime(std::vector<Record>& records);
-  // kFlagSiteKey records' launch-site keys to call-site ids (opts_.resolve_site), in place.
-  void resolve_sites(std::vector<Record>& records);
+  // kFlagSiteKey records' launch-site keys to call-site ids (opts_.resolve_site), in place; a
+  // record whose key the resolver has not reached yet moves to held_sites_ for the next drain
+  // (the resolver needs the GIL, which the program may hold for a while), at most
+  // kSiteHoldDrains drains, and never past a flush or the stop (final).
+  void resolve_sites(std::vector<Record>& records, bool final);
+  static constexpr uint32_t kSiteHoldDrains = 50;  // ~1 s at the 20 ms drain interval
+  std::vector<Record> held_sites_;                 // under drain_mu_
+  bool final_sites_ = false;                       // drain thread: a flush or the stop
   // Ended sessions' buffers are kept until the next session starts (an empty list frees them).
   static void retire(std::vector<ThreadBuffer*> buffers);
   void run();

@@ -132,9 +132,11 @@ void set_interner(InternFn fn);
 uint32_t intern(std::string_view s) noexcept;
 // The launch sites' key → call-site id (capture/python/launch_sites.hpp's resolve), installed by
 // rocprof._core: the drain resolves records made where resolving is not allowed (kFlagSiteKey).
-using SiteResolveFn = uint32_t (*)(uint64_t key);
+// wait=false: never waits for the resolver; *pending says the key is known and not resolved yet
+// (asked again later). wait=true: as a GPU record's key is resolved (a bounded wait).
+using SiteResolveFn = uint32_t (*)(uint64_t key, bool wait, bool* pending);
 void set_site_resolver(SiteResolveFn fn);
-uint32_t resolve_site(uint64_t key);  // 0 when none is installed
+uint32_t resolve_site(uint64_t key, bool wait, bool* pending);  // 0 when none is installed
 }  // namespace capture
 
 }  // namespace rocprof

@@ -32,9 +32,10 @@ std::atomic<SiteResolveFn> g_resolve_site{nullptr};
 
 void set_site_resolver(SiteResolveFn fn) { g_resolve_site.store(fn, std::memory_order_release); }
 
-uint32_t resolve_site(uint64_t key) {
+uint32_t resolve_site(uint64_t key, bool wait, bool* pending) {
+  *pending = false;
   const SiteResolveFn fn = g_resolve_site.load(std::memory_order_acquire);
-  return fn != nullptr && key != 0 ? fn(key) : 0;
+  return fn != nullptr && key != 0 ? fn(key, wait, pending) : 0;
 }
 
 uint32_t intern(std::string_view s) noexcept {

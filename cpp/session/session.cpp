@@ -113,7 +113,9 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
   opts.open_lazily = fork_child;  // a child that only execs leaves no empty database behind
   opts.thread_name = [](uint32_t tid) { return thread_name(tid); };
   opts.take_late_records = [] { return markers::take_late_records(); };
-  opts.resolve_site = [](uint64_t key) { return capture::resolve_site(key); };
+  opts.resolve_site = [](uint64_t key, bool wait, bool* pending) {
+    return capture::resolve_site(key, wait, pending);
+  };
   if (!config.null_sink) {
     const bool strict = config.strict;
     opts.prepare_output = [strict](std::string* path, std::string* why) {

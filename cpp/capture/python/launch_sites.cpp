@@ -575,6 +575,15 @@ uint32_t resolve(uint64_t key) {
   return (v == 0 || v == kNone) ? 0 : v;
 }
 
+uint32_t peek(uint64_t key, bool* pending) noexcept {
+  *pending = false;
+  Site* s = key != 0 ? find(key) : nullptr;
+  if (s == nullptr) return 0;
+  const uint32_t v = s->id.load(std::memory_order_acquire);
+  *pending = v == 0;
+  return v == kNone ? 0 : v;
+}
+
 void start(CaptureContext* ctx) {
   stop();
   g_ctx = ctx;

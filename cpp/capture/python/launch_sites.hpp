@@ -35,6 +35,9 @@ namespace rocprof::launch_sites {
 uint64_t capture(uint32_t* id) noexcept;
 // Off the hot path (activity-record processing): the call site id for `key` (0: none).
 uint32_t resolve(uint64_t key);
+// Never waits: the id when resolved (0: none), or *pending when the key is queued and the
+// resolver has not reached it yet.
+uint32_t peek(uint64_t key, bool* pending) noexcept;
 // Lends the chain `key` (from capture() on the lending thread; 0: lend none) to every launch
 // made on a thread without Python frames, and returns the key lent before. PyTorch runs a
 // backward pass on its own device threads while the calling thread waits in backward(): the
