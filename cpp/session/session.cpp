@@ -95,6 +95,11 @@ bool start_locked(const Config& config, bool fork_child, std::string* error) {
     info.redact_text = s.markers.redact_text;
     info.max_size = std::strtoull(s.bounded.max_size.c_str(), nullptr, 10);
     info.keep = s.bounded.keep;
+    const auto gpu = [](bool on, ActivitySet a) {
+      return on && (a.has(Activity::kernels) || a.has(Activity::copies));
+    };
+    info.gpu_records =
+        gpu(s.cupti.enabled, s.cupti.activities) || gpu(s.hsa.enabled, s.hsa.activities);
     info.guid_per_row = g_config != nullptr ? g_config->guid_per_row : config.guid_per_row;
   }
   info.metadata = config.metadata;

@@ -38,7 +38,7 @@ bool RocpdSink::open(const SessionInfo& given, std::string* error) {
   writer_.agent(map_->cpu_agent(), map_->pid());
   if (info.max_size != 0)
     keeper_ = std::make_unique<StepKeeper>(
-        writer_, info.max_size, policy,
+        writer_, info.max_size, policy, info.gpu_records,
         [this](const Record& r) {
           if (!writer_.failure().empty()) return writer_.add_unstored(1);
           write_record(r);

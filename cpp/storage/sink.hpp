@@ -34,6 +34,7 @@ struct SessionInfo {
   // --max-size (bytes; 0: unbounded) and --keep: a bounded run (storage/step_keeper.hpp).
   uint64_t max_size = 0;
   std::string keep = "auto";
+  bool gpu_records = false;  // GPU kernels or copies are traced: steps wait for their records
 };
 
 class Sink {

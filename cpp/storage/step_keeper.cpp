@@ -16,6 +16,7 @@ namespace {
 constexpr int64_t kWarmup = 3;                        // first steps kept whole (auto)
 constexpr uint32_t kSlowestAuto = 5;                  // slowest steps kept whole (auto)
 constexpr std::size_t kLag = 2;                       // later steps closed before one is decided
+constexpr uint64_t kGpuGraceNs = 2'000'000'000;       // the host's lead before an idle GPU's steps
 constexpr std::size_t kMaxOpen = 4096;                // steps waiting for GPU records, at most
 constexpr std::size_t kMaxPending = 1u << 18;         // records waiting (32 MiB), at most
 constexpr std::size_t kMaxPendingNoSteps = 1u << 14;  // before any step is found
@@ -132,13 +133,14 @@ bool parse_keep_policy(const std::string& text, KeepPolicy* out, std::string* er
 }
 
 StepKeeper::StepKeeper(rocpd::Writer& writer, uint64_t max_bytes, KeepPolicy policy,
-                       std::function<void(const Record&)> write,
+                       bool gpu_records, std::function<void(const Record&)> write,
                        std::function<const std::string&(uint32_t)> text)
     : w_(writer),
       max_bytes_(max_bytes),
       policy_(policy),
       write_(std::move(write)),
-      text_(std::move(text)) {
+      text_(std::move(text)),
+      gpu_seen_(gpu_records) {
   const uint64_t reserve =
       writer.wal_bytes() + static_cast<uint64_t>(kIndexShare * max_bytes) + (64u << 10);
   budget_ = max_bytes > reserve ? max_bytes - reserve : 0;
@@ -204,6 +206,7 @@ void StepKeeper::add(const Record* records, std::size_t n) {
         gpu_high_ = std::max(gpu_high_, r.end);
         break;
       default:
+        cpu_high_ = std::max(cpu_high_, r.end);
         break;
     }
     if (is_step(r)) take_step(r);
@@ -226,7 +229,10 @@ void StepKeeper::decide_ready(bool all) {
   std::size_t ready = 0;
   while (ready < open_.size()) {
     const std::size_t after = open_.size() - ready - 1;  // closed steps after this one
-    const bool gpu_ok = !gpu_seen_ || (after > 0 && gpu_high_ >= open_[ready + 1].start);
+    // GPU records of a step have come once one starting after it has; or, where the GPU is
+    // idle, once the host has gone on for kGpuGraceNs (CUPTI flushes every 250 ms).
+    const bool gpu_ok = !gpu_seen_ || (after > 0 && gpu_high_ >= open_[ready + 1].start) ||
+                        (after > 0 && cpu_high_ > open_[ready + 1].start + kGpuGraceNs);
     const bool forced = open_.size() - ready > kMaxOpen || pending_.size() > kMaxPending;
     if (!(all || (after >= kLag && (gpu_ok || forced)))) break;
     ++ready;

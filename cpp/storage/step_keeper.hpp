@@ -40,7 +40,8 @@ bool parse_keep_policy(const std::string& text, KeepPolicy* out, std::string* er
 class StepKeeper {
  public:
   // `write`: one record through the mapping into the writer; `text`: a string id's text.
-  StepKeeper(rocpd::Writer& writer, uint64_t max_bytes, KeepPolicy policy,
+  // `gpu_records`: GPU records are traced, so steps wait for them from the first one on.
+  StepKeeper(rocpd::Writer& writer, uint64_t max_bytes, KeepPolicy policy, bool gpu_records,
              std::function<void(const Record&)> write,
              std::function<const std::string&(uint32_t)> text);
   void add(const Record* records, std::size_t n);
@@ -95,6 +96,7 @@ class StepKeeper {
   uint64_t first_start_ = 0;
   bool gpu_seen_ = false;
   uint64_t gpu_high_ = 0;  // latest end of a GPU record received
+  uint64_t cpu_high_ = 0;  // latest end of any other record received
 
   // Step detection: the locked step name (key text), candidates before the lock.
   std::string step_key_;
