@@ -120,9 +120,9 @@ class Collector {
   // (the resolver needs the GIL, which the program may hold for a while), at most
   // kSiteHoldDrains drains, and never past a flush or the stop (final).
   void resolve_sites(std::vector<Record>& records, bool final);
-  static constexpr uint32_t kSiteHoldDrains = 50;  // ~1 s at the 20 ms drain interval
-  std::vector<Record> held_sites_;                 // under drain_mu_
-  bool final_sites_ = false;                       // drain thread: a flush or the stop
+  static constexpr uint32_t kSiteHoldDrains = 250;  // ~5 s at the 20 ms drain interval
+  std::vector<Record> held_sites_;                  // under drain_mu_
+  bool final_sites_ = false;                        // drain thread: a flush or the stop
   // Ended sessions' buffers are kept until the next session starts (an empty list frees them).
   static void retire(std::vector<ThreadBuffer*> buffers);
   void run();

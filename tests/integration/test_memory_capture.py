@@ -132,6 +132,28 @@ def test_actions_past_the_buffer_budget_are_dropped_and_counted(tmp_path):
     assert {li["line"] for *_, li in rows} == {_line("# LINE_BURST")}
 
 
+def test_a_line_the_resolver_reaches_late_is_still_stored(tmp_path):
+    """The program holds the GIL (one long C call) right after a new line's action: the record
+    waits for the resolver in the drain's hands, not in the allocator's, and keeps its line."""
+    _, db = _run(tmp_path, "gil", "60000000")
+    rows, _ = _rows(db)
+    assert [(c, li.get("line")) for c, *_, li in rows] == [("TORCH_ALLOCATOR_BLOCK", _line("# LINE_GIL"))]
+
+
+def test_the_allocator_alone_gives_the_same_rows(tmp_path):
+    """--allocator-trace: the allocator's rows without asking for the runtime's allocations."""
+    _, db = _run(tmp_path, "plain", flags=("--allocator-trace",))
+    rows, meta = _rows(db)
+    assert [(c, t, size, li["line"]) for c, t, *_, size, _, _, _, li in rows][:4] == [
+        ("TORCH_ALLOCATOR_SEGMENT", "ALLOC", 20 * MiB, _line("# LINE_SEGMENT")),
+        ("TORCH_ALLOCATOR_BLOCK", "ALLOC", 3 * MiB + 512, _line("# LINE_BLOCK")),
+        ("TORCH_ALLOCATOR_BLOCK", "ALLOC", 512, _line("# LINE_SMALL")),
+        ("TORCH_ALLOCATOR_BLOCK", "FREE", 3 * MiB + 512, _line("# LINE_FREE"))]
+    assert meta["rocprof.memory.allocator_events"] == "8"
+    options = json.loads(meta["rocprof.options"])
+    assert options["allocator_trace"] and not options["memory_allocation_trace"]
+
+
 def test_no_allocator_rows_without_the_option(tmp_path):
     _, db = _run(tmp_path, "plain", flags=("--marker-trace",))
     rows, meta = _rows(db)

@@ -4,7 +4,8 @@ actions through the same event function the real hook calls). Run under
 `rocprof run --memory-allocation-trace`; each action's line is marked for the test to find.
 
 argv[1]: "plain" (the actions below), "oom" (then dies of an uncaught
-torch.cuda.OutOfMemoryError), "burst N" (N block actions in one go, to overflow the buffers).
+torch.cuda.OutOfMemoryError), "burst N" (N block actions in one go, to overflow the buffers),
+"gil N" (one action, then the GIL held by sum(range(N))).
 """
 
 import json
@@ -55,6 +56,11 @@ def main():
         model_step()
         obs._standin_trace(OOM, 0, 123 * MiB, 4096 * MiB, STREAM)  # LINE_OOM
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 GiB")
+    elif mode == "gil":
+        # A new line, then the GIL held in one C call for a while: the launch sites' resolver
+        # (which needs the GIL) cannot name it before the drain takes the record.
+        obs._standin_trace(ALLOC, 0, SEG, 4096)  # LINE_GIL
+        print(json.dumps({"sum": sum(range(int(sys.argv[2])))}), flush=True)
     elif mode == "burst":
         obs._standin_trace(ALLOC, 0, SEG, 512, repeat=int(sys.argv[2]))  # LINE_BURST
 
