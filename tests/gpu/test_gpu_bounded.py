@@ -57,13 +57,21 @@ def test_bounded_keeps_the_planted_steps_whole_and_every_summary(runs):
     loop_full, loop_bounded = runs["full"][1]["loop_s"], facts["loop_s"]
     meta = json.loads(query(db, "SELECT value FROM rocpd_metadata WHERE tag = "
                                 "'rocprof.bounded'")[0][0])
+    # per kernel: a typical step's time over the unprofiled run's, over its kernels
+    (per_step,) = query(db, "SELECT kernels FROM rocprof_step_summary ORDER BY kernels LIMIT 1 "
+                            "OFFSET 1000")[0]
+    median = {k: runs[k][1]["step_ms_median"] for k in ("plain", "full", "bounded")}
     # the figures first: one GPU call must tell as much as it can, pass or fail
     print(json.dumps({
         "bytes": {"full": full, "bounded": size, "ratio": round(size / full, 4)},
         "kernels_full": kernels_full, "steps": STEPS, "summaries": len(rows),
         "loop_s": {"plain": loop_plain, "full": loop_full, "bounded": loop_bounded},
-        "cost_us_per_kernel": {"full": 1e6 * (loop_full - loop_plain) / kernels_full,
-                               "bounded": 1e6 * (loop_bounded - loop_plain) / kernels_full},
+        "step_ms_median": median, "kernels_per_step": per_step,
+        "cost_us_per_kernel": {k: 1e3 * (median[k] - median["plain"]) / per_step
+                               for k in ("full", "bounded")},
+        "cost_us_per_kernel_whole_loop": {"full": 1e6 * (loop_full - loop_plain) / kernels_full,
+                                          "bounded": 1e6 * (loop_bounded - loop_plain)
+                                          / kernels_full},
         "planted": planted,
         "planted_rows": {c: by_step.get(s) for c, s in planted.items()},
         "slowest": [(r[0], r[1] / 1e6, r[3]) for r in slowest],
