@@ -78,13 +78,17 @@ def runs(tmp_path_factory):
     if not torch.cuda.is_available():
         pytest.skip("torch sees no GPU")
     out = {}
-    for name, args, ok in (("memory_peak.py", ["--steps", "4", "--peak-step", "2"], True),
-                           ("memory_leak.py", ["--steps", "8"], True),
-                           ("memory_oom.py", ["--chunk-gib", "8"], False)):
-        tmp = tmp_path_factory.mktemp(name[:-3])
-        db, p = rocprof_run(tmp, "--memory-allocation-trace", str(PROGRAMS / name), *args,
-                            check=ok)
-        out[name] = (db, p)
+    for key, name, flag, args, ok in (
+            ("memory_peak.py", "memory_peak.py", "--memory-allocation-trace",
+             ["--steps", "4", "--peak-step", "2"], True),
+            ("memory_leak.py", "memory_leak.py", "--memory-allocation-trace", ["--steps", "8"], True),
+            ("memory_oom.py", "memory_oom.py", "--memory-allocation-trace", ["--chunk-gib", "8"],
+             False),
+            ("allocator-trace", "memory_peak.py", "--allocator-trace",
+             ["--steps", "4", "--peak-step", "2"], True)):
+        tmp = tmp_path_factory.mktemp(key.replace(".py", ""))
+        db, p = rocprof_run(tmp, flag, str(PROGRAMS / name), *args, check=ok)
+        out[key] = (db, p)
     return out
 
 
@@ -107,6 +111,19 @@ def test_peaks_from_the_rows_match_torchs_own(runs, name):
     assert allocated == pytest.approx(stats["allocated_bytes.all.peak"], rel=0.01)
     assert reserved == pytest.approx(stats["reserved_bytes.all.peak"], rel=0.01)
     assert {r[2] for r in ours} == {"VIRTUAL"}
+
+
+def test_the_allocator_alone_matches_torch_without_runtime_rows(runs):
+    db, p = runs["allocator-trace"]
+    rows, meta = _read(db)
+    stats = _stats(p.stdout)
+    allocated, reserved = _peaks(rows)
+    print(json.dumps({"allocator-trace": {"rows": len(rows), "peak_allocated": allocated,
+                                          "peak_reserved": reserved}}))
+    assert meta["rocprof.memory.source"] == "torch-caching-allocator", meta
+    assert {r[2] for r in rows} == {"VIRTUAL"}  # no runtime allocation traced
+    assert allocated == pytest.approx(stats["allocated_bytes.all.peak"], rel=0.01)
+    assert reserved == pytest.approx(stats["reserved_bytes.all.peak"], rel=0.01)
 
 
 def test_segments_are_the_runtimes_real_allocations_too(runs):
