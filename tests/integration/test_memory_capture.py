@@ -140,9 +140,11 @@ def test_a_line_the_resolver_reaches_late_is_still_stored(tmp_path):
     assert [(c, li.get("line")) for c, *_, li in rows] == [("TORCH_ALLOCATOR_BLOCK", _line("# LINE_GIL"))]
 
 
-def test_the_allocator_alone_gives_the_same_rows(tmp_path):
-    """--allocator-trace: the allocator's rows without asking for the runtime's allocations."""
-    _, db = _run(tmp_path, "plain", flags=("--allocator-trace",))
+@pytest.mark.parametrize("flag", ["--allocator-trace", "--sys-trace"])
+def test_the_allocator_alone_or_with_everything_gives_the_same_rows(tmp_path, flag):
+    """--allocator-trace: the allocator's rows without asking for the runtime's allocations;
+    --sys-trace: with everything else."""
+    _, db = _run(tmp_path, "plain", flags=(flag,))
     rows, meta = _rows(db)
     assert [(c, t, size, li["line"]) for c, t, *_, size, _, _, _, li in rows][:4] == [
         ("TORCH_ALLOCATOR_SEGMENT", "ALLOC", 20 * MiB, _line("# LINE_SEGMENT")),
@@ -151,7 +153,7 @@ def test_the_allocator_alone_gives_the_same_rows(tmp_path):
         ("TORCH_ALLOCATOR_BLOCK", "FREE", 3 * MiB + 512, _line("# LINE_FREE"))]
     assert meta["rocprof.memory.allocator_events"] == "8"
     options = json.loads(meta["rocprof.options"])
-    assert options["allocator_trace"] and not options["memory_allocation_trace"]
+    assert options["allocator_trace"] != options["memory_allocation_trace"]
 
 
 def test_no_allocator_rows_without_the_option(tmp_path):
