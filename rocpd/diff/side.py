@@ -97,15 +97,15 @@ def proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
     ops = g[keep].reset_index(drop=True)
     ops["step"] = step_of[keep]
     ops["phase"] = of_ops(p, ops, times[keep], step_name)
-    ops["kind2"] = ops["kind"].map(KINDS)
-    ops["key"] = [kernel_key(n) if k != "copy" else str(n) for n, k in
-                  zip(ops["name"], ops["kind2"], strict=True)]
+    # Per distinct value, each row pointing at the shared result (a million kernels have a few
+    # hundred names): no Python call per row, no copy of a string per row.
+    ops["kind2"] = _shared(KINDS.get, ops["kind"])
+    ops["key"] = _shared(lambda n, k: kernel_key(n) if k != "copy" else str(n), ops["name"],
+                         ops["kind2"])
     ops["line"] = ops["site"].where(ops["site"].notna(), NO_LINE).astype(object)
-    ops["memory"] = (ops["src_memory"].fillna("") + "→" + ops["dst_memory"].fillna("")).where(
-        ops["kind2"] == "copy", "")
-    ops["memory"] = ops["memory"].replace("→", "")
+    ops["memory"] = _shared(_memory, ops["src_memory"], ops["dst_memory"], ops["kind2"])
     gpu_of = {int(k): v[0] for k, v in p.agents.items()}
-    ops["gpu"] = ops["agent"].map(lambda x: gpu_of.get(int(x), int(x)))
+    ops["gpu"] = ops["agent"].map({a: gpu_of.get(int(a), int(a)) for a in ops["agent"].unique()})
     # Memory kinds are part of the key here; the tables keep the most frequent per item.
     work = [ops.groupby(["step", "line", "kind2", "key", "memory"], sort=False).agg(
         ns=("duration", "sum"), count=("duration", "size"), name=("name", "first"))
@@ -144,6 +144,36 @@ def proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
     measures["Copies"] = ops[ops["kind2"] == "copy"].groupby("step").size().reindex(
         measures.index, fill_value=0)
     return ProcSteps(p, steps, ops, waits, work, phases, measures.reset_index(), whole, total)
+
+
+def _shared(func, *columns) -> pd.Series:
+    """``func`` of each row's values of ``columns``, called once per distinct combination, as
+    an object column whose cells share the results."""
+    combo = np.zeros(len(columns[0]), dtype=np.int64)
+    uniqs = []
+    for c in columns:
+        codes, u = pd.factorize(c.to_numpy(dtype=object), use_na_sentinel=False)
+        combo = combo * max(len(u), 1) + codes
+        uniqs.append(u)
+    codes, distinct = pd.factorize(combo)
+    table = np.empty(len(distinct), dtype=object)
+    values = []
+    for x in distinct.tolist():
+        parts = []
+        for u in reversed(uniqs):
+            x, r = divmod(x, len(u))
+            parts.append(u[r])
+        values.append(func(*reversed(parts)))
+    table[:] = values
+    return pd.Series(table[codes], index=columns[0].index, dtype=object)
+
+
+def _memory(src, dst, kind) -> str:
+    """A copy's memory kinds, 'PAGEABLE→DEVICE' ('' for a kernel or none recorded)."""
+    if kind != "copy":
+        return ""
+    text = f"{'' if pd.isna(src) else src}→{'' if pd.isna(dst) else dst}"
+    return "" if text == "→" else text
 
 
 def _step_at(steps, t):
