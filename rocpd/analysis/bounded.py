@@ -47,16 +47,15 @@ def summaries(db) -> pd.DataFrame:
 
 
 def facts(db) -> list[dict]:
-    """The ``rocprof.bounded`` metadata of each bounded part (the writer's counts)."""
+    """The ``rocprof.bounded`` metadata of each bounded part (the writer's counts); through
+    ``db.metadata()``, so a Dask connection gives them too."""
     out = []
-    for src in db.sources():
-        for part in src.parts:
-            text = part.metadata.get("rocprof.bounded")
-            if text:
-                try:
-                    out.append({"guid": part.guid, **json.loads(text)})
-                except ValueError:
-                    continue
+    for guid, tag, value in db.metadata():
+        if tag == "rocprof.bounded":
+            try:
+                out.append({"guid": guid, **json.loads(value)})
+            except ValueError:
+                continue
     return out
 
 

@@ -31,6 +31,7 @@ import sys
 import numpy as np
 
 from .. import _schema
+from ..analysis import bounded
 from ..errors import RocpdError
 from ..io.filters import file_ranks
 from ..summary import fastagg
@@ -203,6 +204,10 @@ def analyze(db, range_name: str | None = None, collective_regex: str = COLLECTIV
             raise RocpdError(f"no ROCTx range named {range_name!r} in these databases; ranges seen:"
                              f" {', '.join(sorted(known)[:10]) or '(none)'}")
         range_name = family(range_name)
+    for f in bounded.facts(db):  # rocprof run --max-size: most steps are summaries only
+        notes.append(f"a bounded run ({f.get('steps', 0)} steps, {f.get('steps_with_detail', 0)} "
+                     "kept whole): step times are those of the steps kept whole; every step's "
+                     "time: rocpd analyze --section steps")
     facts = [f for found in db.map(file_facts, range_name, collective_regex, label="rank facts")
              for f in found]
     return build(identities, facts, range_name, detected, skip_steps, notes)

@@ -119,9 +119,12 @@ def timeline(a, max_slices: int = 50_000):
                 ax.broken_barh(list(zip((k["start"] - lo) / 1e6,
                                         np.maximum(k["end"] - k["start"], 1) / 1e6, strict=True)),
                                (i - 0.4, 0.8), facecolors=colour, label=kind)
-    if len(a.steps):
-        for s in a.steps.itertuples():
-            if s.start <= hi_cut and s.step % 2 == 0:
+    steps = a.steps
+    if "Detail" in steps:  # a bounded run: the steps whose records were kept
+        steps = steps[steps["Detail"]]
+    if len(steps):
+        for s in steps[steps["start"] <= hi_cut].itertuples():
+            if s.step % 2 == 0:
                 ax.axvspan((s.start - lo) / 1e6, (s.end - lo) / 1e6, color="#5a9e56", alpha=0.08)
     ax.set_yticks(range(len(rows)), [_short(r[0], 40) for r in rows])
     ax.invert_yaxis()

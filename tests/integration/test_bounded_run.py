@@ -158,6 +158,8 @@ def test_analysis_gives_every_step_and_rocm_views_read_the_kept_records(tmp_path
         said = [ln for ln in out.stdout.splitlines() if ln.startswith("bounded run")]
         assert len(said) == 1 and "5000 steps" in said[0] and "kept whole" in said[0], out.stdout
         assert "step 1234: " in out.stdout
+    rk = run_rocpd("ranks", db)
+    assert rk.returncode == 0 and "a bounded run (5000 steps" in rk.stdout + rk.stderr, rk.stderr
     d = run_rocpd("diff", db, db)
     assert d.returncode == 0 and "a bounded run: 5000 steps" in d.stdout + d.stderr, d.stderr
     assert mismatches(db) == {}  # ROCm's view SQL over the kept rows
