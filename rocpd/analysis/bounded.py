@@ -11,6 +11,8 @@ import pandas as pd
 
 from rocshared.units import si
 
+from ..errors import RocpdError
+
 _SUFFIX = re.compile(r"^_[0-9a-f_]+$")
 COLUMNS = ["guid", "pid", "tid", "step", "name", "start", "end", "HostNs", "GpuBusyNs", "Kernels",
            "KernelNs", "Copies", "CopyBytes", "PageableCopies", "Syncs", "Records", "Detail",
@@ -62,8 +64,14 @@ def facts(db) -> list[dict]:
 def describe(db, top: int = 5) -> list[str]:
     """Lines that say a database is bounded: its steps, those kept whole and the slowest."""
     lines = []
-    s = summaries(db)
-    for f in facts(db):
+    found = facts(db)
+    if not found:
+        return lines
+    try:
+        s = summaries(db)
+    except RocpdError:  # a Dask connection: the counts, without the per-step rows
+        s = pd.DataFrame(columns=COLUMNS)
+    for f in found:
         mine = s[s["guid"] == f["guid"]]
         kept = mine[mine["Detail"]]
         lines.append(
