@@ -47,7 +47,12 @@ const rp_launch_site_api g_api{ROCPROF_LAUNCH_SITE_API_VERSION,
                                &memory_source};
 
 uint32_t resolve_site(uint64_t key, bool wait, bool* pending) {
-  return wait ? ls::resolve(key) : ls::peek(key, pending);
+  if (!wait) return ls::peek(key, pending);
+  const uint32_t id = ls::resolve(key);
+  bool late = false;
+  if (id == 0) ls::peek(key, &late);
+  if (late) tmem::count_unattributed();  // not "no user frame": not resolved in time
+  return id;
 }
 
 void bind(py::module_& m) {
@@ -75,6 +80,7 @@ void bind(py::module_& m) {
         py::dict d;
         d["stored"] = c.stored;
         d["dropped"] = c.dropped;
+        d["unattributed"] = c.unattributed;
         d["on"] = c.on;
         return d;
       },

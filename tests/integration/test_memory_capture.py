@@ -37,6 +37,12 @@ def _observer_or_skip():
     return _core
 
 
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """The "plain" program under --memory-allocation-trace: (completed process, database)."""
+    return _run(tmp_path_factory.mktemp("plain"), "plain")
+
+
 def _run(tmp_path, *args, flags=("--memory-allocation-trace",), ok=True):
     _observer_or_skip()
     r = run_rocprof("run", "-d", tmp_path, "-o", "mem", *flags, PROGRAM, *args, timeout=240)
@@ -58,8 +64,8 @@ def _rows(db):
             for cat, typ, lvl, s, e, agent, addr, size, q, st, ext, li in rows], meta
 
 
-def test_each_action_is_one_virtual_row_with_its_line(tmp_path):
-    r, db = _run(tmp_path, "plain")
+def test_each_action_is_one_virtual_row_with_its_line(plain):
+    r, db = plain
     rows, meta = _rows(db)
     got = [(cat, typ, lvl, agent, addr, size, li.get("line")) for cat, typ, lvl, _, _, agent,
            addr, size, _, _, _, li in rows]
@@ -84,6 +90,9 @@ def test_each_action_is_one_virtual_row_with_its_line(tmp_path):
     assert [li["function"] for *_, li in rows][:4] == ["model_step"] * 4
     assert meta["rocprof.memory.allocator_events"] == "8"
     assert meta["rocprof.memory.dropped"] == "0"
+    assert meta["rocprof.memory.unattributed"] == "0"
+    # No GPU backend ran the launch sites: the allocator's capture did, and counts them.
+    assert "wait_timeouts=0" in meta["rocprof.memory.launch_sites"], meta["rocprof.memory.launch_sites"]
     # This torch (CPU) has no CUDA allocator to hook: the source says so, and `rocprof info` too.
     status = json.loads(r.stdout.splitlines()[0])["status"]
     assert meta["rocprof.memory.source"] == status and status.startswith("none: "), meta
@@ -91,8 +100,8 @@ def test_each_action_is_one_virtual_row_with_its_line(tmp_path):
     assert "torch-allocator" in info.stdout, info.stdout
 
 
-def test_rocms_view_lists_them_and_real_rows_are_not_counted_twice(tmp_path):
-    _, db = _run(tmp_path, "plain")
+def test_rocms_view_lists_them_and_real_rows_are_not_counted_twice(plain):
+    _, db = plain
     assert mismatches(db) == {}
     con = connect_with_rocm_views(db)
     listed = con.execute("SELECT category, level, count(*), total(size) FROM temp.memory_allocations "
@@ -135,8 +144,9 @@ def test_actions_past_the_buffer_budget_are_dropped_and_counted(tmp_path):
 def test_a_line_the_resolver_reaches_late_is_still_stored(tmp_path):
     """The program holds the GIL (one long C call) right after a new line's action: the record
     waits for the resolver in the drain's hands, not in the allocator's, and keeps its line."""
-    _, db = _run(tmp_path, "gil", "60000000")
-    rows, _ = _rows(db)
+    _, db = _run(tmp_path, "gil", "10000000")
+    rows, meta = _rows(db)
+    assert meta["rocprof.memory.unattributed"] == "0"
     assert [(c, li.get("line")) for c, *_, li in rows] == [("TORCH_ALLOCATOR_BLOCK", _line("# LINE_GIL"))]
 
 

@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
 
 #include "capture/context.hpp"
+#include "capture/launch_site_stats.hpp"
 #include "capture/python/launch_sites.hpp"
 #include "capture/settings.hpp"
 #include "rocprof/clock.hpp"
@@ -31,6 +33,7 @@ CaptureContext* g_ctx = nullptr;  // between start and stop
 uint32_t g_category[3] = {0, 0, 0};
 alignas(64) std::atomic<uint64_t> g_stored{0};
 alignas(64) std::atomic<uint64_t> g_dropped{0};
+std::atomic<uint64_t> g_unattributed{0};
 
 // The observer's listener and what it reported, under g_mu (session start/stop, attach).
 std::recursive_mutex g_mu;  // the listener may report its source from inside
@@ -56,6 +59,7 @@ class TorchMemoryBackend final : public Backend {
     g_category[2] = ctx.intern(kOom);
     g_stored.store(0);
     g_dropped.store(0);
+    g_unattributed.store(0);
     std::lock_guard<std::recursive_mutex> g(g_mu);
     // A run with no GPU backend (the CPU stand-in) still names each action's line.
     g_started_sites = !ls::running();
@@ -77,10 +81,25 @@ class TorchMemoryBackend final : public Backend {
       started = g_started_sites;
       g_started_sites = false;
     }
-    if (started) ls::stop();  // resolves what is pending before the last drain
+    if (started) {
+      ls::stop();  // resolves what is pending before the last drain
+      uint64_t v[kLaunchSiteStats];
+      ls::stats(v);  // as the GPU backends store theirs (no GPU backend ran the launch sites)
+      ctx.info(MetadataInfo{"rocprof.memory.launch_sites", launch_site_stats_entry("memory", v)});
+    }
     ctx.info(MetadataInfo{"rocprof.memory.source", source});
     ctx.info(MetadataInfo{"rocprof.memory.allocator_events", std::to_string(g_stored.load())});
     ctx.info(MetadataInfo{"rocprof.memory.dropped", std::to_string(g_dropped.load())});
+    // Records held by the drain are named after the launch sites stop (their queue is drained
+    // first): a record is only unattributed once its wait ran out, before the stop.
+    const uint64_t lost = g_unattributed.load();
+    ctx.info(MetadataInfo{"rocprof.memory.unattributed", std::to_string(lost)});
+    if (lost > 0)
+      std::fprintf(stderr,
+                   "rocprof: %llu caching-allocator records were stored without their Python "
+                   "line: the resolver had not reached their frames after ~5 s (the GIL held "
+                   "that long?) (metadata rocprof.memory.unattributed)\n",
+                   static_cast<unsigned long long>(lost));
     g_ctx = nullptr;
   }
 
@@ -144,6 +163,10 @@ void set_source(const char* source) {
   g_source = source != nullptr ? source : "";
 }
 
-Counts counts() noexcept { return Counts{g_stored.load(), g_dropped.load(), g_on.load()}; }
+void count_unattributed() noexcept { g_unattributed.fetch_add(1, std::memory_order_relaxed); }
+
+Counts counts() noexcept {
+  return Counts{g_stored.load(), g_dropped.load(), g_unattributed.load(), g_on.load()};
+}
 
 }  // namespace rocprof::torch_memory

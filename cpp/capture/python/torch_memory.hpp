@@ -22,8 +22,12 @@ void event(const rp_alloc_event* e) noexcept;
 void set_listener(void (*on)(void));
 void set_source(const char* source);
 
+// The drain could not name a record's line: the resolver had not reached its frames when the
+// record's wait ran out (stored without a line; rocprof.memory.unattributed).
+void count_unattributed() noexcept;
+
 struct Counts {
-  uint64_t stored, dropped;
+  uint64_t stored, dropped, unattributed;
   bool on;
 };
 Counts counts() noexcept;

@@ -15,13 +15,12 @@ already): the hook goes in when both the session wants it and CUDA is initialise
 from __future__ import annotations
 
 from .. import _core
+from . import autograd_sites, cupti
 from .import_hook import AfterImport
 
 
 def configure(options, settings) -> list[str]:
     settings.torch_memory.enabled = True
-    from . import cupti
-
     _install("\n".join(cupti.library_prefixes(options.site_filter)))
     return []
 
@@ -36,15 +35,11 @@ def _install(prefixes: str) -> None:
     # run without a GPU backend starts the launch sites for the allocator alone.
     if hasattr(_core, "_cupti_set_callsite_prefixes"):
         _core._cupti_set_callsite_prefixes(prefixes)
-    from . import autograd_sites  # backward work: its forward op's line, or backward()'s
-
-    autograd_sites.install()
+    autograd_sites.install()  # backward work: its forward op's line, or backward()'s
     _hook.install()
 
 
 def _on_torch_cuda(cuda) -> None:
-    from . import autograd_sites
-
     observer = autograd_sites.attach_observer()
     if observer is not None and hasattr(observer, "_allocator_init"):
         cuda._lazy_call(observer._allocator_init)
