@@ -8,7 +8,9 @@
 // run through the stand-in), starts them itself. event() is what the hook calls, on the
 // allocating thread with the allocator's mutex held: one launch-site capture (lock-free, no
 // Python API), one record into the thread's buffer; a site key not yet resolved travels in the
-// record (kFlagSiteKey) and the drain resolves it (resolve_record), never this thread.
+// record (kFlagSiteKey) and the drain resolves it (capture::resolve_site, holding the record
+// until the resolver has named it), never this thread. A thread's first record registers its
+// buffer with the collector (one allocation and lock, as for every producer thread).
 #pragma once
 #include <cstdint>
 #include <string>
