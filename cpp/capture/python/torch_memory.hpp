@@ -1,12 +1,12 @@
 // The caching allocator's actions (PyTorch's, through rocprof._torch_observer's trace hook) as
-// rocpd_memory_allocate rows of level VIRTUAL (docs/rocpd-schema.md, "Allocator-level rows"),
+// rocpd_memory_allocate rows of level VIRTUAL (docs/database.md, "GPU memory"),
 // each with the Python line of the thread that allocated, as its launches get theirs.
 //
-// A backend of rocprof._core ("torch-allocator"), on with the `allocations` activity of
-// TorchMemorySettings: it holds the session's context, tells the observer to attach its hook
-// (launch_site_api.h's memory listener) and, where no GPU backend runs the launch sites (a CPU
-// run through the stand-in), starts them itself. event() is what the hook calls, on the
-// allocating thread with the allocator's mutex held: one launch-site capture (lock-free, no
+// A backend of rocprof._core ("torch-allocator"), on with TorchMemorySettings::enabled (the
+// `allocations` or `allocator` activity): it holds the session's context, tells the observer to
+// attach its hook (launch_site_api.h's memory listener) and, where no GPU backend runs the launch
+// sites (a CPU run through the stand-in), starts them itself. event() is what the hook calls, on
+// the allocating thread with the allocator's mutex held: one launch-site capture (lock-free, no
 // Python API), one record into the thread's buffer; a site key not yet resolved travels in the
 // record (kFlagSiteKey) and the drain resolves it (capture::resolve_site, holding the record
 // until the resolver has named it), never this thread. A thread's first record registers its
