@@ -328,7 +328,8 @@ void Collector::resolve_sites(std::vector<Record>& records, bool final) {
     Record& r = records[i];
     if ((r.flags & kFlagSiteKey) && r.kind == RecordKind::kMemoryAlloc && opts_.resolve_site) {
       // alloc.reserved counts the drains the record was held for.
-      const bool wait = final || r.alloc.reserved >= kSiteHoldDrains;
+      const bool wait =
+          final || r.alloc.reserved >= kSiteHoldDrains || held_sites_.size() >= kSiteHoldMax;
       bool pending = false;
       const uint32_t id = opts_.resolve_site(r.alloc.site_key, wait, &pending);
       if (pending && !wait) {

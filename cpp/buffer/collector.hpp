@@ -121,6 +121,7 @@ class Collector {
   // kSiteHoldDrains drains, and never past a flush or the stop (final).
   void resolve_sites(std::vector<Record>& records, bool final);
   static constexpr uint32_t kSiteHoldDrains = 250;  // ~5 s at the 20 ms drain interval
+  static constexpr size_t kSiteHoldMax = 1u << 18;  // records held at most (32 MiB)
   std::vector<Record> held_sites_;                  // under drain_mu_
   bool final_sites_ = false;                        // drain thread: a flush or the stop
   // Ended sessions' buffers are kept until the next session starts (an empty list frees them).
