@@ -223,7 +223,10 @@ void RocpdSink::commit() {
   // Readers of a killed run's database say from when records may be missing.
   if (last_record_ns_ != 0 && writer_.is_open() && writer_.failure().empty())
     writer_.metadata(rocpd::kLastRecordTag, std::to_string(last_record_ns_));
-  if (keeper_ && writer_.is_open() && writer_.failure().empty()) keeper_->write_counts();
+  if (keeper_ && writer_.is_open() && writer_.failure().empty()) {
+    keeper_->decide();
+    keeper_->write_counts();
+  }
   writer_.commit();
 }
 

@@ -201,9 +201,12 @@ void StepKeeper::add(const Record* records, std::size_t n) {
         write_(r);
         continue;
       case RecordKind::kKernelDispatch:
-      case RecordKind::kMemoryCopy:
         gpu_seen_ = true;
-        gpu_high_ = std::max(gpu_high_, r.end);
+        kernel_high_ = std::max(kernel_high_, r.end);
+        break;
+      case RecordKind::kMemoryCopy:
+        gpu_seen_ = copies_seen_ = true;
+        copy_high_ = std::max(copy_high_, r.end);
         break;
       default:
         cpu_high_ = std::max(cpu_high_, r.end);
@@ -212,8 +215,13 @@ void StepKeeper::add(const Record* records, std::size_t n) {
     if (is_step(r)) take_step(r);
     pending_.push_back(r);
   }
-  decide_ready(false);
+  // Kernels and copies come in buffers of their own (CUPTI): each kind's latest record says how
+  // far that kind has come, and the GPU's records have all come up to the lower of the two.
+  gpu_high_ = copies_seen_ ? std::min(kernel_high_, copy_high_) : kernel_high_;
+  if (pending_.size() > kMaxPending) decide_ready(false);
 }
+
+void StepKeeper::decide() { decide_ready(false); }
 
 void StepKeeper::decide_ready(bool all) {
   // Before any step: records wait a while (their step may still come), then go out as detail.

@@ -45,6 +45,9 @@ class StepKeeper {
              std::function<void(const Record&)> write,
              std::function<const std::string&(uint32_t)> text);
   void add(const Record* records, std::size_t n);
+  // Decides the steps whose records have all come (the sink's commit, after a whole drain: GPU
+  // records reach the writer through several threads' buffers, in no order between them).
+  void decide();
   // Decides every waiting step (the session's end) and writes the counts.
   void finish();
   // rocprof.bounded.* metadata rows: what was kept, summarised and deleted.
@@ -95,7 +98,9 @@ class StepKeeper {
   std::map<uint64_t, std::pair<uint64_t, int64_t>> kept_spans_;  // start → (span end, step)
   uint64_t first_start_ = 0;
   bool gpu_seen_ = false;
-  uint64_t gpu_high_ = 0;  // latest end of a GPU record received
+  uint64_t gpu_high_ = 0;  // GPU records have come up to here: the lower of the two below
+  uint64_t kernel_high_ = 0, copy_high_ = 0;  // latest end of a kernel, of a copy received
+  bool copies_seen_ = false;
   uint64_t cpu_high_ = 0;  // latest end of any other record received
 
   // Step detection: the locked step name (key text), candidates before the lock.
