@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import os
 
+from ..analysis import analyze
 from ..errors import RocpdError
 from ..io.output_file import open_output, write_bytes
 from ..summary.core import cached
@@ -29,8 +30,6 @@ def context(db, top: int = 20, units: str = "us", title: str = "rocpd report", s
             perfetto: str | None = None, perfetto_note: str = "", max_slices: int = 400_000,
             baseline=None, **filters) -> Context:
     """``baseline``: a run (Connection, paths) to compare ``db`` with (rocpd.diff)."""
-    from ..analysis import analyze
-
     diff = None
     if baseline is not None:
         from ..diff import diff as run_diff

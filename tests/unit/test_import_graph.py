@@ -198,14 +198,16 @@ LAYERS = [
     # reading databases
     ("rocpd.io", "rocpd.importer"),
     ("rocpd.summary", "rocpd.plots", "rocpd.collectives"),
-    ("rocpd.counters", "rocpd.device_metrics", "rocpd.analysis", "rocpd.cluster", "rocpd.energy"),
+    ("rocpd.counters", "rocpd.device_metrics", "rocpd.analysis", "rocpd.cluster", "rocpd.energy",
+     "rocpd.memory"),
     ("rocpd.summary.stats", "rocpd.stats", "rocpd.diff", "rocpd.compare", "rocpd.ranks",
      "rocpd.pc_sampling"),
     ("rocpd.export",),
     ("rocpd.report", "rocpd.summary.run"),
     # report sections that live beside their analysis (hooked in by name from report.sections)
     ("rocpd.ranks.section", "rocpd.counters.section", "rocpd.pc_sampling.section",
-     "rocpd.collectives.report", "rocpd.energy.section", "rocpd.device_metrics.section"),
+     "rocpd.collectives.report", "rocpd.energy.section", "rocpd.device_metrics.section",
+     "rocpd.memory.section"),
     # ROCm's summary files: the PDF form is the report's table writer
     ("rocpd.summary.rocm",),
     ("rocpd", "rocpd.cli"),
