@@ -112,33 +112,45 @@ def quartiles(xs):
     return q[0], statistics.median(xs), q[2]
 
 
+def paired(off: list, on: list) -> dict:
+    """The figures of sessions without (`off`) and with (`on`) a capture source, round by round:
+    the timed steps without (ms), the relative change's median and quartiles (%), and the other
+    threads' CPU ms per second without and with."""
+    rel = [(b["best"] - a["best"]) / a["best"] * 100 for a, b in zip(off, on, strict=True)]
+    q1, med, q3 = quartiles(rel)
+    return {"ms": statistics.median(a["best"] for a in off) * 1e3, "med": med, "q1": q1, "q3": q3,
+            "cpu_off": statistics.median(a["other_cpu"] / a["wall"] * 1e3 for a in off),
+            "cpu_on": statistics.median(b["other_cpu"] / b["wall"] * 1e3 for b in on)}
+
+
+def cells(f: dict) -> str:
+    """'3,918.2 ms | +0.34 % [+0.19, +0.51] | 14.6 -> 80.7' of paired()'s figures."""
+    return (f"{f['ms']:,.1f} ms | {f['med']:+.2f} % [{f['q1']:+.2f}, {f['q3']:+.2f}] |"
+            f" {f['cpu_off']:.1f} -> {f['cpu_on']:.1f}")
+
+
 def report(res: dict) -> None:
     print("| workload | pair | timed steps (without) | added by --energy: median [q1, q3] | "
           "other threads' CPU, ms/s (without -> with) | energy readings/s of session |")
     print("|---|---|---|---|---|---|")
     for name, by in res.items():
         for pair, _ in PAIRS:
-            off, on = by[pair], by[pair + "+energy"]
-            rel = [(b["best"] - a["best"]) / a["best"] * 100 for a, b in zip(off, on, strict=True)]
-            q1, med, q3 = quartiles(rel)
-            cpu_off = statistics.median(a["other_cpu"] / a["wall"] * 1e3 for a in off)
-            cpu_on = statistics.median(b["other_cpu"] / b["wall"] * 1e3 for b in on)
+            on = by[pair + "+energy"]
             rate = statistics.median(b["readings"] / b["session"] for b in on)
-            print(f"| {name} | {pair} | {statistics.median(a['best'] for a in off) * 1e3:,.1f} ms |"
-                  f" {med:+.2f} % [{q1:+.2f}, {q3:+.2f}] | {cpu_off:.1f} -> {cpu_on:.1f} |"
-                  f" {rate:,.0f} |")
+            print(f"| {name} | {pair} | {cells(paired(by[pair], on))} | {rate:,.0f} |")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=6)
-    ap.add_argument("--steps", type=int, default=400)
+def gpu_main(name: str, doc: str, measure, report, rounds: int, steps: int) -> int:
+    """A GPU cost benchmark's command line: --rounds, --steps, --json; on the GPU host only."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--steps", type=int, default=steps)
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
     import torch
 
     if not torch.cuda.is_available():
-        print("gpu_energy_cost: no CUDA GPU here; run it on the GPU host")
+        print(f"{name}: no CUDA GPU here; run it on the GPU host")
         return 2
     res = measure(args.rounds, args.steps)
     if args.json:
@@ -148,4 +160,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(gpu_main("gpu_energy_cost", __doc__, measure, report, rounds=6, steps=400))

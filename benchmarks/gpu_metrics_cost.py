@@ -15,8 +15,6 @@ per second the sampler achieved (its metadata).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sqlite3
 import statistics
@@ -27,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks")]
 
-from gpu_energy_cost import Gemm, quartiles, settle  # noqa: E402
+from gpu_energy_cost import Gemm, cells, gpu_main, paired, settle  # noqa: E402
 from gpu_launch_cost import Workload, options_for  # noqa: E402  (sets sys.path for rocprof)
 
 FLAG = "--gpu-metrics=true"
@@ -75,33 +73,9 @@ def report(res: dict) -> None:
           "other threads' CPU, ms/s (without -> with) | samples/s achieved |")
     print("|---|---|---|---|---|")
     for name, by in res.items():
-        off, on = by["without"], by["with"]
-        rel = [(b["best"] - a["best"]) / a["best"] * 100 for a, b in zip(off, on, strict=True)]
-        q1, med, q3 = quartiles(rel)
-        cpu_off = statistics.median(a["other_cpu"] / a["wall"] * 1e3 for a in off)
-        cpu_on = statistics.median(b["other_cpu"] / b["wall"] * 1e3 for b in on)
-        hz = statistics.median(b["hz"] for b in on)
-        print(f"| {name} | {statistics.median(a['best'] for a in off) * 1e3:,.1f} ms |"
-              f" {med:+.2f} % [{q1:+.2f}, {q3:+.2f}] | {cpu_off:.1f} -> {cpu_on:.1f} | {hz:,.0f} |")
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--json", metavar="FILE")
-    args = ap.parse_args()
-    import torch
-
-    if not torch.cuda.is_available():
-        print("gpu_metrics_cost: no CUDA GPU here; run it on the GPU host")
-        return 2
-    res = measure(args.rounds, args.steps)
-    if args.json:
-        Path(args.json).write_text(json.dumps(res))
-    report(res)
-    return 0
+        hz = statistics.median(b["hz"] for b in by["with"])
+        print(f"| {name} | {cells(paired(by['without'], by['with']))} | {hz:,.0f} |")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(gpu_main("gpu_metrics_cost", __doc__, measure, report, rounds=4, steps=300))

@@ -90,6 +90,21 @@ def add_units(p: argparse.ArgumentParser, default: str) -> None:
                         "msec, sec too)")
 
 
+def add_step_options(p: argparse.ArgumentParser, whole: str = "the whole run is one step") -> None:
+    """--step RANGE or --no-steps (`whole` says what that does), the same in every command that
+    reads per-step figures; step_of(args) is the value rocpd's functions take."""
+    steps = p.add_mutually_exclusive_group()
+    steps.add_argument("--step", metavar="RANGE",
+                       help="the ROCTx range that marks one step (its message, or the message "
+                            "without a trailing number); default: detected")
+    steps.add_argument("--no-steps", action="store_true", help=whole)
+
+
+def step_of(args) -> str | None:
+    """The step argument of rocpd's functions: "" (no steps), a range, or None (detected)."""
+    return "" if args.no_steps else args.step
+
+
 def add_top(p: argparse.ArgumentParser, what: str = "rows of each table") -> None:
     """--top N and --all, the same in every command that cuts its console tables: N rows of
     each table by default (TOP_ROWS), every row with --all; a cut table says how many rows it

@@ -16,10 +16,12 @@ from . import (
     add_command,
     add_filter_options,
     add_inputs,
+    add_step_options,
     add_top,
     add_units,
     filters_of,
     inputs_of,
+    step_of,
     top_of,
 )
 from .written import wrote
@@ -42,11 +44,7 @@ def add_parser(sub) -> None:
     add_inputs(p)
     p.add_argument("--section", action="append", dest="sections", choices=_sections(),
                    metavar="SECTION", help=f"only this part (repeatable): {', '.join(_sections())}")
-    steps = p.add_mutually_exclusive_group()
-    steps.add_argument("--step", metavar="RANGE",
-                       help="the ROCTx range that marks one step (its message, or the message "
-                            "without a trailing number); default: detected")
-    steps.add_argument("--no-steps", action="store_true", help="analyse the whole run as one")
+    add_step_options(p, "analyse the whole run as one")
     add_top(p)
     add_units(p, "us")
     p.add_argument("--format", default="text", choices=["text", "csv", "json"],
@@ -93,7 +91,7 @@ def run(args) -> int:
         raise RocpdError(f"rocpd analyze --format {args.format} needs -o PREFIX (files PREFIX_<section>"
                          f".{args.format})")
     wanted = args.sections or _sections()
-    step = "" if args.no_steps else args.step
+    step = step_of(args)
     top = top_of(args)
     with rocpd.connect(*inputs_of(args)) as db:
         a = analyze(db, step=step, **filters_of(args))

@@ -13,9 +13,11 @@ from . import (
     add_command,
     add_filter_options,
     add_inputs,
+    add_step_options,
     add_top,
     filters_of,
     inputs_of,
+    step_of,
     top_of,
 )
 from .analyze import text_table
@@ -34,11 +36,7 @@ def add_parser(sub) -> None:
                     "(rocprof run --energy)", EXAMPLES)
     add_inputs(p)
     p.add_argument("--by", default="step", choices=BY, help="what a row is")
-    steps = p.add_mutually_exclusive_group()
-    steps.add_argument("--step", metavar="RANGE",
-                       help="the ROCTx range that marks one step (its message, or the message "
-                            "without a trailing number); default: detected")
-    steps.add_argument("--no-steps", action="store_true", help="the whole run is one step")
+    add_step_options(p)
     p.add_argument("--units-per-step", type=float, metavar="N",
                    help="tokens or samples per step: adds joules per unit")
     p.add_argument("--csv", metavar="FILE", help="also write the whole table as CSV")
@@ -50,7 +48,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     top = top_of(args)
     with rocpd.connect(*inputs_of(args)) as db:
-        df = energy(db, by=args.by, step="" if args.no_steps else args.step,
+        df = energy(db, by=args.by, step=step_of(args),
                     units_per_step=args.units_per_step, **filters_of(args))
     print(header(df))
     shown = df.head(top) if top else df

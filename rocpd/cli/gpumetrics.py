@@ -13,7 +13,17 @@ from ..energy.tables import step_name
 from ..errors import RocpdError
 from ..io.output_file import open_output
 from ..textfmt import more_rows
-from . import add_command, add_filter_options, add_inputs, add_top, filters_of, inputs_of, top_of
+from . import (
+    add_command,
+    add_filter_options,
+    add_inputs,
+    add_step_options,
+    add_top,
+    filters_of,
+    inputs_of,
+    step_of,
+    top_of,
+)
 from .analyze import text_table
 from .written import wrote
 
@@ -29,11 +39,7 @@ def add_parser(sub) -> None:
                     "launch line (rocprof run --gpu-metrics)", EXAMPLES)
     add_inputs(p)
     p.add_argument("--by", default="step", choices=gm.BY, help="what a row is")
-    steps = p.add_mutually_exclusive_group()
-    steps.add_argument("--step", metavar="RANGE",
-                       help="the ROCTx range that marks one step (its message, or the message "
-                            "without a trailing number); default: detected")
-    steps.add_argument("--no-steps", action="store_true", help="the whole run is one step")
+    add_step_options(p)
     p.add_argument("--csv", metavar="FILE", help="also write the whole table as CSV")
     add_top(p)
     add_filter_options(p)
@@ -46,7 +52,7 @@ def run(args) -> int:
         if not gm.tracks(db):
             raise RocpdError(gm.MISSING)
         procs = load(db, **filters_of(args))
-        name = step_name(procs, "" if args.no_steps else args.step)
+        name = step_name(procs, step_of(args))
         steps = {(p.guid, p.pid): steps_of(p, name) for p in procs} if name else {}
         df = gm.table(db, procs, by=args.by, steps=steps)
         head = gm.run_headline(gm.table(db, procs, "step", steps) if args.by != "step" else df)

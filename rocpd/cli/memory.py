@@ -14,9 +14,11 @@ from . import (
     add_command,
     add_filter_options,
     add_inputs,
+    add_step_options,
     add_top,
     filters_of,
     inputs_of,
+    step_of,
     top_of,
 )
 from .analyze import text_table
@@ -41,11 +43,7 @@ def add_parser(sub) -> None:
     add_inputs(p)
     p.add_argument("--view", choices=("all", *VIEWS), default="all",
                    help="one table; all: the peak, leaks, fragmentation and any out-of-memory")
-    steps = p.add_mutually_exclusive_group()
-    steps.add_argument("--step", metavar="RANGE",
-                       help="the ROCTx range that marks one step (its message, or the message "
-                            "without a trailing number); default: detected")
-    steps.add_argument("--no-steps", action="store_true", help="the whole run is one step")
+    add_step_options(p)
     p.add_argument("--points", type=int, default=200, metavar="N",
                    help="slices of the timeline (each shows its maximum)")
     p.add_argument("--csv", metavar="FILE", help="also write the --view table as CSV")
@@ -61,7 +59,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     top = top_of(args)
     with rocpd.connect(*inputs_of(args)) as db:
-        m = analyze(db, step="" if args.no_steps else args.step, points=max(1, args.points),
+        m = analyze(db, step=step_of(args), points=max(1, args.points),
                     **filters_of(args))
     print(header(m))
     for note in m.notes:

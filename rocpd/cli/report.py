@@ -9,7 +9,16 @@ import sys
 
 import rocpd
 
-from . import add_command, add_filter_options, add_top, add_units, filters_of, top_of
+from . import (
+    add_command,
+    add_filter_options,
+    add_step_options,
+    add_top,
+    add_units,
+    filters_of,
+    step_of,
+    top_of,
+)
 from .written import wrote
 
 EXAMPLES = """
@@ -31,10 +40,7 @@ def add_parser(sub) -> None:
                         "<report>_files)")
     p.add_argument("--no-perfetto", action="store_true",
                    help="do not write the Perfetto trace (<report>.pftrace) beside the report")
-    steps = p.add_mutually_exclusive_group()
-    steps.add_argument("--step", metavar="RANGE", help="the ROCTx range that marks one step "
-                                                      "(default: detected)")
-    steps.add_argument("--no-steps", action="store_true", help="analyse the whole run as one")
+    add_step_options(p, "analyse the whole run as one")
     p.add_argument("--max-slices", type=int, default=400_000,
                    help="most slices drawn on the timeline (the Perfetto trace has all)")
     add_top(p)
@@ -61,7 +67,7 @@ def run(args) -> int:
         paths = report.write_files(db, args.output, format=args.format, plots=args.plots,
                              perfetto=not args.no_perfetto, notes=notes,
                              top=sys.maxsize if top is None else top, units=args.units,
-                             title=args.title, step="" if args.no_steps else args.step,
+                             title=args.title, step=step_of(args),
                              max_slices=args.max_slices, baseline=args.baseline,
                              **filters_of(args))
     for path in paths:
