@@ -30,7 +30,6 @@ import pandas as pd
 from ..collectives import calls
 from ..device_metrics import gpu_metrics
 from ..energy import meter
-from ..errors import RocpdError
 from ..memory import compute as memory_compute  # a module: rocpd.memory reads rocpd.analysis
 from ..summary.samples import missed_and_taken
 from . import attribution, bounded, cpu, quiet, rules
@@ -39,7 +38,7 @@ from .attribution import SHORT_KERNEL_NS
 from .breakdown import analyze_process
 from .hostwork import attach_samples
 from .sites import short_site
-from .steps import detect, steps_of
+from .steps import choose, steps_of
 
 __all__ = ["analyze", "Analysis", "Process", "temporal_breakdown", "idle_breakdown", "step_breakdown",
            "kernel_launch_stats", "comm_overlap", "stragglers", "top_lines", "wait_lines",
@@ -211,14 +210,7 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
     procs = load(db, comm_pattern=comm_pattern, **filters)
     attach_samples(db, procs)
     bounded.attach(db, procs)
-    if step is None:
-        name = detect(procs)
-        source = "detected" if name else "none"
-    else:
-        name, source = (step or None), ("given" if step else "off")
-        if name and not any(len(steps_of(p, name)) for p in procs):
-            raise RocpdError(f"--step {name!r}: no ROCTx range of that name (or that name followed by"
-                             " a number); list ranges with `rocpd analyze DB --section ranges`")
+    name, source = choose(procs, step)
     return Analysis(procs, name, source, short_ns, collectives=calls(db),
                     meters=meter.read(db, **filters), gpu_metrics=gpu_metrics.source(db),
                     memory=memory_compute.analyze_if_any(db, procs, name, **filters), **drop_counts(db))

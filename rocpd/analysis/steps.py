@@ -20,6 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..errors import RocpdError
 from .bounded import step_numbers
 from .intervals import measure, union
 
@@ -113,6 +114,23 @@ def candidates(procs) -> list[dict]:
         st["coverage"] = st["covered"] / st["total"] if st["total"] else 0.0
         out.append(st)
     return sorted(out, key=lambda c: (c["depth"], -c["count"], -c["coverage"]))
+
+
+def choose(procs, step: str | None) -> tuple[str | None, str]:
+    """The step range and how it was chosen: ``step`` None detects it ("detected", or "none"
+    when nothing repeats), "" turns steps off ("off"), a name is checked ("given")."""
+    if step is None:
+        name = detect(procs)
+        return name, "detected" if name else "none"
+    if step and not any(len(steps_of(p, step)) for p in procs):
+        raise RocpdError(f"--step {step!r}: no ROCTx range of that name (or that name followed by"
+                         " a number); list ranges with `rocpd analyze DB --section ranges`")
+    return (step or None), ("given" if step else "off")
+
+
+def step_name(procs, step: str | None) -> str | None:
+    """The step range as :func:`choose` chooses it."""
+    return choose(procs, step)[0]
 
 
 def detect(procs) -> str | None:

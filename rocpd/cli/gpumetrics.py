@@ -7,9 +7,8 @@ from __future__ import annotations
 import rocpd
 
 from ..analysis.activity import load
-from ..analysis.steps import steps_of
+from ..analysis.steps import step_name, steps_of
 from ..device_metrics import gpu_metrics as gm
-from ..energy.tables import step_name
 from ..errors import RocpdError
 from ..io.output_file import open_output
 from ..textfmt import more_rows

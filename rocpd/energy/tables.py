@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.activity import load
-from ..analysis.steps import detect, steps_of
+from ..analysis.steps import step_name, steps_of
 from ..errors import RocpdError
 from . import meter as meters_mod
 from .share import PLUS_MINUS_RULE, SHARE_RULE, plus_minus, work
@@ -80,15 +80,6 @@ def frame(procs, meters, by: str, name: str | None, units_per_step: float | None
                      else [PLUS_MINUS_RULE])
     return out
 
-
-def step_name(procs, step: str | None) -> str | None:
-    """The step range as rocpd.analysis.analyze chooses it: given, "" for none, None detected."""
-    if step is None:
-        return detect(procs)
-    if step and not any(len(steps_of(p, step)) for p in procs):
-        raise RocpdError(f"--step {step!r}: no ROCTx range of that name (or that name followed by"
-                         " a number); list ranges with `rocpd analyze DB --section ranges`")
-    return step or None
 
 
 def run_energy(p, mine) -> float:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..analysis.steps import detect, steps_of
+from ..analysis.steps import step_name as chosen_step
+from ..analysis.steps import steps_of
 from ..errors import RocpdError
 from ..io.connection import Connection
 from . import replay, rows, step_ranges, tables
@@ -68,7 +69,7 @@ def _analyze(db, step, points, procs, step_name, **filters) -> MemoryAnalysis | 
         return None
     if procs is None:
         procs = step_ranges.processes(db, **filters)
-        step_name = choose_step(procs, step)
+        step_name = chosen_step(procs, step)
     elif step_name is False:
         step_name = None
     by_guid = {p.guid: p for p in procs}
@@ -126,13 +127,3 @@ def open_db(x):
     if hasattr(x, "parts"):
         return x, False
     return Connection(*(x if isinstance(x, (list, tuple)) else [x])), True
-
-
-def choose_step(procs, step: str | None) -> str | None:
-    """The step range as rocpd.analysis.analyze chooses it: given, "" for none, None detected."""
-    if step is None:
-        return detect(procs)
-    if step and not any(len(steps_of(p, step)) for p in procs):
-        raise RocpdError(f"--step {step!r}: no ROCTx range of that name (or that name followed by"
-                         " a number); list ranges with `rocpd analyze DB --section ranges`")
-    return step or None
