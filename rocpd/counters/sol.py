@@ -172,28 +172,34 @@ def _property_peaks(agent: dict) -> tuple[dict, dict]:
     return peaks, source
 
 
+def peak_tables(db, peaks_file: str | None = None) -> list[dict]:
+    """The tables of `rocprof peaks` to look a device up in, first first: ``peaks_file`` if
+    given, else the run's copy (its options) and the cache of ``rocprof peaks``."""
+    if peaks_file:
+        with open(peaks_file) as fh:
+            return [json.load(fh)]
+    tables = []
+    for _, tag, value in db.metadata():
+        if tag == "rocprof.options":
+            try:
+                opts = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(opts, dict) and isinstance(opts.get("empirical_peaks"), dict):
+                tables.append(opts["empirical_peaks"])
+    try:
+        with open(cache_path()) as fh:
+            tables.append(json.load(fh))
+    except (OSError, ValueError):
+        pass
+    return tables
+
+
 def empirical_peaks(db, agents: dict[int, dict], peaks_file: str | None = None) -> dict[int, dict]:
     """Measured peaks per agent: ``peaks_file`` if given, else the run's copy (its options),
     else the cache of ``rocprof peaks``; matched by device UUID, then by device name."""
-    tables = []
-    if peaks_file:
-        with open(peaks_file) as fh:
-            tables.append(json.load(fh))
-    else:
-        for _, tag, value in db.metadata():
-            if tag == "rocprof.options":
-                try:
-                    opts = json.loads(value)
-                except ValueError:
-                    continue
-                if isinstance(opts, dict) and isinstance(opts.get("empirical_peaks"), dict):
-                    tables.append(opts["empirical_peaks"])
-        try:
-            with open(cache_path()) as fh:
-                tables.append(json.load(fh))
-        except (OSError, ValueError):
-            pass
     out = {}
+    tables = peak_tables(db, peaks_file)
     for aid, a in agents.items():
         for table in tables:
             by_uuid = {_uuid_key(k): v for k, v in table.items() if isinstance(v, dict)}

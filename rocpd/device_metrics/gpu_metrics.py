@@ -27,13 +27,12 @@ track. The figures (columns, where the GPU has the metric):
 
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
 import pandas as pd
 
-from rocshared.peaks import cache_path
+from ..counters.sol import peak_tables
 
 CATEGORY = "cupti_pm_sampling"
 MISSING = ("no GPU hardware metrics in these databases (record them with `rocprof run "
@@ -156,20 +155,7 @@ def means(db, guid: str, gpu: int, keys: dict[str, int], starts, ends) -> dict[s
 def empirical_dram(db) -> dict[int, float]:
     """The measured DRAM peak (B/s) per GPU ordinal, from the run's copy of `rocprof peaks` or
     its cache, matched by the GPU's name; {} without one."""
-    tables = []
-    for _, tag, value in db.metadata():
-        if tag == "rocprof.options":
-            try:
-                opts = json.loads(value)
-            except ValueError:
-                continue
-            if isinstance(opts, dict) and isinstance(opts.get("empirical_peaks"), dict):
-                tables.append(opts["empirical_peaks"])
-    try:
-        with open(cache_path()) as fh:
-            tables.append(json.load(fh))
-    except (OSError, ValueError):
-        pass
+    tables = peak_tables(db)
     out = {}
     for f in db.sources():
         for idx, name in f.conn.execute(
