@@ -28,7 +28,7 @@ import pandas as pd
 
 from .. import _schema
 from ..io.filters import Filter, name_mask, rank_of, resolve
-from .gpuload import gpu_frame, shared
+from .gpuload import column_pieces, gpu_frame, shared
 from .sites import sites_of
 
 COMM_PATTERN = r"(?i)nccl|rccl|msccl"
@@ -110,20 +110,7 @@ def _frame(conn, sql, params, columns=None):
     until the column turns out mostly distinct (names)."""
     cur = conn.execute(sql, params)
     cols = columns or [d[0] for d in cur.description]
-    parts: list[list] = [[] for _ in cols]
-    pools: list = [{} for _ in cols]
-    while rows := cur.fetchmany(_SLICE):
-        for j, values in enumerate(zip(*rows, strict=True)):
-            if all(type(v) is int for v in values):
-                parts[j].append(np.fromiter(values, dtype=np.int64, count=len(values)))
-                continue
-            pool = pools[j]
-            if pool is not None:
-                values = [pool.setdefault(v, v) if type(v) is str else v for v in values]
-                if len(pool) > _POOL_MAX:
-                    pools[j] = None  # mostly distinct texts: nothing to share
-            parts[j].append(values)
-        del rows
+    parts, _ = column_pieces(cur, len(cols))
     if not parts or not parts[0]:
         return pd.DataFrame.from_records([], columns=cols)
     data = {}
@@ -136,9 +123,6 @@ def _frame(conn, sql, params, columns=None):
         chunks.clear()
     return pd.DataFrame(data, columns=cols)
 
-
-_SLICE = 50_000
-_POOL_MAX = 50_000
 
 
 def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:

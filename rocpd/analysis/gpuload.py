@@ -47,7 +47,7 @@ _SLICE = 50_000
 _UNKNOWN = "(unknown)"
 
 
-def _columns(cur, n_cols: int) -> tuple[list[list], int]:
+def column_pieces(cur, n_cols: int) -> tuple[list[list], int]:
     """The rows of ``cur`` as pieces per column: an int64 array where a slice is all integers,
     else the slice's values (equal texts shared, as SQLite gives each cell a new str)."""
     parts: list[list] = [[] for _ in range(n_cols)]
@@ -123,9 +123,9 @@ def gpu_frame(conn, where: str, params: list, guid: str, line_info: str) -> pd.D
     """The GPU work of database part ``guid`` under the filter ``where``/``params`` (rows as the
     union of kernels then copies gives them, unsorted), with COLUMNS."""
     cur = conn.execute(_KERNELS.format(where=where, line_info=line_info), [*params, guid])
-    kp, nk = _columns(cur, 9)
+    kp, nk = column_pieces(cur, 9)
     cur = conn.execute(_COPIES.format(where=where, line_info=line_info), [*params, guid])
-    cp, nc = _columns(cur, 13)
+    cp, nc = column_pieces(cur, 13)
     if nk + nc == 0:
         return pd.DataFrame.from_records([], columns=COLUMNS)
     k = dict(zip(["pid", "tid", "agent", "stream", "start", "end", "name_id", "corr", "line_info"],
