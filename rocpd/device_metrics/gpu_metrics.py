@@ -58,21 +58,30 @@ _HEAD = ["process", "rank", "pid", "gpu"]
 
 def tracks(db) -> dict[tuple[str, int], dict[str, int]]:
     """{(guid, gpu ordinal): {metric key: agent id}} of every GPU with PM-sampling tracks (the
-    agent: the rocpd_info_agent row of that ordinal, -1 where the database has none)."""
+    agent: the rocpd_info_agent row of that ordinal, -1 where the database has none). Read
+    through db.map, so that a Dask connection answers it too."""
     out: dict[tuple[str, int], dict[str, int]] = {}
-    for f in db.sources():
-        agents = {(str(g), int(i)): int(a) for g, a, i in f.conn.execute(
-            "SELECT guid, id, absolute_index FROM rocpd_info_agent WHERE type = 'GPU'")}
-        for guid, name in f.conn.execute(
-                "SELECT T.guid, S.string FROM rocpd_track T JOIN rocpd_string S ON S.id ="
-                " T.name_id AND S.guid = T.guid WHERE S.string LIKE 'pm!_%' ESCAPE '!' AND EXISTS"
-                " (SELECT 1 FROM rocpd_info_pmc I WHERE I.guid = T.guid AND I.component = ? AND"
-                " S.string = I.name || substr(S.string, length(I.name) + 1) AND"
-                " substr(S.string, length(I.name) + 1, 2) = ' [')", (CATEGORY,)):
-            m = _TRACK.match(name or "")
-            if m:
-                gpu = int(m.group(2))
-                out.setdefault((str(guid), gpu), {})[m.group(1)] = agents.get((str(guid), gpu), -1)
+    for found in db.map(_tracks_of, label="GPU metrics tracks"):
+        for guid, gpu, key, agent in found:
+            out.setdefault((guid, gpu), {})[key] = agent
+    return out
+
+
+def _tracks_of(f) -> list[tuple[str, int, str, int]]:
+    """(guid, gpu, metric key, agent id) of one database's PM-sampling tracks."""
+    agents = {(str(g), int(i)): int(a) for g, a, i in f.conn.execute(
+        "SELECT guid, id, absolute_index FROM rocpd_info_agent WHERE type = 'GPU'")}
+    out = []
+    for guid, name in f.conn.execute(
+            "SELECT T.guid, S.string FROM rocpd_track T JOIN rocpd_string S ON S.id ="
+            " T.name_id AND S.guid = T.guid WHERE S.string LIKE 'pm!_%' ESCAPE '!' AND EXISTS"
+            " (SELECT 1 FROM rocpd_info_pmc I WHERE I.guid = T.guid AND I.component = ? AND"
+            " S.string = I.name || substr(S.string, length(I.name) + 1) AND"
+            " substr(S.string, length(I.name) + 1, 2) = ' [')", (CATEGORY,)):
+        m = _TRACK.match(name or "")
+        if m:
+            gpu = int(m.group(2))
+            out.append((str(guid), gpu, m.group(1), agents.get((str(guid), gpu), -1)))
     return out
 
 

@@ -125,10 +125,10 @@ def parts(db, **filters) -> list[Part]:
     return [Part(src.conn, part.guid, where, params) for src in db.sources() for part in src.parts]
 
 
-def device_free(extdata) -> int | None:
-    """The driver's free bytes an OOM row's extdata carries, None when absent."""
+def device_free(oom_json) -> int | None:
+    """The driver's free bytes an OOM row's extdata JSON carries, None when absent."""
     try:
-        v = json.loads(extdata or "{}").get("device_free")
+        v = json.loads(oom_json or "{}").get("device_free")
     except (ValueError, AttributeError):
         return None
     return int(v) if isinstance(v, (int, float)) else None

@@ -348,6 +348,9 @@ def _gpu_metrics(db, **filters) -> str:
     """Per GPU its hardware metrics over its steps (rocpd.device_metrics.gpu_metrics), "" without."""
     if not gpu_metrics.tracks(db):
         return ""
+    if getattr(db, "client", None) is not None:  # a Dask connection: the figures read each track
+        return ("GPU metrics: recorded; their per-step figures are read in this process"
+                " (rocpd gpumetrics DB, without --dask)\n")
     procs = load_processes(db, **filters)
     name = detect(procs)
     steps = {(p.guid, p.pid): steps_of(p, name) for p in procs} if name else {}
