@@ -50,6 +50,7 @@ from ..textfmt import (  # noqa: F401 - re-exported: part of rocpd.stats' API
 from . import core as _summary
 from . import samples
 from .sql import local, region_tables
+from .stats_files import format_percentage, format_stat, write_stats_frame  # noqa: F401 - rocpd.stats' API
 
 # What --domain may name besides the region tables a database holds: the timed tables, each API
 # family our capture records, and the tables that are not durations.
@@ -237,47 +238,6 @@ def rocprofv3_domains(df):
     out = pd.DataFrame(rows, columns=df.columns)
     out["Percentage"] = 100.0 * out["TotalDurationNs"] / out["TotalDurationNs"].sum()
     return out.sort_values("TotalDurationNs", ascending=False, kind="stable").reset_index(drop=True)
-
-
-# rocprofiler-sdk source/lib/output/statistics.cpp (stats_formatter): a float above 0.01 is written
-# fixed with 6 decimals, else scientific with 8; a Percentage >= 1 fixed with 2 decimals, above
-# 0.01 fixed with 4, else scientific with 3. Integers (calls, total, min, max) as they are.
-def format_stat(value) -> str:
-    v = float(value)
-    return f"{v:.6f}" if v > 1e-2 else f"{v:.8e}"
-
-
-def format_percentage(value) -> str:
-    v = float(value)
-    if v >= 1.0:
-        return f"{v:.2f}"
-    return f"{v:.4f}" if v > 1e-2 else f"{v:.3e}"
-
-
-_FLOAT_COLS = {"AverageNs": format_stat, "StdDev": format_stat, "Percentage": format_percentage}
-
-
-def _cell(col: str, value) -> str:
-    import math
-
-    if isinstance(value, str):
-        return '"' + value.replace('"', '""') + '"'
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if col in _FLOAT_COLS:
-        return _FLOAT_COLS[col](value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def write_stats_frame(df, path: str) -> None:
-    """One stats CSV as rocprofv3 writes it: header and names quoted, numbers as stats_formatter."""
-    cols = list(df.columns)
-    with open_output(path, newline="") as fh:
-        fh.write(",".join(_cell("", c) for c in cols) + "\n")
-        for row in df.itertuples(index=False, name=None):
-            fh.write(",".join(_cell(c, v) for c, v in zip(cols, row, strict=True)) + "\n")
 
 
 def write_stats_csv(db_path, out_prefix: str, **filters) -> list[str]:

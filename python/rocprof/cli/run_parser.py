@@ -11,6 +11,7 @@ from .. import option_table as table
 from ..run_report import output_formats
 from . import rocprofv3_options as v3
 from .help_text import epilog
+from .option_groups import GROUPS
 
 TRACE_HELP = (
     "With no tracing option, rocprof records ROCTx ranges and, where a GPU backend is live, "
@@ -67,13 +68,14 @@ def _core_default(settings: str, name: str, fallback: int) -> int:
 
 
 def add_parser(p) -> None:
-    """The declarations of python/rocprof/option_table.py, in its groups and order. `--help`
+    """The declarations of python/rocprof/option_table.py, in its groups (cli/option_groups.py)
+    and order. `--help`
     shows the table's common rows in one screen; `--help-all` every row, with the groups'
     descriptions and the notes on tracing, counters and output."""
     p.epilog = epilog(examples=EXAMPLES[:3])
     p.add_argument("--help-all", action=_HelpAll, help="every option, grouped, with notes")
     hidden = []
-    for group in table.GROUPS:
+    for group in GROUPS:
         g = p.add_argument_group(group.title, group.description)
         for option in table.OPTIONS:
             if option.group == group.key:
