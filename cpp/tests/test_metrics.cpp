@@ -39,16 +39,7 @@ std::string text(const std::string& path, const std::string& query) {
 }
 
 Record counter(uint32_t track, uint32_t key, uint64_t t, double v, uint32_t category) {
-  Record r{};
-  r.kind = RecordKind::kSample;
-  r.flags = kFlagCounter;
-  r.tid = 99;
-  r.start = r.end = t;
-  r.category_id = category;
-  r.name_id = track;
-  r.sample.value = v;
-  r.sample.pmc_key = key;
-  return r;
+  return counter_sample(t, 99, category, track, key, v);
 }
 
 }  // namespace

@@ -648,16 +648,7 @@ class Sampler {
       ctx_->info(s.info);
       s.described = true;
     }
-    Record r{};
-    r.kind = RecordKind::kSample;
-    r.flags = kFlagCounter;
-    r.tid = tid_;
-    r.start = r.end = t;
-    r.category_id = category_;
-    r.name_id = s.track;
-    r.sample.value = value;
-    r.sample.pmc_key = s.key;
-    ctx_->emit(r);
+    ctx_->emit(counter_sample(t, tid_, category_, s.track, s.key, value));
     s.stored = true;
     s.last = value;
     s.last_t = t;

@@ -362,16 +362,7 @@ class Sampler {
       ctx_->info(s.info);  // before the first value: the writer gives it its id first
       s.described = true;
     }
-    Record r{};
-    r.kind = RecordKind::kSample;
-    r.flags = kFlagCounter;
-    r.tid = tid_;
-    r.start = r.end = t;
-    r.category_id = category;
-    r.name_id = s.track;
-    r.sample.value = value;
-    r.sample.pmc_key = s.key;
-    ctx_->emit(r);
+    ctx_->emit(counter_sample(t, tid_, category, s.track, s.key, value));
   }
 
   void sample_once(bool full) {

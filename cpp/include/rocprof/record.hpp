@@ -270,4 +270,16 @@ inline Record make_record(RecordKind kind, uint64_t start, uint64_t end, uint32_
   return r;
 }
 
+// One value of a sampled counter (kFlagCounter) at `t` on the track interned as `track_name_id`,
+// of the PmcInfo whose key is `pmc_key`: what the device-metrics and PM-sampling threads emit.
+inline Record counter_sample(uint64_t t, uint32_t tid, uint32_t category_id, uint32_t track_name_id,
+                             uint32_t pmc_key, double value) noexcept {
+  Record r = make_record(RecordKind::kSample, t, t, tid, category_id, 0);
+  r.flags = kFlagCounter;
+  r.name_id = track_name_id;
+  r.sample.value = value;
+  r.sample.pmc_key = pmc_key;
+  return r;
+}
+
 }  // namespace rocprof
