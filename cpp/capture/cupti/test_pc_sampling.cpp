@@ -11,6 +11,7 @@
 #include "storage/rocpd_sink.hpp"
 #include "storage/sqlite_api.hpp"
 #include "tests/fake_capture_context.hpp"
+#include "tests/sqlite_scalar.hpp"
 
 namespace rocprof::cupti::pc {
 namespace {
@@ -138,17 +139,7 @@ TEST(PcSamplingMapping, EveryField) {
 }
 
 int64_t scalar(const std::string& path, const std::string& query) {
-  std::string error;
-  const sql::Api* api = sql::api(&error);
-  sql::sqlite3* db = nullptr;
-  api->open_v2(path.c_str(), &db, sql::kOpenReadWrite, nullptr);
-  sql::sqlite3_stmt* s = nullptr;
-  int64_t v = -1;
-  if (api->prepare_v2(db, query.c_str(), -1, &s, nullptr) == sql::kOk && api->step(s) == sql::kRow)
-    v = api->column_int64(s, 0);
-  api->finalize(s);
-  api->close_v2(db);
-  return v;
+  return rocprof::testing::sql_scalar(path, query);
 }
 
 TEST(PcSamplingMapping, ThroughTheSinkIntoPcSamples) {
