@@ -342,6 +342,18 @@ void note(CaptureContext& c, const std::string& status) {
   c.info(MetadataInfo{"rocprof.cupti.status", status});
 }
 
+// A sampler asked for beside hardware counters (--pmc/--sol) is off: true, said in one line and
+// in its status metadata.
+bool off_for_counters(CaptureContext& c, bool counters, const char* what, const char* status_tag) {
+  if (!counters) return false;
+  std::fprintf(stderr,
+               "rocprof: %s off: it cannot run with hardware counters (--pmc/--sol) in one run; "
+               "profile twice\n",
+               what);
+  c.info(MetadataInfo{status_tag, "off: cannot run with --pmc/--sol"});
+  return true;
+}
+
 void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSettings& names,
               const CounterSettings& counting, const PcSamplingSettings& pc_asked,
               const GpuMetricsSettings& pm_asked) {
@@ -366,26 +378,14 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
   }
   const bool want_counters = !counting.metrics.empty();
   // CUPTI's PC sampling and its range profiler cannot share a context (both program the SMs'
-  // performance monitors): counters win, PC sampling says why it is off.
-  bool want_pc = pc_asked.enabled;
-  if (want_pc && want_counters) {
-    want_pc = false;
-    std::fprintf(stderr,
-                 "rocprof: PC sampling off: it cannot run with hardware counters (--pmc/--sol) in "
-                 "one run; profile twice\n");
-    c.info(MetadataInfo{"rocprof.pc_sampling.status", "off: cannot run with --pmc/--sol"});
-  }
-  if (want_pc && g_settings.callbacks == 0) g_settings.callbacks = 1;  // contexts seen at launch
-  // PM sampling reads the same performance monitors as the range profiler's replay.
-  bool want_pm = pm_asked.hz > 0;
-  if (want_pm && want_counters) {
-    want_pm = false;
-    std::fprintf(stderr,
-                 "rocprof: --gpu-metrics off: it cannot run with hardware counters (--pmc/--sol) "
-                 "in one run; profile twice\n");
-    c.info(MetadataInfo{"rocprof.gpu_metrics.status", "off: cannot run with --pmc/--sol"});
-  }
-  if (want_pm && g_settings.callbacks == 0) g_settings.callbacks = 1;  // contexts seen at launch
+  // performance monitors), and PM sampling reads the monitors the range profiler replays:
+  // counters win, the sampler says why it is off.
+  const bool want_pc = pc_asked.enabled && !off_for_counters(c, want_counters, "PC sampling",
+                                                             "rocprof.pc_sampling.status");
+  const bool want_pm = pm_asked.hz > 0 && !off_for_counters(c, want_counters, "--gpu-metrics",
+                                                            "rocprof.gpu_metrics.status");
+  // Both see contexts at launch.
+  if ((want_pc || want_pm) && g_settings.callbacks == 0) g_settings.callbacks = 1;
   // A kernel's correlation id is its runtime call's when there is one: counter values need the
   // launch callbacks (the launcher asks for the kernel records with them: option_table.py).
   if (want_counters && g_settings.callbacks == 0) g_settings.callbacks = 1;
