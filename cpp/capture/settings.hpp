@@ -141,8 +141,10 @@ struct PcSamplingSettings {
 // CUPTI's PM sampling (capture/cupti/pm_sampling.*): one configuration per GPU, a hardware
 // buffer the GPU writes samples into, drained by a thread of our own every decode_ms.
 struct GpuMetricsSettings {
-  // 10 kHz: a 1 ms kernel spans 10 samples.
-  static constexpr uint32_t kDefaultHz = 10000;
+  // 5 kHz: a 1 ms kernel spans 5 samples. Evaluating a sample costs the host ~5 µs per metric
+  // (H200, the default set of 16: ~80 µs), so 10 kHz took ~0.7 of a core and left gaps; 5 kHz
+  // took ~0.2 and none (benchmarks/gpu_metrics_rates.py).
+  static constexpr uint32_t kDefaultHz = 5000;
   static constexpr uint32_t kMaxHz = 200000;
   uint32_t hz = 0;  // 0: off
   // "default", "compute", "memory" (capture/cupti/pm_sampling.cpp lists each), or CUPTI

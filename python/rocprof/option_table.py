@@ -254,7 +254,7 @@ OPTIONS: tuple[Option, ...] = (
             "--gpu-metrics-* option turns it on"),
     _o("gpu_metrics", "--gpu-metrics-frequency", kind="value", type=int, metavar="HZ",
        activities=("gpu_metrics", *_ON_KERNELS),
-       help="samples per second (default {gpu_metrics_hz}: a 1 ms kernel spans 10; "
+       help="samples per second (default {gpu_metrics_hz}: a 1 ms kernel spans 5; "
             "1 to {gpu_metrics_max})"),
     _o("gpu_metrics", "--gpu-metrics-set", kind="value", metavar="NAME",
        activities=("gpu_metrics", *_ON_KERNELS),
