@@ -64,8 +64,9 @@ void run(uint64_t period, uint64_t cpu_period, const CaptureContext* ctx) {
   while (!g_stop.load(std::memory_order_acquire)) {
     const bool paused = ctx->paused();
     bool owed = false;
+    const int used = g_slots_used.load(std::memory_order_acquire);
     if (!paused)
-      for (Slot& s : g_slots) owed |= read_slot(s, cpu_period, was_paused, buf);
+      for (int i = 0; i < used; ++i) owed |= read_slot(g_slots[i], cpu_period, was_paused, buf);
     was_paused = paused;
     // A slot a late look left owing samples is looked at again after half a period, so the
     // backlog is taken at moments of its own (CpuCredit::look) while the reader costs one
@@ -79,9 +80,9 @@ void run(uint64_t period, uint64_t cpu_period, const CaptureContext* ctx) {
       const uint64_t ticks = (now - next) / period;
       next += ticks * period;
       if (cpu_period == 0 && !paused)
-        for (Slot& s : g_slots)
-          if (s.state.load(std::memory_order_relaxed) == 1)
-            s.missed.fetch_add(ticks, std::memory_order_relaxed);
+        for (int i = 0; i < used; ++i)
+          if (g_slots[i].state.load(std::memory_order_relaxed) == 1)
+            g_slots[i].missed.fetch_add(ticks, std::memory_order_relaxed);
     }
     timespec until{static_cast<time_t>(next / 1000000000ull),
                    static_cast<long>(next % 1000000000ull)};
