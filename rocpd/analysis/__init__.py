@@ -32,12 +32,13 @@ from ..device_metrics import gpu_metrics
 from ..energy import meter
 from ..memory import compute as memory_compute  # a module: rocpd.memory reads rocpd.analysis
 from ..summary.samples import missed_and_taken
-from . import attribution, bounded, cpu, quiet, rules
+from . import attribution, bounded, cpu, quiet, rules, streamed
 from .activity import COMM_PATTERN, Process, load
 from .attribution import SHORT_KERNEL_NS
 from .breakdown import analyze_process
 from .hostwork import attach_samples
 from .sites import short_site
+from .spill import pieces_of
 from .steps import choose, steps_of
 
 __all__ = ["analyze", "Analysis", "Process", "temporal_breakdown", "idle_breakdown", "step_breakdown",
@@ -128,8 +129,15 @@ class Analysis:
 
     @property
     def gaps(self):
-        """One row per GPU idle gap with its cause, per process (list, in process order)."""
+        """One row per GPU idle gap with its cause, per process (list, in process order): a
+        frame, or for a streamed process a spill.SpilledGaps whose ``pieces()`` are frames."""
         return self._core()[2]
+
+    def gap_pieces(self):
+        """(process, frame of some of its gaps, its blocking calls), every gap once."""
+        for p, gaps, blocking in zip(self.processes, self.gaps, self.blocking, strict=True):
+            for g in pieces_of(gaps):
+                yield p, g, blocking
 
     @property
     def blocking(self):
@@ -203,17 +211,27 @@ class Analysis:
 
 
 def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
-            short_ns: int = SHORT_KERNEL_NS, **filters) -> Analysis:
+            short_ns: int = SHORT_KERNEL_NS, stream_above: int | None = None,
+            **filters) -> Analysis:
     """Load ``db`` (a Connection) once and return the :class:`Analysis`. ``step``: the ROCTx range
     that marks one step (its message, or the message without a trailing number); None detects it
-    (:mod:`rocpd.analysis.steps`); "" turns steps off."""
-    procs = load(db, comm_pattern=comm_pattern, **filters)
+    (:mod:`rocpd.analysis.steps`); "" turns steps off. ``stream_above``: a process with more
+    kernel rows than that is swept in chunks, not held (:mod:`rocpd.analysis.streamed`; the
+    tables are the same, ``gaps`` are read a piece at a time); not with energy or GPU metrics,
+    whose tables read every op."""
+    meters, metrics = meter.read(db, **filters), gpu_metrics.source(db)
+    if meters or metrics is not None:
+        stream_above = None
+    procs = load(db, comm_pattern=comm_pattern, stream_above=stream_above, **filters)
     attach_samples(db, procs)
     bounded.attach(db, procs)
     name, source = choose(procs, step)
-    return Analysis(procs, name, source, short_ns, collectives=calls(db),
-                    meters=meter.read(db, **filters), gpu_metrics=gpu_metrics.source(db),
-                    memory=memory_compute.analyze_if_any(db, procs, name, **filters), **drop_counts(db))
+    a = Analysis(procs, name, source, short_ns, collectives=calls(db), meters=meters,
+                 gpu_metrics=metrics,
+                 memory=memory_compute.analyze_if_any(db, procs, name, **filters), **drop_counts(db))
+    if any(p.stream is not None for p in procs):
+        streamed.run(a)  # now: the counts of the streamed processes are read from here on
+    return a
 
 
 def drop_counts(db) -> dict:

@@ -56,6 +56,10 @@ class Process:
     streams: dict = field(default_factory=dict, repr=False)  # stream id -> name
     start: int | None = None  # the process's start (rocpd_info_process.start), None unknown
     samples: object = field(default=None, repr=False)  # hostwork.attach_samples: tid, timestamp, site
+    # A process too big to hold: its kernels are read in chunks (rocpd.analysis.chunks.GpuStream)
+    # and ``gpu`` holds its copies only; ``facts`` are the sweep's counts (streamed.py).
+    stream: object = field(default=None, repr=False)
+    facts: dict | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -64,6 +68,24 @@ class Process:
     @property
     def has_api(self) -> bool:
         return bool(len(self.api))
+
+    @property
+    def gpu_ops(self) -> int:
+        """GPU ops (kernels, copies, sets) analysed, streamed or held."""
+        return self.facts["ops"] if self.facts is not None else len(self.gpu)
+
+    def gpu_span(self) -> tuple[int, int] | None:
+        """First start and last end of the GPU ops, or None without any."""
+        if self.facts is not None:
+            return (self.facts["first"], self.facts["last"]) if self.facts["ops"] else None
+        g = self.gpu
+        return (int(g["start"].min()), int(g["end"].max())) if len(g) else None
+
+    def launched_kernels(self) -> int:
+        """Kernels whose launch call was recorded."""
+        if self.facts is not None:
+            return self.facts["launched_kernels"]
+        return int((self.gpu["launch_start"].notna() & (self.gpu["kind"] != "memory")).sum())
 
 
 # Kernels and copies as one union read row by row: what gpuload.gpu_frame reads as columns
@@ -125,8 +147,13 @@ def _frame(conn, sql, params, columns=None):
 
 
 
-def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
-    """Every process of ``db`` (after the shared filters: time window, pid, rank, kernel regex)."""
+def load(db, comm_pattern: str = COMM_PATTERN, stream_above: int | None = None,
+         **filters) -> list[Process]:
+    """Every process of ``db`` (after the shared filters: time window, pid, rank, kernel regex).
+    A part with more than ``stream_above`` kernel rows is not held: its kernels are read again in
+    chunks when swept (``p.stream``; rocpd.analysis.streamed)."""
+    from .chunks import GpuStream, stored_kernels  # chunks reads this module's preparation
+
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     ranks = rank_of(db)
@@ -147,7 +174,9 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
         pids = _as_list(flt.pid)
         for part in src.parts:
             prow = procs[procs["guid"] == part.guid]
-            gpu = gpu_frame(conn, where, params, part.guid, _schema.line_info_sql("E"))
+            streamed = stream_above is not None and stored_kernels(conn, part.guid) > stream_above
+            gpu = gpu_frame(conn, where, params, part.guid, _schema.line_info_sql("E"),
+                            **({"kernels": False} if streamed else {}))
             if (flt.include or flt.exclude) and len(gpu):
                 gpu = gpu[(gpu["op"] != "kernel") | name_mask(gpu["name"], flt)]
             gpu = gpu.reset_index(drop=True)
@@ -179,6 +208,10 @@ def load(db, comm_pattern: str = COMM_PATTERN, **filters) -> list[Process]:
                          if g == part.guid},
             )
             _join_launches(p)
+            if streamed:
+                p.stream = GpuStream(conn, where, params, part.guid, _schema.line_info_sql("E"),
+                                     flt, comm_re)
+                p.stream.copies, p.stream.index = p.gpu, launch_index(p.api)
             out.append(p)
     # Ranks in numeric order (rank 2 before rank 10, whatever the files' names), then processes
     # without a rank by host and pid: every table and the report list them so.
@@ -288,18 +321,30 @@ def _join_launches(p: Process) -> None:
     launch_start/launch_end/launch_name/launch_tid (NaN/None where none was recorded), and its
     Python line from the launch call where the op itself has none. API calls whose copy goes to
     the host are marked blocking ("d2h")."""
-    gpu, api = p.gpu, p.api
-    gpu["launch_start"] = np.nan
-    gpu["launch_end"] = np.nan
-    gpu["launch_name"] = None
-    gpu["launch_tid"] = gpu["tid"]
-    if api.empty or gpu.empty:
-        return
+    join_launches(p.gpu, launch_index(p.api))
+    mark_d2h(p.api, p.gpu)
+
+
+def launch_index(api):
+    """The launch call of each correlation id (runtime before driver, then the first), indexed by
+    id: what :func:`join_launches` looks ops up in (built once for a process read in chunks)."""
+    if api.empty:
+        return None
     prio = {c: i for i, c in enumerate(_API_PRIORITY)}
     cand = api[api["corr"] != 0].assign(_p=api["category"].map(lambda c: prio.get(c, len(prio))))
     cand = cand[~cand["category"].str.contains("SYNCHRONIZATION")]
     cand = cand.sort_values(["corr", "_p", "start"]).drop_duplicates("corr")
-    idx = cand.set_index("corr")
+    return cand.set_index("corr")
+
+
+def join_launches(gpu, idx) -> None:
+    """The launch_* columns (and missing sites) of the ops of ``gpu``, in place."""
+    gpu["launch_start"] = np.nan
+    gpu["launch_end"] = np.nan
+    gpu["launch_name"] = None
+    gpu["launch_tid"] = gpu["tid"]
+    if idx is None or gpu.empty:
+        return
     hit = gpu["corr"].isin(idx.index) & (gpu["corr"] != 0)
     corr = gpu.loc[hit, "corr"]
     gpu.loc[hit, "launch_start"] = corr.map(idx["start"]).astype(float).to_numpy()
@@ -310,6 +355,12 @@ def _join_launches(p: Process) -> None:
     if nosite.any():
         gpu.loc[nosite, "site"] = gpu.loc[nosite, "corr"].map(idx["site"]).to_numpy()
         gpu.loc[nosite, "function"] = gpu.loc[nosite, "corr"].map(idx["function"]).to_numpy()
+
+
+def mark_d2h(api, gpu) -> None:
+    """API calls whose copy (in ``gpu``) goes to the host block the host: blocking "d2h"."""
+    if api.empty or gpu.empty:
+        return
     d2h = set(gpu.loc[gpu["direction"] == "D2H", "corr"]) - {0}
     if d2h:
         mark = api["corr"].isin(d2h) & (api["blocking"] == "") & \

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .sites import short_site
+from .spill import pieces_of
 from .steps import launch_times
 
 SHORT_KERNEL_NS = 10_000  # "short": under 10 µs, about what one launch costs the host
@@ -35,6 +36,14 @@ def kernel_launch_stats(procs, short_ns: int = SHORT_KERNEL_NS):
                 GpuMeanNs=("duration", "mean"), GpuMedianNs=("duration", "median"),
                 LaunchMeanNs=("api", "mean"), LaunchDelayMeanNs=("delay", "mean"),
                 ShortPercent=("short", "mean"), ShorterThanLaunchPercent=("faster", "mean"))
+    return launch_table(out)
+
+
+def launch_table(out):
+    """The table from the figures per name (index ``name``, shares as fractions), as
+    :func:`kernel_launch_stats` and the streamed tallies (tallies.py) give them."""
+    cols = ["Name", "Calls", "GpuTotalNs", "GpuMeanNs", "GpuMedianNs", "LaunchMeanNs",
+            "LaunchDelayMeanNs", "ShortPercent", "ShorterThanLaunchPercent"]
     out["ShortPercent"] *= 100.0
     out["ShorterThanLaunchPercent"] = out["ShorterThanLaunchPercent"].astype(float) * 100.0
     out = out.reset_index().rename(columns={"name": "Name"})
@@ -72,11 +81,18 @@ def top_lines(procs, top: int | None = None):
     if g.empty:
         return g.reindex(columns=cols)
     by_name = g.groupby(["site", "name"], sort=False)["duration"].sum().reset_index()
-    top_kernel = by_name.sort_values("duration", ascending=False).drop_duplicates("site")
-    top_kernel = top_kernel.set_index("site")["name"]
     out = g.groupby("site", sort=False).agg(Function=("function", "first"),
                                             GpuTimeNs=("duration", "sum"), Ops=("duration", "size"),
                                             Kernels=("name", "nunique")).reset_index()
+    return lines_table(by_name, out, total, top)
+
+
+def lines_table(by_name, out, total: float, top: int | None = None):
+    """The table from the GPU time per (site, name) and the figures per site, in order of first
+    appearance, as :func:`top_lines` and the streamed tallies give them."""
+    cols = ["Site", "Function", "GpuTimeNs", "Percent", "Ops", "Kernels", "TopKernel", "Path"]
+    top_kernel = by_name.sort_values("duration", ascending=False).drop_duplicates("site")
+    top_kernel = top_kernel.set_index("site")["name"]
     out["Percent"] = 100.0 * out["GpuTimeNs"] / total if total else 0.0
     out["TopKernel"] = out["site"].map(top_kernel)
     out["Path"] = out["site"]
@@ -94,10 +110,12 @@ def wait_lines(blocking_by_proc, gaps_by_proc, top: int | None = None):
         if blocking.empty:
             continue
         b = blocking.assign(dur=blocking["end"] - blocking["start"], idle=0)
-        if len(gaps):
-            charged = gaps[gaps["call"] >= 0]
-            per = (charged["end"] - charged["start"]).groupby(charged["call"].to_numpy()).sum()
-            b.loc[b.index[per.index.to_numpy()], "idle"] = per.to_numpy()
+        idle = np.zeros(len(b), dtype=np.int64)
+        for g in pieces_of(gaps):  # a streamed process's gaps come in pieces
+            charged = g[g["call"] >= 0]
+            np.add.at(idle, charged["call"].to_numpy(dtype=np.int64),
+                      (charged["end"] - charged["start"]).to_numpy(dtype=np.int64))
+        b["idle"] = idle
         rows.append(b)
     if not rows:
         return pd.DataFrame(columns=cols)
@@ -118,22 +136,28 @@ def wait_lines(blocking_by_proc, gaps_by_proc, top: int | None = None):
     return out.head(top) if top else out
 
 
-def range_gpu_time(procs, top: int | None = None):
+def range_gpu_time(procs, top: int | None = None, inside: dict | None = None,
+                   total: int | None = None):
     """Per ROCTx range name: instances, host time inside them, and the GPU time of the work
-    launched inside them on the same thread (inclusive of nested ranges)."""
+    launched inside them on the same thread (inclusive of nested ranges). ``inside`` (process
+    index -> GPU ns and ops per range) and ``total`` (GPU ns): a streamed analysis's tallies."""
     cols = ["Range", "Instances", "HostNs", "GpuTimeNs", "Ops", "Percent"]
     names, host, gpu, ops = [], [], [], []
-    total = 0
-    for p in procs:
+    known = total is not None
+    total = total or 0
+    for i, p in enumerate(procs):
         r = p.ranges
         g = p.gpu
-        total += int(g["duration"].sum()) if len(g) else 0
+        total += 0 if known else (int(g["duration"].sum()) if len(g) else 0)
         if r.empty:
             continue
-        gpu_ns = np.zeros(len(r), dtype=np.int64)
-        n_ops = np.zeros(len(r), dtype=np.int64)
-        if len(g):
-            _work_inside(p, r, gpu_ns, n_ops)
+        if inside is not None:
+            gpu_ns, n_ops = inside[i]
+        else:
+            gpu_ns = np.zeros(len(r), dtype=np.int64)
+            n_ops = np.zeros(len(r), dtype=np.int64)
+            if len(g):
+                _work_inside(p, r, gpu_ns, n_ops)
         names.append(r["name"].to_numpy(dtype=object))
         host.append((r["end"] - r["start"]).to_numpy())
         gpu.append(gpu_ns)
@@ -168,8 +192,11 @@ def range_gpu_time(procs, top: int | None = None):
 
 def _work_inside(p, r, gpu_ns, n_ops) -> None:
     """GPU time and op count of the work launched inside each range of ``r`` on its thread."""
-    g = p.gpu
-    t = launch_times(p)
+    work_inside(p.gpu, launch_times(p), r, gpu_ns, n_ops)
+
+
+def work_inside(g, t, r, gpu_ns, n_ops) -> None:
+    """:func:`_work_inside` for ops ``g`` launched at ``t`` (a process's, or a chunk: added to)."""
     tid = g["launch_tid"].to_numpy()
     dur = g["duration"].to_numpy()
     rt = r["tid"].to_numpy()
@@ -181,8 +208,8 @@ def _work_inside(p, r, gpu_ns, n_ops) -> None:
         ri = np.flatnonzero(rt == th)
         a = np.searchsorted(ts, r["start"].to_numpy()[ri], side="left")
         b = np.searchsorted(ts, r["end"].to_numpy()[ri], side="left")
-        gpu_ns[ri] = cum[b] - cum[a]
-        n_ops[ri] = b - a
+        gpu_ns[ri] += cum[b] - cum[a]
+        n_ops[ri] += b - a
 
 
 def _joined(parts: list) -> np.ndarray:

@@ -25,7 +25,7 @@ LINE_COLS = ["Site", "Function", "Samples", "Percent"]
 
 
 def has_gpu_work(a) -> bool:
-    return any(len(p.gpu) for p in a.processes)
+    return any(p.gpu_ops for p in a.processes)
 
 
 def wall(p) -> tuple[int, int] | None:

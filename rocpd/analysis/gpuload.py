@@ -119,11 +119,16 @@ def shared(series: pd.Series, func) -> pd.Series:
     return pd.Series(table[codes], dtype=object, index=series.index)
 
 
-def gpu_frame(conn, where: str, params: list, guid: str, line_info: str) -> pd.DataFrame:
+def gpu_frame(conn, where: str, params: list, guid: str, line_info: str,
+              kernels: bool = True) -> pd.DataFrame:
     """The GPU work of database part ``guid`` under the filter ``where``/``params`` (rows as the
-    union of kernels then copies gives them, unsorted), with COLUMNS."""
-    cur = conn.execute(_KERNELS.format(where=where, line_info=line_info), [*params, guid])
-    kp, nk = column_pieces(cur, 9)
+    union of kernels then copies gives them, unsorted), with COLUMNS; only the copies with
+    ``kernels`` False (a streamed process reads its kernels in chunks: rocpd.analysis.chunks)."""
+    if kernels:
+        cur = conn.execute(_KERNELS.format(where=where, line_info=line_info), [*params, guid])
+        kp, nk = column_pieces(cur, 9)
+    else:
+        kp, nk = [[] for _ in range(9)], 0
     cur = conn.execute(_COPIES.format(where=where, line_info=line_info), [*params, guid])
     cp, nc = column_pieces(cur, 13)
     if nk + nc == 0:

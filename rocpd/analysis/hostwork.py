@@ -117,7 +117,7 @@ def summarise(a, select) -> HostWork:
     resumed: dict = {}
     after_ns = 0
     waits: dict = {}
-    for p, gaps, blocking in zip(a.processes, a.gaps, a.blocking, strict=True):
+    for p, gaps, blocking in a.gap_pieces():
         if gaps.empty:
             continue
         g, s, e = _windows(gaps, select(p, gaps))

@@ -15,7 +15,7 @@ GPU_RUN = "a run with GPU work: its GPU tables say where the time goes"
 
 
 def _gpu(a) -> bool:
-    return any(len(p.gpu) for p in a.processes)
+    return any(p.gpu_ops for p in a.processes)
 
 
 def _api(a) -> bool:

@@ -58,7 +58,7 @@ def waited_idle(a, kind: str, in_windows: bool = False) -> float:
     """GPU idle (ns) charged to waits of ``kind`` ("sync"/"d2h") in the steps part (only inside
     step windows with ``in_windows``)."""
     total = 0.0
-    for p, gaps, blocking in zip(a.processes, a.gaps, a.blocking, strict=True):
+    for p, gaps, blocking in a.gap_pieces():
         if gaps.empty or blocking.empty:
             continue
         m = in_scope(a, p, gaps) & (gaps["call"] >= 0).to_numpy()
@@ -78,7 +78,10 @@ def short_share(a) -> tuple[float, int]:
 
 def median_gap(a) -> float:
     """Median GPU idle gap inside the steps (or the run), ns."""
+    if "median_gap" in a._cache:  # read twice by the findings; a streamed run's gaps are on disk
+        return a._cache["median_gap"]
     lens = [(g["end"] - g["start"]).to_numpy()[(g["step"] >= 0).to_numpy() if a.step_name else
-                                                slice(None)] for g in a.gaps if len(g)]
+                                                slice(None)] for _, g, _ in a.gap_pieces() if len(g)]
     lens = [x for x in lens if len(x)]
-    return float(np.median(np.concatenate(lens))) if lens else float("inf")
+    a._cache["median_gap"] = out = float(np.median(np.concatenate(lens))) if lens else float("inf")
+    return out

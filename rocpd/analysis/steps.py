@@ -41,7 +41,11 @@ def key_of(message: str) -> str:
 
 def launch_times(p) -> np.ndarray:
     """When each GPU op of ``p`` was asked for: its launch call's start, else its own start."""
-    g = p.gpu
+    return times_of(p.gpu)
+
+
+def times_of(g) -> np.ndarray:
+    """:func:`launch_times` of a frame of GPU ops (a process's, or a chunk of it)."""
     if g.empty:
         return np.zeros(0, dtype=np.int64)
     return g["launch_start"].fillna(g["start"]).to_numpy(dtype=np.int64)
@@ -90,11 +94,11 @@ def candidates(procs) -> list[dict]:
         if r.empty:
             continue
         keys = r["name"].map(key_of)
-        times = launch_times(p)
         span_s, span_e = r["start"].to_numpy(), r["end"].to_numpy()
         counts = keys.value_counts()
         # A step repeats: names seen once are no candidates, and a trace with thousands of
         # distinct names is judged on its most repeated ones.
+        found = []
         for k in counts[counts >= 2].index[:MAX_CANDIDATES]:
             m = (keys == k).to_numpy()
             s, e, _ = _instances(r, m)
@@ -102,9 +106,12 @@ def candidates(procs) -> list[dict]:
                                       "total": 0})
             st["count"] += len(s)
             st["depth"] = min(st["depth"], int(r["depth"].to_numpy()[m].min()))
-            if times.size:
-                st["covered"] += int(_inside(times, s, e).sum())
-                st["total"] += times.size
+            found.append((st, s, e))
+        covered, n_ops = _coverage(p, [(s, e) for _, s, e in found])
+        for (st, s, e), c in zip(found, covered, strict=True):
+            if n_ops:
+                st["covered"] += c
+                st["total"] += n_ops
             else:  # no GPU work: share of the time any range covers
 
                 st["covered"] += measure(union(s, e))
@@ -114,6 +121,21 @@ def candidates(procs) -> list[dict]:
         st["coverage"] = st["covered"] / st["total"] if st["total"] else 0.0
         out.append(st)
     return sorted(out, key=lambda c: (c["depth"], -c["count"], -c["coverage"]))
+
+
+def _coverage(p, sets) -> tuple[list[int], int]:
+    """How many of ``p``'s GPU ops were launched inside each set of instances (s, e), and how
+    many ops there are: from its frame, or a chunk at a time for a streamed process."""
+    if not sets:
+        return [], 0
+    stream = getattr(p, "stream", None)
+    chunks = [launch_times(p)] if stream is None else (times_of(f) for f in stream.frames())
+    covered, n = [0] * len(sets), 0
+    for times in chunks:
+        n += times.size
+        for j, (s, e) in enumerate(sets):
+            covered[j] += int(_inside(times, s, e).sum())
+    return covered, n
 
 
 def choose(procs, step: str | None) -> tuple[str | None, str]:
@@ -185,7 +207,11 @@ def steps_of(p, name: str):
 
 def assign(p, steps) -> np.ndarray:
     """Step index of each GPU op of ``p`` (by launch time), -1 outside every step."""
-    times = launch_times(p)
+    return assign_times(launch_times(p), steps)
+
+
+def assign_times(times: np.ndarray, steps) -> np.ndarray:
+    """Step index of each launch time, -1 outside every step."""
     out = np.full(times.size, -1, dtype=np.int64)
     if steps.empty or times.size == 0:
         return out

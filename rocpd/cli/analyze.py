@@ -8,6 +8,7 @@ import rocpd
 from ..analysis import SECTIONS, analyze, bounded
 from ..analysis.quiet import GPU_RUN, grouped
 from ..analysis.steps import steps_of
+from ..analysis.streamed import STREAM_ABOVE
 from ..device_metrics import gpu_metrics
 from ..errors import RocpdError
 from ..io.output_file import open_output
@@ -57,8 +58,8 @@ def add_parser(sub) -> None:
 
 def run_start(a) -> int | None:
     """The first recorded activity (GPU op, ROCTx range or API call) of the analysed processes."""
-    firsts = [int(df["start"].min()) for p in a.processes for df in (p.gpu, p.ranges, p.api)
-              if len(df)]
+    firsts = [p.gpu_span()[0] for p in a.processes if p.gpu_ops]
+    firsts += [int(df["start"].min()) for p in a.processes for df in (p.ranges, p.api) if len(df)]
     return min(firsts) if firsts else None
 
 
@@ -94,7 +95,7 @@ def run(args) -> int:
     step = step_of(args)
     top = top_of(args)
     with rocpd.connect(*inputs_of(args)) as db:
-        a = analyze(db, step=step, **filters_of(args))
+        a = analyze(db, step=step, stream_above=STREAM_ABOVE, **filters_of(args))
         t0 = run_start(a)
         if args.format == "text":
             print(_header(db, a))

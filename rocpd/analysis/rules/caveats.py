@@ -24,7 +24,7 @@ def caveats(a) -> list[Finding]:
         out.append(Finding("missed-samples", title, SAMPLES_MISSED_ADVICE,
                            1.0 if share >= 0.01 else 0.0,
                            level="caveat" if share >= 0.01 else "info"))
-    if not any(len(p.gpu) for p in a.processes):
+    if not any(p.gpu_ops for p in a.processes):
         cpu = any(len(p.ranges) for p in a.processes) or \
             any(p.samples is not None and len(p.samples) for p in a.processes)
         out.append(Finding("no-gpu-work", "no GPU work was recorded: " + (
@@ -38,7 +38,7 @@ def caveats(a) -> list[Finding]:
                            "time is idle for reasons the trace cannot tell: no API calls recorded",
                            "trace the runtime API too (rocprof run --sys-trace or --runtime-trace)",
                            0.5, level="caveat"))
-    if a.step_source == "none" and any(len(p.gpu) for p in a.processes):
+    if a.step_source == "none" and any(p.gpu_ops for p in a.processes):
         out.append(Finding("no-steps", "no step range found: the whole run is analysed as one",
                            "wrap each iteration in roctx.range(\"step\") (or name one with --step)",
                            0.0, level="info"))

@@ -52,8 +52,8 @@ def slow_collectives(a) -> list[Finding]:
     if ref is None:
         return []
     ref_gbs, ref_what = ref
-    span = sum(float(p.gpu["end"].max() - p.gpu["start"].min()) for p in a.processes
-               if len(p.gpu)) or 1.0
+    span = sum(float(p.gpu_span()[1] - p.gpu_span()[0]) for p in a.processes
+               if p.gpu_ops) or 1.0
     s = summary(calls[calls["size_bytes"] >= LARGE_BYTES])
     slow = s[s["BusBwGBs"] < SLOW_SHARE * ref_gbs]
     if slow.empty:

@@ -35,8 +35,7 @@ def _waits_of(a, kind):
 
 def _launches(a) -> int:
     """Kernel launches seen as API calls (copies are not kernel launches)."""
-    return sum(int((p.gpu["launch_start"].notna() & (p.gpu["kind"] != "memory")).sum())
-               for p in a.processes)
+    return sum(p.launched_kernels() for p in a.processes)
 
 
 def _wait_phrase(a, kind) -> tuple[str, list[str]]:
@@ -238,7 +237,7 @@ def startup(a) -> list[Finding]:
         if mine.empty:
             continue
         first = [p.start] if p.start else []
-        first += [int(p.gpu["start"].min())] if len(p.gpu) else []
+        first += [p.gpu_span()[0]] if p.gpu_ops else []
         first += [int(p.api["start"].min())] if len(p.api) else []
         first += [int(p.ranges["start"].min())] if len(p.ranges) else []
         t0 = min(first)
