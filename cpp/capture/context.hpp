@@ -137,6 +137,14 @@ uint32_t intern(std::string_view s) noexcept;
 using SiteResolveFn = uint32_t (*)(uint64_t key, bool wait, bool* pending);
 void set_site_resolver(SiteResolveFn fn);
 uint32_t resolve_site(uint64_t key, bool wait, bool* pending);  // 0 when none is installed
+// A stream handle as a runtime library names it (cudaStream_t; 0: the legacy default stream of
+// the calling thread's current context) → the id the GPU's own records carry for that stream
+// (CUPTI's streamId), so that an allocator's row joins its stream's kernels. Installed by the
+// backend that traces GPU records, while it runs; 0 when none is or the handle is unknown.
+// Called on the library's thread (the id of stream 0 depends on its current context).
+using StreamIdFn = uint32_t (*)(uint64_t handle) noexcept;
+void set_stream_id_fn(StreamIdFn fn);
+uint32_t stream_id(uint64_t handle) noexcept;
 }  // namespace capture
 
 }  // namespace rocprof

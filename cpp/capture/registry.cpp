@@ -38,6 +38,17 @@ uint32_t resolve_site(uint64_t key, bool wait, bool* pending) {
   return fn != nullptr && key != 0 ? fn(key, wait, pending) : 0;
 }
 
+namespace {
+std::atomic<StreamIdFn> g_stream_id{nullptr};
+}  // namespace
+
+void set_stream_id_fn(StreamIdFn fn) { g_stream_id.store(fn, std::memory_order_release); }
+
+uint32_t stream_id(uint64_t handle) noexcept {
+  const StreamIdFn fn = g_stream_id.load(std::memory_order_acquire);
+  return fn != nullptr ? fn(handle) : 0;
+}
+
 uint32_t intern(std::string_view s) noexcept {
   const InternFn fn = g_intern.load(std::memory_order_acquire);
   return fn != nullptr ? fn(s) : 0;

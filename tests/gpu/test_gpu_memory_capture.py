@@ -20,7 +20,7 @@ prints the figures (events, peaks, streams) for RESULTS.md."""
 import json
 
 import pytest
-from gpuutil import ROOT, query, rocprof_run
+from gpuutil import ROOT, load_json_line, query, rocprof_run
 
 torch = pytest.importorskip("torch")
 PROGRAMS = ROOT / "tests/gpu/programs"
@@ -85,7 +85,8 @@ def runs(tmp_path_factory):
             ("memory_oom.py", "memory_oom.py", "--memory-allocation-trace", ["--chunk-gib", "8"],
              False),
             ("allocator-trace", "memory_peak.py", "--allocator-trace",
-             ["--steps", "4", "--peak-step", "2"], True)):
+             ["--steps", "4", "--peak-step", "2"], True),
+            ("memory_streams.py", "memory_streams.py", "--memory-allocation-trace", [], True)):
         tmp = tmp_path_factory.mktemp(key.replace(".py", ""))
         db, p = rocprof_run(tmp, flag, str(PROGRAMS / name), *args, check=ok)
         out[key] = (db, p)
@@ -100,7 +101,6 @@ def test_peaks_from_the_rows_match_torchs_own(runs, name):
     ours = [r for r in rows if r[0].startswith("TORCH_ALLOCATOR_")]
     allocated, reserved = _peaks(ours)
     streams = sorted({r[7] for r in ours})
-    # Not asserted (the allocator's rows carry 0 for now): what kernels' stream ids look like.
     kernel_streams = [s for (s,) in query(db, "SELECT DISTINCT stream_id FROM rocpd_kernel_dispatch")]
     print(json.dumps({"program": name, "allocator_rows": len(ours),
                       "meta": {k: v for k, v in meta.items() if k.startswith("rocprof.memory.")},
@@ -113,6 +113,22 @@ def test_peaks_from_the_rows_match_torchs_own(runs, name):
     assert allocated == pytest.approx(stats["allocated_bytes.all.peak"], rel=0.01)
     assert reserved == pytest.approx(stats["reserved_bytes.all.peak"], rel=0.01)
     assert {r[2] for r in ours} == {"VIRTUAL"}
+    # Each row names its stream as the kernels do (CUPTI's ids), so the two join.
+    assert set(streams) <= set(kernel_streams), (streams, kernel_streams)
+
+
+def test_rows_on_a_side_stream_carry_that_streams_id(runs):
+    db, p = runs["memory_streams.py"]
+    rows, _ = _read(db)
+    blocks = [r for r in rows if r[0] == "TORCH_ALLOCATOR_BLOCK" and r[1] == "ALLOC"
+              and r[6] == 4 << 20]
+    kernels = query(db, "SELECT stream_id, count(*) FROM rocpd_kernel_dispatch GROUP BY 1")
+    print(json.dumps({"block_streams": sorted({r[7] for r in blocks}), "kernel_streams": kernels,
+                      "driver": load_json_line(p.stdout)}))
+    # Two tensors and a temporary on each stream; each stream's kernels ran on the same ids.
+    assert len(blocks) == 4, blocks
+    assert len({r[7] for r in blocks}) == 2, blocks
+    assert {r[7] for r in blocks} == {s for s, _ in kernels}, (blocks, kernels)
 
 
 def test_the_allocator_alone_matches_torch_without_runtime_rows(runs):

@@ -98,6 +98,18 @@ void graph_node(CUpti_CallbackId cbid, const CUpti_ResourceData* rd) {
   graphs::node_created(id, site);
 }
 
+// capture::stream_id for libraries that name streams by handle (PyTorch's caching allocator):
+// CUPTI's id of the stream, the one its kernel and copy records carry. Stream 0 is the calling
+// thread's current context's legacy default stream.
+uint32_t stream_id_of(uint64_t handle) noexcept {
+  uint32_t id = 0;
+  const Api* a = g_api;
+  if (a == nullptr ||
+      a->cuptiGetStreamIdEx(nullptr, reinterpret_cast<CUstream>(handle), 0, &id) != CUPTI_SUCCESS)
+    return 0;
+  return id;
+}
+
 // The callback API: ENTER of a selected runtime/driver function, on the calling thread (and
 // EXIT, for the runtime-call depth and the counters' launches).
 void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -498,6 +510,7 @@ void on_start(CaptureContext& c, const CuptiSettings& asked, const KernelNameSet
   g_poll_stop = false;
   g_poller = new std::thread(poll_loop);
   g_active = true;
+  capture::set_stream_id_fn(&stream_id_of);
   uint32_t version = 0;
   a.cuptiGetVersion(&version);
   note(c, "on");
@@ -524,6 +537,7 @@ void on_stop(CaptureContext& c) {
   for (CUpti_ActivityKind k : g_enabled) a.cuptiActivityDisable(k);
   a.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   a.cuptiActivityFlushPeriod(0);
+  capture::set_stream_id_fn(nullptr);
   if (g_subscriber != nullptr) a.cuptiUnsubscribe(g_subscriber);
   g_subscriber = nullptr;
   // Last: disabling PM sampling may finalise CUPTI state the flushes above still need.
@@ -568,6 +582,7 @@ void on_fork_child() {
   // The child inherits CUPTI's memory but no working driver: never call CUPTI here.
   g_forked_child = true;
   g_active = false;
+  capture::set_stream_id_fn(nullptr);
   counters::fork_child();
   pc::fork_child();
   pm::fork_child();

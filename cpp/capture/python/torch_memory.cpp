@@ -41,6 +41,25 @@ void (*g_listener)(void) = nullptr;
 std::string g_source;          // "" until the observer says
 bool g_started_sites = false;  // this backend started the launch sites (no GPU backend did)
 
+// The GPU records' id of the stream the allocator named by handle (capture::stream_id: a call
+// into the GPU backend), remembered per thread for the last few (handle, device) pairs: a
+// thread's allocations go to one or two streams, and stream 0 means another stream on each
+// device. Id 0: unknown (no GPU backend runs), asked again next time.
+uint32_t stream_id_of(uint64_t handle, int32_t device) noexcept {
+  struct Entry {
+    uint64_t handle;
+    int32_t device;
+    uint32_t id;
+  };
+  static thread_local Entry cache[4] = {};
+  static thread_local uint32_t next = 0;
+  for (const Entry& e : cache)
+    if (e.id != 0 && e.handle == handle && e.device == device) return e.id;
+  const uint32_t id = capture::stream_id(handle);
+  if (id != 0) cache[next++ & 3] = Entry{handle, device, id};
+  return id;
+}
+
 uint32_t os_tid() noexcept {
   static thread_local uint32_t tid = 0;
   if (tid == 0) tid = static_cast<uint32_t>(syscall(SYS_gettid));
@@ -140,6 +159,7 @@ void event(const rp_alloc_event* e) noexcept {
   a.address = kind == RP_ALLOC_OOM ? 0 : e->address;
   a.bytes = e->size;
   a.stream_handle = e->stream;
+  a.stream_id = stream_id_of(e->stream, e->device);
   a.callsite_id = id;
   if (id == 0 && key != 0) {
     r.flags |= kFlagSiteKey;

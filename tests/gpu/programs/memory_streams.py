@@ -1,7 +1,7 @@
-"""Probe (not a test): do the driver's stream ids (cuStreamGetId, CUDA 12+) equal the stream ids
-CUPTI gives kernels? Run under `rocprof run --kernel-trace`; prints each stream's handle and
-driver id, one JSON line; compare with `SELECT DISTINCT stream_id FROM rocpd_kernel_dispatch`.
-(The caching allocator names streams by handle; its rows carry stream_id 0 until mapped.)"""
+"""Allocations on two streams (tests/gpu/test_gpu_memory_capture.py): 4 MiB tensors made on the
+default stream and on a side stream, each with a kernel there. Under rocprof the caching
+allocator's rows must carry the stream ids the kernels of the same stream carry. Prints one JSON
+line: each stream's handle and the driver's id of it (cuStreamGetId, CUDA 12+)."""
 
 import ctypes
 import json
