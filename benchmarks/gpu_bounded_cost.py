@@ -80,7 +80,9 @@ def main() -> None:
         row = {"round": r, "order": order, "step_ms": {k: got[k][0]["step_ms_median"]
                                                        for k in kinds},
                "cost_us_per_kernel": cost, "bounded_minus_full": cost["bounded"] - cost["full"],
-               "cpu_s": {k: round(got[k][1], 2) for k in kinds}}
+               "cpu_s": {k: round(got[k][1], 2) for k in kinds},
+               "loop_thread": {k: got[k][0].get("loop_thread") for k in kinds},
+               "threads_cpu_s": {k: got[k][0].get("threads_cpu_s") for k in kinds}}
         rows.append(row)
         print(json.dumps(row), flush=True)
     print(f"kernels per step ~{kernels_per_step:.1f}; {a.rounds} rounds, {a.steps} steps each")

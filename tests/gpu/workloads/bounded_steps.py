@@ -4,10 +4,14 @@ a ROCTx range "step N", with three slow steps planted on purpose, each of anothe
   KERNELS  the step launches 1,000 extra GEMMs
   PAGEABLE the step copies 512 MB from the GPU into pageable host memory
 Prints one JSON line: the planted steps, the loop's seconds and the median time of the other
-steps (what a profiler's cost per kernel is read from: the planted steps vary by themselves)."""
+steps (what a profiler's cost per kernel is read from: the planted steps vary by themselves),
+the loop's thread's own counts over the loop (page faults, context switches: how a profiler's
+other threads reach the measured one) and each thread's CPU seconds at the end."""
 
 import argparse
 import json
+import os
+import resource
 import statistics
 import time
 
@@ -40,6 +44,7 @@ def main():
     for _ in range(5):  # CUDA, cuBLAS and the allocator set up before the measured steps
         step()
     torch.cuda.synchronize()
+    ru0 = resource.getrusage(resource.RUSAGE_THREAD)
     t0 = time.perf_counter()
     times = []
     for i in range(n):
@@ -56,8 +61,30 @@ def main():
         if i not in planted.values():
             times.append(time.perf_counter() - t)
     torch.cuda.synchronize()
-    print(json.dumps({"planted": planted, "steps": n, "loop_s": time.perf_counter() - t0,
-                      "step_ms_median": 1e3 * statistics.median(times)}))
+    loop_s = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_THREAD)
+    loop_thread = {k: getattr(ru1, k) - getattr(ru0, k)
+                   for k in ("ru_minflt", "ru_majflt", "ru_nvcsw", "ru_nivcsw", "ru_utime",
+                             "ru_stime")}
+    print(json.dumps({"planted": planted, "steps": n, "loop_s": loop_s,
+                      "step_ms_median": 1e3 * statistics.median(times),
+                      "loop_thread": loop_thread, "threads_cpu_s": threads_cpu()}))
+
+
+def threads_cpu():
+    """{thread name: CPU seconds} of this process's threads (names repeat: summed)."""
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        out[name] = round(out.get(name, 0) + (int(fields[11]) + int(fields[12])) / tick, 2)
+    return out
 
 
 if __name__ == "__main__":
