@@ -19,6 +19,9 @@
 #include "capture/amd_layers.hpp"
 #include "capture/context.hpp"
 #include "capture/settings.hpp"
+#if ROCPROF_SDK_DEVICE_COUNTING
+#include "device_counting.hpp"
+#endif
 #include "rocprof/info.hpp"
 #include "sdk_api.hpp"
 
@@ -374,6 +377,9 @@ int tool_initialize(rocprofiler_client_finalize_t, void*) {
   std::lock_guard<std::mutex> g(g_mu);
   g_initialized = true;
   if (g_forked) return 0;
+#if ROCPROF_SDK_DEVICE_COUNTING
+  dc::initialize(g_api.library);  // GPU metrics (device_counting.hpp), configured here too
+#endif
   if (!g_session || !g_asked.enabled) {
     g_status =
         "off: rocprofiler-sdk started before PC sampling was asked (the session must "
@@ -394,6 +400,9 @@ int tool_initialize(rocprofiler_client_finalize_t, void*) {
 void tool_finalize(void*) {
   std::lock_guard<std::mutex> g(g_mu);
   if (g_forked) return;
+#if ROCPROF_SDK_DEVICE_COUNTING
+  dc::finalize();
+#endif
   drain(true);
   g_sdk_finalized = true;
 }
