@@ -1,0 +1,102 @@
+"""Regression guard for B3 (call-stack sampling at 10 kHz): the CPU a sampled process uses
+against the same program under `rocprof run` without sampling, in the same alternated rounds,
+for both sampling methods, each above its floor measured in the same rounds.
+
+The goal (<= 1.05x the workload's CPU at 10 kHz) is benchmarks/b3_sampling.py's, measured there
+with quartiles and py-spy beside. What no sampler can come under is the machine's: a signal
+sampler pays the kernel's timer interrupt and signal delivery per sample, a reader thread its
+wake-up; the C floor program (benchmarks/data/b3_signal_floor.c) measures both here, in the same
+rounds, and the guard reads the sampler's cost above them. The figure is the sampled process's
+CPU (every thread of it: the workload, our reader, resolver and storage threads) as the workload
+reads it when it ends, the fastest of a few runs per kind: on a shared CI box CPU time hardly
+moves with other load, and a run that lost the CPU is only ever slower.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import ROOT
+
+# Timed: `make test` runs these alone, after the parallel pass (pyproject.toml, `timing`).
+pytestmark = pytest.mark.timing
+
+ROUNDS = 5
+HZ = "10000"
+ITERATIONS = "300"  # ~0.4 s of CPU on the CPU box: ~4,000 samples a run
+FLOOR_ITERATIONS = "100000000"
+# Ratio above the floor's ratio, fastest runs (i.e. CPU per sample above the floor's per tick,
+# over the period: 0.01 = 1 us a sample at 10 kHz). Measured on the CPU box (2 shared cores,
+# Python 3.11, load 3-8, ten runs of this test): signal method 1.06-1.10 against a signal floor
+# of 1.03-1.06, thread method 1.06-1.11 against a wake-up floor of 1.01-1.09: -0.01..+0.09
+# above it. Round 3 on a slower VM of the same box (signal floor 1.25) read +0.04..+0.09 for
+# the signal method in its benchmark. The limit holds those with room; a
+# build that spins 20 us more a sample (in the signal handler, and in the reader's look) failed
+# it on the CPU box: +0.29 signal, +0.19 thread.
+MAX_ABOVE_FLOOR = 0.15
+
+
+def _run(argv: list[str], env: dict, split: Path) -> float:
+    """CPU seconds of the workload's process (all its threads) when the workload ended."""
+    r = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 0, f"{' '.join(argv)} exited {r.returncode}: {r.stderr[-2000:]}"
+    ns = [int(x) for x in split.read_text().split()]
+    split.unlink()
+    return sum(ns) * 1e-9
+
+
+def test_sampling_at_10khz_costs_little_above_the_machines_floor(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import b3_sampling as b3
+
+    floor = b3.floor_program(tmp_path)
+    if floor is None:
+        pytest.skip("no C compiler: the floor program cannot be built, and without it the ratio means little")
+    script = tmp_path / "work.py"
+    script.write_text(b3.WORKLOAD)
+    split = tmp_path / "threads.txt"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(ROOT)]))
+    run = [sys.executable, "-m", "rocprof", "run"]
+    work = [str(script), ITERATIONS, str(split)]
+    configs = {
+        "unsampled": [*run, "-d", str(tmp_path / "u"), *work],
+        "signal": [*run, "--sample", HZ, "-d", str(tmp_path / "s"), *work],
+        "thread": [*run, "--sample", HZ, "--sampling-method", "thread", "-d", str(tmp_path / "t"), *work],
+    }
+    floors = {
+        "none": [str(floor), "0", FLOOR_ITERATIONS],
+        "signal": [str(floor), HZ, FLOOR_ITERATIONS],
+        "thread": [str(floor), HZ, FLOOR_ITERATIONS, "thread"],
+    }
+    cpu: dict[str, list[float]] = {k: [] for k in configs}
+    floor_cpu: dict[str, list[float]] = {k: [] for k in floors}
+    for _ in range(ROUNDS):
+        for name, argv in configs.items():
+            cpu[name].append(_run(argv, env, split))
+        for name, argv in floors.items():
+            out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout.split()
+            floor_cpu[name].append(float(out[0]))
+    best = {k: min(v) for k, v in cpu.items()}
+    best_floor = {k: min(v) for k, v in floor_cpu.items()}
+    figures = {}
+    for method in ("signal", "thread"):
+        ratio = best[method] / best["unsampled"]
+        floor_ratio = best_floor[method] / best_floor["none"]
+        figures[method] = (ratio, floor_ratio, ratio - floor_ratio)
+    print("B3 guard:", {m: tuple(round(x, 3) for x in f) for m, f in figures.items()})
+    worst = max(above for _, _, above in figures.values())
+    assert worst <= MAX_ABOVE_FLOOR, (
+        f"regression guard B3: sampling at {HZ} Hz costs more than {MAX_ABOVE_FLOOR:.2f} of the program's "
+        "CPU above the machine's floor; fastest of "
+        f"{ROUNDS} alternated runs: "
+        + "; ".join(
+            f"{m} method {r:.3f}x the unsampled run, floor {f:.3f}x, above it {a:+.3f}"
+            for m, (r, f, a) in figures.items()
+        )
+        + f"; CPU s: {', '.join(f'{k} {v:.3f}' for k, v in best.items())}"
+        "; benchmarks/b3_sampling.py --rates 10000 shows where each sample's CPU goes"
+    )
