@@ -212,13 +212,13 @@ class Analysis:
 
 def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
             short_ns: int = SHORT_KERNEL_NS, stream_above: int | None = None,
-            **filters) -> Analysis:
+            head: int | None = None, **filters) -> Analysis:
     """Load ``db`` (a Connection) once and return the :class:`Analysis`. ``step``: the ROCTx range
     that marks one step (its message, or the message without a trailing number); None detects it
     (:mod:`rocpd.analysis.steps`); "" turns steps off. ``stream_above``: a process with more
     kernel rows than that is swept in chunks, not held (:mod:`rocpd.analysis.streamed`; the
-    tables are the same, ``gaps`` are read a piece at a time); not with energy or GPU metrics,
-    whose tables read every op."""
+    tables are the same, ``gaps`` are read a piece at a time; ``head``: the first ops of each
+    stream kept for a timeline); not with energy or GPU metrics, whose tables read every op."""
     meters, metrics = meter.read(db, **filters), gpu_metrics.source(db)
     if meters or metrics is not None:
         stream_above = None
@@ -230,7 +230,7 @@ def analyze(db, step: str | None = None, comm_pattern: str = COMM_PATTERN,
                  gpu_metrics=metrics,
                  memory=memory_compute.analyze_if_any(db, procs, name, **filters), **drop_counts(db))
     if any(p.stream is not None for p in procs):
-        streamed.run(a)  # now: the counts of the streamed processes are read from here on
+        streamed.run(a, head)  # now: the counts of the streamed processes are read from here on
     return a
 
 

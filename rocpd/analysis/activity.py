@@ -60,6 +60,17 @@ class Process:
     # and ``gpu`` holds its copies only; ``facts`` are the sweep's counts (streamed.py).
     stream: object = field(default=None, repr=False)
     facts: dict | None = field(default=None, repr=False)
+    gpu_head: object = field(default=None, repr=False)  # streamed: each stream's first ops
+
+    def gpu_streams(self):
+        """((agent, stream), ops, how many) per stream in order: the ops all, or a streamed
+        process's first ones (``gpu_head``, with ``facts["tracks"]``' counts)."""
+        g = self.gpu if self.stream is None else self.gpu_head
+        if g is None or not len(g):
+            return
+        for key, ops in g.groupby(["agent", "stream"], sort=True):
+            yield key, ops, (len(ops) if self.stream is None else
+                             self.facts["tracks"][(int(key[0]), int(key[1]))])
 
     @property
     def label(self) -> str:

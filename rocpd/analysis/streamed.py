@@ -22,16 +22,17 @@ from .breakdown import analyze_process
 from .spill import SpilledGaps
 from .steps import assign_times, steps_of, times_of
 from .sweep import GpuSweep, StepWindows
-from .tallies import AfterSites, LaunchTally, LinesTally, RangesTally
+from .tallies import AfterSites, Heads, LaunchTally, LinesTally, RangesTally
 
 # Kernel rows of one process past which the commands sweep it instead of holding it: a held
 # million costs ~0.5 GB, a swept one its chunk (~60 MB) and 8 bytes a kernel.
 STREAM_ABOVE = 1_000_000
 
 
-def run(a) -> None:
+def run(a, head: int | None = None) -> None:
     """Sweep every process of Analysis ``a`` once: its core tables and the tables that read every
-    op go into ``a``'s cache, each streamed process's counts into ``p.facts``."""
+    op go into ``a``'s cache, each streamed process's counts into ``p.facts``; with ``head``, the
+    first ``head`` ops of each of its streams into ``p.gpu_head`` (tallies.Heads)."""
     procs = a.processes
     launch, lines, ranges = LaunchTally(a.short_ns), LinesTally(), RangesTally(procs)
     run_rows, per_step, gaps, blocking, steps, parts = [], [], [], [], [], []
@@ -41,7 +42,7 @@ def run(a) -> None:
             r, s, g, b, pt = analyze_process(p, st)
             _tally(i, p.gpu, launch, lines, ranges)
         else:
-            r, s, g, b, pt = _sweep(p, i, st, launch, lines, ranges)
+            r, s, g, b, pt = _sweep(p, i, st, launch, lines, ranges, head)
         run_rows += r
         per_step += s
         gaps.append(g)
@@ -81,7 +82,7 @@ def _windows(p, st) -> dict:
     return {ag: w.windows() for ag, w in found.items()}
 
 
-def _sweep(p, i, st, launch, lines, ranges):
+def _sweep(p, i, st, launch, lines, ranges, head=None):
     """analyze_process's (run rows, step rows, gaps, blocking, part rows) for a streamed
     process, the gaps spilled; the tallies fed on the way."""
     n = len(st)
@@ -91,8 +92,11 @@ def _sweep(p, i, st, launch, lines, ranges):
     spilled = SpilledGaps()
     sweeps: dict = {}
     facts = {"ops": 0, "first": None, "last": None, "launched_kernels": 0}
+    heads = Heads(head) if head else None
     for chunk in p.stream.frames():
         _tally(i, chunk, launch, lines, ranges)
+        if heads is not None:
+            heads.feed(chunk)
         after.feed(chunk)
         _count(facts, chunk)
         agent = chunk["agent"].to_numpy()
@@ -111,6 +115,8 @@ def _sweep(p, i, st, launch, lines, ranges):
         run_rows.append(r)
         step_rows += s
         part_rows += pt
+    if heads is not None:
+        p.gpu_head, facts["tracks"] = heads.frame(), heads.counts
     p.facts = facts
     return run_rows, step_rows, spilled, after.finish(), part_rows
 

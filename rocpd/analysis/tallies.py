@@ -180,3 +180,28 @@ class AfterSites:
         if len(self.blocking):  # an empty one keeps blocking_calls' own (empty) column
             self.blocking["after_site"] = self.site
         return self.blocking
+
+
+class Heads:
+    """The first ``n`` ops of each (GPU, stream) of a streamed process and how many there are:
+    what the report's timeline draws of it (its first slices by start, up to a budget)."""
+
+    COLUMNS = ["agent", "stream", "start", "end", "name", "kind", "site"]
+
+    def __init__(self, n: int):
+        self.n = n
+        self.kept: dict = {}  # (agent, stream) -> [frames]
+        self.counts: dict = {}
+
+    def feed(self, chunk) -> None:
+        for key, rows in chunk.groupby(["agent", "stream"], sort=False).indices.items():
+            key = (int(key[0]), int(key[1]))
+            have = self.counts.get(key, 0)
+            self.counts[key] = have + len(rows)
+            room = max(0, self.n - have)
+            if room:
+                self.kept.setdefault(key, []).append(chunk.iloc[rows[:room]][self.COLUMNS])
+
+    def frame(self):
+        parts = [f for key in sorted(self.kept) for f in self.kept[key]]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=self.COLUMNS)

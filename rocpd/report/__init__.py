@@ -16,6 +16,7 @@ import datetime
 import os
 
 from ..analysis import analyze
+from ..analysis.streamed import STREAM_ABOVE
 from ..errors import RocpdError
 from ..io.output_file import open_output, write_bytes
 from ..summary.core import cached
@@ -35,7 +36,10 @@ def context(db, top: int = 20, units: str = "us", title: str = "rocpd report", s
         from ..diff import diff as run_diff
 
         diff = run_diff(baseline, db, step=step, **filters)
-    return Context(db, analyze(db, step=step, **filters), top=top, units=units, title=title,
+    # A process too big to hold is swept (rocpd.analysis.streamed), keeping the first ops of
+    # each stream that the timeline can draw.
+    a = analyze(db, step=step, stream_above=STREAM_ABOVE, head=max_slices, **filters)
+    return Context(db, a, top=top, units=units, title=title,
                    filters=filters, perfetto=perfetto, perfetto_note=perfetto_note,
                    max_slices=max_slices, diff=diff)
 
@@ -191,10 +195,13 @@ def _facts(ctx) -> list[tuple[str, str]]:
     procs = a.processes
     ranks = sorted({p.rank for p in procs if p.rank is not None})
     hosts = sorted({p.host for p in procs if p.host})
-    firsts = [int(df["start"].min()) for p in procs for df in (p.gpu, p.ranges, p.api) if len(df)]
-    lasts = [int(df["end"].max()) for p in procs for df in (p.gpu, p.ranges, p.api) if len(df)]
+    spans = [p.gpu_span() for p in procs if p.gpu_ops]
+    firsts = [s[0] for s in spans] + [int(df["start"].min()) for p in procs
+                                      for df in (p.ranges, p.api) if len(df)]
+    lasts = [s[1] for s in spans] + [int(df["end"].max()) for p in procs
+                                     for df in (p.ranges, p.api) if len(df)]
     span = (max(lasts) - min(firsts)) / 1e6 if firsts else 0.0
-    gpu_ops = sum(len(p.gpu) for p in procs)
+    gpu_ops = sum(p.gpu_ops for p in procs)
     steps = {"given": f"'{a.step_name}' (given)", "detected": f"'{a.step_name}' (detected)",
              "none": "none found: the whole run is analysed", "off": "off"}[a.step_source]
     drops = db.dropped_records()

@@ -45,7 +45,7 @@ def findings(ctx) -> Section:
 
 def timeline(ctx) -> Section:
     if not ctx.html:  # a PNG of the GPU work (figures.timeline), where there is some
-        if not any(len(p.gpu) for p in ctx.analysis.processes):
+        if not any(p.gpu_ops for p in ctx.analysis.processes):
             return Section("timeline", "Timeline", "", "_No GPU work recorded: no timeline to draw._\n")
         return Section("timeline", "Timeline", "", "",
                        {"timeline": lambda: figures.timeline(ctx.analysis)})

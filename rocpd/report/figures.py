@@ -97,17 +97,19 @@ def top_lines(a, top: int = 15):
 def timeline(a, max_slices: int = 50_000):
     """GPU work per process/GPU/stream over the analysed window: the steps when there are steps
     (the first ones, up to ``max_slices`` ops), else from the first GPU activity."""
-    procs = [p for p in a.processes if len(p.gpu)]
+    procs = [p for p in a.processes if p.gpu_ops]
     if not procs:
         return None
-    lo = min(int(p.gpu["start"].min()) for p in procs)
+    lo = min(p.gpu_span()[0] for p in procs)
     if len(a.steps):
         lo = min(lo, int(a.steps["start"].min()))
     rows = []
+    total = 0  # ops in all (a streamed process's rows are its streams' first ops)
     for p in procs:
-        for (agent, stream), ops in p.gpu.groupby(["agent", "stream"], sort=True):
+        for (agent, stream), ops, n in p.gpu_streams():
             idx = p.agents.get(int(agent), (int(agent), ""))[0]
             rows.append((f"{p.label} · GPU {idx} · {p.streams.get(int(stream), stream)}", ops))
+            total += n
     allstarts = np.sort(np.concatenate([o["start"].to_numpy() for _, o in rows]))
     hi_cut = allstarts[min(max_slices, allstarts.size) - 1]
     fig, ax = _plt().subplots(figsize=(12, 0.5 * len(rows) + 1.8))
@@ -129,7 +131,7 @@ def timeline(a, max_slices: int = 50_000):
     ax.set_yticks(range(len(rows)), [_short(r[0], 40) for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel("ms from the first " + ("step" if len(a.steps) else "GPU activity"))
-    shown = f" (first {max_slices} ops)" if allstarts.size > max_slices else ""
+    shown = f" (first {max_slices} ops)" if total > max_slices else ""
     ax.set_title(f"GPU timeline{shown}; shaded: every other step")
     handles, names = ax.get_legend_handles_labels()
     uniq = dict(zip(names, handles, strict=True))

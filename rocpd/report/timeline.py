@@ -85,13 +85,14 @@ def build(db, a, max_slices: int = MAX_SLICES) -> dict:
     budget = max_slices
     dropped = 0
 
-    def add_track(label, group, kind, starts, ends, labels, colors, hints=None):
+    def add_track(label, group, kind, starts, ends, labels, colors, hints=None, total=None):
         nonlocal budget, dropped
         starts = np.asarray(starts, dtype=np.int64)
         ends = np.asarray(ends, dtype=np.int64)
         n = starts.size
-        if n > budget:
-            dropped += n - budget
+        total = n if total is None else total  # a streamed process's track: its first ops only
+        if total > budget:
+            dropped += total - budget
             keep = np.argsort(starts, kind="stable")[:budget]
             keep.sort()
             starts, ends = starts[keep], ends[keep]
@@ -114,13 +115,12 @@ def build(db, a, max_slices: int = MAX_SLICES) -> dict:
         groups.append({"label": f"{p.label} · pid {p.pid}" + (f" · {p.host}" if p.host else "")
                        if p.rank is not None else f"pid {p.pid}" + (f" · {p.host}" if p.host else ""),
                        "command": p.command[:200]})
-        g = p.gpu
-        for (agent, stream), ops in (g.groupby(["agent", "stream"], sort=True) if len(g) else []):
+        for (agent, stream), ops, total in p.gpu_streams():
             idx, gname = p.agents.get(int(agent), (int(agent), ""))
             label = f"GPU {idx} · {p.streams.get(int(stream), f'stream {stream}')}"
             hints = _short_sites(ops["site"])
             order.append((0, gi, label, ops["start"].to_numpy(), ops["end"].to_numpy(),
-                          list(ops["name"]), ops["kind"].map(COLORS).to_numpy(), hints))
+                          list(ops["name"]), ops["kind"].map(COLORS).to_numpy(), hints, total))
         blocking = a.blocking[gi] if gi < len(a.blocking) else None
         for tid in sorted(set(np.unique(p.ranges["tid"]).tolist())
                           | set(np.unique(p.api["tid"]).tolist())):
@@ -130,7 +130,7 @@ def build(db, a, max_slices: int = MAX_SLICES) -> dict:
             r = p.ranges.loc[(p.ranges["tid"] == tid).to_numpy(), ["start", "end", "name"]]
             if len(r):
                 order.append((1, gi, f"{base} · ROCTx", r["start"].to_numpy(), r["end"].to_numpy(),
-                              list(r["name"]), np.full(len(r), COLORS["range"]), None))
+                              list(r["name"]), np.full(len(r), COLORS["range"]), None, None))
             if blocking is not None and len(blocking):
                 w = blocking[blocking["tid"] == tid]
                 if len(w):
@@ -138,19 +138,21 @@ def build(db, a, max_slices: int = MAX_SLICES) -> dict:
                              (f"after {short_site(x)}" if isinstance(x, str) else "")
                              for s, x in zip(w["site"], w["after_site"], strict=True)]
                     order.append((2, gi, f"{base} · waits", w["start"].to_numpy(), w["end"].to_numpy(),
-                                  list(w["name"]), w["blocking"].map(COLORS).to_numpy(), hints))
+                                  list(w["name"]), w["blocking"].map(COLORS).to_numpy(), hints,
+                                  None))
             api = p.api[(p.api["tid"] == tid) & (p.api["blocking"] == "")]
             if len(api):
                 order.append((3, gi, f"{base} · API", api["start"].to_numpy(), api["end"].to_numpy(),
-                              list(api["name"]), np.full(len(api), COLORS["api"]), None))
+                              list(api["name"]), np.full(len(api), COLORS["api"]), None, None))
     # Spend the budget by priority, then lay the tracks out by process.
     made = {}
     for item in sorted(order, key=lambda x: x[0]):
-        prio, gi, label, s, e, labels, colors, hints = item
-        made[(gi, prio, label)] = (label, gi, prio, s, e, labels, colors, hints)
+        prio, gi, label, s, e, labels, colors, hints, total = item
+        made[(gi, prio, label)] = (label, gi, prio, s, e, labels, colors, hints, total)
     for key in sorted(made, key=lambda k: (k[0], k[1], k[2])):
-        label, gi, prio, s, e, labels, colors, hints = made[key]
-        add_track(label, gi, ["gpu", "ranges", "waits", "api"][prio], s, e, labels, colors, hints)
+        label, gi, prio, s, e, labels, colors, hints, total = made[key]
+        add_track(label, gi, ["gpu", "ranges", "waits", "api"][prio], s, e, labels, colors, hints,
+                  total)
     counters = counter_tracks(db, procs, t0)
     for c in counters:
         c["index"] = len(tracks)
@@ -198,9 +200,9 @@ def _short_sites(sites) -> list[str]:
 
 
 def _first_activity(procs) -> int:
-    firsts = []
+    firsts = [p.gpu_span()[0] for p in procs if p.gpu_ops]
     for p in procs:
-        for df in (p.gpu, p.ranges, p.api):
+        for df in (p.ranges, p.api):
             if len(df):
                 firsts.append(int(df["start"].min()))
     return min(firsts) if firsts else 0
