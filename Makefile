@@ -35,7 +35,7 @@ TEST_PY_PKGS = $(call PYLIST,test make-test)
 DOCS_PKGS = $(call PYLIST,make-docs)
 
 .PHONY: demo test test-cpp test-py test-packages bench lint native native-all native-torch native-deps clean \
-	system-deps gpu-check gpu-oracle docs
+	system-deps gpu-check gpu-oracle docs sdk-compile-check
 
 # The venv sees the checkout as installed (editable): a .pth file puts python/ and the root
 # on its sys.path, and `rocprof`/`rocpd` commands land in .venv/bin, so after any target
@@ -155,6 +155,15 @@ docs: native $(VENV)/.docs
 	$(call say,[docs] the manual: MkDocs into site/ (strict; ~10 s))
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 	@echo "make: the manual is in site/ (open site/index.html)"
+
+# The rocprofiler-sdk backend (AMD PC sampling, AMD --gpu-metrics) against a header set, in a
+# build folder of its own: CI has no such headers, so its default build leaves it out.
+#   make sdk-compile-check SDK_INCLUDE=/opt/rocm/include   (or a set that
+#   tests/amd_standin/rocprofiler_sdk_headers.sh PREFIX makes: SDK_INCLUDE=PREFIX/include)
+sdk-compile-check: $(VENV)/.tools
+	@test -n "$(SDK_INCLUDE)" || { echo "make: give SDK_INCLUDE=DIR (a rocprofiler-sdk include folder)"; exit 2; }
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CMAKE="$(CURDIR)/$(VENV)/bin/cmake" PYTHON="$(CURDIR)/$(VPY)" \
+		bash tests/amd_standin/sdk_compile_check.sh "$(SDK_INCLUDE)" $(SDK_BUILD)
 
 test-cpp: system-deps native-all
 	$(call say,[test] C++ suite (ctest, ~5 s))

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# BUILD CHECK: compiles rocprof's rocprofiler-sdk backend (cpp/capture/rocprofiler_sdk/: PC
+# sampling and the device counting service's GPU metrics) against a rocprofiler-sdk header set,
+# strictly (-Wall -Wextra -Werror on its sources), builds it into a private build folder and runs
+# its C++ tests there (test-only stand-ins of the SDK; no AMD GPU needed, none used). CI here has
+# no rocprofiler-sdk headers, so the default build leaves the backend out: this is the check.
+#
+#   tests/amd_standin/sdk_compile_check.sh INCLUDE_DIR [BUILD_DIR]     (or: make sdk-compile-check
+#                                                                      SDK_INCLUDE=INCLUDE_DIR)
+# INCLUDE_DIR: a ROCm include folder (/opt/rocm/include on ROCm 6.4+) or one made from the public
+# sources by tests/amd_standin/rocprofiler_sdk_headers.sh PREFIX (then PREFIX/include).
+set -euo pipefail
+inc=${1:?usage: $0 INCLUDE_DIR [BUILD_DIR]}
+build=${2:-${TMPDIR:-/tmp}/rocprof-sdk-compile-check}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cmake=${CMAKE:-cmake}
+python=${PYTHON:-python3}
+[ -f "$inc/rocprofiler-sdk/device_counting_service.h" ] ||
+  { echo "$0: $inc has no rocprofiler-sdk/device_counting_service.h (rocprofiler-sdk 0.6+)" >&2; exit 2; }
+cd "$root"
+
+echo "== strict compile of the backend's sources against $inc"
+for f in cpp/capture/rocprofiler_sdk/*.cpp; do
+  defs=(-D__HIP_PLATFORM_AMD__ -DROCPROF_SDK_DEVICE_COUNTING=1)
+  "${CXX:-c++}" -std=c++17 -fsyntax-only -Wall -Wextra -Werror "${defs[@]}" \
+    -I"$inc" -Icpp -Icpp/include "$f"
+  echo "ok $f"
+done
+
+echo "== build in $build"
+"$cmake" -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DROCPROF_INPLACE=OFF \
+  -DROCPROF_BUILD_TESTS=ON -DROCPROF_ROCPROFILER_SDK_INCLUDE_DIR="$inc" \
+  -DPython_EXECUTABLE="$(command -v "$python")" \
+  -Dpybind11_DIR="$("$python" -m pybind11 --cmakedir)" | grep "rocprofiler-sdk" || true
+grep -q "^ROCPROF_ROCPROFILER_SDK_DEVICE_COUNTING:INTERNAL=1" "$build/CMakeCache.txt" ||
+  { echo "$0: CMake did not compile the device counting service against $inc" >&2; exit 1; }
+"$cmake" --build "$build" --target rocprof_core rocprof_sdk rocprof_core_tests
+
+echo "== the backend's C++ tests (test-only stand-ins; never run on AMD hardware)"
+"$build/cpp/tests/rocprof_core_tests" --gtest_filter='DeviceCounting*:Sdk*'
