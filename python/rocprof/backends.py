@@ -139,11 +139,11 @@ BACKENDS: tuple[Backend, ...] = (
     Backend("rocprofiler-sdk-counters", "AMD per-kernel hardware counters (--pmc) through "
             "rocprofiler-sdk", ("counters",), vendor="AMD",
             not_compiled="not written yet (it would use rocprofiler-sdk's counter API)"),
+    # Where it is not compiled in, rocprof.capture.gpu_metrics_amd says why.
     Backend("rocprofiler-sdk-device-counting", "AMD GPU hardware metrics over time "
             "(--gpu-metrics) through rocprofiler-sdk's device counting service", ("gpu_metrics",),
-            serves=GPU_METRICS, vendor="AMD",
-            not_compiled="not written yet, unrun on AMD hardware (it would sample rocprofiler-sdk's "
-                         "device counting service; this machine has no rocprofiler-sdk headers)"),
+            "gpu_metrics_amd", serves=GPU_METRICS, vendor="AMD",
+            not_compiled=lambda: _amd_gpu_metrics_reason()),
     # Where it is not compiled in, rocprof.capture.pc_sampling_amd says why, on this machine.
     Backend("rocprofiler-sdk-pc-sampling", "AMD PC sampling (--pc-sampling) through "
             "rocprofiler-sdk", ("pc_samples",), "pc_sampling_amd", serves=PC_SAMPLERS,
@@ -182,6 +182,12 @@ def _amd_pc_sampling_reason() -> str:
     from .capture import pc_sampling_amd
 
     return pc_sampling_amd.reason()
+
+
+def _amd_gpu_metrics_reason() -> str:
+    from .capture import gpu_metrics_amd
+
+    return gpu_metrics_amd.reason()
 
 
 def _not_native(b: Backend) -> tuple[bool, bool, str]:
