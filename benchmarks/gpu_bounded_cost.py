@@ -1,98 +1,99 @@
-"""What `--max-size` (a bounded run, docs/long-runs.md) costs per kernel over the same tracing
+"""What `--max-size` (a bounded run, docs/long-runs.md) costs a step over the same tracing
 without it, on the GPU machine (the goal: within 0.5 µs per kernel of the default).
 
-Each round runs tests/gpu/workloads/bounded_steps.py unprofiled, traced in full and traced
-bounded, in an order that rotates every round so that a drift of the host cancels out. The cost
-per kernel of a run is its median step time over the unprofiled run's of the same round, over
-the kernels of a step; printed per round, with the median and quartiles over rounds of the full
-and bounded costs and of their paired difference, and each run's CPU seconds (getrusage of the
-child: the writer's and the keeper's work shows there, not in the step time).
+Whole processes differ by several µs per kernel on the GPU host from one start to the next, more
+than the cost sought; so one process runs sessions back to back on warmed-up workloads
+(benchmarks/gpu_launch_cost.py's transformer and CNN training steps, each step a ROCTx range
+"step", as a bounded run finds its steps), alternating a session with the default tracing
+(`--kernel-trace --memory-copy-trace --runtime-trace`) and one with `--max-size` added, the order
+reversed every other round. Each session runs steps for 1.5 s before its timed steps (the keeper
+has decided its first steps by then). Reported per workload: the median over rounds of the
+step-time change with quartiles, the same per kernel (the change over the kernels of a step,
+counted in the first traced session), and the other threads' CPU (the writer's and keeper's).
 
-  python3 benchmarks/gpu_bounded_cost.py [--rounds 6] [--steps 600] [--max-size 4MB]
+  python3 benchmarks/gpu_bounded_cost.py [--rounds 8] [--steps 300] [--json FILE]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import resource
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKLOAD = str(ROOT / "tests/gpu/workloads/bounded_steps.py")
-TRACE = ("--kernel-trace", "--memory-copy-trace", "--runtime-trace")
+sys.path[:0] = [str(ROOT / "benchmarks")]
+
+from gpu_energy_cost import cells, gpu_main, paired, settle  # noqa: E402
+from gpu_launch_cost import Workload, options_for  # noqa: E402  (sets sys.path for rocprof)
+
+TRACE = ["--kernel-trace=true", "--memory-copy-trace=true", "--runtime-trace=true"]
+MAX_SIZE = "4MB"
 
 
-def run(argv: list[str]) -> tuple[dict, float]:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'python'}:{ROOT}"}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env,
-                       cwd=ROOT, timeout=600)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode != 0:
-        raise SystemExit(f"exit {p.returncode}: {argv}\n{p.stderr[-2000:]}")
-    facts = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
-    return facts, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+class Stepped(Workload):
+    """A training workload whose every step is a ROCTx range "step"."""
+
+    def run(self, n):
+        import roctx
+
+        for _ in range(n):
+            with roctx.range("step"):
+                self.step_fn(self.model, self.opt, *self.inp)
 
 
-def quartiles(xs: list[float]) -> str:
-    q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
-    return f"{q[1]:+.2f} [{q[0]:+.2f}, {q[2]:+.2f}]"
+def kernels_per_step(db: str) -> float:
+    """Kernels over ROCTx "step" ranges in a traced session's database."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        (k,) = con.execute("SELECT count(*) FROM rocpd_kernel_dispatch").fetchone()
+        (n,) = con.execute("SELECT count(*) FROM regions WHERE "
+                           "json_extract(extdata, '$.message') = 'step'").fetchone()
+        return k / n if n else 0.0
+    finally:
+        con.close()
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=6)
-    ap.add_argument("--steps", type=int, default=600)
-    ap.add_argument("--max-size", default="4MB")
-    a = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="gpu_bounded_cost_"))
-    kinds = {"plain": None, "full": (), "bounded": ("--max-size", a.max_size)}
-    rows = []
-    kernels_per_step = None
-    for r in range(a.rounds):
-        order = list(kinds)[r % 3:] + list(kinds)[:r % 3]
-        got = {}
-        for k in order:
-            wl = [WORKLOAD, "--steps", str(a.steps)]
-            if kinds[k] is None:
-                got[k] = run(wl)
-                continue
-            argv = ["-m", "rocprof", "run", "-d", str(tmp), "-o", f"{k}{r}", *TRACE, *kinds[k],
-                    *wl]
-            got[k] = run(argv)
-            db = tmp / f"{k}{r}_results.db"
-            if k == "full" and kernels_per_step is None:
-                con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-                (n,) = con.execute("SELECT count(*) FROM rocpd_kernel_dispatch").fetchone()
-                con.close()
-                kernels_per_step = n / a.steps  # the planted steps' extra GEMMs are 1000
-            os.remove(db)
-        plain = got["plain"][0]["step_ms_median"]
-        cost = {k: 1e3 * (got[k][0]["step_ms_median"] - plain) / kernels_per_step
-                for k in ("full", "bounded")}
-        row = {"round": r, "order": order, "step_ms": {k: got[k][0]["step_ms_median"]
-                                                       for k in kinds},
-               "cost_us_per_kernel": cost, "bounded_minus_full": cost["bounded"] - cost["full"],
-               "cpu_s": {k: round(got[k][1], 2) for k in kinds},
-               "loop_thread": {k: got[k][0].get("loop_thread") for k in kinds},
-               "threads_cpu_s": {k: got[k][0].get("threads_cpu_s") for k in kinds}}
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    print(f"kernels per step ~{kernels_per_step:.1f}; {a.rounds} rounds, {a.steps} steps each")
-    for k in ("full", "bounded"):
-        print(f"{k:8} µs/kernel over unprofiled: "
-              f"{quartiles([r['cost_us_per_kernel'][k] for r in rows])}")
-    print(f"bounded - full, paired: {quartiles([r['bounded_minus_full'] for r in rows])} µs/kernel")
-    print("CPU s per run (median): " + ", ".join(
-        f"{k} {statistics.median(r['cpu_s'][k] for r in rows):.2f}" for k in kinds))
+def measure(rounds: int, steps: int) -> dict:
+    import torch  # noqa: F401  (first: CUPTI from the PyTorch wheel is the one loaded)
+    from rocprof.session import Session
+
+    loads = [Stepped("transformer", 0, steps), Stepped("cnn", 0, steps)]
+    tmp = tempfile.mkdtemp(prefix="gpu_bounded_cost_")
+    res = {w.name: {"default": [], "bounded": [], "kernels_per_step": 0.0} for w in loads}
+    for i in range(rounds):
+        for label in (("default", "bounded") if i % 2 == 0 else ("bounded", "default")):
+            for w in loads:
+                extra = ["--max-size", MAX_SIZE] if label == "bounded" else []
+                opts = options_for([*TRACE, *extra])
+                opts.output_dir, opts.output_file = tmp, f"{w.name}_{label}_{i}"
+                s = Session(opts)
+                s.start()
+                settle(w)
+                m = w.timed()
+                s.stop()
+                res[w.name][label].append(m)
+                if label == "default" and not res[w.name]["kernels_per_step"]:
+                    res[w.name]["kernels_per_step"] = kernels_per_step(s.path)
+                res[w.name]["steps"] = w.units
+                os.unlink(s.path)
+    return res
+
+
+def report(res: dict) -> None:
+    print("| workload | step (default) | added by --max-size: median [q1, q3] | other threads' "
+          "CPU, ms/s (default -> bounded) | kernels/step | µs per kernel: median [q1, q3] |")
+    print("|---|---|---|---|---|---|")
+    for name, by in res.items():
+        f = paired(by["default"], by["bounded"])
+        k = by["kernels_per_step"]
+        us = [(b["best"] - a["best"]) / by["steps"] * 1e6 / k
+              for a, b in zip(by["default"], by["bounded"], strict=True)]
+        q = statistics.quantiles(us, n=4) if len(us) > 1 else us * 3
+        print(f"| {name} | {cells(f)} | {k:.0f} | {q[1]:+.2f} [{q[0]:+.2f}, {q[2]:+.2f}] |")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(gpu_main("gpu_bounded_cost", __doc__, measure, report, rounds=8, steps=300))

@@ -102,10 +102,15 @@ void graph_node(CUpti_CallbackId cbid, const CUpti_ResourceData* rd) {
 // CUPTI's id of the stream, the one its kernel and copy records carry. Stream 0 is the calling
 // thread's current context's legacy default stream.
 uint32_t stream_id_of(uint64_t handle) noexcept {
-  uint32_t id = 0;
   const Api* a = g_api;
-  if (a == nullptr ||
-      a->cuptiGetStreamIdEx(nullptr, reinterpret_cast<CUstream>(handle), 0, &id) != CUPTI_SUCCESS)
+  if (a == nullptr) return 0;
+  uint32_t id = 0;
+  if (a->cuptiGetStreamIdEx(nullptr, reinterpret_cast<CUstream>(handle), 0, &id) == CUPTI_SUCCESS &&
+      id != 0)
+    return id;
+  // Stream 0 as the driver's handle of the legacy default stream (CU_STREAM_LEGACY).
+  id = 0;
+  if (handle == 0 && a->cuptiGetStreamIdEx(nullptr, CU_STREAM_LEGACY, 0, &id) != CUPTI_SUCCESS)
     return 0;
   return id;
 }
