@@ -14,21 +14,33 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import RocpdError
 from ..io.filters import name_mask
 from .activity import _prepare_gpu, join_launches
-from .gpuload import COLUMNS, _column, _names, same
+from .gpuload import COLUMNS, _names, same
 
 CHUNK = 200_000  # kernels per chunk: ~60 MB of frame while it is swept
 
+# A chunk is one row of SQLite's making: each column of the next CHUNK kernels after the last one
+# read (by start, then id: the index on start seeks there) as one text, which numpy parses in C;
+# a row of Python objects per kernel costs ~2.5 times as much. group_concat skips NULLs, so
+# every column is given a value: 0 for a missing number (what the preparation makes of NaN),
+# -1 for a missing symbol ("(unknown)"), "" for a line (no line, as NULL and "{}" are).
 _KERNELS = """
-SELECT pid, tid, agent, stream, start, "end", name_id, corr, line_info FROM (
-  SELECT K.id, K.guid, K.pid, K.tid, K.agent_id AS agent, K.stream_id AS stream, K.start, K."end",
-         K.kernel_id AS name_id, E.stack_id AS corr, NULLIF({line_info}, '{{}}') AS line_info
-  FROM rocpd_kernel_dispatch K
-  LEFT JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
-) WHERE ({where}) AND guid = ? ORDER BY start, id
+SELECT COUNT(*), {ints}, group_concat(line_info, char(0)) FROM (
+  SELECT * FROM (
+    SELECT K.id, K.guid, K.pid, K.tid, K.agent_id AS agent, K.stream_id AS stream, K.start,
+           K."end", K.kernel_id AS name_id, E.stack_id AS corr,
+           COALESCE(NULLIF({line_info}, '{{}}'), '') AS line_info
+    FROM rocpd_kernel_dispatch K
+    LEFT JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
+  ) WHERE ({where}) AND guid = ? AND start >= ? AND (start > ? OR id > ?)
+  ORDER BY start, id LIMIT {chunk}
+)
 """
-_KCOLS = ["pid", "tid", "agent", "stream", "start", "end", "name_id", "corr", "line_info"]
+_INTS = ["pid", "tid", "agent", "stream", "start", "end", "name_id", "corr", "id"]
+_NULL = {"name_id": -1}
+_FIRST = -(1 << 62)  # before any start
 
 
 def stored_kernels(conn, guid: str) -> int:
@@ -47,23 +59,37 @@ class GpuStream:
         self.index = None  # activity.launch_index of the process's API calls
 
     def _kernel_frames(self, chunk: int):
-        cur = self.conn.execute(_KERNELS.format(where=self.where, line_info=self.line_info),
-                                [*self.params, self.guid])
-        while rows := cur.fetchmany(chunk):
-            cols = list(zip(*rows, strict=True))
-            del rows
-            data = {}
-            for name, values in zip(_KCOLS, cols, strict=True):
-                if name != "name_id":
-                    data[name] = _column([_ints(values)])
-            n = len(cols[0])
-            ids = _ints(cols[_KCOLS.index("name_id")])
-            data["name"] = pd.Series(_names(self.conn, self.guid, ids), dtype=object)
+        ints = ", ".join(f"group_concat(CAST(COALESCE({_quoted(c)}, {_NULL.get(c, 0)}) AS INTEGER))"
+                         for c in _INTS)
+        sql = _KERNELS.format(ints=ints, where=self.where, line_info=self.line_info, chunk=chunk)
+        last = (_FIRST, _FIRST)
+        while True:
+            row = self.conn.execute(sql, [*self.params, self.guid, last[0], last[0], last[1]]
+                                    ).fetchone()
+            n = row[0]
+            if not n:
+                return
+            cols = {c: np.fromstring(text, dtype=np.int64, sep=",")
+                    for c, text in zip(_INTS, row[1:-1], strict=True)}
+            lines = row[-1].split("\x00")
+            del row
+            if any(len(v) != n for v in cols.values()) or len(lines) != n:
+                raise RocpdError("a kernel row that is not integers where the schema has them")
+            # The rows come in the subquery's order; were they not, they are put in it (and the
+            # next chunk starts after the greatest).
+            order = np.lexsort((cols["id"], cols["start"]))
+            if (order[1:] < order[:-1]).any():
+                cols = {c: v[order] for c, v in cols.items()}
+                lines = [lines[i] for i in order]
+            last = (int(cols["start"][-1]), int(cols["id"][-1]))
+            data = {c: cols[c] for c in ("pid", "tid", "agent", "stream", "start", "end", "corr")}
+            data["line_info"] = pd.Series([v or None for v in lines], dtype=object)
+            data["name"] = pd.Series(_names(self.conn, self.guid, cols["name_id"]), dtype=object)
             data["guid"] = pd.Series(same(n, self.guid), dtype=object)
             data["op"] = pd.Series(same(n, "kernel"), dtype=object)
             for c in ("bytes", "extdata", "src_agent", "dst_agent"):
                 data[c] = pd.Series(same(n, None), dtype=object)
-            del cols
+            del cols, lines
             k = pd.DataFrame(data, columns=COLUMNS, copy=False)
             if self.flt is not None and (self.flt.include or self.flt.exclude):
                 k = k[name_mask(k["name"], self.flt).to_numpy()].reset_index(drop=True)
@@ -88,11 +114,8 @@ class GpuStream:
             yield copies.iloc[ci:].reset_index(drop=True)
 
 
-def _ints(values):
-    """An int64 array where every value is an int (numpy finds out in one pass), else the list:
-    the whole-frame reader's test, at a fraction of a Python check per cell."""
-    arr = np.array(values)
-    return arr if arr.dtype == np.int64 and len(values) else list(values)
+def _quoted(column: str) -> str:
+    return '"end"' if column == "end" else column
 
 
 def _merged(k, c):
