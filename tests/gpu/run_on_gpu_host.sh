@@ -293,6 +293,8 @@ step "B3: sampling at 1 and 10 kHz with the host's signal floor (benchmarks/b3_s
 # profiler's own thread does on a GPU host (on one core it would take the thread's time).
 step "B3 in one run: sampled vs blocked segments, with the floor (benchmarks/b3_alternated.py)" \
   $PY benchmarks/b3_alternated.py --pairs 150 --cpus 4-5
+step "B3 guard: 10 kHz sampling's CPU above the host's floors, both methods (CI's limit)" \
+  $PY -m pytest -q -rs -s tests/regression_guards/test_b3_sampling_guard.py
 step "demo: rocprof run --stats -S examples/train_cifar.py" \
   $PY -m rocprof run -d "$OUTDIR/demo" -o train_cifar --stats -S examples/train_cifar.py
 step "ROCm's view SQL over the demo database (ours | ROCm's: count, total ns)" \
