@@ -31,8 +31,8 @@ ITERATIONS = "300"  # ~0.4 s of CPU on the CPU box: ~4,000 samples a run
 FLOOR_ITERATIONS = "100000000"
 # Ratio above the floor's ratio, fastest runs (i.e. CPU per sample above the floor's per tick,
 # over the period: 0.01 = 1 us a sample at 10 kHz). Measured on the CPU box (2 shared cores,
-# Python 3.11, load 3-8, ten runs of this test): signal method 1.06-1.10 against a signal floor
-# of 1.03-1.06, thread method 1.06-1.11 against a wake-up floor of 1.01-1.09: -0.01..+0.09
+# Python 3.11, load 3-8, nine runs of this test): signal method 1.06-1.11 against a signal floor
+# of 1.03-1.06, thread method 1.06-1.11 against a wake-up floor of 1.01-1.10: -0.01..+0.09
 # above it. Round 3 on a slower VM of the same box (signal floor 1.25) read +0.04..+0.09 for
 # the signal method in its benchmark. The limit holds those with room; a
 # build that spins 20 us more a sample (in the signal handler, and in the reader's look) failed
