@@ -8,6 +8,7 @@
 // (callsite.hpp; resolved when the GPU record is processed) and the pause state under the call's
 // correlation id (g_launch), which the GPU record with the same correlation id picks up later. No
 // locks, no allocation on that path.
+#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -98,19 +99,29 @@ void graph_node(CUpti_CallbackId cbid, const CUpti_ResourceData* rd) {
   graphs::node_created(id, site);
 }
 
+// The calling thread's current context (the driver's cuCtxGetCurrent, looked up in the libcuda
+// the program loaded: this library links no CUDA), or null.
+CUcontext current_context() noexcept {
+  using Fn = CUresult (*)(CUcontext*);
+  static const Fn fn = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    return lib != nullptr ? reinterpret_cast<Fn>(dlsym(lib, "cuCtxGetCurrent")) : nullptr;
+  }();
+  CUcontext ctx = nullptr;
+  return fn != nullptr && fn(&ctx) == CUDA_SUCCESS ? ctx : nullptr;
+}
+
 // capture::stream_id for libraries that name streams by handle (PyTorch's caching allocator):
-// CUPTI's id of the stream, the one its kernel and copy records carry. Stream 0 is the calling
-// thread's current context's legacy default stream.
+// CUPTI's id of the stream, the one its kernel and copy records carry. Stream 0, the legacy
+// default stream, is one per context: CUPTI names it only given the context (measured on an
+// H200: without one it answers CUPTI_ERROR_INVALID_STREAM), the calling thread's current one.
 uint32_t stream_id_of(uint64_t handle) noexcept {
   const Api* a = g_api;
   if (a == nullptr) return 0;
+  CUcontext ctx = handle == 0 ? current_context() : nullptr;
+  if (handle == 0 && ctx == nullptr) return 0;
   uint32_t id = 0;
-  if (a->cuptiGetStreamIdEx(nullptr, reinterpret_cast<CUstream>(handle), 0, &id) == CUPTI_SUCCESS &&
-      id != 0)
-    return id;
-  // Stream 0 as the driver's handle of the legacy default stream (CU_STREAM_LEGACY).
-  id = 0;
-  if (handle == 0 && a->cuptiGetStreamIdEx(nullptr, CU_STREAM_LEGACY, 0, &id) != CUPTI_SUCCESS)
+  if (a->cuptiGetStreamIdEx(ctx, reinterpret_cast<CUstream>(handle), 0, &id) != CUPTI_SUCCESS)
     return 0;
   return id;
 }
