@@ -62,6 +62,19 @@ class Budget:
                 self.used -= len(self._ring.popleft())
                 self.dropped += 1
 
+    def write_many(self, data: bytes, lengths) -> None:
+        """Packets one after the other in ``data``, of ``lengths`` bytes each: one write where
+        nothing is counted against a size, else each as :meth:`write`."""
+        if not self._counting or self.limit is None:
+            self.used += len(data)
+            self.kept += len(lengths) if self._counting else 0
+            self.fh.write(data)
+            return
+        at = 0
+        for n in lengths.tolist():
+            self.write(data[at:at + n])
+            at += n
+
     def finish(self, path: str) -> None:
         """Write what the ring kept; say what the budget cost (nothing is lost unsaid)."""
         self.kept += len(self._ring)
