@@ -32,6 +32,7 @@
 #include <hsa/hsa_api_trace.h>
 #include <hsa/hsa_ext_amd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -187,6 +188,22 @@ void complete(hsa_signal_t s, uint64_t start, uint64_t end, bool profiled) {
   x->value.fetch_sub(1);
 }
 
+// How long some kernel was executing, over all queues (the stand-in rocprofiler-sdk's GPU busy
+// counter reads it through standin_hsa_busy_ns). Times are taken under the lock, so that the
+// busy time never grows faster than the clock read with it.
+std::mutex g_busy_mu;
+int g_executing = 0;
+uint64_t g_busy_ns = 0, g_busy_since = 0, g_busy_until = 0;
+void busy(bool begin, uint64_t end) {
+  std::lock_guard<std::mutex> g(g_busy_mu);
+  if (begin) {
+    if (g_executing++ == 0) g_busy_since = g_busy_until = boottime_ns();
+    g_busy_until = std::max(g_busy_until, end);
+  } else if (--g_executing == 0) {
+    g_busy_ns += g_busy_until - g_busy_since;
+  }
+}
+
 void queue_worker(Queue* q) {
   for (;;) {
     const uint64_t i = q->read_index.load();
@@ -200,7 +217,9 @@ void queue_worker(Queue* q) {
     if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
       const auto* k = reinterpret_cast<const Kernel*>(p.kernel_object);
       const uint64_t start = boottime_ns(), end = start + (k ? k->duration_ns : 0);
+      busy(true, end);
       sleep_until_ns(end);  // "executing"
+      busy(false, end);
       complete(p.completion_signal, start, end, q->profiling);
     } else {
       complete(p.completion_signal, 0, 0, false);  // barriers: nothing to wait for here
@@ -690,6 +709,14 @@ const AmdExtTable& amd() { return *g_table.root.amd_ext_; }
 // ---- exported entry points: each calls through the (possibly intercepted) table ----
 extern "C" {
 #define API __attribute__((visibility("default")))
+// Not HSA: the stand-in GPU's busy time (ns) so far, and in *now the CLOCK_BOOTTIME it was read
+// at, for the stand-in rocprofiler-sdk.
+API uint64_t standin_hsa_busy_ns(uint64_t* now) {
+  std::lock_guard<std::mutex> g(g_busy_mu);
+  *now = boottime_ns();
+  if (g_executing == 0) return g_busy_ns;
+  return g_busy_ns + std::min(*now, g_busy_until) - std::min(*now, g_busy_since);
+}
 API hsa_status_t hsa_init() {
   std::call_once(g_once, first_init);
   return core().hsa_init_fn();

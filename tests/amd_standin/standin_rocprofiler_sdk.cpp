@@ -21,6 +21,12 @@
 //    thread of the stand-in's when the watermark is reached or the buffer is flushed.
 //  - Agents: one CPU, one GPU; the GPU's PC sampling configurations: host_trap by time
 //    (1..1000000), stochastic by cycles (256..2^31, powers of two).
+//  - The device counting service (--gpu-metrics): a started context asks the tool for its
+//    counter config; each read returns the counters' values since the start, one record per
+//    counter (one instance): GRBM_COUNT counts the stand-in GPU's clock (1 GHz: a nanosecond a
+//    cycle), GRBM_GUI_ACTIVE the cycles some kernel executed (the stand-in HSA runtime's
+//    standin_hsa_busy_ns), and per microsecond busy FETCH_SIZE 1 KiB, WRITE_SIZE 0.5 KiB,
+//    TCC_HIT_sum 9 and TCC_MISS_sum 1. It supports no other counter.
 // Knobs (tests only): ROCPROF_STANDIN_PCS_PER_DISPATCH (samples per dispatch, default 4),
 // ROCPROF_STANDIN_PCS_DROPPED (the buffer's drop count its deliveries report, default 0),
 // ROCPROF_STANDIN_PCS_INVALID (invalid samples added after the first dispatch's, default 0).
@@ -60,8 +66,8 @@ constexpr uint64_t kCpu = 1, kGpu = 2;    // agent handles
 constexpr uint64_t kEntryOffset = 0x100;  // kernel_code_entry_byte_offset of every kernel
 
 std::recursive_mutex g_mu;
-bool g_locked = true;  // configuration: open only inside the tools' initialize
-int g_fini = 0;        // rocprofiler_is_finalized: 0, -1 while finalizing, 1
+bool g_locked = true;        // configuration: open only inside the tools' initialize
+std::atomic<int> g_fini{0};  // rocprofiler_is_finalized: 0, -1 while finalizing, 1
 
 struct CallbackService {
   rocprofiler_callback_tracing_kind_t kind;
@@ -73,10 +79,17 @@ struct PcService {
   rocprofiler_pc_sampling_method_t method;
   uint64_t buffer;
 };
+struct DeviceCounting {
+  rocprofiler_device_counting_service_cb_t cb = nullptr;
+  void* data = nullptr;
+  uint64_t config = 0;        // the counter config the tool set at the start
+  std::vector<double> start;  // each supported counter's value at the start
+};
 struct Context {
   bool active = false;
   std::vector<CallbackService> callbacks;
-  std::map<uint64_t, PcService> pc;  // agent -> service
+  std::map<uint64_t, PcService> pc;       // agent -> service
+  std::map<uint64_t, DeviceCounting> dc;  // agent -> the device counting service
 };
 std::vector<Context> g_contexts;  // handle = index + 1
 Context* context(rocprofiler_context_id_t id) {
@@ -200,6 +213,22 @@ const char* const kReasons[] = {
     "ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_ARBITER_WIN_EX_STALL",
     "ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_OTHER_WAIT",
     "ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_SLEEP_WAIT"};
+
+// ---- the stand-in GPU's counters (the device counting service) ----
+const char* const kDcCounters[] = {"GRBM_GUI_ACTIVE", "GRBM_COUNT",  "FETCH_SIZE",
+                                   "WRITE_SIZE",      "TCC_HIT_sum", "TCC_MISS_sum"};
+constexpr size_t kDcCount = sizeof kDcCounters / sizeof kDcCounters[0];
+std::map<uint64_t, std::vector<uint64_t>> g_counter_configs;  // handle -> counter ids
+
+// Each supported counter's value now (ids are index + 1).
+std::vector<double> dc_values() {
+  using BusyFn = uint64_t (*)(uint64_t*);
+  static const auto busy_fn = reinterpret_cast<BusyFn>(dlsym(RTLD_DEFAULT, "standin_hsa_busy_ns"));
+  uint64_t now = boottime_ns();
+  const uint64_t busy = busy_fn != nullptr ? busy_fn(&now) : 0;
+  const double us = static_cast<double>(busy / 1000);
+  return {static_cast<double>(busy), static_cast<double>(now), us, us / 2, 9 * us, us};
+}
 
 // ---- tools ----
 struct Tool {
@@ -379,13 +408,15 @@ API const char* rocprofiler_get_status_string(rocprofiler_status_t s) {
       return "ROCPROFILER_STATUS_ERROR_CONTEXT_NOT_FOUND";
     case ROCPROFILER_STATUS_ERROR_AGENT_NOT_FOUND:
       return "ROCPROFILER_STATUS_ERROR_AGENT_NOT_FOUND";
+    case ROCPROFILER_STATUS_ERROR_FINALIZED:
+      return "ROCPROFILER_STATUS_ERROR_FINALIZED";
     default:
       return "ROCPROFILER_STATUS_ERROR";
   }
 }
 
 API rocprofiler_status_t rocprofiler_is_finalized(int* status) {
-  *status = g_fini;
+  *status = g_fini.load();
   return ROCPROFILER_STATUS_SUCCESS;
 }
 
@@ -402,6 +433,21 @@ API rocprofiler_status_t rocprofiler_start_context(rocprofiler_context_id_t id) 
   Context* c = context(id);
   if (c == nullptr) return ROCPROFILER_STATUS_ERROR_CONTEXT_NOT_FOUND;
   c->active = true;
+  for (auto& [agent, dc] : c->dc) {  // the tool names its counters; they count from here
+    dc.config = 0;
+    dc.cb(
+        id, rocprofiler_agent_id_t{agent},
+        [](rocprofiler_context_id_t ctx, rocprofiler_counter_config_id_t cfg) {
+          Context* cc = context(ctx);
+          if (cc == nullptr) return ROCPROFILER_STATUS_ERROR_CONTEXT_INVALID;
+          if (g_counter_configs.count(cfg.handle) == 0)
+            return ROCPROFILER_STATUS_ERROR_PROFILE_NOT_FOUND;
+          cc->dc.at(kGpu).config = cfg.handle;
+          return ROCPROFILER_STATUS_SUCCESS;
+        },
+        dc.data);
+    dc.start = dc_values();
+  }
   return ROCPROFILER_STATUS_SUCCESS;
 }
 
@@ -523,5 +569,97 @@ API const char* rocprofiler_get_pc_sampling_instruction_type_name(
 API const char* rocprofiler_get_pc_sampling_instruction_not_issued_reason_name(
     rocprofiler_pc_sampling_instruction_not_issued_reason_t r) {
   return r < sizeof kReasons / sizeof kReasons[0] ? kReasons[r] : nullptr;
+}
+
+// ---- the device counting service ----
+API rocprofiler_status_t rocprofiler_configure_device_counting_service(
+    rocprofiler_context_id_t ctx, rocprofiler_buffer_id_t, rocprofiler_agent_id_t agent,
+    rocprofiler_device_counting_service_cb_t cb, void* data) {
+  std::lock_guard<std::recursive_mutex> g(g_mu);
+  if (g_locked) return ROCPROFILER_STATUS_ERROR_CONFIGURATION_LOCKED;
+  Context* c = context(ctx);
+  if (c == nullptr) return ROCPROFILER_STATUS_ERROR_CONTEXT_NOT_FOUND;
+  if (agent.handle != kGpu) return ROCPROFILER_STATUS_ERROR_AGENT_NOT_FOUND;
+  if (c->dc.count(agent.handle) != 0) return ROCPROFILER_STATUS_ERROR_INVALID_ARGUMENT;
+  c->dc[agent.handle] = DeviceCounting{cb, data, 0, {}};
+  return ROCPROFILER_STATUS_SUCCESS;
+}
+
+API rocprofiler_status_t rocprofiler_iterate_agent_supported_counters(
+    rocprofiler_agent_id_t agent, rocprofiler_available_counters_cb_t cb, void* data) {
+  if (agent.handle != kGpu) return ROCPROFILER_STATUS_ERROR_AGENT_NOT_FOUND;
+  rocprofiler_counter_id_t ids[kDcCount];
+  for (size_t i = 0; i < kDcCount; ++i) ids[i].handle = i + 1;
+  return cb(agent, ids, kDcCount, data);
+}
+
+API rocprofiler_status_t rocprofiler_query_counter_info(rocprofiler_counter_id_t id,
+                                                        rocprofiler_counter_info_version_id_t v,
+                                                        void* out) {
+  if (v != ROCPROFILER_COUNTER_INFO_VERSION_0 || id.handle < 1 || id.handle > kDcCount)
+    return ROCPROFILER_STATUS_ERROR_COUNTER_NOT_FOUND;
+  auto* info = static_cast<rocprofiler_counter_info_v0_t*>(out);
+  *info = rocprofiler_counter_info_v0_t{};
+  info->id = id;
+  info->name = kDcCounters[id.handle - 1];
+  info->description = "test-only stand-in counter";
+  return ROCPROFILER_STATUS_SUCCESS;
+}
+
+API rocprofiler_status_t rocprofiler_query_record_counter_id(rocprofiler_counter_instance_id_t rec,
+                                                             rocprofiler_counter_id_t* id) {
+  id->handle = rec >> 32;  // the stand-in's encoding: counter id, then the instance
+  return ROCPROFILER_STATUS_SUCCESS;
+}
+
+API rocprofiler_status_t rocprofiler_create_counter_config(rocprofiler_agent_id_t agent,
+                                                           rocprofiler_counter_id_t* list, size_t n,
+                                                           rocprofiler_counter_config_id_t* out) {
+  std::lock_guard<std::recursive_mutex> g(g_mu);
+  if (agent.handle != kGpu) return ROCPROFILER_STATUS_ERROR_AGENT_NOT_FOUND;
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < n; ++i) {
+    if (list[i].handle < 1 || list[i].handle > kDcCount)
+      return ROCPROFILER_STATUS_ERROR_COUNTER_NOT_FOUND;
+    ids.push_back(list[i].handle);
+  }
+  out->handle = 1000 + g_counter_configs.size();
+  g_counter_configs[out->handle] = ids;
+  return ROCPROFILER_STATUS_SUCCESS;
+}
+
+API rocprofiler_status_t rocprofiler_destroy_counter_config(rocprofiler_counter_config_id_t) {
+  return ROCPROFILER_STATUS_SUCCESS;  // the stand-in keeps every config
+}
+
+API rocprofiler_status_t rocprofiler_sample_device_counting_service(
+    rocprofiler_context_id_t ctx, rocprofiler_user_data_t user, rocprofiler_counter_flag_t flags,
+    rocprofiler_counter_record_t* out, size_t* n) {
+  // As the SDK does: refused while finalizing, before any lock (the finalizing thread holds one
+  // while the tools' finalize functions run).
+  if (g_fini.load() != 0) return ROCPROFILER_STATUS_ERROR_FINALIZED;
+  std::lock_guard<std::recursive_mutex> g(g_mu);
+  Context* c = context(ctx);
+  if (c == nullptr) return ROCPROFILER_STATUS_ERROR_CONTEXT_NOT_FOUND;
+  if (!c->active) return ROCPROFILER_STATUS_ERROR_CONTEXT_NOT_STARTED;
+  if (out == nullptr || n == nullptr || flags != ROCPROFILER_COUNTER_FLAG_NONE)
+    return ROCPROFILER_STATUS_ERROR_INVALID_ARGUMENT;
+  const auto it = c->dc.find(kGpu);
+  if (it == c->dc.end() || it->second.config == 0) return ROCPROFILER_STATUS_ERROR_CONTEXT_INVALID;
+  const std::vector<uint64_t>& ids = g_counter_configs.at(it->second.config);
+  if (*n < ids.size()) {
+    *n = ids.size();
+    return ROCPROFILER_STATUS_ERROR_OUT_OF_RESOURCES;
+  }
+  const std::vector<double> now = dc_values();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    out[i] = rocprofiler_counter_record_t{};
+    out[i].id = ids[i] << 32;
+    out[i].counter_value = now[ids[i] - 1] - it->second.start[ids[i] - 1];
+    out[i].user_data = user;
+    out[i].agent_id.handle = kGpu;
+  }
+  *n = ids.size();
+  return ROCPROFILER_STATUS_SUCCESS;
 }
 }

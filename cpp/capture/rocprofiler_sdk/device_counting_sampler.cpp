@@ -74,6 +74,7 @@ struct Gpu {
   bool have_base = false;
   uint64_t last_t = 0, first_t = 0, reads = 0, samples = 0, errors = 0, not_ready = 0;
   uint64_t resets = 0, read_ns = 0;
+  bool finalized = false;  // the SDK refused a read at its finalize: no more reads
   std::string last_error;
 };
 
@@ -255,7 +256,7 @@ struct Sampler::State {
   }
 
   void read(Gpu& g) {
-    if (!g.started || !g.ready.load(std::memory_order_acquire)) return;
+    if (!g.started || g.finalized || !g.ready.load(std::memory_order_acquire)) return;
     if (g.records.empty()) g.records.resize(kFirstRecords);
     size_t n = g.records.size();
     const uint64_t t0 = mono_ns();
@@ -271,6 +272,10 @@ struct Sampler::State {
     ++g.reads;
     if (s == ROCPROFILER_STATUS_ERROR_HSA_NOT_LOADED) {
       ++g.not_ready;
+      return;
+    }
+    if (s == ROCPROFILER_STATUS_ERROR_FINALIZED) {  // its teardown began: the last interval is lost
+      g.finalized = true;
       return;
     }
     if (s != ROCPROFILER_STATUS_SUCCESS) {
@@ -389,6 +394,7 @@ struct Sampler::State {
     for (Gpu& g : gpus) {
       g.have_base = false;
       g.reads = g.samples = g.errors = g.not_ready = g.resets = g.read_ns = 0;
+      g.finalized = false;
       g.last_t = g.first_t = 0;
       for (Counter& c : g.counters) c.prev = c.sum = 0;
       if (g.ready.load()) describe(g);  // chosen in an earlier session: this one's tracks
@@ -463,6 +469,7 @@ struct Sampler::State {
       meta("reads_before_hsa" + k, std::to_string(g.not_ready));
       meta("counter_restarts" + k, std::to_string(g.resets));
       meta("errors" + k, std::to_string(g.errors));
+      if (g.finalized) meta("last_read" + k, "refused: rocprofiler-sdk was finalizing");
       meta("read_ns_mean" + k, std::to_string(g.reads ? g.read_ns / g.reads : 0));
       if (!g.last_error.empty()) meta("last_error" + k, g.last_error);
       std::fprintf(stderr,
@@ -576,14 +583,15 @@ class SdkDeviceCounting final : public Backend {
   void stop(CaptureContext& c) override { g_sampler->session_stop(c); }
   void fork_child() override { g_sampler->fork_child(); }
   void probe(bool* live, std::string* reason) override {
-    *live = false;
-    const char* standin = std::getenv("ROCPROF_SDK_STANDIN");
-    if (standin != nullptr) {
-      *reason = std::string("the test-only stand-in SDK ") + standin +
-                " has no device counting service; compiled against rocprofiler-sdk's headers, "
-                "never run on AMD hardware";
+    if (const char* standin = std::getenv("ROCPROF_SDK_STANDIN")) {
+      // Test-only (tests/amd_standin): a software stand-in plays rocprofiler-sdk.
+      *live = ::access(standin, R_OK) == 0;
+      *reason = *live ? std::string("test-only stand-in for rocprofiler-sdk ") + standin +
+                            " (not AMD hardware); never run on AMD hardware"
+                      : std::string("ROCPROF_SDK_STANDIN names a missing file: ") + standin;
       return;
     }
+    *live = false;
     if (::access("/dev/kfd", R_OK | W_OK) != 0) {
       *reason =
           "rocprofiler-sdk's device counting service needs an AMD GPU: no AMD GPU driver "
