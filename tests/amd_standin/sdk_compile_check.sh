@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # BUILD CHECK: compiles rocprof's rocprofiler-sdk backend (cpp/capture/rocprofiler_sdk/: PC
 # sampling and the device counting service's GPU metrics) against a rocprofiler-sdk header set,
-# strictly (-Wall -Wextra -Werror on its sources), builds it into a private build folder and runs
-# its C++ tests there (test-only stand-ins of the SDK; no AMD GPU needed, none used). CI here has
-# no rocprofiler-sdk headers, so the default build leaves the backend out: this is the check.
+# strictly (-Wall -Wextra -Werror on its sources), builds rocprof with it into a private build
+# folder, runs its C++ tests there, then its end-to-end tests (rocprof run on the test-only
+# stand-ins of tests/amd_standin) in a private copy of the checkout holding those libraries. No
+# AMD GPU is needed or used. CI here has no rocprofiler-sdk headers, so the default build leaves
+# the backend out: this is the check.
 #
 #   tests/amd_standin/sdk_compile_check.sh INCLUDE_DIR [BUILD_DIR]     (or: make sdk-compile-check
 #                                                                      SDK_INCLUDE=INCLUDE_DIR)
@@ -34,7 +36,19 @@ echo "== build in $build"
   -Dpybind11_DIR="$("$python" -m pybind11 --cmakedir)" | grep "rocprofiler-sdk" || true
 grep -q "^ROCPROF_ROCPROFILER_SDK_DEVICE_COUNTING:INTERNAL=1" "$build/CMakeCache.txt" ||
   { echo "$0: CMake did not compile the device counting service against $inc" >&2; exit 1; }
-"$cmake" --build "$build" --target rocprof_core rocprof_sdk rocprof_core_tests
+"$cmake" --build "$build"
 
 echo "== the backend's C++ tests (test-only stand-ins; never run on AMD hardware)"
 "$build/cpp/tests/rocprof_core_tests" --gtest_filter='DeviceCounting*:Sdk*'
+
+echo "== end to end on the stand-ins, in a copy of the checkout with these libraries ($build/tree)"
+tree="$build/tree"
+rm -rf "$tree" && mkdir -p "$tree/python/rocprof/include"
+git ls-files -co --exclude-standard | grep -v '^python/rocprof/.*\.so' |
+  while IFS= read -r f; do if [ -e "$f" ]; then printf '%s\n' "$f"; fi; done |
+  tar -cf - -T - | tar -xf - -C "$tree"
+find "$build/cpp" -maxdepth 3 -name '*.so' -exec cp {} "$tree/python/rocprof/" \;
+cp cpp/roctx/include/roctx.h "$tree/python/rocprof/include/"
+cd "$tree"
+PYTHONPATH="$tree/python:$tree" "$python" -m pytest -q -p no:cacheprovider \
+  tests/integration/test_amd_gpu_metrics.py tests/integration/test_amd_pc_sampling.py
