@@ -179,6 +179,10 @@ struct Sampler::State {
   }
 
   bool choose_for(Gpu& g, rocprofiler_agent_id_t agent, std::string* why) {
+    g.metrics.clear();  // a choice that failed at an earlier start is made again from scratch
+    g.counter_names.clear();
+    g.left_out.clear();
+    g.counters.clear();
     std::vector<rocprofiler_counter_id_t> ids;
     rocprofiler_status_t s =
         api.rocprofiler_iterate_agent_supported_counters(agent, collect_counters, &ids);
