@@ -33,38 +33,68 @@ def sweeps(db, max_points: int):
         yield _sweep(key[1], key[2], events, max(1, counts[key] // max_points))
 
 
-def _sweep(pid, sid, events, step: int):
-    ts: list[int] = []
-    lvs: list[int] = []
-    i = level = weighted = empty = 0
-    top = first = cur = prev_t = prev_lv = None
+_BATCH = 1 << 16  # events turned into arrays at a time
 
-    def instant(t, lv):  # the queue's level after every event at instant t
-        nonlocal i, weighted, empty, top, first, prev_t, prev_lv
-        if i % step == 0:
-            ts.append(t)
-            lvs.append(lv)
-        i += 1
-        if prev_t is None:
-            first = t
+
+class _Level:
+    """The sweep's state over the instants (distinct times) seen so far, fed in batches: the
+    thinned points, the time-weighted level, the time at level 0, the peak."""
+
+    def __init__(self, step: int):
+        self.step = step
+        self.i = self.weighted = self.empty = 0
+        self.top = self.first = self.prev_t = self.prev_lv = None
+        self.ts: list = []
+        self.lvs: list = []
+
+    def instants(self, t: np.ndarray, lv: np.ndarray) -> None:
+        """The queue's level ``lv`` after every event at each instant ``t`` (ascending)."""
+        if not len(t):
+            return
+        keep = np.arange(self.i, self.i + len(t)) % self.step == 0
+        self.ts.append(t[keep])
+        self.lvs.append(lv[keep])
+        self.i += len(t)
+        if self.prev_t is None:  # the first instant: where the span begins
+            self.first = int(t[0])
+            before_t, before_lv, after_t = t[:-1], lv[:-1], t[1:]
         else:
-            weighted += prev_lv * (t - prev_t)
-            if prev_lv == 0:
-                empty += t - prev_t
-        top = lv if top is None else max(top, lv)
-        prev_t, prev_lv = t, lv
+            before_t = np.concatenate([[self.prev_t], t[:-1]])
+            before_lv = np.concatenate([[self.prev_lv], lv[:-1]])
+            after_t = t
+        dt = after_t - before_t
+        self.weighted += int((before_lv * dt).sum())
+        self.empty += int(dt[before_lv == 0].sum())
+        self.top = int(lv.max()) if self.top is None else max(self.top, int(lv.max()))
+        self.prev_t, self.prev_lv = int(t[-1]), int(lv[-1])
 
-    for _g, _p, _s, t, d in events:  # leaves before joins at one instant
-        if t != cur:
-            if cur is not None:
-                instant(cur, level)
-            cur = t
-        level += d
-    instant(cur, level)
+
+def _sweep(pid, sid, events, step: int):
+    """One stream's events (t, d: +1 join, -1 leave; by time, leaves first) a batch at a time:
+    the level after each event by a running sum, an instant's level after its last event; the
+    last instant of a batch waits for the next, which may hold more of its events."""
+    state = _Level(step)
+    level = 0
+    carry = None  # (t, level) of the last instant read, maybe not complete
+    while batch := list(itertools.islice(events, _BATCH)):
+        cols = list(zip(*batch, strict=True))
+        t = np.array(cols[3], dtype=np.int64)
+        lv = level + np.cumsum(np.array(cols[4], dtype=np.int64))
+        level = int(lv[-1])
+        last = np.append(t[1:] != t[:-1], True)
+        it, ilv = t[last], lv[last]
+        if carry is not None and it[0] != carry[0]:
+            state.instants(np.array([carry[0]]), np.array([carry[1]]))
+        state.instants(it[:-1], ilv[:-1])
+        carry = (int(it[-1]), int(ilv[-1]))
+    state.instants(np.array([carry[0]]), np.array([carry[1]]))
+    i, first, prev_t, top = state.i, state.first, state.prev_t, state.top
+    weighted, empty = state.weighted, state.empty
     span = int(prev_t - first) if i > 1 else 0
     # as numpy divides the int64 sums by the span
     mean = float(np.float64(weighted) / np.float64(span)) if span else float(top)
     share = float(np.float64(empty) / np.float64(span)) if span else 0.0
     row = {"pid": pid, "stream_id": sid, "kernels_max_queued": int(top), "mean_queued": mean,
            "empty_share": share, "span_ns": span}
-    return pid, sid, row, np.array(ts, dtype=np.int64), np.array(lvs, dtype=np.int64)
+    return (pid, sid, row, np.concatenate(state.ts).astype(np.int64),
+            np.concatenate(state.lvs).astype(np.int64))

@@ -14,6 +14,7 @@ import pytest
 
 import rocpd
 from rocpd.collectives import queue as qmod
+from rocpd.collectives import queue_sweep
 from rocpd.collectives import report as qreport
 from rocpd.testing import DatabaseBuilder
 
@@ -80,7 +81,11 @@ def test_queue_lengths_as_the_frame_of_tuples_gave_them(files):
     pd.testing.assert_frame_equal(new, old)
 
 
-def test_report_section_as_from_the_whole_frame(files, monkeypatch):
+@pytest.mark.parametrize("batch", [1, 7, 1 << 16])
+def test_report_section_as_from_the_whole_frame(files, monkeypatch, batch):
+    # batch: the sweep's events turned into arrays this many at a time (an instant's events
+    # split between two batches; every event its own)
+    monkeypatch.setattr(queue_sweep, "_BATCH", batch)
     monkeypatch.setattr(qreport, "MAX_POINTS", 500)  # thinned, as long runs are
     monkeypatch.setattr(qreport.charts, "available", lambda: True)
     made = []
