@@ -5,9 +5,10 @@
 // amounts per read, per dimension instance. Checked: each metric's formula over the differences
 // between reads (percentages of elapsed cycles, a rate per second from the read times), repeated
 // values stored once and each track ended at the last read, a phase change stamped at the read
-// that opened its interval, a chip without a counter and a set over a block's counter limit
-// leaving metrics out with their reasons, a read needing more records than the first buffer, a
-// failed read counted, a session asked too late, and the tracks through the real rocpd sink.
+// that opened its interval, contexts started before HSA read once HSA starts them, a chip
+// without a counter and a set over a block's counter limit leaving metrics out with their
+// reasons, a read needing more records than the first buffer, a failed read counted, a session
+// asked too late, and the tracks through the real rocpd sink.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -86,6 +87,7 @@ struct Standin {
   std::map<uint64_t, std::vector<uint64_t>> configs;  // handle -> counter ids
   uint64_t next_config = 100, next_ctx = 1, destroyed = 0, starts = 0, stops = 0;
   uint64_t phase_at = 1u << 30, fail_read = 0;
+  bool hsa_up = true;  // false: contexts started now wait for HSA (start_hsa below)
   std::atomic<uint64_t> reads{0};
 };
 Standin* g_sdk = nullptr;
@@ -128,6 +130,8 @@ rocprofiler_status_t sdk_start_context(rocprofiler_context_id_t ctx) {
   StandinGpu* g = gpu_of_ctx(ctx.handle);
   if (g == nullptr || g->cb == nullptr) return ROCPROFILER_STATUS_ERROR_CONTEXT_INVALID;
   ++g_sdk->starts;
+  // As the SDK does before HSA is up: the context is kept, its counters start with HSA.
+  if (!g_sdk->hsa_up) return ROCPROFILER_STATUS_ERROR_HSA_NOT_LOADED;
   g->cb(ctx, rocprofiler_agent_id_t{g->handle}, set_config, g->cb_data);  // asks the tool
   g->started = g->config != 0;
   g->totals.assign(kCounters.size() * 2048, 0.0);  // the counters start from zero
@@ -252,6 +256,20 @@ rocprofiler_status_t sdk_sample(rocprofiler_context_id_t ctx, rocprofiler_user_d
   *n = k;
   // A failed read: the counters went on counting, the caller gets nothing.
   return g->reads == g_sdk->fail_read ? ROCPROFILER_STATUS_ERROR : ROCPROFILER_STATUS_SUCCESS;
+}
+
+// HSA comes up (on the application's thread): the contexts started before it start now.
+void start_hsa() {
+  g_sdk->hsa_up = true;
+  for (auto& g : g_sdk->gpus)
+    if (g.cb != nullptr && !g.started) {
+      // All set before the tool hears of the start: its thread may read at once.
+      g.totals.assign(kCounters.size() * 2048, 0.0);
+      g.reads = 0;
+      g.started = true;
+      g.cb(g.ctx, rocprofiler_agent_id_t{g.handle}, set_config, g.cb_data);
+      if (g.config == 0) g.started = false;  // the tool named no counters
+    }
 }
 
 Api standin_api() {
@@ -393,6 +411,35 @@ TEST(DeviceCountingStandin, ACustomSetIsCountersPerSecondAndAnUnknownOneIsRefuse
   EXPECT_NE(run.meta["rocprof.gpu_metrics.left_out.gpu0"].find(
                 "NO_SUCH_COUNTER: gfx942 has no counter NO_SUCH_COUNTER"),
             std::string::npos);
+}
+
+TEST(DeviceCountingStandin, ContextsStartedBeforeHsaAreReadOnceHsaStartsThem) {
+  Standin sdk;
+  g_sdk = &sdk;
+  sdk.gpus = {gpu(0x1000, "gfx942", true)};
+  sdk.hsa_up = false;
+  g_clock = 0;
+  FakeCaptureContext c;
+  Sampler sampler(standin_clock);
+  GpuMetricsSettings s;
+  s.hz = 2000;
+  s.set = "memory";
+  sampler.session_start(c, s);
+  sampler.sdk_initialize(standin_api());  // starts the context: HSA is not up yet
+  EXPECT_EQ(sdk.gpus[0].config, 0u);      // no counters chosen yet
+  start_hsa();                            // the SDK asks for the config on this thread
+  for (int i = 0; i < 5000 && sdk.reads.load() < 4; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  sampler.session_stop(c);
+  std::map<std::string, std::string> meta;
+  for (const auto& row : c.rows<MetadataInfo>()) meta[row.tag] = row.value;
+  EXPECT_EQ(meta["rocprof.gpu_metrics.status.gpu0"], "on");
+  EXPECT_GE(std::stoull(meta["rocprof.gpu_metrics.samples.gpu0"]), 3u);
+  bool read_bytes = false;
+  for (const Record& r : c.records)
+    read_bytes = read_bytes || (c.text(r.name_id) == "pm_dram_read_bytes [0]" &&
+                                r.sample.value == 1024.0 * 1024 / 1e-3);  // 1 tick per read
+  EXPECT_TRUE(read_bytes);
 }
 
 TEST(DeviceCountingStandin, ASessionAfterTheSdkStartedSaysItCameTooLate) {
