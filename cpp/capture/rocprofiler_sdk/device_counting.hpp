@@ -8,8 +8,9 @@
 //  - In the SDK's tool initialize (the only time services may be configured, pc_sampling.cpp's
 //    tool_initialize calls initialize() below): one context per GPU agent, each with the device
 //    counting service (no buffer: each read returns its records to the caller).
-//  - When a context starts (rocprofiler_start_context, on our thread), the SDK asks for the
-//    agent's counter config: the metrics of the set are chosen from the counters the agent
+//  - When a context starts (rocprofiler_start_context, called where sampling starts; before HSA
+//    is up the SDK starts it later, on the application's thread), the SDK asks for the agent's
+//    counter config: the metrics of the set are chosen from the counters the agent
 //    supports, each kept only if its counters still fit one hardware pass with the metrics before
 //    it (rocprofiler_create_counter_config refuses a set over the blocks' counter limits).
 //  - Our thread then calls rocprofiler_sample_device_counting_service (synchronous) per GPU each
@@ -22,7 +23,8 @@
 //  - Stored like the NVIDIA sampler's (capture/cupti/pm_sampling.hpp): each metric of each GPU a
 //    counter track "<key> [<gpu>]" with the NVIDIA key where the meaning is the same; a value
 //    holds from the read that opened its interval until the next; equal values are not stored
-//    again, and each track ends with its last value at the time of the last read.
+//    again, and each track ends with its last value at the time of the last read. A read the SDK
+//    refuses because it is finalizing ends the sampling (that last interval is lost).
 #pragma once
 #include <rocprofiler-sdk/registration.h>
 #include <rocprofiler-sdk/rocprofiler.h>
@@ -128,8 +130,8 @@ struct Delta {
 double evaluate(Formula f, const Delta* deltas, size_t n, double dt_s, const AgentFacts& agent);
 
 // ---- the sampler ------------------------------------------------------------------------
-// One per process (device_counting.cpp's, driven by the SDK's tool initialize/finalize in
-// pc_sampling.cpp and by the session's backend); tests make their own with a stand-in Api.
+// One per process (device_counting_sampler.cpp's, driven by the SDK's tool initialize/finalize
+// in pc_sampling.cpp and by the session's backend); tests make their own with a stand-in Api.
 using ClockFn = uint64_t (*)();  // the clock the reads are stamped with (CLOCK_BOOTTIME ns)
 class Sampler {
  public:
@@ -147,7 +149,7 @@ class Sampler {
   void sdk_initialize(const Api& api);
   // The SDK lacks an entry point (`why`): no GPU metrics from it in this process.
   void sdk_unusable(const std::string& why);
-  // The SDK's finalize: sampling stops while the SDK can still answer.
+  // The SDK's finalize: sampling stops (its reads are refused from then on).
   void sdk_finalize();
   void fork_child();
   std::string status() const;  // "on", "off: ...", for `rocprof info` and the metadata
