@@ -145,7 +145,7 @@ class _Records:
 
 _OUT, _IN = 1, 2
 _CHUNK = 1 << 10  # records or events turned into Python integers at a time
-_ENCODE = 1 << 16  # events encoded at a time (_perfetto_packets)
+_ENCODE = 1 << 10  # events encoded at a time (_perfetto_packets; ~500 bytes of arrays each)
 
 
 def _lanes(start: np.ndarray, end: np.ndarray, ids: np.ndarray | None = None) -> list[tuple]:
