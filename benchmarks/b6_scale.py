@@ -10,7 +10,8 @@ gives them); one run per size and command (the box is shared: the load average i
 rocpd rocshared | tar -x -C DIR`) for a before/after on one machine; ``--keep`` keeps the outputs
 (analyze's JSON tables, the report, the CSV files) in --dir to compare them (cmp). Usage:
     PYTHONPATH=.:python python benchmarks/b6_scale.py [--dir /tmp/b6] [--sizes 1,3]
-        [--commands floor,summary,analyze,report,csv,diff,kernels,chunked] [--tree DIR] [--keep] [--record]
+        [--commands floor,summary,analyze,report,report_np,csv,perfetto,diff,kernels,chunked] [--tree DIR]
+        [--keep] [--record]
 """
 
 from __future__ import annotations
@@ -46,7 +47,12 @@ def commands(db: str, out: str) -> dict[str, list[str]]:
         "summary": [py, "-m", "rocpd", "summary", db],
         "analyze": [py, "-m", "rocpd", "analyze", db, "--format", "json", "-o", f"{out}/analyze"],
         "report": [py, "-m", "rocpd", "report", db, "-o", f"{out}/report.html"],
+        # The report alone, without the Perfetto trace written beside it.
+        "report_np": [py, "-m", "rocpd", "report", db, "-o", f"{out}/report_np.html",
+                      "--no-perfetto"],
         "csv": [py, "-m", "rocpd", "convert", db, "-f", "csv", "-o", f"{out}/csv"],
+        "perfetto": [py, "-m", "rocpd", "convert", db, "-f", "perfetto", "-o",
+                     f"{out}/trace.pftrace"],
         "diff": [py, "-m", "rocpd", "diff", db, db, "--format", "json", "-o", f"{out}/diff"],
         "kernels": [py, "-c", KERNELS, db],
         "chunked": [py, "-c", CHUNKED, db],

@@ -25,8 +25,9 @@ from .sweep import GpuSweep, StepWindows
 from .tallies import AfterSites, Heads, LaunchTally, LinesTally, RangesTally
 
 # Kernel rows of one process past which the commands sweep it instead of holding it: a held
-# million costs ~0.5 GB, a swept one its chunk (~60 MB) and 8 bytes a kernel.
-STREAM_ABOVE = 1_000_000
+# million costs ~0.5 GB and 5 CPU s to analyse, a swept one ~0.25 GB (its chunks, 8 bytes a
+# kernel for the medians, the interpreter) and 3.5 s (B6, benchmarks/RESULTS.md).
+STREAM_ABOVE = 500_000
 
 
 def run(a, head: int | None = None) -> None:
