@@ -191,6 +191,7 @@ Mapping::CallsiteRows Mapping::callsite(const CallsiteInfo& c) {
   const int64_t id = next_event_id_++;
   rows.site = node(id, parent, site_stack_);
   site_ref_[c.id] = "{\"site\":" + std::to_string(id) + "}";
+  site_event_[c.id] = id;
   return rows;
 }
 

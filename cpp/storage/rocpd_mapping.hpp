@@ -203,6 +203,11 @@ class Mapping {
     EventRow site;
   };
   CallsiteRows callsite(const CallsiteInfo& c);
+  // The rocpd_event id of a call site's node written by callsite() (0: none yet).
+  int64_t site_event(uint32_t callsite) const {
+    const auto it = site_event_.find(callsite);
+    return it != site_event_.end() ? it->second : 0;
+  }
   // ids 1, 2, ... in the order counters arrive; from the first one on, kernel dispatches are
   // remembered by correlation id so that per-dispatch values find their dispatch's event.
   PmcRow pmc(const PmcInfo& p);
@@ -237,6 +242,7 @@ class Mapping {
   int64_t next_track_id_ = 1;
   std::unordered_map<uint32_t, int64_t> pmc_ids_;       // PmcInfo::key → rocpd_info_pmc.id
   std::unordered_map<uint32_t, std::string> site_ref_;  // call site id → {"site": event id}
+  std::unordered_map<uint32_t, int64_t> site_event_;    // call site id → event id
   std::unordered_map<std::string, int64_t> callers_;    // callers' list → their node's event id
   std::string site_stack_;                              // [site] of the last callsite()
   std::string scratch_;

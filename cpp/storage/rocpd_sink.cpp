@@ -44,7 +44,8 @@ bool RocpdSink::open(const SessionInfo& given, std::string* error) {
           write_record(r);
           if (writer_.count_record()) writer_.commit();
         },
-        [this](uint32_t id) -> const std::string& { return map_->text(id); });
+        [this](uint32_t id) -> const std::string& { return map_->text(id); },
+        [this](uint32_t callsite) { return map_->site_event(callsite); });
   return writer_.begin_recording(error);
 }
 

@@ -80,10 +80,14 @@ class Writer {
     Id name_id;
     int64_t tid, start, end, kernels, kernel_ns, gpu_busy_ns, copies, copy_bytes;
     int64_t pageable_copies, syncs, api_calls, records, detail;
-    std::string_view causes;  // "" is NULL
+    std::string_view causes;      // "" is NULL
+    bool has_energy, has_memory;  // false: the columns below are NULL
+    double energy_j;
+    int64_t mem_alloc_bytes, mem_peak_bytes;
   };
   void step_summary(const StepRow& r);
   void step_kernel(int64_t step, Id name_id, int64_t calls, int64_t total_ns, int64_t max_ns);
+  void step_line(int64_t step, int64_t site_id, int64_t kernels, int64_t kernel_ns);
   void step_detail(int64_t step, int64_t detail, std::string_view causes);
   // The last rowid of each record table (batches flushed first): a step written between two
   // marks is exactly the rows in (before, after], so it can be deleted by rowid ranges.
@@ -257,7 +261,7 @@ class Writer {
   int64_t pragma_int(const char* sql);
   uint64_t bounded_bytes_ = 0;  // 0: not bounded
   uint64_t wal_bytes_ = 0;
-  sql::sqlite3_stmt* step_stmts_[3 + 2 * kMarkTables] = {};
+  sql::sqlite3_stmt* step_stmts_[4 + 2 * kMarkTables] = {};  // rows_steps.cpp's order
 
   const sql::Api* api_ = nullptr;
   sql::sqlite3* db_ = nullptr;

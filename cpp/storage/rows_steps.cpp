@@ -16,7 +16,13 @@ constexpr const char* kMarkTableNames[Writer::kMarkTables] = {
     "rocpd_event",           "rocpd_region", "rocpd_kernel_dispatch", "rocpd_memory_copy",
     "rocpd_memory_allocate", "rocpd_sample", "rocpd_pmc_event",       "rocpd_arg"};
 
-enum : int { kSummary, kKernels, kDetail, kMax };  // kMax + t: max(rowid); kMax + 8 + t: DELETE
+enum : int {
+  kSummary,
+  kKernels,
+  kDetail,
+  kLines,
+  kMax
+};  // kMax + t: max(rowid); kMax + 8 + t: DELETE
 
 }  // namespace
 
@@ -24,12 +30,15 @@ void Writer::prepare_steps() {
   step_stmts_[kSummary] = prepare(
       "INSERT OR REPLACE INTO \"rocprof_step_summary{S}\"(step, name_id, tid, start, \"end\", "
       "kernels, kernel_ns, gpu_busy_ns, copies, copy_bytes, pageable_copies, syncs, api_calls, "
-      "records, detail, causes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "records, detail, causes, energy_j, mem_alloc_bytes, mem_peak_bytes) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   step_stmts_[kKernels] = prepare(
       "INSERT INTO \"rocprof_step_kernels{S}\"(step, name_id, calls, total_ns, max_ns) "
       "VALUES (?,?,?,?,?)");
   step_stmts_[kDetail] =
       prepare("UPDATE \"rocprof_step_summary{S}\" SET detail = ?, causes = ? WHERE step = ?");
+  step_stmts_[kLines] = prepare(
+      "INSERT INTO \"rocprof_step_lines{S}\"(step, site_id, kernels, kernel_ns) VALUES (?,?,?,?)");
   for (int t = 0; t < kMarkTables; ++t) {
     const std::string table = std::string("\"") + kMarkTableNames[t] + "{S}\"";
     step_stmts_[kMax + t] = prepare("SELECT coalesce(max(rowid), 0) FROM " + table);
@@ -69,6 +78,24 @@ void Writer::step_summary(const StepRow& r) {
     api_->bind_null(s, i);
   else
     bind(s, i, r.causes);
+  if (r.has_energy)
+    api_->bind_double(s, ++i, r.energy_j);
+  else
+    api_->bind_null(s, ++i);
+  for (int64_t x : {r.mem_alloc_bytes, r.mem_peak_bytes}) {
+    if (r.has_memory)
+      bind(s, ++i, x);
+    else
+      api_->bind_null(s, ++i);
+  }
+  run(s);
+}
+
+void Writer::step_line(int64_t step, int64_t site_id, int64_t kernels, int64_t kernel_ns) {
+  sql::sqlite3_stmt* s = step_stmts_[kLines];
+  if (s == nullptr) return;
+  int i = 1;
+  for (int64_t x : {step, site_id, kernels, kernel_ns}) bind(s, i++, x);
   run(s);
 }
 

@@ -134,12 +134,14 @@ bool parse_keep_policy(const std::string& text, KeepPolicy* out, std::string* er
 
 StepKeeper::StepKeeper(rocpd::Writer& writer, uint64_t max_bytes, KeepPolicy policy,
                        bool gpu_records, std::function<void(const Record&)> write,
-                       std::function<const std::string&(uint32_t)> text)
+                       std::function<const std::string&(uint32_t)> text,
+                       std::function<int64_t(uint32_t)> site)
     : w_(writer),
       max_bytes_(max_bytes),
       policy_(policy),
       write_(std::move(write)),
-      text_(std::move(text)),
+      text_(text),
+      figures_(std::move(text), std::move(site)),
       gpu_seen_(gpu_records) {
   const uint64_t reserve =
       writer.wal_bytes() + static_cast<uint64_t>(kIndexShare * max_bytes) + (64u << 10);
@@ -192,6 +194,7 @@ void StepKeeper::take_step(const Record& r) {
 void StepKeeper::add(const Record* records, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     const Record& r = records[i];
+    figures_.see(r);
     switch (r.kind) {
       case RecordKind::kPmcValue:  // matched to its dispatch by the mapping: never a step's
       case RecordKind::kPcSample:
@@ -241,8 +244,11 @@ void StepKeeper::decide_ready(bool all) {
     // idle, once the host has gone on for kGpuGraceNs (CUPTI flushes every 250 ms).
     const bool gpu_ok = !gpu_seen_ || (after > 0 && gpu_high_ >= open_[ready + 1].start) ||
                         (after > 0 && cpu_high_ > open_[ready + 1].start + kGpuGraceNs);
+    // The energy counters (read every ~100 ms) past the step's end, for its energy.
+    const bool energy_ok =
+        figures_.energy_until(open_[ready].end) || cpu_high_ > open_[ready].end + kGpuGraceNs;
     const bool forced = open_.size() - ready > kMaxOpen || pending_.size() > kMaxPending;
-    if (!(all || (after >= kLag && (gpu_ok || forced)))) break;
+    if (!(all || (after >= kLag && ((gpu_ok && energy_ok) || forced)))) break;
     ++ready;
   }
   if (ready == 0) return;
@@ -465,6 +471,7 @@ void StepKeeper::decide(const Step& s, uint64_t span_end, std::vector<Record>& r
   }
   const bool keep_it = (reasons & keep_mask) != 0 && !summaries_full_;
   const std::string causes = causes_of(reasons);
+  const StepFigures::Figures fig = figures_.of(s.start, s.end, recs);
   if (summaries_full_) {
     ++summaries_dropped_;
   } else {
@@ -483,9 +490,16 @@ void StepKeeper::decide(const Step& s, uint64_t span_end, std::vector<Record>& r
                      api,
                      static_cast<int64_t>(recs.size()),
                      keep_it ? 1 : 0,
-                     causes});
+                     causes,
+                     fig.has_energy,
+                     fig.has_memory,
+                     fig.energy_j,
+                     fig.mem_alloc_bytes,
+                     fig.mem_peak_bytes});
     for (const auto& [name, v] : per_kernel)
       w_.step_kernel(index, {name}, std::get<0>(v), std::get<1>(v), std::get<2>(v));
+    for (const StepFigures::Line& l : fig.lines)
+      if (l.site != 0) w_.step_line(index, l.site, l.kernels, l.kernel_ns);
     // Transactions stay bounded when nothing but summaries is written (a burst drained at once
     // would otherwise be one transaction, spilled into a WAL outside the budget).
     if (w_.count_record()) {

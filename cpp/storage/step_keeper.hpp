@@ -27,6 +27,7 @@
 
 #include "rocpd_writer.hpp"
 #include "rocprof/record.hpp"
+#include "step_figures.hpp"
 
 namespace rocprof {
 
@@ -39,11 +40,13 @@ bool parse_keep_policy(const std::string& text, KeepPolicy* out, std::string* er
 
 class StepKeeper {
  public:
-  // `write`: one record through the mapping into the writer; `text`: a string id's text.
+  // `write`: one record through the mapping into the writer; `text`: a string id's text;
+  // `site`: a call site id's rocpd_event id (its node, written when the site was named).
   // `gpu_records`: GPU records are traced, so steps wait for them from the first one on.
   StepKeeper(rocpd::Writer& writer, uint64_t max_bytes, KeepPolicy policy, bool gpu_records,
              std::function<void(const Record&)> write,
-             std::function<const std::string&(uint32_t)> text);
+             std::function<const std::string&(uint32_t)> text,
+             std::function<int64_t(uint32_t)> site);
   void add(const Record* records, std::size_t n);
   // Decides the steps whose records have all come (the sink's commit, after a whole drain: GPU
   // records reach the writer through several threads' buffers, in no order between them).
@@ -90,6 +93,7 @@ class StepKeeper {
   KeepPolicy policy_;
   std::function<void(const Record&)> write_;
   std::function<const std::string&(uint32_t)> text_;
+  StepFigures figures_;  // energy, memory and launch lines per step
 
   std::vector<Record> pending_;  // records not yet given to a step (arrival order)
   std::deque<Step> open_;        // closed step ranges not yet decided, by start

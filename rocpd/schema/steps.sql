@@ -21,7 +21,12 @@ CREATE TABLE IF NOT EXISTS "rocprof_step_summary{{uuid}}" (
     "api_calls" INTEGER NOT NULL,        -- regions other than ROCTx ranges
     "records" INTEGER NOT NULL,          -- records of the step (kept or not)
     "detail" INTEGER NOT NULL,           -- 1: every record of the step is in the trace tables
-    "causes" TEXT                        -- why it was kept or stood out (NULL: a typical step)
+    "causes" TEXT,                       -- why it was kept or stood out (NULL: a typical step)
+    "energy_j" REAL,                     -- GPU energy over [start, end], every GPU (NULL: no --energy)
+    "mem_alloc_bytes" INTEGER,           -- device memory allocated during the step, and the most
+    "mem_peak_bytes" INTEGER             -- live at once: the caching allocator's blocks where it
+                                         -- reports them, else the runtime's allocations (NULL:
+                                         -- no memory trace)
 );
 
 CREATE TABLE IF NOT EXISTS "rocprof_step_kernels{{uuid}}" (
@@ -32,5 +37,15 @@ CREATE TABLE IF NOT EXISTS "rocprof_step_kernels{{uuid}}" (
     "max_ns" INTEGER NOT NULL
 );
 
+-- The step's top launch lines by kernel time (at most 3): site_id is the rocpd_event id of the
+-- call site's node (its call_stack holds the frames), as a kept kernel's event points at it.
+CREATE TABLE IF NOT EXISTS "rocprof_step_lines{{uuid}}" (
+    "step" INTEGER NOT NULL,
+    "site_id" INTEGER NOT NULL,
+    "kernels" INTEGER NOT NULL,
+    "kernel_ns" INTEGER NOT NULL
+);
+
 CREATE VIEW IF NOT EXISTS "rocprof_step_summary" AS SELECT * FROM "rocprof_step_summary{{uuid}}";
 CREATE VIEW IF NOT EXISTS "rocprof_step_kernels" AS SELECT * FROM "rocprof_step_kernels{{uuid}}";
+CREATE VIEW IF NOT EXISTS "rocprof_step_lines" AS SELECT * FROM "rocprof_step_lines{{uuid}}";
