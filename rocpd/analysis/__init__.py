@@ -120,7 +120,8 @@ class Analysis:
         if full:
             s = pd.concat(full, ignore_index=True)
             return s[["process", "rank", "pid", "step", "name", "start", "end", "HostNs", "tid",
-                      "GpuBusyNs", "Kernels", "Syncs", "PageableCopies", "Detail", "Causes"]]
+                      "GpuBusyNs", "Kernels", "Syncs", "PageableCopies", "Detail", "Causes",
+                      "EnergyJ", "MemAllocBytes", "MemPeakBytes", "TopLine"]]
         s = self._core()[4]
         if s.empty:
             return s

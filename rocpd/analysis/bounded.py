@@ -12,11 +12,32 @@ import pandas as pd
 from rocshared.units import si
 
 from ..errors import RocpdError
+from .sites import _parse_site
 
 _SUFFIX = re.compile(r"^_[0-9a-f_]+$")
 COLUMNS = ["guid", "pid", "tid", "step", "name", "start", "end", "HostNs", "GpuBusyNs", "Kernels",
            "KernelNs", "Copies", "CopyBytes", "PageableCopies", "Syncs", "Records", "Detail",
-           "Causes"]
+           "Causes", "EnergyJ", "MemAllocBytes", "MemPeakBytes", "TopLine"]
+# Columns a writer of an earlier release did not have (NULL there).
+_LATER = {"energy_j": "EnergyJ", "mem_alloc_bytes": "MemAllocBytes",
+          "mem_peak_bytes": "MemPeakBytes"}
+
+
+def _top_lines(conn, suffix: str) -> dict[int, str]:
+    """Each step's top launch line by kernel time ('file:line'), where the table exists."""
+    table = f"rocprof_step_lines{suffix}"
+    if conn.execute("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?",
+                    (table,)).fetchone() is None:
+        return {}
+    rows = conn.execute(
+        f'SELECT L.step, substr(SN.call_stack, 2, length(SN.call_stack) - 2) FROM main."{table}" L'
+        f' JOIN main."rocpd_event{suffix}" SN ON SN.id = L.site_id ORDER BY L.step, L.kernel_ns'
+        f' DESC, L.site_id')
+    out: dict[int, str] = {}
+    for step, text in rows:
+        if step not in out:
+            out[step] = _parse_site(text)[0] or ""
+    return out
 
 
 def summaries(db) -> pd.DataFrame:
@@ -30,16 +51,21 @@ def summaries(db) -> pd.DataFrame:
             if src.conn.execute("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND "
                                 "name = ?", (table,)).fetchone() is None:
                 continue
+            have = {r[1] for r in src.conn.execute(f'PRAGMA main.table_info("{table}")')}
+            later = "".join(f", T.{c} AS {a}" if c in have else f", NULL AS {a}"
+                            for c, a in _LATER.items())
             df = pd.read_sql_query(
                 f'SELECT ? AS guid, P.pid, T.step, COALESCE(S.string, \'\') AS name, T.start, '
                 f'T."end", T."end" - T.start AS HostNs, T.gpu_busy_ns AS GpuBusyNs, '
                 f'T.tid, T.kernels AS Kernels, T.kernel_ns AS KernelNs, T.copies AS Copies, '
                 f'T.copy_bytes AS CopyBytes, T.pageable_copies AS PageableCopies, '
                 f'T.syncs AS Syncs, T.records AS Records, T.detail AS Detail, '
-                f'COALESCE(T.causes, \'\') AS Causes FROM main."{table}" T '
+                f'COALESCE(T.causes, \'\') AS Causes{later} FROM main."{table}" T '
                 f'LEFT JOIN main."rocpd_string{part.suffix}" S ON S.id = T.name_id '
                 f'LEFT JOIN (SELECT pid FROM main."rocpd_info_process{part.suffix}" LIMIT 1) P '
                 f'ORDER BY T.step', src.conn, params=(part.guid,))
+            top = _top_lines(src.conn, part.suffix)
+            df["TopLine"] = [top.get(int(x), "") for x in df["step"]]
             frames.append(df)
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
@@ -84,8 +110,20 @@ def describe(db, top: int = 5) -> list[str]:
         for r in mine.nlargest(top, "HostNs").itertuples():
             lines.append(f"  step {r.step}: {r.HostNs / 1e6:.3f} ms, "
                          + ("kept whole" if r.Detail else "summarised")
-                         + (f" ({r.Causes})" if r.Causes else ""))
+                         + (f" ({r.Causes})" if r.Causes else "") + _figures(r))
     return lines
+
+
+def _figures(r) -> str:
+    """', 12.3 J, peak 1.5 GiB live, top line model.py:40' of the figures a step has."""
+    out = ""
+    if pd.notna(r.EnergyJ):
+        out += f", {r.EnergyJ:.3g} J"
+    if pd.notna(r.MemPeakBytes):
+        out += f", peak {si(int(r.MemPeakBytes), 'B')} live"
+    if r.TopLine:
+        out += f", top line {r.TopLine}"
+    return out
 
 
 def step_numbers(p, starts) -> list | None:

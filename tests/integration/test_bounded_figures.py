@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from metrics_standins import build
-from support import WORKLOADS, _env, open_db, run_rocprof
+from support import WORKLOADS, _env, open_db, run_rocpd, run_rocprof
 
 MiB = 1 << 20
 WATTS = 100.0
@@ -52,6 +52,10 @@ def test_every_step_has_its_energy_from_the_counters(tmp_path_factory):
     assert slow[4] == pytest.approx(3 * WATTS * (slow[2] - slow[1]) / 1e9, rel=0.2), slow
     assert {x[3] for x in rows} == {0, 1}  # kept whole and summarised steps alike
     assert all(x[5] is None and x[6] is None for x in rows)  # no memory trace: NULL
+    # `rocpd summary` names the slowest step with its energy.
+    out = run_rocpd("summary", tmp / "e_results.db").stdout
+    step20 = next(ln for ln in out.splitlines() if ln.strip().startswith("step 20:"))
+    assert f"{slow[4]:.3g} J" in step20, out
 
 
 def test_every_step_has_its_allocations_and_peak(tmp_path):
@@ -71,3 +75,9 @@ def test_every_step_has_its_allocations_and_peak(tmp_path):
     # 2 MiB over what earlier steps left (4 MiB from step 10 on).
     assert [x[5] for x in rows] == [6 * MiB if i == 10 else 2 * MiB for i in range(30)]
     assert [x[6] for x in rows] == [(2 if i < 10 else 6) * MiB for i in range(30)]
+    # The analysis's step table carries them for every step, kept whole or not.
+    import rocpd
+    import rocpd.analysis
+
+    steps = rocpd.analysis.analyze(rocpd.connect(str(tmp_path / "m_results.db"))).steps
+    assert steps["MemPeakBytes"].tolist() == [x[6] for x in rows]
