@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..analysis import analyze, bounded
 from ..analysis.steps import steps_of
-from . import cpu, runs
+from . import cpu, every_step, runs
 from .side import Side, proc
 
 
@@ -19,8 +19,9 @@ def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
     side.gpu = any(not p.gpu.empty for p in a.processes)
     for f in bounded.facts(db):  # rocprof run --max-size: most steps are summaries only
         side.notes.append(f"{label}: a bounded run: {f.get('steps', 0)} steps, "
-                          f"{f.get('steps_with_detail', 0)} kept whole; the comparison reads "
-                          "those (every step's time: rocpd analyze --section steps)")
+                          f"{f.get('steps_with_detail', 0)} kept whole; the tables compare "
+                          "those, the 'every step' note all of them")
+    side.every_step_ns = every_step.step_times(db, skip_steps)
     hz = _rates(db)
     offset = 0
     for idx in runs.split(a.processes):

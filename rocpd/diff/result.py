@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from . import every_step
 from .bootstrap import Resampler, Settings
 from .names import kernel_key, line_labels
 from .tables import Builder, _sites, appeared
@@ -160,6 +161,8 @@ def compute(base, new, pa, pb, settings: Settings, scope: str = "all processes",
         tables = (pd.DataFrame(),) * 4
     d = Diff(base, new, settings, b.summary(items), items, *tables, b.na, b.nb, scope,
              _procs=(tuple(pa), tuple(pb)))
+    if (line := every_step.note(base, new, settings.confidence)) is not None:
+        d.notes.append(line)
     for side, n in ((base, b.na), (new, b.nb)):
         if n < 2:
             d.notes.append(f"{side.label}: {n} step(s): no confidence interval (mark a step with "

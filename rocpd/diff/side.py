@@ -63,6 +63,7 @@ class Side:
     notes: list = field(default_factory=list)
     meters: list = field(default_factory=list)  # rocpd.energy.meter: each GPU's energy, if any
     memory: object = None  # rocpd.memory.MemoryAnalysis, when GPU memory was recorded
+    every_step_ns: object = None  # a bounded run's every step time (rocpd.diff.every_step)
 
 
 def gpu_span(p) -> tuple[int, int]:

@@ -121,6 +121,10 @@ def file_facts(src, step_family: str | None, collective_regex: str) -> list[dict
                 steps.setdefault(g, []).append((s, e))
     out = []
     for p in src.parts:
+        summarised = _summarised(src, p, step_family, coll)
+        if summarised is not None:  # a bounded run: every step from its summary
+            out.append(summarised)
+            continue
         st = sorted(steps.get(p.guid, []))
         fact = {"guid": p.guid, "steps": st, "compute": [0] * len(st), "collective": [0] * len(st),
                 "kernels": [0] * len(st), "by_name": {}, "total_compute": 0, "total_collective": 0}
@@ -158,6 +162,37 @@ def file_facts(src, step_family: str | None, collective_regex: str) -> list[dict
                 fact[key] = _sum_by(idx[mask], d[mask], len(st))
             fact["kernels"] = np.bincount(idx[inside], minlength=len(st)).tolist()
     return out
+
+
+def _summarised(src, p, step_family, coll) -> dict | None:
+    """A bounded run's facts from its step summaries (rocprof run --max-size: every step has
+    one, most keep no records), when its steps are of ``step_family``; else None."""
+    table = f"rocprof_step_summary{p.suffix}"
+    if step_family is None or src.conn.execute(
+            "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?",
+            (table,)).fetchone() is None:
+        return None
+    rows = src.conn.execute(
+        f'SELECT T.step, S.string, T.start, T."end", T.kernels FROM main."{table}" T LEFT JOIN '
+        f'main."rocpd_string{p.suffix}" S ON S.id = T.name_id ORDER BY T.step').fetchall()
+    if not rows or family(rows[0][1]) != step_family:
+        return None
+    index = {r[0]: i for i, r in enumerate(rows)}
+    fact = {"guid": p.guid, "steps": [(r[2], r[3]) for r in rows], "compute": [0] * len(rows),
+            "collective": [0] * len(rows), "kernels": [r[4] for r in rows], "by_name": {},
+            "total_compute": 0, "total_collective": 0}
+    for step, name, calls, total in src.conn.execute(
+            f'SELECT K.step, COALESCE(S.string, \'\'), K.calls, K.total_ns FROM '
+            f'main."rocprof_step_kernels{p.suffix}" K LEFT JOIN main."rocpd_string{p.suffix}" S '
+            f'ON S.id = K.name_id'):
+        key = "collective" if coll.search(name) else "compute"
+        if step in index:
+            fact[key][index[step]] += total
+        fact["total_" + key] += total
+        c = fact["by_name"].setdefault(name or "(unnamed kernel)", [0, 0])
+        c[0] += calls
+        c[1] += total
+    return fact
 
 
 def _sum_by(idx, values, m: int) -> list[int]:
@@ -206,8 +241,8 @@ def analyze(db, range_name: str | None = None, collective_regex: str = COLLECTIV
         range_name = family(range_name)
     for f in bounded.facts(db):  # rocprof run --max-size: most steps are summaries only
         notes.append(f"a bounded run ({f.get('steps', 0)} steps, {f.get('steps_with_detail', 0)} "
-                     "kept whole): step times are those of the steps kept whole; every step's "
-                     "time: rocpd analyze --section steps")
+                     "kept whole): every step's times from its summary (the steps kept whole "
+                     "have their records too)")
     facts = [f for found in db.map(file_facts, range_name, collective_regex, label="rank facts")
              for f in found]
     return build(identities, facts, range_name, detected, skip_steps, notes)

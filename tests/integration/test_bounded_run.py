@@ -161,8 +161,14 @@ def test_analysis_gives_every_step_and_rocm_views_read_the_kept_records(tmp_path
         assert "step 1234: " in out.stdout
     rk = run_rocpd("ranks", db)
     assert rk.returncode == 0 and "a bounded run (5000 steps" in rk.stdout + rk.stderr, rk.stderr
+    import rocpd.ranks  # every step from its summary, kept whole or not
+
+    rs = rocpd.ranks.analyze(rocpd.connect(str(db))).steps
+    assert list(rs["step"]) == list(range(5000))
+    assert rs.loc[1234, "duration_ns"] >= 200e6 > rs["duration_ns"].median()
     d = run_rocpd("diff", db, db)
     assert d.returncode == 0 and "a bounded run: 5000 steps" in d.stdout + d.stderr, d.stderr
+    assert "every step (the bounded runs' summaries, 5000 + 5000 steps)" in d.stdout, d.stdout
     assert mismatches(db) == {}  # ROCm's view SQL over the kept rows
     (n,) = open_db(db).execute("SELECT count(*) FROM rocpd_region").fetchone()
     assert compare(db)["regions"][0][0] == n
