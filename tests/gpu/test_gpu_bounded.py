@@ -87,6 +87,14 @@ def test_bounded_keeps_the_planted_steps_whole_and_every_summary(runs):
         (kept,) = query(db, "SELECT count(*) FROM rocpd_kernel_dispatch WHERE start >= ? AND "
                             "start < ?", r[5], nxt)[0]
         assert kept == r[4], (cause, kept, r)
+    # Every step names its top launch line: the planted step's 1,000 GEMMs' (`w @ w`).
+    gemm_line = next(i for i, t in enumerate(open(WORKLOAD), 1) if t.strip() == "w @ w")
+    top = query(db, "SELECT substr(E.call_stack, 2, length(E.call_stack) - 2) FROM "
+                    "rocprof_step_lines L JOIN rocpd_event E ON E.id = L.site_id WHERE L.step = ? "
+                    "ORDER BY L.kernel_ns DESC LIMIT 1", planted["kernels"])
+    assert top and json.loads(top[0][0]).get("line") == gemm_line, top
+    (with_lines,) = query(db, "SELECT count(DISTINCT step) FROM rocprof_step_lines")[0]
+    assert with_lines >= 0.99 * STEPS, with_lines
     # ROCm's views read the kept records
     (n_view,) = query(db, "SELECT count(*) FROM kernels")[0]
     (n_table,) = query(db, "SELECT count(*) FROM rocpd_kernel_dispatch")[0]
