@@ -35,6 +35,9 @@ import pandas as pd
 from ..counters.sol import peak_tables
 
 CATEGORY = "cupti_pm_sampling"
+# The samplers whose tracks these are: NVIDIA's (CUPTI PM sampling) and AMD's (rocprofiler-sdk's
+# device counting service); both write the same pm_* track names.
+CATEGORIES = (CATEGORY, "rocprofiler_sdk_device_counting")
 MISSING = ("no GPU hardware metrics in these databases (record them with `rocprof run "
            "--gpu-metrics ...`)")
 # Column: (track keys summed, scale). Percent columns sum read + write (or rx + tx).
@@ -75,9 +78,9 @@ def _tracks_of(f) -> list[tuple[str, int, str, int]]:
     for guid, name in f.conn.execute(
             "SELECT T.guid, S.string FROM rocpd_track T JOIN rocpd_string S ON S.id ="
             " T.name_id AND S.guid = T.guid WHERE S.string LIKE 'pm!_%' ESCAPE '!' AND EXISTS"
-            " (SELECT 1 FROM rocpd_info_pmc I WHERE I.guid = T.guid AND I.component = ? AND"
+            " (SELECT 1 FROM rocpd_info_pmc I WHERE I.guid = T.guid AND I.component IN (?, ?) AND"
             " S.string = I.name || substr(S.string, length(I.name) + 1) AND"
-            " substr(S.string, length(I.name) + 1, 2) = ' [')", (CATEGORY,)):
+            " substr(S.string, length(I.name) + 1, 2) = ' [')", CATEGORIES):
         m = _TRACK.match(name or "")
         if m:
             gpu = int(m.group(2))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..errors import RocpdError
 from ..plots import _plt
 from . import samples as _metrics
-from .gpu_metrics import CATEGORY as STEP_CATEGORY
+from .gpu_metrics import CATEGORIES as STEP_CATEGORIES
 
 # Per-core counters ("cpu_load [3]") are one panel per counter, not per core.
 _PER_CORE = ("cpu_load [", "cpu_frequency [")
@@ -53,7 +53,7 @@ def metrics_over_time(db, metrics=None, **filters):
             label = track if len(procs) == 1 else f"{track} (pid {pid})" \
                 if procs["host"].nunique() == 1 else f"{track} ({host}, pid {pid})"
             # The PM sampler's values hold until the next one (repeats are not stored): steps.
-            steps = (g["category"] == STEP_CATEGORY).any()
+            steps = g["category"].isin(STEP_CATEGORIES).any()
             ax.plot((g["timestamp"] - t0) / 1e9, g["value"], label=label, linewidth=1.2,
                     drawstyle="steps-post" if steps else "default")
         units = part["units"].dropna()

@@ -35,7 +35,8 @@ FROM metric_samples
 COLUMNS = ["guid", "host", "pid", "timestamp", "value", "metric", "symbol", "units",
            "description", "agent_id", "agent_type", "agent_index", "agent", "track", "category"]
 SUMMARY_COLUMNS = ["Agent", "Metric", "Units", "Samples", "Min", "Mean", "Max"]
-PM_CATEGORY = "cupti_pm_sampling"  # rocpd.device_metrics.gpu_metrics.CATEGORY
+# rocpd.device_metrics.gpu_metrics.CATEGORIES: the GPU-metrics samplers' (NVIDIA, AMD)
+PM_CATEGORIES = ("cupti_pm_sampling", "rocprofiler_sdk_device_counting")
 
 
 def _agent_label(agent_type, index) -> str:
@@ -110,7 +111,7 @@ def summary(db, metrics=None, **filters):
     df = samples(db, metrics, **filters)
     # The PM sampler's values stand for time until the next (repeats are not stored): their
     # means are over time, in rocpd.device_metrics.gpu_metrics (summary's GPU_METRICS).
-    df = df[df["category"] != PM_CATEGORY]
+    df = df[~df["category"].isin(PM_CATEGORIES)]
     if df.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     df = df.assign(host=df["host"].fillna(""))

@@ -60,7 +60,9 @@ def readings(key: str, steps: int = STEPS, dedup: bool = True, tensor_gemm: floa
 
 
 def build(path, steps: int = STEPS, dedup: bool = True, name: str = "NVIDIA H200",
-          tensor_gemm: float | None = None) -> str:
+          tensor_gemm: float | None = None, component: str = "cupti_pm_sampling") -> str:
+    """``component``: the sampler's (AMD's device counting service writes the same tracks as
+    rocprofiler_sdk_device_counting)."""
     path = str(path)
     with DatabaseBuilder(path, gpus=1) as b:
         b.gpu(0, name=name)
@@ -79,5 +81,5 @@ def build(path, steps: int = STEPS, dedup: bool = True, name: str = "NVIDIA H200
                                   site=("train.py", 20, "step"))
     for key, (_, _, units) in VALUES.items():
         add_metric_samples(path, key, units, readings(key, steps, dedup, tensor_gemm),
-                           category="cupti_pm_sampling", component="cupti_pm_sampling")
+                           category=component, component=component)
     return path

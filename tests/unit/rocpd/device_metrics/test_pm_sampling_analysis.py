@@ -39,6 +39,14 @@ def test_per_step_the_phases_average_by_time(db):
     assert "L2HitPercent" not in df.columns  # the run has no such track
 
 
+def test_amds_device_counting_tracks_read_alike(tmp_path):
+    amd = prof.build(tmp_path / "amd.db", name="AMD Instinct MI300X",
+                     component="rocprofiler_sdk_device_counting")
+    df = _table(amd, "step")
+    assert df["TensorPercent"].tolist() == pytest.approx([40.0, 40.0])
+    assert df["DramGBs"].tolist() == pytest.approx([1600.0, 1600.0])
+
+
 def test_per_kernel_range_and_line(db):
     k = _table(db, "kernel").set_index("kernel")
     assert k.loc["gemm_bf16", "TensorPercent"] == pytest.approx(80.0)
