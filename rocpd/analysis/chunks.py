@@ -38,6 +38,17 @@ SELECT COUNT(*), {ints}, group_concat(line_info, char(0)) FROM (
   ORDER BY start, id LIMIT {chunk}
 )
 """
+# Without an index on start, the chunks above would each scan and sort the table: one sorted
+# query instead, its rows read a chunk at a time (SQLite's sorter spills to disk, not to Python).
+_SORTED = """
+SELECT {ints}, line_info FROM (
+  SELECT K.id, K.guid, K.pid, K.tid, K.agent_id AS agent, K.stream_id AS stream, K.start,
+         K."end", K.kernel_id AS name_id, E.stack_id AS corr,
+         COALESCE(NULLIF({line_info}, '{{}}'), '') AS line_info
+  FROM rocpd_kernel_dispatch K
+  LEFT JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
+) WHERE ({where}) AND guid = ? ORDER BY start, id
+"""
 _INTS = ["pid", "tid", "agent", "stream", "start", "end", "name_id", "corr", "id"]
 _NULL = {"name_id": -1}
 _FIRST = -(1 << 62)  # before any start
@@ -58,13 +69,19 @@ class GpuStream:
         self.copies = None  # the prepared, joined copies (p.gpu), set by the loader
         self.index = None  # activity.launch_index of the process's API calls
 
-    def _kernel_frames(self, chunk: int):
-        ints = ", ".join(f"group_concat(CAST(COALESCE({_quoted(c)}, {_NULL.get(c, 0)}) AS INTEGER))"
-                         for c in _INTS)
-        sql = _KERNELS.format(ints=ints, where=self.where, line_info=self.line_info, chunk=chunk)
+    def _columns(self, chunk: int):
+        """(int64 columns, lines) of the next ``chunk`` kernels at a time, in (start, id) order."""
+        ints = [f"CAST(COALESCE({_quoted(c)}, {_NULL.get(c, 0)}) AS INTEGER)" for c in _INTS]
+        keyset = _KERNELS.format(ints=", ".join(f"group_concat({x})" for x in ints),
+                                 where=self.where, line_info=self.line_info, chunk=chunk)
+        args = [*self.params, self.guid, _FIRST, _FIRST, _FIRST]
+        plan = " ".join(r[-1] for r in self.conn.execute("EXPLAIN QUERY PLAN " + keyset, args))
+        if "(start>?)" not in plan:  # no index on start (another writer): one sort, not one a chunk
+            yield from self._sorted(", ".join(ints), chunk)
+            return
         last = (_FIRST, _FIRST)
         while True:
-            row = self.conn.execute(sql, [*self.params, self.guid, last[0], last[0], last[1]]
+            row = self.conn.execute(keyset, [*self.params, self.guid, last[0], last[0], last[1]]
                                     ).fetchone()
             n = row[0]
             if not n:
@@ -82,6 +99,20 @@ class GpuStream:
                 cols = {c: v[order] for c, v in cols.items()}
                 lines = [lines[i] for i in order]
             last = (int(cols["start"][-1]), int(cols["id"][-1]))
+            yield cols, lines
+
+    def _sorted(self, ints: str, chunk: int):
+        sql = _SORTED.format(ints=ints, where=self.where, line_info=self.line_info)
+        cur = self.conn.execute(sql, [*self.params, self.guid])
+        while rows := cur.fetchmany(chunk):
+            values = list(zip(*rows, strict=True))
+            del rows
+            yield ({c: np.array(v, dtype=np.int64) for c, v in zip(_INTS, values[:-1], strict=True)},
+                   list(values[-1]))
+
+    def _kernel_frames(self, chunk: int):
+        for cols, lines in self._columns(chunk):
+            n = len(lines)
             data = {c: cols[c] for c in ("pid", "tid", "agent", "stream", "start", "end", "corr")}
             data["line_info"] = pd.Series([v or None for v in lines], dtype=object)
             data["name"] = pd.Series(_names(self.conn, self.guid, cols["name_id"]), dtype=object)

@@ -87,3 +87,31 @@ def test_a_mixed_analysis_keeps_the_tables_order(runs, monkeypatch):
     for name, table in held.items():
         pd.testing.assert_frame_equal(_objects(mixed[name]).reset_index(drop=True),
                                       _objects(table).reset_index(drop=True), obj=name)
+
+
+def test_without_an_index_on_start(runs, tmp_path, monkeypatch):
+    """Another writer's database without the index on start: one sorted query read in chunks,
+    the same analysis (the copy's index dropped, the run's own file untouched)."""
+    import shutil
+    import sqlite3
+
+    paths = []
+    for i, src in enumerate(runs):
+        dst = tmp_path / f"noindex{i}.db"
+        shutil.copy(src, dst)
+        con = sqlite3.connect(dst)
+        names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'index'"
+                                           " AND name LIKE 'rocpd_kernel_dispatch_start%'")]
+        assert names, "the writer indexes the kernels' start"
+        for n in names:
+            con.execute(f'DROP INDEX "{n}"')
+        con.commit()
+        con.close()
+        paths.append(str(dst))
+    monkeypatch.setattr(chunks, "CHUNK", 7)
+    seen = []
+    sorted_ = chunks.GpuStream._sorted
+    monkeypatch.setattr(chunks.GpuStream, "_sorted",
+                        lambda self, *a: seen.append(1) or sorted_(self, *a))
+    _same_analysis(paths)
+    assert seen, "the sorted query read the kernels"
