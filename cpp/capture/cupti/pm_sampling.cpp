@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "capture/context.hpp"
+#include "capture/metric_series.hpp"
 #include "capture/settings.hpp"
 #include "counters_api.hpp"
 #include "counters_host.hpp"
@@ -144,13 +145,7 @@ std::string units_of(const std::string& dim_unit) {
 
 // A set given as CUPTI names: each its own metric, its track named after it.
 std::vector<MetricDef> custom_set(const std::string& text, std::vector<std::string>* storage) {
-  storage->clear();
-  size_t at = 0;
-  while (at < text.size()) {
-    const size_t end = std::min(text.find_first_of(", ", at), text.size());
-    if (end > at) storage->push_back(text.substr(at, end - at));
-    at = end + 1;
-  }
+  *storage = split_metric_names(text);
   std::vector<MetricDef> out;
   for (const std::string& n : *storage)
     out.push_back(MetricDef{n.c_str(), n.c_str(), "", "", {n.c_str()}});
@@ -263,15 +258,7 @@ uint64_t realtime_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-struct Series {
-  uint32_t track = 0, key = 0;
-  PmcInfo info;
-  bool described = false, stored = false;
-  double last = 0;
-  uint64_t last_t = 0;  // the time of the value stored last
-  double pending = 0;   // the latest value seen, stored or not
-  bool has_pending = false;
-};
+using Series = MetricSeries;
 
 struct Device {
   uint32_t ordinal = 0, agent_id = 0;
@@ -317,9 +304,8 @@ class Sampler {
     seen_.clear();
     offset_known_ = false;
     clock_name_ = "";
-    stored_ = unchanged_ = 0;
+    out_ = MetricSeriesWriter{&c, 0, c.intern("cupti_pm_sampling")};
     stop_ = false;
-    category_ = c.intern("cupti_pm_sampling");
     c.info(MetadataInfo{"rocprof.gpu_metrics.hz", std::to_string(s.hz)});
     c.info(MetadataInfo{"rocprof.gpu_metrics.set", s.set});
     sigset_t all, old;
@@ -384,7 +370,7 @@ class Sampler {
  private:
   void run() {
     prctl(PR_SET_NAME, "rocprof-pmsamp", 0, 0, 0);
-    tid_ = static_cast<uint32_t>(syscall(SYS_gettid));
+    out_.tid = static_cast<uint32_t>(syscall(SYS_gettid));
     std::unique_lock<std::mutex> lk(mu_);
     for (;;) {
       cv_.wait_for(lk, std::chrono::milliseconds(settings_.decode_ms),
@@ -629,30 +615,7 @@ class Sampler {
       return;
     }
     if (ctx_->paused()) return;
-    for (size_t m = 0; m < d.series.size(); ++m) emit(d.series[m], start, d.values[m]);
-  }
-
-  void emit(Series& s, uint64_t t, double value) {
-    if (std::isnan(value)) return;
-    s.pending = value;
-    s.has_pending = true;
-    if (s.stored && value == s.last) {
-      ++unchanged_;
-      return;
-    }
-    store(s, t, value);
-  }
-
-  void store(Series& s, uint64_t t, double value) {
-    if (!s.described) {
-      ctx_->info(s.info);
-      s.described = true;
-    }
-    ctx_->emit(counter_sample(t, tid_, category_, s.track, s.key, value));
-    s.stored = true;
-    s.last = value;
-    s.last_t = t;
-    ++stored_;
+    for (size_t m = 0; m < d.series.size(); ++m) out_.emit(d.series[m], start, d.values[m]);
   }
 
   void finish(Device& d) {
@@ -663,15 +626,14 @@ class Sampler {
     decode(d);
     d.started = false;
     // Each series ends where its last sample did, so its last value has a length.
-    for (Series& s : d.series)
-      if (s.has_pending && d.last_end > s.last_t) store(s, d.last_end, s.pending);
+    for (Series& s : d.series) out_.finish(s, d.last_end);
   }
 
   void report(CaptureContext& c) {
     if (*clock_name_ != 0) c.info(MetadataInfo{"rocprof.gpu_metrics.clock", clock_name_});
     c.info(MetadataInfo{"rocprof.gpu_metrics.interval_ns", std::to_string(interval_ns_)});
-    c.info(MetadataInfo{"rocprof.gpu_metrics.values_stored", std::to_string(stored_)});
-    c.info(MetadataInfo{"rocprof.gpu_metrics.values_unchanged", std::to_string(unchanged_)});
+    c.info(MetadataInfo{"rocprof.gpu_metrics.values_stored", std::to_string(out_.stored)});
+    c.info(MetadataInfo{"rocprof.gpu_metrics.values_unchanged", std::to_string(out_.unchanged)});
     if (devices_.empty())
       c.info(
           MetadataInfo{"rocprof.gpu_metrics.status", "no GPU: the program made no CUDA context"});
@@ -726,11 +688,10 @@ class Sampler {
   bool stop_ = false;
   std::vector<uint32_t> pending_, seen_;
   std::deque<Device> devices_;  // the thread's while it runs (stable addresses: CUPTI keeps some)
-  uint32_t tid_ = 0, category_ = 0;
+  MetricSeriesWriter out_;      // the thread's counter samples (tid: the thread's)
   bool offset_known_ = false;
   int64_t offset_ = 0;
   const char* clock_name_ = "";
-  uint64_t stored_ = 0, unchanged_ = 0;
 };
 
 std::atomic<uint32_t> Sampler::generation_{0};

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "capture/metric_series.hpp"
+
 namespace rocprof::sdk::dc {
 
 bool resolve(const std::string& library, Api* api, std::string* why) {
@@ -119,13 +121,7 @@ const std::vector<NamedSet>& sets() {
 
 // A set given as counter names: each its own metric, its increase per second.
 std::vector<MetricDef> custom_set(const std::string& text, std::vector<std::string>* storage) {
-  storage->clear();
-  size_t at = 0;
-  while (at < text.size()) {
-    const size_t end = std::min(text.find_first_of(", ", at), text.size());
-    if (end > at) storage->push_back(text.substr(at, end - at));
-    at = end + 1;
-  }
+  *storage = split_metric_names(text);
   std::vector<MetricDef> out;
   for (const std::string& n : *storage)
     out.push_back(MetricDef{

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "capture/context.hpp"
+#include "capture/metric_series.hpp"
 #include "capture/settings.hpp"
 #include "device_counting.hpp"
 #include "rocprof/clock.hpp"
@@ -37,14 +38,7 @@ std::string text(const Api& a, rocprofiler_status_t s) {
   return t != nullptr ? t : "rocprofiler-sdk status " + std::to_string(static_cast<int>(s));
 }
 
-struct Series {
-  uint32_t track = 0, key = 0;
-  PmcInfo info;
-  bool described = false, stored = false;
-  double last = 0, pending = 0;
-  bool has_pending = false;
-  uint64_t last_t = 0;
-};
+using Series = MetricSeries;
 
 struct Counter {
   uint64_t id = 0;
@@ -92,8 +86,8 @@ struct Sampler::State {
   std::string status = "rocprofiler-sdk has not started in this process";
   std::deque<Gpu> gpus;
   std::thread thread;
-  uint32_t tid = 0, category = 0;
-  uint64_t period_ns = 200000, missing = 0, stored = 0, unchanged = 0;
+  MetricSeriesWriter out;  // the thread's counter samples (tid: the thread's)
+  uint64_t period_ns = 200000, missing = 0;
 
   // ---- the SDK's callbacks ----
   static rocprofiler_status_t collect_agents(rocprofiler_agent_version_t, const void** agents,
@@ -236,7 +230,7 @@ struct Sampler::State {
   // ---- our thread ----
   void run() {
     prctl(PR_SET_NAME, "rocprof-devcount", 0, 0, 0);
-    tid = static_cast<uint32_t>(syscall(SYS_gettid));
+    out.tid = static_cast<uint32_t>(syscall(SYS_gettid));
     auto next = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lk(mu);
     while (!stop) {
@@ -330,38 +324,14 @@ struct Sampler::State {
         g.deltas.push_back(Delta{c.sum - c.prev, c.instances});
       }
       const double v = evaluate(ch.formula, g.deltas.data(), g.deltas.size(), dt, g.facts);
-      if (!ctx->paused()) emit(g.series[m], start, v);
+      if (!ctx->paused()) out.emit(g.series[m], start, v);
     }
     for (Counter& c : g.counters) c.prev = c.sum;
   }
 
-  void emit(Series& s, uint64_t t, double v) {
-    if (std::isnan(v)) return;
-    s.pending = v;
-    s.has_pending = true;
-    if (s.stored && v == s.last) {
-      ++unchanged;
-      return;
-    }
-    store(s, t, v);
-  }
-
-  void store(Series& s, uint64_t t, double v) {
-    if (!s.described) {
-      ctx->info(s.info);
-      s.described = true;
-    }
-    ctx->emit(counter_sample(t, tid, category, s.track, s.key, v));
-    s.stored = true;
-    s.last = v;
-    s.last_t = t;
-    ++stored;
-  }
-
   // Each series ends at the last read, so its last value has a length.
   void finish(Gpu& g) {
-    for (Series& s : g.series)
-      if (s.has_pending && g.last_t > s.last_t) store(s, g.last_t, s.pending);
+    for (Series& s : g.series) out.finish(s, g.last_t);
   }
 
   void describe(Gpu& g) {
@@ -392,8 +362,8 @@ struct Sampler::State {
   void start_sampling() {
     if (running || !session || !initialized || finalized || forked || status != "on") return;
     period_ns = 1000000000ull / std::max<uint32_t>(settings.hz, 1);
-    category = ctx->intern(kComponent);
-    missing = stored = unchanged = 0;
+    out = MetricSeriesWriter{ctx, 0, ctx->intern(kComponent)};
+    missing = 0;
     stop = false;
     for (Gpu& g : gpus) {
       g.have_base = false;
@@ -444,8 +414,8 @@ struct Sampler::State {
                         "; compiled against its headers, never run on AMD hardware)");
     meta("clock", "CLOCK_BOOTTIME (the host's, when each read returned)");
     meta("interval_ns", std::to_string(period_ns));
-    meta("values_stored", std::to_string(stored));
-    meta("values_unchanged", std::to_string(unchanged));
+    meta("values_stored", std::to_string(out.stored));
+    meta("values_unchanged", std::to_string(out.unchanged));
     if (gpus.empty()) meta("status", status);
     for (const Gpu& g : gpus) {
       const std::string k = ".gpu" + std::to_string(g.ordinal);
