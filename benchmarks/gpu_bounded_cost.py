@@ -16,18 +16,16 @@ counted in the first traced session), and the other threads' CPU (the writer's a
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks")]
 
-from gpu_energy_cost import cells, gpu_main, paired, settle  # noqa: E402
-from gpu_launch_cost import Workload, options_for  # noqa: E402  (sets sys.path for rocprof)
+from gpu_energy_cost import alternate, cells, gpu_main, paired, sessions  # noqa: E402
+from gpu_launch_cost import Workload  # noqa: E402  (sets sys.path for rocprof)
 
 TRACE = ["--kernel-trace=true", "--memory-copy-trace=true", "--runtime-trace=true"]
 MAX_SIZE = "4MB"
@@ -58,27 +56,19 @@ def kernels_per_step(db: str) -> float:
 
 def measure(rounds: int, steps: int) -> dict:
     import torch  # noqa: F401  (first: CUPTI from the PyTorch wheel is the one loaded)
-    from rocprof.session import Session
 
     loads = [Stepped("transformer", 0, steps), Stepped("cnn", 0, steps)]
-    tmp = tempfile.mkdtemp(prefix="gpu_bounded_cost_")
     res = {w.name: {"default": [], "bounded": [], "kernels_per_step": 0.0} for w in loads}
-    for i in range(rounds):
-        for label in (("default", "bounded") if i % 2 == 0 else ("bounded", "default")):
-            for w in loads:
-                extra = ["--max-size", MAX_SIZE] if label == "bounded" else []
-                opts = options_for([*TRACE, *extra])
-                opts.output_dir, opts.output_file = tmp, f"{w.name}_{label}_{i}"
-                s = Session(opts)
-                s.start()
-                settle(w)
-                m = w.timed()
-                s.stop()
-                res[w.name][label].append(m)
-                if label == "default" and not res[w.name]["kernels_per_step"]:
-                    res[w.name]["kernels_per_step"] = kernels_per_step(s.path)
-                res[w.name]["steps"] = w.units
-                os.unlink(s.path)
+
+    def argv_of(label):
+        return [*TRACE, *(["--max-size", MAX_SIZE] if label == "bounded" else [])]
+
+    for label, w, m, db in sessions(loads, alternate("default", "bounded"), argv_of, rounds,
+                                    "gpu_bounded_cost_"):
+        res[w.name][label].append(m)
+        if label == "default" and not res[w.name]["kernels_per_step"]:
+            res[w.name]["kernels_per_step"] = kernels_per_step(db)
+        res[w.name]["steps"] = w.units
     return res
 
 

@@ -79,31 +79,54 @@ def readings(db: str) -> int:
         con.close()
 
 
-def measure(rounds: int, steps: int) -> dict:
-    import torch  # noqa: F401  (first: CUPTI from the PyTorch wheel is the one loaded)
+def alternate(*labels):
+    """A round's order of labels: as given in even rounds, reversed in odd ones, so that a drift
+    of the host cancels out (sessions)."""
+    return lambda i: labels if i % 2 == 0 else labels[::-1]
+
+
+def sessions(loads, order_of, argv_of, rounds: int, prefix: str):
+    """(label, workload, measurement, database) of sessions run back to back in this process:
+    in round i one session per label of order_of(i) and workload; each session runs steps for
+    SETTLE_S (settle) before its timed steps, its seconds in measurement["session"]. The
+    database is the caller's to read (it is removed when the caller asks for the next one)."""
     from rocprof.session import Session
 
-    loads = [Workload("transformer", 0, steps), Gemm(max(4, steps * 3 // 4))]
-    tmp = tempfile.mkdtemp(prefix="energy_cost_")
-    res = {w.name: {f"{p}{e}": [] for p, _ in PAIRS for e in ("", "+energy")} for w in loads}
+    tmp = tempfile.mkdtemp(prefix=prefix)
     for i in range(rounds):
-        for pair, argv in PAIRS:
-            order = ([], ["--energy=true"]) if i % 2 == 0 else (["--energy=true"], [])
-            for extra in order:
-                label = pair + ("+energy" if extra else "")
-                for w in loads:
-                    opts = options_for([*argv, *extra])
-                    opts.output_dir, opts.output_file = tmp, f"{w.name}_{label}"
-                    s = Session(opts)
-                    s.start()
-                    t0 = time.perf_counter()
-                    settle(w)
-                    m = w.timed()
-                    m["session"] = time.perf_counter() - t0
-                    s.stop()
-                    m["readings"] = readings(s.path)
-                    res[w.name][label].append(m)
-                    os.unlink(s.path)
+        for label in order_of(i):
+            for w in loads:
+                opts = options_for(argv_of(label))
+                opts.output_dir, opts.output_file = tmp, f"{w.name}_{label}_{i}"
+                s = Session(opts)
+                s.start()
+                t0 = time.perf_counter()
+                settle(w)
+                m = w.timed()
+                m["session"] = time.perf_counter() - t0
+                s.stop()
+                yield label, w, m, s.path
+                os.unlink(s.path)
+
+
+def measure(rounds: int, steps: int) -> dict:
+    import torch  # noqa: F401  (first: CUPTI from the PyTorch wheel is the one loaded)
+
+    loads = [Workload("transformer", 0, steps), Gemm(max(4, steps * 3 // 4))]
+    res = {w.name: {f"{p}{e}": [] for p, _ in PAIRS for e in ("", "+energy")} for w in loads}
+    argv = dict(PAIRS)
+    pairs = [alternate(p, p + "+energy") for p, _ in PAIRS]
+
+    def argv_of(label):
+        pair, energy = label.removesuffix("+energy"), label.endswith("+energy")
+        return [*argv[pair], *(["--energy=true"] if energy else [])]
+
+    def order_of(i):
+        return [lab for o in pairs for lab in o(i)]
+
+    for label, w, m, db in sessions(loads, order_of, argv_of, rounds, "energy_cost_"):
+        m["readings"] = readings(db)
+        res[w.name][label].append(m)
     return res
 
 

@@ -15,18 +15,16 @@ per second the sampler achieved (its metadata).
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks")]
 
-from gpu_energy_cost import Gemm, cells, gpu_main, paired, settle  # noqa: E402
-from gpu_launch_cost import Workload, options_for  # noqa: E402  (sets sys.path for rocprof)
+from gpu_energy_cost import Gemm, alternate, cells, gpu_main, paired, sessions  # noqa: E402
+from gpu_launch_cost import Workload  # noqa: E402  (sets sys.path for rocprof)
 
 FLAG = "--gpu-metrics=true"
 
@@ -45,26 +43,18 @@ def achieved(db: str) -> float:
 
 def measure(rounds: int, steps: int) -> dict:
     import torch  # noqa: F401  (first: CUPTI from the PyTorch wheel is the one loaded)
-    from rocprof.session import Session
 
     loads = [Workload("transformer", 0, steps), Workload("cnn", 0, steps),
              Gemm(max(4, steps * 3 // 4))]
-    tmp = tempfile.mkdtemp(prefix="gpu_metrics_cost_")
     res = {w.name: {"without": [], "with": []} for w in loads}
-    for i in range(rounds):
-        for extra in (([], [FLAG]) if i % 2 == 0 else ([FLAG], [])):
-            label = "with" if extra else "without"
-            for w in loads:
-                opts = options_for(["--kernel-trace=true", *extra])
-                opts.output_dir, opts.output_file = tmp, f"{w.name}_{label}_{i}"
-                s = Session(opts)
-                s.start()
-                settle(w)
-                m = w.timed()
-                s.stop()
-                m["hz"] = achieved(s.path)
-                res[w.name][label].append(m)
-                os.unlink(s.path)
+
+    def argv_of(label):
+        return ["--kernel-trace=true", *([FLAG] if label == "with" else [])]
+
+    for label, w, m, db in sessions(loads, alternate("without", "with"), argv_of, rounds,
+                                    "gpu_metrics_cost_"):
+        m["hz"] = achieved(db)
+        res[w.name][label].append(m)
     return res
 
 
