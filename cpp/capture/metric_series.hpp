@@ -27,6 +27,24 @@ struct MetricSeries {
   bool has_pending = false;
 };
 
+// The series of metric `key` ("pm_tensor_active") on GPU `ordinal` (rocpd agent `agent_id`) from
+// sampler `component`: track "<key> [<ordinal>]", described as an absolute value of that GPU;
+// the caller adds the symbol, units and description.
+inline MetricSeries metric_series(CaptureContext& ctx, const std::string& component,
+                                  uint32_t ordinal, uint32_t agent_id, const std::string& key) {
+  MetricSeries s;
+  s.track = ctx.intern(key + " [" + std::to_string(ordinal) + "]");
+  s.key = ctx.intern("pmc:" + std::to_string(agent_id) + ":" + key);
+  PmcInfo& p = s.info;
+  p.key = s.key;
+  p.agent_id = agent_id;
+  p.target_arch = "GPU";
+  p.name = key;
+  p.component = component;
+  p.value_type = "ABS";
+  return s;
+}
+
 struct MetricSeriesWriter {
   CaptureContext* ctx = nullptr;
   uint32_t tid = 0, category = 0;

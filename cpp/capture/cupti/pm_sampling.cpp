@@ -501,21 +501,11 @@ class Sampler {
   }
 
   void describe(Device& d) {
-    const std::string n = std::to_string(d.ordinal);
     for (const Chosen& m : d.metrics) {
-      Series s;
-      s.track = ctx_->intern(m.key + " [" + n + "]");
-      s.key = ctx_->intern("pmc:" + std::to_string(d.agent_id) + ":" + m.key);
-      PmcInfo& p = s.info;
-      p.key = s.key;
-      p.agent_id = d.agent_id;
-      p.target_arch = "GPU";
-      p.name = m.key;
-      p.symbol = m.symbol;
-      p.units = m.units;
-      p.description = m.description + " (CUPTI " + m.cupti_name + ", " + d.chip + ")";
-      p.component = "cupti_pm_sampling";
-      p.value_type = "ABS";
+      Series s = metric_series(*ctx_, "cupti_pm_sampling", d.ordinal, d.agent_id, m.key);
+      s.info.symbol = m.symbol;
+      s.info.units = m.units;
+      s.info.description = m.description + " (CUPTI " + m.cupti_name + ", " + d.chip + ")";
       d.series.push_back(std::move(s));
     }
   }

@@ -336,22 +336,14 @@ struct Sampler::State {
 
   void describe(Gpu& g) {
     g.series.clear();
-    const std::string n = std::to_string(g.ordinal);
     for (const Chosen& m : g.metrics) {
-      Series s;
-      s.track = ctx->intern(m.key + " [" + n + "]");
-      s.key = ctx->intern("pmc:" + std::to_string(g.agent_id) + ":" + m.key);
-      PmcInfo& p = s.info;
-      p.key = s.key;
-      p.agent_id = g.agent_id;
-      p.name = m.key;
-      p.symbol = m.symbol;
-      p.units = m.units;
+      Series s = metric_series(*ctx, kComponent, g.ordinal, g.agent_id, m.key);
       std::string counters;
       for (const std::string& c : m.counter_names) counters += (counters.empty() ? "" : ", ") + c;
-      p.description = m.description + " (rocprofiler-sdk " + counters + ", " + g.facts.chip + ")";
-      p.component = kComponent;
-      p.value_type = "ABS";
+      s.info.symbol = m.symbol;
+      s.info.units = m.units;
+      s.info.description =
+          m.description + " (rocprofiler-sdk " + counters + ", " + g.facts.chip + ")";
       g.series.push_back(std::move(s));
     }
   }
