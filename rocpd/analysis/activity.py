@@ -19,7 +19,6 @@ caller waits for it, as ``tensor.item()`` does).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -28,7 +27,9 @@ import pandas as pd
 
 from .. import _schema
 from ..io.filters import Filter, name_mask, rank_of, resolve
-from .gpuload import column_pieces, gpu_frame, shared
+from .chunks import GpuStream, stored_kernels
+from .gpuload import column_pieces, gpu_frame
+from .gpuprep import _prepare_gpu, join_launches, pd_unique  # noqa: F401  (read from here too)
 from .sites import sites_of
 
 COMM_PATTERN = r"(?i)nccl|rccl|msccl"
@@ -163,8 +164,6 @@ def load(db, comm_pattern: str = COMM_PATTERN, stream_above: int | None = None,
     """Every process of ``db`` (after the shared filters: time window, pid, rank, kernel regex).
     A part with more than ``stream_above`` kernel rows is not held: its kernels are read again in
     chunks when swept (``p.stream``; rocpd.analysis.streamed)."""
-    from .chunks import GpuStream, stored_kernels  # chunks reads this module's preparation
-
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     ranks = rank_of(db)
@@ -240,57 +239,6 @@ def _as_list(v):
     return [int(x) for x in (v if isinstance(v, (list, tuple, set)) else [v])]
 
 
-def _prepare_gpu(gpu, comm_re):
-    gpu = gpu.copy(deep=False)  # new columns, not new cells: the caller's frame is its own
-    for c in ("start", "end", "tid", "agent", "stream", "corr"):
-        if gpu[c].dtype != np.int64:
-            gpu[c] = gpu[c].fillna(0).astype("int64")
-    names = gpu["name"].astype(object)
-    is_copy = (gpu["op"] == "copy").to_numpy()
-    # Per distinct name (a few hundred), not per row (100k+).
-    uniq = pd_unique(names)
-    comm = names.map({n: bool(comm_re.search(str(n))) for n in uniq}).to_numpy(dtype=bool)
-    # Texts as object columns whose cells share a few strings (see gpuload.texts).
-    kinds = np.array(["compute", "comm", "memory"], dtype=object)
-    gpu["kind"] = pd.Series(kinds[np.where(is_copy, 2, comm.astype(np.int64))], dtype=object,
-                            index=gpu.index)
-    direction = {n: _direction(str(n)) for n in uniq}
-    gpu["direction"] = pd.Series(np.where(is_copy, names.map(direction).to_numpy(dtype=object),
-                                          ""), dtype=object, index=gpu.index)
-    ext = gpu["extdata"].fillna("{}")
-    mem = {u: _memory_kinds(u) for u in ext.unique()}
-    gpu["src_memory"] = shared(ext, lambda u: mem[u][0])
-    gpu["dst_memory"] = shared(ext, lambda u: mem[u][1])
-    gpu["site"], gpu["function"] = sites_of(gpu["line_info"])
-    gpu["duration"] = gpu["end"] - gpu["start"]
-    gpu = gpu.drop(columns=["extdata", "line_info"])
-    if gpu["start"].is_monotonic_increasing:  # the usual order: a stable sort would keep it
-        return gpu.reset_index(drop=True)
-    return gpu.sort_values("start", kind="stable", ignore_index=True)
-
-
-def _direction(name: str) -> str:
-    for key, short in (("HOST_TO_DEVICE", "H2D"), ("DEVICE_TO_HOST", "D2H"),
-                       ("DEVICE_TO_DEVICE", "D2D"), ("MEMORY_SET", "SET")):
-        if key in name:
-            return short
-    return ""
-
-
-def pd_unique(series):
-    return pd.unique(series.to_numpy(dtype=object))
-
-
-def _memory_kinds(text):
-    try:
-        d = json.loads(text)
-    except ValueError:
-        return "", ""
-    if not isinstance(d, dict):
-        return "", ""
-    return str(d.get("src_memory", "") or ""), str(d.get("dst_memory", "") or "")
-
-
 def _prepare_api(api):
     api = api.copy()
     for c in ("start", "end", "tid"):
@@ -346,26 +294,6 @@ def launch_index(api):
     cand = cand[~cand["category"].str.contains("SYNCHRONIZATION")]
     cand = cand.sort_values(["corr", "_p", "start"]).drop_duplicates("corr")
     return cand.set_index("corr")
-
-
-def join_launches(gpu, idx) -> None:
-    """The launch_* columns (and missing sites) of the ops of ``gpu``, in place."""
-    gpu["launch_start"] = np.nan
-    gpu["launch_end"] = np.nan
-    gpu["launch_name"] = None
-    gpu["launch_tid"] = gpu["tid"]
-    if idx is None or gpu.empty:
-        return
-    hit = gpu["corr"].isin(idx.index) & (gpu["corr"] != 0)
-    corr = gpu.loc[hit, "corr"]
-    gpu.loc[hit, "launch_start"] = corr.map(idx["start"]).astype(float).to_numpy()
-    gpu.loc[hit, "launch_end"] = corr.map(idx["end"]).astype(float).to_numpy()
-    gpu.loc[hit, "launch_name"] = corr.map(idx["name"]).to_numpy()
-    gpu.loc[hit, "launch_tid"] = corr.map(idx["tid"]).astype("int64").to_numpy()
-    nosite = hit & gpu["site"].isna()
-    if nosite.any():
-        gpu.loc[nosite, "site"] = gpu.loc[nosite, "corr"].map(idx["site"]).to_numpy()
-        gpu.loc[nosite, "function"] = gpu.loc[nosite, "corr"].map(idx["function"]).to_numpy()
 
 
 def mark_d2h(api, gpu) -> None:

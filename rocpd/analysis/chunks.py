@@ -16,8 +16,8 @@ import pandas as pd
 
 from ..errors import RocpdError
 from ..io.filters import name_mask
-from .activity import _prepare_gpu, join_launches
 from .gpuload import COLUMNS, _names, same
+from .gpuprep import _prepare_gpu, join_launches
 
 CHUNK = 200_000  # kernels per chunk: ~60 MB of frame while it is swept
 

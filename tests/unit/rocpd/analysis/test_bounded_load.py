@@ -18,7 +18,7 @@ from analysis_patterns import NCCL, copy, launch, ns, sync
 
 import rocpd
 from rocpd import _schema
-from rocpd.analysis import SECTIONS, activity, analyze
+from rocpd.analysis import SECTIONS, activity, analyze, gpuprep
 from rocpd.analysis import sites as sites_mod
 from rocpd.testing import DatabaseBuilder
 
@@ -47,13 +47,13 @@ def _reference_prepare(gpu, comm_re):
     gpu["corr"] = gpu["corr"].fillna(0).astype("int64")
     names = gpu["name"].astype(object)
     is_copy = (gpu["op"] == "copy").to_numpy()
-    uniq = activity.pd_unique(names)
+    uniq = gpuprep.pd_unique(names)
     comm = names.map({n: bool(comm_re.search(str(n))) for n in uniq}).to_numpy(dtype=bool)
     gpu["kind"] = np.where(is_copy, "memory", np.where(comm, "comm", "compute"))
-    direction = {n: activity._direction(str(n)) for n in uniq}
+    direction = {n: gpuprep._direction(str(n)) for n in uniq}
     gpu["direction"] = np.where(is_copy, names.map(direction).to_numpy(dtype=object), "")
     ext = gpu["extdata"].fillna("{}")
-    mem = {u: activity._memory_kinds(u) for u in ext.unique()}
+    mem = {u: gpuprep._memory_kinds(u) for u in ext.unique()}
     gpu["src_memory"] = ext.map(lambda u: mem[u][0])
     gpu["dst_memory"] = ext.map(lambda u: mem[u][1])
     gpu["site"], gpu["function"] = _reference_sites(gpu["line_info"])
