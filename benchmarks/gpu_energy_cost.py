@@ -15,7 +15,7 @@ second of the session (the rate actually achieved). Each session first runs step
 (settle()), then the timed steps: --steps transformer steps (~8 ms each on an H200) and 3/4 as
 many GEMM steps (~11 ms), a few seconds each, as a run of minutes is.
 
-  python3 benchmarks/gpu_energy_cost.py [--rounds 6] [--steps 400] [--json FILE]
+  python3 benchmarks/gpu_energy_cost.py [--rounds 6] [--steps 400] [--json FILE] [--pin CPU]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -79,6 +80,25 @@ def readings(db: str) -> int:
         con.close()
 
 
+PIN: list[int] = []  # --pin CPU: the launching thread's own core during the timed steps
+
+
+def pin_launcher(cpu: int) -> set[int]:
+    """The launching (this) thread alone on `cpu`, every other thread of the process (the
+    profiler's and CUPTI's, started by then) on the rest of the process's CPUs: a launch-bound
+    step's time then depends less on where the scheduler put the thread and on who shares its
+    core. Returns the set to restore, so that the next session's threads start unpinned."""
+    allowed = os.sched_getaffinity(0)
+    me = threading.get_native_id()
+    rest = (allowed - {cpu}) or allowed
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), {cpu} if int(tid) == me else rest)
+        except OSError:  # a thread that has just ended
+            pass
+    return allowed
+
+
 def alternate(*labels):
     """A round's order of labels: as given in even rounds, reversed in odd ones, so that a drift
     of the host cancels out (sessions)."""
@@ -102,9 +122,12 @@ def sessions(loads, order_of, argv_of, rounds: int, prefix: str):
                 s.start()
                 t0 = time.perf_counter()
                 settle(w)
+                pinned = pin_launcher(PIN[0]) if PIN else None
                 m = w.timed()
                 m["session"] = time.perf_counter() - t0
                 s.stop()
+                if pinned is not None:
+                    os.sched_setaffinity(threading.get_native_id(), pinned)
                 yield label, w, m, s.path
                 os.unlink(s.path)
 
@@ -169,7 +192,11 @@ def gpu_main(name: str, doc: str, measure, report, rounds: int, steps: int) -> i
     ap.add_argument("--rounds", type=int, default=rounds)
     ap.add_argument("--steps", type=int, default=steps)
     ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--pin", type=int, metavar="CPU",
+                    help="the launching thread alone on this CPU during the timed steps")
     args = ap.parse_args()
+    if args.pin is not None:
+        PIN.append(args.pin)
     import torch
 
     if not torch.cuda.is_available():

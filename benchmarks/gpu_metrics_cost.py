@@ -1,5 +1,5 @@
-"""What `--gpu-metrics` (CUPTI PM sampling at 10 kHz) costs a training step, on the GPU machine
-(the issue's goal: <= 2 % of step time on the transformer and CNN workloads).
+"""What `--gpu-metrics` (CUPTI PM sampling at its default 5 kHz) costs a training step, on the
+GPU machine (the issue's goal: <= 2 % of step time on the transformer and CNN workloads).
 
 One process runs sessions back to back on warmed-up workloads (benchmarks/gpu_launch_cost.py's
 transformer and CNN steps, gpu_energy_cost.py's bf16 GEMM step), alternating a session without
@@ -10,7 +10,7 @@ of (with - without) / without of the step time (the fastest of 8 batches) with q
 time of threads other than the launching one per second (the decoding thread's), and the samples
 per second the sampler achieved (its metadata).
 
-  python3 benchmarks/gpu_metrics_cost.py [--rounds 4] [--steps 300] [--json FILE]
+  python3 benchmarks/gpu_metrics_cost.py [--rounds 4] [--steps 300] [--json FILE] [--pin CPU]
 """
 
 from __future__ import annotations

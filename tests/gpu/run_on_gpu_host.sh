@@ -295,6 +295,15 @@ step "B3 in one run: sampled vs blocked segments, with the floor (benchmarks/b3_
   $PY benchmarks/b3_alternated.py --pairs 150 --cpus 4-5
 step "B3 guard: 10 kHz sampling's CPU above the host's floors, both methods (CI's limit)" \
   $PY -m pytest -q -rs -s tests/regression_guards/test_b3_sampling_guard.py
+# The capture sources' costs in one process, sessions alternated, the launching thread alone
+# on CPU 3 (launch-bound steps spread +-20 % between sessions where the scheduler moves it).
+step "cost: --gpu-metrics on transformer, CNN and GEMM steps (benchmarks/gpu_metrics_cost.py)" \
+  $PY benchmarks/gpu_metrics_cost.py --rounds 8 --steps 200 --pin 3 --json "$OUTDIR/gpu_metrics_cost.json"
+step "cost: everything on, and each new source with the others on (benchmarks/gpu_all_on_cost.py)" \
+  $PY benchmarks/gpu_all_on_cost.py --rounds 4 --steps 150 --pin 3 --json "$OUTDIR/gpu_all_on_cost.json"
+step "B2s: the ladder of tracing costs per kernel against torch.profiler (benchmarks/gpu_launch_cost.py)" \
+  taskset -c 2-9 $PY benchmarks/gpu_launch_cost.py --rounds 2 --inner 4 \
+    --workloads launch,transformer,cnn --json "$OUTDIR/gpu_launch_cost.json"
 step "demo: rocprof run --stats -S examples/train_cifar.py" \
   $PY -m rocprof run -d "$OUTDIR/demo" -o train_cifar --stats -S examples/train_cifar.py
 step "ROCm's view SQL over the demo database (ours | ROCm's: count, total ns)" \
