@@ -1,4 +1,4 @@
-"""Queue length per stream in bounded memory, for the report: each stream's joins (+1) and leaves
+"""Queue length per stream in bounded memory: each stream's joins (+1) and leaves
 (-1) come from SQLite in time order (its sorter spills to disk, not to Python), and one sweep
 keeps the level, the stream's summary row (rocpd.collectives.queue.stream_summary's numbers) and
 every n-th instant for the chart, n set beforehand from the stream's count of instants so that
@@ -20,9 +20,11 @@ _EVENTS = _K + "SELECT guid, pid, sid, t, d FROM e ORDER BY guid, pid, sid, t, d
 _COUNTS = _K + "SELECT guid, pid, sid, COUNT(DISTINCT t) FROM e GROUP BY guid, pid, sid"
 
 
-def sweeps(db, max_points: int):
+def event_sweeps(db, max_points: int):
     """Per stream in (guid, pid, stream) order: (pid, stream_id, summary row as
-    stream_summary gives it, thinned instants, their levels)."""
+    stream_summary gives it, thinned instants, their levels). Two sorts of every join and leave
+    in SQLite and a count of distinct instants: rocpd.collectives.queue_stream's sweep is the
+    cheaper one; this one takes any order of the rows (a kernel that ends before it starts)."""
     counts: dict[tuple, int] = {}
     cursors = []
     for src in db.sources():
@@ -38,10 +40,11 @@ _BATCH = 1 << 16  # events turned into arrays at a time
 
 class _Level:
     """The sweep's state over the instants (distinct times) seen so far, fed in batches: the
-    thinned points, the time-weighted level, the time at level 0, the peak."""
+    thinned points (or, before their number is known, every instant spilled), the
+    time-weighted level, the time at level 0, the peak."""
 
-    def __init__(self, step: int):
-        self.step = step
+    def __init__(self, step: int | None, spill=None):
+        self.step, self.spill = step, spill  # step None: every instant into ``spill``
         self.i = self.weighted = self.empty = 0
         self.top = self.first = self.prev_t = self.prev_lv = None
         self.ts: list = []
@@ -51,9 +54,12 @@ class _Level:
         """The queue's level ``lv`` after every event at each instant ``t`` (ascending)."""
         if not len(t):
             return
-        keep = np.arange(self.i, self.i + len(t)) % self.step == 0
-        self.ts.append(t[keep])
-        self.lvs.append(lv[keep])
+        if self.step is None:
+            self.spill.append(t, lv)
+        else:
+            keep = np.arange(self.i, self.i + len(t)) % self.step == 0
+            self.ts.append(t[keep])
+            self.lvs.append(lv[keep])
         self.i += len(t)
         if self.prev_t is None:  # the first instant: where the span begins
             self.first = int(t[0])
@@ -88,13 +94,17 @@ def _sweep(pid, sid, events, step: int):
         state.instants(it[:-1], ilv[:-1])
         carry = (int(it[-1]), int(ilv[-1]))
     state.instants(np.array([carry[0]]), np.array([carry[1]]))
+    return (pid, sid, summary_row(pid, sid, state), np.concatenate(state.ts).astype(np.int64),
+            np.concatenate(state.lvs).astype(np.int64))
+
+
+def summary_row(pid, sid, state: _Level) -> dict:
+    """stream_summary's row from a finished sweep's sums."""
     i, first, prev_t, top = state.i, state.first, state.prev_t, state.top
     weighted, empty = state.weighted, state.empty
     span = int(prev_t - first) if i > 1 else 0
     # as numpy divides the int64 sums by the span
     mean = float(np.float64(weighted) / np.float64(span)) if span else float(top)
     share = float(np.float64(empty) / np.float64(span)) if span else 0.0
-    row = {"pid": pid, "stream_id": sid, "kernels_max_queued": int(top), "mean_queued": mean,
-           "empty_share": share, "span_ns": span}
-    return (pid, sid, row, np.concatenate(state.ts).astype(np.int64),
-            np.concatenate(state.lvs).astype(np.int64))
+    return {"pid": pid, "stream_id": sid, "kernels_max_queued": int(top), "mean_queued": mean,
+            "empty_share": share, "span_ns": span}

@@ -9,7 +9,7 @@ from ..report import charts
 from ..report.sections import Section, table_html, table_md
 from . import calls, clock_offsets, plugin_state, summary
 from .queue import SUMMARY_COLUMNS
-from .queue_sweep import sweeps
+from .queue_stream import sweeps
 
 MAX_POINTS = 20_000  # per stream in the chart: longer series are thinned (every n-th change)
 

@@ -14,7 +14,7 @@ import pytest
 
 import rocpd
 from rocpd.collectives import queue as qmod
-from rocpd.collectives import queue_sweep
+from rocpd.collectives import queue_read, queue_stream, queue_sweep
 from rocpd.collectives import report as qreport
 from rocpd.testing import DatabaseBuilder
 
@@ -41,12 +41,12 @@ def _reference(db):
     return pd.concat(out, ignore_index=True)[cols]
 
 
-def _write(path, pid, seed):
+def _write(path, pid, seed, launches=True, bad=False):
     rng = random.Random(seed)
     with DatabaseBuilder(path, pid=pid) as b:
         t = 1_000_000
         for i in range(3000):
-            stream = rng.choice([0, 1, 2])
+            stream = rng.choice([0, 1, 2] if launches else [2, 3])
             start = t + rng.randrange(0, 40_000)
             end = start + rng.choice([1_000, 5_000, 20_000])  # equal instants happen
             if stream != 2:
@@ -58,13 +58,22 @@ def _write(path, pid, seed):
             else:
                 b.kernel("solo", start, end, stream=stream)
             t += rng.randrange(0, 10_000)
+        if bad:  # a kernel that ends before it starts
+            b.kernel("odd", t + 50_000, t + 40_000, stream=3)
     return str(path)
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("queue")
-    return [_write(d / "a.db", 11, 1), _write(d / "b.db", 12, 2)]
+    # c.db: no launch calls, its kernels read by the index on start (streams interleaved)
+    return [_write(d / "a.db", 11, 1), _write(d / "b.db", 12, 2),
+            _write(d / "c.db", 13, 3, launches=False)]
+
+
+@pytest.fixture(scope="module")
+def bad(tmp_path_factory):
+    return _write(tmp_path_factory.mktemp("queue_bad") / "d.db", 14, 4, launches=False, bad=True)
 
 
 class _Ctx:
@@ -77,23 +86,50 @@ class _Ctx:
 def test_queue_lengths_as_the_frame_of_tuples_gave_them(files):
     with rocpd.connect(*files) as db:
         new, old = qmod.queue_lengths(db), _reference(db)
-    assert len(new) > 6000 and new["stream_id"].nunique() == 3
+    assert len(new) > 9000 and new["stream_id"].nunique() == 4
     pd.testing.assert_frame_equal(new, old)
 
 
-@pytest.mark.parametrize("batch", [1, 7, 1 << 16])
-def test_report_section_as_from_the_whole_frame(files, monkeypatch, batch):
-    # batch: the sweep's events turned into arrays this many at a time (an instant's events
-    # split between two batches; every event its own)
-    monkeypatch.setattr(queue_sweep, "_BATCH", batch)
+def _section(monkeypatch, paths):
     monkeypatch.setattr(qreport, "MAX_POINTS", 500)  # thinned, as long runs are
     monkeypatch.setattr(qreport.charts, "available", lambda: True)
     made = []
     monkeypatch.setattr(qreport.charts, "div", lambda fig: made.append(fig.to_json()) or "<div/>")
-    with rocpd.connect(*files) as db:
+    with rocpd.connect(*paths) as db:
         sec = qreport.queue_section(_Ctx(db))
         q = _reference(db)
     expected = qmod.queue_summary(q)
     assert sec.html == "<div/>" + qreport.table_html(expected, "us", 20)
     assert made == [qreport._figure(q).to_json()]
+    return sec
+
+
+@pytest.mark.parametrize("batch", [1, 7, 1 << 16])
+def test_report_section_as_from_the_whole_frame(files, monkeypatch, batch):
+    # batch: kernels read at a time (a stream's kernels at one instant split between two
+    # batches; every kernel its own); _HOLD: the instants spilled to a file every few hundred
+    monkeypatch.setattr(queue_read, "BATCH", batch)
+    monkeypatch.setattr(queue_stream, "_HOLD", 300)
+    swept = []
+    monkeypatch.setattr(queue_stream, "event_sweeps", lambda *a: swept.append(a) or [])
+    sec = _section(monkeypatch, files)
+    assert not swept  # made by the one pass, not the event sweep
     assert sec.figures["queue_length"]() is not None  # the PNG's figure, from the same series
+
+
+@pytest.mark.parametrize("batch", [1, 7, 1 << 16])
+def test_event_sweep_as_from_the_whole_frame(files, monkeypatch, batch):
+    # batch: the sweep's events turned into arrays this many at a time (an instant's events
+    # split between two batches; every event its own)
+    monkeypatch.setattr(queue_sweep, "_BATCH", batch)
+    monkeypatch.setattr(queue_stream, "sweeps", queue_sweep.event_sweeps)
+    monkeypatch.setattr(qreport, "sweeps", queue_sweep.event_sweeps)
+    _section(monkeypatch, files)
+
+
+def test_rows_out_of_order_go_to_the_event_sweep(files, bad, monkeypatch):
+    swept = []
+    real = queue_stream.event_sweeps
+    monkeypatch.setattr(queue_stream, "event_sweeps", lambda *a: swept.append(a) or real(*a))
+    _section(monkeypatch, [*files, bad])
+    assert swept

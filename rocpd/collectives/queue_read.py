@@ -1,0 +1,84 @@
+"""The kernels the queue-length sweep reads, as int64 arrays a batch at a time: each kernel's
+stream (pid, stream id), when it joined its stream's queue and when it left
+(rocpd.collectives.queue's definitions), every stream's kernels in order of joining.
+
+Where no launch call of the part carries a correlation id, a kernel joins when it starts, and
+the writer's index on ``start`` gives the kernels in that order without a sort: each batch is
+one row of SQLite's making, a column as one ``group_concat`` text that numpy parses (as
+rocpd.analysis.chunks reads the analysis's kernels). Otherwise one query sorts the kernels by
+(stream, joining time): one sort of N rows, where the event sweep it replaces sorted 2N twice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .queue import _KERNELS_SQL
+
+BATCH = 200_000  # kernels a batch: ~10 MB of arrays
+_FIRST = -(1 << 62)
+
+_LAUNCHES = ("SELECT 1 FROM regions WHERE guid = ? AND corr_id != 0 AND (category LIKE 'CUDA_%'"
+             " OR category LIKE 'HIP_%') LIMIT 1")
+_BY_START = ("SELECT COUNT(*), group_concat(pid), group_concat(stream_id), group_concat(start),"
+             " group_concat(\"end\"), group_concat(id) FROM (SELECT id, pid, stream_id, start,"
+             " \"end\" FROM {table} WHERE guid = ? AND start >= ? AND (start > ? OR id > ?)"
+             " AND pid IS NOT NULL AND stream_id IS NOT NULL AND \"end\" IS NOT NULL"
+             " ORDER BY start, id LIMIT {n})")
+_SORTED = ("WITH k(guid, pid, sid, t_in, t_out) AS (" + _KERNELS_SQL + ") SELECT pid, sid, t_in,"
+           " t_out FROM k WHERE guid = ? ORDER BY pid, sid, t_in")
+
+
+def batches(src, part, batch: int = BATCH):
+    """(pid, stream, join, leave) int64 arrays of ``part``'s kernels, ``batch`` at a time; per
+    stream in order of joining (streams interleave in a batch)."""
+    table = src.table(part, "kernel_dispatch")
+    if table is None:
+        return
+    if src.conn.execute(_LAUNCHES, (part.guid,)).fetchone() is None:
+        sql = _BY_START.format(table=table, n=batch)
+        plan = " ".join(r[-1] for r in src.conn.execute("EXPLAIN QUERY PLAN " + sql,
+                                                        (part.guid, _FIRST, _FIRST, _FIRST)))
+        if "(start>?)" in plan:
+            yield from _by_start(src, part, sql)
+            return
+    yield from _sorted(src, part, batch)
+
+
+def _pids(src, part) -> dict:
+    """The kernels view's pid (the process table's, else the row's) for each stored pid."""
+    info = src.table(part, "info_process")
+    if info is None:
+        return {}
+    return {i: p for i, p in src.conn.execute(f"SELECT id, pid FROM {info} WHERE guid = ?",
+                                              (part.guid,)) if p is not None}
+
+
+def _by_start(src, part, sql):
+    pids = _pids(src, part)
+    last = (_FIRST, _FIRST)
+    while True:
+        row = src.conn.execute(sql, (part.guid, last[0], last[0], last[1])).fetchone()
+        n = row[0]
+        if not n:
+            return
+        pid, sid, start, end, ids = (np.fromstring(text, dtype=np.int64, sep=",")
+                                     for text in row[1:])
+        if any(len(c) != n for c in (pid, sid, start, end, ids)):
+            raise ValueError("a kernel row that is not integers where the schema has them")
+        order = np.lexsort((ids, start))
+        if (order[1:] < order[:-1]).any():  # as the index gives them, else put in that order
+            pid, sid, start, end, ids = (c[order] for c in (pid, sid, start, end, ids))
+        last = (int(start[-1]), int(ids[-1]))
+        if pids:
+            u, inv = np.unique(pid, return_inverse=True)
+            pid = np.array([pids.get(int(x), int(x)) for x in u], dtype=np.int64)[inv]
+        yield pid, sid, start, end
+
+
+def _sorted(src, part, batch: int):
+    cur = src.conn.execute(_SORTED, (part.guid,))
+    while rows := cur.fetchmany(batch):
+        cols = list(zip(*rows, strict=True))
+        del rows
+        yield tuple(np.array(c, dtype=np.int64) for c in cols)
