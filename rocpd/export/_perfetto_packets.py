@@ -70,15 +70,19 @@ class Encoder:
         self.values = np.frombuffer(values, dtype=np.float64)
         self.flow_ids: dict = {}
 
-    def _flow_ids(self, rec: np.ndarray) -> np.ndarray:
+    def _flow_ids(self, part: np.ndarray, stack: np.ndarray) -> np.ndarray:
         """Each flow's id, numbered by first appearance in the order written (as the writer's
         dict of (part, stack id) did)."""
-        keys = list(zip(self.part[rec].tolist(), self.stack[rec].tolist(), strict=True))
+        keys = list(zip(part.tolist(), stack.tolist(), strict=True))
         ids = self.flow_ids
         return np.array([ids.setdefault(k, len(ids) + 1) for k in keys], dtype=np.int64)
 
     def encode(self, ts: np.ndarray, track: np.ndarray, code: np.ndarray):
         """(bytes of the packets, each packet's length) for these events, in their order."""
+        return self.pack(self.fields(ts, track, code))
+
+    def fields(self, ts: np.ndarray, track: np.ndarray, code: np.ndarray) -> dict:
+        """The events' fields as arrays (what :meth:`pack` writes), from their codes."""
         neg = code < 0
         kind = np.where(neg, np.where(code & 1, _COUNTER, _INSTANT),
                         np.where(code & 1, _BEGIN, _END)).astype(np.int64)
@@ -86,12 +90,25 @@ class Encoder:
         rec = np.where(kind == _COUNTER, 0, rec)  # a counter's number is a value's, not a record's
         named = (kind == _BEGIN) | (kind == _INSTANT)
         begin = kind == _BEGIN
-        name_c = np.where(named, self.name[rec] if len(self.name) else 0, 0)
-        cat_c = np.where(named, self.cat[rec] if len(self.cat) else 0, 0)
+        counter = kind == _COUNTER
+        return {"ts": ts, "track": track, "kind": kind,
+                "name": np.where(named, self.name[rec] if len(self.name) else 0, 0),
+                "cat": np.where(named, self.cat[rec] if len(self.cat) else 0, 0),
+                "stack": np.where(begin, self.stack[rec] if len(self.stack) else 0, 0),
+                "flow": np.where(begin, self.flow[rec] if len(self.flow) else 0, 0).astype(np.int8),
+                "part": self.part[rec] if len(self.part) else np.zeros(len(ts), np.int32),
+                "value": np.where(counter, self.values[np.where(counter, (-1 - code) >> 1, 0)]
+                                  if len(self.values) else 0.0, 0.0)}
+
+    def pack(self, f: dict):
+        """(bytes of the packets, each packet's length) for events given by their fields: ts,
+        track, kind, name and cat (text codes; 0 for none), stack (a begin's stack id), flow
+        (_OUT, _IN or 0), part (of the flow's stack id), value (a counter's)."""
+        ts, track, kind, name_c, cat_c = f["ts"], f["track"], f["kind"], f["name"], f["cat"]
+        stk, fl = f["stack"], f["flow"]
+        named = (kind == _BEGIN) | (kind == _INSTANT)
         has_cat = named & (cat_c != 0)
-        stk = np.where(begin, self.stack[rec] if len(self.stack) else 0, 0)
-        has_dbg = begin & (stk != 0)
-        fl = np.where(begin, self.flow[rec] if len(self.flow) else 0, 0)
+        has_dbg = (kind == _BEGIN) & (stk != 0)
         # Lengths of the TrackEvent's parts.
         uuid_n = _vlen(track)
         stk_n = np.where(has_dbg, _vlen(stk), 0)
@@ -148,16 +165,17 @@ class Encoder:
         if c.size:
             a = at[c]
             out[a], out[a + 1] = 0xE1, 0x02
-            v = self.values[(-1 - code[c]) >> 1].astype("<f8").view(np.uint8).reshape(-1, 8)
+            v = f["value"][c].astype("<f8").view(np.uint8).reshape(-1, 8)
             for k in range(8):
                 out[a + 2 + k] = v[:, k]
         at = at + val_n
-        f = np.flatnonzero(fl != 0)
-        if f.size:
-            a = at[f]
-            out[a] = np.where(fl[f] == _OUT, 0xF9, 0x81).astype(np.uint8)
-            out[a + 1] = np.where(fl[f] == _OUT, 0x02, 0x03).astype(np.uint8)
-            ids = self._flow_ids(rec[f]).astype("<u8").view(np.uint8).reshape(-1, 8)
+        fi = np.flatnonzero(fl != 0)
+        if fi.size:
+            a = at[fi]
+            part = f["part"]
+            out[a] = np.where(fl[fi] == _OUT, 0xF9, 0x81).astype(np.uint8)
+            out[a + 1] = np.where(fl[fi] == _OUT, 0x02, 0x03).astype(np.uint8)
+            ids = self._flow_ids(part[fi], stk[fi]).astype("<u8").view(np.uint8).reshape(-1, 8)
             for k in range(8):
                 out[a + 2 + k] = ids[:, k]
         return out.tobytes(), total_n

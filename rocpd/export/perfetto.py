@@ -45,6 +45,8 @@ from ..io.output_file import open_output
 from ..progress import Bar, iterate
 from . import _activity as act
 from ._perfetto_buffer import Budget, config_packet
+from ._perfetto_gpu import Held, open_stream
+from ._perfetto_merge import merged_events
 from ._perfetto_packets import Encoder
 from ._perfetto_samples import Profile
 
@@ -127,9 +129,10 @@ class _Records:
         self.flow.append(flow if stack else 0)
         return len(self.start) - 1
 
-    def linked(self) -> np.ndarray:
+    def linked(self, ins: dict | None = None) -> np.ndarray:
         """Each record's flow end, kept only where both ends exist (an API call may launch
-        something filtered out): _OUT, _IN or 0."""
+        something filtered out): _OUT, _IN or 0. ``ins``: part -> stack ids of flows' ends
+        not among the records (streamed kernels')."""
         flow = np.frombuffer(self.flow, dtype=np.int8)
         if not flow.any():
             return flow
@@ -138,7 +141,10 @@ class _Records:
         keep = np.zeros(len(flow), dtype=bool)
         for p in range(len(self.parts)):
             mine = (part == p) & (flow != 0)
-            both = np.intersect1d(stack[mine & (flow == _OUT)], stack[mine & (flow == _IN)])
+            ends = stack[mine & (flow == _IN)]
+            if ins and p in ins:
+                ends = np.concatenate([ends, ins[p]])
+            both = np.intersect1d(stack[mine & (flow == _OUT)], ends)
             keep |= mine & np.isin(stack, both)
         return np.where(keep, flow, 0).astype(np.int8)
 
@@ -184,10 +190,26 @@ def _lanes(start: np.ndarray, end: np.ndarray, ids: np.ndarray | None = None) ->
 
 def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: bool = False,
           buffer_size_kb: int | None = None, buffer_fill_policy: str = "discard",
-          backend: str | None = None, shmem_size_hint_kb: int | None = None, **filters) -> str:
+          backend: str | None = None, shmem_size_hint_kb: int | None = None,
+          stream: bool = True, **filters) -> str:
+    """``stream``: the kernels streamed where that gives the same trace (_perfetto_gpu), else
+    held; False: always held."""
+    args = (db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_policy, backend,
+            shmem_size_hint_kb, filters)
+    if stream:
+        try:
+            return _write(*args, stream=True)
+        except Held:  # found in the first pass, before anything is written
+            pass
+    return _write(*args, stream=False)
+
+
+def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_policy, backend,
+           shmem_size_hint_kb, filters, stream: bool) -> str:
     pb, Builder = _pb()
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
+    gs = open_stream(db, where, params, flt, agent_index, group_by_queue) if stream else None
     tracks = _Tracks()
     rec = _Records()
     profile = Profile()  # call-stack samples, also as Perfetto's CPU-profile packets
@@ -247,8 +269,15 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
                 profile.add(ts, pid, tid, frames)
 
         lane = "Queue" if group_by_queue else "Stream"
+        if gs is not None:
+            part = rec.parts.setdefault(gs.guid, len(rec.parts))
+            flows = np.frombuffer(rec.flow, dtype=np.int8)
+            mine = (np.frombuffer(rec.part, dtype=np.int32) == part) & (flows == _OUT)
+            gs.first_pass(tracks, gpu, per_track, rec.text,
+                          np.frombuffer(rec.stack, dtype=np.int64)[mine])
         for kind, guid, name, pid, _a, label, sid, stream, stack, start, end in \
-                act.gpu_activity(f.conn, where, params, flt, agent_index, group_by_queue):
+                (() if gs is not None else
+                 act.gpu_activity(f.conn, where, params, flt, agent_index, group_by_queue)):
             s = tracks.get(("s", guid, pid, label, sid), gpu(guid, pid, label),
                            name=stream or f"{lane} {sid}")
             slice_on(s, start, end, name or "(unknown)", kind, stack, guid, _IN)
@@ -283,8 +312,8 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
                            units=units or "")
             point(ts, c, value)
 
-    flow = rec.linked().tobytes()
-    ts, track, code, order = _events(tracks, rec, per_track, p_ts, p_track, p_code)
+    flow = rec.linked({part: gs.linked} if gs is not None else None).tobytes()
+    ts, track, code, rank, order = _events(tracks, rec, per_track, p_ts, p_track, p_code)
     per_track = p_ts = p_track = p_code = None  # the events hold these now
     rec.start = rec.end = None
     enc = Encoder(rec.text, rec.name, rec.cat, rec.stack, rec.part, flow, values)
@@ -299,19 +328,23 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
             b.write_packet(p)
         _descriptors(b, pb, tracks)
         fh.events()
-        bar = Bar(len(ts), "writing")
-        for k in range(0, len(ts), _ENCODE):
-            bar.tick(k)
-            o = order[k:k + _ENCODE]
-            fh.write_many(*enc.encode(ts[o], track[o], code[o]))
-        bar.tick(len(ts))
+        if gs is not None:
+            merged_events(fh, enc, gs, ts, track, code, rank, order, part)
+        else:
+            bar = Bar(len(ts), "writing")
+            for k in range(0, len(ts), _ENCODE):
+                bar.tick(k)
+                o = order[k:k + _ENCODE]
+                fh.write_many(*enc.encode(ts[o], track[o], code[o]))
+            bar.tick(len(ts))
         profile.write(b, pb, _SEQ)
         fh.finish(path)
     return path
 
 
 def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_code):
-    """Every event: (times, track uuids, codes) and the order to write them in, by time, ties in
+    """Every event: (times, track uuids, codes, the place of its track among those with
+    slices) and the order to write them in, by time, ties in
     the order of tracks, lanes and events within a lane, counter values and instants after the
     slices (a stable sort). A slice's code is 2 * its record number + 1 for its begin, + 0 for
     its end; a counter value's -1 - 2 * its number in the values; an instant's -2 - 2 * its
@@ -320,10 +353,11 @@ def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_co
     start = np.frombuffer(rec.start, dtype=np.int64)
     end = np.frombuffer(rec.end, dtype=np.int64)
     n = 2 * sum(len(r) for r in per_track.values()) + len(p_ts)
-    ts, track, code = (np.empty(n, dtype=np.int64) for _ in range(3))
+    ts, track, code, rank = (np.empty(n, dtype=np.int64) for _ in range(4))
     key_of = {v: k for k, v in tracks.uuid.items()}
     at = 0
-    for uuid, records in per_track.items():
+    for r, (uuid, records) in enumerate(per_track.items()):
+        a0 = at
         idx = np.frombuffer(records, dtype=np.int64)
         for lane, (t, c) in enumerate(_lanes(start[idx], end[idx], idx)):
             u = tracks.get(("overlap", key_of[uuid], lane), uuid, name=f"(overlap {lane})") \
@@ -332,9 +366,11 @@ def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_co
             code[at:at + len(c)] = np.frombuffer(c, dtype=np.int64)
             track[at:at + len(c)] = u
             at += len(c)
+        rank[a0:at] = r
     for a, out in ((p_ts, ts), (p_track, track), (p_code, code)):
         out[at:] = np.frombuffer(a, dtype=np.int64)
-    return ts, track, code, np.argsort(ts, kind="stable")
+    rank[at:] = len(per_track)  # instants and counter values after every slice
+    return ts, track, code, rank, np.argsort(ts, kind="stable")
 
 
 def _descriptors(b, pb, tracks: _Tracks) -> None:

@@ -1,0 +1,106 @@
+"""The Perfetto trace with its kernels streamed (rocpd.export._perfetto_gpu, two passes over
+SQLite, merged with the held events by rocpd.export._perfetto_merge) against the trace written
+with every record held (``stream=False``, the writer as it was), byte for byte, on databases
+written by the real writer: kernels on two GPUs and three streams, launched by API calls (flows)
+inside ROCTx ranges, marks, samples, allocations and counter values, equal instants across
+tracks and a kernel ending where the next starts; chunks of 1, 7 and all kernels; filters; the
+buffer budget. Overlapping kernels on a stream, copies and two files go to the held writer."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import rocpd
+from rocpd.export import _perfetto_gpu, _perfetto_merge, perfetto
+from rocpd.testing import DatabaseBuilder, gpu_agent
+
+pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+                    reason="the 'perfetto' package is not installed")
+
+
+def _write_db(path, seed, pid=1000, overlap=False, copies=False):
+    rng = random.Random(seed)
+    with DatabaseBuilder(path, pid=pid, gpus=2) as b:
+        t = 1_000_000
+        ends: dict = {}
+        b.marker("step", t, t + 3_000_000)
+        b.marker("mark", t + 5_000, t + 5_000)
+        for i in range(400):
+            agent, stream = rng.choice([(0, 0), (0, 1), (1, 2)])
+            start = max(ends.get(stream, 0), t + rng.choice([0, 0, 1_000, 4_000]))
+            if overlap and i == 200:
+                start -= 500  # overlaps the kernel before on its stream
+            end = start + rng.choice([0, 2_000, 7_000]) if i % 50 else start + 1
+            ends[stream] = end + rng.choice([0, 0, 300])
+            if rng.random() < 0.8:
+                corr = b.next_correlation()
+                b.region("CUDA_RUNTIME_API", "cudaLaunchKernel", start - 3_000, start - 1_000,
+                         correlation_id=corr)
+                b.kernel(f"k{i % 7}", start, end, agent=gpu_agent(agent), stream=stream,
+                         correlation_id=corr)
+            else:
+                b.kernel("solo", start, end, agent=gpu_agent(agent), stream=stream)
+            if i % 40 == 0:
+                b.allocation("ALLOC", start, start + 10, 4096 * (i + 1), address=4096 * i)
+                b.sample(None, start + 3, call_stack=["main", f"f{i % 3}"])
+            if copies and i % 100 == 0:
+                b.memory_copy("CopyHostToDevice", start, start + 500, 1024, stream=stream)
+            t = start + rng.randrange(0, 5_000)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def dbs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("perfetto_streamed")
+    return {"plain": _write_db(d / "a.db", 1), "other": _write_db(d / "b.db", 2, pid=2000),
+            "overlap": _write_db(d / "c.db", 3, overlap=True),
+            "copies": _write_db(d / "d.db", 4, copies=True)}
+
+
+def _both(paths, tmp_path, monkeypatch, **kw):
+    """(streamed bytes, held bytes, whether the kernels were streamed)."""
+    used = []
+    real = _perfetto_gpu.GpuStream.windows
+
+    def windows(self, part):
+        used.append(True)
+        yield from real(self, part)
+
+    monkeypatch.setattr(_perfetto_gpu.GpuStream, "windows", windows)
+    out = []
+    for stream in (True, False):
+        path = tmp_path / f"t{stream}.pftrace"
+        with rocpd.connect(*paths) as db:
+            perfetto.write(db, str(path), stream=stream, **kw)
+        out.append(path.read_bytes())
+    return out[0], out[1], bool(used)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 16])
+def test_streamed_as_held(dbs, tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(_perfetto_gpu, "CHUNK", chunk)
+    monkeypatch.setattr(_perfetto_merge, "ENCODE", 5)
+    streamed, held, used = _both([dbs["plain"]], tmp_path, monkeypatch)
+    assert used and len(held) > 20_000
+    assert streamed == held
+
+
+@pytest.mark.parametrize("kw", [dict(start="10%", end="60%"), dict(pid=1000),
+                                dict(buffer_size_kb=20), dict(buffer_size_kb=20,
+                                                              buffer_fill_policy="ring_buffer"),
+                                dict(agent_index="absolute")])
+def test_streamed_as_held_with_options(dbs, tmp_path, monkeypatch, kw):
+    streamed, held, used = _both([dbs["plain"]], tmp_path, monkeypatch, **kw)
+    assert used
+    assert streamed == held
+
+
+@pytest.mark.parametrize("which", [["overlap"], ["copies"], ["plain", "other"]])
+def test_held_where_streaming_would_differ(dbs, tmp_path, monkeypatch, which):
+    streamed, held, used = _both([dbs[w] for w in which], tmp_path, monkeypatch)
+    assert streamed == held
+    # copies and two files are seen up front; the overlap in the first pass, after which
+    # the held writer writes the trace (no window of the stream is ever written)
+    assert not used
