@@ -191,11 +191,17 @@ def start_child_session(text: str) -> None:
         # The program is leaving: a second Ctrl-C must not cut the database's close short (the
         # stop has its own deadline) nor print our frames. Python's exit after an unhandled
         # KeyboardInterrupt restores SIGINT's default to die of it.
-        import signal  # at exit: enum with it would cost every child's start-up (B7)
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # The C module: `signal` wraps it in enum, and with threading for the thread check
+        # that import was a third of a child's added instructions, at its exit (B7). It says
+        # itself when this is not the main thread (ValueError), as the check did.
+        try:
+            import _signal
+        except ImportError:  # not CPython
+            import signal as _signal
+        try:
+            _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+        except ValueError:  # another thread, or a subinterpreter: SIGINT is not ours to set
+            pass
         if _core.active():
             _core.stop_session()
         if on_demand:

@@ -120,6 +120,37 @@ def test_a_followed_child_configures_nothing_before_its_program(tmp_path):
     assert len(list((tmp_path / "out").glob("*.db"))) == 2  # the child was followed
 
 
+# What a followed child's session must not load at its exit, when it closes: the signal
+# module's enum and threading were a third of a child's added instructions (B7).
+NOT_AT_A_CHILDS_EXIT = ("signal", "enum", "threading", "functools", "collections")
+
+
+def _imported(importtime: str) -> set[str]:
+    """The modules named in `python -X importtime` lines."""
+    return {m.group(1) for m in re.finditer(r"^import time:.*\|\s+(\S+)$", importtime, re.M)}
+
+
+def test_a_followed_child_loads_nothing_when_it_closes(tmp_path):
+    child = tmp_path / "child.py"
+    child.write_text("print('child')\n")
+    parent = tmp_path / "parent.py"
+    parent.write_text(
+        "import os, subprocess, sys\n"
+        "for name in ('plain', 'followed'):\n"
+        "    env = dict(os.environ, PYTHONPROFILEIMPORTTIME='1')\n"
+        "    if name == 'plain':\n"
+        "        env = {k: v for k, v in env.items() if k != 'ROCPROF_CHILD_SESSION'}\n"
+        "    with open(os.path.join(sys.argv[1], name + '.err'), 'w') as err:\n"
+        f"        subprocess.run([sys.executable, {str(child)!r}], env=env, stderr=err, check=True)\n")
+    r = run_rocprof("run", "-d", tmp_path / "out", parent, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(list((tmp_path / "out").glob("*.db"))) == 2  # the launcher and the followed child
+    plain = _imported((tmp_path / "plain.err").read_text())
+    followed = _imported((tmp_path / "followed.err").read_text())
+    assert "rocprof.children" in followed  # its session started (and so closed at exit)
+    assert not (followed - plain) & set(NOT_AT_A_CHILDS_EXIT), followed - plain
+
+
 def test_a_child_on_an_nvidia_host_loads_nothing_more(tmp_path):
     """What each followed child of a GPU-traced run does for itself where CUPTI is live
     (rocprof.capture.cupti's in_child: the backward-pass hook), which this host skips."""
