@@ -1,7 +1,8 @@
-"""The kernels of a Perfetto trace (rocpd.export.perfetto) streamed from SQLite in two passes
-instead of held: the first learns the stream tracks in order of first appearance (their
+"""The kernels of a Perfetto trace (rocpd.export.perfetto) streamed from SQLite instead of held,
+in two passes: the first (over SQLite) learns the stream tracks in order of first appearance (their
 descriptors come before any event), checks that each stream's kernels follow one another (one
-lane: no "(overlap N)" track) and which kernels end a flow; the second makes each kernel's begin
+lane: no "(overlap N)" track) and which kernels end a flow, and spills each kernel's fields to a
+temporary file (56 bytes a kernel, on disk); the second (over that file) makes each kernel's begin
 and end, a chunk at a time in order of start, and hands them to the writer as events final up to
 the chunk's last start (an end after it waits for the next chunk, one per stream).
 
@@ -15,6 +16,7 @@ holds the records instead (:class:`Held`).
 
 from __future__ import annotations
 
+import tempfile
 from array import array
 
 import numpy as np
@@ -85,7 +87,7 @@ class GpuStream:
         self.uuid: dict = {}  # (pid, agent, stream id) -> track uuid
         self.rank: dict = {}  # track uuid -> its place among the tracks with slices
         self.names: dict = {}  # symbol id -> text code
-        self.count = 0
+        self.count = self.chunks = 0
         self.out_stacks = np.zeros(0, dtype=np.int64)  # the part's API calls' stack ids
 
     def _chunks(self):
@@ -115,11 +117,14 @@ class GpuStream:
     def first_pass(self, tracks, gpu, per_track, text, out_stacks) -> None:
         """Register the stream tracks (as the held writer's first slice on each would), the
         names' text codes; check each stream's kernels follow one another; ``out_stacks``:
-        the stack ids of the part's API calls, which a kernel's may match (a flow)."""
+        the stack ids of the part's API calls, which a kernel's may match (a flow). Each
+        kernel's begin's fields go to a temporary file, read back by :meth:`windows`."""
         self.out_stacks = np.unique(np.asarray(out_stacks, dtype=np.int64))
         self.kernel_code = text.code("kernel")
-        prev: dict = {}  # key -> (start, end) of its latest kernel
+        prev: dict = {}  # track uuid -> (start, end) of its latest kernel
+        count: dict = {}  # track uuid -> its kernels so far
         found = []  # stack ids of kernels that end a flow
+        self.spill = tempfile.TemporaryFile(prefix="rocpd-perfetto-")
         for cols in self._chunks():
             keys, first, inv = self._keys(cols)
             for j in np.argsort(first, kind="stable").tolist():
@@ -129,74 +134,77 @@ class GpuStream:
                     label = self.labels.get(agent, act._agent_label(None, None))
                     u = tracks.get(("s", self.guid, pid, label, sid), gpu(self.guid, pid, label),
                                    name=self.streams.get(sid) or f"Stream {sid}")
+                    if u in self.rank:
+                        raise Held  # two GPUs of one label on one track: their kernels interleave
                     if u not in per_track:
                         per_track[u] = array("q")
                     self.uuid[key] = u
-            for s in np.unique(cols["sym"]).tolist():
-                if s not in self.names:
-                    self.names[s] = text.code(self.symbols.get(s) or "(unknown)")
+                    self.rank[u] = list(per_track).index(u)
+            track = np.array([self.uuid[k] for k in keys], dtype=np.int64)
+            syms, sym_inv = np.unique(cols["sym"], return_inverse=True)
+            for x in syms.tolist():
+                if x not in self.names:
+                    self.names[x] = text.code(self.symbols.get(x) or "(unknown)")
+            name = np.array([self.names[x] for x in syms.tolist()], dtype=np.int64)[sym_inv]
             order = np.argsort(inv, kind="stable")
             g, st, en = inv[order], cols["start"][order], cols["end"][order]
             if (en < st).any():
                 raise Held
             head = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+            size = np.diff(np.r_[head, len(g)])
             for h in head.tolist():  # the stream's kernel before this chunk's first
-                p = prev.get(keys[g[h]])
+                p = prev.get(int(track[g[h]]))
                 if p is not None and not (st[h] > p[0] and st[h] >= p[1]):
                     raise Held
             inner = g[1:] == g[:-1]
             if (inner & ~((st[1:] > st[:-1]) & (st[1:] >= en[:-1]))).any():
                 raise Held
-            tail = np.r_[head[1:] - 1, len(g) - 1]
-            for t in tail.tolist():
-                prev[keys[g[t]]] = (int(st[t]), int(en[t]))
+            before = np.array([count.get(int(track[x]), 0) for x in g[head].tolist()],
+                              dtype=np.int64)
+            nth = np.empty(len(g), dtype=np.int64)
+            nth[order] = np.arange(len(g)) + np.repeat(before - head, size)
+            for x, h, c in zip(g[head].tolist(), head.tolist(), size.tolist(), strict=True):
+                u = int(track[x])
+                prev[u] = (int(st[h + c - 1]), int(en[h + c - 1]))
+                count[u] = count.get(u, 0) + c
             self.count += len(g)
             stack = cols["stack"]
-            found.append(np.unique(stack[(stack != 0) & np.isin(stack, self.out_stacks)]))
+            ends = (stack != 0) & np.isin(stack, self.out_stacks)
+            found.append(np.unique(stack[ends]))
+            self.chunks += 1
+            np.save(self.spill, np.stack([cols["start"], cols["end"], track[inv], name, stack,
+                                          ends.astype(np.int64), nth]))
         self.linked = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
-        self.rank = {u: r for r, u in enumerate(per_track)}
 
     def windows(self, part: int):
-        """Per chunk: (the events' fields final before ``limit``, their ranks and positions,
-        limit); the last window's limit None. Fields as _perfetto_packets.Encoder.pack takes."""
-        count: dict = {}  # track uuid -> kernels written
+        """Per chunk: (the events' fields final before ``limit``, with their tracks' places and
+        their own on the track, limit); the last window's limit None. Fields as
+        _perfetto_packets.Encoder.pack takes them."""
+        rank = np.zeros(max(self.rank, default=0) + 1, dtype=np.int64)
+        for u, r in self.rank.items():
+            rank[u] = r
+        self.spill.seek(0)
         wait = None
-        for cols in self._chunks():
-            keys, _first, inv = self._keys(cols)
-            track = np.array([self.uuid[k] for k in keys], dtype=np.int64)[inv]
-            rank = np.array([self.rank[self.uuid[k]] for k in keys], dtype=np.int64)[inv]
-            order = np.argsort(inv, kind="stable")
-            nth = np.empty(len(inv), dtype=np.int64)
-            g = inv[order]
-            head = np.r_[True, g[1:] != g[:-1]]
-            starts = np.flatnonzero(head)
-            before = np.array([count.get(self.uuid[keys[x]], 0) for x in g[starts].tolist()],
-                              dtype=np.int64)
-            nth[order] = np.arange(len(g)) - np.repeat(starts, np.diff(np.r_[starts, len(g)])) \
-                + np.repeat(before, np.diff(np.r_[starts, len(g)]))
-            for x, b, c in zip(g[starts].tolist(), before.tolist(),
-                               np.diff(np.r_[starts, len(g)]).tolist(), strict=True):
-                count[self.uuid[keys[x]]] = b + c
-            stack = cols["stack"]
-            flow = np.where((stack != 0) & np.isin(stack, self.out_stacks), 2, 0).astype(np.int8)
-            name = np.array([self.names[s] for s in cols["sym"].tolist()], dtype=np.int64)
-            n = len(inv)
-            ev = {"ts": np.concatenate([cols["start"], cols["end"]]),
+        for _ in range(self.chunks):
+            start, end, track, name, stack, flow, nth = np.load(self.spill)
+            n = len(start)
+            ev = {"ts": np.concatenate([start, end]),
                   "track": np.concatenate([track, track]),
                   "kind": np.repeat(np.array([1, 2], dtype=np.int64), n),
                   "name": np.concatenate([name, np.zeros(n, np.int64)]),
                   "cat": np.repeat(np.array([self.kernel_code, 0], dtype=np.int64), n),
                   "stack": np.concatenate([stack, np.zeros(n, np.int64)]),
-                  "flow": np.concatenate([flow, np.zeros(n, np.int8)]),
+                  "flow": np.concatenate([flow * 2, np.zeros(n, np.int64)]).astype(np.int8),
                   "part": np.full(2 * n, part, dtype=np.int32),
                   "value": np.zeros(2 * n),
-                  "rank": np.concatenate([rank, rank]),
+                  "rank": rank[np.concatenate([track, track])],
                   "pos": np.concatenate([2 * nth, 2 * nth + 1])}
             if wait is not None:
                 ev = {k: np.concatenate([wait[k], v]) for k, v in ev.items()}
-            limit = int(cols["start"][-1])
+            limit = int(start[-1])
             now = ev["ts"] < limit
             yield {k: v[now] for k, v in ev.items()}, limit
             wait = {k: v[~now] for k, v in ev.items()}
+        self.spill.close()
         if wait is not None:
             yield wait, None

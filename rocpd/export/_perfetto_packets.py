@@ -22,13 +22,13 @@ _OUT, _IN = 1, 2
 _CORR = bytes([0x52, 0x07]) + b"corr_id"
 
 
+_WIDTHS = np.array([1 << (7 * k) for k in range(1, 10)], dtype=np.uint64)
+
+
 def _vlen(v: np.ndarray) -> np.ndarray:
-    """Bytes of each value as a protobuf varint (a negative int64: ten)."""
-    u = v.astype(np.uint64)
-    n = np.ones(len(u), dtype=np.int64)
-    for k in range(1, 10):
-        n += u >= np.uint64(1) << np.uint64(7 * k)
-    return n
+    """Bytes of each value as a protobuf varint (a negative int64: ten): one more than the
+    number of the powers 2^7k (k = 1..9) at or below it."""
+    return 1 + np.searchsorted(_WIDTHS, v.astype(np.uint64), side="right").astype(np.int64)
 
 
 def _put_varint(buf: np.ndarray, at: np.ndarray, v: np.ndarray, n: np.ndarray) -> None:
