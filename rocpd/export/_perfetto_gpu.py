@@ -1,17 +1,18 @@
-"""The kernels of a Perfetto trace (rocpd.export.perfetto) streamed from SQLite instead of held,
+"""The kernels and copies of a Perfetto trace (rocpd.export.perfetto) streamed from SQLite
+instead of held (copies, far fewer, are read whole and merged into the kernels' chunks),
 in two passes: the first (over SQLite) learns the stream tracks in order of first appearance (their
 descriptors come before any event), checks that each stream's kernels follow one another (one
 lane: no "(overlap N)" track) and which kernels end a flow, and spills each kernel's fields to a
-temporary file (56 bytes a kernel, on disk); the second (over that file) makes each kernel's begin
+temporary file (64 bytes an op, on disk); the second (over that file) makes each kernel's begin
 and end, a chunk at a time in order of start, and hands them to the writer as events final up to
 the chunk's last start (an end after it waits for the next chunk, one per stream).
 
 The rows come as the held writer reads them (rocpd.export._activity.gpu_activity: SQLite's merge
 of the index scans on start, ties by id) and each stream's events are the ones its lane sweep
 makes of slices that follow one another, so the trace is the same, byte for byte. Where that
-cannot be shown up front or is not so (several files or parts, copies, kernel-name filters, queues
-as lanes, a plan without the index, a NULL column, slices that overlap on a stream), the writer
-holds the records instead (:class:`Held`).
+cannot be shown up front or is not so (several files or parts, queues as lanes, a plan without
+the indexes, a NULL column, slices that overlap on a stream), the writer holds the records
+instead (:class:`Held`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import tempfile
 from array import array
 
 import numpy as np
+import pandas as pd
 
+from ..io.filters import name_mask
 from . import _activity as act
 from . import agent_column
 
@@ -42,6 +45,15 @@ SELECT COUNT(*), {cols} FROM (
 """
 
 
+# The copies as the held writer's query reads them (act._GPU_SQL's second half), in its order.
+_COPIES = """
+SELECT name, pid, CASE WHEN dst_agent_type = 'CPU' THEN src_agent_type ELSE dst_agent_type END,
+       CASE WHEN dst_agent_type = 'CPU' THEN {src_index} ELSE {dst_index} END,
+       stream_id, stack_id, start, "end" FROM memory_copies WHERE ({w}) AND guid = ?
+ORDER BY start, id
+"""
+
+
 class Held(Exception):
     """The trace's kernels are to be held (read as rows), not streamed."""
 
@@ -49,19 +61,19 @@ class Held(Exception):
 def open_stream(db, where: str, params: list, flt, agent_index: str, by_queue: bool):
     """A :class:`GpuStream` of ``db``'s kernels, or None where they are to be held."""
     sources = db.sources()
-    if by_queue or flt.include or flt.exclude or len(sources) != 1 or len(sources[0].parts) != 1:
+    if by_queue or len(sources) != 1 or len(sources[0].parts) != 1:
         return None
     src = sources[0]
     conn, guid = src.conn, src.parts[0].guid
-    if conn.execute(f"SELECT 1 FROM memory_copies WHERE {where} LIMIT 1", params).fetchone():
-        return None
+    copies = conn.execute(f"SELECT 1 FROM memory_copies WHERE {where} LIMIT 1", params).fetchone()
     k_index = agent_column(agent_index)
     held = act._GPU_SQL.format(w=where, k_lane="stream_id, stream", c_lane="stream_id, stream_name",
                                k_index=k_index, src_index=agent_column(agent_index, "src_"),
                                dst_index=agent_column(agent_index, "dst_"))
     plan = [r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + held, [*params, *params])]
     if plan[0] != "MERGE (UNION ALL)" or any("TEMP B-TREE" in p for p in plan) or \
-            not any("rocpd_kernel_dispatch_start" in p for p in plan):
+            not any("rocpd_kernel_dispatch_start" in p for p in plan) or \
+            (copies and not any("rocpd_memory_copy_start" in p for p in plan)):
         return None
     sql = _KERNELS.format(cols=", ".join(f'group_concat({c if c != "end" else chr(34) + c + chr(34)})'
                                          for c in _COLS), where=where, n=CHUNK)
@@ -69,12 +81,15 @@ def open_stream(db, where: str, params: list, flt, agent_index: str, by_queue: b
                                                 [*params, guid, _FIRST, _FIRST, _FIRST]))
     if "(start>?)" not in plan:
         return None
-    return GpuStream(conn, guid, sql, params, agent_index)
+    copy_sql = _COPIES.format(w=where, src_index=agent_column(agent_index, "src_"),
+                              dst_index=agent_column(agent_index, "dst_"))
+    return GpuStream(conn, guid, sql, copy_sql if copies else None, params, agent_index, flt)
 
 
 class GpuStream:
-    def __init__(self, conn, guid, sql, params, agent_index):
+    def __init__(self, conn, guid, sql, copy_sql, params, agent_index, flt):
         self.conn, self.guid, self.sql, self.params = conn, guid, sql, params
+        self.copy_sql, self.flt = copy_sql, flt
         col = agent_column(agent_index).replace("agent_", "").replace("abs_", "absolute_") \
             .replace("log_", "logical_")
         self.labels = {a: act._agent_label(t, i) for a, t, i in conn.execute(
@@ -84,7 +99,9 @@ class GpuStream:
         self.symbols = {i: n for i, n in conn.execute(
             "SELECT id, COALESCE(display_name, kernel_name) FROM rocpd_info_kernel_symbol"
             " WHERE guid = ?", (guid,))}
-        self.uuid: dict = {}  # (pid, agent, stream id) -> track uuid
+        self.label_code: dict = {}  # GPU label -> its number in the keys
+        self.agent_code = {a: self._label(x) for a, x in self.labels.items()}
+        self.uuid: dict = {}  # (pid, label's number, stream id) -> track uuid
         self.rank: dict = {}  # track uuid -> its place among the tracks with slices
         self.names: dict = {}  # symbol id -> text code
         self.count = self.chunks = 0
@@ -108,44 +125,96 @@ class GpuStream:
             last = (int(cols["start"][-1]), int(cols["id"][-1]))
             yield cols
 
-    def _keys(self, cols):
-        """Each row's stream key's number in ``np.unique`` order and the keys, as tuples."""
-        k = np.stack([cols["pid"], cols["agent"], cols["stream_id"]], axis=1)
+    def _label(self, label: str) -> int:
+        if label not in self.label_code:
+            self.label_code[label] = len(self.label_code)
+        return self.label_code[label]
+
+    def _copies(self, text, copy_code: int) -> dict:
+        """The copies (held: far fewer than kernels) as columns, in the held query's order."""
+        rows = self.conn.execute(self.copy_sql, [*self.params, self.guid]).fetchall()
+        if any(r[1] is None or r[4] is None or r[6] is None or r[7] is None for r in rows):
+            raise Held  # a NULL the held writer would draw as read
+        cols = list(zip(*rows, strict=True)) if rows else [()] * 8
+        out = {c: np.array(v, dtype=np.int64) for c, v in
+               (("pid", cols[1]), ("stream_id", cols[4]), ("start", cols[6]), ("end", cols[7]))}
+        out["stack"] = np.array([x or 0 for x in cols[5]], dtype=np.int64)
+        out["label"] = np.array([self._label(act._agent_label(t, i))
+                                 for t, i in zip(cols[2], cols[3], strict=True)], dtype=np.int64)
+        out["name"] = np.array([text.code(x or "(unknown)") for x in cols[0]], dtype=np.int64)
+        out["cat"] = np.full(len(rows), copy_code, dtype=np.int64)
+        return out
+
+    def _ops(self, text):
+        """Kernels (and copies among them) as columns, a chunk at a time, in the held query's
+        order: by start, kernels before copies at one start, else by id."""
+        unknown = self._label(act._agent_label(None, None))
+        copies = self._copies(text, text.code("copy")) if self.copy_sql else None
+        ci = 0
+        for cols in self._chunks():
+            syms, inv = np.unique(cols["sym"], return_inverse=True)
+            for x in syms.tolist():
+                if x not in self.names:
+                    name = self.symbols.get(x)
+                    keep = True
+                    if self.flt.include or self.flt.exclude:
+                        keep = bool(name_mask(pd.Series([name]), self.flt).iloc[0])
+                    self.names[x] = text.code(name or "(unknown)") if keep else -1
+            name = np.array([self.names[x] for x in syms.tolist()], dtype=np.int64)[inv.reshape(-1)]
+            ops = {"pid": cols["pid"], "stream_id": cols["stream_id"], "name": name,
+                   "cat": np.full(len(name), self.kernel_code, dtype=np.int64),
+                   "stack": cols["stack"], "start": cols["start"], "end": cols["end"]}
+            agents, a_inv = np.unique(cols["agent"], return_inverse=True)
+            ops["label"] = np.array([self.agent_code.get(a, unknown) for a in agents.tolist()],
+                                    dtype=np.int64)[a_inv.reshape(-1)]
+            if (name < 0).any():  # left out by the kernel-name filters
+                ops = {c: v[name >= 0] for c, v in ops.items()}
+            if copies is not None:
+                # Copies before the chunk's last start; one at it waits for the next chunk,
+                # whose kernels at that start come first.
+                cj = int(np.searchsorted(copies["start"], int(cols["start"][-1]), side="left"))
+                if cj > ci:
+                    ops = _merged(ops, {c: v[ci:cj] for c, v in copies.items()})
+                    ci = cj
+            if len(ops["start"]):
+                yield ops
+        if copies is not None and ci < len(copies["start"]):
+            yield {c: v[ci:] for c, v in copies.items()}
+
+    def _keys(self, ops):
+        """Each op's stream key's number in ``np.unique`` order and the keys, as tuples."""
+        k = np.stack([ops["pid"], ops["label"], ops["stream_id"]], axis=1)
         u, first, inv = np.unique(k, axis=0, return_index=True, return_inverse=True)
         return [tuple(r) for r in u.tolist()], first, inv.reshape(-1)
 
     def first_pass(self, tracks, gpu, per_track, text, out_stacks) -> None:
         """Register the stream tracks (as the held writer's first slice on each would), the
-        names' text codes; check each stream's kernels follow one another; ``out_stacks``:
-        the stack ids of the part's API calls, which a kernel's may match (a flow). Each
-        kernel's begin's fields go to a temporary file, read back by :meth:`windows`."""
+        names' text codes; check each stream's ops follow one another; ``out_stacks``: the
+        stack ids of the part's API calls, which an op's may match (a flow). Each op's
+        begin's fields go to a temporary file, read back by :meth:`windows`."""
         self.out_stacks = np.unique(np.asarray(out_stacks, dtype=np.int64))
         self.kernel_code = text.code("kernel")
         prev: dict = {}  # track uuid -> (start, end) of its latest kernel
         count: dict = {}  # track uuid -> its kernels so far
         found = []  # stack ids of kernels that end a flow
         self.spill = tempfile.TemporaryFile(prefix="rocpd-perfetto-")
-        for cols in self._chunks():
+        labels = None
+        for cols in self._ops(text):
+            if labels is None or len(labels) != len(self.label_code):
+                labels = list(self.label_code)
             keys, first, inv = self._keys(cols)
             for j in np.argsort(first, kind="stable").tolist():
                 key = keys[j]
                 if key not in self.uuid:
-                    pid, agent, sid = key
-                    label = self.labels.get(agent, act._agent_label(None, None))
+                    pid, code, sid = key
+                    label = labels[code]
                     u = tracks.get(("s", self.guid, pid, label, sid), gpu(self.guid, pid, label),
                                    name=self.streams.get(sid) or f"Stream {sid}")
-                    if u in self.rank:
-                        raise Held  # two GPUs of one label on one track: their kernels interleave
                     if u not in per_track:
                         per_track[u] = array("q")
                     self.uuid[key] = u
                     self.rank[u] = list(per_track).index(u)
             track = np.array([self.uuid[k] for k in keys], dtype=np.int64)
-            syms, sym_inv = np.unique(cols["sym"], return_inverse=True)
-            for x in syms.tolist():
-                if x not in self.names:
-                    self.names[x] = text.code(self.symbols.get(x) or "(unknown)")
-            name = np.array([self.names[x] for x in syms.tolist()], dtype=np.int64)[sym_inv]
             order = np.argsort(inv, kind="stable")
             g, st, en = inv[order], cols["start"][order], cols["end"][order]
             if (en < st).any():
@@ -172,8 +241,8 @@ class GpuStream:
             ends = (stack != 0) & np.isin(stack, self.out_stacks)
             found.append(np.unique(stack[ends]))
             self.chunks += 1
-            np.save(self.spill, np.stack([cols["start"], cols["end"], track[inv], name, stack,
-                                          ends.astype(np.int64), nth]))
+            np.save(self.spill, np.stack([cols["start"], cols["end"], track[inv], cols["name"],
+                                          cols["cat"], stack, ends.astype(np.int64), nth]))
         self.linked = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
 
     def windows(self, part: int):
@@ -186,13 +255,13 @@ class GpuStream:
         self.spill.seek(0)
         wait = None
         for _ in range(self.chunks):
-            start, end, track, name, stack, flow, nth = np.load(self.spill)
+            start, end, track, name, cat, stack, flow, nth = np.load(self.spill)
             n = len(start)
             ev = {"ts": np.concatenate([start, end]),
                   "track": np.concatenate([track, track]),
                   "kind": np.repeat(np.array([1, 2], dtype=np.int64), n),
                   "name": np.concatenate([name, np.zeros(n, np.int64)]),
-                  "cat": np.repeat(np.array([self.kernel_code, 0], dtype=np.int64), n),
+                  "cat": np.concatenate([cat, np.zeros(n, np.int64)]),
                   "stack": np.concatenate([stack, np.zeros(n, np.int64)]),
                   "flow": np.concatenate([flow * 2, np.zeros(n, np.int64)]).astype(np.int8),
                   "part": np.full(2 * n, part, dtype=np.int32),
@@ -208,3 +277,10 @@ class GpuStream:
         self.spill.close()
         if wait is not None:
             yield wait, None
+
+
+def _merged(k: dict, c: dict) -> dict:
+    """Kernels ``k`` and copies ``c`` (each sorted) as one set of columns sorted by start,
+    kernels first at one start."""
+    order = np.argsort(np.concatenate([k["start"], c["start"]]), kind="stable")
+    return {x: np.concatenate([k[x], c[x]])[order] for x in k}

@@ -4,7 +4,8 @@ with every record held (``stream=False``, the writer as it was), byte for byte, 
 written by the real writer: kernels on two GPUs and three streams, launched by API calls (flows)
 inside ROCTx ranges, marks, samples, allocations and counter values, equal instants across
 tracks and a kernel ending where the next starts; chunks of 1, 7 and all kernels; filters; the
-buffer budget. Overlapping kernels on a stream, copies and two files go to the held writer."""
+buffer budget; copies among the kernels; kernel-name filters. Overlapping kernels on a stream
+and two files go to the held writer."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _write_db(path, seed, pid=1000, overlap=False, copies=False):
                 b.allocation("ALLOC", start, start + 10, 4096 * (i + 1), address=4096 * i)
                 b.sample(None, start + 3, call_stack=["main", f"f{i % 3}"])
             if copies and i % 100 == 0:
-                b.memory_copy("CopyHostToDevice", start, start + 500, 1024, stream=stream)
+                b.memory_copy("CopyHostToDevice", start, start + 500, 1024, stream=7)  # tie
             t = start + rng.randrange(0, 5_000)
     return str(path)
 
@@ -60,6 +61,8 @@ def dbs(tmp_path_factory):
 
 
 def _both(paths, tmp_path, monkeypatch, **kw):
+    if "kernel_include" in kw or "kernel_exclude" in kw:
+        kw = {k.replace("kernel_", ""): v for k, v in kw.items()}
     """(streamed bytes, held bytes, whether the kernels were streamed)."""
     used = []
     real = _perfetto_gpu.GpuStream.windows
@@ -78,11 +81,12 @@ def _both(paths, tmp_path, monkeypatch, **kw):
     return out[0], out[1], bool(used)
 
 
+@pytest.mark.parametrize("which", ["plain", "copies"])
 @pytest.mark.parametrize("chunk", [1, 7, 1 << 16])
-def test_streamed_as_held(dbs, tmp_path, monkeypatch, chunk):
+def test_streamed_as_held(dbs, tmp_path, monkeypatch, chunk, which):
     monkeypatch.setattr(_perfetto_gpu, "CHUNK", chunk)
     monkeypatch.setattr(_perfetto_merge, "ENCODE", 5)
-    streamed, held, used = _both([dbs["plain"]], tmp_path, monkeypatch)
+    streamed, held, used = _both([dbs[which]], tmp_path, monkeypatch)
     assert used and len(held) > 20_000
     assert streamed == held
 
@@ -90,17 +94,18 @@ def test_streamed_as_held(dbs, tmp_path, monkeypatch, chunk):
 @pytest.mark.parametrize("kw", [dict(start="10%", end="60%"), dict(pid=1000),
                                 dict(buffer_size_kb=20), dict(buffer_size_kb=20,
                                                               buffer_fill_policy="ring_buffer"),
-                                dict(agent_index="absolute")])
+                                dict(agent_index="absolute"), dict(kernel_include="k[12]"),
+                                dict(kernel_exclude="solo|k3")])
 def test_streamed_as_held_with_options(dbs, tmp_path, monkeypatch, kw):
     streamed, held, used = _both([dbs["plain"]], tmp_path, monkeypatch, **kw)
     assert used
     assert streamed == held
 
 
-@pytest.mark.parametrize("which", [["overlap"], ["copies"], ["plain", "other"]])
+@pytest.mark.parametrize("which", [["overlap"], ["plain", "other"]])
 def test_held_where_streaming_would_differ(dbs, tmp_path, monkeypatch, which):
     streamed, held, used = _both([dbs[w] for w in which], tmp_path, monkeypatch)
     assert streamed == held
-    # copies and two files are seen up front; the overlap in the first pass, after which
+    # two files are seen up front; the overlap in the first pass, after which
     # the held writer writes the trace (no window of the stream is ever written)
     assert not used
