@@ -5,6 +5,7 @@ up a session: the thousands of objects this makes ran the collector many times b
 profiled program started. When the program starts, the launcher's objects are frozen
 (gc.freeze): they live to the end anyway, and the program's collections, and the ones at exit,
 never walk them, as they would not exist under plain `python`; the collector is then as it was.
+Each followed child does the same around its session's start (_child/sitecustomize.py).
 """
 
 from __future__ import annotations

@@ -170,3 +170,16 @@ def test_the_program_starts_with_the_collector_on_and_the_launchers_objects_froz
     r = run_rocprof("run", "-d", tmp_path / "out", script)
     assert r.returncode == 0, r.stderr
     assert "GC True True" in r.stdout, r.stdout
+
+
+def test_a_followed_child_starts_its_program_as_the_launcher_does(tmp_path):
+    """The collector on for the program, the child session's objects frozen (start_up.py)."""
+    child = tmp_path / "gc_state.py"
+    child.write_text("import gc\nprint('GC', gc.isenabled(), gc.get_freeze_count() > 1000)\n")
+    parent = tmp_path / "parent.py"
+    parent.write_text(f"import subprocess, sys\nsubprocess.run([sys.executable, {str(child)!r}], "
+                      "check=True)\n")
+    r = run_rocprof("run", "-d", tmp_path / "out", parent)
+    assert r.returncode == 0, r.stderr
+    assert "GC True True" in r.stdout, r.stdout
+    assert len(list((tmp_path / "out").glob("*.db"))) == 2  # the child was followed

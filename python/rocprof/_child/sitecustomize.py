@@ -14,11 +14,23 @@ def _start() -> None:
     if not spec:
         return
     try:
+        # As in the launcher (rocprof/start_up.py): no cyclic collection while the session
+        # starts, and its objects frozen for the program, whose collections (and the one at
+        # exit) never walk them.
+        from rocprof import start_up
+
+        start_up.begin()
+    except Exception:  # noqa: BLE001 - the collector as it was
+        start_up = None
+    try:
         from rocprof.children import start_child_session
 
         start_child_session(spec)
     except Exception as e:  # noqa: BLE001 - never break the child program
         print(f"rocprof: not profiling child process {os.getpid()}: {e}", file=sys.stderr)
+    finally:
+        if start_up is not None:
+            start_up.program_starts()
 
 
 def _chain_user_sitecustomize() -> None:
