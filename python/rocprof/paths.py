@@ -13,14 +13,10 @@ import os
 import sys
 import time
 
-from rocshared import placeholders
-
 from . import _core
 
 # The profiled program's command line (the launcher sets it; children see their own argv).
 TARGET_ARGV: list[str] = []
-# One launch time for every process of a run (%launch_time%); children inherit it.
-LAUNCH_TIME_VAR = placeholders.LAUNCH_TIME_VAR
 
 
 def argv() -> list[str]:
@@ -29,6 +25,10 @@ def argv() -> list[str]:
 
 def mark_launch() -> None:
     """Fix %launch_time% for this process and its children (the launcher, once)."""
+    # Placeholders are imported where expanded: each followed child imports this module
+    # before its program, and never expands one (the core does, in C++).
+    from rocshared.placeholders import LAUNCH_TIME_VAR
+
     os.environ.setdefault(LAUNCH_TIME_VAR, time.strftime("%Y-%m-%d_%H.%M.%S"))
 
 
@@ -49,6 +49,8 @@ def per_process_name(name: str | None) -> str:
 
 def expand(template: str) -> str:
     """Every placeholder expanded for this process; ValueError names a bad one."""
+    from rocshared import placeholders
+
     return placeholders.expand(template, argv())
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import sys
 
-import rocpd
-
 from . import _core, paths
 
 MANIFEST_VAR = "ROCPROF_MANIFEST"
@@ -205,5 +203,7 @@ def write_format(database: str, fmt: str) -> list[str]:
         return []
     prefix = paths.prefix_of(database)
     chosen = next(f for f in formats() if f.rocprofv3 == fmt)
+    import rocpd  # the analysis package: at exit, and only for -f
+
     with rocpd.connect(database) as db:
         return chosen.write_named(db, os.path.dirname(prefix), os.path.basename(prefix))

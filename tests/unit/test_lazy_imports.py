@@ -43,6 +43,8 @@ LAZY = {
                                       "torch itself is imported, in the processes that trace",
     "rocprof.run_report": "runs in every profiled process: rocpd's analysis loads at exit, and "
                           "only for -S/--stats/-f",
+    "rocprof.paths": "every followed child imports it (through run_report) and expands no "
+                     "placeholder: rocshared's expansion loads in the launcher, where it runs",
     # rocpd: light entry points above heavy implementations
     "rocpd": "the facade: `import rocpd` needs the standard library only (the launcher reads "
              "rocpd.export's registry before the program); each of ROCm's names loads its part",
