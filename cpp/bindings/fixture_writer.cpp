@@ -553,6 +553,8 @@ void bind(py::module_& m) {
         "internal (tests): rocpd_info_agent.id of the GPU with this device ordinal");
 }
 
-rocprof::bindings::Register g_register(bind);
+rocprof::bindings::RegisterDeferred g_register({"_FixtureWriter", "_fixture_writer",
+                                                "_CPU_AGENT_ID", "_gpu_agent_id"},
+                                               bind);
 
 }  // namespace

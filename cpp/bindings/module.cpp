@@ -555,5 +555,22 @@ PYBIND11_MODULE(_core, mod) {
         return out;
       },
       py::arg("name") = "");
-  // Benchmark and test-only functions live in rocprof._core_testing (bindings/testing/).
+  // Benchmark and test-only functions live in rocprof._core_testing (bindings/testing/). The
+  // parts a shipped _core keeps for tests and fixtures are bound on first use (PEP 562).
+  mod.def(
+      "__getattr__",
+      [self = py::handle(mod)](const std::string& name) -> py::object {
+        for (auto& part : rocprof::bindings::deferred()) {
+          if (part.bound) continue;
+          for (const std::string& n : part.names) {
+            if (n != name) continue;
+            auto core = py::reinterpret_borrow<py::module_>(self);  // lives as long as this function
+            part.bound = true;
+            part.fn(core);
+            return core.attr(name.c_str());
+          }
+        }
+        throw py::attribute_error("module 'rocprof._core' has no attribute '" + name + "'");
+      },
+      py::arg("name"));
 }
