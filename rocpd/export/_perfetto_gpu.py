@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..io.filters import name_mask
+from ..progress import Bar
 from . import _activity as act
 from . import agent_column
 
@@ -199,7 +200,10 @@ class GpuStream:
         found = []  # stack ids of kernels that end a flow
         self.spill = tempfile.TemporaryFile(prefix="rocpd-perfetto-")
         labels = None
+        bar = Bar(int(self.conn.execute("SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE guid = ?",
+                                        (self.guid,)).fetchone()[0]), "reading kernels")
         for cols in self._ops(text):
+            bar.tick(min(self.count, bar.total - 1))  # copies count too: the end is said once
             if labels is None or len(labels) != len(self.label_code):
                 labels = list(self.label_code)
             keys, first, inv = self._keys(cols)
@@ -243,6 +247,7 @@ class GpuStream:
             self.chunks += 1
             np.save(self.spill, np.stack([cols["start"], cols["end"], track[inv], cols["name"],
                                           cols["cat"], stack, ends.astype(np.int64), nth]))
+        bar.tick(bar.total)
         self.linked = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
 
     def windows(self, part: int):

@@ -109,3 +109,13 @@ def test_held_where_streaming_would_differ(dbs, tmp_path, monkeypatch, which):
     # two files are seen up front; the overlap in the first pass, after which
     # the held writer writes the trace (no window of the stream is ever written)
     assert not used
+
+
+def test_the_common_run_held_for_its_overlapping_copies(run_db, tmp_path, monkeypatch):
+    # the suite's usual database: kernels launched by API calls inside ROCTx ranges, copies on
+    # the default stream beside kernels (two of them overlap: an "(overlap 1)" track, which
+    # the first pass finds), an allocation, a sample
+    monkeypatch.setattr(_perfetto_gpu, "CHUNK", 16)
+    streamed, held, used = _both([run_db[0]], tmp_path, monkeypatch)
+    assert b"cudaLaunchKernel" in held and b"(overlap 1)" in held and not used
+    assert streamed == held
