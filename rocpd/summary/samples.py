@@ -195,8 +195,10 @@ def _file_counts(src):
     """(samples, Counter of innermost (function, file, line), Counter of (function, file) on the
     stack) of one file: run where the file is (a Dask worker's too)."""
     try:
-        stacks = Stacks(src.conn)
         rows = sample_rows(src.conn)
+        # The stack nodes are found by a scan of every event (kernels' included): skip it when
+        # there is no sample to resolve (10M kernels: 2.5 s).
+        stacks = Stacks(src.conn) if rows else None
     except Exception:  # noqa: BLE001 - a file without the samples view has none
         return 0, Counter(), Counter()
     self_c: Counter = Counter()
