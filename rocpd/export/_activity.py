@@ -33,6 +33,14 @@ def regions(conn, where: str, params: list) -> Iterator[tuple]:
                         f" FROM regions WHERE {where}", params)
 
 
+def regions_by_start(conn, where: str, params: list) -> Iterator[tuple]:
+    """:func:`regions` in time order, the longer of two that start together first (the order
+    in which they nest), ties in the store's order; sorted by SQLite (which spills to disk),
+    read as iterated."""
+    return conn.execute(f'SELECT guid, category, {REGION_NAME}, pid, tid, stack_id, start, "end"'
+                        f' FROM regions WHERE {where} ORDER BY start, "end" DESC, id', params)
+
+
 def marks(conn, where: str, params: list) -> Iterator[tuple]:
     """(guid, category, name, pid, tid, timestamp) of every ROCTx mark (an instant on its
     thread, stored as a sample of a MARKER category) in ``where``, named by its message; read
