@@ -47,6 +47,9 @@ void bind(py::module_& m) {
       "'' when `path` could be created (nothing is created), else why not");
   m.def("output_prefix", &out::prefix_of, py::arg("db_path"),
         "the database path less _results.db: what outputs beside it start with");
+  m.def("is_run_launcher", &manifest::is_launcher,
+        "whether this process reports the run's databases when it ends (its launcher, or an "
+        "image the launcher exec()ed)");
   m.def("run_databases", &manifest::databases, py::arg("manifest"),
         "the databases a run manifest lists, in order");
   m.def(

@@ -142,7 +142,7 @@ def start_child_session(text: str) -> None:
     if _is_resource_tracker():
         return
     values = decode(text)
-    from . import _core, native_sqlite, process_hooks, run_report
+    from . import _core, native_sqlite, process_hooks
 
     if _core.active():  # a native library of this process started one already
         return
@@ -211,8 +211,12 @@ def start_child_session(text: str) -> None:
             from .capture import module_trace as modules
 
             modules.uninstall()
-        # An image the launcher exec()ed (same pid) ends the run: it names its databases.
-        run_report.finish()
+        # An image the launcher exec()ed (same pid) ends the run: it names its databases. Any
+        # other child never loads the exit report's module.
+        if _core.is_run_launcher():
+            from . import run_report
+
+            run_report.finish()
 
     import atexit
 

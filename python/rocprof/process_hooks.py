@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from . import _core, run_report
+from . import _core
 
 _real_os_exit = os._exit
 # os.execl/execle/execlp/execlpe/execvp/execvpe all end in one of these two (os.py looks them
@@ -22,6 +22,8 @@ def _exit_with_flush(code):
     try:
         _core.stop_session()
         _core.disarm_on_demand()  # --on-demand: no socket is left behind for rocprof ctl
+        from . import run_report  # each followed child leaves it unloaded until it ends
+
         run_report.finish()
     finally:
         _real_os_exit(code)
@@ -35,6 +37,8 @@ def _closing_before(name):
         be lost with the process's memory); the image starts its own. The launcher names
         the run's databases so far, as it cannot at its end."""
         _core.before_exec()
+        from . import run_report
+
         if run_report.is_launcher():
             run_report.say_outcomes()
         try:

@@ -61,7 +61,7 @@ def _new_manifest() -> str:
 
 
 def is_launcher() -> bool:
-    return bool(os.environ.get(MANIFEST_VAR)) and os.environ.get(LAUNCHER_VAR) == str(os.getpid())
+    return _core.is_run_launcher()  # MANIFEST_VAR set, LAUNCHER_VAR this process's pid
 
 
 def outcomes() -> list[tuple[str, bool, str]]:

@@ -43,6 +43,8 @@ LAZY = {
                                       "torch itself is imported, in the processes that trace",
     "rocprof.run_report": "runs in every profiled process: rocpd's analysis loads at exit, and "
                           "only for -S/--stats/-f",
+    "rocprof.process_hooks": "every followed child installs its hooks before its program: the "
+                             "exit report's module loads when the process ends or exec()s",
     "rocprof.paths": "every followed child imports it (through run_report) and expands no "
                      "placeholder: rocshared's expansion loads in the launcher, where it runs",
     # rocpd: light entry points above heavy implementations
