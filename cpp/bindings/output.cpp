@@ -20,6 +20,7 @@ void bind(py::module_& m) {
   m.attr("DATABASE_SUFFIX") = out::kDatabaseSuffix;
   m.attr("DEFAULT_OUTPUT_DIR") = out::kDefaultDir;
   m.attr("DEFAULT_OUTPUT_NAME") = out::kDefaultName;
+  m.attr("LAUNCH_TIME_VAR") = out::kLaunchTimeVar;
   m.attr("RANK_VARIABLES") = py::tuple(py::cast(out::rank_variables()));
   m.def("rank", &out::rank,
         "this process's global rank (the first rank variable holding a number), else '0'");

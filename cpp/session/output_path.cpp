@@ -91,7 +91,7 @@ std::vector<std::string> own_argv() {
 // One value for every process of a run: the launcher exports its start (ROCPROF_LAUNCH_TIME);
 // a process started otherwise uses its first expansion's time.
 std::string launch_time() {
-  if (std::string v = env("ROCPROF_LAUNCH_TIME"); !v.empty()) return v;
+  if (std::string v = env(kLaunchTimeVar); !v.empty()) return v;
   static const std::string own = [] {
     char buf[32];
     const std::time_t now = std::time(nullptr);

@@ -21,6 +21,8 @@ namespace rocprof::session::output {
 inline constexpr const char* kDatabaseSuffix = "_results.db";
 inline constexpr const char* kDefaultDir = "rocprof-output/%hostname%";
 inline constexpr const char* kDefaultName = "%pid%";
+// The run's %launch_time%, which the launcher exports to every process of the run.
+inline constexpr const char* kLaunchTimeVar = "ROCPROF_LAUNCH_TIME";
 
 // Variables naming a process's global rank (torchrun, Open MPI, MPICH/Intel MPI, Slurm,
 // PMIx), in the order they are read; LOCAL_RANK is not one (it repeats on every node).

@@ -25,11 +25,7 @@ def argv() -> list[str]:
 
 def mark_launch() -> None:
     """Fix %launch_time% for this process and its children (the launcher, once)."""
-    # Placeholders are imported where expanded: each followed child imports this module
-    # before its program, and never expands one (the core does, in C++).
-    from rocshared.placeholders import LAUNCH_TIME_VAR
-
-    os.environ.setdefault(LAUNCH_TIME_VAR, time.strftime("%Y-%m-%d_%H.%M.%S"))
+    os.environ.setdefault(_core.LAUNCH_TIME_VAR, time.strftime("%Y-%m-%d_%H.%M.%S"))
 
 
 def database_template(output_dir: str | None, output_name: str | None) -> str:

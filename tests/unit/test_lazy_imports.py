@@ -45,8 +45,9 @@ LAZY = {
                           "only for -S/--stats/-f",
     "rocprof.process_hooks": "every followed child installs its hooks before its program: the "
                              "exit report's module loads when the process ends or exec()s",
-    "rocprof.paths": "every followed child imports it (through run_report) and expands no "
-                     "placeholder: rocshared's expansion loads in the launcher, where it runs",
+    "rocprof.paths": "every profiled process imports it and expands no placeholder in Python "
+                     "(the core does): rocshared's expansion loads for `rocprof run -- CMD`'s "
+                     "check of the output path",
     # rocpd: light entry points above heavy implementations
     "rocpd": "the facade: `import rocpd` needs the standard library only (the launcher reads "
              "rocpd.export's registry before the program); each of ROCm's names loads its part",

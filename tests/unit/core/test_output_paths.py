@@ -25,6 +25,10 @@ def test_python_helpers_are_the_cores():
     assert paths.prefix_of("/a/b/x_results.db") == "/a/b/x"
     with pytest.raises(ValueError, match="unknown placeholder %nope%"):
         paths.expand("x/%nope%")
+    # The launch time the launcher exports is the variable both expansions read.
+    from rocshared import placeholders
+
+    assert _core.LAUNCH_TIME_VAR == placeholders.LAUNCH_TIME_VAR == "ROCPROF_LAUNCH_TIME"
 
 
 def test_a_native_program_names_its_file_as_python_does(tmp_path, monkeypatch):
