@@ -1,18 +1,18 @@
 """The kernels and copies of a Perfetto trace (rocpd.export.perfetto) streamed from SQLite
-instead of held (copies, far fewer, are read whole and merged into the kernels' chunks),
-in two passes: the first (over SQLite) learns the stream tracks in order of first appearance (their
-descriptors come before any event), checks that each stream's kernels follow one another (one
-lane: no "(overlap N)" track) and which kernels end a flow, and spills each kernel's fields to a
-temporary file (64 bytes an op, on disk); the second (over that file) makes each kernel's begin
-and end, a chunk at a time in order of start, and hands them to the writer as events final up to
-the chunk's last start (an end after it waits for the next chunk, one per stream).
+instead of held (copies, far fewer, are read whole and merged into the kernels' chunks), in two
+passes. The first, over SQLite, learns the stream tracks in order of first appearance (their
+descriptors come before any event), sweeps each track's slices into lanes (_perfetto_lanes: the
+"(overlap N)" tracks, made by the writer where the held one makes them), finds which kernels end
+a flow, and spills each begin and end with its place to a temporary file (~100 bytes an op, on
+disk). The second, over that file, hands the writer a chunk's events at a time, final up to the
+chunk's last start (later ends wait for the next chunk).
 
 The rows come as the held writer reads them (rocpd.export._activity.gpu_activity: SQLite's merge
-of the index scans on start, ties by id) and each stream's events are the ones its lane sweep
-makes of slices that follow one another, so the trace is the same, byte for byte. Where that
-cannot be shown up front or is not so (several files or parts, queues as lanes, a plan without
-the indexes, a NULL column, slices that overlap on a stream), the writer holds the records
-instead (:class:`Held`).
+of the index scans on start, kernels first at one start, ties by id), and a track's slices at one
+start are swept together (those at a chunk's last start wait for the next chunk), so the trace is
+the same, byte for byte. Where that cannot be shown up front or is not so (several files or
+parts, queues as lanes, a plan without the indexes, a NULL column, a slice ending before it
+starts), the writer holds the records instead (:class:`Held`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ..io.filters import name_mask
 from ..progress import Bar
 from . import _activity as act
 from . import agent_column
+from ._perfetto_lanes import Lanes
 
 CHUNK = 1 << 16  # kernels a chunk: a few MB of arrays
 _FIRST = -(1 << 62)
@@ -104,6 +105,7 @@ class GpuStream:
         self.agent_code = {a: self._label(x) for a, x in self.labels.items()}
         self.uuid: dict = {}  # (pid, label's number, stream id) -> track uuid
         self.rank: dict = {}  # track uuid -> its place among the tracks with slices
+        self.overlap: dict = {}  # (track uuid, lane) -> its "(overlap N)" track, made by the writer
         self.names: dict = {}  # symbol id -> text code
         self.count = self.chunks = 0
         self.out_stacks = np.zeros(0, dtype=np.int64)  # the part's API calls' stack ids
@@ -195,8 +197,8 @@ class GpuStream:
         begin's fields go to a temporary file, read back by :meth:`windows`."""
         self.out_stacks = np.unique(np.asarray(out_stacks, dtype=np.int64))
         self.kernel_code = text.code("kernel")
-        prev: dict = {}  # track uuid -> (start, end) of its latest kernel
-        count: dict = {}  # track uuid -> its kernels so far
+        lanes = self.lanes = Lanes()
+        carry = carry_track = None
         found = []  # stack ids of kernels that end a flow
         self.spill = tempfile.TemporaryFile(prefix="rocpd-perfetto-")
         labels = None
@@ -218,37 +220,57 @@ class GpuStream:
                         per_track[u] = array("q")
                     self.uuid[key] = u
                     self.rank[u] = list(per_track).index(u)
-            track = np.array([self.uuid[k] for k in keys], dtype=np.int64)
-            order = np.argsort(inv, kind="stable")
-            g, st, en = inv[order], cols["start"][order], cols["end"][order]
-            if (en < st).any():
-                raise Held
-            head = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-            size = np.diff(np.r_[head, len(g)])
-            for h in head.tolist():  # the stream's kernel before this chunk's first
-                p = prev.get(int(track[g[h]]))
-                if p is not None and not (st[h] > p[0] and st[h] >= p[1]):
-                    raise Held
-            inner = g[1:] == g[:-1]
-            if (inner & ~((st[1:] > st[:-1]) & (st[1:] >= en[:-1]))).any():
-                raise Held
-            before = np.array([count.get(int(track[x]), 0) for x in g[head].tolist()],
-                              dtype=np.int64)
-            nth = np.empty(len(g), dtype=np.int64)
-            nth[order] = np.arange(len(g)) + np.repeat(before - head, size)
-            for x, h, c in zip(g[head].tolist(), head.tolist(), size.tolist(), strict=True):
-                u = int(track[x])
-                prev[u] = (int(st[h + c - 1]), int(en[h + c - 1]))
-                count[u] = count.get(u, 0) + c
-            self.count += len(g)
-            stack = cols["stack"]
-            ends = (stack != 0) & np.isin(stack, self.out_stacks)
-            found.append(np.unique(stack[ends]))
-            self.chunks += 1
-            np.save(self.spill, np.stack([cols["start"], cols["end"], track[inv], cols["name"],
-                                          cols["cat"], stack, ends.astype(np.int64), nth]))
+            track = np.array([self.uuid[k] for k in keys], dtype=np.int64)[inv]
+            if (cols["end"] < cols["start"]).any():
+                raise Held  # a slice ending before it starts: its lane's events out of order
+            if carry is not None:
+                cols = {c: np.concatenate([carry[c], v]) for c, v in cols.items()}
+                track = np.concatenate([carry_track, track])
+            # Slices at the chunk's last start wait for the next chunk, which may have more
+            # (a track's slices at one start are swept longer first).
+            last = cols["start"][-1]
+            now = cols["start"] < last
+            carry = {c: v[~now] for c, v in cols.items()}
+            carry_track = track[~now]
+            self._sweep(lanes, {c: v[now] for c, v in cols.items()}, track[now], found)
+            lanes.settle(int(last))
+            self._spill(lanes, int(last))
+        if carry is not None:
+            self._sweep(lanes, carry, carry_track, found)
+        lanes.settle(None)
+        self._spill(lanes, None)
         bar.tick(bar.total)
         self.linked = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+
+    def _sweep(self, lanes, cols, track, found) -> None:
+        """Sweep a chunk's ops into their tracks' lanes and spill what they give out."""
+        n = len(track)
+        self.count += n
+        if not n:
+            return
+        order = np.lexsort((np.arange(n), -cols["end"], cols["start"], track))
+        t = track[order]
+        cut = np.flatnonzero(t[1:] != t[:-1]) + 1
+        for lo, hi in zip([0, *cut.tolist()], [*cut.tolist(), n], strict=True):
+            o = order[lo:hi]
+            lanes.feed(int(t[lo]), cols["start"][o], cols["end"][o], o)
+        stack = cols["stack"]
+        ends = (stack != 0) & np.isin(stack, self.out_stacks)
+        found.append(np.unique(stack[ends]))
+        self._ops = {"name": cols["name"], "cat": cols["cat"], "stack": stack,
+                     "flow": ends.astype(np.int64)}
+
+    def _spill(self, lanes, limit) -> None:
+        """The begins and ends given out so far, with the begins' fields, to the spill."""
+        (bt, btrack, blane, bpos, bop), (et, etrack, elane, epos) = lanes.take()
+        ops = getattr(self, "_ops", None)
+        fields = [ops[c][bop] if ops is not None and len(bop) else np.zeros(len(bop), np.int64)
+                  for c in ("name", "cat", "stack", "flow")]
+        self._ops = None
+        np.save(self.spill, np.stack([bt, btrack, blane, bpos, *fields]))
+        np.save(self.spill, np.stack([et, etrack, elane, epos]))
+        np.save(self.spill, np.array([_FIRST if limit is None else limit], dtype=np.int64))
+        self.chunks += 1
 
     def windows(self, part: int):
         """Per chunk: (the events' fields final before ``limit``, with their tracks' places and
@@ -258,24 +280,32 @@ class GpuStream:
         for u, r in self.rank.items():
             rank[u] = r
         self.spill.seek(0)
+        overlap = self.overlap  # (uuid, lane) -> the "(overlap N)" track's uuid
         wait = None
         for _ in range(self.chunks):
-            start, end, track, name, cat, stack, flow, nth = np.load(self.spill)
-            n = len(start)
-            ev = {"ts": np.concatenate([start, end]),
-                  "track": np.concatenate([track, track]),
-                  "kind": np.repeat(np.array([1, 2], dtype=np.int64), n),
-                  "name": np.concatenate([name, np.zeros(n, np.int64)]),
-                  "cat": np.concatenate([cat, np.zeros(n, np.int64)]),
-                  "stack": np.concatenate([stack, np.zeros(n, np.int64)]),
-                  "flow": np.concatenate([flow * 2, np.zeros(n, np.int64)]).astype(np.int8),
-                  "part": np.full(2 * n, part, dtype=np.int32),
-                  "value": np.zeros(2 * n),
-                  "rank": rank[np.concatenate([track, track])],
-                  "pos": np.concatenate([2 * nth, 2 * nth + 1])}
+            b, e = np.load(self.spill), np.load(self.spill)
+            limit = int(np.load(self.spill)[0])
+            nb, ne = b.shape[1], e.shape[1]
+            base = np.concatenate([b[1], e[1]])
+            lane = np.concatenate([b[2], e[2]])
+            track = base.copy()
+            for i in np.flatnonzero(lane).tolist():
+                track[i] = overlap[(int(base[i]), int(lane[i]))]
+            ev = {"ts": np.concatenate([b[0], e[0]]), "track": track,
+                  "kind": np.concatenate([np.ones(nb, np.int64), np.full(ne, 2, np.int64)]),
+                  "name": np.concatenate([b[4], np.zeros(ne, np.int64)]),
+                  "cat": np.concatenate([b[5], np.zeros(ne, np.int64)]),
+                  "stack": np.concatenate([b[6], np.zeros(ne, np.int64)]),
+                  "flow": np.concatenate([b[7] * 2, np.zeros(ne, np.int64)]).astype(np.int8),
+                  "part": np.full(nb + ne, part, dtype=np.int32),
+                  "value": np.zeros(nb + ne),
+                  "rank": rank[base],
+                  "pos": (lane << 40) | np.concatenate([b[3], e[3]])}
             if wait is not None:
                 ev = {k: np.concatenate([wait[k], v]) for k, v in ev.items()}
-            limit = int(start[-1])
+            if limit == _FIRST:  # the last: everything left
+                wait = ev
+                break
             now = ev["ts"] < limit
             yield {k: v[now] for k, v in ev.items()}, limit
             wait = {k: v[~now] for k, v in ev.items()}

@@ -313,7 +313,7 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
             point(ts, c, value)
 
     flow = rec.linked({part: gs.linked} if gs is not None else None).tobytes()
-    ts, track, code, rank, order = _events(tracks, rec, per_track, p_ts, p_track, p_code)
+    ts, track, code, rank, order = _events(tracks, rec, per_track, p_ts, p_track, p_code, gs)
     per_track = p_ts = p_track = p_code = None  # the events hold these now
     rec.start = rec.end = None
     enc = Encoder(rec.text, rec.name, rec.cat, rec.stack, rec.part, flow, values)
@@ -328,7 +328,7 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
             b.write_packet(p)
         _descriptors(b, pb, tracks)
         fh.events()
-        if gs is not None:
+        if gs is not None and gs.count:
             merged_events(fh, enc, gs, ts, track, code, rank, order, part)
         else:
             bar = Bar(len(ts), "writing")
@@ -342,14 +342,15 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
     return path
 
 
-def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_code):
+def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_code, gs=None):
     """Every event: (times, track uuids, codes, the place of its track among those with
     slices) and the order to write them in, by time, ties in
     the order of tracks, lanes and events within a lane, counter values and instants after the
     slices (a stable sort). A slice's code is 2 * its record number + 1 for its begin, + 0 for
     its end; a counter value's -1 - 2 * its number in the values; an instant's -2 - 2 * its
     record number. A slice that does not nest in its track goes to an "(overlap N)" track under
-    it."""
+    it. ``gs``: the streamed kernels (rocpd.export._perfetto_gpu), whose tracks' "(overlap N)"
+    tracks are made here, in the same place."""
     start = np.frombuffer(rec.start, dtype=np.int64)
     end = np.frombuffer(rec.end, dtype=np.int64)
     n = 2 * sum(len(r) for r in per_track.values()) + len(p_ts)
@@ -366,6 +367,10 @@ def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_co
             code[at:at + len(c)] = np.frombuffer(c, dtype=np.int64)
             track[at:at + len(c)] = u
             at += len(c)
+        if gs is not None and uuid in gs.rank:  # streamed: its lanes were swept in the first pass
+            for lane in range(1, gs.lanes.lanes(uuid)):
+                gs.overlap[(uuid, lane)] = tracks.get(("overlap", key_of[uuid], lane), uuid,
+                                                      name=f"(overlap {lane})")
         rank[a0:at] = r
     for a, out in ((p_ts, ts), (p_track, track), (p_code, code)):
         out[at:] = np.frombuffer(a, dtype=np.int64)

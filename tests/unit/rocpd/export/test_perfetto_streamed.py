@@ -49,6 +49,13 @@ def _write_db(path, seed, pid=1000, overlap=False, copies=False):
             if copies and i % 100 == 0:
                 b.memory_copy("CopyHostToDevice", start, start + 500, 1024, stream=7)  # tie
             t = start + rng.randrange(0, 5_000)
+        if overlap:  # on a stream of their own: nesting with a shared end, two starting
+            # together (the longer, stored second, first), lanes 1 and 2, a zero-length slice, ends at starts
+            base = t + 100_000
+            for i, (s, e) in enumerate([(0, 1000), (100, 500), (100, 1000), (200, 1500),
+                                        (300, 1600), (1000, 1000), (1600, 1700), (1600, 1650),
+                                        (1650, 1800), (5000, 6000)]):
+                b.kernel(f"n{i}", base + s, base + e, stream=5)
     return str(path)
 
 
@@ -81,7 +88,7 @@ def _both(paths, tmp_path, monkeypatch, **kw):
     return out[0], out[1], bool(used)
 
 
-@pytest.mark.parametrize("which", ["plain", "copies"])
+@pytest.mark.parametrize("which", ["plain", "copies", "overlap"])
 @pytest.mark.parametrize("chunk", [1, 7, 1 << 16])
 def test_streamed_as_held(dbs, tmp_path, monkeypatch, chunk, which):
     monkeypatch.setattr(_perfetto_gpu, "CHUNK", chunk)
@@ -102,20 +109,19 @@ def test_streamed_as_held_with_options(dbs, tmp_path, monkeypatch, kw):
     assert streamed == held
 
 
-@pytest.mark.parametrize("which", [["overlap"], ["plain", "other"]])
+@pytest.mark.parametrize("which", [["plain", "other"]])
 def test_held_where_streaming_would_differ(dbs, tmp_path, monkeypatch, which):
     streamed, held, used = _both([dbs[w] for w in which], tmp_path, monkeypatch)
     assert streamed == held
-    # two files are seen up front; the overlap in the first pass, after which
-    # the held writer writes the trace (no window of the stream is ever written)
-    assert not used
+    assert not used  # two files: seen up front
 
 
-def test_the_common_run_held_for_its_overlapping_copies(run_db, tmp_path, monkeypatch):
+@pytest.mark.parametrize("chunk", [1, 3, 16])
+def test_streamed_as_held_on_the_common_run(run_db, tmp_path, monkeypatch, chunk):
     # the suite's usual database: kernels launched by API calls inside ROCTx ranges, copies on
-    # the default stream beside kernels (two of them overlap: an "(overlap 1)" track, which
-    # the first pass finds), an allocation, a sample
-    monkeypatch.setattr(_perfetto_gpu, "CHUNK", 16)
+    # the default stream beside kernels (two of them overlap: an "(overlap 1)" track), an
+    # allocation, a sample
+    monkeypatch.setattr(_perfetto_gpu, "CHUNK", chunk)
     streamed, held, used = _both([run_db[0]], tmp_path, monkeypatch)
-    assert b"cudaLaunchKernel" in held and b"(overlap 1)" in held and not used
+    assert b"cudaLaunchKernel" in held and b"(overlap 1)" in held and used
     assert streamed == held
