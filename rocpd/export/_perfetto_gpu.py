@@ -11,7 +11,7 @@ The rows come as the held writer reads them (rocpd.export._activity.gpu_activity
 of the index scans on start, kernels first at one start, ties by id), and a track's slices at one
 start are swept together (those at a chunk's last start wait for the next chunk), so the trace is
 the same, byte for byte. Where that cannot be shown up front or is not so (several files or
-parts, queues as lanes, a plan without the indexes, a NULL column, a slice ending before it
+parts, a plan without the indexes, a NULL column, a slice ending before it
 starts), the writer holds the records instead (:class:`Held`).
 """
 
@@ -36,7 +36,7 @@ _KERNELS = """
 SELECT COUNT(*), {cols} FROM (
   SELECT * FROM (
     SELECT K.id, K.guid, COALESCE(P.pid, K.pid) AS pid, COALESCE(K.agent_id, -1) AS agent,
-           K.stream_id, COALESCE(K.kernel_id, -1) AS sym, COALESCE(E.stack_id, 0) AS stack,
+           K.{lane} AS stream_id, COALESCE(K.kernel_id, -1) AS sym, COALESCE(E.stack_id, 0) AS stack,
            K.start, K."end"
     FROM rocpd_kernel_dispatch K
     LEFT JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
@@ -51,7 +51,7 @@ SELECT COUNT(*), {cols} FROM (
 _COPIES = """
 SELECT name, pid, CASE WHEN dst_agent_type = 'CPU' THEN src_agent_type ELSE dst_agent_type END,
        CASE WHEN dst_agent_type = 'CPU' THEN {src_index} ELSE {dst_index} END,
-       stream_id, stack_id, start, "end" FROM memory_copies WHERE ({w}) AND guid = ?
+       {lane}, stack_id, start, "end" FROM memory_copies WHERE ({w}) AND guid = ?
 ORDER BY start, id
 """
 
@@ -63,13 +63,16 @@ class Held(Exception):
 def open_stream(db, where: str, params: list, flt, agent_index: str, by_queue: bool):
     """A :class:`GpuStream` of ``db``'s kernels, or None where they are to be held."""
     sources = db.sources()
-    if by_queue or len(sources) != 1 or len(sources[0].parts) != 1:
+    if len(sources) != 1 or len(sources[0].parts) != 1:
         return None
     src = sources[0]
     conn, guid = src.conn, src.parts[0].guid
     copies = conn.execute(f"SELECT 1 FROM memory_copies WHERE {where} LIMIT 1", params).fetchone()
     k_index = agent_column(agent_index)
-    held = act._GPU_SQL.format(w=where, k_lane="stream_id, stream", c_lane="stream_id, stream_name",
+    lane = "queue_id" if by_queue else "stream_id"
+    k_lane, c_lane = ("queue_id, queue", "queue_id, queue_name") if by_queue else \
+        ("stream_id, stream", "stream_id, stream_name")
+    held = act._GPU_SQL.format(w=where, k_lane=k_lane, c_lane=c_lane,
                                k_index=k_index, src_index=agent_column(agent_index, "src_"),
                                dst_index=agent_column(agent_index, "dst_"))
     plan = [r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + held, [*params, *params])]
@@ -78,26 +81,29 @@ def open_stream(db, where: str, params: list, flt, agent_index: str, by_queue: b
             (copies and not any("rocpd_memory_copy_start" in p for p in plan)):
         return None
     sql = _KERNELS.format(cols=", ".join(f'group_concat({c if c != "end" else chr(34) + c + chr(34)})'
-                                         for c in _COLS), where=where, n=CHUNK)
+                                         for c in _COLS), where=where, n=CHUNK, lane=lane)
     plan = " ".join(r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + sql,
                                                 [*params, guid, _FIRST, _FIRST, _FIRST]))
     if "(start>?)" not in plan:
         return None
     copy_sql = _COPIES.format(w=where, src_index=agent_column(agent_index, "src_"),
-                              dst_index=agent_column(agent_index, "dst_"))
-    return GpuStream(conn, guid, sql, copy_sql if copies else None, params, agent_index, flt)
+                              dst_index=agent_column(agent_index, "dst_"), lane=lane)
+    return GpuStream(conn, guid, sql, copy_sql if copies else None, params, agent_index, flt,
+                     by_queue)
 
 
 class GpuStream:
-    def __init__(self, conn, guid, sql, copy_sql, params, agent_index, flt):
+    def __init__(self, conn, guid, sql, copy_sql, params, agent_index, flt, by_queue=False):
         self.conn, self.guid, self.sql, self.params = conn, guid, sql, params
         self.copy_sql, self.flt = copy_sql, flt
+        self.lane = "Queue" if by_queue else "Stream"  # a track's name where its own is empty
         col = agent_column(agent_index).replace("agent_", "").replace("abs_", "absolute_") \
             .replace("log_", "logical_")
         self.labels = {a: act._agent_label(t, i) for a, t, i in conn.execute(
             f"SELECT id, type, {col} FROM rocpd_info_agent WHERE guid = ?", (guid,))}
-        self.streams = {i: n for i, n in conn.execute(
-            "SELECT id, name FROM rocpd_info_stream WHERE guid = ?", (guid,))}
+        self.streams = {i: n for i, n in conn.execute(  # or the queues, as lanes
+            f"SELECT id, name FROM rocpd_info_{'queue' if by_queue else 'stream'} WHERE guid = ?",
+            (guid,))}
         self.symbols = {i: n for i, n in conn.execute(
             "SELECT id, COALESCE(display_name, kernel_name) FROM rocpd_info_kernel_symbol"
             " WHERE guid = ?", (guid,))}
@@ -215,7 +221,7 @@ class GpuStream:
                     pid, code, sid = key
                     label = labels[code]
                     u = tracks.get(("s", self.guid, pid, label, sid), gpu(self.guid, pid, label),
-                                   name=self.streams.get(sid) or f"Stream {sid}")
+                                   name=self.streams.get(sid) or f"{self.lane} {sid}")
                     if u not in per_track:
                         per_track[u] = array("q")
                     self.uuid[key] = u

@@ -4,7 +4,8 @@ with every record held (``stream=False``, the writer as it was), byte for byte, 
 written by the real writer: kernels on two GPUs and three streams, launched by API calls (flows)
 inside ROCTx ranges, marks, samples, allocations and counter values, equal instants across
 tracks and a kernel ending where the next starts; chunks of 1, 7 and all kernels; filters; the
-buffer budget; copies among the kernels; kernel-name filters. Overlapping kernels on a stream
+buffer budget; copies among the kernels; kernel-name filters; queues as lanes (streams sharing
+a queue overlap on its track). Overlapping kernels on a stream
 and two files go to the held writer."""
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _write_db(path, seed, pid=1000, overlap=False, copies=False):
                 b.region("CUDA_RUNTIME_API", "cudaLaunchKernel", start - 3_000, start - 1_000,
                          correlation_id=corr)
                 b.kernel(f"k{i % 7}", start, end, agent=gpu_agent(agent), stream=stream,
-                         correlation_id=corr)
+                         correlation_id=corr, queue=stream % 2)
             else:
                 b.kernel("solo", start, end, agent=gpu_agent(agent), stream=stream)
             if i % 40 == 0:
@@ -102,7 +103,7 @@ def test_streamed_as_held(dbs, tmp_path, monkeypatch, chunk, which):
                                 dict(buffer_size_kb=20), dict(buffer_size_kb=20,
                                                               buffer_fill_policy="ring_buffer"),
                                 dict(agent_index="absolute"), dict(kernel_include="k[12]"),
-                                dict(kernel_exclude="solo|k3")])
+                                dict(kernel_exclude="solo|k3"), dict(group_by_queue=True)])
 def test_streamed_as_held_with_options(dbs, tmp_path, monkeypatch, kw):
     streamed, held, used = _both([dbs["plain"]], tmp_path, monkeypatch, **kw)
     assert used
