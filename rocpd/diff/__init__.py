@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import RocpdError
+from ..analysis.streamed import STREAM_ABOVE
 from ..io.connection import Connection
 from ..textfmt import records_were
 from . import energy, memory, runs
@@ -42,7 +43,8 @@ __all__ = ["diff", "Diff", "Settings"]
 
 def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float = 0.95,
          resamples: int = 2000, seed: int = 0, min_change: float = 0.05, min_share: float = 0.005,
-         min_idle: float = 0.05, trim: float = 0.2, run_noise: float | None = None, **filters) -> Diff:
+         min_idle: float = 0.05, trim: float = 0.2, run_noise: float | None = None,
+         stream_above: int | None = STREAM_ABOVE, **filters) -> Diff:
     """The diff of ``b`` (new) against ``a`` (baseline). ``a``, ``b``: a Connection, a path
     (file, folder, glob) or a list of paths, holding one run or several: the databases of a side
     are split into runs by time (rocpd.diff.runs; a run's ranks overlap, two runs do not), and
@@ -60,6 +62,8 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
     a baseline step): with one run per side, how large a host-side change must be to count
     (None: never for runs with GPU work, whose verdict then rests on GPU work; half a step for
     runs without; rocpd.diff.runs).
+    ``stream_above``: a process of more kernel rows than that is read a chunk at a time, not
+    held (rocpd.diff.streamed: the same tables; None: held).
     ``filters``: as every rocpd table takes them (rank, pid,
     time window, kernel regex), applied to both runs."""
     settings = Settings(confidence, resamples, seed, min_change, min_share, min_idle, trim,
@@ -69,11 +73,14 @@ def diff(a, b, step: str | None = None, skip_steps: int = 0, confidence: float =
     sides = []
     for label, x in (("A (baseline)", a), ("B (new)", b)):
         db, opened = _open(x)
+        side = None
         try:
-            side = load(db, label, step, skip_steps, **filters)
+            side = load(db, label, step, skip_steps, stream_above, **filters)
         finally:
-            if opened:
+            if opened and not (side is not None and side.swept):
                 db.close()
+        if opened and side.swept:
+            side.db = db  # open while the diff lives: a swept process's ops are read again
         if not side.procs:
             raise RocpdError(f"{label}: no GPU work, ROCTx range or call-stack sample in"
                              f" {', '.join(side.paths) or x!r}"

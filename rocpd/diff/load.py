@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from ..analysis import analyze, bounded
 from ..analysis.steps import steps_of
-from . import cpu, every_step, runs
+from ..analysis.streamed import STREAM_ABOVE
+from . import cpu, every_step, runs, streamed
 from .side import Side, proc
 
 
-def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
+def load(db, label: str, step: str | None, skip_steps: int, stream_above: int | None = STREAM_ABOVE,
+         **filters) -> Side:
     """``db``: an open Connection. ``step``: as rocpd.analysis.analyze takes it. A side whose
-    processes did no GPU work is read as a CPU run (``Side.gpu`` False)."""
-    a = analyze(db, step=step, **filters)
+    processes did no GPU work is read as a CPU run (``Side.gpu`` False). A process of more
+    kernels than ``stream_above`` is swept (rocpd.diff.streamed), not held."""
+    a = analyze(db, step=step, stream_above=stream_above, **filters)
     side = Side(label, list(db.paths), a.step_name, a.step_source, dropped=a.dropped,
                 meters=a.meters, memory=a.memory)
-    side.gpu = any(not p.gpu.empty for p in a.processes)
+    side.gpu = any(p.gpu_ops for p in a.processes)
+    side.swept = any(p.stream is not None for p in a.processes)
     for f in bounded.facts(db):  # rocprof run --max-size: most steps are summaries only
         side.notes.append(f"{label}: a bounded run: {f.get('steps', 0)} steps, "
                           f"{f.get('steps_with_detail', 0)} kept whole; the tables compare "
@@ -28,7 +32,7 @@ def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
         procs = []
         for i in idx:
             p = a.processes[i]
-            if side.gpu and p.gpu.empty:
+            if side.gpu and not p.gpu_ops:
                 continue  # a launcher or a data-loader process: no GPU work to compare
             if not side.gpu and not cpu.has_work(p):
                 continue
@@ -41,7 +45,8 @@ def load(db, label: str, step: str | None, skip_steps: int, **filters) -> Side:
                                   " left out")
                 continue
             if side.gpu:
-                procs.append(proc(p, st, a.gaps[i], a.blocking[i], a.step_name, skip_steps))
+                how = proc if p.stream is None else streamed.proc
+                procs.append(how(p, st, a.gaps[i], a.blocking[i], a.step_name, skip_steps))
             else:
                 procs.append(cpu.proc(p, st, a.step_name, skip_steps, hz.get(p.guid)))
         if not procs:

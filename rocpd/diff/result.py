@@ -108,7 +108,7 @@ class Diff:
         row = st.iloc[int(order[(len(order) - 1) // 2])]
         k, t0, t1 = int(row["step"]), int(row["start"]), int(row["end"])
         marked = self._marked(which)
-        ops = ps.ops[ps.ops["step"] == k].copy()
+        ops = ps.ops_of(k).copy()
         labels = self._labels(which)
         keys = zip(ops["line"].map(lambda s: labels.get(s, s)), ops["kind2"], ops["key"], strict=True)
         ops["differs"] = [key in marked for key in keys]

@@ -38,7 +38,11 @@ RECOMMENDED_RUNS = 5
 def spans(p) -> tuple[int, int] | None:
     """First and last time of anything process ``p`` recorded (None: nothing)."""
     lo, hi = [], []
-    for frame, a, b in ((p.gpu, "start", "end"), (p.ranges, "start", "end"),
+    gpu = p.gpu_span()  # a swept process's from its sweep (``p.gpu`` holds its copies only)
+    if gpu is not None:
+        lo.append(gpu[0])
+        hi.append(gpu[1])
+    for frame, a, b in ((p.ranges, "start", "end"),
                         (p.api, "start", "end"), (p.samples, "timestamp", "timestamp")):
         if frame is not None and len(frame):
             lo.append(int(frame[a].min()))

@@ -33,7 +33,8 @@ class ProcSteps:
 
     process: object            # rocpd.analysis.Process
     steps: object              # DataFrame: step, start, end, tid, name, HostNs
-    ops: object                # DataFrame: one row per GPU op launched in a kept step
+    ops: object                # DataFrame: one row per GPU op launched in a kept step (a swept
+                               # process: rocpd.diff.streamed.Ops, read again by ops_of)
     waits: object              # DataFrame: one row per host wait in a kept step
     work: object               # long DataFrame: step, site, kind, key, name, ns, count, memory
     phases: object             # long DataFrame: step, phase, ns
@@ -45,9 +46,19 @@ class ProcSteps:
 
     def shift(self, offset: int) -> None:
         """Number its steps from ``offset`` (the runs of a side one after the other)."""
+        if hasattr(self.ops, "of_step"):  # a swept process's ops, read again when asked for
+            self.ops.offset += offset
         for frame in (self.steps, self.ops, self.waits, self.work, self.phases, self.measures):
-            if frame is not None and "step" in frame.columns and len(frame):
+            if not isinstance(frame, pd.DataFrame):
+                continue
+            if "step" in frame.columns and len(frame):
                 frame["step"] = frame["step"].to_numpy(dtype=np.int64) + offset
+
+    def ops_of(self, step: int):
+        """The GPU ops of step ``step``."""
+        if hasattr(self.ops, "of_step"):
+            return self.ops.of_step(step)
+        return self.ops[self.ops["step"] == step]
 
 
 @dataclass
@@ -64,6 +75,8 @@ class Side:
     meters: list = field(default_factory=list)  # rocpd.energy.meter: each GPU's energy, if any
     memory: object = None  # rocpd.memory.MemoryAnalysis, when GPU memory was recorded
     every_step_ns: object = None  # a bounded run's every step time (rocpd.diff.every_step)
+    swept: bool = False  # a process swept (rocpd.diff.streamed): its ops are read again
+    db: object = None  # then its open connection
 
 
 def gpu_span(p) -> tuple[int, int]:
@@ -91,9 +104,16 @@ def proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
     steps, whole = whole_run(p, st, skip, gpu_span(p))
     total = len(st) if st is not None and len(st) else 1
     steps["HostNs"] = steps["end"] - steps["start"]
-    g = p.gpu
-    times = launch_times(p)
     step_of = assign(p, steps)
+    ops = prepare_ops(p, p.gpu, step_of, launch_times(p), step_name)
+    waits = _waits(blocking, steps)
+    idle = idle_tables(_idle(gaps, steps, blocking, _held_next_step(p, step_of)))
+    return finish(p, steps, whole, total, ops, ops_tables(ops), waits, idle)
+
+
+def prepare_ops(p, g, step_of, times, step_name):
+    """The GPU ops of frame ``g`` (a process's, or a chunk of it in order) launched in a kept
+    step, with their step, phase, kind, key, line, memory kinds and GPU."""
     keep = step_of >= 0
     ops = g[keep].reset_index(drop=True)
     ops["step"] = step_of[keep]
@@ -107,20 +127,46 @@ def proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
     ops["memory"] = _shared(_memory, ops["src_memory"], ops["dst_memory"], ops["kind2"])
     gpu_of = {int(k): v[0] for k, v in p.agents.items()}
     ops["gpu"] = ops["agent"].map({a: gpu_of.get(int(a), int(a)) for a in ops["agent"].unique()})
+    return ops
+
+
+def ops_tables(ops) -> dict:
+    """What the diff keeps of prepared ops: the work per item, the phases, and per step the busy
+    and compute time and the kernel and copy counts. Sums, counts and first names: those of two
+    halves of the ops (in order) combine into the whole's (rocpd.diff.streamed)."""
     # Memory kinds are part of the key here; the tables keep the most frequent per item.
-    work = [ops.groupby(["step", "line", "kind2", "key", "memory"], sort=False).agg(
-        ns=("duration", "sum"), count=("duration", "size"), name=("name", "first"))
-        .reset_index().rename(columns={"kind2": "kind"})]
-    waits = _waits(blocking, steps)
-    idle = _idle(p, gaps, steps, blocking, step_of)
+    return {
+        "work": ops.groupby(["step", "line", "kind2", "key", "memory"], sort=False).agg(
+            ns=("duration", "sum"), count=("duration", "size"), name=("name", "first"))
+        .reset_index().rename(columns={"kind2": "kind"}),
+        "phases": ops.groupby(["step", "phase"]).agg(ns=("duration", "sum")).reset_index(),
+        "busy": ops.groupby("step")["duration"].sum(),
+        "compute": ops[ops["kind2"] == "kernel"].groupby("step")["duration"].sum(),
+        "kernels": ops[ops["kind2"] != "copy"].groupby("step").size(),
+        "copies": ops[ops["kind2"] == "copy"].groupby("step").size(),
+    }
+
+
+def idle_tables(idle) -> tuple | None:
+    """(work rows per item, idle ns per step) of the GPU idle rows :func:`_idle` gives; None
+    without any."""
+    if not len(idle):
+        return None
+    return (idle.groupby(["step", "line", "kind", "key"], sort=False).agg(
+        ns=("ns", "sum"), count=("ns", "size"), name=("name", "first")).reset_index(),
+        idle.groupby("step")["ns"].sum())
+
+
+def finish(p, steps, whole, total, ops, t: dict, waits, idle) -> ProcSteps:
+    """The ProcSteps of process ``p`` from its ops' tables ``t`` (:func:`ops_tables`), its waits
+    and its idle tables (:func:`idle_tables`)."""
+    work = [t["work"]]
     if len(waits):
         work.append(waits.groupby(["step", "line", "key"], sort=False).agg(
             count=("start", "size"), name=("name", "first")).reset_index().assign(
             kind="sync", ns=0, memory=""))
-    if len(idle):
-        work.append(idle.groupby(["step", "line", "kind", "key"], sort=False).agg(
-            ns=("ns", "sum"), count=("ns", "size"), name=("name", "first")).reset_index().assign(
-            memory=""))
+    if idle is not None:
+        work.append(idle[0].assign(memory=""))
         # GPU idle charged to a wait counts the wait's time, not another call
         work[-1].loc[work[-1]["kind"] == "sync", "count"] = 0
     work = [w for w in work if len(w)]
@@ -129,21 +175,17 @@ def proc(p, st, gaps, blocking, step_name, skip) -> ProcSteps:
          "name": []})
     work = work.groupby(["step", "line", "kind", "key", "memory"], sort=False).agg(
         ns=("ns", "sum"), count=("count", "sum"), name=("name", "first")).reset_index()
-    phases = ops.groupby(["step", "phase"]).agg(ns=("duration", "sum")).reset_index()
-    idle_ns = idle.groupby("step")["ns"].sum() if len(idle) else pd.Series(dtype="int64")
-    if len(idle):
+    phases = t["phases"]
+    idle_ns = idle[1] if idle is not None else pd.Series(dtype="int64")
+    if idle is not None:
         phases = pd.concat([phases, pd.DataFrame({"step": idle_ns.index, "phase": "idle",
                                                   "ns": idle_ns.to_numpy()})], ignore_index=True)
     measures = pd.DataFrame({"step": steps["step"], "HostNs": steps["HostNs"]}).set_index("step")
-    busy = ops.groupby("step")["duration"].sum()
-    measures["GpuNs"] = busy.reindex(measures.index, fill_value=0)
-    compute = ops[ops["kind2"] == "kernel"].groupby("step")["duration"].sum()
-    measures["ComputeNs"] = compute.reindex(measures.index, fill_value=0)
+    measures["GpuNs"] = t["busy"].reindex(measures.index, fill_value=0)
+    measures["ComputeNs"] = t["compute"].reindex(measures.index, fill_value=0)
     measures["IdleNs"] = idle_ns.reindex(measures.index, fill_value=0)
-    measures["Kernels"] = ops[ops["kind2"] != "copy"].groupby("step").size().reindex(
-        measures.index, fill_value=0)
-    measures["Copies"] = ops[ops["kind2"] == "copy"].groupby("step").size().reindex(
-        measures.index, fill_value=0)
+    measures["Kernels"] = t["kernels"].reindex(measures.index, fill_value=0)
+    measures["Copies"] = t["copies"].reindex(measures.index, fill_value=0)
     return ProcSteps(p, steps, ops, waits, work, phases, measures.reset_index(), whole, total)
 
 
@@ -199,25 +241,35 @@ def _waits(blocking, steps):
     return w.assign(line=_wait_line(w), key=w["name"].map(api_key))
 
 
-def _idle(p, gaps, steps, blocking, step_of):
-    """GPU idle charged to steps: step, line, kind ("sync" when the analysis charges it to a
-    wait, else "idle"), key, name, ns."""
-    cols = ["step", "line", "kind", "key", "name", "ns", "start", "end", "gpu"]
-    if gaps is None or gaps.empty:
-        return pd.DataFrame(columns=cols)
+def _held_next_step(p, step_of):
+    """For :func:`_idle`: (gpu, gap ends) -> the step of the op that ends each gap, the first op
+    on that GPU starting at or after it (-1: none, or an op outside every step)."""
     g = p.gpu
     gpu_of = {int(k): v[0] for k, v in p.agents.items()}
     op_gpu = g["agent"].map(lambda x: gpu_of.get(int(x), int(x))).to_numpy()
-    rows = []
-    for gpu, gg in gaps.groupby("gpu", sort=False):
+
+    def next_step(gpu, ge):
         m = op_gpu == gpu
         starts = g["start"].to_numpy()[m]
         st_of = step_of[m]
-        ge = gg["end"].to_numpy(np.int64)
         nxt = np.searchsorted(starts, ge, side="left")
         ok = nxt < starts.size
         k = np.full(ge.size, -1)
         k[ok] = st_of[nxt[ok]]
+        return k
+    return next_step
+
+
+def _idle(gaps, steps, blocking, next_step):
+    """GPU idle charged to steps: step, line, kind ("sync" when the analysis charges it to a
+    wait, else "idle"), key, name, ns. ``next_step``: as :func:`_held_next_step` gives it."""
+    cols = ["step", "line", "kind", "key", "name", "ns", "start", "end", "gpu"]
+    if gaps is None or gaps.empty:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for gpu, gg in gaps.groupby("gpu", sort=False):
+        ge = gg["end"].to_numpy(np.int64)
+        k = next_step(gpu, ge)
         sel = k >= 0
         if not sel.any():
             continue
