@@ -97,17 +97,39 @@ def file_identity(src) -> list[dict]:
     return out
 
 
-def _kernels(src, part, table):
-    """(kernel_id, start, end) int64 arrays of one part's kernel table, read as fastagg does."""
+# Kernels read per rowid range of this many ids: the arrays and texts of a range (~60 MB), not
+# of the whole table (10M kernels: ~1 GB held at once).
+_CHUNK = 1_000_000
+
+
+def _kernels(src, table, where: str = "", args=()):
+    """(kernel_id, start, end) int64 arrays of one part's kernel table (within ``where``), read
+    as fastagg does."""
     row = src.conn.execute(f"SELECT count(*), group_concat(kernel_id, ','), group_concat(start, ','),"
-                           f" group_concat(\"end\", ',') FROM {table}").fetchone()
+                           f" group_concat(\"end\", ',') FROM {table}{where}", args).fetchone()
     try:
         return [fastagg._parse(t, row[0]) for t in row[1:]]
     except fastagg._Unreadable:  # NULLs: keep the rows that have all three
-        rows = src.conn.execute(f"SELECT kernel_id, start, \"end\" FROM {table} WHERE kernel_id IS"
-                                " NOT NULL AND start IS NOT NULL AND \"end\" IS NOT NULL").fetchall()
+        rows = src.conn.execute(f"SELECT kernel_id, start, \"end\" FROM {table}"
+                                f"{where or ' WHERE 1'} AND kernel_id IS NOT NULL AND start IS NOT"
+                                " NULL AND \"end\" IS NOT NULL", args).fetchall()
         arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
         return [arr[:, 0], arr[:, 1], arr[:, 2]]
+
+
+def _kernel_chunks(src, part, table):
+    """:func:`_kernels` of one part a rowid range at a time (the whole table where its rows have
+    no id column)."""
+    if "id" not in part.columns["kernel_dispatch"]:
+        yield _kernels(src, table)
+        return
+    # Two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's ends.
+    lo = src.conn.execute(f"SELECT min(id) FROM {table}").fetchone()[0]
+    hi = src.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
+    if lo is None:
+        return
+    for a in range(lo, hi + 1, _CHUNK):
+        yield _kernels(src, table, " WHERE id >= ? AND id < ?", (a, a + _CHUNK))
 
 
 def file_facts(src, step_family: str | None, collective_regex: str) -> list[dict]:
@@ -132,36 +154,55 @@ def file_facts(src, step_family: str | None, collective_regex: str) -> list[dict
         table = src.table(p, "kernel_dispatch")
         if table is None:
             continue
-        k, s, e = _kernels(src, p, table)
-        if not len(k):
-            continue
         sym = src.table(p, "info_kernel_symbol")
         names = {} if sym is None else dict(src.conn.execute(
             f"SELECT id, COALESCE(display_name, kernel_name) FROM {sym}"))
-        d = e - s
-        uniq, inv = np.unique(k, return_inverse=True)
-        tot = np.bincount(inv, minlength=len(uniq))
-        dur = np.zeros(len(uniq), np.int64)
-        np.add.at(dur, inv, d)
-        is_coll = np.array([bool(coll.search(names.get(int(x)) or "")) for x in uniq.tolist()])
-        fact["total_collective"] = int(dur[is_coll].sum())
-        fact["total_compute"] = int(dur[~is_coll].sum())
-        for x, n, t in zip(uniq.tolist(), tot.tolist(), dur.tolist(), strict=True):
+        edges = _edges(st)
+        per = {key: np.zeros(len(st), np.int64) for key in ("collective", "compute", "kernels")}
+        calls, ns, colls = {}, {}, {}  # per kernel id over the chunks
+        for k, s, e in _kernel_chunks(src, p, table):
+            if not len(k):
+                continue
+            d = e - s
+            uniq, inv = np.unique(k, return_inverse=True)
+            tot = np.bincount(inv, minlength=len(uniq))
+            dur = np.zeros(len(uniq), np.int64)
+            np.add.at(dur, inv, d)
+            for x, n, t in zip(uniq.tolist(), tot.tolist(), dur.tolist(), strict=True):
+                calls[x] = calls.get(x, 0) + n
+                ns[x] = ns.get(x, 0) + t
+                if x not in colls:
+                    colls[x] = bool(coll.search(names.get(x) or ""))
+            if st:
+                is_coll = np.array([colls[x] for x in uniq.tolist()], dtype=bool)
+                idx = np.searchsorted(edges, s, side="right") - 1
+                inside = (idx >= 0) & (idx < len(st))
+                kc = is_coll[inv]
+                for key, mask in (("collective", inside & kc), ("compute", inside & ~kc)):
+                    np.add.at(per[key], idx[mask], d[mask])
+                per["kernels"] += np.bincount(idx[inside], minlength=len(st))
+        if not calls:
+            continue
+        fact["total_collective"] = sum(ns[x] for x in ns if colls[x])
+        fact["total_compute"] = sum(ns[x] for x in ns if not colls[x])
+        for x in sorted(calls):  # in kernel id order, as one np.unique over the whole gave them
             name = names.get(x) or f"(kernel id {x})"
             c = fact["by_name"].setdefault(name, [0, 0])
-            c[0] += n
-            c[1] += t
+            c[0] += calls[x]
+            c[1] += ns[x]
         if st:
-            starts = np.array([a for a, _ in st], np.int64)
-            period = int(np.median(np.diff(starts))) if len(st) > 1 else st[0][1] - st[0][0]
-            edges = np.append(starts, max(st[-1][1], starts[-1] + period))
-            idx = np.searchsorted(edges, s, side="right") - 1
-            inside = (idx >= 0) & (idx < len(st))
-            kc = is_coll[inv]
-            for key, mask in (("collective", inside & kc), ("compute", inside & ~kc)):
-                fact[key] = _sum_by(idx[mask], d[mask], len(st))
-            fact["kernels"] = np.bincount(idx[inside], minlength=len(st)).tolist()
+            fact.update((key, v.tolist()) for key, v in per.items())
     return out
+
+
+def _edges(st):
+    """Each step's first time, and the end of the last: one median step period after its start,
+    or its end if later."""
+    if not st:
+        return None
+    starts = np.array([a for a, _ in st], np.int64)
+    period = int(np.median(np.diff(starts))) if len(st) > 1 else st[0][1] - st[0][0]
+    return np.append(starts, max(st[-1][1], starts[-1] + period))
 
 
 def _summarised(src, p, step_family, coll) -> dict | None:
@@ -193,12 +234,6 @@ def _summarised(src, p, step_family, coll) -> dict | None:
         c[0] += calls
         c[1] += total
     return fact
-
-
-def _sum_by(idx, values, m: int) -> list[int]:
-    out = np.zeros(m, np.int64)
-    np.add.at(out, idx, values)
-    return out.tolist()
 
 
 def choose_step(identities: list[dict]) -> str | None:
