@@ -62,13 +62,15 @@ class Backend:
     """One backend (a plain class: the launcher builds the list before the program starts)."""
 
     __slots__ = ("name", "description", "activities", "module", "serves", "vendor", "core",
-                 "needs_live", "not_compiled", "unavailable", "listed", "library", "in_child")
+                 "needs_live", "not_compiled", "unavailable", "listed", "library", "in_child",
+                 "prepares")
 
     def __init__(self, name: str, description: str, activities: tuple[str, ...],
                  module: str | None = None, serves: Alternatives | None = None, vendor: str = "",
                  core: bool = False, needs_live: bool = True,
                  not_compiled="not compiled into this build", unavailable: str = "",
-                 listed: bool = True, library: str | None = None, in_child=None):
+                 listed: bool = True, library: str | None = None, in_child=None,
+                 prepares: bool = False):
         self.name = name
         self.description = description
         self.activities = activities  # what it can record (rocprof._core.Activity names)
@@ -95,6 +97,11 @@ class Backend:
         # in_child(settings, spec) (what a process must do for itself: Python hooks, its
         # interpreter's own paths) with the settings this process configured (children.py).
         self.in_child = in_child
+        # Its module has prepare(), run before any backend's status is asked when the options
+        # want it (CUPTI's: where the probe finds libcupti). Only such a module is imported for
+        # it: a GPU backend not live here (AMD's on an NVIDIA host, both on a CPU one) loads
+        # nothing before the program.
+        self.prepares = prepares
 
     @property
     def gpu(self) -> bool:
@@ -121,7 +128,7 @@ BACKENDS: tuple[Backend, ...] = (
             ("markers",), "markers", core=True, needs_live=False),
     Backend("cupti", "NVIDIA GPU tracing through CUPTI",
             tuple(_core.CuptiSettings.SUPPORTED), "cupti", serves=GPU_TRACING, vendor="NVIDIA",
-            in_child=lambda s: s.cupti.enabled),
+            in_child=lambda s: s.cupti.enabled, prepares=True),
     Backend("cupti-counters", "NVIDIA per-kernel hardware counters (--pmc, --sol) through "
             "CUPTI's range profiler", ("counters",), vendor="NVIDIA",
             not_compiled="no CUPTI headers at build time"),
@@ -266,10 +273,8 @@ def configure(options: Options) -> tuple[_core.CaptureSettings, list[str]]:
     value raises ValueError in one line naming the option), and one line per request no live
     backend can serve."""
     for b in BACKENDS:  # what a requested backend's probe needs before its status is asked
-        if b.module and b.wanted(options):
-            prepare = getattr(b.capture(), "prepare", None)
-            if prepare is not None:
-                prepare()
+        if b.prepares and b.wanted(options):
+            b.capture().prepare()
     settings = _core.CaptureSettings()
     # Every GPU backend names and filters its kernels alike (cpp/capture/kernel_names.hpp).
     # --kernel-include/exclude-regex are not these: they pick the kernels whose counters are

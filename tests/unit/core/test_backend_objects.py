@@ -37,6 +37,8 @@ def test_the_list_is_static_and_describes_every_backend():
     for b in backends.BACKENDS:
         if b.module:  # each configures its own part of the typed settings
             assert callable(b.capture().configure), b.name
+            # a prepare() runs only where the Backend says so (configure imports no other module)
+            assert hasattr(b.capture(), "prepare") == b.prepares, b.name
     listed = [s["name"] for s in backends.statuses()]
     assert "null" not in listed and listed[0] == "markers"  # rocprof info leaves tests out
 
