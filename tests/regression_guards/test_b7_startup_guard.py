@@ -28,8 +28,14 @@ ROUNDS = 7
 # On 2026-11-29 the same box ran everything about twice as slowly: launcher +25..34, each child
 # +25..32 (main before that day's changes measured the same in the same rounds). The limits
 # hold such a day and still fail the +70..74 per child of a doubled start-up.
-MAX_LAUNCHER_MS = 70
-MAX_CHILD_MS = 45
+# On 2026-12-03 (load 8, three runs of this statistic against 706c8b4 in the same rounds): each
+# followed child +10..17 (706c8b4: +24..35, which the +25..32 above was too: a child imported
+# signal, enum and threading at its exit), the launcher +25..29 (+23..30). The limits keep twice
+# those figures: a day that doubles everything still passes; 706c8b4 failed it in 1 of 3 runs
+# (a child +37). What a child loads at its start and exit is held exactly by
+# tests/integration/test_startup_imports.py.
+MAX_LAUNCHER_MS = 60
+MAX_CHILD_MS = 35
 
 
 def test_rocprof_run_adds_little_to_start_up_and_to_each_followed_child(tmp_path, monkeypatch):
