@@ -148,7 +148,11 @@ std::size_t cut_tokens(std::string& s) {
     if (s.compare(i, 3, "eyJ") == 0) end = jwt_end(s, i);
     for (const TokenShape& t : kTokens) {
       if (end != 0) break;
-      if (s.compare(i, std::strlen(t.prefix), t.prefix) == 0) end = token_end(s, i, t);
+      // The first letter first: words starting with e, n, p or s are everywhere (a followed
+      // child's environment holds its session's options), and comparing every prefix at each
+      // cost a child a million instructions.
+      if (t.prefix[0] == s[i] && s.compare(i, std::strlen(t.prefix), t.prefix) == 0)
+        end = token_end(s, i, t);
     }
     if (end == 0) continue;
     s.replace(i, end - i, kMark);
