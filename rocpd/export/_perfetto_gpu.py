@@ -10,8 +10,8 @@ chunk's last start (later ends wait for the next chunk).
 The rows come as the held writer reads them (rocpd.export._activity.gpu_activity: SQLite's merge
 of the index scans on start, kernels first at one start, ties by id), and a track's slices at one
 start are swept together (those at a chunk's last start wait for the next chunk), so the trace is
-the same, byte for byte. Where that cannot be shown up front or is not so (several files or
-parts, a plan without the indexes, a NULL column, a slice ending before it
+the same, byte for byte. Several files stream a file each (merged by _perfetto_merge). Where
+that cannot be shown up front or is not so (a file of several parts, a plan without the indexes, a NULL column, a slice ending before it
 starts), the writer holds the records instead (:class:`Held`).
 """
 
@@ -60,12 +60,11 @@ class Held(Exception):
     """The trace's kernels are to be held (read as rows), not streamed."""
 
 
-def open_stream(db, where: str, params: list, flt, agent_index: str, by_queue: bool):
-    """A :class:`GpuStream` of ``db``'s kernels, or None where they are to be held."""
-    sources = db.sources()
-    if len(sources) != 1 or len(sources[0].parts) != 1:
+def open_stream(src, where: str, params: list, flt, agent_index: str, by_queue: bool):
+    """A :class:`GpuStream` of the kernels of file ``src`` (a Source), or None where they are
+    to be held."""
+    if len(src.parts) != 1:
         return None
-    src = sources[0]
     conn, guid = src.conn, src.parts[0].guid
     copies = conn.execute(f"SELECT 1 FROM memory_copies WHERE {where} LIMIT 1", params).fetchone()
     k_index = agent_column(agent_index)

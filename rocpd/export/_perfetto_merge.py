@@ -1,5 +1,5 @@
 """The events of a Perfetto trace whose kernels are streamed (rocpd.export._perfetto_gpu), merged
-with the held ones (API calls, ranges, copies' tracks, instants, counter values) in the order
+(one file's or several files') with the held ones (API calls, ranges, instants, counter values) in the order
 the held writer sorts every event in: by time, ties by the place of the track among those with
 slices, then by the event's place on its track (a lane's order); instants and counter values
 after every slice, in the order read. Each window of kernels' events is final up to its limit,
@@ -14,27 +14,47 @@ from ..progress import Bar
 ENCODE = 1 << 13  # events packed at a time (~500 bytes of arrays each while packed)
 
 
-def merged_events(fh, enc, gs, ts, track, code, rank, order, part: int) -> None:
+_END = np.iinfo(np.int64).max  # after every event
+
+
+def merged_events(fh, enc, streams, ts, track, code, rank, order) -> None:
     """Write every event through ``fh`` (a _perfetto_buffer.Budget): the held ones (``ts``,
     ``track``, ``code``, ``rank`` as rocpd.export.perfetto._events gives them, sorted by
-    ``order``) and the kernels' of ``gs``."""
+    ``order``) and the streamed ones of each file's kernels (``streams``: _perfetto_gpu's
+    GpuStream, one a file). The file whose windows reach least far is read next; events
+    before the least of the files' limits are final and written."""
     held_ts = ts[order]
-    bar = Bar(len(ts) + 2 * gs.count, "writing")
+    total = len(ts) + 2 * sum(gs.count for gs in streams)
+    bar = Bar(total, "writing")
+    gens = [gs.windows(gs.part) for gs in streams]
+    limits = [-_END] * len(gens)
+    wait = None
     k = done = 0
-    for ev, limit in gs.windows(part):
-        j = len(order) if limit is None else int(np.searchsorted(held_ts, limit, "left"))
-        done += _write(fh, enc, ev, ts, track, code, rank, order[k:j])
-        k = j
-        bar.tick(done)
-    if k < len(order):  # no kernel at all
-        _write(fh, enc, None, ts, track, code, rank, order[k:])
-    bar.tick(len(ts) + 2 * gs.count)
+    while True:
+        final = min(limits)
+        if wait is not None:
+            now = wait["ts"] < final
+            ev, wait = {c: v[now] for c, v in wait.items()}, {c: v[~now] for c, v in wait.items()}
+        else:
+            ev = None
+        j = int(np.searchsorted(held_ts, final, "left"))
+        if j > k or (ev is not None and len(ev["ts"])):
+            done += _write(fh, enc, ev, ts, track, code, rank, order[k:j])
+            k = j
+            bar.tick(min(done, total - 1))
+        if final == _END:
+            break
+        i = limits.index(final)
+        got, limit = next(gens[i])
+        limits[i] = _END if limit is None else limit
+        wait = got if wait is None else {c: np.concatenate([wait[c], v]) for c, v in got.items()}
+    bar.tick(total)
 
 
 def _write(fh, enc, ev, ts, track, code, rank, o) -> int:
     held = enc.fields(ts[o], track[o], code[o])
     held["rank"], held["pos"] = rank[o], o
-    if ev is None:
+    if ev is None or not len(ev["ts"]):
         both = held
     else:
         both = {key: np.concatenate([held[key], ev[key]]) for key in ev}

@@ -198,18 +198,18 @@ def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: boo
             shmem_size_hint_kb, filters)
     if stream:
         try:
-            return _write(*args, stream=True)
+            return _write(*args, streamed=True)
         except Held:  # found in the first pass, before anything is written
             pass
-    return _write(*args, stream=False)
+    return _write(*args, streamed=False)
 
 
 def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_policy, backend,
-           shmem_size_hint_kb, filters, stream: bool) -> str:
+           shmem_size_hint_kb, filters, streamed: bool) -> str:
     pb, Builder = _pb()
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
-    gs = open_stream(db, where, params, flt, agent_index, group_by_queue) if stream else None
+    streams = []  # a file's kernels streamed (_perfetto_gpu), where that gives the same trace
     tracks = _Tracks()
     rec = _Records()
     profile = Profile()  # call-stack samples, also as Perfetto's CPU-profile packets
@@ -269,12 +269,17 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
                 profile.add(ts, pid, tid, frames)
 
         lane = "Queue" if group_by_queue else "Stream"
+        gs = open_stream(f, where, params, flt, agent_index, group_by_queue) if streamed else None
         if gs is not None:
-            part = rec.parts.setdefault(gs.guid, len(rec.parts))
-            flows = np.frombuffer(rec.flow, dtype=np.int8)
-            mine = (np.frombuffer(rec.part, dtype=np.int32) == part) & (flows == _OUT)
+            if gs.guid in rec.parts and any(s.guid == gs.guid for s in streams):
+                raise Held  # one part given twice: its kernels would interleave
+            gs.part = rec.parts.setdefault(gs.guid, len(rec.parts))
+            # (copies: a view of the records' arrays would stop them growing for the next file)
+            mine = (np.frombuffer(rec.part, dtype=np.int32) == gs.part) \
+                & (np.frombuffer(rec.flow, dtype=np.int8) == _OUT)
             gs.first_pass(tracks, gpu, per_track, rec.text,
                           np.frombuffer(rec.stack, dtype=np.int64)[mine])
+            streams.append(gs)
         for kind, guid, name, pid, _a, label, sid, stream, stack, start, end in \
                 (() if gs is not None else
                  act.gpu_activity(f.conn, where, params, flt, agent_index, group_by_queue)):
@@ -312,8 +317,8 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
                            units=units or "")
             point(ts, c, value)
 
-    flow = rec.linked({part: gs.linked} if gs is not None else None).tobytes()
-    ts, track, code, rank, order = _events(tracks, rec, per_track, p_ts, p_track, p_code, gs)
+    flow = rec.linked({gs.part: gs.linked for gs in streams}).tobytes()
+    ts, track, code, rank, order = _events(tracks, rec, per_track, p_ts, p_track, p_code, streams)
     per_track = p_ts = p_track = p_code = None  # the events hold these now
     rec.start = rec.end = None
     enc = Encoder(rec.text, rec.name, rec.cat, rec.stack, rec.part, flow, values)
@@ -328,8 +333,8 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
             b.write_packet(p)
         _descriptors(b, pb, tracks)
         fh.events()
-        if gs is not None and gs.count:
-            merged_events(fh, enc, gs, ts, track, code, rank, order, part)
+        if any(gs.count for gs in streams):
+            merged_events(fh, enc, streams, ts, track, code, rank, order)
         else:
             bar = Bar(len(ts), "writing")
             for k in range(0, len(ts), _ENCODE):
@@ -342,15 +347,17 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
     return path
 
 
-def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_code, gs=None):
+def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_code,
+            streams=()):
     """Every event: (times, track uuids, codes, the place of its track among those with
     slices) and the order to write them in, by time, ties in
     the order of tracks, lanes and events within a lane, counter values and instants after the
     slices (a stable sort). A slice's code is 2 * its record number + 1 for its begin, + 0 for
     its end; a counter value's -1 - 2 * its number in the values; an instant's -2 - 2 * its
     record number. A slice that does not nest in its track goes to an "(overlap N)" track under
-    it. ``gs``: the streamed kernels (rocpd.export._perfetto_gpu), whose tracks' "(overlap N)"
-    tracks are made here, in the same place."""
+    it. ``streams``: the streamed kernels (rocpd.export._perfetto_gpu), whose tracks' "(overlap
+    N)" tracks are made here, in the same place."""
+    streamed = {u: gs for gs in streams for u in gs.rank}
     start = np.frombuffer(rec.start, dtype=np.int64)
     end = np.frombuffer(rec.end, dtype=np.int64)
     n = 2 * sum(len(r) for r in per_track.values()) + len(p_ts)
@@ -367,7 +374,8 @@ def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_co
             code[at:at + len(c)] = np.frombuffer(c, dtype=np.int64)
             track[at:at + len(c)] = u
             at += len(c)
-        if gs is not None and uuid in gs.rank:  # streamed: its lanes were swept in the first pass
+        gs = streamed.get(uuid)
+        if gs is not None:  # streamed: its lanes were swept in the first pass
             for lane in range(1, gs.lanes.lanes(uuid)):
                 gs.overlap[(uuid, lane)] = tracks.get(("overlap", key_of[uuid], lane), uuid,
                                                       name=f"(overlap {lane})")

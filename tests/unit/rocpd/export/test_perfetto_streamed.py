@@ -5,12 +5,13 @@ written by the real writer: kernels on two GPUs and three streams, launched by A
 inside ROCTx ranges, marks, samples, allocations and counter values, equal instants across
 tracks and a kernel ending where the next starts; chunks of 1, 7 and all kernels; filters; the
 buffer budget; copies among the kernels; kernel-name filters; queues as lanes (streams sharing
-a queue overlap on its track). Overlapping kernels on a stream
-and two files go to the held writer."""
+a queue overlap on its track); slices that overlap on a stream (lanes); several files, a
+file's kernels streamed each. A part given twice goes to the held writer."""
 
 from __future__ import annotations
 
 import random
+import shutil
 
 import pytest
 
@@ -110,11 +111,22 @@ def test_streamed_as_held_with_options(dbs, tmp_path, monkeypatch, kw):
     assert streamed == held
 
 
-@pytest.mark.parametrize("which", [["plain", "other"]])
-def test_held_where_streaming_would_differ(dbs, tmp_path, monkeypatch, which):
-    streamed, held, used = _both([dbs[w] for w in which], tmp_path, monkeypatch)
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 16])
+def test_files_streamed_each_as_held(dbs, tmp_path, monkeypatch, chunk):
+    # two processes' files, their kernels interleaved in time, and a third with overlaps
+    monkeypatch.setattr(_perfetto_gpu, "CHUNK", chunk)
+    paths = [dbs["plain"], dbs["other"], dbs["overlap"]]
+    streamed, held, used = _both(paths, tmp_path, monkeypatch)
+    assert used
     assert streamed == held
-    assert not used  # two files: seen up front
+
+
+def test_a_part_given_twice_is_held(dbs, tmp_path, monkeypatch):
+    twin = tmp_path / "twin.db"  # a copy: the same part (guid) in two files
+    shutil.copy(dbs["plain"], twin)
+    streamed, held, used = _both([dbs["plain"], str(twin)], tmp_path, monkeypatch)
+    assert not used
+    assert streamed == held
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 16])
