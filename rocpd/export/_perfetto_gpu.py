@@ -60,9 +60,11 @@ class Held(Exception):
     """The trace's kernels are to be held (read as rows), not streamed."""
 
 
-def open_stream(src, where: str, params: list, flt, agent_index: str, by_queue: bool):
+def open_stream(src, where: str, params: list, flt, agent_index: str, by_queue: bool,
+                files: int = 1):
     """A :class:`GpuStream` of the kernels of file ``src`` (a Source), or None where they are
-    to be held."""
+    to be held; ``files``: how many are streamed together (each reads a share of CHUNK at a
+    time, so that the windows waiting to be merged take what one file's would)."""
     if len(src.parts) != 1:
         return None
     conn, guid = src.conn, src.parts[0].guid
@@ -80,7 +82,8 @@ def open_stream(src, where: str, params: list, flt, agent_index: str, by_queue: 
             (copies and not any("rocpd_memory_copy_start" in p for p in plan)):
         return None
     sql = _KERNELS.format(cols=", ".join(f'group_concat({c if c != "end" else chr(34) + c + chr(34)})'
-                                         for c in _COLS), where=where, n=CHUNK, lane=lane)
+                                         for c in _COLS), where=where, lane=lane,
+                          n=max(1, CHUNK // max(files, 1)))
     plan = " ".join(r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + sql,
                                                 [*params, guid, _FIRST, _FIRST, _FIRST]))
     if "(start>?)" not in plan:
@@ -312,8 +315,11 @@ class GpuStream:
                 wait = ev
                 break
             now = ev["ts"] < limit
-            yield {k: v[now] for k, v in ev.items()}, limit
+            out = {k: v[now] for k, v in ev.items()}
             wait = {k: v[~now] for k, v in ev.items()}
+            del b, e, base, lane, track, ev, now  # only what waits stays while others are read
+            yield out, limit
+            del out
         self.spill.close()
         if wait is not None:
             yield wait, None

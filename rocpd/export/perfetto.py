@@ -269,7 +269,8 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
                 profile.add(ts, pid, tid, frames)
 
         lane = "Queue" if group_by_queue else "Stream"
-        gs = open_stream(f, where, params, flt, agent_index, group_by_queue) if streamed else None
+        gs = open_stream(f, where, params, flt, agent_index, group_by_queue,
+                         len(db.sources())) if streamed else None
         if gs is not None:
             if gs.guid in rec.parts and any(s.guid == gs.guid for s in streams):
                 raise Held  # one part given twice: its kernels would interleave
