@@ -564,7 +564,8 @@ PYBIND11_MODULE(_core, mod) {
           if (part.bound) continue;
           for (const std::string& n : part.names) {
             if (n != name) continue;
-            auto core = py::reinterpret_borrow<py::module_>(self);  // lives as long as this function
+            auto core =
+                py::reinterpret_borrow<py::module_>(self);  // lives as long as this function
             part.bound = true;
             part.fn(core);
             return core.attr(name.c_str());
