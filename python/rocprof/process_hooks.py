@@ -22,9 +22,12 @@ def _exit_with_flush(code):
     try:
         _core.stop_session()
         _core.disarm_on_demand()  # --on-demand: no socket is left behind for rocprof ctl
-        from . import run_report  # each followed child leaves it unloaded until it ends
+        # Only the launcher reports: a followed child, and the workers it forks, never load
+        # the exit report's module.
+        if _core.is_run_launcher():
+            from . import run_report
 
-        run_report.finish()
+            run_report.finish()
     finally:
         _real_os_exit(code)
 
@@ -37,9 +40,9 @@ def _closing_before(name):
         be lost with the process's memory); the image starts its own. The launcher names
         the run's databases so far, as it cannot at its end."""
         _core.before_exec()
-        from . import run_report
+        if _core.is_run_launcher():
+            from . import run_report
 
-        if run_report.is_launcher():
             run_report.say_outcomes()
         try:
             real(*args, **kwargs)
