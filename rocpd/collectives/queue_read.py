@@ -15,7 +15,7 @@ import numpy as np
 
 from .queue import _KERNELS_SQL
 
-BATCH = 200_000  # kernels a batch: ~10 MB of arrays
+BATCH = 1 << 16  # kernels a batch: a few MB of arrays (or of rows, where they are sorted)
 _FIRST = -(1 << 62)
 
 _LAUNCHES = ("SELECT 1 FROM regions WHERE guid = ? AND corr_id != 0 AND (category LIKE 'CUDA_%'"

@@ -20,7 +20,7 @@ import numpy as np
 from . import queue_read
 from .queue_sweep import _Level, event_sweeps, summary_row
 
-_HOLD = 1 << 20  # instants held per stream before they go to its temporary file
+_HOLD = 1 << 20  # instants held (all streams together) before they go to temporary files
 
 
 class _Disorder(Exception):
@@ -52,6 +52,9 @@ def _swept(db, batch: int) -> dict:
                         if st is None:
                             st = streams[(part.guid, *key)] = _Stream()
                         st.feed(t_in, t_out)
+                    if sum(s.spill.n_held for s in streams.values()) >= _HOLD:
+                        for s in streams.values():  # one budget for every stream's instants
+                            s.spill.flush()
         for st in streams.values():
             st.finish()
     except BaseException:
@@ -89,11 +92,17 @@ class _Instants:
         self.held.append(np.stack([t, lv], axis=1).astype(np.int64))
         self.n_held += len(t)
         if self.n_held >= _HOLD:
-            if self.file is None:
-                self.file = tempfile.TemporaryFile(prefix="rocpd-queue-")
-            for a in self.held:
-                self.file.write(a.tobytes())
-            self.held, self.n_held = [], 0
+            self.flush()
+
+    def flush(self) -> None:
+        """The instants held so far to the temporary file."""
+        if not self.n_held:
+            return
+        if self.file is None:
+            self.file = tempfile.TemporaryFile(prefix="rocpd-queue-")
+        for a in self.held:
+            self.file.write(a.tobytes())
+        self.held, self.n_held = [], 0
 
     def _chunks(self):
         if self.file is not None:

@@ -107,7 +107,8 @@ def _section(monkeypatch, paths):
 @pytest.mark.parametrize("batch", [1, 7, 1 << 16])
 def test_report_section_as_from_the_whole_frame(files, monkeypatch, batch):
     # batch: kernels read at a time (a stream's kernels at one instant split between two
-    # batches; every kernel its own); _HOLD: the instants spilled to a file every few hundred
+    # batches; every kernel its own); _HOLD: the instants (of all streams) spilled to files
+    # every few hundred
     monkeypatch.setattr(queue_read, "BATCH", batch)
     monkeypatch.setattr(queue_stream, "_HOLD", 300)
     swept = []
