@@ -21,13 +21,12 @@ from __future__ import annotations
 import os
 import shutil
 
-import numpy as np
-
 from ..errors import RocpdError
 from ..io.filters import Filter, resolve
 from ..progress import iterate
 from . import _activity as act
-from .perfetto import _lanes
+from . import _otf2_events as ev
+from ._otf2_locations import Layout
 
 # What this exporter is (rocpd.export.formats reads it without importing the module).
 FORMAT = {"suffix": ".otf2", "target": "folder", "rocprofv3": "otf2"}
@@ -54,83 +53,9 @@ def _paradigm(otf2, category: str | None):
     return otf2.Paradigm.UNKNOWN, otf2.RegionRole.FUNCTION
 
 
-# Categories of what is not an API call; the GPU side takes the paradigm of the process's API.
-_KERNEL, _COPY, _MARK = "KERNEL_DISPATCH", "MEMORY_COPY", "MARK"
-_ALLOC = {"ALLOC": "MEMORY_ALLOCATION_ALLOCATE", "REALLOC": "MEMORY_ALLOCATION_REALLOCATE",
-          "FREE": "MEMORY_ALLOCATION_FREE"}
-# A call-stack sample on its thread: (time, time, frames, _SAMPLE), written as a
-# CallingContextSample of the calling context of its frames (OTF2's sampling events).
-_SAMPLE = "SAMPLE"
-# Scratch-memory operations (category SCRATCH_MEMORY), by the allocation role of each.
-_SCRATCH = "SCRATCH_MEMORY"
+# Scratch-memory operations, by the allocation role of each.
 _SCRATCH_ROLE = {"SCRATCH_MEMORY_ALLOC": "ALLOC", "SCRATCH_MEMORY_FREE": "FREE",
                  "SCRATCH_MEMORY_RECLAIM": "FREE"}
-
-
-def collect(db, agent_index: str = act.LABEL_INDEX, **filters):
-    """{(location key): (group key, location name, is_gpu, [(start, end, name, category)])} and
-    {group key: (host, group name, parent group key or None, GPU paradigm)}. Location names are
-    unique in the archive: a name two locations share gets its process and thread (or GPU).
-    ``agent_index``: ROCm's agent naming (rocpd.export.AGENT_INDEX)."""
-    flt = Filter.of(filters)
-    where, params = resolve(db, flt)
-    locations: dict[tuple, list] = {}
-    groups: dict[tuple, list] = {}
-    for f in iterate(db.sources(), "reading"):
-        hosts = {g: h for g, h in f.conn.execute("SELECT guid, hostname FROM rocpd_info_node")}
-        cmds = {(g, p): c for g, p, c in f.conn.execute("SELECT guid, pid, command FROM rocpd_info_process")}
-        tnames = {(g, p, t): n for g, p, t, n in f.conn.execute("SELECT guid, pid, tid, name FROM rocpd_info_thread")}
-
-        def group(guid, pid, hosts=hosts, cmds=cmds):
-            key = ("p", guid, pid)
-            if key not in groups:
-                groups[key] = [hosts.get(guid) or "host", f"{cmds.get((guid, pid)) or 'process'} ({pid})",
-                               None, None]
-            return key
-
-        def thread(guid, pid, tid, suffix="", tnames=tnames):
-            name = (tnames.get((guid, pid, tid)) or f"Thread {tid}") + suffix
-            return locations.setdefault(("t", guid, pid, tid, suffix),
-                                        [group(guid, pid), name, False, [], f"pid {pid} tid {tid}"])
-
-        for guid, cat, name, pid, tid, _stack, start, end in act.regions(f.conn, where, params):
-            thread(guid, pid, tid)[3].append((start, end, name or "(unknown)", cat))
-            api = (cat or "").upper()
-            if api.startswith(("HIP", "HSA", "CUDA")) and groups[group(guid, pid)][3] is None:
-                groups[group(guid, pid)][3] = "CUDA" if api.startswith("CUDA") else "HIP"
-        for guid, _cat, name, pid, tid, ts in act.marks(f.conn, where, params):
-            thread(guid, pid, tid)[3].append((ts, ts, name or "(mark)", _MARK))
-        for guid, _cat, name, pid, tid, ts, frames in act.samples(f.conn, where, params):
-            thread(guid, pid, tid)[3].append((ts, ts, frames, _SAMPLE) if frames else
-                                             (ts, ts, name, _MARK))
-        for guid, pid, typ, start, end, tid in f.conn.execute(
-                f'SELECT guid, pid, type, start, "end", tid FROM memory_allocations WHERE {where}'
-                " AND level IS NOT 'SCRATCH'", params):
-            if typ in _ALLOC:
-                thread(guid, pid, tid, ", memory")[3].append((start, end, _ALLOC[typ], typ))
-        for kind, guid, name, pid, _a, label, sid, stream, _s, start, end in \
-                act.gpu_activity(f.conn, where, params, flt, agent_index):
-            p = group(guid, pid)
-            g = ("g", guid, pid, label)
-            groups.setdefault(g, [groups[p][0], f"{label} ({pid})", p, None])
-            loc = locations.setdefault(("s", guid, pid, label, sid),
-                                       [g, stream or f"Stream {sid}", True, [], f"pid {pid} {label}"])
-            loc[3].append((start, end, name or "(unknown)", _KERNEL if kind == "kernel" else _COPY))
-        for guid, pid, label, op, start, end, _size in act.scratch(f.conn, where, params,
-                                                                    agent_index):
-            p = group(guid, pid)
-            g = ("g", guid, pid, label)
-            groups.setdefault(g, [groups[p][0], f"{label} ({pid})", p, None])
-            loc = locations.setdefault(("scratch", guid, pid, label),
-                                       [g, "Scratch memory", True, [], f"pid {pid} {label}"])
-            loc[3].append((start, end, op, _SCRATCH))
-    seen: dict[str, int] = {}
-    for loc in locations.values():
-        seen[loc[1]] = seen.get(loc[1], 0) + 1
-    for loc in locations.values():
-        if seen[loc[1]] > 1:
-            loc[1] = f"{loc[1]} [{loc[4]}]"
-    return {k: tuple(v[:4]) for k, v in locations.items()}, {k: tuple(v) for k, v in groups.items()}
 
 
 def _sampling_period(db) -> int:
@@ -191,12 +116,28 @@ def _clear(path: str, archive_name: str, overwrite: bool, shared: bool = False) 
         os.rmdir(path)
 
 
+def collect(db, agent_index: str = act.LABEL_INDEX, **filters) -> Layout:
+    """The archive's locations and location groups (rocpd.export._otf2_locations.Layout) of
+    the records the filters keep; ``agent_index``: ROCm's agent naming (AGENT_INDEX)."""
+    flt = Filter.of(filters)
+    where, params = resolve(db, flt)
+    layout = Layout()
+    for f in db.sources():
+        layout.add_file(f.conn, where, params, flt, agent_index)
+    layout.finish()
+    return layout
+
+
 def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
           shared: bool = False, agent_index: str = act.LABEL_INDEX, **filters) -> str:
     """Write the OTF2 archive ``archive_name`` into folder ``path`` (which must hold nothing else,
-    unless ``shared``); returns the path of the archive's .otf2 file."""
+    unless ``shared``); returns the path of the archive's .otf2 file. Streamed: the locations
+    are found first (SQL aggregates), then each file's records are written as they are read."""
     otf2 = _otf2()
-    locations, groups = collect(db, agent_index, **filters)
+    flt = Filter.of(filters)
+    where, params = resolve(db, flt)
+    layout = collect(db, agent_index, **filters)
+    groups = layout.groups
     _clear(path, archive_name, overwrite, shared)
     regions: dict[tuple, object] = {}
     with otf2.writer.open(path, archive_name=archive_name, timer_resolution=1_000_000_000) as trace:
@@ -218,11 +159,11 @@ def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
             key = (name, cat, gpu_paradigm)
             if key not in regions:
                 paradigm = getattr(otf2.Paradigm, gpu_paradigm or "UNKNOWN")
-                role = {_KERNEL: otf2.RegionRole.KERNEL, _COPY: otf2.RegionRole.DATA_TRANSFER,
+                role = {ev.KERNEL: otf2.RegionRole.KERNEL, ev.COPY: otf2.RegionRole.DATA_TRANSFER,
                         "ALLOC": otf2.RegionRole.ALLOCATE, "REALLOC": otf2.RegionRole.REALLOCATE,
-                        "FREE": otf2.RegionRole.DEALLOCATE, _MARK: otf2.RegionRole.ARTIFICIAL
-                        }.get(_SCRATCH_ROLE.get(name, "") if cat == _SCRATCH else cat)
-                if cat == _MARK:  # a ROCTx mark: a zero-length region of the user's
+                        "FREE": otf2.RegionRole.DEALLOCATE, ev.MARK: otf2.RegionRole.ARTIFICIAL
+                        }.get(_SCRATCH_ROLE.get(name, "") if cat == ev.SCRATCH else cat)
+                if cat == ev.MARK:  # a ROCTx mark: a zero-length region of the user's
                     paradigm = otf2.Paradigm.USER
                 elif role is None:
                     paradigm, role = _paradigm(otf2, cat)
@@ -231,30 +172,28 @@ def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
             return regions[key]
 
         contexts = _Contexts(otf2, defs, _sampling_period(db))
-        for _key, (gkey, name, is_gpu, slices) in iterate(sorted(locations.items(), key=lambda kv: str(kv[0])),
-                                                         "writing", len(locations)):
+
+        def sample(writer, ts, frames):
+            writer.calling_context_sample(ts, contexts.of(frames), 1, contexts.generator)
+
+        def location(gkey, name, is_gpu):
             kind = otf2.LocationType.ACCELERATOR_STREAM if is_gpu else otf2.LocationType.CPU_THREAD
             process = gkey if groups[gkey][2] is None else groups[gkey][2]
-            gpu_paradigm = groups[process][3]
-            samples = [(s[0], s[2]) for s in slices if s[3] == _SAMPLE]
-            slices = [s for s in slices if s[3] != _SAMPLE]
-            starts = np.array([s[0] for s in slices], dtype=np.int64)
-            ends = np.array([s[1] for s in slices], dtype=np.int64)
-            for lane, (times, codes) in enumerate(list(_lanes(starts, ends)) or [([], [])]):
-                label = name if lane == 0 else f"{name} (overlap {lane})"
-                writer = trace.event_writer(label, type=kind, group=group_defs[gkey])
-                events = [(int(ts), 0, int(code)) for ts, code in zip(times, codes, strict=True)]
-                if lane == 0:  # the samples, in time order among the slices' events
-                    events = sorted(events + [(ts, 1, i) for i, (ts, _) in enumerate(samples)],
-                                    key=lambda e: e[0])
-                for ts, is_sample, code in events:
-                    if is_sample:
-                        writer.calling_context_sample(ts, contexts.of(samples[code][1]), 1,
-                                                      contexts.generator)
-                        continue
-                    _, _, rname, cat = slices[code >> 1]
-                    if code & 1:
-                        writer.enter(ts, region(rname, cat, gpu_paradigm))
-                    else:
-                        writer.leave(ts, region(rname, cat, gpu_paradigm))
+            paradigm = groups[process][3]
+            return ev.Location(
+                lambda lane: trace.event_writer(name if lane == 0 else f"{name} (overlap {lane})",
+                                                type=kind, group=group_defs[gkey]),
+                lambda rname, cat: region(rname, cat, paradigm), sample)
+
+        # Each location's first lane made in the held writer's order (by key), the rest as met.
+        locs = {key: location(gkey, name, is_gpu) for key, (gkey, name, is_gpu, _d)
+                in sorted(layout.locations.items(), key=lambda kv: str(kv[0]))}
+        for f in iterate(db.sources(), "writing"):
+            for start, end, key, what, cat in ev.records(f.conn, where, params, flt, agent_index):
+                if cat == ev.SAMPLE:
+                    locs[key].sample(start, what)
+                else:
+                    locs[key].slice(start, end, what, cat)
+        for loc in locs.values():
+            loc.close()
     return os.path.join(path, f"{archive_name}.otf2")

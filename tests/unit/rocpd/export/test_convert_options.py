@@ -179,7 +179,7 @@ def test_agent_index_in_otf2(ranged, mode, group):
     from rocpd.export import otf2
 
     with rocpd.connect(ranged) as db:
-        _, groups = otf2.collect(db, **({"agent_index": mode} if mode else {}))
+        groups = otf2.collect(db, **({"agent_index": mode} if mode else {})).groups
     assert [g[1] for k, g in groups.items() if k[0] == "g"][0].startswith(group)
 
 
