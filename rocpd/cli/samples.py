@@ -48,12 +48,12 @@ def run(args) -> int:
                if getattr(args, k) is not None}
     with rocpd.connect(*args.databases) as db:
         info = samples.sampling_info(db)
-        if not info and not samples.sample_rows(db):
+        if not info and not samples.sample_count(db):
             raise RocpdError("no call-stack samples in these databases (record them with "
                              "`rocprof run --sample ...`)")
         top = None if args.all else args.limit
         rows = samples.top_functions(db, by=args.by, limit=None, lines=args.lines, **filters)
-        n = len(samples.sample_rows(db, **filters))
+        n = samples.sample_count(db, **filters)
         # The thread method's stacks are read while they change: say so where it was used.
         method = ", read by a thread" if info.get("method") == "thread" else ""
         print(f"{n} samples (rate {info.get('hz', '?')} Hz, mode {info.get('mode', '?')}{method}, "

@@ -93,11 +93,8 @@ def _time_zero(db) -> int:
     return int(row[0] or 0) if row else 0
 
 
-def sample_rows(db, *, window=None, roctx_range=None, tid=None, pid=None):
-    """[(guid, pid, tid, timestamp, stack_id)] of stack samples, optionally only those
-    - in ``window`` = (t0, t1): ns from the start of the run, [t0, t1);
-    - inside any ROCTx range named ``roctx_range`` on the same thread (nested ranges count);
-    - of thread ``tid`` / process ``pid``."""
+def _sample_sql(db, window=None, roctx_range=None, tid=None, pid=None) -> tuple[str, list]:
+    """The query of :func:`sample_rows`' rows (unordered) and its parameters."""
     where = [f"category IN ({','.join('?' * len(SAMPLE_CATEGORIES))})"]
     params: list = list(SAMPLE_CATEGORIES)
     if window is not None:
@@ -124,7 +121,34 @@ def sample_rows(db, *, window=None, roctx_range=None, tid=None, pid=None):
                " AND R.guid = S.guid AND R.tid = S.tid"
                " AND S.timestamp >= R.start AND S.timestamp <= R.\"end\")")
         params += [roctx_range, roctx_range]
+    return sql, params
+
+
+def sample_rows(db, *, window=None, roctx_range=None, tid=None, pid=None):
+    """[(guid, pid, tid, timestamp, stack_id)] of stack samples, optionally only those
+    - in ``window`` = (t0, t1): ns from the start of the run, [t0, t1);
+    - inside any ROCTx range named ``roctx_range`` on the same thread (nested ranges count);
+    - of thread ``tid`` / process ``pid``.
+    One row per sample: what needs only how often each stack was seen reads stack_counts."""
+    sql, params = _sample_sql(db, window, roctx_range, tid, pid)
     return db.execute(sql + " ORDER BY timestamp", params).fetchall()
+
+
+def stack_counts(db, *, by_thread: bool = False, **filters) -> list[tuple]:
+    """[(guid, pid, tid, stack_id, samples)] of the samples :func:`sample_rows` gives (same
+    filters), counted per stack by SQLite (per thread too with ``by_thread``, else pid and tid
+    are None), in order of each stack's first sample: a row per stack, not per sample."""
+    sql, params = _sample_sql(db, **filters)
+    keys = "guid, pid, tid, stack_id" if by_thread else "guid, NULL, NULL, stack_id"
+    group = "guid, pid, tid, stack_id" if by_thread else "guid, stack_id"
+    return db.execute(f"SELECT {keys}, count(*) FROM ({sql}) GROUP BY {group}"
+                      " ORDER BY min(timestamp)", params).fetchall()
+
+
+def sample_count(db, **filters) -> int:
+    """How many samples :func:`sample_rows` gives (same filters), counted by SQLite."""
+    sql, params = _sample_sql(db, **filters)
+    return db.execute(f"SELECT count(*) FROM ({sql})", params).fetchone()[0]
 
 
 def collapsed(db, *, lines: bool = False, by_thread: bool = False, **filters) -> Counter:
@@ -132,11 +156,11 @@ def collapsed(db, *, lines: bool = False, by_thread: bool = False, **filters) ->
     db = _db(db)
     stacks = Stacks(db)
     out: Counter = Counter()
-    for guid, pid, tid, _ts, sid in sample_rows(db, **filters):
+    for guid, pid, tid, sid, count in stack_counts(db, by_thread=by_thread, **filters):
         parts = [f.label(lines).replace(";", ":") for f in stacks.frames(guid, sid)]
         if by_thread:
             parts.insert(0, f"pid {pid} tid {tid}")
-        out[";".join(parts) or "<no Python frames>"] += 1
+        out[";".join(parts) or "<no Python frames>"] += count
     return out
 
 
@@ -152,15 +176,15 @@ def top_functions(db, *, by: str = "self", limit: int | None = 20, lines: bool =
     self_c: Counter = Counter()
     total_c: Counter = Counter()
     n = 0
-    for guid, _pid, _tid, _ts, sid in sample_rows(db, **filters):
+    for guid, _pid, _tid, sid, count in stack_counts(db, **filters):
         frames = stacks.frames(guid, sid)
-        n += 1
+        n += count
         if not frames:
             continue
         keys = [(f.function, f.file, f.line if lines else None) for f in frames]
-        self_c[keys[-1]] += 1
-        for k in set(keys):
-            total_c[k] += 1
+        self_c[keys[-1]] += count
+        for k in dict.fromkeys(keys):  # once per sample even when recursive, in stack order
+            total_c[k] += count
     rows = []
     for k in total_c:
         row = {"function": k[0], "file": k[1]}
@@ -195,7 +219,7 @@ def _file_counts(src):
     """(samples, Counter of innermost (function, file, line), Counter of (function, file) on the
     stack) of one file: run where the file is (a Dask worker's too)."""
     try:
-        rows = sample_rows(src.conn)
+        rows = stack_counts(src.conn)
         # The stack nodes are found by a scan of every event (kernels' included): skip it when
         # there is no sample to resolve (10M kernels: 2.5 s).
         stacks = Stacks(src.conn) if rows else None
@@ -203,14 +227,14 @@ def _file_counts(src):
         return 0, Counter(), Counter()
     self_c: Counter = Counter()
     total_c: Counter = Counter()
-    for guid, _pid, _tid, _ts, sid in rows:
+    for guid, _pid, _tid, sid, count in rows:
         frames = stacks.frames(guid, sid)
         if frames:
             f = frames[-1]
-            self_c[(f.function, f.file, f.line)] += 1
-            for k in {(x.function, x.file) for x in frames}:
-                total_c[k] += 1
-    return len(rows), self_c, total_c
+            self_c[(f.function, f.file, f.line)] += count
+            for k in dict.fromkeys((x.function, x.file) for x in frames):
+                total_c[k] += count
+    return sum(r[4] for r in rows), self_c, total_c
 
 
 def format_summary(db, top: int = TOP_ROWS, cut: bool = True, funcs: int | None = None) -> str:
