@@ -131,8 +131,9 @@ class NextStep:
             if runs[1] and runs[1][-1][-1] == st[0]:  # the previous chunk's last run goes on
                 runs[0][-1] = np.append(runs[0][-1][:-1], last[0])
                 last, st = last[1:], st[1:]
-            runs[0].append(last)
-            runs[1].append(st)
+            if len(st):  # (the last arrays are never empty: the check above reads them)
+                runs[0].append(last)
+                runs[1].append(st)
         self._done.clear()
 
     def __call__(self, gpu, ge):
