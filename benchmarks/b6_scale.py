@@ -10,7 +10,7 @@ gives them); one run per size and command (the box is shared: the load average i
 rocpd rocshared | tar -x -C DIR`) for a before/after on one machine; ``--keep`` keeps the outputs
 (analyze's JSON tables, the report, the CSV files) in --dir to compare them (cmp). Usage:
     PYTHONPATH=.:python python benchmarks/b6_scale.py [--dir /tmp/b6] [--sizes 1,3]
-        [--commands floor,summary,analyze,report,report_np,csv,perfetto,diff,kernels,chunked] [--tree DIR]
+        [--commands floor,summary,analyze,report,report_np,csv,perfetto,diff,ranks,kernels,chunked] [--tree DIR]
         [--keep] [--record]
 """
 
@@ -54,6 +54,7 @@ def commands(db: str, out: str) -> dict[str, list[str]]:
         "perfetto": [py, "-m", "rocpd", "convert", db, "-f", "perfetto", "-o",
                      f"{out}/trace.pftrace"],
         "diff": [py, "-m", "rocpd", "diff", db, db, "--format", "json", "-o", f"{out}/diff"],
+        "ranks": [py, "-m", "rocpd", "ranks", db],
         "kernels": [py, "-c", KERNELS, db],
         "chunked": [py, "-c", CHUNKED, db],
     }
