@@ -210,8 +210,7 @@ class GpuStream:
         found = []  # stack ids of kernels that end a flow
         self.spill = tempfile.TemporaryFile(prefix="rocpd-perfetto-")
         labels = None
-        bar = Bar(int(self.conn.execute("SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE guid = ?",
-                                        (self.guid,)).fetchone()[0]), "reading kernels")
+        bar = Bar(self._total(), f"reading {self.what}")
         for cols in self._ops(text):
             bar.tick(min(self.count, bar.total - 1))  # copies count too: the end is said once
             if labels is None or len(labels) != len(self.label_code):
@@ -220,14 +219,14 @@ class GpuStream:
             for j in np.argsort(first, kind="stable").tolist():
                 key = keys[j]
                 if key not in self.uuid:
+                    if gpu is None:
+                        raise Held  # a track not met before (its tracks are made first)
                     pid, code, sid = key
                     label = labels[code]
-                    u = tracks.get(("s", self.guid, pid, label, sid), gpu(self.guid, pid, label),
-                                   name=self.streams.get(sid) or f"{self.lane} {sid}")
-                    if u not in per_track:
-                        per_track[u] = array("q")
-                    self.uuid[key] = u
-                    self.rank[u] = list(per_track).index(u)
+                    self._track(key, tracks.get(("s", self.guid, pid, label, sid),
+                                                gpu(self.guid, pid, label),
+                                                name=self.streams.get(sid) or f"{self.lane} {sid}"),
+                                per_track)
             track = np.array([self.uuid[k] for k in keys], dtype=np.int64)[inv]
             if (cols["end"] < cols["start"]).any():
                 raise Held  # a slice ending before it starts: its lane's events out of order
@@ -248,7 +247,22 @@ class GpuStream:
         lanes.settle(None)
         self._spill(lanes, None)
         bar.tick(bar.total)
-        self.linked = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+        # Each stack id that may carry a flow and how many of the ops have it (the encoder
+        # forgets a flow's id after its last use).
+        self.linked, self.uses = _counted(found)
+
+    what = "kernels"
+
+    def _total(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE guid = ?",
+                                     (self.guid,)).fetchone()[0])
+
+    def _track(self, key, u: int, per_track: dict) -> None:
+        """Track ``u`` is the one of ``key``, its place among those with slices its first."""
+        if u not in per_track:
+            per_track[u] = array("q")
+        self.uuid[key] = u
+        self.rank[u] = list(per_track).index(u)
 
     def _sweep(self, lanes, cols, track, found) -> None:
         """Sweep a chunk's ops into their tracks' lanes and spill what they give out."""
@@ -263,8 +277,11 @@ class GpuStream:
             o = order[lo:hi]
             lanes.feed(int(t[lo]), cols["start"][o], cols["end"][o], o)
         stack = cols["stack"]
-        ends = (stack != 0) & np.isin(stack, self.out_stacks)
-        found.append(np.unique(stack[ends]))
+        if "may" in cols:  # API calls: each may start a flow, known when the kernels are read
+            ends = (stack != 0) & (cols["may"] != 0)
+        else:
+            ends = (stack != 0) & np.isin(stack, self.out_stacks)
+        found.append(stack[ends])
         self._ops = {"name": cols["name"], "cat": cols["cat"], "stack": stack,
                      "flow": ends.astype(np.int64)}
 
@@ -279,6 +296,10 @@ class GpuStream:
         np.save(self.spill, np.stack([et, etrack, elane, epos]))
         np.save(self.spill, np.array([_FIRST if limit is None else limit], dtype=np.int64))
         self.chunks += 1
+
+    def _flows(self, may, stack):
+        """A begin's flow field: a kernel's, found in the first pass, ends a flow (_IN)."""
+        return may * 2
 
     def windows(self, part: int):
         """Per chunk: (the events' fields final before ``limit``, with their tracks' places and
@@ -304,7 +325,8 @@ class GpuStream:
                   "name": np.concatenate([b[4], np.zeros(ne, np.int64)]),
                   "cat": np.concatenate([b[5], np.zeros(ne, np.int64)]),
                   "stack": np.concatenate([b[6], np.zeros(ne, np.int64)]),
-                  "flow": np.concatenate([b[7] * 2, np.zeros(ne, np.int64)]).astype(np.int8),
+                  "flow": np.concatenate([self._flows(b[7], b[6]), np.zeros(ne, np.int64)])
+                  .astype(np.int8),
                   "part": np.full(nb + ne, part, dtype=np.int32),
                   "value": np.zeros(nb + ne),
                   "rank": rank[base],
@@ -323,6 +345,14 @@ class GpuStream:
         self.spill.close()
         if wait is not None:
             yield wait, None
+
+
+def _counted(parts: list):
+    """(sorted unique values, their counts) of int64 arrays given in pieces."""
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    u, c = np.unique(np.concatenate(parts), return_counts=True)
+    return u, c.astype(np.int64)
 
 
 def _merged(k: dict, c: dict) -> dict:

@@ -69,13 +69,37 @@ class Encoder:
         self.flow = np.frombuffer(flow, dtype=np.int8)
         self.values = np.frombuffer(values, dtype=np.float64)
         self.flow_ids: dict = {}
+        self.uses = None  # see forget_after
+        self.next_id = 0
+
+    def forget_after(self, uses: dict) -> None:
+        """``uses``: part -> (sorted stack ids, how many events carry each's flow): a flow's id
+        is dropped after its last event, so that the ids held are those of flows still open."""
+        self.uses = uses
+        self.left: dict = {}  # (part, stack id) -> its events still to come
 
     def _flow_ids(self, part: np.ndarray, stack: np.ndarray) -> np.ndarray:
         """Each flow's id, numbered by first appearance in the order written (as the writer's
         dict of (part, stack id) did)."""
         keys = list(zip(part.tolist(), stack.tolist(), strict=True))
         ids = self.flow_ids
-        return np.array([ids.setdefault(k, len(ids) + 1) for k in keys], dtype=np.int64)
+        if self.uses is None:
+            return np.array([ids.setdefault(k, len(ids) + 1) for k in keys], dtype=np.int64)
+        out = np.empty(len(keys), dtype=np.int64)
+        left = self.left
+        for i, k in enumerate(keys):
+            v = ids.get(k)
+            if v is None:
+                self.next_id += 1
+                v = ids[k] = self.next_id
+                u, c = self.uses.get(k[0], (None, None))
+                j = int(np.searchsorted(u, k[1])) if u is not None else 0
+                left[k] = int(c[j]) if u is not None and j < len(u) and u[j] == k[1] else 0
+            out[i] = v
+            left[k] -= 1
+            if left[k] <= 0:
+                del ids[k], left[k]
+        return out
 
     def encode(self, ts: np.ndarray, track: np.ndarray, code: np.ndarray):
         """(bytes of the packets, each packet's length) for these events, in their order."""

@@ -46,8 +46,9 @@ from ..progress import Bar, iterate
 from . import _activity as act
 from ._perfetto_buffer import Budget, config_packet
 from ._perfetto_gpu import Held, open_stream
-from ._perfetto_merge import merged_events
+from ._perfetto_merge import flow_uses, merged_events
 from ._perfetto_packets import Encoder
+from ._perfetto_regions import RegionStream, open_regions
 from ._perfetto_samples import Profile
 
 # What this exporter is (rocpd.export.formats reads it without importing the module).
@@ -129,10 +130,10 @@ class _Records:
         self.flow.append(flow if stack else 0)
         return len(self.start) - 1
 
-    def linked(self, ins: dict | None = None) -> np.ndarray:
+    def linked(self, ins: dict | None = None, outs: dict | None = None) -> np.ndarray:
         """Each record's flow end, kept only where both ends exist (an API call may launch
-        something filtered out): _OUT, _IN or 0. ``ins``: part -> stack ids of flows' ends
-        not among the records (streamed kernels')."""
+        something filtered out): _OUT, _IN or 0. ``ins``, ``outs``: part -> stack ids of
+        flows' ends, starts not among the records (streamed kernels', API calls')."""
         flow = np.frombuffer(self.flow, dtype=np.int8)
         if not flow.any():
             return flow
@@ -144,7 +145,10 @@ class _Records:
             ends = stack[mine & (flow == _IN)]
             if ins and p in ins:
                 ends = np.concatenate([ends, ins[p]])
-            both = np.intersect1d(stack[mine & (flow == _OUT)], ends)
+            starts = stack[mine & (flow == _OUT)]
+            if outs and p in outs:
+                starts = np.concatenate([starts, outs[p]])
+            both = np.intersect1d(starts, ends)
             keep |= mine & np.isin(stack, both)
         return np.where(keep, flow, 0).astype(np.int8)
 
@@ -256,7 +260,13 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
                 per_track[track] = array("q")
             per_track[track].append(rec.add(*record))
 
-        for guid, cat, name, pid, tid, stack, start, end in act.regions(f.conn, where, params):
+        rs = open_regions(f, where, params, len(db.sources())) if streamed else None
+        if rs is not None:
+            rs.part = rec.parts.setdefault(rs.guid, len(rec.parts))
+            rs.first_pass(thread, per_track, rec.text)
+            streams.append(rs)
+        for guid, cat, name, pid, tid, stack, start, end in \
+                (() if rs is not None else act.regions(f.conn, where, params)):
             is_marker = bool(cat and cat.startswith("MARKER"))
             slice_on(thread(guid, pid, tid), start, end, name or "", cat or "", stack, guid,
                      0 if is_marker else _OUT)
@@ -272,14 +282,16 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
         gs = open_stream(f, where, params, flt, agent_index, group_by_queue,
                          len(db.sources())) if streamed else None
         if gs is not None:
-            if gs.guid in rec.parts and any(s.guid == gs.guid for s in streams):
+            if any(type(s) is type(gs) and s.guid == gs.guid for s in streams):
                 raise Held  # one part given twice: its kernels would interleave
             gs.part = rec.parts.setdefault(gs.guid, len(rec.parts))
             # (copies: a view of the records' arrays would stop them growing for the next file)
             mine = (np.frombuffer(rec.part, dtype=np.int32) == gs.part) \
                 & (np.frombuffer(rec.flow, dtype=np.int8) == _OUT)
-            gs.first_pass(tracks, gpu, per_track, rec.text,
-                          np.frombuffer(rec.stack, dtype=np.int64)[mine])
+            outs = np.frombuffer(rec.stack, dtype=np.int64)[mine]
+            if rs is not None:  # the streamed API calls' stack ids
+                outs = np.concatenate([outs, rs.linked])
+            gs.first_pass(tracks, gpu, per_track, rec.text, outs)
             streams.append(gs)
         for kind, guid, name, pid, _a, label, sid, stream, stack, start, end in \
                 (() if gs is not None else
@@ -318,11 +330,21 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
                            units=units or "")
             point(ts, c, value)
 
-    flow = rec.linked({gs.part: gs.linked for gs in streams}).tobytes()
+    gpu_ins = {gs.part: gs.linked for gs in streams if not isinstance(gs, RegionStream)}
+    api_outs = {rs.part: rs.linked for rs in streams if isinstance(rs, RegionStream)}
+    flow = rec.linked(gpu_ins, api_outs).tobytes()
+    for rs in streams:  # a streamed API call starts a flow where a kernel or copy ends it
+        if isinstance(rs, RegionStream):
+            held_in = np.frombuffer(rec.stack, dtype=np.int64)[
+                (np.frombuffer(rec.part, dtype=np.int32) == rs.part)
+                & (np.frombuffer(rec.flow, dtype=np.int8) == _IN)]
+            rs.both = np.concatenate([held_in, gpu_ins.get(rs.part, np.zeros(0, np.int64))])
     ts, track, code, rank, order = _events(tracks, rec, per_track, p_ts, p_track, p_code, streams)
     per_track = p_ts = p_track = p_code = None  # the events hold these now
     rec.start = rec.end = None
     enc = Encoder(rec.text, rec.name, rec.cat, rec.stack, rec.part, flow, values)
+    if streams:  # flows' ids held only while open
+        enc.forget_after(flow_uses(rec.stack, rec.part, flow, streams))
 
     with open_output(path, "wb") as raw:
         fh = Budget(raw, buffer_size_kb, buffer_fill_policy)

@@ -16,7 +16,7 @@ import shutil
 import pytest
 
 import rocpd
-from rocpd.export import _perfetto_gpu, _perfetto_merge, perfetto
+from rocpd.export import _perfetto_gpu, _perfetto_merge, _perfetto_regions, perfetto
 from rocpd.testing import DatabaseBuilder, gpu_agent
 
 pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2",
@@ -61,6 +61,11 @@ def _write_db(path, seed, pid=1000, overlap=False, copies=False):
     return str(path)
 
 
+@pytest.fixture(autouse=True)
+def _regions_streamed(monkeypatch):
+    monkeypatch.setattr(_perfetto_regions, "STREAM_ABOVE", 0)  # streamed however few
+
+
 @pytest.fixture(scope="module")
 def dbs(tmp_path_factory):
     d = tmp_path_factory.mktemp("perfetto_streamed")
@@ -77,7 +82,7 @@ def _both(paths, tmp_path, monkeypatch, **kw):
     real = _perfetto_gpu.GpuStream.windows
 
     def windows(self, part):
-        used.append(True)
+        used.append(type(self).__name__)
         yield from real(self, part)
 
     monkeypatch.setattr(_perfetto_gpu.GpuStream, "windows", windows)
@@ -87,7 +92,7 @@ def _both(paths, tmp_path, monkeypatch, **kw):
         with rocpd.connect(*paths) as db:
             perfetto.write(db, str(path), stream=stream, **kw)
         out.append(path.read_bytes())
-    return out[0], out[1], bool(used)
+    return out[0], out[1], used
 
 
 @pytest.mark.parametrize("which", ["plain", "copies", "overlap"])
@@ -96,7 +101,7 @@ def test_streamed_as_held(dbs, tmp_path, monkeypatch, chunk, which):
     monkeypatch.setattr(_perfetto_gpu, "CHUNK", chunk)
     monkeypatch.setattr(_perfetto_merge, "ENCODE", 5)
     streamed, held, used = _both([dbs[which]], tmp_path, monkeypatch)
-    assert used and len(held) > 20_000
+    assert set(used) == {"GpuStream", "RegionStream"} and len(held) > 20_000
     assert streamed == held
 
 
@@ -136,5 +141,6 @@ def test_streamed_as_held_on_the_common_run(run_db, tmp_path, monkeypatch, chunk
     # allocation, a sample
     monkeypatch.setattr(_perfetto_gpu, "CHUNK", chunk)
     streamed, held, used = _both([run_db[0]], tmp_path, monkeypatch)
-    assert b"cudaLaunchKernel" in held and b"(overlap 1)" in held and used
+    assert b"cudaLaunchKernel" in held and b"(overlap 1)" in held
+    assert set(used) == {"GpuStream", "RegionStream"}
     assert streamed == held
