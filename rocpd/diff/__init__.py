@@ -29,8 +29,8 @@ import types
 import numpy as np
 import pandas as pd
 
-from ..errors import RocpdError
 from ..analysis.streamed import STREAM_ABOVE
+from ..errors import RocpdError
 from ..io.connection import Connection
 from ..textfmt import records_were
 from . import energy, memory, runs
