@@ -126,8 +126,10 @@ class GpuStream:
                 k = k[name_mask(k["name"], self.flt).to_numpy()].reset_index(drop=True)
             yield k
 
-    def frames(self, chunk: int = CHUNK):
-        """Prepared frames of at most ``chunk`` kernels (and the copies among them) in order."""
+    def frames(self, chunk: int | None = None):
+        """Prepared frames of at most ``chunk`` kernels (default CHUNK, read at the call) and
+        the copies among them, in order."""
+        chunk = CHUNK if chunk is None else chunk
         copies = self.copies if self.copies is not None else pd.DataFrame()
         c_start = copies["start"].to_numpy() if len(copies) else np.zeros(0, dtype=np.int64)
         ci = 0
