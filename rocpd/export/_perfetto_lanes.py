@@ -1,7 +1,8 @@
-"""The lane sweep of rocpd.export.perfetto._lanes over slices that arrive a chunk at a time, per
-track, in (start, longer first, arrival) order: the same lanes and each lane's events in the same
-order, with each event's place in its lane (a slice that does not nest goes to the next lane in
-which it does, lane 0 being the track, the others its "(overlap N)" tracks).
+"""The lane sweep of a Perfetto track: its slices into lanes in which they nest, a slice that
+does not nest going to the next lane in which it does (lane 0 the track, the others its
+"(overlap N)" tracks). held_lanes sweeps every slice of a track at once; Lanes sweeps slices that
+arrive a chunk at a time, per track, in (start, longer first, arrival) order: the same lanes and
+each lane's events in the same order, with each event's place in its lane.
 
 A lane's events come out in time order (a slice ends at or after it starts), so an end may be
 given out as soon as no later slice can come before it: :meth:`Lanes.settle` gives out every end
@@ -13,7 +14,45 @@ other chunk of a track with a loop per slice, as the held sweep.
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
+
+_HELD_CHUNK = 1 << 10  # slices turned into Python integers at a time
+
+
+def held_lanes(start: np.ndarray, end: np.ndarray, ids: np.ndarray | None = None) -> list[tuple]:
+    """Split slices (their start and end times) into lanes in which they nest; per lane, its
+    events in track order as two arrays, (times, codes): a code is 2 * the slice's id (its
+    position, or its number in ``ids``) + 1 for its begin, + 0 for its end."""
+    order = np.lexsort((-end, start))  # by start, the longer first; stable as sorted()
+    ids = order if ids is None else ids[order]
+    stacks: list[list] = []  # per lane: stack of (end, id)
+    out: list[tuple[array, array]] = []
+    for k in range(0, len(order), _HELD_CHUNK):
+        o = order[k:k + _HELD_CHUNK]
+        for s, e, i in zip(start[o].tolist(), end[o].tolist(), ids[k:k + _HELD_CHUNK].tolist(),
+                           strict=True):
+            for lane, stack in enumerate(stacks):
+                while stack and stack[-1][0] <= s:
+                    t, j = stack.pop()
+                    out[lane][0].append(t)
+                    out[lane][1].append(2 * j)
+                if not stack or e <= stack[-1][0]:
+                    break
+            else:
+                stacks.append([])
+                out.append((array("q"), array("q")))
+                lane = len(stacks) - 1
+            stacks[lane].append((e, i))
+            out[lane][0].append(s)
+            out[lane][1].append(2 * i + 1)
+    for lane, stack in enumerate(stacks):
+        while stack:
+            t, j = stack.pop()
+            out[lane][0].append(t)
+            out[lane][1].append(2 * j)
+    return out
 
 
 class Lanes:

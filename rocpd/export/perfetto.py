@@ -46,6 +46,7 @@ from ..progress import Bar, iterate
 from . import _activity as act
 from ._perfetto_buffer import Budget, config_packet
 from ._perfetto_gpu import Held, open_stream
+from ._perfetto_lanes import held_lanes as _lanes
 from ._perfetto_merge import flow_uses, merged_events
 from ._perfetto_packets import Encoder
 from ._perfetto_regions import RegionStream, open_regions
@@ -156,40 +157,6 @@ class _Records:
 _OUT, _IN = 1, 2
 _CHUNK = 1 << 10  # records or events turned into Python integers at a time
 _ENCODE = 1 << 10  # events encoded at a time (_perfetto_packets; ~500 bytes of arrays each)
-
-
-def _lanes(start: np.ndarray, end: np.ndarray, ids: np.ndarray | None = None) -> list[tuple]:
-    """Split slices (their start and end times) into lanes in which they nest; per lane, its
-    events in track order as two arrays, (times, codes): a code is 2 * the slice's id (its
-    position, or its number in ``ids``) + 1 for its begin, + 0 for its end."""
-    order = np.lexsort((-end, start))  # by start, the longer first; stable as sorted()
-    ids = order if ids is None else ids[order]
-    stacks: list[list] = []  # per lane: stack of (end, id)
-    out: list[tuple[array, array]] = []
-    for k in range(0, len(order), _CHUNK):
-        o = order[k:k + _CHUNK]
-        for s, e, i in zip(start[o].tolist(), end[o].tolist(), ids[k:k + _CHUNK].tolist(),
-                           strict=True):
-            for lane, stack in enumerate(stacks):
-                while stack and stack[-1][0] <= s:
-                    t, j = stack.pop()
-                    out[lane][0].append(t)
-                    out[lane][1].append(2 * j)
-                if not stack or e <= stack[-1][0]:
-                    break
-            else:
-                stacks.append([])
-                out.append((array("q"), array("q")))
-                lane = len(stacks) - 1
-            stacks[lane].append((e, i))
-            out[lane][0].append(s)
-            out[lane][1].append(2 * i + 1)
-    for lane, stack in enumerate(stacks):
-        while stack:
-            t, j = stack.pop()
-            out[lane][0].append(t)
-            out[lane][1].append(2 * j)
-    return out
 
 
 def write(db, path: str, agent_index: str = act.LABEL_INDEX, group_by_queue: bool = False,
