@@ -155,7 +155,6 @@ class _Records:
 
 
 _OUT, _IN = 1, 2
-_CHUNK = 1 << 10  # records or events turned into Python integers at a time
 _ENCODE = 1 << 10  # events encoded at a time (_perfetto_packets; ~500 bytes of arrays each)
 
 
