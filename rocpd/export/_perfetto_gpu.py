@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import tempfile
 from array import array
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -94,6 +95,28 @@ def open_stream(src, where: str, params: list, flt, agent_index: str, by_queue: 
                      by_queue)
 
 
+def pages(conn, sql: str, params: list, guid, ints) -> Iterator[tuple]:
+    """(rows, {column: int64 array}, the row's other columns) of each page of ``sql`` (its
+    first column the page's row count, then each of ``ints`` as a comma-separated text), read
+    after the last (start, id) of the page before. Held: a NULL or a non-integer among them, or
+    rows out of (start, id) order (the held writer draws them as read)."""
+    last = (_FIRST, _FIRST)
+    while True:
+        row = conn.execute(sql, [*params, guid, last[0], last[0], last[1]]).fetchone()
+        n = row[0]
+        if not n:
+            return
+        cols = {c: np.fromstring(t or "", dtype=np.int64, sep=",")
+                for c, t in zip(ints, row[1:1 + len(ints)], strict=True)}
+        if any(len(v) != n for v in cols.values()):
+            raise Held
+        if (np.diff(cols["start"]) < 0).any() or \
+                ((np.diff(cols["start"]) == 0) & (np.diff(cols["id"]) <= 0)).any():
+            raise Held
+        last = (int(cols["start"][-1]), int(cols["id"][-1]))
+        yield n, cols, row[1 + len(ints):]
+
+
 class GpuStream:
     def __init__(self, conn, guid, sql, copy_sql, params, agent_index, flt, by_queue=False):
         self.conn, self.guid, self.sql, self.params = conn, guid, sql, params
@@ -119,21 +142,7 @@ class GpuStream:
         self.out_stacks = np.zeros(0, dtype=np.int64)  # the part's API calls' stack ids
 
     def _chunks(self):
-        last = (_FIRST, _FIRST)
-        while True:
-            row = self.conn.execute(self.sql, [*self.params, self.guid, last[0], last[0],
-                                               last[1]]).fetchone()
-            n = row[0]
-            if not n:
-                return
-            cols = {c: np.fromstring(t or "", dtype=np.int64, sep=",")
-                    for c, t in zip(_COLS, row[1:], strict=True)}
-            if any(len(v) != n for v in cols.values()):
-                raise Held  # a NULL (or not an integer) the held writer would draw as read
-            if (np.diff(cols["start"]) < 0).any() or \
-                    ((np.diff(cols["start"]) == 0) & (np.diff(cols["id"]) <= 0)).any():
-                raise Held
-            last = (int(cols["start"][-1]), int(cols["id"][-1]))
+        for _n, cols, _rest in pages(self.conn, self.sql, self.params, self.guid, _COLS):
             yield cols
 
     def _label(self, label: str) -> int:

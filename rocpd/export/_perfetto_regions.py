@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _activity as act
-from ._perfetto_gpu import _FIRST, CHUNK, GpuStream, Held
+from ._perfetto_gpu import _FIRST, CHUNK, GpuStream, Held, pages
 
 _REGIONS = """
 SELECT COUNT(*), group_concat(id), group_concat(pid), group_concat(tid), group_concat(stack),
@@ -85,22 +85,10 @@ class RegionStream(GpuStream):
         return c
 
     def _ops(self, text):
-        last = (_FIRST, _FIRST)
-        while True:
-            row = self.conn.execute(self.sql, [*self.params, self.guid, last[0], last[0],
-                                               last[1]]).fetchone()
-            n = row[0]
-            if not n:
-                return
-            cols = {c: np.fromstring(t or "", dtype=np.int64, sep=",")
-                    for c, t in zip(_INTS, row[1:7], strict=True)}
-            names, cats = row[7].split("\x00"), row[8].split("\x00")
-            if any(len(v) != n for v in cols.values()) or len(names) != n or len(cats) != n:
-                raise Held  # a NULL, or a name holding the separator
-            if (np.diff(cols["start"]) < 0).any() or \
-                    ((np.diff(cols["start"]) == 0) & (np.diff(cols["id"]) <= 0)).any():
-                raise Held
-            last = (int(cols["start"][-1]), int(cols["id"][-1]))
+        for n, cols, (names, cats) in pages(self.conn, self.sql, self.params, self.guid, _INTS):
+            names, cats = names.split("\x00"), cats.split("\x00")
+            if len(names) != n or len(cats) != n:
+                raise Held  # a name holding the separator
             yield {"pid": cols["pid"], "label": cols["tid"],
                    "stream_id": np.zeros(n, dtype=np.int64), "stack": cols["stack"],
                    "start": cols["start"], "end": cols["end"],
