@@ -51,6 +51,7 @@ from ._perfetto_merge import flow_uses, merged_events
 from ._perfetto_packets import Encoder
 from ._perfetto_regions import RegionStream, open_regions
 from ._perfetto_samples import Profile
+from ._perfetto_tracks import Tracks, write_descriptors
 
 # What this exporter is (rocpd.export.formats reads it without importing the module).
 FORMAT = {"suffix": ".pftrace", "target": "file", "aliases": ["pftrace"], "rocprofv3": "pftrace",
@@ -66,20 +67,6 @@ def _pb():
     except ImportError:
         raise RocpdError("Perfetto export needs the 'perfetto' package (pip install perfetto)") from None
     return pb, StreamingTraceProtoBuilder
-
-
-class _Tracks:
-    """Track uuids and descriptors; uuids are small sequential integers, unique in the file."""
-
-    def __init__(self):
-        self.uuid: dict[tuple, int] = {}
-        self.descriptors: list[tuple] = []  # (uuid, parent, kind, fields)
-
-    def get(self, key, parent=None, kind="named", **fields) -> int:
-        if key not in self.uuid:
-            self.uuid[key] = len(self.uuid) + 1
-            self.descriptors.append((self.uuid[key], parent, kind, fields))
-        return self.uuid[key]
 
 
 class _Text:
@@ -180,7 +167,7 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
     flt = Filter.of(filters)
     where, params = resolve(db, flt)
     streams = []  # a file's kernels streamed (_perfetto_gpu), where that gives the same trace
-    tracks = _Tracks()
+    tracks = Tracks()
     rec = _Records()
     profile = Profile()  # call-stack samples, also as Perfetto's CPU-profile packets
     per_track: dict[int, array] = {}  # track uuid -> its slices (record numbers)
@@ -320,7 +307,7 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
             p = b.create_packet()
             config_packet(p, buffer_size_kb, buffer_fill_policy, backend, shmem_size_hint_kb)
             b.write_packet(p)
-        _descriptors(b, pb, tracks)
+        write_descriptors(b, pb, tracks, _SEQ)
         fh.events()
         if any(gs.count for gs in streams):
             merged_events(fh, enc, streams, ts, track, code, rank, order)
@@ -336,7 +323,7 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
     return path
 
 
-def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_code,
+def _events(tracks: Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_code,
             streams=()):
     """Every event: (times, track uuids, codes, the place of its track among those with
     slices) and the order to write them in, by time, ties in
@@ -373,30 +360,3 @@ def _events(tracks: _Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_co
         out[at:] = np.frombuffer(a, dtype=np.int64)
     rank[at:] = len(per_track)  # instants and counter values after every slice
     return ts, track, code, rank, np.argsort(ts, kind="stable")
-
-
-def _descriptors(b, pb, tracks: _Tracks) -> None:
-    first = True
-    for uuid, parent, kind, fields in tracks.descriptors:
-        p = b.create_packet()
-        p.trusted_packet_sequence_id = _SEQ
-        if first:
-            p.sequence_flags = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
-            first = False
-        d = p.track_descriptor
-        d.uuid = uuid
-        if parent is not None:
-            d.parent_uuid = parent
-        if kind == "process":
-            d.process.pid = fields["pid"]
-            d.process.process_name = fields["name"]
-        elif kind == "thread":
-            d.thread.pid = fields["pid"]
-            d.thread.tid = fields["tid"]
-            d.thread.thread_name = fields["name"]
-        elif kind == "counter":
-            d.name = fields["name"]
-            d.counter.unit_name = fields["units"]
-        else:
-            d.name = fields["name"]
-        b.write_packet(p)
