@@ -57,7 +57,7 @@ def _js(v) -> str:
 def _slice(name, cat, pid, tid, start: int, end: int, corr) -> str:
     """json.dumps of a slice's event ("ph": "X") with its correlation id, as the dict would be."""
     return (f'{{"ph": "X", "name": {_js(name)}, "cat": {_js(cat)}, "pid": {_js(pid)}, '
-            f'"tid": {_js(tid)}, "ts": {start / 1000.0!r}, "dur": {(end - start) / 1000.0!r}, '
+            f'"tid": {_js(tid)}, "ts": {_us(start)!r}, "dur": {_us(end - start)!r}, '
             f'"args": {{"corr_id": {_js(corr)}}}}}')
 
 
@@ -178,10 +178,10 @@ def _write_events(db, events: _Events, where, params, flt, agent_index, group_by
             fid = f'"{pid}:{stack}"'  # digits and a colon: nothing to escape
             events.append_text(f'{{"ph": "s", "id": {fid}, "name": "launch", "cat": "flow", '
                                f'"pid": {_js(src[0])}, "tid": {_js(src[1])}, '
-                               f'"ts": {src[2] / 1000.0!r}}}')
+                               f'"ts": {_us(src[2])!r}}}')
             events.append_text(f'{{"ph": "f", "bp": "e", "id": {fid}, "name": "launch", '
                                f'"cat": "flow", "pid": {_js(pid)}, "tid": {_js(tid)}, '
-                               f'"ts": {start / 1000.0!r}}}')
+                               f'"ts": {_us(start)!r}}}')
 
     lane = "Queue" if group_by_queue else "Stream"
     for f in iterate(db.sources(), "converting"):
