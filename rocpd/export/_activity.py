@@ -52,24 +52,26 @@ def marks(conn, where: str, params: list) -> Iterator[tuple]:
                         params)
 
 
-def samples(conn, where: str, params: list) -> list[tuple]:
+def samples(conn, where: str, params: list) -> Iterator[tuple]:
     """(guid, category, name, pid, tid, timestamp, frames) of every sample ROCm's samples view
     holds in ``where`` but the ROCTx marks (:func:`marks`): a call-stack sample with its frames
     (rocpd.summary.samples.Frame, outermost first), named by its innermost function; any other
-    instant by its name as a region's, with no frames. ROCm's Perfetto writer draws every row."""
+    instant by its name as a region's, with no frames. ROCm's Perfetto writer draws every row.
+    Read as iterated: what is held is the stacks, one node per distinct frame and caller."""
     w = where.replace('"end"', "timestamp").replace("start", "timestamp")
     rows = conn.execute(
         f"SELECT guid, category, {_schema.region_name_sql()}, pid, tid, timestamp, stack_id"
         f" FROM samples WHERE (category IS NULL OR category NOT LIKE 'MARKER%') AND {w}"
-        " ORDER BY timestamp", params).fetchall()
-    stacks = Stacks(conn) if any(r[1] in SAMPLE_CATEGORIES for r in rows) else None
-    out = []
+        " ORDER BY timestamp", params)
+    stacks = None
     for guid, cat, name, pid, tid, ts, sid in rows:
-        frames = stacks.frames(guid, sid) if stacks is not None and cat in SAMPLE_CATEGORIES \
-            else ()
-        out.append((guid, cat, frames[-1].function if frames else name or cat or "(sample)",
-                    pid, tid, ts, frames))
-    return out
+        frames = ()
+        if cat in SAMPLE_CATEGORIES:
+            if stacks is None:  # the stack tree is read only where there are call stacks
+                stacks = Stacks(conn)
+            frames = stacks.frames(guid, sid)
+        yield (guid, cat, frames[-1].function if frames else name or cat or "(sample)",
+               pid, tid, ts, frames)
 
 
 # Trace labels number agents per type ("GPU 0") unless ROCm's --agent-index-value says otherwise.
@@ -201,12 +203,13 @@ def allocator_totals(conn, where: str, params: list,
         yield (*k, t, *totals[k])
 
 
-def scratch(conn, where: str, params: list, agent_index: str = LABEL_INDEX) -> list[tuple]:
+def scratch(conn, where: str, params: list, agent_index: str = LABEL_INDEX) -> Iterator[tuple]:
     """(guid, pid, agent label, operation, start, end, size) of every scratch-memory operation in
     ``where`` (ROCm's scratch_memory view; ROCm's trace writers draw them), the operation named
     as rocprofv3 names it (SCRATCH_MEMORY_ALLOC ...). One without an agent is drawn under the
-    agent of the process's scratch allocation before it. Labels as :func:`gpu_activity`'s."""
-    out, last = [], {}
+    agent of the process's scratch allocation before it. Labels as :func:`gpu_activity`'s. Read
+    as iterated."""
+    last = {}
     for guid, pid, op, start, end, size, a_type, a_index in conn.execute(
             f"SELECT guid, pid, operation, start, \"end\", size, agent_type,"
             f" {agent_column(agent_index)} FROM scratch_memory WHERE {where} ORDER BY start",
@@ -214,14 +217,14 @@ def scratch(conn, where: str, params: list, agent_index: str = LABEL_INDEX) -> l
         label = _agent_label(a_type, a_index) if a_type is not None else \
             last.get((guid, pid), "GPU ?")
         last[(guid, pid)] = label
-        out.append((guid, pid, label, f"SCRATCH_MEMORY_{op or 'UNKNOWN'}", start, end, size))
-    return out
+        yield guid, pid, label, f"SCRATCH_MEMORY_{op or 'UNKNOWN'}", start, end, size
 
 
-def counter_values(conn, where: str, params: list, agent_index: str = LABEL_INDEX) -> list[tuple]:
+def counter_values(conn, where: str, params: list, agent_index: str = LABEL_INDEX
+                   ) -> Iterator[tuple]:
     """(guid, pid, agent label, counter name, start, end, value) of every hardware-counter value
     of a dispatch in ``where`` (ROCm's counters_collection view: one value per dispatch and
-    counter). Labels as :func:`gpu_activity`'s."""
-    return [(g, p, _agent_label(t, ti), n, s, e, v) for g, p, t, ti, n, s, e, v in conn.execute(
+    counter). Labels as :func:`gpu_activity`'s. Read as iterated."""
+    return ((g, p, _agent_label(t, ti), n, s, e, v) for g, p, t, ti, n, s, e, v in conn.execute(
         f'SELECT guid, pid, agent_type, {agent_column(agent_index)}, counter_name, start, "end",'
-        f" value FROM counters_collection WHERE {where} ORDER BY start", params)]
+        f" value FROM counters_collection WHERE {where} ORDER BY start", params))
