@@ -11,18 +11,29 @@ the kind: a Python frame has no binary to point at.
 
 from __future__ import annotations
 
+from array import array
+
+import numpy as np
+
 
 class Profile:
-    """The samples of a trace, gathered while reading, written after the other events."""
+    """The samples of a trace, gathered while reading, written after the other events: 32
+    bytes a sample (time, pid, tid, the stack's number), each distinct stack held once."""
 
     def __init__(self):
-        self.rows: list[tuple] = []  # (timestamp, pid, tid, frames outermost first)
+        self.ts, self.pid, self.tid, self.stack = array("q"), array("q"), array("q"), array("q")
+        self.chains: dict[tuple, int] = {}  # frames outermost first -> number
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self.ts)
 
     def add(self, ts: int, pid: int, tid: int, frames) -> None:
-        self.rows.append((ts, pid, tid, tuple(frames)))
+        chain = tuple(frames)
+        n = self.chains.setdefault(chain, len(self.chains))
+        self.ts.append(ts)
+        self.pid.append(pid)
+        self.tid.append(tid)
+        self.stack.append(n)
 
     def write(self, b, pb, seq: int) -> None:
         strings: dict[tuple, int] = {}  # (table, text) -> iid
@@ -44,7 +55,10 @@ class Profile:
                 interned.mappings.add(iid=iid, path_string_ids=[path])
             return strings[key]
 
-        for ts, pid, tid, chain in sorted(self.rows, key=lambda r: r[0]):
+        chains = list(self.chains)
+        order = np.argsort(np.frombuffer(self.ts, dtype=np.int64), kind="stable")
+        for i in order.tolist():  # in time order, samples of one time in the order read
+            ts, pid, tid, chain = self.ts[i], self.pid[i], self.tid[i], chains[self.stack[i]]
             p = b.create_packet()
             p.trusted_packet_sequence_id = seq
             p.sequence_flags = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
