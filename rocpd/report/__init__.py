@@ -17,11 +17,11 @@ import os
 
 from ..analysis import analyze
 from ..analysis.streamed import STREAM_ABOVE
-from ..errors import RocpdError
 from ..io.output_file import open_output, write_bytes
 from ..summary.core import cached
 from . import sections as _sections
 from .sections import Context, Section, esc
+from .trace_job import TraceJob
 
 FORMATS = ("html", "md")
 _WRITE_CHARS = 1 << 20  # a page is encoded and written this many characters at a time
@@ -73,9 +73,10 @@ def build(db, top: int = 20, units: str = "us", title: str = "rocpd report", for
 def _pieces(db, top: int = 20, units: str = "us", title: str = "rocpd report", format: str = "html",
             step: str | None = None, perfetto: str | None = None, perfetto_note: str = "",
             max_slices: int = 400_000, figure_dir: str | None = None, baseline=None,
-            **filters) -> list[str]:
+            finish=None, **filters) -> list[str]:
     """The report's text in pieces that, joined by newlines, are the page (see :func:`build`):
-    written one at a time, a large page is never held twice (joined, then encoded)."""
+    written one at a time, a large page is never held twice (joined, then encoded). ``finish``:
+    called once the sections are made, returns the trace's (link, note) for the page."""
     if format not in FORMATS:
         raise ValueError(f"report format must be one of {', '.join(FORMATS)}, not {format!r}")
     with cached():
@@ -83,6 +84,8 @@ def _pieces(db, top: int = 20, units: str = "us", title: str = "rocpd report", f
                       **filters)
         ctx.format = format
         secs = collect(ctx)
+        if finish is not None:
+            ctx.perfetto, ctx.perfetto_note = finish()
         pngs = _save_figures(secs, figure_dir) if figure_dir else {}
         if format == "md":
             return [_markdown(ctx, secs, figure_dir, pngs)]
@@ -105,18 +108,28 @@ def write_files(db, path: str, format: str | None = None, plots: str | None = No
     fmt = format or ("md" if str(path).endswith(".md") else "html")
     stem = os.path.splitext(str(path))[0]
     written = []
-    trace = None
-    note = ""
-    if perfetto:
-        trace, note = _write_perfetto(db, stem + ".pftrace", options)
+    job = None
+    if perfetto:  # a large run's trace is written beside the analysis, by a process of its own
+        job = TraceJob(db, stem + ".pftrace", {k: v for k, v in options.items() if k not in (
+            "top", "units", "title", "step", "max_slices", "baseline")})
+
+    def finish():
+        trace, note = job.result()
         if trace:
             written.append(trace)
         elif notes is not None:
             notes.append(note)
+        return (os.path.relpath(trace, os.path.dirname(os.path.abspath(path)) or ".")
+                if trace else None), note
+
     figure_dir = plots or (stem + "_files" if fmt == "md" else None)
-    rel = os.path.relpath(trace, os.path.dirname(os.path.abspath(path)) or ".") if trace else None
-    pieces = _pieces(db, format=fmt, perfetto=rel, perfetto_note=note, figure_dir=figure_dir,
-                     **options)
+    try:
+        pieces = _pieces(db, format=fmt, figure_dir=figure_dir,
+                         finish=finish if job is not None else None, **options)
+    except BaseException:
+        if job is not None:
+            job.cancel()
+        raise
     with open_output(path, encoding="utf-8") as fh:
         for i, piece in enumerate(pieces):
             if i:
@@ -147,18 +160,6 @@ def _save_figures(secs, figure_dir: str) -> dict[int, list[str]]:
                         fig.encode("utf-8") if isinstance(fig, str) else png(fig))
             out.setdefault(i, []).append(file)
     return out
-
-
-def _write_perfetto(db, path: str, options: dict) -> tuple[str | None, str]:
-    from ..export import perfetto
-
-    filters = {k: v for k, v in options.items() if k not in ("top", "units", "title", "step",
-                                                             "max_slices", "baseline")}
-    try:
-        perfetto.write(db, path, **filters)
-    except (RocpdError, OSError) as e:  # the report is still worth having without its trace
-        return None, f"no Perfetto trace written: {e}"
-    return path, ""
 
 
 # ---- HTML ------------------------------------------------------------------------------------

@@ -1,0 +1,99 @@
+"""The Perfetto trace beside the report. Writing it and analysing the run each read every kernel
+once and each keeps one core busy, so for a large run the trace is written by a process of its
+own while this one analyses (the page needs only the trace's file name and whether it was
+written); a small run's trace is written here first, where starting an interpreter would cost
+more than it saves, and so is any run where a second process cannot help (one core) or cannot
+open the same files (a connection without paths)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+
+from ..errors import RocpdError
+
+# Kernel rows above which the trace gets a process of its own: where the analysis starts to
+# sweep (rocpd.analysis.streamed.STREAM_ABOVE) and each pass takes seconds.
+PARALLEL_ABOVE = 500_000
+
+
+def _kernel_rows_above(db, n: int) -> bool:
+    """Whether the files hold more than ``n`` kernel rows, counting no further than that."""
+    left = n
+    for src in db.sources():
+        left -= src.conn.execute("SELECT count(*) FROM (SELECT 1 FROM rocpd_kernel_dispatch"
+                                 " LIMIT ?)", (left + 1,)).fetchone()[0]
+        if left < 0:
+            return True
+    return False
+
+
+def write_here(db, path: str, filters: dict) -> tuple[str | None, str]:
+    """(path, "") once written, or (None, why not): the report is still worth having without
+    its trace."""
+    from ..export import perfetto
+
+    try:
+        perfetto.write(db, path, **filters)
+    except (RocpdError, OSError) as e:
+        return None, f"no Perfetto trace written: {e}"
+    return path, ""
+
+
+def _child(paths: list, path: str, filters: dict, pipe) -> None:
+    # Cancelled (SIGTERM): unwind, so that the trace's staged file is removed as on any error.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    try:
+        from .. import connect
+
+        with connect(*paths) as db:
+            pipe.send(write_here(db, path, filters))
+    except BaseException as e:  # anything else still reaches the parent, which says it
+        pipe.send((None, f"no Perfetto trace written: {type(e).__name__}: {e}"))
+    finally:
+        pipe.close()
+
+
+class TraceJob:
+    """A trace being written; :meth:`result` waits for it."""
+
+    def __init__(self, db, path: str, filters: dict, above: int | None = None):
+        self._done: tuple[str | None, str] | None = None
+        self._proc = self._pipe = None
+        paths = getattr(db, "paths", None)
+        above = PARALLEL_ABOVE if above is None else above
+        if paths and len(os.sched_getaffinity(0)) > 1 and _kernel_rows_above(db, above):
+            ctx = multiprocessing.get_context("spawn")  # no SQLite handle crosses a fork
+            self._pipe, theirs = ctx.Pipe(duplex=False)
+            self._proc = ctx.Process(target=_child, args=(list(paths), path, filters, theirs),
+                                     name="rocpd-report-trace", daemon=True)
+            self._proc.start()
+            theirs.close()
+        else:
+            self._done = write_here(db, path, filters)
+
+    @property
+    def parallel(self) -> bool:
+        return self._proc is not None
+
+    def result(self) -> tuple[str | None, str]:
+        """(path, "") or (None, why it was not written), once the trace is finished."""
+        if self._done is None:
+            try:
+                self._done = self._pipe.recv()
+            except EOFError:  # the process died without a word (killed, out of memory)
+                self._proc.join()
+                self._done = (None, "no Perfetto trace written: its process ended with code"
+                                    f" {self._proc.exitcode}")
+            self._proc.join()
+            self._pipe.close()
+        return self._done
+
+    def cancel(self) -> None:
+        """Stop a trace still being written (the report failed); its staged file goes too."""
+        if self._proc is not None and self._done is None:
+            self._proc.terminate()
+            self._proc.join()
+            self._done = (None, "cancelled")
