@@ -19,14 +19,22 @@ def active() -> bool:
     return _enabled and sys.stderr.isatty()
 
 
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(seconds + 0.5), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
+
+
 class Bar:
-    """``tick(n)`` moves to n of total; the last tick ends the line. Redraws at most 10 times a
-    second."""
+    """``tick(n)`` moves to n of total; the last tick (or :meth:`close`, where filters leave
+    the total unreached) ends the line. Past a second, the time taken and the time left at the
+    rate so far are shown. Redraws at most 10 times a second."""
 
     def __init__(self, total: int, label: str, width: int = 30):
         self.total, self.label, self.width = max(int(total), 1), label, width
         self.on = active()
+        self._t0 = time.monotonic()
         self._last = 0.0
+        self._open = False  # a line drawn and not yet ended
 
     def tick(self, done: int) -> None:
         if not self.on:
@@ -37,9 +45,22 @@ class Bar:
             return
         self._last = now
         n = self.width * min(done, self.total) // self.total
+        took = now - self._t0
+        times = ""
+        if took >= 1.0:
+            times = f" {_clock(took)}" + (
+                f", ~{_clock(took * (self.total - done) / done)} left" if 0 < done < self.total
+                else "")
         sys.stderr.write(f"\r{self.label} [{'#' * n}{'.' * (self.width - n)}] {done}/{self.total}"
-                         + ("\n" if final else ""))
+                         f"{times}\033[K" + ("\n" if final else ""))
         sys.stderr.flush()
+        self._open = not final
+
+    def close(self) -> None:
+        if self._open:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self._open = False
 
 
 def iterate(items, label: str, total: int | None = None):

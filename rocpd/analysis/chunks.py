@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..errors import RocpdError
 from ..io.filters import name_mask
+from ..progress import Bar
 from .gpuload import COLUMNS, _names, same
 from .gpuprep import _prepare_gpu, join_launches
 
@@ -63,8 +64,10 @@ def stored_kernels(conn, guid: str) -> int:
 class GpuStream:
     """The GPU ops of one database part under the analysis's filter, as prepared frames."""
 
-    def __init__(self, conn, where: str, params: list, guid: str, line_info: str, flt, comm_re):
+    def __init__(self, conn, where: str, params: list, guid: str, line_info: str, flt, comm_re,
+                 stored: int = 0):
         self.conn, self.where, self.params, self.guid = conn, where, params, guid
+        self.stored = stored  # kernel rows of the part before any filter: a progress bar's total
         self.line_info, self.flt, self.comm_re = line_info, flt, comm_re
         self.copies = None  # the prepared, joined copies (p.gpu), set by the loader
         self.index = None  # activity.launch_index of the process's API calls
@@ -110,9 +113,13 @@ class GpuStream:
             yield ({c: np.array(v, dtype=np.int64) for c, v in zip(_INTS, values[:-1], strict=True)},
                    list(values[-1]))
 
-    def _kernel_frames(self, chunk: int):
+    def _kernel_frames(self, chunk: int, bar=None):
+        done = 0
         for cols, lines in self._columns(chunk):
             n = len(lines)
+            if bar is not None:
+                done += n
+                bar.tick(done)
             data = {c: cols[c] for c in ("pid", "tid", "agent", "stream", "start", "end", "corr")}
             data["line_info"] = pd.Series([v or None for v in lines], dtype=object)
             data["name"] = pd.Series(_names(self.conn, self.guid, cols["name_id"]), dtype=object)
@@ -126,14 +133,22 @@ class GpuStream:
                 k = k[name_mask(k["name"], self.flt).to_numpy()].reset_index(drop=True)
             yield k
 
-    def frames(self, chunk: int | None = None):
+    def frames(self, chunk: int | None = None, label: str | None = None):
         """Prepared frames of at most ``chunk`` kernels (default CHUNK, read at the call) and
-        the copies among them, in order."""
+        the copies among them, in order; ``label``: a progress bar's, over the kernels read."""
         chunk = CHUNK if chunk is None else chunk
+        bar = Bar(self.stored, label) if label and self.stored else None
+        try:
+            yield from self._frames(chunk, bar)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _frames(self, chunk: int, bar):
         copies = self.copies if self.copies is not None else pd.DataFrame()
         c_start = copies["start"].to_numpy() if len(copies) else np.zeros(0, dtype=np.int64)
         ci = 0
-        for k in self._kernel_frames(chunk):
+        for k in self._kernel_frames(chunk, bar):
             if k.empty:
                 continue
             k = _prepare_gpu(k, self.comm_re)

@@ -74,7 +74,7 @@ def _windows(p, st) -> dict:
     if not n:
         return {}
     found: dict = {}
-    for chunk in p.stream.frames():
+    for chunk in p.stream.frames(label=f"steps of {p.label}"):
         step_of = assign_times(times_of(chunk), st)
         agent = chunk["agent"].to_numpy()
         for ag in np.unique(agent):
@@ -94,7 +94,7 @@ def _sweep(p, i, st, launch, lines, ranges, head=None):
     sweeps: dict = {}
     facts = {"ops": 0, "first": None, "last": None, "launched_kernels": 0}
     heads = Heads(head) if head else None
-    for chunk in p.stream.frames():
+    for chunk in p.stream.frames(label=f"analysing {p.label}"):
         _tally(i, chunk, launch, lines, ranges)
         if heads is not None:
             heads.feed(chunk)

@@ -35,7 +35,7 @@ def proc(p, st, gaps, blocking, step_name, skip):
 
 def _proc(p, steps, whole, total, gaps, blocking, step_name):
     parts, nxt, span = [], NextStep(p), None
-    for chunk in p.stream.frames():
+    for chunk in p.stream.frames(label=f"comparing {p.label}"):
         times = times_of(chunk)
         if steps is None:
             step_of = np.zeros(len(chunk), dtype=np.int64)

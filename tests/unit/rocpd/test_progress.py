@@ -59,3 +59,31 @@ def test_library_calls_draw_nothing(tmp_path, make_run, capsys):
     with rocpd.connect(str(tmp_path / "a.db")) as db:
         db.kernel_stats()
     assert capsys.readouterr().err == ""
+
+
+def test_bar_says_time_taken_and_left_and_ends_its_line(monkeypatch, capsys):
+    from rocpd import progress
+
+    clock = iter([100.0, 100.5, 102.0, 104.0, 200.0])  # start, then one reading per tick
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(progress, "active", lambda: True)
+    bar = progress.Bar(8, "reading")
+    bar.tick(1)  # 0.5 s in: no times yet
+    bar.tick(2)  # 2 s for 2 of 8: 6 s left at that rate
+    bar.tick(4)  # 4 s for 4 of 8: 4 s left
+    bar.close()  # a filter left the total unreached: the line still ends
+    bar.close()
+    lines = capsys.readouterr().err.split("\r")[1:]
+    assert lines[0].startswith("reading [###") and "1/8\x1b[K" in lines[0]
+    assert "2/8 0:02, ~0:06 left" in lines[1] and "4/8 0:04, ~0:04 left\x1b[K\n" == \
+        lines[2][lines[2].index("4/8"):]
+
+
+def test_a_bar_that_reaches_its_total_ends_its_line_once(monkeypatch, capsys):
+    from rocpd import progress
+
+    monkeypatch.setattr(progress, "active", lambda: True)
+    bar = progress.Bar(3, "writing")
+    bar.tick(3)
+    bar.close()
+    assert capsys.readouterr().err.count("\n") == 1

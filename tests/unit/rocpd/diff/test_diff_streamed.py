@@ -35,9 +35,8 @@ def pairs(tmp_path_factory):
 
 
 def _chunks_of(monkeypatch, n: int) -> None:
-    """Chunks of ``n`` kernels: GpuStream.frames' default (bound when it was defined, so that
-    setting chunks.CHUNK would not reach it)."""
-    monkeypatch.setattr(chunks.GpuStream.frames, "__defaults__", (n,))
+    """Chunks of ``n`` kernels (GpuStream.frames reads chunks.CHUNK at each call)."""
+    monkeypatch.setattr(chunks, "CHUNK", n)
 
 
 def _frames(d):
