@@ -41,8 +41,10 @@ class Format:
         write = self.writer().write
         if self.target == "prefix":
             result = write(db, os.path.join(folder, name), **options)
-        elif self.target == "folder":
-            result = write(db, folder or ".", archive_name=f"{name}_results", shared=True,
+        elif self.target == "folder":  # an archive's name cannot hold a folder: NAME's goes to FOLDER
+            where = os.path.join(folder or ".", name)
+            result = write(db, os.path.dirname(where) or ".",
+                           archive_name=f"{os.path.basename(where)}_results", shared=True,
                            **options)
         else:
             result = write(db, os.path.join(folder, f"{name}_results{self.suffix}"), **options)

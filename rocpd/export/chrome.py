@@ -12,6 +12,7 @@ Timestamps are microseconds as the format requires."""
 from __future__ import annotations
 
 import json
+import os
 from array import array
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from ..device_metrics.samples import source_rows
 from ..io.filters import Filter, resolve
 from ..io.output_file import open_output
-from ..progress import iterate
+from ..progress import Rows, iterate
 from . import _activity as act
 
 # What this exporter is (rocpd.export.formats reads it without importing the module).
@@ -191,16 +192,18 @@ def _write_events(db, events: _Events, where, params, flt, agent_index, group_by
         for pid, tid, name in f.conn.execute("SELECT pid, tid, name FROM rocpd_info_thread"):
             name_track(pid, tid, name or f"Thread {tid}")
         launches = _Launches()
-        for _g, cat, name, pid, tid, stack, start, end in act.regions_by_start(f.conn, where,
-                                                                              params):
+        rows_bar = Rows(f.conn, f"converting {os.path.basename(f.path)}")
+        for _g, cat, name, pid, tid, stack, start, end in rows_bar.counted(act.regions_by_start(
+                f.conn, where, params)):
             events.append_text(_slice(name, cat or "", pid, tid, start, end, stack))
             if stack and cat and not cat.startswith("MARKER"):
                 launches.add(pid, stack, tid, start)
         launches.freeze()
-        for _g, cat, name, pid, tid, ts in act.marks(f.conn, where, params):
+        for _g, cat, name, pid, tid, ts in rows_bar.counted(act.marks(f.conn, where, params)):
             events.append({"ph": "i", "s": "t", "name": name, "cat": cat or "", "pid": pid,
                            "tid": tid, "ts": _us(ts)})
-        for _g, cat, name, pid, tid, ts, frames in act.samples(f.conn, where, params):
+        for _g, cat, name, pid, tid, ts, frames in rows_bar.counted(act.samples(f.conn, where,
+                                                                                params)):
             e = {"ph": "i", "s": "t", "name": name, "cat": cat or "", "pid": pid, "tid": tid,
                  "ts": _us(ts)}
             if frames:  # the stack, outermost first, as collapsed stacks spell it
@@ -216,6 +219,7 @@ def _write_events(db, events: _Events, where, params, flt, agent_index, group_by
                 found = launches.find([r[3] for r in block], [r[8] or 0 for r in block])
                 for r, src in zip(block, found, strict=True):
                     gpu_op(r, src)
+                rows_bar.add(len(block))
                 block = []
             if row is None:
                 break
@@ -238,3 +242,4 @@ def _write_events(db, events: _Events, where, params, flt, agent_index, group_by
         for _guid, pid, ts, value, track, _units, _type, _index in source_rows(f.conn, where, params):
             events.append({"ph": "C", "name": track, "cat": "metrics", "pid": pid, "ts": _us(ts),
                            "args": {"value": value}})
+        rows_bar.close()

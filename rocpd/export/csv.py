@@ -22,9 +22,11 @@ from .. import _schema
 from ..counters.pmc import write_counter_collection
 from ..io.filters import Filter, name_mask, resolve
 from ..io.output_file import open_output
-from ..progress import iterate
+from ..progress import Rows, iterate
 from ..summary.stats import stem_for, write_stats_csv
 from . import agent_sql
+
+_ROW_TABLES = ("rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_region")  # the bar's rows
 
 # What this exporter is (rocpd.export.formats reads it without importing the module).
 FORMAT = {"suffix": ".csv", "target": "prefix", "rocprofv3": "csv"}
@@ -245,9 +247,11 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
 
     with files_open:  # each file appears, whole, when all are written
         for f in iterate(db.sources(), "converting"):
+            rows_bar = Rows(f.conn, f"converting {os.path.basename(f.path)}", _ROW_TABLES)
             sql = agent_sql(_KERNEL_SQL, agent_index).format(w=where)
             lines = _lines_sql(sql, _KERNEL_KINDS, first, extra=(8,) if by_name else ())
             for rows in _chunks(f.conn, lines, params):
+                rows_bar.add(len(rows))
                 if by_name:  # the kernel-name regexes, in the capture's dialect
                     import pandas as pd
 
@@ -257,6 +261,7 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
                     out("kernel", KERNEL_HEADER)[0].write("".join(r[0] for r in rows))
             sql = agent_sql(_COPY_SQL, agent_index).format(w=where)
             for rows in _chunks(f.conn, _lines_sql(sql, _COPY_KINDS, first), params):
+                rows_bar.add(len(rows))
                 out("memory_copy", COPY_HEADER)[0].write("".join(r[0] for r in rows))
             sql = agent_sql(_ALLOC_SQL, agent_index).format(w=where)
             for rows in _chunks(f.conn, sql, params):
@@ -269,12 +274,14 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
             stems: dict[str, object] = {}  # category -> its file
             for rows in _chunks(f.conn, _lines_sql(_API_SQL.format(w=where), _API_KINDS,
                                                    first, extra=(1,)), [*params, *params]):
+                rows_bar.add(len(rows))
                 for line, category in rows:
                     fh = stems.get(category)
                     if fh is None:
                         fh = stems[category] = out(stem_for(category or "UNKNOWN_API"),
                                                    API_HEADER)[0]
                     fh.write(line)
+            rows_bar.close()
 
     counters = write_counter_collection(db, path, guid=guid, **filters)
     if counters:

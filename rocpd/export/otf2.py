@@ -23,7 +23,7 @@ import shutil
 
 from ..errors import RocpdError
 from ..io.filters import Filter, resolve
-from ..progress import iterate
+from ..progress import Rows, iterate
 from . import _activity as act
 from . import _otf2_events as ev
 from ._otf2_locations import Layout
@@ -189,11 +189,15 @@ def write(db, path: str, archive_name: str = "traces", overwrite: bool = True,
         locs = {key: location(gkey, name, is_gpu) for key, (gkey, name, is_gpu, _d)
                 in sorted(layout.locations.items(), key=lambda kv: str(kv[0]))}
         for f in iterate(db.sources(), "writing"):
-            for start, end, key, what, cat in ev.records(f.conn, where, params, flt, agent_index):
+            rows_bar = Rows(f.conn, f"writing {os.path.basename(f.path)}",
+                            (*Rows.TABLES, "rocpd_memory_allocate"))
+            for start, end, key, what, cat in rows_bar.counted(ev.records(
+                    f.conn, where, params, flt, agent_index)):
                 if cat == ev.SAMPLE:
                     locs[key].sample(start, what)
                 else:
                     locs[key].slice(start, end, what, cat)
+            rows_bar.close()
         for loc in locs.values():
             loc.close()
     return os.path.join(path, f"{archive_name}.otf2")

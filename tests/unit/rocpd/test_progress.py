@@ -2,6 +2,7 @@
 
 import os
 import pty
+import re
 import subprocess
 import sys
 
@@ -46,6 +47,10 @@ def test_convert_and_summary_bars_only_on_a_terminal(tmp_path, make_run):
     if importlib.util.find_spec("perfetto") is not None:  # optional dependency
         rc, err = _run(["convert", *paths, "-f", "perfetto", "-o", str(tmp_path / "t.pftrace")], tty=True)
         assert rc == 0 and "reading [" in err and "writing [" in err, err
+    for fmt in ("csv", "chrome", "otf2"):  # a bar over each file's rows too
+        rc, err = _run(["convert", paths[0], "-f", fmt, "-o", str(tmp_path / f"one_{fmt}")],
+                       tty=True)
+        assert rc == 0 and re.search(r"(?:converting|writing) r0\.db \[#+\] (\d+)/\1", err), err
     rc, err = _run(["convert", *paths, "-f", "chrome", "-o", str(tmp_path / "u.json")], tty=False)
     assert rc == 0 and err == ""
 

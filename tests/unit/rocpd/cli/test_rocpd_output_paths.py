@@ -20,6 +20,9 @@ def test_outputs_are_printed_absolute(tmp_path, monkeypatch, cli, make_run):
         (["convert", "run_results.db", "-f", "csv", "-o", "out/csv/run"], None),
         (["convert", "-i", "run_results.db", "-f", "pftrace", "-d", "out/rocm", "-o", "r"],
          ["out/rocm/r_results.pftrace"]),
+        # an OTF2 archive's name cannot hold a folder: one given in -o goes under -d
+        (["convert", "-i", "run_results.db", "-f", "otf2", "-d", "out", "-o", "sub/r"],
+         ["out/sub/r_results.otf2"]),
         (["summary", "run_results.db", "--csv", "out/sum"], None),
         (["merge", "run_results.db", "-o", "out/merged.db"], ["out/merged.db"]),
         (["query", "run_results.db", "--sql", "SELECT 1 AS one", "-f", "csv", "-o", "out/q.csv"],
