@@ -184,8 +184,8 @@ def load(db, comm_pattern: str = COMM_PATTERN, stream_above: int | None = None,
         pids = _as_list(flt.pid)
         for part in src.parts:
             prow = procs[procs["guid"] == part.guid]
-            stored = stored_kernels(conn, part.guid) if stream_above is not None else 0
-            streamed = stream_above is not None and stored > stream_above
+            streamed = stream_above is not None and \
+                stored_kernels(conn, part.guid, stream_above) > stream_above
             gpu = gpu_frame(conn, where, params, part.guid, _schema.line_info_sql("E"),
                             **({"kernels": False} if streamed else {}))
             if (flt.include or flt.exclude) and len(gpu):
@@ -221,7 +221,7 @@ def load(db, comm_pattern: str = COMM_PATTERN, stream_above: int | None = None,
             _join_launches(p)
             if streamed:
                 p.stream = GpuStream(conn, where, params, part.guid, _schema.line_info_sql("E"),
-                                     flt, comm_re, stored)
+                                     flt, comm_re)
                 p.stream.copies, p.stream.index = p.gpu, launch_index(p.api)
             out.append(p)
     # Ranks in numeric order (rank 2 before rank 10, whatever the files' names), then processes

@@ -15,9 +15,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import RocpdError
+from ..io.connection import FileHandle
 from ..io.filters import name_mask
-from ..progress import Bar
-from .gpuload import COLUMNS, _names, same
+from ..progress import Bar, active
+from .ahead import ahead
+from .gpuload import COLUMNS, _names, same, symbols
 from .gpuprep import _prepare_gpu, join_launches
 
 CHUNK = 200_000  # kernels per chunk: ~60 MB of frame while it is swept
@@ -55,22 +57,25 @@ _NULL = {"name_id": -1}
 _FIRST = -(1 << 62)  # before any start
 
 
-def stored_kernels(conn, guid: str) -> int:
-    """Kernel rows of part ``guid`` before any filter: what decides whether it is streamed."""
-    return int(conn.execute("SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE guid = ?",
-                            (guid,)).fetchone()[0])
+def stored_kernels(conn, guid: str, above: int | None = None) -> int:
+    """Kernel rows of part ``guid`` before any filter (what decides whether it is streamed),
+    counted no further than ``above`` + 1 where given (a whole count of 10M rows takes ~2 s)."""
+    if above is None:
+        return int(conn.execute("SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE guid = ?",
+                                (guid,)).fetchone()[0])
+    return int(conn.execute("SELECT COUNT(*) FROM (SELECT 1 FROM rocpd_kernel_dispatch"
+                            " WHERE guid = ? LIMIT ?)", (guid, above + 1)).fetchone()[0])
 
 
 class GpuStream:
     """The GPU ops of one database part under the analysis's filter, as prepared frames."""
 
-    def __init__(self, conn, where: str, params: list, guid: str, line_info: str, flt, comm_re,
-                 stored: int = 0):
+    def __init__(self, conn, where: str, params: list, guid: str, line_info: str, flt, comm_re):
         self.conn, self.where, self.params, self.guid = conn, where, params, guid
-        self.stored = stored  # kernel rows of the part before any filter: a progress bar's total
         self.line_info, self.flt, self.comm_re = line_info, flt, comm_re
         self.copies = None  # the prepared, joined copies (p.gpu), set by the loader
         self.index = None  # activity.launch_index of the process's API calls
+        self._symbols = None  # kernel symbol id -> name
 
     def _columns(self, chunk: int):
         """(int64 columns, lines) of the next ``chunk`` kernels at a time, in (start, id) order."""
@@ -82,9 +87,25 @@ class GpuStream:
         if "(start>?)" not in plan:  # no index on start (another writer): one sort, not one a chunk
             yield from self._sorted(", ".join(ints), chunk)
             return
+        path = _file_of(self.conn)
+        if path is None:  # a database in memory: read in place
+            yield from self._keyset(keyset, self.conn)
+            return
+        # The next chunk read while this one is swept, on a connection of the reader's own (one
+        # connection shared by two threads can deadlock in Python's sqlite3 module).
+        yield from ahead(self._keyset_of(keyset, path))
+
+    def _keyset_of(self, keyset: str, path: str):
+        handle = FileHandle(path)
+        try:
+            yield from self._keyset(keyset, handle.conn)
+        finally:
+            handle.close()
+
+    def _keyset(self, keyset: str, conn):
         last = (_FIRST, _FIRST)
         while True:
-            row = self.conn.execute(keyset, [*self.params, self.guid, last[0], last[0], last[1]]
+            row = conn.execute(keyset, [*self.params, self.guid, last[0], last[0], last[1]]
                                     ).fetchone()
             n = row[0]
             if not n:
@@ -122,7 +143,10 @@ class GpuStream:
                 bar.tick(done)
             data = {c: cols[c] for c in ("pid", "tid", "agent", "stream", "start", "end", "corr")}
             data["line_info"] = pd.Series([v or None for v in lines], dtype=object)
-            data["name"] = pd.Series(_names(self.conn, self.guid, cols["name_id"]), dtype=object)
+            if self._symbols is None:  # read once
+                self._symbols = symbols(self.conn, self.guid)
+            data["name"] = pd.Series(_names(self.conn, self.guid, cols["name_id"], self._symbols),
+                                     dtype=object)
             data["guid"] = pd.Series(same(n, self.guid), dtype=object)
             data["op"] = pd.Series(same(n, "kernel"), dtype=object)
             for c in ("bytes", "extdata", "src_agent", "dst_agent"):
@@ -137,7 +161,7 @@ class GpuStream:
         """Prepared frames of at most ``chunk`` kernels (default CHUNK, read at the call) and
         the copies among them, in order; ``label``: a progress bar's, over the kernels read."""
         chunk = CHUNK if chunk is None else chunk
-        bar = Bar(self.stored, label) if label and self.stored else None
+        bar = Bar(stored_kernels(self.conn, self.guid), label) if label and active() else None
         try:
             yield from self._frames(chunk, bar)
         finally:
@@ -160,6 +184,14 @@ class GpuStream:
             ci = cj
         if ci < len(copies):
             yield copies.iloc[ci:].reset_index(drop=True)
+
+
+def _file_of(conn) -> str | None:
+    """The file of ``conn``'s main database, or None (in memory)."""
+    for _seq, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return file or None
+    return None
 
 
 def _quoted(column: str) -> str:

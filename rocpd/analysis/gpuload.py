@@ -69,10 +69,17 @@ def column_pieces(cur, n_cols: int) -> tuple[list[list], int]:
     return parts, n
 
 
-def _names(conn, guid: str, ids: np.ndarray | list) -> np.ndarray:
-    """Each kernel's name (as the union's COALESCE gives it) from its symbol id, as objects."""
-    table = dict(conn.execute("SELECT id, COALESCE(display_name, kernel_name, ?) FROM"
-                              " rocpd_info_kernel_symbol WHERE guid = ?", (_UNKNOWN, guid)))
+def symbols(conn, guid: str) -> dict:
+    """{symbol id: kernel name, as the union's COALESCE gives it} of part ``guid``."""
+    return dict(conn.execute("SELECT id, COALESCE(display_name, kernel_name, ?) FROM"
+                             " rocpd_info_kernel_symbol WHERE guid = ?", (_UNKNOWN, guid)))
+
+
+def _names(conn, guid: str, ids: np.ndarray | list, table: dict | None = None) -> np.ndarray:
+    """Each kernel's name from its symbol id (``table``: :func:`symbols`, read if not given),
+    as objects."""
+    if table is None:
+        table = symbols(conn, guid)
     if isinstance(ids, np.ndarray):
         uniq, inv = np.unique(ids, return_inverse=True)
         names = np.array([table.get(int(i), _UNKNOWN) for i in uniq], dtype=object)
