@@ -14,6 +14,7 @@ from ..io.filters import rank_of as _rank_of
 from ..io.time_window import run_bounds as _run_bounds
 from . import chunked
 from . import core as _summary
+from .busy import file_busy
 
 _INT_COLS = ("start", "end", "duration", "timestamp", "pid", "tid", "size")
 
@@ -118,11 +119,7 @@ def busy(self, **filters):
     """GPU busy per agent: GpuTime (sum of kernel and copy durations), WallTime (first to last GPU
     activity over all files), Busy (GpuTime/WallTime, as ROCm's busy view) and BusyPercent."""
     where, params = resolve(self, Filter.of(filters))
-    sql = (f'SELECT guid, agent_id, SUM(d), MIN(start), MAX(e) FROM ('
-           f' SELECT guid, pid, agent_id, start, "end" AS e, "end" - start AS d FROM rocpd_kernel_dispatch'
-           f' UNION ALL SELECT guid, pid, dst_agent_id, start, "end", "end" - start FROM rocpd_memory_copy)'
-           f' WHERE {where} GROUP BY guid, agent_id')
-    rows = [r for found in self.map(file_busy, sql, params, label="busy") for r in found]
+    rows = [r for found in self.map(file_busy, where, params, label="busy") for r in found]
     df = pd.DataFrame(rows, columns=["guid", "pid", "agent_id", "agent_abs_index", "type", "GpuTime",
                                      "lo", "hi"])
     if df.empty:
@@ -133,16 +130,6 @@ def busy(self, **filters):
     df["Busy"] = df["GpuTime"] / wall if wall else 0.0
     df["BusyPercent"] = 100.0 * df["Busy"]
     return df
-
-
-def file_busy(src, sql, params) -> list[tuple]:
-    agents = {(g, i): (t, a, p) for g, i, t, a, p in src.conn.execute(
-        "SELECT guid, id, type, absolute_index, pid FROM rocpd_info_agent")}
-    rows = []
-    for guid, agent, gpu, lo, hi in src.conn.execute(sql, params):
-        t, a, p = agents.get((guid, agent), (None, None, None))
-        rows.append((guid, p, agent, a, t, gpu, lo, hi))
-    return rows
 
 
 def agents(self):
