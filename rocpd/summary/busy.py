@@ -11,9 +11,10 @@ NULL, a value not an integer) sends the file to the GROUP BY query, which gives 
 from __future__ import annotations
 
 import sqlite3
-import warnings
 
 import numpy as np
+
+from .fastagg import _parse, _Unreadable  # texts of integers, parsed whole or not at all
 
 _RANGE = 1 << 19  # rows of one query: ~25 MB of text while it is parsed
 _NO_AGENT = -(1 << 62)  # a NULL agent id, as group_concat would skip it
@@ -28,22 +29,6 @@ _GROUPED = ('SELECT guid, agent_id, SUM(d), MIN(start), MAX(e) FROM ('
 _RANGED = ('SELECT count(*), group_concat(COALESCE(agent_id, {none})), group_concat(start),'
            ' group_concat(e) FROM (SELECT guid, pid, {agent} AS agent_id, start, "end" AS e'
            ' FROM {table} WHERE id >= ? AND id < ?) WHERE {where}')
-
-
-class _Unreadable(Exception):
-    pass
-
-
-def _ints(text, n: int) -> np.ndarray:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            arr = np.fromstring(text or "", dtype=np.int64, sep=",")
-        except ValueError:
-            raise _Unreadable() from None
-    if len(arr) != n:
-        raise _Unreadable()
-    return arr
 
 
 def _ranged(src, where: str, params: list) -> dict:
@@ -64,7 +49,7 @@ def _ranged(src, where: str, params: list) -> dict:
                                                            ).fetchone()
                 if not n:
                     continue
-                ag, s, e = _ints(agents, n), _ints(starts, n), _ints(ends, n)
+                ag, s, e = _parse(agents, n), _parse(starts, n), _parse(ends, n)
                 for value in np.unique(ag).tolist():
                     m = ag == value
                     key = (part.guid, None if value == _NO_AGENT else value)
