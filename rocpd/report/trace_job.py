@@ -7,9 +7,10 @@ open the same files (a connection without paths)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import pickle
 import signal
+import subprocess
 import sys
 
 from ..errors import RocpdError
@@ -42,35 +43,42 @@ def write_here(db, path: str, filters: dict) -> tuple[str | None, str]:
     return path, ""
 
 
-def _child(paths: list, path: str, filters: dict, pipe) -> None:
+def _main() -> None:
+    """The trace's process: (paths, trace path, filters) pickled on stdin, (path or None, note)
+    pickled on stdout."""
     # Cancelled (SIGTERM): unwind, so that the trace's staged file is removed as on any error.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    out = sys.stdout.buffer
     try:
+        paths, path, filters = pickle.load(sys.stdin.buffer)
         from .. import connect
 
         with connect(*paths) as db:
-            pipe.send(write_here(db, path, filters))
+            got = write_here(db, path, filters)
     except BaseException as e:  # anything else still reaches the parent, which says it
-        pipe.send((None, f"no Perfetto trace written: {type(e).__name__}: {e}"))
-    finally:
-        pipe.close()
+        got = (None, f"no Perfetto trace written: {type(e).__name__}: {e}")
+    pickle.dump(got, out)
+    out.flush()
 
 
 class TraceJob:
-    """A trace being written; :meth:`result` waits for it."""
+    """A trace being written; :meth:`result` waits for it. The process is a fresh interpreter
+    running this module, not a multiprocessing child: that would import the caller's script
+    again (a notebook's or a script's report without a ``__main__`` guard would run twice)."""
 
     def __init__(self, db, path: str, filters: dict, above: int | None = None):
         self._done: tuple[str | None, str] | None = None
-        self._proc = self._pipe = None
+        self._proc = None
         paths = getattr(db, "paths", None)
         above = PARALLEL_ABOVE if above is None else above
         if paths and len(os.sched_getaffinity(0)) > 1 and _kernel_rows_above(db, above):
-            ctx = multiprocessing.get_context("spawn")  # no SQLite handle crosses a fork
-            self._pipe, theirs = ctx.Pipe(duplex=False)
-            self._proc = ctx.Process(target=_child, args=(list(paths), path, filters, theirs),
-                                     name="rocpd-report-trace", daemon=True)
-            self._proc.start()
-            theirs.close()
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", "from rocpd.report.trace_job import _main; _main()"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=env)
+            pickle.dump((list(paths), path, filters), self._proc.stdin)
+            self._proc.stdin.close()
         else:
             self._done = write_here(db, path, filters)
 
@@ -81,19 +89,21 @@ class TraceJob:
     def result(self) -> tuple[str | None, str]:
         """(path, "") or (None, why it was not written), once the trace is finished."""
         if self._done is None:
+            data = self._proc.stdout.read()
+            self._proc.stdout.close()
+            code = self._proc.wait()
             try:
-                self._done = self._pipe.recv()
-            except EOFError:  # the process died without a word (killed, out of memory)
-                self._proc.join()
-                self._done = (None, "no Perfetto trace written: its process ended with code"
-                                    f" {self._proc.exitcode}")
-            self._proc.join()
-            self._pipe.close()
+                self._done = pickle.loads(data)
+            except Exception:  # the process died without a word (killed, out of memory)
+                self._done = (None, f"no Perfetto trace written: its process ended with code"
+                                    f" {code}")
         return self._done
 
     def cancel(self) -> None:
         """Stop a trace still being written (the report failed); its staged file goes too."""
         if self._proc is not None and self._done is None:
             self._proc.terminate()
-            self._proc.join()
+            self._proc.stdout.read()  # (what it says as it unwinds)
+            self._proc.stdout.close()
+            self._proc.wait()
             self._done = (None, "cancelled")

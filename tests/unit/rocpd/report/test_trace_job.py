@@ -6,9 +6,9 @@ leaves no staged file behind."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,20 +38,24 @@ def _masked(path) -> str:
     return re.sub(r"<th>generated</th><td>[^<]*</td>", "", text)
 
 
-def _write(paths, out, above, monkeypatch, **kw):
+def _write(paths, out, above, monkeypatch, jobs=None, **kw):
+    jobs = [] if jobs is None else jobs
     Path(out).parent.mkdir(exist_ok=True)
     monkeypatch.setattr(trace_job, "PARALLEL_ABOVE", above)
     started = []
 
     def spy(self, *a, **k):
         _INIT(self, *a, **k)
-        started.append(self.parallel)
+        started.append(self)
 
     monkeypatch.setattr(trace_job.TraceJob, "__init__", spy)
     notes: list = []
     with rocpd.connect(*paths) as db:
-        files = report.write_files(db, str(out), perfetto=True, notes=notes, **kw)
-    return files, notes, started
+        try:
+            files = report.write_files(db, str(out), perfetto=True, notes=notes, **kw)
+        finally:
+            jobs[:] = started
+    return files, notes, [j.parallel for j in started]
 
 
 @pytest.mark.parametrize("kw", [{}, {"pid": 4100}])
@@ -81,8 +85,27 @@ def test_a_failed_report_stops_its_trace(runs, tmp_path, monkeypatch):
         raise RuntimeError("analysis failed")
 
     monkeypatch.setattr(report, "collect", boom)
+    jobs: list = []
     with pytest.raises(RuntimeError, match="analysis failed"):
-        _write(runs, tmp_path / "r.html", 10, monkeypatch)
+        _write(runs, tmp_path / "r.html", 10, monkeypatch, jobs)
     left = os.listdir(tmp_path)  # a trace finished before the failure may stay: it is whole
     assert set(left) <= {"r.pftrace"}, left  # no page, no staged trace
-    assert not [p for p in multiprocessing.active_children() if p.name == "rocpd-report-trace"]
+    assert len(jobs) == 1 and jobs[0].parallel and jobs[0]._proc.poll() is not None
+
+
+def test_a_script_without_a_main_guard_runs_once(runs, tmp_path):
+    """The trace's process is a fresh interpreter: a script (or notebook) that writes a report
+    at its top level is not imported again by it."""
+    script = tmp_path / "make_report.py"
+    script.write_text(
+        "import rocpd, rocpd.report as report\n"
+        "from rocpd.report import trace_job\n"
+        "trace_job.PARALLEL_ABOVE = 10\n"
+        "print('script ran', flush=True)\n"
+        f"with rocpd.connect(*{runs!r}) as db:\n"
+        f"    print(report.write_files(db, {str(tmp_path / 'r.html')!r}, perfetto=True))\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("script ran") == 1 and "r.pftrace" in r.stdout, r.stdout
+    assert (tmp_path / "r.pftrace").stat().st_size > 1000
