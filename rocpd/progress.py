@@ -39,8 +39,8 @@ class Bar:
         self._open = False  # a line drawn and not yet ended
 
     def tick(self, done: int) -> None:
-        if not self.on:
-            return
+        if not self.on or (self._shown >= self.total and not self._open):
+            return  # off, or the last line drawn (a total counted short draws it once)
         self._done = done
         now = time.monotonic()
         final = done >= self.total

@@ -11,6 +11,8 @@ before copies at one start (the in-memory frame is kernels then copies, stably s
 
 from __future__ import annotations
 
+import sqlite3
+
 import numpy as np
 import pandas as pd
 
@@ -76,6 +78,7 @@ class GpuStream:
         self.copies = None  # the prepared, joined copies (p.gpu), set by the loader
         self.index = None  # activity.launch_index of the process's API calls
         self._symbols = None  # kernel symbol id -> name
+        self._stored = None  # kernel rows of the part, a progress bar's total
 
     def _columns(self, chunk: int):
         """(int64 columns, lines) of the next ``chunk`` kernels at a time, in (start, id) order."""
@@ -87,16 +90,31 @@ class GpuStream:
         if "(start>?)" not in plan:  # no index on start (another writer): one sort, not one a chunk
             yield from self._sorted(", ".join(ints), chunk)
             return
-        path = _file_of(self.conn)
-        if path is None:  # a database in memory: read in place
+        handle = self._reader()
+        if handle is None:  # read in place
             yield from self._keyset(keyset, self.conn)
             return
         # The next chunk read while this one is swept, on a connection of the reader's own (one
         # connection shared by two threads can deadlock in Python's sqlite3 module).
-        yield from ahead(self._keyset_of(keyset, path))
+        yield from ahead(self._keyset_of(keyset, handle))
 
-    def _keyset_of(self, keyset: str, path: str):
-        handle = FileHandle(path)
+    def _reader(self):
+        """A connection of the same file with the same views, or None: a database in memory,
+        a file that cannot be opened again, views this connection redefined (a time window
+        applied in Python narrows its kernels' view)."""
+        path = _file_of(self.conn)
+        if path is None:
+            return None
+        try:
+            handle = FileHandle(path)
+        except (RocpdError, OSError, sqlite3.Error):
+            return None
+        if _views(handle.conn) != _views(self.conn):
+            handle.close()
+            return None
+        return handle
+
+    def _keyset_of(self, keyset: str, handle):
         try:
             yield from self._keyset(keyset, handle.conn)
         finally:
@@ -161,7 +179,11 @@ class GpuStream:
         """Prepared frames of at most ``chunk`` kernels (default CHUNK, read at the call) and
         the copies among them, in order; ``label``: a progress bar's, over the kernels read."""
         chunk = CHUNK if chunk is None else chunk
-        bar = Bar(stored_kernels(self.conn, self.guid), label) if label and active() else None
+        bar = None
+        if label and active():
+            if self._stored is None:  # counted once, where a bar is drawn
+                self._stored = stored_kernels(self.conn, self.guid)
+            bar = Bar(self._stored, label)
         try:
             yield from self._frames(chunk, bar)
         finally:
@@ -192,6 +214,13 @@ def _file_of(conn) -> str | None:
         if name == "main":
             return file or None
     return None
+
+
+def _views(conn) -> list:
+    """The TEMP views the kernels' query reads, as defined on ``conn``."""
+    return conn.execute("SELECT name, sql FROM sqlite_temp_master WHERE type = 'view'"
+                        " AND name IN ('rocpd_kernel_dispatch', 'rocpd_event') ORDER BY name"
+                        ).fetchall()
 
 
 def _quoted(column: str) -> str:

@@ -26,7 +26,8 @@ from ..progress import Rows, iterate
 from ..summary.stats import stem_for, write_stats_csv
 from . import agent_sql
 
-_ROW_TABLES = ("rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_region")  # the bar's rows
+# The bar's rows: kernels, copies, API calls and ranges, ROCTx marks (stored as samples).
+_ROW_TABLES = ("rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_region", "rocpd_sample")
 
 # What this exporter is (rocpd.export.formats reads it without importing the module).
 FORMAT = {"suffix": ".csv", "target": "prefix", "rocprofv3": "csv"}

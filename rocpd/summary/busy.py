@@ -19,15 +19,17 @@ from .fastagg import _parse, _Unreadable  # texts of integers, parsed whole or n
 _RANGE = 1 << 19  # rows of one query: ~25 MB of text while it is parsed
 _NO_AGENT = -(1 << 62)  # a NULL agent id, as group_concat would skip it
 
-_GROUPED = ('SELECT guid, agent_id, SUM(d), MIN(start), MAX(e) FROM ('
-            ' SELECT guid, pid, agent_id, start, "end" AS e, "end" - start AS d'
+# The union keeps the tables' column names: a time window's condition names "end" (renamed, a
+# double-quoted name SQLite cannot find is read as the text 'end').
+_GROUPED = ('SELECT guid, agent_id, SUM(d), MIN(start), MAX("end") FROM ('
+            ' SELECT guid, pid, agent_id, start, "end", "end" - start AS d'
             ' FROM rocpd_kernel_dispatch'
             ' UNION ALL SELECT guid, pid, dst_agent_id, start, "end", "end" - start'
             ' FROM rocpd_memory_copy) WHERE {where} GROUP BY guid, agent_id')
 
 # One rowid range of one part's table, in the union's columns so that the filter reads the same.
 _RANGED = ('SELECT count(*), group_concat(COALESCE(agent_id, {none})), group_concat(start),'
-           ' group_concat(e) FROM (SELECT guid, pid, {agent} AS agent_id, start, "end" AS e'
+           ' group_concat("end") FROM (SELECT guid, pid, {agent} AS agent_id, start, "end"'
            ' FROM {table} WHERE id >= ? AND id < ?) WHERE {where}')
 
 

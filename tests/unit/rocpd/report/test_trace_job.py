@@ -17,12 +17,13 @@ import pytest
 import rocpd
 import rocpd.report as report
 from rocpd.report import trace_job
+from rocpd.summary.fastagg import _usable_cpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
 from test_bounded_load import _training  # noqa: E402
 
 _INIT = trace_job.TraceJob.__init__
-pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
+pytestmark = pytest.mark.skipif(_usable_cpus() < 2,
                                 reason="one core: the trace is always written in-process")
 
 
@@ -109,3 +110,32 @@ def test_a_script_without_a_main_guard_runs_once(runs, tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("script ran") == 1 and "r.pftrace" in r.stdout, r.stdout
     assert (tmp_path / "r.pftrace").stat().st_size > 1000
+
+
+def test_filters_that_cannot_be_sent_write_the_trace_here(runs, tmp_path, monkeypatch):
+    """A trace whose process cannot be given its work is written in this process, as a small
+    run's is, and the process started for it is stopped."""
+    import pickle
+
+    started = []
+
+    def refuse(obj, fh):
+        started.append(fh)
+        raise pickle.PicklingError("cannot send this")
+
+    monkeypatch.setattr(trace_job, "PARALLEL_ABOVE", 10)
+    monkeypatch.setattr(trace_job.pickle, "dump", refuse)
+    with rocpd.connect(*runs) as db:
+        job = trace_job.TraceJob(db, str(tmp_path / "t.pftrace"), {})
+    assert started and not job.parallel  # a process was started, then stopped
+    assert job.result() == (str(tmp_path / "t.pftrace"), "")
+    assert (tmp_path / "t.pftrace").stat().st_size > 1000
+
+
+def test_a_process_that_dies_says_its_last_error_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(trace_job, "_BOOT", "import sys; sys.exit('boom: no rocpd here')")
+    job = trace_job.TraceJob.__new__(trace_job.TraceJob)
+    job._done = None
+    job._start([], str(tmp_path / "t.pftrace"), {})
+    path, note = job.result()
+    assert path is None and note.endswith("ended with code 1 (boom: no rocpd here)"), note

@@ -37,7 +37,8 @@ def _both(path, **filters):
 
 @pytest.mark.parametrize("rows", [1, 7, 1 << 21])
 @pytest.mark.parametrize("name", ["a.db", "ab.db"])
-@pytest.mark.parametrize("filters", [{}, {"pid": 12}, {"pct": (20.0, 70.0)}])
+@pytest.mark.parametrize("filters", [{}, {"pid": 12}, {"pct": (20.0, 70.0)},
+                                     {"start": "20%", "end": "70%"}])
 def test_ranges_sum_as_the_group_by(files, monkeypatch, rows, name, filters):
     if name == "a.db" and filters.get("pid") == 12:
         filters = {"pid": 11}
@@ -45,6 +46,14 @@ def test_ranges_sum_as_the_group_by(files, monkeypatch, rows, name, filters):
     grouped, ranged, df = _both(files / name, **filters)
     assert grouped and ranged == [tuple(r) for r in grouped]
     assert df["GpuTime"].tolist() == [r[2] for r in grouped]
+
+
+def test_a_window_with_an_end_keeps_what_ends_inside(files):
+    """ROCm's --start/--end window names the records' end: inside it is less GPU time than the
+    whole run's, and more than none."""
+    whole = _both(files / "a.db")[2]["GpuTime"].sum()
+    _grouped, _ranged, df = _both(files / "a.db", start="20%", end="70%")
+    assert 0 < df["GpuTime"].sum() < whole
 
 
 def test_a_file_the_ranges_cannot_read_gets_the_group_by(files, tmp_path, monkeypatch):
