@@ -26,9 +26,6 @@ from ..progress import Rows, iterate
 from ..summary.stats import stem_for, write_stats_csv
 from . import agent_sql
 
-# The bar's rows: kernels, copies, API calls and ranges, ROCTx marks (stored as samples).
-_ROW_TABLES = ("rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_region", "rocpd_sample")
-
 # What this exporter is (rocpd.export.formats reads it without importing the module).
 FORMAT = {"suffix": ".csv", "target": "prefix", "rocprofv3": "csv"}
 
@@ -248,7 +245,7 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
 
     with files_open:  # each file appears, whole, when all are written
         for f in iterate(db.sources(), "converting"):
-            rows_bar = Rows(f.conn, f"converting {os.path.basename(f.path)}", _ROW_TABLES)
+            rows_bar = Rows(f.conn, f"converting {os.path.basename(f.path)}")
             sql = agent_sql(_KERNEL_SQL, agent_index).format(w=where)
             lines = _lines_sql(sql, _KERNEL_KINDS, first, extra=(8,) if by_name else ())
             for rows in _chunks(f.conn, lines, params):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 
+from ..analysis.chunks import stored_kernels
 from ..errors import RocpdError
 from ..export import perfetto
 from ..io.connection import Connection
@@ -28,10 +29,10 @@ def _kernel_rows_above(db, n: int) -> bool:
     """Whether the files hold more than ``n`` kernel rows, counting no further than that."""
     left = n
     for src in db.sources():
-        left -= src.conn.execute("SELECT count(*) FROM (SELECT 1 FROM rocpd_kernel_dispatch"
-                                 " LIMIT ?)", (left + 1,)).fetchone()[0]
-        if left < 0:
-            return True
+        for part in src.parts:
+            left -= stored_kernels(src.conn, part.guid, left)
+            if left < 0:
+                return True
     return False
 
 

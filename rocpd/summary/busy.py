@@ -14,7 +14,7 @@ import sqlite3
 
 import numpy as np
 
-from .fastagg import _parse, _Unreadable  # texts of integers, parsed whole or not at all
+from .fastagg import _parse, _Unreadable, rowid_span  # integer texts parsed whole or not at all
 
 _RANGE = 1 << 19  # rows of one query: ~25 MB of text while it is parsed
 _NO_AGENT = -(1 << 62)  # a NULL agent id, as group_concat would skip it
@@ -40,9 +40,7 @@ def _ranged(src, where: str, params: list) -> dict:
         for part, table in src.tables(kind):
             if not {"id", "start", "end", agent} <= set(part.columns[kind]):
                 raise _Unreadable()
-            # min() and max() of the rowid each from the b-tree's ends, not one scan for both
-            lo = src.conn.execute(f"SELECT min(id) FROM {table}").fetchone()[0]
-            hi = src.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
+            lo, hi = rowid_span(src.conn, table)
             if lo is None:
                 continue
             sql = _RANGED.format(none=_NO_AGENT, agent=agent, table=table, where=where)

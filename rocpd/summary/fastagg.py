@@ -138,6 +138,14 @@ def _pool(workers: int):
     return ProcessPoolExecutor(workers, mp_context=mp.get_context(method))
 
 
+def rowid_span(conn, table: str) -> tuple[int | None, int | None]:
+    """(least id, greatest id) of ``table``, (None, None) when empty. Two queries: SQLite
+    answers a lone min()/max() of the rowid from the b-tree's ends, but scans the whole table
+    for "SELECT min(id), max(id)"."""
+    return (conn.execute(f"SELECT min(id) FROM {table}").fetchone()[0],
+            conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0])
+
+
 def file_plan(src) -> tuple[list, dict]:
     """One file's kernel tables as (path, guid, table, first id, last id + 1) spans, and the
     kernel names per part. Runs wherever ``db.map`` runs it (locally, or on a Dask worker)."""
@@ -145,10 +153,7 @@ def file_plan(src) -> tuple[list, dict]:
     for part, table in src.tables("kernel_dispatch"):
         if not _NEEDED <= set(part.columns["kernel_dispatch"]):
             return None, None
-        # Two queries: SQLite answers a lone min()/max() of the rowid from the b-tree's ends,
-        # but scans the whole table for "SELECT min(id), max(id)".
-        lo = src.conn.execute(f"SELECT min(id) FROM {table}").fetchone()[0]
-        hi = src.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
+        lo, hi = rowid_span(src.conn, table)
         if lo is None:
             continue
         spans.append((src.path, part.guid, table, lo, hi + 1))
