@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -126,13 +127,16 @@ class Workload:
 
     def timed(self, batches=8):
         """Seconds for all units: (the fastest of `batches` equal batches x batches, the whole
-        stretch), and the CPU seconds of other threads. The fastest batch is the figure that
-        other tenants of the host disturb least."""
+        stretch), the CPU seconds of other threads, and the launching thread's own CPU seconds
+        and context switches (voluntary: it waited, e.g. on a lock; involuntary: it was
+        preempted). The fastest batch is the figure that other tenants of the host disturb
+        least; the launching thread's CPU is what a launch-bound step is made of."""
         torch = self.torch
         self.run(max(1, self.units // 10))  # the session's own first launches out of the way
         torch.cuda.synchronize()
         per = max(1, self.units // batches)
         best = float("inf")
+        r0 = resource.getrusage(resource.RUSAGE_THREAD)
         t0, p0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
         for _ in range(batches):
             b0 = time.perf_counter()
@@ -140,7 +144,10 @@ class Workload:
             torch.cuda.synchronize()
             best = min(best, time.perf_counter() - b0)
         t1, p1, m1 = time.perf_counter(), time.process_time(), time.thread_time()
-        return {"best": best * self.units / per, "wall": t1 - t0, "other_cpu": (p1 - p0) - (m1 - m0)}
+        r1 = resource.getrusage(resource.RUSAGE_THREAD)
+        return {"best": best * self.units / per, "wall": t1 - t0, "other_cpu": (p1 - p0) - (m1 - m0),
+                "self_cpu": m1 - m0, "vcsw": r1.ru_nvcsw - r0.ru_nvcsw,
+                "ivcsw": r1.ru_nivcsw - r0.ru_nivcsw}
 
 
 def hot_path():

@@ -7,8 +7,9 @@ and with --gpu-metrics, order reversed every other round so that a drift cancels
 tracing is on in both. Each session first runs steps for 1.5 s (the sampler's set-up on the
 session's first driver call), then the timed steps. Reported per workload: the median over rounds
 of (with - without) / without of the step time (the fastest of 8 batches) with quartiles, the CPU
-time of threads other than the launching one per second (the decoding thread's), and the samples
-per second the sampler achieved (its metadata).
+time of threads other than the launching one per second (the decoding thread's), the samples
+per second the sampler achieved (its metadata), and the launching thread's own CPU time and
+context switches over the timed steps (launcher()).
 
   python3 benchmarks/gpu_metrics_cost.py [--rounds 4] [--steps 300] [--json FILE] [--pin CPU]
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks")]
 
-from gpu_energy_cost import Gemm, alternate, cells, gpu_main, paired, sessions  # noqa: E402
+from gpu_energy_cost import Gemm, alternate, cells, gpu_main, paired, quartiles, sessions  # noqa: E402
 from gpu_launch_cost import Workload  # noqa: E402  (sets sys.path for rocprof)
 
 FLAG = "--gpu-metrics=true"
@@ -58,13 +59,31 @@ def measure(rounds: int, steps: int) -> dict:
     return res
 
 
+def launcher(off: list, on: list) -> str:
+    """The launching thread's own CPU over the timed steps, round by round: the relative
+    change's median [quartiles], and its context switches (voluntary / involuntary) without ->
+    with. A launch-bound step is this thread's work: a sampler that took its core or a lock it
+    needs shows here, whatever the host's spread of step times between sessions."""
+    if not all("self_cpu" in m for m in off + on):
+        return "— | —"
+    q1, med, q3 = quartiles([(b["self_cpu"] - a["self_cpu"]) / a["self_cpu"] * 100
+                             for a, b in zip(off, on, strict=True)])
+
+    def switches(ms):
+        return (f"{statistics.median(m['vcsw'] for m in ms):,.0f} / "
+                f"{statistics.median(m['ivcsw'] for m in ms):,.0f}")
+    return f"{med:+.2f} % [{q1:+.2f}, {q3:+.2f}] | {switches(off)} -> {switches(on)}"
+
+
 def report(res: dict) -> None:
     print("| workload | step (without) | added by --gpu-metrics: median [q1, q3] | "
-          "other threads' CPU, ms/s (without -> with) | samples/s achieved |")
-    print("|---|---|---|---|---|")
+          "other threads' CPU, ms/s (without -> with) | samples/s achieved | "
+          "launching thread's CPU: change | its context switches, vol / invol |")
+    print("|---|---|---|---|---|---|---|")
     for name, by in res.items():
         hz = statistics.median(b["hz"] for b in by["with"])
-        print(f"| {name} | {cells(paired(by['without'], by['with']))} | {hz:,.0f} |")
+        print(f"| {name} | {cells(paired(by['without'], by['with']))} | {hz:,.0f} | "
+              f"{launcher(by['without'], by['with'])} |")
 
 
 if __name__ == "__main__":
