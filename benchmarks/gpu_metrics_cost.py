@@ -11,11 +11,13 @@ time of threads other than the launching one per second (the decoding thread's),
 per second the sampler achieved (its metadata), and the launching thread's own CPU time and
 context switches over the timed steps (launcher()).
 
-  python3 benchmarks/gpu_metrics_cost.py [--rounds 4] [--steps 300] [--json FILE] [--pin CPU]
+  [GPU_METRICS_COST_FLAGS=...] python3 benchmarks/gpu_metrics_cost.py [--rounds 4] [--steps 300]
+      [--json FILE] [--pin CPU]
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import statistics
 import sys
@@ -27,7 +29,10 @@ sys.path[:0] = [str(ROOT / "benchmarks")]
 from gpu_energy_cost import Gemm, alternate, cells, gpu_main, paired, quartiles, sessions  # noqa: E402
 from gpu_launch_cost import Workload  # noqa: E402  (sets sys.path for rocprof)
 
-FLAG = "--gpu-metrics=true"
+# The "with" session's flags; GPU_METRICS_COST_FLAGS replaces them: another rate
+# ("--gpu-metrics=true --gpu-metrics-frequency=1000"), or "" for an A/A run (both sessions alike:
+# the spread a real cost has to stand out of).
+FLAGS = os.environ.get("GPU_METRICS_COST_FLAGS", "--gpu-metrics=true").split()
 
 
 def achieved(db: str) -> float:
@@ -50,7 +55,7 @@ def measure(rounds: int, steps: int) -> dict:
     res = {w.name: {"without": [], "with": []} for w in loads}
 
     def argv_of(label):
-        return ["--kernel-trace=true", *([FLAG] if label == "with" else [])]
+        return ["--kernel-trace=true", *(FLAGS if label == "with" else [])]
 
     for label, w, m, db in sessions(loads, alternate("without", "with"), argv_of, rounds,
                                     "gpu_metrics_cost_"):
