@@ -1,6 +1,7 @@
 // A CaptureContext for tests: records, strings and info rows kept in memory, so a backend's
 // mapping is checked field by field without a session, a sink or its hardware.
 #pragma once
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -56,7 +57,7 @@ class FakeCaptureContext final : public CaptureContext {
   std::vector<std::string> strings;
   std::vector<InfoRow> infos;
   std::map<std::string, uint64_t> dropped;
-  bool is_paused = false;
+  std::atomic<bool> is_paused{false};  // set by a test while capture threads read it
   uint64_t open_at_exit = 0;
 
  private:

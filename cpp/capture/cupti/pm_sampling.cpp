@@ -271,13 +271,21 @@ struct Device {
   std::unique_ptr<MetricHost> host;
   CUpti_PmSampling_Object* obj = nullptr;
   bool started = false;
+  // Sampling stopped while the session is paused (on-demand windows, roctxProfilerPause): the
+  // GPU's counters are not read and this thread evaluates nothing, so a paused session pays
+  // nothing for them; started again on resume.
+  bool halted = false;
   std::vector<double> values;
   // Figures for the metadata.
   uint64_t samples = 0, overflows = 0, full = 0, decodes = 0, errors = 0, missing = 0;
   uint64_t long_samples = 0;  // spanning more than 4 periods: left out
   uint64_t thinned = 0;       // decoded but not evaluated (the host fell behind)
   size_t stride = 1;          // every stride-th sample of a decode is evaluated
-  uint64_t first_start = 0, last_start = 0, last_end = 0;
+  uint64_t halts = 0, restarts_failed = 0;
+  // Sample-to-sample steps and the time they spanned, within a stretch of sampling (the
+  // achieved rate leaves paused stretches out).
+  uint64_t steps = 0, stepped_ns = 0;
+  uint64_t last_start = 0, last_end = 0;
   std::string last_error;
 };
 
@@ -380,8 +388,12 @@ class Sampler {
       const bool stopping = stop_;
       lk.unlock();
       for (uint32_t dev : fresh) set_up(dev);
-      for (Device& d : devices_)
-        if (d.started) decode(d);
+      const bool paused = ctx_->paused();
+      for (Device& d : devices_) {
+        if (!d.started) continue;
+        if (paused != d.halted) halt(d, paused);
+        if (!d.halted) decode(d);
+      }
       if (stopping) {
         for (Device& d : devices_) finish(d);
         return;
@@ -585,12 +597,13 @@ class Sampler {
       ++d.long_samples;
       return;
     }
-    if (d.samples > 0 && start > d.last_start && d.last_start != 0) {
+    if (start > d.last_start && d.last_start != 0) {
       // Samples the hardware did not deliver (an overflow, a stall): the gap in periods.
       const uint64_t periods = (start - d.last_start + interval_ns_ / 2) / interval_ns_;
       if (periods > 1) d.missing += periods - 1;
+      ++d.steps;
+      d.stepped_ns += start - d.last_start;
     }
-    if (d.samples == 0) d.first_start = start;
     ++d.samples;
     d.last_start = start;
     d.last_end = end;
@@ -598,18 +611,51 @@ class Sampler {
       ++d.thinned;
       return;
     }
+    if (ctx_->paused()) return;  // sampled as the pause began: not kept, not evaluated
     std::string why;
     if (!d.host->evaluate(d.counter_data, index, d.names, d.values.data(), &why)) {
       ++d.errors;
       d.last_error = why;
       return;
     }
-    if (ctx_->paused()) return;
     for (size_t m = 0; m < d.series.size(); ++m) out_.emit(d.series[m], start, d.values[m]);
+  }
+
+  // Stops sampling for a pause (what was sampled before it drained first, each series' last
+  // value stored at its end) or starts it again on resume. The first sample after a start spans
+  // from an earlier reference and is left out (take()), and the pause is no gap of lost samples.
+  void halt(Device& d, bool pause) {
+    if (pause) {
+      decode(d);
+      auto p = params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
+      p.pPmSamplingObject = d.obj;
+      call(d, "cuptiPmSamplingStop", api_->counters.cuptiPmSamplingStop(&p));
+      decode(d);
+      for (Series& s : d.series) {
+        out_.finish(s, d.last_end);
+        s.stored = false;  // the first value after the pause is stored, whatever it is
+      }
+      d.last_start = 0;
+      d.halted = true;
+      ++d.halts;
+      return;
+    }
+    auto p = params<CUpti_PmSampling_Start_Params>(CUpti_PmSampling_Start_Params_STRUCT_SIZE);
+    p.pPmSamplingObject = d.obj;
+    if (call(d, "cuptiPmSamplingStart", api_->counters.cuptiPmSamplingStart(&p))) {
+      d.halted = false;
+    } else if (d.restarts_failed++ == 0) {
+      std::fprintf(stderr, "rocprof: --gpu-metrics: GPU %u: sampling did not start again after "
+                   "a pause (%s); no metrics from here on\n", d.ordinal, d.last_error.c_str());
+    }
   }
 
   void finish(Device& d) {
     if (!d.started) return;
+    if (d.halted) {
+      d.started = false;
+      return;
+    }
     auto p = params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
     p.pPmSamplingObject = d.obj;
     call(d, "cuptiPmSamplingStop", api_->counters.cuptiPmSamplingStop(&p));
@@ -638,10 +684,9 @@ class Sampler {
       c.info(MetadataInfo{"rocprof.gpu_metrics.metrics" + g, names});
       c.info(MetadataInfo{"rocprof.gpu_metrics.left_out" + g, left});
       if (d.status != "on") continue;
-      const double span = d.last_start > d.first_start
-                              ? static_cast<double>(d.last_start - d.first_start) / 1e9
-                              : 0.0;
-      const double hz = span > 0 ? static_cast<double>(d.samples - 1) / span : 0.0;
+      const double hz =
+          d.stepped_ns > 0 ? static_cast<double>(d.steps) / (static_cast<double>(d.stepped_ns) / 1e9)
+                           : 0.0;
       char rate[32];
       std::snprintf(rate, sizeof rate, "%.1f", hz);
       c.info(MetadataInfo{"rocprof.gpu_metrics.samples" + g, std::to_string(d.samples)});
@@ -653,6 +698,7 @@ class Sampler {
       c.info(MetadataInfo{"rocprof.gpu_metrics.errors" + g, std::to_string(d.errors)});
       c.info(MetadataInfo{"rocprof.gpu_metrics.long_samples" + g, std::to_string(d.long_samples)});
       c.info(MetadataInfo{"rocprof.gpu_metrics.thinned_samples" + g, std::to_string(d.thinned)});
+      c.info(MetadataInfo{"rocprof.gpu_metrics.pauses" + g, std::to_string(d.halts)});
       if (!d.last_error.empty())
         c.info(MetadataInfo{"rocprof.gpu_metrics.last_error" + g, d.last_error});
       if (d.missing > 0) c.drops("GPU metric samples lost (hardware buffer)", d.missing);

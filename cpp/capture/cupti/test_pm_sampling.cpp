@@ -5,11 +5,13 @@
 // Checked: every sample arrives once and in order when the counter data image fills and wraps,
 // an overflowing hardware buffer is counted (samples lost = the stand-in's own count), a chip
 // without a metric leaves it out with its reason (and a metric past one pass), repeated values
-// are stored once, and the clock of the samples' timestamps is told apart.
+// are stored once, the clock of the samples' timestamps is told apart, and a paused session
+// stops the GPU's sampling and starts it again on resume.
 #define ROCPROF_CUPTI_COUNTERS 1  // as the backend is built where these headers exist
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <ctime>
 #include <chrono>
@@ -50,8 +52,11 @@ struct StandinGpu {
   double constant = 42.0;               // the value of every metric but the first
   uint64_t realtime_offset = 0;         // CLOCK_REALTIME - CLOCK_BOOTTIME, when stamped so
   int evaluate_us = 0;                  // what an evaluation costs the host
+  std::vector<uint64_t> long_from;      // the first sample after each Start
 };
 StandinGpu g;
+// Starts and stops of sampling, read by the test while the sampler's thread makes them.
+std::atomic<int> g_starts{0}, g_stops{0};
 
 CUptiResult result_string(CUptiResult r, const char** s) {
   *s = r == CUPTI_ERROR_INVALID_METRIC_NAME ? "CUPTI_ERROR_INVALID_METRIC_NAME" : "CUPTI_ERROR";
@@ -134,10 +139,13 @@ CUptiResult set_config(CUpti_PmSampling_SetConfig_Params* p) {
 }
 CUptiResult start_sampling(CUpti_PmSampling_Start_Params*) {
   g.started = true;
+  g.long_from.push_back(g.next_index);
+  ++g_starts;
   return CUPTI_SUCCESS;
 }
 CUptiResult stop_sampling(CUpti_PmSampling_Stop_Params*) {
   g.started = false;
+  ++g_stops;
   return CUPTI_SUCCESS;
 }
 CUptiResult data_size(CUpti_PmSampling_GetCounterDataSize_Params* p) {
@@ -177,11 +185,12 @@ CUptiResult data_info(CUpti_PmSampling_GetCounterDataInfo_Params* p) {
   p->numPopulatedSamples = p->numCompletedSamples = g.image.size();
   return CUPTI_SUCCESS;
 }
-// As on an H200: the first sample after Start begins seconds earlier (stood in: 3 s), in
+// As on an H200: the first sample after each Start begins seconds earlier (stood in: 3 s), in
 // CLOCK_REALTIME; the others are one period each.
 CUptiResult sample_info(CUpti_PmSampling_CounterData_GetSampleInfo_Params* p) {
   const uint64_t i = g.image.at(p->sampleIndex);
-  p->startTimestamp = g.t0 + i * g.period - (i == 0 ? 3000000000ull : 0) + g.realtime_offset;
+  const bool first = std::find(g.long_from.begin(), g.long_from.end(), i) != g.long_from.end();
+  p->startTimestamp = g.t0 + i * g.period - (first ? 3000000000ull : 0) + g.realtime_offset;
   p->endTimestamp = g.t0 + (i + 1) * g.period + g.realtime_offset;
   return CUPTI_SUCCESS;
 }
@@ -230,9 +239,8 @@ struct Captured {
   std::map<std::string, std::vector<std::pair<uint64_t, double>>> tracks;
 };
 
-// Starts the backend's sampler at `hz` on the stand-in, lets the stand-in GPU write samples
-// until `rounds` decode rounds produced theirs, stops it and reads back the records.
-void sample(Captured* run, uint32_t hz, const std::string& set, size_t samples_wanted) {
+// Starts the backend's sampler at `hz` on the stand-in GPU 0.
+void begin(Captured* run, uint32_t hz, const std::string& set) {
   static Api api = standin_api();  // the sampler keeps a pointer to it
   g.t0 = now_ns();
   GpuMetricsSettings s;
@@ -243,8 +251,20 @@ void sample(Captured* run, uint32_t hz, const std::string& set, size_t samples_w
   ASSERT_TRUE(start(run->ctx, s, api, &why)) << why;
   on_context_created(reinterpret_cast<CUcontext>(1));  // device 0
   on_context_created(reinterpret_cast<CUcontext>(1));  // once per device
-  for (int i = 0; i < 2000 && g.next_index < samples_wanted; ++i)
+}
+
+// Waits (up to 4 s) until `done` holds.
+template <class F>
+void wait_until(F done) {
+  for (int i = 0; i < 2000 && !done(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+// Starts the backend's sampler at `hz` on the stand-in, lets the stand-in GPU write samples
+// until `samples_wanted` were written, stops it and reads back the records.
+void sample(Captured* run, uint32_t hz, const std::string& set, size_t samples_wanted) {
+  begin(run, hz, set);
+  wait_until([&] { return g.next_index >= samples_wanted; });
   stop(run->ctx);
   disable_all();
   EXPECT_FALSE(g.enabled);
@@ -258,6 +278,7 @@ void sample(Captured* run, uint32_t hz, const std::string& set, size_t samples_w
 
 void reset_gpu(size_t produce, size_t hw_capacity) {
   g = StandinGpu{};
+  g_starts = g_stops = 0;
   g.chip_metrics = all_names();
   g.produce = produce;
   g.hw_capacity = hw_capacity;
@@ -389,6 +410,52 @@ TEST(PmSamplingStandin, NamesTheChipHasNotAreRefusedAtSetUp) {
             "off: none of the metrics of 'nope__metric.sum' can be sampled on SI100");
   EXPECT_NE(err.find("--gpu-metrics: GPU 0: none of the metrics"), std::string::npos) << err;
   EXPECT_TRUE(run.tracks.empty());
+}
+
+// A paused session (an on-demand window closed, roctxProfilerPause) stops the GPU's sampling,
+// so that it costs nothing; on resume sampling starts again, its first (long) sample is left
+// out, and the pause counts neither as lost samples nor in the achieved rate.
+TEST(PmSamplingStandin, APauseStopsSamplingAndResumeStartsItAgain) {
+  reset_gpu(/*produce=*/50, /*hw_capacity=*/1u << 20);
+  Captured run;
+  begin(&run, 1000, "default");
+  wait_until([] { return g.next_index >= 400; });
+  run.ctx.is_paused = true;
+  wait_until([] { return g_stops.load() >= 1; });
+  ASSERT_EQ(g_stops.load(), 1) << "sampling was not stopped for the pause";
+  const uint64_t at_pause = g.next_index;
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));  // eight decode periods
+  EXPECT_EQ(g.next_index, at_pause) << "the GPU sampled while the session was paused";
+  run.ctx.is_paused = false;
+  wait_until([] { return g_starts.load() >= 2; });
+  ASSERT_EQ(g_starts.load(), 2) << "sampling was not started again on resume";
+  wait_until([&] { return g.next_index >= at_pause + 400; });
+  stop(run.ctx);
+  disable_all();
+  for (const auto& row : run.ctx.rows<MetadataInfo>()) run.meta[row.tag] = row.value;
+  std::map<std::string, std::vector<std::pair<uint64_t, double>>> tracks;
+  for (const Record& r : run.ctx.records)
+    tracks[run.ctx.text(r.name_id)].emplace_back(r.start, r.sample.value);
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.pauses.gpu0"], "1");
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.long_samples.gpu0"], "2");  // one per start
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.missing_samples.gpu0"], "0");
+  EXPECT_EQ(run.meta["rocprof.gpu_metrics.achieved_hz.gpu0"], "1000.0");
+  EXPECT_TRUE(run.ctx.dropped.empty());
+  // Metric 0 is the sample's index: in order, before the pause and after it, none twice.
+  const auto& tensor = tracks["pm_tensor_active [0]"];
+  ASSERT_GT(tensor.size(), 600u);
+  size_t after = 0;
+  for (size_t i = 1; i < tensor.size(); ++i) {
+    EXPECT_GE(tensor[i].first, tensor[i - 1].first);
+    if (tensor[i].second > static_cast<double>(at_pause)) ++after;
+  }
+  EXPECT_GT(after, 300u);
+  // A constant metric: its value and its end before the pause, again from the first sample
+  // after it to the end.
+  const auto& sm = tracks["pm_sm_active [0]"];
+  ASSERT_EQ(sm.size(), 4u);
+  EXPECT_LT(sm[1].first, sm[2].first);
+  EXPECT_EQ(sm[2].second, 42.0);
 }
 
 TEST(PmSamplingClock, TheNearerClockIsTaken) {
