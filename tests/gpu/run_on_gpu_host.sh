@@ -299,6 +299,8 @@ step "B3 guard: 10 kHz sampling's CPU above the host's floors, both methods (CI'
 # on CPU 3 (launch-bound steps spread +-20 % between sessions where the scheduler moves it).
 step "cost: --gpu-metrics on transformer, CNN and GEMM steps (benchmarks/gpu_metrics_cost.py)" \
   $PY benchmarks/gpu_metrics_cost.py --rounds 8 --steps 200 --pin 3 --json "$OUTDIR/gpu_metrics_cost.json"
+step "cost: --gpu-metrics inside sessions, paused against resumed batches (benchmarks/gpu_metrics_toggle.py)" \
+  $PY benchmarks/gpu_metrics_toggle.py --rounds 6 --steps 400 --pin 3 --json "$OUTDIR/gpu_metrics_toggle.json"
 step "cost: everything on, and each new source with the others on (benchmarks/gpu_all_on_cost.py)" \
   $PY benchmarks/gpu_all_on_cost.py --rounds 4 --steps 150 --pin 3 --json "$OUTDIR/gpu_all_on_cost.json"
 step "B2s: the ladder of tracing costs per kernel against torch.profiler (benchmarks/gpu_launch_cost.py)" \
