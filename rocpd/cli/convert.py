@@ -114,8 +114,7 @@ def run(args) -> int:
             elif args.output_file is None:
                 raise RocpdError("rocpd convert: give -o OUTPUT (or -d OUTPUT_PATH)")
             else:
-                result = fmt.writer().write(db, args.output_file, **opts)
-                written = result if isinstance(result, list) else [result]
+                written = fmt.write_to(db, args.output_file, **opts)
             for path in written:
                 wrote(path)
     return 0

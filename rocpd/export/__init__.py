@@ -34,6 +34,18 @@ class Format:
     def writer(self):
         return importlib.import_module(f"{__name__}.{self.name}")
 
+    def write_to(self, db, output: str, **options) -> list[str]:
+        """Written where ours names outputs (``rocpd convert DB -f FMT -o OUTPUT``): OUTPUT is
+        the file, the file-name prefix or the archive's folder; an OUTPUT that names a folder
+        (one that exists, or ending in "/") gets a file named as rocprofv3 names it with no -o,
+        FOLDER/results<suffix> (file; a prefix format does the same, in_folder). Missing
+        parent folders are made, as rocprofv3 makes its output folders."""
+        if self.target == "file":
+            output = in_folder(output, f"results{self.suffix}")
+            os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
+        result = self.writer().write(db, output, **options)
+        return [str(r) for r in (result if isinstance(result, list) else [result]) if r]
+
     def write_named(self, db, folder: str, name: str, **options) -> list[str]:
         """Written as ROCm's rocpd convert and rocprofv3 name outputs: FOLDER/NAME_kernel_trace.csv
         ... (prefix), FOLDER/NAME_results<suffix> (file), the archive NAME_results in FOLDER
@@ -49,6 +61,14 @@ class Format:
         else:
             result = write(db, os.path.join(folder, f"{name}_results{self.suffix}"), **options)
         return [str(r) for r in (result if isinstance(result, list) else [result]) if r]
+
+
+def in_folder(path: str, name: str) -> str:
+    """``path``, or ``path/name`` where ``path`` names a folder: one that exists, or a path
+    ending in a separator (the user asked for a folder, which may not exist yet)."""
+    if path.endswith(os.sep) or (os.altsep and path.endswith(os.altsep)) or os.path.isdir(path):
+        return os.path.join(path, name)
+    return path
 
 
 def _declared(path: str) -> dict | None:

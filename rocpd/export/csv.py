@@ -24,7 +24,7 @@ from ..io.filters import Filter, name_mask, resolve
 from ..io.output_file import open_output
 from ..progress import Rows, iterate
 from ..summary.stats import stem_for, write_stats_csv
-from . import agent_sql
+from . import agent_sql, in_folder
 
 # What this exporter is (rocpd.export.formats reads it without importing the module).
 FORMAT = {"suffix": ".csv", "target": "prefix", "rocprofv3": "csv"}
@@ -220,8 +220,7 @@ def write(db, path: str, stats: bool = True, guid: bool = False, agent_index: st
     columns of ROCm's ``rocpd convert`` (see the module's doc). ``agent_index``: ROCm's
     --agent-index-value (rocpd.export.agent_sql; relative, "Agent 1", as rocprofv3's CSV).
     Memory stays bounded whatever the number of records: rows are read and written in chunks."""
-    if path.endswith(os.sep) or os.path.isdir(path):
-        path = os.path.join(path, "results")
+    path = in_folder(path, "results")
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     flt = Filter.of(filters)
     where, params = resolve(db, flt)

@@ -48,3 +48,28 @@ def test_report_says_on_stderr_when_the_perfetto_trace_cannot_be_written(tmp_pat
     assert rc == 0, err
     assert _wrote(out) == [str(tmp_path / "report.html")]
     assert err.startswith("rocpd report: no Perfetto trace written: ") and err.count("\n") == 1, err
+
+
+def test_an_output_naming_a_folder_gets_rocprofv3s_file_name_inside_it(tmp_path, monkeypatch,
+                                                                       cli, make_run):
+    """`-o traces/` (a folder, new or not) and `-o existing_folder`: the file goes inside, named
+    as rocprofv3 names it with no -o; missing parent folders of a file are made."""
+    make_run(tmp_path / "run_results.db")
+    monkeypatch.chdir(tmp_path)
+    os.mkdir("there")
+    commands = [
+        (["-f", "perfetto", "-o", "new/"], "new/results.pftrace"),
+        (["-f", "chrome", "-o", "there"], "there/results.json"),
+        (["-f", "chrome", "-o", "deep/er/t.json"], "deep/er/t.json"),
+        (["-f", "csv", "-o", "csvs/"], None),
+    ]
+    for argv, expected in commands:
+        rc, out, err = cli("convert", "run_results.db", *argv)
+        assert rc == 0, (argv, err)
+        written = _wrote(out)
+        assert written, (argv, out)
+        if expected is not None:
+            assert written == [str(tmp_path / expected)] and os.path.isfile(expected), (argv, out)
+        else:
+            assert all(os.path.basename(p).startswith("results_") for p in written), out
+    assert not os.path.isfile("new") and not os.path.isfile("there")
