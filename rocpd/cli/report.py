@@ -55,7 +55,9 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from rocpd import report
+    from rocpd.io.output_file import refuse_folder
 
+    refuse_folder(args.output)  # before the trace beside it is written
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise rocpd.RocpdError(f"rocpd report: folder {out_dir} does not exist; create it or choose"

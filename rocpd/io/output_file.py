@@ -22,8 +22,9 @@ from collections.abc import Iterator
 @contextlib.contextmanager
 def staged(path: str | os.PathLike) -> Iterator[str]:
     """A fresh name in a private folder beside ``path``; what the block writes there replaces
-    ``path`` when it ends without an error."""
-    path = os.path.abspath(os.fspath(path))
+    ``path`` when it ends without an error. A path naming a folder (one that exists, or ending
+    in a separator) is refused before anything is written: it would become a file of that name."""
+    path = os.path.abspath(refuse_folder(path))
     folder, name = os.path.split(path)
     private = _private_folder(folder, name, path)
     inner = os.path.join(private, name)
@@ -36,6 +37,15 @@ def staged(path: str | os.PathLike) -> Iterator[str]:
             os.unlink(inner)
         with contextlib.suppress(OSError):
             os.rmdir(private)
+
+
+def refuse_folder(path: str | os.PathLike) -> str:
+    """``path``, if it can name a file: a folder (one that exists, or a path ending in a
+    separator) raises IsADirectoryError saying to give a file name in it."""
+    raw = os.fspath(path)
+    if raw.endswith(os.sep) or (os.altsep and raw.endswith(os.altsep)) or os.path.isdir(raw):
+        raise IsADirectoryError(errno.EISDIR, "this names a folder; give a file name in it", raw)
+    return raw
 
 
 def _private_folder(folder: str, name: str, path: str) -> str:

@@ -73,3 +73,21 @@ def test_an_output_naming_a_folder_gets_rocprofv3s_file_name_inside_it(tmp_path,
         else:
             assert all(os.path.basename(p).startswith("results_") for p in written), out
     assert not os.path.isfile("new") and not os.path.isfile("there")
+
+
+def test_a_single_file_output_given_a_folder_is_refused_before_anything_is_written(
+        tmp_path, monkeypatch, cli, make_run):
+    """report, query and merge write one named file: `-o out/` or an existing folder is a
+    one-line error, exit 1, and nothing is written (no file named like the folder, no trace)."""
+    make_run(tmp_path / "run_results.db")
+    monkeypatch.chdir(tmp_path)
+    os.mkdir("there")
+    for argv in (["report", "run_results.db", "-o", "out/"],
+                 ["report", "run_results.db", "-o", "there"],
+                 ["query", "run_results.db", "--sql", "SELECT 1", "-f", "csv", "-o", "q/"],
+                 ["merge", "run_results.db", "-o", "m/"]):
+        rc, out, err = cli(*argv)
+        assert rc == 1 and "names a folder; give a file name in it" in err, (argv, err)
+        assert err.count("\n") == 1, err
+    assert sorted(os.listdir(".")) == ["run_results.db", "there"]
+    assert os.listdir("there") == []
