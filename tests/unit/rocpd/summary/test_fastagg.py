@@ -1,9 +1,14 @@
 """The numpy kernel summary (rocpd.summary.fastagg) against the SQL path and an independent computation,
-including the process-pool path over several rowid ranges and several files."""
+including the pooled path over several rowid ranges and several files."""
 
+import os
 import statistics
+import subprocess
+import sys
+import textwrap
 
 import pytest
+from support import ROOT
 
 import rocpd
 from rocpd.io.filters import Filter
@@ -117,14 +122,29 @@ def test_unreadable_column_falls_back(tmp_path, make_run, monkeypatch):
     assert Filter.of({}).include is None
 
 
-def test_spawn_pool_when_threads_run(tmp_path, make_run, forced_pool, monkeypatch):
-    """With other threads alive (Jupyter, a thread pool), workers start with spawn, not fork."""
-    import threading
-
-    raw = make_run(tmp_path / "a.db", n_kernels=100)
-    monkeypatch.setattr(threading, "active_count", lambda: 2)
-    with rocpd.connect(str(tmp_path / "a.db")) as db:
-        _check(db.kernel_stats(), raw["kernels"])
+def test_a_script_without_a_main_guard_runs_once(tmp_path, make_run):
+    """The ranges are read on threads: a script (or notebook) summarising a database at its top
+    level, with other threads alive, is not imported again by worker processes."""
+    raw = make_run(tmp_path / "a.db", n_kernels=300)
+    ran = tmp_path / "ran.txt"
+    script = tmp_path / "user_script.py"
+    script.write_text(textwrap.dedent(f"""
+        import threading, time
+        import rocpd
+        from rocpd.summary import fastagg
+        with open({str(ran)!r}, "a") as f:
+            f.write("ran\\n")
+        threading.Thread(target=time.sleep, args=(2,), daemon=True).start()
+        fastagg._MIN_PARALLEL_ROWS, fastagg._CHUNK_MIN, fastagg._CHUNK_MAX = 0, 37, 37
+        with rocpd.connect({str(tmp_path / "a.db")!r}) as db:
+            print(int(db.kernel_stats()["Calls"].sum()))
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(ROOT)]))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(len(raw["kernels"]))]
+    assert ran.read_text() == "ran\n"
 
 
 def test_summary_reads_kernel_partials_once_per_summary(tmp_path, make_run, monkeypatch):
@@ -140,14 +160,3 @@ def test_summary_reads_kernel_partials_once_per_summary(tmp_path, make_run, monk
         db.kernel_stats()
         db.kernel_stats()
         assert len(calls) == 3  # outside a summary nothing is kept: a live database is re-read
-
-
-def test_no_child_processes_falls_back_in_process(tmp_path, make_run, forced_pool, monkeypatch):
-    raw = make_run(tmp_path / "a.db", n_kernels=100)
-
-    def refuse(_):
-        raise AssertionError("daemonic processes are not allowed to have children")
-
-    monkeypatch.setattr(fastagg, "_pool", refuse)
-    with rocpd.connect(str(tmp_path / "a.db")) as db:
-        _check(db.kernel_stats(), raw["kernels"])
