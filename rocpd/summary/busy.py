@@ -14,7 +14,8 @@ import sqlite3
 
 import numpy as np
 
-from .fastagg import _parse, _Unreadable, rowid_span  # integer texts parsed whole or not at all
+# Integer texts parsed whole or not at all; rowid ranges as the kernel summary walks them.
+from .fastagg import _parse, _Unreadable, rowid_ranges, rowid_span
 
 _RANGE = 1 << 19  # rows of one query: ~25 MB of text while it is parsed
 _NO_AGENT = -(1 << 62)  # a NULL agent id, as group_concat would skip it
@@ -44,9 +45,8 @@ def _ranged(src, where: str, params: list) -> dict:
             if lo is None:
                 continue
             sql = _RANGED.format(none=_NO_AGENT, agent=agent, table=table, where=where)
-            for a in range(lo, hi + 1, _RANGE):
-                n, agents, starts, ends = src.conn.execute(sql, [a, a + _RANGE, *params]
-                                                           ).fetchone()
+            for a, b in rowid_ranges(lo, hi, _RANGE):
+                n, agents, starts, ends = src.conn.execute(sql, [a, b, *params]).fetchone()
                 if not n:
                     continue
                 ag, s, e = _parse(agents, n), _parse(starts, n), _parse(ends, n)

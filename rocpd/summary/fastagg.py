@@ -24,7 +24,7 @@ from ..io.files import open_ro
 from ..progress import iterate
 
 _NEEDED = {"id", "guid", "pid", "kernel_id", "start", "end"}
-_MIN_PARALLEL_ROWS = 1_000_000  # below this, process start-up costs more than it saves
+_MIN_PARALLEL_ROWS = 1_000_000  # below this, one range in this thread is as quick
 _CHUNK_MIN, _CHUNK_MAX = 1 << 18, 1 << 21
 
 
@@ -139,6 +139,20 @@ def _pool(workers: int):
     return ThreadPoolExecutor(workers, thread_name_prefix="rocpd-summary")
 
 
+# Past this many ranges a table's ids are far sparser than its rows (a span of ids beyond any
+# row count: explicit ids from another writer): rather than query millions of empty ranges, the
+# caller's GROUP BY reads it.
+_MAX_RANGES = 1 << 14
+
+
+def rowid_ranges(lo: int, hi: int, step: int) -> list[tuple[int, int]]:
+    """[a, b) ranges of ``step`` ids covering ``lo``..``hi``; _Unreadable where that would be more
+    than _MAX_RANGES of them."""
+    if (hi - lo) // step + 1 > _MAX_RANGES:
+        raise _Unreadable()
+    return [(a, min(a + step, hi + 1)) for a in range(lo, hi + 1, step)]
+
+
 def rowid_span(conn, table: str) -> tuple[int | None, int | None]:
     """(least id, greatest id) of ``table``, (None, None) when empty. Two queries: SQLite
     answers a lone min()/max() of the rowid from the b-tree's ends, but scans the whole table
@@ -175,8 +189,8 @@ def plan(db, where: str, params: list, by_pid: bool, workers: int):
     total = sum(hi - lo for *_, lo, hi in spans)
     chunk = max(_CHUNK_MIN, min(_CHUNK_MAX, total // max(1, 4 * workers) + 1))
     for path, guid, table, lo, hi in spans:
-        for a in range(lo, hi, chunk):
-            tasks.append(((path, table, a, min(a + chunk, hi), where, list(params), by_pid), guid))
+        for a, b in rowid_ranges(lo, hi - 1, chunk):
+            tasks.append(((path, table, a, b, where, list(params), by_pid), guid))
     return tasks, names, total
 
 

@@ -72,3 +72,27 @@ def test_a_file_the_ranges_cannot_read_gets_the_group_by(files, tmp_path, monkey
         grouped = src.conn.execute(busy._GROUPED.format(where="1")).fetchall()
         df = db.busy()
     assert grouped and df["GpuTime"].tolist() == [r[2] for r in grouped]
+
+
+def test_ids_far_sparser_than_rows_get_the_group_by_not_a_query_per_empty_range(files, tmp_path):
+    """A kernel row with id 2^50 (explicit ids from another writer): GPU busy and the kernel
+    summary read the file through SQLite's GROUP BY instead of walking 2^31 empty ranges."""
+    from rocpd.summary import fastagg
+
+    path = tmp_path / "sparse.db"
+    shutil.copy(files / "a.db", path)
+    con = sqlite3.connect(path)
+    (table,) = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
+                                          " AND name LIKE 'rocpd_kernel_dispatch_%'")]
+    with con:
+        con.execute(f"UPDATE {table} SET id = {1 << 50} WHERE id = (SELECT max(id) FROM {table})")
+    con.close()
+    with rocpd.connect(str(path)) as db:
+        (src,) = db.sources()
+        with pytest.raises(busy._Unreadable):
+            busy._ranged(src, "1", [])
+        grouped = src.conn.execute(busy._GROUPED.format(where="1")).fetchall()
+        assert db.busy()["GpuTime"].tolist() == [r[2] for r in grouped]
+        assert fastagg.kernel_partials(db, "1", []) is None  # the SQL summary answers
+        with rocpd.connect(str(files / "a.db")) as dense:
+            assert db.kernel_stats()["Calls"].sum() == dense.kernel_stats()["Calls"].sum()
