@@ -17,6 +17,7 @@ frame ``<rocprof launcher>``; samples taken through the in-process API keep ever
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from .. import _schema
 from ..errors import RocpdError
 from ..io.connection import Connection
 from ..textfmt import TOP_ROWS, more_rows
+from . import sample_counts
 
 SAMPLE_CATEGORIES = ("PYTHON_SAMPLE", "CPU_SAMPLE")
 
@@ -138,6 +140,15 @@ def stack_counts(db, *, by_thread: bool = False, **filters) -> list[tuple]:
     """[(guid, pid, tid, stack_id, samples)] of the samples :func:`sample_rows` gives (same
     filters), counted per stack by SQLite (per thread too with ``by_thread``, else pid and tid
     are None), in order of each stack's first sample: a row per stack, not per sample."""
+    if filters.get("roctx_range") is None:
+        window = filters.get("window")
+        if window is not None:
+            t0 = _time_zero(db)
+            window = (t0 + int(window[0]), t0 + int(window[1]))
+        rows = sample_counts.stack_counts(db, by_thread, window, filters.get("tid"),
+                                          filters.get("pid"))
+        if rows is not None:
+            return rows
     sql, params = _sample_sql(db, **filters)
     keys = "guid, pid, tid, stack_id" if by_thread else "guid, NULL, NULL, stack_id"
     group = "guid, pid, tid, stack_id" if by_thread else "guid, stack_id"
@@ -219,7 +230,10 @@ def _file_counts(src):
     """(samples, Counter of innermost (function, file, line), Counter of (function, file) on the
     stack) of one file: run where the file is (a Dask worker's too)."""
     try:
-        rows = stack_counts(src.conn)
+        try:
+            rows = [r[:5] for r in sample_counts.file_stack_counts(src, False)]
+        except (sample_counts.Unreadable, sqlite3.Error):
+            rows = stack_counts(src.conn)  # the SQL path
         # The stack nodes are found by a scan of every event (kernels' included): skip it when
         # there is no sample to resolve (10M kernels: 2.5 s).
         stacks = Stacks(src.conn) if rows else None
