@@ -36,7 +36,7 @@ from . import attribution, bounded, cpu, quiet, rules, streamed
 from .activity import COMM_PATTERN, Process, load
 from .attribution import SHORT_KERNEL_NS
 from .breakdown import analyze_process
-from .hostwork import attach_samples
+from .sampled import attach_samples
 from .sites import short_site
 from .spill import pieces_of
 from .steps import choose, steps_of

@@ -56,7 +56,7 @@ class Process:
     agents: dict = field(default_factory=dict, repr=False)   # agent id -> (index, name)
     streams: dict = field(default_factory=dict, repr=False)  # stream id -> name
     start: int | None = None  # the process's start (rocpd_info_process.start), None unknown
-    samples: object = field(default=None, repr=False)  # hostwork.attach_samples: tid, timestamp, site
+    samples: object = field(default=None, repr=False)  # sampled.attach_samples: tid, timestamp, site, function, line
     # A process too big to hold: its kernels are read in chunks (rocpd.analysis.chunks.GpuStream)
     # and ``gpu`` holds its copies only; ``facts`` are the sweep's counts (streamed.py).
     stream: object = field(default=None, repr=False)

@@ -85,9 +85,12 @@ def hot_lines(a):
         if smp is None or smp.empty:
             continue
         n += len(smp)
-        for site, fn in zip(smp["site"].to_numpy(), smp["function"].to_numpy(), strict=True):
+        pairs = smp.attrs["lines"]  # (site, function) per line code (analysis.sampled)
+        per_code = np.bincount(smp["line"].to_numpy(), minlength=len(pairs))
+        for code in np.flatnonzero(per_code).tolist():
+            site, fn = pairs[code]
             if isinstance(site, str) and site:
-                counts[(site, fn)] = counts.get((site, fn), 0) + 1
+                counts[(site, fn)] = counts.get((site, fn), 0) + int(per_code[code])
     if not counts:
         return pd.DataFrame(columns=LINE_COLS)
     rows = [{"Site": s, "Function": f or "", "Samples": c, "Percent": 100.0 * c / n}

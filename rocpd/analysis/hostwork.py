@@ -17,9 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from ..summary.samples import Stacks, sample_rows
 from . import intervals as iv
 from .sites import short_site
 from .steps import key_of
@@ -74,30 +72,6 @@ class HostWork:
             out.append("what the host did is not recorded: sample it (rocprof run --sample) or "
                        "wrap it in roctx.range(...)")
         return out
-
-
-def attach_samples(db, procs) -> None:
-    """Each process's call-stack samples (tid, timestamp, innermost Python line) as
-    ``p.samples``; an empty frame where none were taken."""
-    cols = ["tid", "timestamp", "site", "function"]
-    try:
-        rows = sample_rows(db)
-    except Exception:  # noqa: BLE001 - a database without the samples view has no samples
-        rows = []
-    by_guid: dict[str, list] = {}
-    if rows:
-        stacks = Stacks(db)
-        memo: dict = {}
-        for guid, _pid, tid, ts, sid in rows:
-            key = (guid, sid)
-            if key not in memo:
-                frames = stacks.frames(guid, sid)
-                py = [f for f in frames if f.kind == "python"] or list(frames)
-                f = py[-1] if py else None
-                memo[key] = (f"{f.file}:{f.line}", f.function) if f else (None, None)
-            by_guid.setdefault(guid, []).append((int(tid), int(ts), *memo[key]))
-    for p in procs:
-        p.samples = pd.DataFrame(by_guid.get(p.guid, []), columns=cols)
 
 
 def _windows(gaps, mask):
