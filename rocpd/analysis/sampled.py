@@ -62,7 +62,8 @@ def _ranged(db, lines: _Lines) -> dict[str, list]:
                 stacks, times, at = stacks[mine], times[mine], at[mine]
                 uniq, inv = np.unique(stacks, return_inverse=True)
                 codes = np.array([lines.code(part.guid, s) for s in uniq.tolist()], np.int32)
-                out.setdefault(part.guid, []).append((tids[at], times, codes[inv]))
+                out.setdefault(part.guid, []).append(
+                    (tids[at].astype(np.int32), times, codes[inv]))
     return out
 
 
@@ -78,13 +79,20 @@ def _rows(rows, lines: _Lines) -> dict[str, list]:
 def _frame(pieces: list, lines: _Lines) -> pd.DataFrame:
     sites = list(dict.fromkeys(s for s, _ in lines.pairs if s is not None))
     funcs = list(dict.fromkeys(f for _, f in lines.pairs if f is not None))
-    site_of = np.array([sites.index(s) if s is not None else -1 for s, _ in lines.pairs] or [-1])
-    func_of = np.array([funcs.index(f) if f is not None else -1 for _, f in lines.pairs] or [-1])
-    if pieces:
-        tid, ts, code = (np.concatenate([p[i] for p in pieces]) for i in range(3))
-    else:
-        tid, ts, code = (np.zeros(0, np.int64) for _ in range(3))
-    code = code.astype(np.int32)
+    site_of = np.array([sites.index(s) if s is not None else -1 for s, _ in lines.pairs] or [-1],
+                       dtype=np.int32)
+    func_of = np.array([funcs.index(f) if f is not None else -1 for _, f in lines.pairs] or [-1],
+                       dtype=np.int32)
+    # One column at a time, each range's piece let go once joined: the peak is the frame and
+    # one column's pieces, not two copies of everything.
+    columns = [list(c) for c in zip(*pieces, strict=True)] if pieces else [[], [], []]
+    pieces.clear()
+    joined = []
+    for t in (np.int32, np.int64, np.int32):
+        c = columns.pop(0)
+        joined.append(np.concatenate(c).astype(t, copy=False) if c else np.zeros(0, t))
+        del c
+    tid, ts, code = joined
     df = pd.DataFrame({
         "tid": tid, "timestamp": ts,
         "site": pd.Categorical.from_codes(site_of[code], categories=sites),
@@ -116,5 +124,8 @@ def attach_samples(db, procs) -> None:
         if rows:
             lines = _Lines(Stacks(db))
             by = _rows(rows, lines)
+    frames: dict[str, pd.DataFrame] = {}  # a file part's samples, whichever of its processes
     for p in procs:
-        p.samples = _frame(by.get(p.guid, []), lines)
+        if p.guid not in frames:
+            frames[p.guid] = _frame(by.pop(p.guid, []), lines)
+        p.samples = frames[p.guid]
