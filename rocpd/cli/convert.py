@@ -36,6 +36,7 @@ EXAMPLES = """
 rocpd convert OUT/run1_results.db -f csv -o csv_out/run1     # csv_out/run1_kernel_trace.csv, ...
 rocpd convert OUT/run1_results.db -f chrome -o trace.json
 rocpd convert OUT/metrics_results.db -f pftrace -o metrics.pftrace
+rocpd convert OUT/run1_results.db -f pftrace -o traces/   # a folder: traces/results.pftrace
 rocpd convert -i db1.db db2.db -f csv pftrace otf2 -d out -o two   # ROCm's form: out/two_...
 rocpd convert -i db1.db -f pftrace --start 30% --end 100% --group-by-queue --kernel-rename
 """
