@@ -56,22 +56,33 @@ def test_a_window_with_an_end_keeps_what_ends_inside(files):
     assert 0 < df["GpuTime"].sum() < whole
 
 
-def test_a_file_the_ranges_cannot_read_gets_the_group_by(files, tmp_path, monkeypatch):
-    path = tmp_path / "nulls.db"
+def _altered(files, path, kind: str, change: str):
+    """A copy of a.db at ``path`` with ``change`` (SET ... WHERE ..., {t}: the table) applied
+    to its one ``kind`` table."""
     shutil.copy(files / "a.db", path)
     con = sqlite3.connect(path)
     (table,) = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
-                                          " AND name LIKE 'rocpd_memory_copy_%'")]
+                                          f" AND name LIKE 'rocpd_{kind}_%'")]
     with con:
-        con.execute(f"UPDATE {table} SET start = 'x' WHERE id = (SELECT min(id) FROM {table})")
+        con.execute(f"UPDATE {table} " + change.format(t=table))
     con.close()
+    return path
+
+
+def _grouped_not_ranged(db):
+    """The ranges refuse the file; GPU busy answers as SQLite's GROUP BY does."""
+    (src,) = db.sources()
+    with pytest.raises(busy._Unreadable):
+        busy._ranged(src, "1", [])
+    grouped = src.conn.execute(busy._GROUPED.format(where="1")).fetchall()
+    assert grouped and db.busy()["GpuTime"].tolist() == [r[2] for r in grouped]
+
+
+def test_a_file_the_ranges_cannot_read_gets_the_group_by(files, tmp_path):
+    path = _altered(files, tmp_path / "nulls.db", "memory_copy",
+                    "SET start = 'x' WHERE id = (SELECT min(id) FROM {t})")
     with rocpd.connect(str(path)) as db:
-        (src,) = db.sources()
-        with pytest.raises(busy._Unreadable):
-            busy._ranged(src, "1", [])
-        grouped = src.conn.execute(busy._GROUPED.format(where="1")).fetchall()
-        df = db.busy()
-    assert grouped and df["GpuTime"].tolist() == [r[2] for r in grouped]
+        _grouped_not_ranged(db)
 
 
 def test_ids_far_sparser_than_rows_get_the_group_by_not_a_query_per_empty_range(files, tmp_path):
@@ -79,20 +90,10 @@ def test_ids_far_sparser_than_rows_get_the_group_by_not_a_query_per_empty_range(
     summary read the file through SQLite's GROUP BY instead of walking 2^31 empty ranges."""
     from rocpd.summary import fastagg
 
-    path = tmp_path / "sparse.db"
-    shutil.copy(files / "a.db", path)
-    con = sqlite3.connect(path)
-    (table,) = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
-                                          " AND name LIKE 'rocpd_kernel_dispatch_%'")]
-    with con:
-        con.execute(f"UPDATE {table} SET id = {1 << 50} WHERE id = (SELECT max(id) FROM {table})")
-    con.close()
+    path = _altered(files, tmp_path / "sparse.db", "kernel_dispatch",
+                    f"SET id = {1 << 50} WHERE id = (SELECT max(id) FROM {{t}})")
     with rocpd.connect(str(path)) as db:
-        (src,) = db.sources()
-        with pytest.raises(busy._Unreadable):
-            busy._ranged(src, "1", [])
-        grouped = src.conn.execute(busy._GROUPED.format(where="1")).fetchall()
-        assert db.busy()["GpuTime"].tolist() == [r[2] for r in grouped]
+        _grouped_not_ranged(db)
         assert fastagg.kernel_partials(db, "1", []) is None  # the SQL summary answers
         with rocpd.connect(str(files / "a.db")) as dense:
             assert db.kernel_stats()["Calls"].sum() == dense.kernel_stats()["Calls"].sum()
