@@ -275,16 +275,17 @@ struct Device {
   // GPU's counters are not read and this thread evaluates nothing, so a paused session pays
   // nothing for them; started again on resume.
   bool halted = false;
+  bool cannot_halt = false;    // Stop failed: sampling runs on, its samples dropped while paused
+  bool cannot_resume = false;  // Start failed after a pause: no more metrics from this GPU
+  bool skip_next = false;      // the first sample after a Start: from an earlier reference
   std::vector<double> values;
   // Figures for the metadata.
   uint64_t samples = 0, overflows = 0, full = 0, decodes = 0, errors = 0, missing = 0;
-  uint64_t long_samples = 0;  // spanning more than 4 periods: left out
+  uint64_t long_samples = 0;  // the first after each Start, or over 4 periods: left out
   uint64_t thinned = 0;       // decoded but not evaluated (the host fell behind)
   size_t stride = 1;          // every stride-th sample of a decode is evaluated
-  uint64_t halts = 0, restarts_failed = 0;
-  // Sample-to-sample steps and the time they spanned, within a stretch of sampling (the
-  // achieved rate leaves paused stretches out).
-  uint64_t steps = 0, stepped_ns = 0;
+  uint64_t halts = 0;
+  uint64_t steps = 0, stepped_ns = 0;  // sample to sample within stretches: the achieved rate
   uint64_t last_start = 0, last_end = 0;
   std::string last_error;
 };
@@ -391,7 +392,7 @@ class Sampler {
       const bool paused = ctx_->paused();
       for (Device& d : devices_) {
         if (!d.started) continue;
-        if (paused != d.halted) halt(d, paused);
+        if (paused != d.halted && !(paused ? d.cannot_halt : d.cannot_resume)) halt(d, paused);
         if (!d.halted) decode(d);
       }
       if (stopping) {
@@ -509,6 +510,7 @@ class Sampler {
     if ((r = c.cuptiPmSamplingStart(&st)) != CUPTI_SUCCESS)
       return *why = call_error(*api_, "cuptiPmSamplingStart", r), false;
     d.started = true;
+    d.skip_next = true;
     return true;
   }
 
@@ -591,6 +593,11 @@ class Sampler {
       offset_known_ = true;
     }
     const uint64_t start = si.startTimestamp + offset_, end = si.endTimestamp + offset_;
+    if (d.skip_next) {  // the first after a Start (measured on an H200: it spans seconds)
+      d.skip_next = false;
+      ++d.long_samples;
+      return;
+    }
     // The first sample after Start spans seconds (measured on an H200: from an earlier
     // reference, not from Start): a value averaged over that is not the GPU's at any moment.
     if (end - start > 4 * interval_ns_) {
@@ -621,15 +628,18 @@ class Sampler {
     for (size_t m = 0; m < d.series.size(); ++m) out_.emit(d.series[m], start, d.values[m]);
   }
 
-  // Stops sampling for a pause (what was sampled before it drained first, each series' last
-  // value stored at its end) or starts it again on resume. The first sample after a start spans
-  // from an earlier reference and is left out (take()), and the pause is no gap of lost samples.
+  // Pause: drain, stop (what was sampled since the last drain is not kept), store each series'
+  // last value at its end; resume: start again, its first sample left out (take()). A GPU that
+  // will not stop samples on, dropped while paused; one that will not start again is said.
   void halt(Device& d, bool pause) {
     if (pause) {
       decode(d);
       auto p = params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
       p.pPmSamplingObject = d.obj;
-      call(d, "cuptiPmSamplingStop", api_->counters.cuptiPmSamplingStop(&p));
+      if (!call(d, "cuptiPmSamplingStop", api_->counters.cuptiPmSamplingStop(&p))) {
+        d.cannot_halt = true;
+        return;
+      }
       decode(d);
       for (Series& s : d.series) {
         out_.finish(s, d.last_end);
@@ -644,9 +654,13 @@ class Sampler {
     p.pPmSamplingObject = d.obj;
     if (call(d, "cuptiPmSamplingStart", api_->counters.cuptiPmSamplingStart(&p))) {
       d.halted = false;
-    } else if (d.restarts_failed++ == 0) {
-      std::fprintf(stderr, "rocprof: --gpu-metrics: GPU %u: sampling did not start again after "
-                   "a pause (%s); no metrics from here on\n", d.ordinal, d.last_error.c_str());
+      d.skip_next = true;
+    } else {
+      d.cannot_resume = true;
+      std::fprintf(stderr,
+                   "rocprof: --gpu-metrics: GPU %u: sampling did not start again after "
+                   "a pause (%s); no metrics from this GPU after it\n",
+                   d.ordinal, d.last_error.c_str());
     }
   }
 
@@ -684,9 +698,9 @@ class Sampler {
       c.info(MetadataInfo{"rocprof.gpu_metrics.metrics" + g, names});
       c.info(MetadataInfo{"rocprof.gpu_metrics.left_out" + g, left});
       if (d.status != "on") continue;
-      const double hz =
-          d.stepped_ns > 0 ? static_cast<double>(d.steps) / (static_cast<double>(d.stepped_ns) / 1e9)
-                           : 0.0;
+      const double hz = d.stepped_ns > 0 ? static_cast<double>(d.steps) /
+                                               (static_cast<double>(d.stepped_ns) / 1e9)
+                                         : 0.0;
       char rate[32];
       std::snprintf(rate, sizeof rate, "%.1f", hz);
       c.info(MetadataInfo{"rocprof.gpu_metrics.samples" + g, std::to_string(d.samples)});
@@ -699,6 +713,9 @@ class Sampler {
       c.info(MetadataInfo{"rocprof.gpu_metrics.long_samples" + g, std::to_string(d.long_samples)});
       c.info(MetadataInfo{"rocprof.gpu_metrics.thinned_samples" + g, std::to_string(d.thinned)});
       c.info(MetadataInfo{"rocprof.gpu_metrics.pauses" + g, std::to_string(d.halts)});
+      if (d.cannot_halt || d.cannot_resume)
+        c.info(
+            MetadataInfo{"rocprof.gpu_metrics.pause_failed" + g, d.cannot_halt ? "stop" : "start"});
       if (!d.last_error.empty())
         c.info(MetadataInfo{"rocprof.gpu_metrics.last_error" + g, d.last_error});
       if (d.missing > 0) c.drops("GPU metric samples lost (hardware buffer)", d.missing);

@@ -53,6 +53,9 @@ struct StandinGpu {
   uint64_t realtime_offset = 0;         // CLOCK_REALTIME - CLOCK_BOOTTIME, when stamped so
   int evaluate_us = 0;                  // what an evaluation costs the host
   std::vector<uint64_t> long_from;      // the first sample after each Start
+  bool fail_stop = false;               // Stop answers an error
+  int fail_start_from = 0;              // the n-th Start and later answer an error (0: none)
+  int start_calls = 0;
 };
 StandinGpu g;
 // Starts and stops of sampling, read by the test while the sampler's thread makes them.
@@ -138,12 +141,14 @@ CUptiResult set_config(CUpti_PmSampling_SetConfig_Params* p) {
   return CUPTI_SUCCESS;
 }
 CUptiResult start_sampling(CUpti_PmSampling_Start_Params*) {
+  if (g.fail_start_from > 0 && ++g.start_calls >= g.fail_start_from) return CUPTI_ERROR_UNKNOWN;
   g.started = true;
   g.long_from.push_back(g.next_index);
   ++g_starts;
   return CUPTI_SUCCESS;
 }
 CUptiResult stop_sampling(CUpti_PmSampling_Stop_Params*) {
+  if (g.fail_stop) return CUPTI_ERROR_UNKNOWN;
   g.started = false;
   ++g_stops;
   return CUPTI_SUCCESS;
@@ -456,6 +461,38 @@ TEST(PmSamplingStandin, APauseStopsSamplingAndResumeStartsItAgain) {
   ASSERT_EQ(sm.size(), 4u);
   EXPECT_LT(sm[1].first, sm[2].first);
   EXPECT_EQ(sm[2].second, 42.0);
+}
+
+// A GPU that will not stop samples on through the pause (its samples dropped, as before); one
+// that will not start again has no metrics after the pause; both are said in the metadata.
+TEST(PmSamplingStandin, AGpuThatWillNotStopOrStartAgainIsSaidAndNothingIsStoredWhilePaused) {
+  for (const bool stop_fails : {true, false}) {
+    reset_gpu(/*produce=*/50, /*hw_capacity=*/1u << 20);
+    g.fail_stop = stop_fails;
+    g.fail_start_from = stop_fails ? 0 : 2;  // the set-up's Start works, the resume's fails
+    Captured run;
+    ::testing::internal::CaptureStderr();
+    begin(&run, 1000, "default");
+    wait_until([] { return g.next_index >= 200; });
+    run.ctx.is_paused = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    const uint64_t at_pause = g.next_index;
+    run.ctx.is_paused = false;
+    wait_until([] { return g.start_calls >= 2 || g.next_index >= 2000; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    stop(run.ctx);
+    disable_all();
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    for (const auto& row : run.ctx.rows<MetadataInfo>()) run.meta[row.tag] = row.value;
+    EXPECT_EQ(run.meta["rocprof.gpu_metrics.pause_failed.gpu0"], stop_fails ? "stop" : "start");
+    EXPECT_EQ(run.meta["rocprof.gpu_metrics.pauses.gpu0"], stop_fails ? "0" : "1");
+    if (stop_fails) {
+      EXPECT_GT(g.next_index, at_pause);  // it sampled on through the pause
+    } else {
+      EXPECT_NE(err.find("did not start again after a pause"), std::string::npos) << err;
+      EXPECT_EQ(g.next_index, at_pause);  // nothing sampled after it
+    }
+  }
 }
 
 TEST(PmSamplingClock, TheNearerClockIsTaken) {
