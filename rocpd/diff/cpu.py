@@ -88,8 +88,10 @@ def proc(p, st, step_name, skip, hz) -> ProcSteps:
         k = _step_of(steps, s["timestamp"].to_numpy(np.int64))
         m = k >= 0
         each = interval_ns(s, hz)
-        sub = s[m].assign(step=k[m], line=s["site"][m].where(s["site"][m].notna(), NO_LINE),
-                          function=s["function"][m].fillna("(unknown)"))
+        # Texts (the frame holds them as categories, missing where a sample has no frame).
+        site, fn = s["site"][m].astype(object), s["function"][m].astype(object)
+        sub = pd.DataFrame({"step": k[m], "line": site.where(site.notna(), NO_LINE).to_numpy(),
+                            "function": fn.where(fn.notna(), "(unknown)").to_numpy()})
         g = sub.groupby(["step", "line", "function"]).size().reset_index(name="count")
         work.append(pd.DataFrame({"step": g["step"], "line": g["line"].astype(object),
                                   "kind": "sampled", "key": g["function"], "memory": "",

@@ -27,8 +27,9 @@ PHASES = [("data", 1200.0, [("read_batch", "/home/user/proj/loader.py", 12, 0.6)
 MAIN = ("main", "/home/user/proj/train.py", 5)
 
 
-def run(path, seed=0, steps=30, slow=None, pace=1.0, t0=T0):
-    """One run (see the module's text); returns ``path``."""
+def run(path, seed=0, steps=30, slow=None, pace=1.0, t0=T0, frameless=False):
+    """One run (see the module's text); returns ``path``. ``frameless``: each step also has a
+    sample with no frames (a thread caught outside Python code)."""
     slow = slow or {}
     rng = random.Random(seed)
     if os.path.exists(path):
@@ -51,6 +52,8 @@ def run(path, seed=0, steps=30, slow=None, pace=1.0, t0=T0):
                         next_sample += period
                     t = f1
                 b.marker(phase, p0, t)
+            if frameless:
+                b.sample(None, t, call_stack=[])
             t += int(10 * US * rng.uniform(0.95, 1.05))
             b.marker("train_step", s0, t)
     return str(path)

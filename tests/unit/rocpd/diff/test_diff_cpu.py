@@ -63,3 +63,14 @@ def test_three_cpu_runs_per_side_name_a_smaller_phase_change(runs):
     assert "first: range data" in d.verdict()
     sig = set(d.significant["name"])
     assert sig <= {"data", "read_batch", "decode"}, d.significant.to_string()
+
+
+def test_samples_without_frames_are_compared_as_no_line(tmp_path):
+    """A sample with no frames (no line, no function) is counted under no line, not an error:
+    the analysis holds sample texts as categories, missing where there is no frame."""
+    a = cpu_pairs.run(tmp_path / "fa.db", seed=1, frameless=True)
+    b = cpu_pairs.run(tmp_path / "fb.db", seed=2, frameless=True)
+    d = rocpd.diff(a, b)
+    assert not d.changed, d.significant.to_string()
+    sampled = d.items[d.items["kind"] == "sampled"]
+    assert "(unknown)" in set(sampled["name"]), sorted(set(sampled["name"]))
