@@ -7,7 +7,8 @@ to their events, parsed in numpy; each stack's line looked up once), else from t
 row by row (a Dask connection, a file whose texts do not parse). Frames: ``tid``, ``timestamp``,
 ``site`` ("file:line") and ``function`` (categorical; missing where a sample has no frame), and
 ``line`` (the code of the (site, function) pair, of ``frame.attrs["lines"]``, in order of
-first appearance).
+first appearance). Rows are in the order stored (each thread's in time order), not sorted by
+time across threads.
 """
 
 from __future__ import annotations
@@ -62,8 +63,7 @@ def _ranged(db, lines: _Lines) -> dict[str, list]:
                 stacks, times, at = stacks[mine], times[mine], at[mine]
                 uniq, inv = np.unique(stacks, return_inverse=True)
                 codes = np.array([lines.code(part.guid, s) for s in uniq.tolist()], np.int32)
-                out.setdefault(part.guid, []).append(
-                    (tids[at].astype(np.int32), times, codes[inv]))
+                out.setdefault(part.guid, []).append((tids[at], times, codes[inv]))
     return out
 
 
@@ -79,16 +79,16 @@ def _rows(rows, lines: _Lines) -> dict[str, list]:
 def _frame(pieces: list, lines: _Lines) -> pd.DataFrame:
     sites = list(dict.fromkeys(s for s, _ in lines.pairs if s is not None))
     funcs = list(dict.fromkeys(f for _, f in lines.pairs if f is not None))
-    site_of = np.array([sites.index(s) if s is not None else -1 for s, _ in lines.pairs] or [-1],
-                       dtype=np.int32)
-    func_of = np.array([funcs.index(f) if f is not None else -1 for _, f in lines.pairs] or [-1],
-                       dtype=np.int32)
+    site_at = {x: i for i, x in enumerate(sites)}
+    func_at = {x: i for i, x in enumerate(funcs)}
+    site_of = np.array([site_at.get(s, -1) for s, _ in lines.pairs] or [-1], dtype=np.int32)
+    func_of = np.array([func_at.get(f, -1) for _, f in lines.pairs] or [-1], dtype=np.int32)
     # One column at a time, each range's piece let go once joined: the peak is the frame and
     # one column's pieces, not two copies of everything.
     columns = [list(c) for c in zip(*pieces, strict=True)] if pieces else [[], [], []]
     pieces.clear()
     joined = []
-    for t in (np.int32, np.int64, np.int32):
+    for t in (np.int64, np.int64, np.int32):
         c = columns.pop(0)
         joined.append(np.concatenate(c).astype(t, copy=False) if c else np.zeros(0, t))
         del c

@@ -145,8 +145,8 @@ def stack_counts(db, *, by_thread: bool = False, **filters) -> list[tuple]:
         if window is not None:
             t0 = _time_zero(db)
             window = (t0 + int(window[0]), t0 + int(window[1]))
-        rows = sample_counts.stack_counts(db, by_thread, window, filters.get("tid"),
-                                          filters.get("pid"))
+        tid, pid = (None if filters.get(k) is None else int(filters[k]) for k in ("tid", "pid"))
+        rows = sample_counts.stack_counts(db, by_thread, window, tid, pid)
         if rows is not None:
             return rows
     sql, params = _sample_sql(db, **filters)
