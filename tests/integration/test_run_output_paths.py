@@ -34,7 +34,8 @@ def test_a_format_that_cannot_be_written_is_said_and_the_others_are_written(tmp_
     assert r.returncode == 3, r.stderr  # the program's own status, whatever the exports did
     failed = [line for line in r.stderr.splitlines() if "stopped" in line or "failed" in line]
     assert failed == [f"rocprof: -f pftrace of {tmp_path / 'x_results.db'} stopped: cannot write "
-                      f"{tmp_path / 'x_results.pftrace'}: Is a directory"], r.stderr
+                      f"{tmp_path / 'x_results.pftrace'}: this names a folder; give a file name in "
+                      "it"], r.stderr
     assert "summary failed" not in r.stderr
     assert (tmp_path / "x_results.json").stat().st_size > 0
     assert str(tmp_path / "x_results.json") in _named(r.stderr)
@@ -88,3 +89,12 @@ def test_paths_with_dot_dot_are_named_normalised(tmp_path):
     assert r.returncode == 0, r.stderr
     assert _named(r.stderr) == [str(work / "b" / "y_results.db")], r.stderr
     assert not (work / "a").exists()
+
+
+def test_a_summary_file_named_as_a_folder_is_refused_before_the_program_runs(tmp_path):
+    (tmp_path / "there").mkdir()
+    for target in ("sums/", "there"):
+        r = run_rocprof("run", "-d", "rel", "-o", "x", "-S", "--summary-output-file", target,
+                        WORKLOADS / "exit_with.py", "code", "0", cwd=tmp_path)
+        assert r.returncode != 0 and "names a folder; give a file name in it" in r.stderr, r.stderr
+        assert not (tmp_path / "rel").exists() and not (tmp_path / "sums").exists()

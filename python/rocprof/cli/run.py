@@ -74,8 +74,14 @@ def _is_rate_word(token: str) -> bool:
 
 def _summary_target(path: str | None) -> str | None:
     """--summary-output-file: a path made absolute (the program may change folder), or one of
-    rocprofv3's stream names kept as given."""
-    return path if not path or path.lower() in SUMMARY_STREAMS else os.path.abspath(path)
+    rocprofv3's stream names kept as given. A folder (one that exists, or a path ending in a
+    separator) is refused before the program runs: the summary is one file."""
+    if not path or path.lower() in SUMMARY_STREAMS:
+        return path
+    if path.endswith(os.sep) or (os.altsep and path.endswith(os.altsep)) or os.path.isdir(path):
+        raise UsageError(f"rocprof run: --summary-output-file {path!r} names a folder; give a "
+                         "file name in it")
+    return os.path.abspath(path)
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
