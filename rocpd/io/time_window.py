@@ -139,6 +139,17 @@ def parse_inclusive(text) -> bool:
     return str(text).strip().lower() in ("true", "t", "yes", "1")
 
 
+# Marks a view narrowed to a window (SQLite keeps the comment in the view's stored text).
+NARROWED = "/* rocpd time window */"
+
+
+def narrowed(conn) -> bool:
+    """Whether ``conn``'s views were narrowed to a time window (:func:`apply_time_window`):
+    what reads the real tables instead (the ranged summaries) must read the views then."""
+    return conn.execute("SELECT 1 FROM sqlite_temp_master WHERE type = 'view' AND sql LIKE ?",
+                        (f"%{NARROWED}%",)).fetchone() is not None
+
+
 def apply_time_window(db, start=None, end=None, start_marker=None, end_marker=None,
                       inclusive: bool = True):
     """Re-define ``db``'s plain views (rocpd_region, rocpd_kernel_dispatch, ...) on every connection
@@ -162,4 +173,5 @@ def _narrow(conn, guard, lo: int, hi: int, inclusive: bool) -> None:
             cond, params = condition(lo, hi, inclusive, s, e)
             cond = cond.replace("?", "{}").format(*(int(p) for p in params))
             conn.execute(f'DROP VIEW temp."rocpd_{table}"')
-            conn.execute(f'CREATE TEMP VIEW "rocpd_{table}" AS SELECT * FROM ({body}) WHERE {cond}')
+            conn.execute(f'CREATE TEMP VIEW "rocpd_{table}" AS SELECT * FROM ({body}) WHERE {cond}'
+                         f" {NARROWED}")

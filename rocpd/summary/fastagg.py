@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..io.files import open_ro
+from ..io.time_window import narrowed
 from ..progress import iterate
 
 _NEEDED = {"id", "guid", "pid", "kernel_id", "start", "end"}
@@ -156,7 +157,10 @@ def rowid_ranges(lo: int, hi: int, step: int) -> list[tuple[int, int]]:
 def rowid_span(conn, table: str) -> tuple[int | None, int | None]:
     """(least id, greatest id) of ``table``, (None, None) when empty. Two queries: SQLite
     answers a lone min()/max() of the rowid from the b-tree's ends, but scans the whole table
-    for "SELECT min(id), max(id)"."""
+    for "SELECT min(id), max(id)". _Unreadable where the connection's views were narrowed to a
+    time window: the ranges read the real tables, which know nothing of it."""
+    if narrowed(conn):
+        raise _Unreadable()
     return (conn.execute(f"SELECT min(id) FROM {table}").fetchone()[0],
             conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0])
 

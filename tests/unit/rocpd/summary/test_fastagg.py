@@ -160,3 +160,22 @@ def test_summary_reads_kernel_partials_once_per_summary(tmp_path, make_run, monk
         db.kernel_stats()
         db.kernel_stats()
         assert len(calls) == 3  # outside a summary nothing is kept: a live database is re-read
+
+
+def test_a_time_window_applied_to_the_views_is_kept(tmp_path, make_run, forced_pool):
+    """The ranged readers read the real tables: on a connection whose views were narrowed to
+    a window (rocpd.io.time_window.apply_time_window) the summaries read the views instead."""
+    from rocpd.io.time_window import apply_time_window, narrowed
+
+    raw = make_run(tmp_path / "a.db", n_kernels=300)
+    with rocpd.connect(str(tmp_path / "a.db")) as db:
+        t0, t1 = db.run_bounds()
+        assert not narrowed(db.conn)
+        apply_time_window(db, start="25%", end="75%")
+        (src,) = db.sources()
+        assert narrowed(db.conn) and narrowed(src.conn)
+        lo, hi = db.execute("SELECT min(start), max(\"end\") FROM rocpd_kernel_dispatch").fetchone()
+        assert fastagg.kernel_partials(db, "1", []) is None  # the SQL path answers
+        _check(db.kernel_stats(), [r for r in raw["kernels"] if r[1] >= lo and r[2] <= hi])
+        assert db.kernel_stats()["Calls"].sum() < len(raw["kernels"])
+        assert db.busy()["GpuTime"].sum() > 0
