@@ -15,8 +15,10 @@ moves with other load, and a run that lost the CPU is only ever slower.
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,9 @@ FLOOR_ITERATIONS = "100000000"
 # build that spins 20 us more a sample (in the signal handler, and in the reader's look) failed
 # it on the CPU box: +0.29 signal, +0.19 thread.
 MAX_ABOVE_FLOOR = 0.15
+# Cores' worth of CPU that other work may take while the guard measures before a result above
+# the limit is not judged (an idle box reads ~0.02: the kernel's own threads).
+MAX_OTHERS = 0.15
 
 
 def _run(argv: list[str], env: dict, split: Path) -> float:
@@ -47,6 +52,24 @@ def _run(argv: list[str], env: dict, split: Path) -> float:
     ns = [int(x) for x in split.read_text().split()]
     split.unlink()
     return sum(ns) * 1e-9
+
+
+def _busy() -> tuple[float, float, float]:
+    """(seconds, the box's busy CPU seconds, this process's and its waited children's CPU
+    seconds) now: busy as /proc/stat counts it, the hypervisor's steal included."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:9]]
+    busy = sum(ticks) - ticks[3] - ticks[4]  # all but idle and iowait
+    own = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF,
+              resource.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime"))
+    return time.monotonic(), busy / os.sysconf("SC_CLK_TCK"), own
+
+
+def _others(before: tuple, after: tuple) -> float:
+    """Cores' worth of CPU that something else took (other processes, the hypervisor) while
+    the guard measured."""
+    wall = max(after[0] - before[0], 1e-9)
+    return max(0.0, (after[1] - before[1]) - (after[2] - before[2])) / wall
 
 
 def _figures(cpu: dict, floor_cpu: dict) -> dict:
@@ -91,6 +114,7 @@ def test_sampling_at_10khz_costs_little_above_the_machines_floor(tmp_path, monke
     # before judging, so that a run slowed by the load is less likely to be the fastest. Both
     # sides of each ratio get the same extra runs; a build that costs 20 us more a sample read
     # +0.19..+0.29 above the floor on the CPU box, well over the limit.
+    start = _busy()
     for attempt in range(2):
         for _ in range(ROUNDS):
             for name, argv in configs.items():
@@ -106,6 +130,14 @@ def test_sampling_at_10khz_costs_little_above_the_machines_floor(tmp_path, monke
     best = {k: min(v) for k, v in cpu.items()}
     print("B3 guard:", {m: tuple(round(x, 3) for x in f) for m, f in figures.items()})
     worst = max(above for _, _, above in figures.values())
+    others = _others(start, _busy())
+    if worst > MAX_ABOVE_FLOOR and others > MAX_OTHERS:
+        # A sampled process's threads wake per sample: on a box whose two cores something else
+        # was using, they wait for a core, and its CPU reads high (+0.19..+0.28 measured in a
+        # CI run whose last pass left work behind; 1.14-1.28x alone on the same box that day).
+        pytest.skip(f"B3 guard not judged: something else took {others:.2f} of a core while it "
+                    f"measured (above the floor by {worst:+.3f}); run it alone: pytest "
+                    "tests/regression_guards/test_b3_sampling_guard.py")
     assert worst <= MAX_ABOVE_FLOOR, (
         f"regression guard B3: sampling at {HZ} Hz costs more than {MAX_ABOVE_FLOOR:.2f} of the program's "
         "CPU above the machine's floor; fastest of "
