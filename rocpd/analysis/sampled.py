@@ -22,8 +22,6 @@ from ..io.connection import Connection
 from ..summary import sample_counts
 from ..summary.samples import Stacks, sample_rows
 
-COLUMNS = ["tid", "timestamp", "site", "function"]
-
 
 class _Lines:
     """The (site, function) of each stack's innermost Python frame, coded in order of first use."""
@@ -53,14 +51,9 @@ def _ranged(db, lines: _Lines) -> dict[str, list]:
     for src in db.sources():
         for part, table in src.tables("sample"):
             threads = sample_counts.thread_tracks(src, part)
-            if not threads:
-                continue
-            tracks = np.fromiter(sorted(threads), dtype=np.int64)
-            tids = np.array([threads[t][1] for t in tracks.tolist()], dtype=np.int64)
-            for stacks, times, trk in sample_counts.sample_ranges(src, part, table, None):
-                at = np.minimum(np.searchsorted(tracks, trk), len(tracks) - 1)
-                mine = tracks[at] == trk  # on a known thread, as the samples view keeps them
-                stacks, times, at = stacks[mine], times[mine], at[mine]
+            tids = np.array([threads[t][1] for t in sorted(threads)], dtype=np.int64)
+            for stacks, times, at in sample_counts.thread_samples(src, part, table, None,
+                                                                  threads):
                 uniq, inv = np.unique(stacks, return_inverse=True)
                 codes = np.array([lines.code(part.guid, s) for s in uniq.tolist()], np.int32)
                 out.setdefault(part.guid, []).append((tids[at], times, codes[inv]))

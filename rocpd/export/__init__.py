@@ -19,6 +19,8 @@ import json
 import os
 import re
 
+from ..io.output_file import names_folder
+
 TARGETS = ("file", "prefix", "folder")
 
 
@@ -64,9 +66,8 @@ class Format:
 
 
 def in_folder(path: str, name: str) -> str:
-    """``path``, or ``path/name`` where ``path`` names a folder: one that exists, or a path
-    ending in a separator (the user asked for a folder, which may not exist yet)."""
-    if path.endswith(os.sep) or (os.altsep and path.endswith(os.altsep)) or os.path.isdir(path):
+    """``path``, or ``path/name`` where ``path`` names a folder (io.output_file.names_folder)."""
+    if names_folder(path):
         return os.path.join(path, name)
     return path
 

@@ -39,11 +39,19 @@ def staged(path: str | os.PathLike) -> Iterator[str]:
             os.rmdir(private)
 
 
-def refuse_folder(path: str | os.PathLike) -> str:
-    """``path``, if it can name a file: a folder (one that exists, or a path ending in a
-    separator) raises IsADirectoryError saying to give a file name in it."""
+def names_folder(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names a folder: one that exists, or a path ending in a separator (the
+    user asked for a folder, which may not exist yet)."""
     raw = os.fspath(path)
-    if raw.endswith(os.sep) or (os.altsep and raw.endswith(os.altsep)) or os.path.isdir(raw):
+    return raw.endswith(os.sep) or bool(os.altsep and raw.endswith(os.altsep)) \
+        or os.path.isdir(raw)
+
+
+def refuse_folder(path: str | os.PathLike) -> str:
+    """``path``, if it can name a file: a folder (:func:`names_folder`) raises
+    IsADirectoryError saying to give a file name in it."""
+    raw = os.fspath(path)
+    if names_folder(raw):
         raise IsADirectoryError(errno.EISDIR, "this names a folder; give a file name in it", raw)
     return raw
 

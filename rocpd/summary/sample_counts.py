@@ -72,6 +72,25 @@ def sample_ranges(src, part, table, abs_window):
             yield _parse(stacks, n), _parse(times, n), _parse(tracks, n)
 
 
+def thread_samples(src, part, table, abs_window, keep: dict):
+    """(stack ids, times, index of each sample's track in ``sorted(keep)``) of one part's
+    call-stack samples on the tracks of ``keep`` (thread_tracks, or some of them), a range at
+    a time: the samples view keeps only those on a known thread."""
+    tracks = np.fromiter(sorted(keep), dtype=np.int64)
+    if not len(tracks):
+        return
+    for stacks, times, trk in sample_ranges(src, part, table, abs_window):
+        at = np.minimum(np.searchsorted(tracks, trk), len(tracks) - 1)
+        mine = tracks[at] == trk
+        yield stacks[mine], times[mine], at[mine]
+
+
+def _add(acc: dict, key, count: int, first: int) -> None:
+    """Counts and first times summed into ``acc`` (key -> [samples, first time])."""
+    old = acc.get(key)
+    acc[key] = [count, first] if old is None else [old[0] + count, min(old[1], first)]
+
+
 def file_stack_counts(src, by_thread: bool, abs_window=None, tid=None, pid=None) -> list[tuple]:
     """[(guid, pid, tid, stack id, samples, first time)] of one file, as
     ``samples.stack_counts`` counts them (pid and tid None unless ``by_thread``), a row per
@@ -81,28 +100,22 @@ def file_stack_counts(src, by_thread: bool, abs_window=None, tid=None, pid=None)
         threads = thread_tracks(src, part)
         keep = {t: v for t, v in threads.items()
                 if (tid is None or v[1] == tid) and (pid is None or v[0] == pid)}
-        if not keep:
-            continue
-        known = np.fromiter(keep, dtype=np.int64)
+        known = sorted(keep)
         acc: dict[tuple, list] = {}
-        for stacks, times, tracks in sample_ranges(src, part, table, abs_window):
-            mine = np.isin(tracks, known)
-            stacks, times, tracks = stacks[mine], times[mine], tracks[mine]
+        for stacks, times, at in thread_samples(src, part, table, abs_window, keep):
             if not len(stacks):
                 continue
-            keys = (np.stack([tracks, stacks]) if by_thread else stacks[None, :])
+            keys = (np.stack([at, stacks]) if by_thread else stacks[None, :])
             order = np.lexsort(keys[::-1])
             k, t = keys[:, order], times[order]
             first = np.flatnonzero(np.r_[True, (k[:, 1:] != k[:, :-1]).any(axis=0)])
             counts = np.diff(np.r_[first, k.shape[1]])
             mins = np.minimum.reduceat(t, first)
             for j, c, m in zip(first.tolist(), counts.tolist(), mins.tolist(), strict=True):
-                key = tuple(k[:, j].tolist())
-                old = acc.get(key)
-                acc[key] = [c, m] if old is None else [old[0] + c, min(old[1], m)]
+                _add(acc, tuple(k[:, j].tolist()), c, m)
         for key, (c, m) in acc.items():
             if by_thread:
-                p, h = keep[key[0]]
+                p, h = keep[known[key[0]]]
                 rows.append((part.guid, p, h, key[1], c, m))
             else:
                 rows.append((part.guid, None, None, key[0], c, m))
@@ -123,8 +136,7 @@ def stack_counts(db, by_thread: bool, abs_window=None, tid=None, pid=None) -> li
     if by_thread:  # SQLite's GROUP BY guid, pid, tid, stack_id: one row per thread's stack
         merged: dict[tuple, list] = {}
         for g, p, h, s, c, m in rows:
-            old = merged.get((g, p, h, s))
-            merged[(g, p, h, s)] = [c, m] if old is None else [old[0] + c, min(old[1], m)]
+            _add(merged, (g, p, h, s), c, m)
         rows = [(*k, c, m) for k, (c, m) in merged.items()]
     rows.sort(key=lambda r: r[5])
     return [r[:5] for r in rows]

@@ -78,7 +78,9 @@ def _summary_target(path: str | None) -> str | None:
     separator) is refused before the program runs: the summary is one file."""
     if not path or path.lower() in SUMMARY_STREAMS:
         return path
-    if path.endswith(os.sep) or (os.altsep and path.endswith(os.altsep)) or os.path.isdir(path):
+    from rocpd.io.output_file import names_folder  # light; only when the option is given
+
+    if names_folder(path):
         raise UsageError(f"rocprof run: --summary-output-file {path!r} names a folder; give a "
                          "file name in it")
     return os.path.abspath(path)
