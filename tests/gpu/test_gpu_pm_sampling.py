@@ -168,3 +168,39 @@ def test_gemm_kernel_means_match_the_replayed_counter(run, tmp_path):
     print(json.dumps({"gemm_kernels_sampled": len(sampled), "sampled_mean": s_mean,
                       "replayed_kernels": len(replayed), "replayed_mean": r_mean}))
     assert s_mean == pytest.approx(r_mean, rel=0.10), (s_mean, r_mean)
+
+
+def test_a_paused_session_stops_sampling_and_resumes_it(tmp_path):
+    """GEMMs recorded, GEMMs while paused, GEMMs again: no sample inside the pause, the pause
+    counted in the metadata, the tensor pipes busy again from the first GEMMs after it, and the
+    pause neither counted as missing samples nor lowering the achieved rate."""
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no GPU")
+    live, why = _sampler_status()
+    if not live:
+        pytest.skip(f"no PM sampler here: {why}")
+    db, p = rocprof_run(tmp_path, "--gpu-metrics", "--kernel-trace", WORKLOAD, "--pause-middle",
+                        "--seconds", "1", "--settle", "3")
+    meta = dict(query(db, "SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.gpu_metrics%'"))
+    t, v = series(db, TENSOR)
+    _, before_hi, _ = phase(db, "gemm")
+    after_lo, _, after_kernels = phase(db, "gemm_after")
+    period = int(meta["rocprof.gpu_metrics.interval_ns"])
+    inside = t[(t > before_hi + period) & (t < after_lo)]
+    tensor_after = mean_over(t, v, after_kernels[2][0], after_kernels[-1][1])
+    hidden = query(db, "SELECT count(*) FROM regions WHERE "
+                       "json_extract(extdata, '$.message') = 'gemm_paused'")[0][0]
+    print(json.dumps({"metadata": meta, "pause_ns": int(after_lo - before_hi),
+                      "samples_inside_pause": int(inside.size), "tensor_after_pct": tensor_after,
+                      "stderr": [ln for ln in p.stderr.splitlines() if "metrics" in ln]}))
+    assert hidden == 0, "the paused phase was recorded"
+    assert after_lo - before_hi >= 0.9e9, "the pause is not where the workload put it"
+    assert meta["rocprof.gpu_metrics.pauses.gpu0"] == "1", meta
+    assert "rocprof.gpu_metrics.pause_failed.gpu0" not in meta, meta
+    assert inside.size == 0, f"{inside.size} samples stored inside the pause"
+    assert tensor_after >= 70, tensor_after
+    samples = int(meta["rocprof.gpu_metrics.samples.gpu0"])
+    missing = int(meta["rocprof.gpu_metrics.missing_samples.gpu0"])
+    assert missing <= 0.02 * samples, (missing, samples)  # the pause is no gap in the hardware's
+    achieved = float(meta["rocprof.gpu_metrics.achieved_hz.gpu0"])
+    assert achieved >= 0.9 * float(meta["rocprof.gpu_metrics.hz"]), meta
