@@ -197,7 +197,8 @@ def test_a_paused_session_stops_sampling_and_resumes_it(tmp_path):
     assert after_lo - before_hi >= 0.9e9, "the pause is not where the workload put it"
     assert meta["rocprof.gpu_metrics.pauses.gpu0"] == "1", meta
     assert "rocprof.gpu_metrics.pause_failed.gpu0" not in meta, meta
-    assert inside.size == 0, f"{inside.size} samples stored inside the pause"
+    assert inside.size == 0, (f"{inside.size} values stored inside the pause, ns after it began: "
+                              f"{(inside - before_hi).tolist()[:5]}")
     assert tensor_after >= 70, tensor_after
     samples = int(meta["rocprof.gpu_metrics.samples.gpu0"])
     missing = int(meta["rocprof.gpu_metrics.missing_samples.gpu0"])

@@ -593,15 +593,16 @@ class Sampler {
       offset_known_ = true;
     }
     const uint64_t start = si.startTimestamp + offset_, end = si.endTimestamp + offset_;
-    if (d.skip_next) {  // the first after a Start (measured on an H200: it spans seconds)
+    // The first sample after a Start spans seconds (measured on an H200: from an earlier
+    // reference): a value averaged over that is the GPU's at no moment.
+    if (d.skip_next || end - start > 4 * interval_ns_) {
       d.skip_next = false;
       ++d.long_samples;
       return;
     }
-    // The first sample after Start spans seconds (measured on an H200: from an earlier
-    // reference, not from Start): a value averaged over that is not the GPU's at any moment.
-    if (end - start > 4 * interval_ns_) {
-      ++d.long_samples;
+    // Sampled as the pause began (or on through it): kept nowhere, ends no series, no gap.
+    if (ctx_->paused()) {
+      d.last_start = 0;
       return;
     }
     if (start > d.last_start && d.last_start != 0) {
@@ -618,7 +619,6 @@ class Sampler {
       ++d.thinned;
       return;
     }
-    if (ctx_->paused()) return;  // sampled as the pause began: not kept, not evaluated
     std::string why;
     if (!d.host->evaluate(d.counter_data, index, d.names, d.values.data(), &why)) {
       ++d.errors;

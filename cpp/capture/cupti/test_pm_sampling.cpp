@@ -455,10 +455,18 @@ TEST(PmSamplingStandin, APauseStopsSamplingAndResumeStartsItAgain) {
     if (tensor[i].second > static_cast<double>(at_pause)) ++after;
   }
   EXPECT_GT(after, 300u);
-  // A constant metric: its value and its end before the pause, again from the first sample
-  // after it to the end.
+  // The series end before the pause where the last sample kept ended, not where the samples
+  // taken as the pause began (not kept) ended: its end point is one period after its start.
   const auto& sm = tracks["pm_sm_active [0]"];
   ASSERT_EQ(sm.size(), 4u);
+  size_t last_kept = 0;
+  while (last_kept + 1 < tensor.size() && tensor[last_kept + 1].first < sm[2].first) ++last_kept;
+  ASSERT_GT(last_kept, 0u);
+  EXPECT_EQ(tensor[last_kept].second, tensor[last_kept - 1].second);  // the end point
+  EXPECT_EQ(tensor[last_kept].first - tensor[last_kept - 1].first, 1000000u);
+  EXPECT_EQ(sm[1].first, tensor[last_kept].first);
+  // A constant metric: its value and its end before the pause, again from the first sample
+  // after it to the end.
   EXPECT_LT(sm[1].first, sm[2].first);
   EXPECT_EQ(sm[2].second, 42.0);
 }
