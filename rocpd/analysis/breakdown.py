@@ -37,7 +37,7 @@ import pandas as pd
 
 from . import intervals as iv
 from .activity import blocking_calls
-from .gpuload import same
+from .gpuload import same, text_is
 from .steps import assign
 
 # A synchronising call returns a few µs after the GPU drained (and host and GPU timestamps of one
@@ -179,21 +179,19 @@ def analyze_process(p, steps):
         meas = _measures(sets, [lo], [hi])
         row = {**base, "gpu": idx, "start": lo, "end": hi, **{k: int(v[0]) for k, v in meas.items()}}
         for c in CAUSES:
-            row[c] = int((gaps["end"] - gaps["start"])[gaps["cause"] == c].sum())
+            row[c] = int((gaps["end"] - gaps["start"])[text_is(gaps["cause"], c)].sum())
         row["BetweenStepsNs"] = int((gaps["end"] - gaps["start"] - gaps["in_steps"]).sum()) if n_steps else 0
         for c in CAUSES:  # the between-steps part is not charged twice
             row[c] = int(row[c] - _between(gaps, c)) if n_steps else row[c]
-        row["Kernels"] = int((ops["kind"] != "memory").sum())
-        row["Copies"] = int((ops["kind"] == "memory").sum())
+        is_mem = text_is(ops["kind"], "memory")
+        row["Kernels"], row["Copies"] = int((~is_mem).sum()), int(is_mem.sum())
         run_rows.append(row)
         part_rows += _parts(ops, sets, gaps, w0, w1, in_step, lo, hi, {**base, "gpu": idx})
         if n_steps:
             sm = _measures(sets, w0, w1)
             idle = {c: iv.covered(cs, w0, w1) for c, cs in _cause_sets(gaps).items()}
-            kernels = np.bincount(step_of[(step_of >= 0) & (ops["kind"] != "memory").to_numpy()],
-                                  minlength=n_steps)
-            copies = np.bincount(step_of[(step_of >= 0) & (ops["kind"] == "memory").to_numpy()],
-                                 minlength=n_steps)
+            kernels = np.bincount(step_of[(step_of >= 0) & ~is_mem], minlength=n_steps)
+            copies = np.bincount(step_of[(step_of >= 0) & is_mem], minlength=n_steps)
             for i in range(n_steps):
                 st = steps.iloc[i]
                 r = {**base, "gpu": idx, "step": int(st["step"]), "step_name": st["name"],
@@ -227,7 +225,7 @@ def _parts(ops, sets, gaps, w0, w1, in_step, lo, hi, base) -> list[dict]:
     csets = _cause_sets(gaps)
     outside = iv.gaps(in_step, lo, hi)
     starts = ops["start"].to_numpy()
-    is_mem = (ops["kind"] == "memory").to_numpy()
+    is_mem = text_is(ops["kind"], "memory")
     rows = []
     for i, (part, b0, b1) in enumerate(bounds):
         r = {**base, "part": part, "start": b0, "end": b1, **{k: int(v[i]) for k, v in meas.items()}}
@@ -265,14 +263,16 @@ def _gap_step(gs, ge, w0, w1):
 
 
 def _between(gaps, cause):
-    g = gaps[gaps["cause"] == cause]
+    g = gaps[text_is(gaps["cause"], cause)]
     return int((g["end"] - g["start"] - g["in_steps"]).sum())
 
 
 def _cause_sets(gaps) -> dict:
     """Merged set of the gaps of each cause (gaps are disjoint: each set is already merged)."""
+    cause = gaps["cause"].to_numpy(dtype=object)
+    start, end = gaps["start"].to_numpy(dtype=np.int64), gaps["end"].to_numpy(dtype=np.int64)
     out = {}
     for c in CAUSES:
-        g = gaps[gaps["cause"] == c]
-        out[c] = (g["start"].to_numpy(dtype=np.int64), g["end"].to_numpy(dtype=np.int64))
+        m = np.asarray(cause == c, dtype=bool)
+        out[c] = (start[m], end[m])
     return out

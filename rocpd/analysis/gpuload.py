@@ -117,6 +117,13 @@ def same(n: int, value) -> np.ndarray:
     return out
 
 
+def text_is(column, value: str) -> np.ndarray:
+    """Which cells of a text column (an object column of shared strings: kind, op, cause) are
+    ``value``, as a bool array: numpy's element compare, a third of pandas' (which checks every
+    cell for NaN first; these columns hold none)."""
+    return np.asarray(column.to_numpy(dtype=object) == value, dtype=bool)
+
+
 def shared(series: pd.Series, func) -> pd.Series:
     """``func`` of each distinct value of ``series`` (no NaN), as an object column whose cells
     share the results: a lookup per row, one call per distinct value."""

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from .gpuload import shared
+from .gpuload import same, shared, text_is
 from .sites import sites_of
 
 
@@ -20,7 +20,7 @@ def _prepare_gpu(gpu, comm_re):
         if gpu[c].dtype != np.int64:
             gpu[c] = gpu[c].fillna(0).astype("int64")
     names = gpu["name"].astype(object)
-    is_copy = (gpu["op"] == "copy").to_numpy()
+    is_copy = text_is(gpu["op"], "copy")
     # Per distinct name (a few hundred), not per row (100k+).
     uniq = pd_unique(names)
     comm = names.map({n: bool(comm_re.search(str(n))) for n in uniq}).to_numpy(dtype=bool)
@@ -31,10 +31,7 @@ def _prepare_gpu(gpu, comm_re):
     direction = {n: _direction(str(n)) for n in uniq}
     gpu["direction"] = pd.Series(np.where(is_copy, names.map(direction).to_numpy(dtype=object),
                                           ""), dtype=object, index=gpu.index)
-    ext = gpu["extdata"].fillna("{}")
-    mem = {u: _memory_kinds(u) for u in ext.unique()}
-    gpu["src_memory"] = shared(ext, lambda u: mem[u][0])
-    gpu["dst_memory"] = shared(ext, lambda u: mem[u][1])
+    gpu["src_memory"], gpu["dst_memory"] = _memory_columns(gpu["extdata"])
     gpu["site"], gpu["function"] = sites_of(gpu["line_info"])
     gpu["duration"] = gpu["end"] - gpu["start"]
     gpu = gpu.drop(columns=["extdata", "line_info"])
@@ -53,6 +50,19 @@ def _direction(name: str) -> str:
 
 def pd_unique(series):
     return pd.unique(series.to_numpy(dtype=object))
+
+
+def _memory_columns(extdata):
+    """(source, destination) memory kinds of each op from its extdata; "" for an op without
+    extdata (every kernel: only the rows that have it are parsed, each distinct text once)."""
+    has = extdata.notna().to_numpy()
+    cols = [same(len(extdata), ""), same(len(extdata), "")]
+    if has.any():
+        ext = extdata[has]
+        mem = {u: _memory_kinds(u) for u in ext.unique()}
+        for k in (0, 1):
+            cols[k][has] = shared(ext, lambda u, k=k: mem[u][k]).to_numpy()
+    return (pd.Series(c, dtype=object, index=extdata.index) for c in cols)
 
 
 def _memory_kinds(text):

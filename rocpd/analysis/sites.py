@@ -31,17 +31,16 @@ def _parse_site(text):
 
 
 def sites_of(series):
-    """Columns (site, function) for a Series of line_info texts, parsing each distinct text once."""
-    uniq = pd.unique(series.fillna("{}"))
-    parsed = {u: _parse_site(u) for u in uniq}
-    filled = series.fillna("{}")
+    """Columns (site, function) for a Series of line_info texts, parsing each distinct text once
+    (a cell without one, None or NaN, has neither)."""
     # A lookup per row into the parsed distinct texts, not a Python call per row; the cells
     # share their strings (an object column: pandas' str dtype would copy each).
-    codes, distinct = pd.factorize(filled.to_numpy(dtype=object), use_na_sentinel=False)
+    codes, distinct = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=False)
+    parsed = [_parse_site(u) if isinstance(u, str) else (None, None) for u in distinct]
     out = []
     for k in (0, 1):
         table = np.empty(len(distinct), dtype=object)
-        table[:] = [parsed[u][k] for u in distinct]
+        table[:] = [p[k] for p in parsed]
         out.append(pd.Series(table[codes], dtype=object, index=series.index))
     return out[0], out[1]
 

@@ -19,6 +19,7 @@ import pandas as pd
 from . import attribution
 from .activity import blocking_calls
 from .breakdown import analyze_process
+from .gpuload import text_is
 from .spill import SpilledGaps
 from .steps import assign_times, steps_of, times_of
 from .sweep import GpuSweep, StepWindows
@@ -127,5 +128,5 @@ def _count(facts: dict, chunk) -> None:
     lo, hi = int(chunk["start"].min()), int(chunk["end"].max())
     facts["first"] = lo if facts["first"] is None else min(facts["first"], lo)
     facts["last"] = hi if facts["last"] is None else max(facts["last"], hi)
-    facts["launched_kernels"] += int((chunk["launch_start"].notna()
-                                      & (chunk["kind"] != "memory")).sum())
+    facts["launched_kernels"] += int((chunk["launch_start"].notna().to_numpy()
+                                      & ~text_is(chunk["kind"], "memory")).sum())

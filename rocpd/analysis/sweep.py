@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import intervals as iv
 from .breakdown import CAUSES, _cause_sets, _classify_gaps, _gap_step, _objects, _sets
-from .gpuload import same
+from .gpuload import same, text_is
 from .steps import assign_times, times_of
 
 FAR = np.iinfo(np.int64).max // 4  # the end of a window whose end is not known yet
@@ -133,13 +133,13 @@ class GpuSweep:
         for k in _SETS:
             self.run[k] += iv.measure(sets[k])
         length = ge - gs
-        cause = gaps["cause"].to_numpy()
+        cause = gaps["cause"].to_numpy(dtype=object)
         for c in CAUSES:
             m = cause == c
             self.cause[c] += int(length[m].sum())
             self.cause_out[c] += int((length - g_in)[m].sum())
         self.between += int((length - g_in).sum())
-        mem = (piece["kind"] == "memory").to_numpy()
+        mem = text_is(piece["kind"], "memory")
         self.counts += (int((~mem).sum()), int(mem.sum()))
         csets = _cause_sets(gaps)
         if self.n:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import attribution
+from .gpuload import text_is
 from .steps import times_of
 
 
@@ -26,7 +27,7 @@ class LaunchTally:
         self.procs: dict = {}  # process index -> [kernels, short, api sum, api n, faster]
 
     def feed(self, i: int, chunk) -> None:
-        k = chunk[(chunk["kind"] != "memory").to_numpy()]
+        k = chunk[~text_is(chunk["kind"], "memory")]
         if k.empty:
             return
         dur = k["duration"].to_numpy(dtype=np.int64)
