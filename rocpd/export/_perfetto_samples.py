@@ -17,12 +17,14 @@ import numpy as np
 
 
 class Profile:
-    """The samples of a trace, gathered while reading, written after the other events: 32
-    bytes a sample (time, pid, tid, the stack's number), each distinct stack held once."""
+    """The samples of a trace, gathered while reading, written after the other events: 16
+    bytes a sample (time, the thread's number, the stack's number), each distinct thread and
+    stack held once."""
 
     def __init__(self):
-        self.ts, self.pid, self.tid, self.stack = array("q"), array("q"), array("q"), array("q")
+        self.ts, self.thread, self.stack = array("q"), array("i"), array("i")
         self.chains: dict[tuple, int] = {}  # frames outermost first -> number
+        self.threads: dict[tuple, int] = {}  # (pid, tid) -> number
 
     def __len__(self) -> int:
         return len(self.ts)
@@ -31,8 +33,7 @@ class Profile:
         chain = tuple(frames)
         n = self.chains.setdefault(chain, len(self.chains))
         self.ts.append(ts)
-        self.pid.append(pid)
-        self.tid.append(tid)
+        self.thread.append(self.threads.setdefault((pid, tid), len(self.threads)))
         self.stack.append(n)
 
     def write(self, b, pb, seq: int) -> None:
@@ -55,10 +56,13 @@ class Profile:
                 interned.mappings.add(iid=iid, path_string_ids=[path])
             return strings[key]
 
-        chains = list(self.chains)
+        chains, threads = list(self.chains), list(self.threads)
         order = np.argsort(np.frombuffer(self.ts, dtype=np.int64), kind="stable")
-        for i in order.tolist():  # in time order, samples of one time in the order read
-            ts, pid, tid, chain = self.ts[i], self.pid[i], self.tid[i], chains[self.stack[i]]
+        # In time order, samples of one time in the order read; a slice at a time (a list of
+        # every sample's number took 36 bytes a sample).
+        for i in (i for a in range(0, len(order), 1 << 16) for i in order[a:a + (1 << 16)].tolist()):
+            ts, chain = self.ts[i], chains[self.stack[i]]
+            pid, tid = threads[self.thread[i]]
             p = b.create_packet()
             p.trusted_packet_sequence_id = seq
             p.sequence_flags = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE

@@ -174,6 +174,17 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
     # Counter values and instants: time, track and code (see _events); counter values in ``values``.
     p_ts, p_track, p_code, values = array("q"), array("q"), array("q"), array("d")
 
+    instants: dict[tuple, int] = {}  # (name, category, guid) -> the record instants share
+
+    def instant(ts, track, name, cat, guid):
+        """An instant event: its time is the point's own, so instants of one name, category
+        and part share a record (a sample's record took 45 bytes of each sample's ~100)."""
+        key = (name, cat, guid)
+        r = instants.get(key)
+        if r is None:
+            r = instants[key] = rec.add(ts, ts, name, cat, 0, guid, 0)
+        point(ts, track, record=r)
+
     def point(ts, track, value=0.0, record=None):
         p_ts.append(ts)
         p_track.append(track)
@@ -224,10 +235,9 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
             slice_on(thread(guid, pid, tid), start, end, name or "", cat or "", stack, guid,
                      0 if is_marker else _OUT)
         for guid, cat, name, pid, tid, ts in act.marks(f.conn, where, params):
-            point(ts, thread(guid, pid, tid),
-                  record=rec.add(ts, ts, name or "(mark)", cat or "", 0, guid, 0))
+            instant(ts, thread(guid, pid, tid), name or "(mark)", cat or "", guid)
         for guid, cat, name, pid, tid, ts, frames in act.samples(f.conn, where, params):
-            point(ts, thread(guid, pid, tid), record=rec.add(ts, ts, name, cat or "", 0, guid, 0))
+            instant(ts, thread(guid, pid, tid), name, cat or "", guid)
             if frames:
                 profile.add(ts, pid, tid, frames)
 
@@ -292,8 +302,10 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
                 (np.frombuffer(rec.part, dtype=np.int32) == rs.part)
                 & (np.frombuffer(rec.flow, dtype=np.int8) == _IN)]
             rs.both = np.concatenate([held_in, gpu_ins.get(rs.part, np.zeros(0, np.int64))])
-    ts, track, code, rank, order = _events(tracks, rec, per_track, p_ts, p_track, p_code, streams)
-    per_track = p_ts = p_track = p_code = None  # the events hold these now
+    points = [p_ts, p_track, p_code]
+    p_ts = p_track = p_code = None  # the events take these over (and let each go once copied)
+    ts, track, code, rank, order = _events(tracks, rec, per_track, points, streams)
+    per_track = None
     rec.start = rec.end = None
     enc = Encoder(rec.text, rec.name, rec.cat, rec.stack, rec.part, flow, values)
     if streams:  # flows' ids held only while open
@@ -318,13 +330,13 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
                 o = order[k:k + _ENCODE]
                 fh.write_many(*enc.encode(ts[o], track[o], code[o]))
             bar.tick(len(ts))
+        ts = track = code = rank = order = None  # written: the samples' packets need the room
         profile.write(b, pb, _SEQ)
         fh.finish(path)
     return path
 
 
-def _events(tracks: Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_code,
-            streams=()):
+def _events(tracks: Tracks, rec: _Records, per_track: dict, points: list, streams=()):
     """Every event: (times, track uuids, codes, the place of its track among those with
     slices) and the order to write them in, by time, ties in
     the order of tracks, lanes and events within a lane, counter values and instants after the
@@ -336,7 +348,7 @@ def _events(tracks: Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_cod
     streamed = {u: gs for gs in streams for u in gs.rank}
     start = np.frombuffer(rec.start, dtype=np.int64)
     end = np.frombuffer(rec.end, dtype=np.int64)
-    n = 2 * sum(len(r) for r in per_track.values()) + len(p_ts)
+    n = 2 * sum(len(r) for r in per_track.values()) + len(points[0])
     ts, track, code, rank = (np.empty(n, dtype=np.int64) for _ in range(4))
     key_of = {v: k for k, v in tracks.uuid.items()}
     at = 0
@@ -356,7 +368,8 @@ def _events(tracks: Tracks, rec: _Records, per_track: dict, p_ts, p_track, p_cod
                 gs.overlap[(uuid, lane)] = tracks.get(("overlap", key_of[uuid], lane), uuid,
                                                       name=f"(overlap {lane})")
         rank[a0:at] = r
-    for a, out in ((p_ts, ts), (p_track, track), (p_code, code)):
-        out[at:] = np.frombuffer(a, dtype=np.int64)
+    for i, out in enumerate((ts, track, code)):
+        out[at:] = np.frombuffer(points[i], dtype=np.int64)
+        points[i] = None  # copied: the caller holds it no more
     rank[at:] = len(per_track)  # instants and counter values after every slice
     return ts, track, code, rank, np.argsort(ts, kind="stable")
