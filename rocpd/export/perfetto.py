@@ -331,7 +331,7 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
                 fh.write_many(*enc.encode(ts[o], track[o], code[o]))
             bar.tick(len(ts))
         ts = track = code = rank = order = None  # written: the samples' packets need the room
-        profile.write(b, pb, _SEQ)
+        profile.write(b, pb, _SEQ, fh)
         fh.finish(path)
     return path
 
