@@ -1,6 +1,6 @@
 """Queue length per stream for the report, in one pass over each stream's kernels in order of
-joining the queue (rocpd.collectives.queue_read: the index on start where kernels join when they
-start, else one sort of the kernels). Leaves come later than their kernel's join, so the events
+joining the queue (rocpd.collectives.queue_read: where kernels join when they start, in the
+order stored, else through the index on start; else one sort of the kernels). Leaves come later than their kernel's join, so the events
 before the latest join read are final: they are swept (queue_sweep._Level: the level, the
 summary's sums) while the later leaves wait, as many as kernels queued at once.
 
@@ -30,9 +30,17 @@ class _Disorder(Exception):
 def sweeps(db, max_points: int, batch: int | None = None):
     """As queue_sweep.event_sweeps: per stream in (guid, pid, stream) order, (pid, stream_id,
     summary row, thinned instants, their levels)."""
+    stored: set = set()  # parts read in the order stored: checked by the sweep
     try:
-        done = _swept(db, batch or queue_read.BATCH)
+        done = _swept(db, batch or queue_read.BATCH, stored)
     except _Disorder:
+        done = None
+    if done is None and stored:  # a stream's rows not in order as stored: through the index
+        try:
+            done = _swept(db, batch or queue_read.BATCH, None)
+        except _Disorder:
+            pass
+    if done is None:
         yield from event_sweeps(db, max_points)
         return
     for (_g, pid, sid), st in sorted(done.items()):
@@ -41,12 +49,12 @@ def sweeps(db, max_points: int, batch: int | None = None):
         st.spill.close()
 
 
-def _swept(db, batch: int) -> dict:
+def _swept(db, batch: int, stored: set | None) -> dict:
     streams: dict = {}
     try:
         for src in db.sources():
             for part in src.parts:
-                for cols in queue_read.batches(src, part, batch):
+                for cols in queue_read.batches(src, part, batch, stored):
                     for key, t_in, t_out in _by_stream(*cols):
                         st = streams.get((part.guid, *key))
                         if st is None:

@@ -41,15 +41,18 @@ def _reference(db):
     return pd.concat(out, ignore_index=True)[cols]
 
 
-def _write(path, pid, seed, launches=True, bad=False):
+def _write(path, pid, seed, launches=True, bad=False, stored_in_order=False):
     rng = random.Random(seed)
+    last = {}
     with DatabaseBuilder(path, pid=pid) as b:
         t = 1_000_000
         for i in range(3000):
             stream = rng.choice([0, 1, 2] if launches else [2, 3])
             start = t + rng.randrange(0, 40_000)
+            if stored_in_order:  # each stream's kernels stored in order of start (ties too)
+                start = last[stream] = max(start, last.get(stream, 0))
             end = start + rng.choice([1_000, 5_000, 20_000])  # equal instants happen
-            if stream != 2:
+            if stream != 2 and launches:
                 corr = b.next_correlation()
                 at = start - rng.randrange(-3_000, 30_000)  # some launches after the start
                 b.region("CUDA_RUNTIME_API", "cudaLaunchKernel", at, at + 2_000,
@@ -69,6 +72,15 @@ def files(tmp_path_factory):
     # c.db: no launch calls, its kernels read by the index on start (streams interleaved)
     return [_write(d / "a.db", 11, 1), _write(d / "b.db", 12, 2),
             _write(d / "c.db", 13, 3, launches=False)]
+
+
+@pytest.fixture(scope="module")
+def in_order(tmp_path_factory):
+    """Two files whose streams' rows are stored in order of start (streams interleaved, equal
+    starts), as a writer stores a GPU's kernels: read by rowid, not through the index."""
+    d = tmp_path_factory.mktemp("queue_in_order")
+    return [_write(d / "e.db", 15, 5, launches=False, stored_in_order=True),
+            _write(d / "f.db", 16, 6, launches=False, stored_in_order=True)]
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +146,19 @@ def test_rows_out_of_order_go_to_the_event_sweep(files, bad, monkeypatch):
     monkeypatch.setattr(queue_stream, "event_sweeps", lambda *a: swept.append(a) or real(*a))
     _section(monkeypatch, [*files, bad])
     assert swept
+
+
+@pytest.mark.parametrize("batch", [1, 7, 1 << 16])
+def test_rows_stored_in_order_are_read_by_rowid(in_order, files, monkeypatch, batch):
+    """Streams stored in order are read in that order, without the index; a file whose rows
+    are not (c.db: starts jitter past later rows') is read again through the index, not by the
+    event sweep; the same table and chart either way."""
+    monkeypatch.setattr(queue_read, "BATCH", batch)
+    by_index, swept = [], []
+    real = queue_read._by_start
+    monkeypatch.setattr(queue_read, "_by_start", lambda *a: by_index.append(a) or real(*a))
+    monkeypatch.setattr(queue_stream, "event_sweeps", lambda *a: swept.append(a) or [])
+    _section(monkeypatch, in_order)
+    assert not by_index and not swept
+    _section(monkeypatch, [*in_order, files[2]])
+    assert by_index and not swept
