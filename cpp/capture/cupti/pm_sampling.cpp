@@ -491,14 +491,14 @@ class Sampler {
     sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
     if ((r = c.cuptiPmSamplingSetConfig(&sc)) != CUPTI_SUCCESS)
       return *why = call_error(*api_, "cuptiPmSamplingSetConfig", r), false;
-    // Room for two decode periods of samples; a fuller image is decoded again at once.
+    // Eight decode periods of room (on an H200 each drain too late for a smaller room lost 8-12).
     const uint64_t per_decode = uint64_t{settings_.hz} * settings_.decode_ms / 1000;
     auto ds = params<CUpti_PmSampling_GetCounterDataSize_Params>(
         CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
     ds.pPmSamplingObject = d.obj;
     ds.pMetricNames = d.names.data();
     ds.numMetrics = d.names.size();
-    ds.maxSamples = static_cast<uint32_t>(std::min<uint64_t>(2 * per_decode + 64, 65536));
+    ds.maxSamples = static_cast<uint32_t>(std::min<uint64_t>(8 * per_decode + 64, 65536));
     if ((r = c.cuptiPmSamplingGetCounterDataSize(&ds)) != CUPTI_SUCCESS)
       return *why = call_error(*api_, "cuptiPmSamplingGetCounterDataSize", r), false;
     d.counter_data.assign(ds.counterDataSize, 0);
@@ -628,9 +628,9 @@ class Sampler {
     for (size_t m = 0; m < d.series.size(); ++m) out_.emit(d.series[m], start, d.values[m]);
   }
 
-  // Pause: drain, stop (what was sampled since the last drain is not kept), store each series'
-  // last value at its end; resume: start again, its first sample left out (take()). A GPU that
-  // will not stop samples on, dropped while paused; one that will not start again is said.
+  // Pause: stop (what was sampled since the last drain is not kept), end each series at its last
+  // kept sample; resume: start again. A GPU that will not stop samples on; one that will not
+  // start again is said.
   void halt(Device& d, bool pause) {
     if (pause) {
       decode(d);
