@@ -79,6 +79,10 @@ def measure(rounds: int, steps: int) -> dict:
                 if pinned is not None:
                     os.sched_setaffinity(threading.get_native_id(), pinned)
                 os.unlink(s.path)
+        # Each round's ratios as it ends: a run cut short keeps what it measured.
+        print(f"round {i + 1}: " + "; ".join(
+            f"{name} " + " ".join(f"{k} {v[-1]:.4f}" for k, v in by.items())
+            for name, by in res.items()), flush=True)
     return res
 
 
