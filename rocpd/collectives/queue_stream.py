@@ -1,8 +1,9 @@
 """Queue length per stream for the report, in one pass over each stream's kernels in order of
 joining the queue (rocpd.collectives.queue_read: where kernels join when they start, in the
-order stored, else through the index on start; else one sort of the kernels). Leaves come later than their kernel's join, so the events
-before the latest join read are final: they are swept (queue_sweep._Level: the level, the
-summary's sums) while the later leaves wait, as many as kernels queued at once.
+order stored, else through the index on start; else one sort of the kernels). Leaves come later
+than their kernel's join, so the events before the latest join read are final: they are swept
+(queue_sweep._Level: the level, the summary's sums) while the later leaves wait, as many as
+kernels queued at once.
 
 The chart's series is every n-th instant with n from the stream's number of instants, known
 only at its end: the instants go to a spill (held up to a size, then a temporary file) and are
