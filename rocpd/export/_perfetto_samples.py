@@ -32,11 +32,18 @@ class Profile:
         return len(self.ts)
 
     def add(self, ts: int, pid: int, tid: int, frames) -> None:
+        self.add_numbered(ts, *self.numbers(pid, tid, frames))
+
+    def numbers(self, pid: int, tid: int, frames) -> tuple[int, int]:
+        """(thread number, stack number) of a sample, numbered in the order first met."""
         chain = tuple(frames)
         n = self.chains.setdefault(chain, len(self.chains))
+        return self.threads.setdefault((pid, tid), len(self.threads)), n
+
+    def add_numbered(self, ts: int, thread: int, stack: int) -> None:
         self.ts.append(ts)
-        self.thread.append(self.threads.setdefault((pid, tid), len(self.threads)))
-        self.stack.append(n)
+        self.thread.append(thread)
+        self.stack.append(stack)
 
     def write(self, b, pb, seq: int, fh) -> None:
         """The samples' packets in time order (samples of one time in the order read): a

@@ -179,11 +179,14 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
     def instant(ts, track, name, cat, guid):
         """An instant event: its time is the point's own, so instants of one name, category
         and part share a record (a sample's record took 45 bytes of each sample's ~100)."""
+        point(ts, track, record=instant_record(ts, name, cat, guid))
+
+    def instant_record(ts, name, cat, guid) -> int:
         key = (name, cat, guid)
         r = instants.get(key)
         if r is None:
             r = instants[key] = rec.add(ts, ts, name, cat, 0, guid, 0)
-        point(ts, track, record=r)
+        return r
 
     def point(ts, track, value=0.0, record=None):
         p_ts.append(ts)
@@ -236,10 +239,20 @@ def _write(db, path, agent_index, group_by_queue, buffer_size_kb, buffer_fill_po
                      0 if is_marker else _OUT)
         for guid, cat, name, pid, tid, ts in act.marks(f.conn, where, params):
             instant(ts, thread(guid, pid, tid), name or "(mark)", cat or "", guid)
+        # What a sample makes (its track, record, and thread and stack numbers) is made once
+        # per distinct sample; its frames are one held tuple per stack of this file's.
+        made: dict[tuple, tuple] = {}
         for guid, cat, name, pid, tid, ts, frames in act.samples(f.conn, where, params):
-            instant(ts, thread(guid, pid, tid), name, cat or "", guid)
-            if frames:
-                profile.add(ts, pid, tid, frames)
+            key = (guid, cat, name, pid, tid, id(frames))
+            got = made.get(key)
+            if got is None:
+                got = made[key] = (thread(guid, pid, tid),
+                                   instant_record(ts, name, cat or "", guid),
+                                   profile.numbers(pid, tid, frames) if frames else None,
+                                   frames)  # holds the tuple whose id is in the key
+            point(ts, got[0], record=got[1])
+            if got[2] is not None:
+                profile.add_numbered(ts, *got[2])
 
         lane = "Queue" if group_by_queue else "Stream"
         gs = open_stream(f, where, params, flt, agent_index, group_by_queue,
