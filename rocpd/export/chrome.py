@@ -95,6 +95,18 @@ class _Events:
 _NO_PID = np.iinfo(np.int64).min  # a row without a process (None) among the integer keys
 
 
+def _sample_text(name, cat, pid, tid, frames) -> tuple[str, str]:
+    """json.dumps's text of a sample's event, as the parts before and after its time (a float:
+    json.dumps writes its repr)."""
+    head = json.dumps({"ph": "i", "s": "t", "name": name, "cat": cat or "", "pid": pid,
+                       "tid": tid, "ts": 0.0})
+    tail = "}"
+    if frames:  # the stack, outermost first, as collapsed stacks spell it
+        stack = ";".join(fr.label(lines=True) for fr in frames)
+        tail = ', "args": ' + json.dumps({"stack": stack}) + "}"
+    return head[:-len("0.0}")], tail
+
+
 class _Launches:
     """The launching call of each (pid, stack id): the last region of that key in time order.
     Kept per process in integer columns (24 bytes a call) and looked up a block of GPU ops at
@@ -202,13 +214,16 @@ def _write_events(db, events: _Events, where, params, flt, agent_index, group_by
         for _g, cat, name, pid, tid, ts in rows_bar.counted(act.marks(f.conn, where, params)):
             events.append({"ph": "i", "s": "t", "name": name, "cat": cat or "", "pid": pid,
                            "tid": tid, "ts": _us(ts)})
+        # A sample's event is json.dumps's text of its dict, made once per distinct sample
+        # (name, category, thread, stack) around its time: a stack's text joins ~20 frames.
+        made: dict[tuple, tuple] = {}
         for _g, cat, name, pid, tid, ts, frames in rows_bar.counted(act.samples(f.conn, where,
                                                                                 params)):
-            e = {"ph": "i", "s": "t", "name": name, "cat": cat or "", "pid": pid, "tid": tid,
-                 "ts": _us(ts)}
-            if frames:  # the stack, outermost first, as collapsed stacks spell it
-                e["args"] = {"stack": ";".join(fr.label(lines=True) for fr in frames)}
-            events.append(e)
+            key = (cat, name, pid, tid, id(frames))
+            got = made.get(key)
+            if got is None:
+                got = made[key] = (*_sample_text(name, cat, pid, tid, frames), frames)
+            events.append_text(got[0] + repr(_us(ts)) + got[1])
         block: list[tuple] = []
         gpu = act.gpu_activity(f.conn, where, params, flt, agent_index, group_by_queue)
         while True:

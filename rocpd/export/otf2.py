@@ -75,11 +75,21 @@ class _Contexts:
         self.otf2, self.defs = otf2, defs
         self.ctx: dict[tuple, object] = {}
         self.regions: dict[object, object] = {}
+        # A stack's frames come as one held tuple per stack (rocpd.summary.samples.Stacks): its
+        # context found once, by the tuple's id (the tuple kept, so that its id is not reused).
+        self.leaf: dict[int, tuple] = {}
         self.generator = defs.interrupt_generator(
             "rocprof sampler", interrupt_generator_mode=otf2.InterruptGeneratorMode.TIME,
             period=period)
 
     def of(self, frames):
+        got = self.leaf.get(id(frames))
+        if got is not None and got[0] is frames:
+            return got[1]
+        self.leaf[id(frames)] = (frames, context := self._of(frames))
+        return context
+
+    def _of(self, frames):
         parent = None
         for depth in range(len(frames)):
             key = tuple(frames[:depth + 1])
