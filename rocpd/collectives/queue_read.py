@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..summary.fastagg import _Unreadable, rowid_ranges, rowid_span
 from .queue import _KERNELS_SQL
 
 BATCH = 1 << 16  # kernels a batch: a few MB of arrays (or of rows, where they are sorted)
@@ -33,7 +34,6 @@ _BY_START = ("SELECT COUNT(*), group_concat(pid), group_concat(stream_id), group
 _BY_ROWID = ("SELECT COUNT(*), group_concat(pid), group_concat(stream_id), group_concat(start),"
              " group_concat(\"end\") FROM {table} WHERE id >= ? AND id < ? AND guid = ?"
              " AND pid IS NOT NULL AND stream_id IS NOT NULL AND \"end\" IS NOT NULL")
-_MAX_RANGES = 1 << 14  # more rowid ranges than this: ids far sparser than rows, read by index
 _SORTED = ("WITH k(guid, pid, sid, t_in, t_out) AS (" + _KERNELS_SQL + ") SELECT pid, sid, t_in,"
            " t_out FROM k WHERE guid = ? ORDER BY pid, sid, t_in")
 
@@ -48,13 +48,18 @@ def batches(src, part, batch: int = BATCH, stored: set | None = None):
         return
     if src.conn.execute(_LAUNCHES, (part.guid,)).fetchone() is None:
         if stored is not None:
-            lo = src.conn.execute(f"SELECT min(id) FROM {table}").fetchone()[0]
-            hi = src.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
-            if lo is None:
+            # Ids far sparser than rows (too many ranges), or views narrowed to a time window:
+            # through the index, as before.
+            try:
+                lo, hi = rowid_span(src.conn, table)
+                ranges = rowid_ranges(lo, hi, batch) if lo is not None else []
+            except _Unreadable:
+                ranges = None
+            if ranges == []:
                 return
-            if (hi - lo) // batch < _MAX_RANGES:
+            if ranges is not None:
                 stored.add(part.guid)
-                yield from _by_rowid(src, part, table, lo, hi, batch)
+                yield from _by_rowid(src, part, table, ranges)
                 return
         sql = _BY_START.format(table=table, n=batch)
         plan = " ".join(r[-1] for r in src.conn.execute("EXPLAIN QUERY PLAN " + sql,
@@ -74,11 +79,11 @@ def _pids(src, part) -> dict:
                                               (part.guid,)) if p is not None}
 
 
-def _by_rowid(src, part, table: str, lo: int, hi: int, batch: int):
+def _by_rowid(src, part, table: str, ranges: list):
     pids = _pids(src, part)
     sql = _BY_ROWID.format(table=table)
-    for a in range(lo, hi + 1, batch):
-        row = src.conn.execute(sql, (a, a + batch, part.guid)).fetchone()
+    for a, b in ranges:
+        row = src.conn.execute(sql, (a, b, part.guid)).fetchone()
         n = row[0]
         if not n:
             continue

@@ -31,9 +31,6 @@ class Profile:
     def __len__(self) -> int:
         return len(self.ts)
 
-    def add(self, ts: int, pid: int, tid: int, frames) -> None:
-        self.add_numbered(ts, *self.numbers(pid, tid, frames))
-
     def numbers(self, pid: int, tid: int, frames) -> tuple[int, int]:
         """(thread number, stack number) of a sample, numbered in the order first met."""
         chain = tuple(frames)

@@ -34,13 +34,17 @@ def _sampler_status():
         return False, f"rocprof core not importable: {e}"
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def _skip_without_sampler():
     if not torch.cuda.is_available():
         pytest.skip("torch sees no GPU")
     live, why = _sampler_status()
     if not live:
         pytest.skip(f"no PM sampler here: {why}")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    _skip_without_sampler()
     tmp = tmp_path_factory.mktemp("pm")
     (tmp / "with").mkdir()
     (tmp / "without").mkdir()
@@ -174,11 +178,7 @@ def test_a_paused_session_stops_sampling_and_resumes_it(tmp_path):
     """GEMMs recorded, GEMMs while paused, GEMMs again: no sample inside the pause, the pause
     counted in the metadata, the tensor pipes busy again from the first GEMMs after it, and the
     pause neither counted as missing samples nor lowering the achieved rate."""
-    if not torch.cuda.is_available():
-        pytest.skip("torch sees no GPU")
-    live, why = _sampler_status()
-    if not live:
-        pytest.skip(f"no PM sampler here: {why}")
+    _skip_without_sampler()
     db, p = rocprof_run(tmp_path, "--gpu-metrics", "--kernel-trace", WORKLOAD, "--pause-middle",
                         "--seconds", "1", "--settle", "3")
     meta = dict(query(db, "SELECT tag, value FROM rocpd_metadata WHERE tag LIKE 'rocprof.gpu_metrics%'"))

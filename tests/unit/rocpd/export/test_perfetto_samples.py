@@ -33,7 +33,8 @@ def _profile(n: int, seed: int) -> ps.Profile:
     prof = ps.Profile()
     for t in times.tolist():
         pid, tid = threads[int(rng.integers(len(threads)))]
-        prof.add(int(t), pid, tid, chains[int(rng.integers(len(chains)))])
+        chain = chains[int(rng.integers(len(chains)))]
+        prof.add_numbered(int(t), *prof.numbers(pid, tid, chain))
     return prof
 
 
