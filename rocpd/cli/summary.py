@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..analysis import bounded
-from ..summary import rocm as rocm_summary
-from ..summary import stats
-from ..summary.core import cached
-from ..summary.rocm import FORMATS
+from ..summary.rocm_formats import FORMATS
 from . import (
     add_command,
     add_dask_options,
@@ -83,34 +79,59 @@ def _rocm_form(args) -> bool:
                 or args.region_categories or args.output_path or args.output_file is not None)
 
 
+def _prefetch(db, args, flt: dict) -> None:
+    """Start the kernel table's read on threads before the imports below (pandas and the tables'
+    code, ~0.4 s): the first and longest step of both forms' kernel tables, where they have one."""
+    rocm = _rocm_form(args)
+    if args.domains or args.by == "module" or (rocm and args.region_categories):
+        return
+    from ..io.filters import Filter, resolve
+    from ..summary import fastagg
+
+    where, params = resolve(db, Filter.of(flt))
+    fastagg.prefetch(db, where, params, by_pid=args.by == "pid" and not rocm)
+
+
 def run(args) -> int:
     top = top_of(args)
     flt = filters_of(args)
-    with connect_for(args, inputs_of(args), strict=args.strict) as db, cached():
-        if _rocm_form(args):
-            tabs = rocm_summary.tables(db, args.domain_summary, args.summary_by_rank,
-                                       args.region_categories, **flt)
-            folder, name = output_naming(args, default_file="")  # ROCm: kernels_summary.csv
-            formats = list(dict.fromkeys(args.format or ["console"]))
-            for path in rocm_summary.write(tabs, formats, folder, name, top=top):
-                wrote(path)
-            if "console" in formats:
-                print("\n" + stats.format_drops(db), end="")
-            return 0
-        if args.by == "module":
-            from rocpd.summary import by_module
+    with connect_for(args, inputs_of(args), strict=args.strict) as db:
+        _prefetch(db, args, flt)
+        from ..summary.core import cached
 
-            print(by_module.format_table(db, top=top, units=args.units, **flt), end="")
-            return 0
-        print(stats.format_summary(db, top=top, units=args.units, by=args.by,
-                                   domains=args.domains, **flt), end="")
-        for line in bounded.describe(db):  # rocprof run --max-size: which steps were summarised
-            print(line)
-        if args.busy:
-            busy = db.busy(**flt)
-            cols = ["pid", "agent_id", "agent_abs_index", "type", "GpuTime", "WallTime", "BusyPercent"]
-            print("\n== GPU BUSY ==\n" + (busy[cols].to_string(index=False) if len(busy) else "(no GPU records)"))
-        if args.csv:
-            for path in stats.write_stats_csv(db, args.csv, **flt):
-                wrote(path)
+        with cached():
+            return _summarise(db, args, top, flt)
+
+
+def _summarise(db, args, top, flt: dict) -> int:
+    from ..analysis import bounded
+    from ..summary import rocm as rocm_summary
+    from ..summary import stats
+
+    if _rocm_form(args):
+        tabs = rocm_summary.tables(db, args.domain_summary, args.summary_by_rank,
+                                   args.region_categories, **flt)
+        folder, name = output_naming(args, default_file="")  # ROCm: kernels_summary.csv
+        formats = list(dict.fromkeys(args.format or ["console"]))
+        for path in rocm_summary.write(tabs, formats, folder, name, top=top):
+            wrote(path)
+        if "console" in formats:
+            print("\n" + stats.format_drops(db), end="")
+        return 0
+    if args.by == "module":
+        from rocpd.summary import by_module
+
+        print(by_module.format_table(db, top=top, units=args.units, **flt), end="")
+        return 0
+    print(stats.format_summary(db, top=top, units=args.units, by=args.by,
+                               domains=args.domains, **flt), end="")
+    for line in bounded.describe(db):  # rocprof run --max-size: which steps were summarised
+        print(line)
+    if args.busy:
+        busy = db.busy(**flt)
+        cols = ["pid", "agent_id", "agent_abs_index", "type", "GpuTime", "WallTime", "BusyPercent"]
+        print("\n== GPU BUSY ==\n" + (busy[cols].to_string(index=False) if len(busy) else "(no GPU records)"))
+    if args.csv:
+        for path in stats.write_stats_csv(db, args.csv, **flt):
+            wrote(path)
     return 0

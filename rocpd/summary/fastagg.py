@@ -18,7 +18,6 @@ import os
 import warnings
 
 import numpy as np
-import pandas as pd
 
 from ..io.files import open_ro
 from ..io.time_window import narrowed
@@ -205,8 +204,40 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+# Ranges already on their way (see prefetch): key -> (connection, tasks, names, futures).
+_ahead: dict = {}
+
+
+def prefetch(db, where: str, params: list, by_pid: bool = False) -> None:
+    """Start the kernel ranges' queries on threads now, where kernel_partials would run them on
+    threads anyway, so that what the caller does next (``rocpd summary`` imports pandas and its
+    tables: ~0.4 s) overlaps them; kernel_partials with the same arguments takes their results.
+    Nothing is started where it would run them otherwise (a Dask connection, one CPU, a small
+    or unreadable table)."""
+    if getattr(db, "run_tasks", None) is not None:
+        return
+    workers = _usable_cpus()
+    try:
+        tasks, names, total = plan(db, where, params, by_pid, workers)
+    except _Unreadable:
+        return
+    jobs = [t for t, _ in tasks]
+    if workers <= 1 or total < _MIN_PARALLEL_ROWS or len(jobs) <= 1:
+        return
+    ex = _pool(min(workers, len(jobs)))
+    futures = [ex.submit(run_task, job) for job in jobs]
+    ex.shutdown(wait=False)  # the threads end with their last range
+    # The connection is held with its results: its id cannot name another one meanwhile.
+    _ahead[(id(db), where, tuple(params), by_pid)] = (db, tasks, names, futures)
+
+
 def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers: int | None = None):
     remote = getattr(db, "run_tasks", None)  # a Dask connection runs the ranges on its workers
+    ahead = _ahead.pop((id(db), where, tuple(params), by_pid), None)
+    if ahead is not None:
+        _, tasks, names, futures = ahead
+        results = list(iterate((f.result() for f in futures), "kernel summary", len(futures)))
+        return _frame(tasks, names, results, by_pid)
     workers = workers or (db.workers() if remote else _usable_cpus())
     try:
         tasks, names, total = plan(db, where, params, by_pid, workers)
@@ -221,6 +252,14 @@ def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers:
             results = list(iterate(ex.map(run_task, jobs), "kernel summary", len(jobs)))
     if results is None:
         results = list(iterate(map(run_task, jobs), "kernel summary", len(jobs)))
+    return _frame(tasks, names, results, by_pid)
+
+
+def _frame(tasks, names, results, by_pid: bool):
+    """The ranges' rows combined per kernel id (and process), named; None where a range could
+    not be read this way."""
+    import pandas as pd  # here, not at the top: prefetch runs before the caller imports it
+
     if any(r is None for r in results):
         return None
     rows = [(guid, *r) for (_, guid), res in zip(tasks, results, strict=True) for r in res]

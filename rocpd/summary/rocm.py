@@ -28,6 +28,7 @@ from ..io.output_file import open_output
 from ..textfmt import render
 from .core import finish, partials
 from .core import region_categories as _categories_of
+from .rocm_formats import FORMATS  # noqa: F401 - part of this module's API
 from .stats import clip_frame, cut, more_line
 
 COLUMNS = ["Name", "Calls", "DURATION (nsec)", "AVERAGE (nsec)", "PERCENT (INC)", "MIN (nsec)",
@@ -40,7 +41,6 @@ _RENAME = {"TotalDurationNs": "DURATION (nsec)", "AverageNs": "AVERAGE (nsec)",
 _VIEWS = (("kernels", "kernel"), ("memory_copies", "memory_copy"),
           ("memory_allocations", "memory_allocation"), ("scratch_memory", "scratch_memory"))
 _PREFIX = {"memory_allocation": "MEMORY_ALLOCATION_", "scratch_memory": "SCRATCH_MEMORY_"}
-FORMATS = ("console", "csv", "html", "json", "md", "pdf")
 
 
 def _family(category: str) -> str:

@@ -179,3 +179,29 @@ def test_a_time_window_applied_to_the_views_is_kept(tmp_path, make_run, forced_p
         _check(db.kernel_stats(), [r for r in raw["kernels"] if r[1] >= lo and r[2] <= hi])
         assert db.kernel_stats()["Calls"].sum() < len(raw["kernels"])
         assert db.busy()["GpuTime"].sum() > 0
+
+
+@pytest.mark.parametrize("form", [[], ["-i"], ["--by", "pid"]])
+def test_the_command_reads_each_range_once_with_its_read_started_early(
+        tmp_path, make_run, forced_pool, monkeypatch, capsys, form):
+    """`rocpd summary` starts the kernel ranges before its imports; the tables take those results
+    (no range read more often than without it, nothing left waiting) and print what a summary
+    without it prints."""
+    from rocpd.cli import main
+
+    make_run(tmp_path / "a.db", n_kernels=300)
+    path = str(tmp_path / "a.db")
+    reads, started = [], []
+    orig_task, orig_prefetch = fastagg.run_task, fastagg.prefetch
+    monkeypatch.setattr(fastagg, "run_task", lambda task: reads.append(task[2:4]) or orig_task(task))
+    monkeypatch.setattr(fastagg, "prefetch", lambda *a, **k: started.append(1) or orig_prefetch(*a, **k))
+    assert main(["summary", *form, path]) == 0
+    early, early_reads = capsys.readouterr().out, len(reads)
+    assert started and not fastagg._ahead
+    # The default one reads the 300 rows in ranges of 37 once; --by pid twice (per process,
+    # then for the domain table).
+    assert early_reads == (18 if "--by" in form else 9)
+    monkeypatch.setattr(fastagg, "prefetch", lambda *a, **k: None)
+    reads.clear()
+    assert main(["summary", *form, path]) == 0
+    assert capsys.readouterr().out == early and len(reads) == early_reads
