@@ -26,6 +26,9 @@ def main():
     ap.add_argument("--setting", required=True, choices=[*SESSIONS, "torch.profiler"])
     ap.add_argument("--workload", default="transformer")
     ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--ready", default=None, metavar="FILE",
+                    help="written once warm, just before the timed stretch (a profiler attached "
+                         "then sees the steps alone)")
     a = ap.parse_args()
     import torch  # noqa: F401  (first: CUPTI from the PyTorch wheel is the one loaded)
 
@@ -43,6 +46,9 @@ def main():
         with ctx:
             w.run(1)
             w.torch.cuda.synchronize()
+            if a.ready:
+                with open(a.ready, "w") as fh:
+                    fh.write("ready\n")
             t0 = time.perf_counter()
             steps = 0
             while time.perf_counter() - t0 < a.seconds:
@@ -50,7 +56,8 @@ def main():
                 steps += 4
             w.torch.cuda.synchronize()
             dt = time.perf_counter() - t0
-    print(f"{a.setting} {a.workload}: {steps} steps in {dt:.2f} s, {1e3 * dt / steps:.3f} ms per step, "
+    print(f"{a.setting} {a.workload}: {steps} steps in {dt:.2f} s, {steps / dt:.2f} steps/s, "
+          f"{1e3 * dt / steps:.3f} ms per step, "
           f"{kpu:.1f} kernels per step, {1e6 * dt / (steps * kpu):.2f} us per kernel", flush=True)
 
 
