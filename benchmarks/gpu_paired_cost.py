@@ -59,7 +59,15 @@ SESSIONS = {
                       "callbacks=none,launch_sites=0,region=0,timestamp=0,process=0"),
     "default": ([], None),
     "sys-trace": (["--sys-trace=true"], None),
+    # --sys-trace less one of its parts (for where its cost goes; not user settings):
+    # no allocations (the runtime's and PyTorch's caching allocator's), no driver API records,
+    # ENTER callbacks on launches only (synchronisations then lack their thread).
+    "sys-noalloc": (["--runtime-trace=true", "--kernel-trace=true", "--memory-copy-trace=true",
+                     "--marker-trace=true"], None),
+    "sys-nodriver": (["--sys-trace=true"], "driver_api=0"),
+    "sys-launchcb": (["--sys-trace=true"], "callbacks=launch"),
 }
+DEFAULT_SESSIONS = "plain,cupti_raw,cupti_sys,default,sys-trace"
 
 
 def batch(w, steps):
@@ -112,10 +120,10 @@ def observer_part(w, rounds, steps, tmp):
     return times
 
 
-def sessions_part(w, rounds, steps, tmp):
-    times = {c: [] for c in SESSIONS}
+def sessions_part(w, rounds, steps, tmp, labels):
+    times = {c: [] for c in labels}
     for i in range(rounds):
-        for label in (list(SESSIONS) if i % 2 == 0 else list(SESSIONS)[::-1]):
+        for label in (labels if i % 2 == 0 else labels[::-1]):
             if SESSIONS[label] is None:
                 times[label].append(batch(w, steps))
                 continue
@@ -182,7 +190,10 @@ def report(out):
                 ("sys-trace - plain", "sys-trace", "plain"),
                 ("sys-trace - default", "sys-trace", "default"),
                 ("sys-trace - cupti_sys (ours under --sys-trace)", "sys-trace", "cupti_sys"),
-                ("torch.profiler - plain", "torch.profiler", "plain/tp")]
+                ("torch.profiler - plain", "torch.profiler", "plain/tp"),
+                ("sys-trace - sys-noalloc (allocations)", "sys-trace", "sys-noalloc"),
+                ("sys-trace - sys-nodriver (driver API records)", "sys-trace", "sys-nodriver"),
+                ("sys-trace - sys-launchcb (callbacks on waits)", "sys-trace", "sys-launchcb")]
         meds = {}
         for lab, hi, lo in rows:
             if hi not in t or lo not in t:
@@ -204,6 +215,8 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--workloads", default="transformer,cnn")
     ap.add_argument("--parts", default="observer,sessions")
+    ap.add_argument("--sessions", default=DEFAULT_SESSIONS,
+                    help=f"the sessions part's settings, of {', '.join(SESSIONS)}")
     ap.add_argument("--json", default=None)
     ap.add_argument("--report", default=None, metavar="JSON")
     a = ap.parse_args()
@@ -225,7 +238,8 @@ def main():
             if "observer" in parts:
                 out[name]["times"].update(observer_part(w, a.rounds, a.steps, tmp))
             if "sessions" in parts:
-                out[name]["times"].update(sessions_part(w, a.rounds, a.steps, tmp))
+                out[name]["times"].update(sessions_part(w, a.rounds, a.steps, tmp,
+                                                       a.sessions.split(",")))
         # torch.profiler last, for every workload: it keeps CUPTI once used.
         if "sessions" in parts:
             for name, w in loads.items():
