@@ -23,7 +23,9 @@ from gpu_paired_cost import SESSIONS, kernels_per_step, session
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--setting", required=True, choices=[*SESSIONS, "torch.profiler"])
+    # fresh: plain in a process that never traced (plain runs after the kernel-count session,
+    # as the ladder's plain runs after other sessions: what CUPTI leaves behind counts there)
+    ap.add_argument("--setting", required=True, choices=[*SESSIONS, "torch.profiler", "fresh"])
     ap.add_argument("--workload", default="transformer")
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--ready", default=None, metavar="FILE",
@@ -34,12 +36,12 @@ def main():
 
     w = Workload(a.workload, 0, 4)
     with tempfile.TemporaryDirectory() as tmp:
-        kpu = kernels_per_step(w, tmp) if a.setting != "torch.profiler" else float("nan")
+        kpu = kernels_per_step(w, tmp) if a.setting not in ("torch.profiler", "fresh") else float("nan")
         if a.setting == "torch.profiler":
             from torch.profiler import ProfilerActivity, profile
 
             ctx = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
-        elif SESSIONS[a.setting] is None:
+        elif a.setting == "fresh" or SESSIONS[a.setting] is None:
             ctx = contextlib.nullcontext()
         else:
             ctx = _session(w, a.setting, tmp)
