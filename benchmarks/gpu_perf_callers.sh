@@ -2,7 +2,7 @@
 # Who calls the functions matching LEAF (a regex; e.g. a lock, malloc, the clock) in one tracing
 # setting: perf with DWARF call graphs attached to benchmarks/gpu_steady.py once warm, counted
 # per thread and the first three callers (benchmarks/perf_callers.awk). PERF as for
-# gpu_perf_ladder.sh.
+# gpu_perf_ladder.sh; FREQ (Hz, default 499) and STACK_BYTES (default 8192) size the record.
 #
 #   PERF=build/perf-tool/perf bash benchmarks/gpu_perf_callers.sh OUT_FILE SETTING LEAF \
 #       [WORKLOAD] [SECONDS]
@@ -20,7 +20,7 @@ TMP=$(mktemp -d)
     --seconds "$((SECONDS_EACH + 2))" --ready "$TMP/ready" > "$TMP/steady.log" 2>&1 &
   pid=$!
   for _ in $(seq 600); do [ -e "$TMP/ready" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.1; done
-  LD_LIBRARY_PATH="$PERFDIR/lib" "$PERF" record -F 499 --call-graph dwarf,8192 -p $pid \
+  LD_LIBRARY_PATH="$PERFDIR/lib" "$PERF" record -F "${FREQ:-499}" --call-graph dwarf,${STACK_BYTES:-8192} -p $pid \
     -o "$TMP/cg.data" -- sleep "$SECONDS_EACH" > /dev/null 2>&1
   wait $pid
   grep -v Warning "$TMP/steady.log" | tail -1
