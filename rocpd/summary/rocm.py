@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import os
 
+import pandas as pd
+
 from ..io.filters import Filter
 from ..io.output_file import open_output
 from ..textfmt import render
@@ -141,7 +143,6 @@ def tables(db, domain_summary: bool = False, summary_by_rank: bool = False,
 
 
 def _domain(tabs: dict, by_rank: bool):
-    import pandas as pd
 
     suffix = "_summary_by_rank" if by_rank else "_summary"
     rows = []

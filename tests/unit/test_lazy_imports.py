@@ -213,7 +213,8 @@ LAZY_FRAMES = {
                    "load only to filter a frame",
     "rocpd.textfmt": "console text for the launcher's exit lines and a bare Connection: frames load "
                      "for a table only",
-    "rocpd.summary.rocm": "`rocpd summary`'s parser reads its -f choices here",
+    "rocpd.summary.fastagg": "`rocpd summary` starts the kernel ranges' reads (numpy) before it "
+                             "imports pandas, which it needs only to combine their results",
     "rocpd.export.*": "the launcher reads the export registry before the program (-f)",
 }
 REQUIRED_FRAMES = ("pandas", "numpy")
