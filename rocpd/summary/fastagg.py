@@ -208,6 +208,21 @@ def _usable_cpus() -> int:
 _ahead: dict = {}
 
 
+def _key(db, where: str, params: list, by_pid: bool) -> tuple:
+    return id(db), where, tuple(params), by_pid
+
+
+def _started(jobs: list, workers: int, total: int):
+    """The ranges' queries submitted to threads (their futures, in order), or None where one
+    range after another in this thread is as quick."""
+    if workers <= 1 or total < _MIN_PARALLEL_ROWS or len(jobs) <= 1:
+        return None
+    ex = _pool(min(workers, len(jobs)))
+    futures = [ex.submit(run_task, job) for job in jobs]
+    ex.shutdown(wait=False)  # the threads end with their last range
+    return futures
+
+
 def prefetch(db, where: str, params: list, by_pid: bool = False) -> None:
     """Start the kernel ranges' queries on threads now, where kernel_partials would run them on
     threads anyway, so that what the caller does next (``rocpd summary`` imports pandas and its
@@ -221,37 +236,31 @@ def prefetch(db, where: str, params: list, by_pid: bool = False) -> None:
         tasks, names, total = plan(db, where, params, by_pid, workers)
     except _Unreadable:
         return
-    jobs = [t for t, _ in tasks]
-    if workers <= 1 or total < _MIN_PARALLEL_ROWS or len(jobs) <= 1:
-        return
-    ex = _pool(min(workers, len(jobs)))
-    futures = [ex.submit(run_task, job) for job in jobs]
-    ex.shutdown(wait=False)  # the threads end with their last range
-    # The connection is held with its results: its id cannot name another one meanwhile.
-    _ahead[(id(db), where, tuple(params), by_pid)] = (db, tasks, names, futures)
+    futures = _started([t for t, _ in tasks], workers, total)
+    if futures is not None:
+        # The connection is held with its results: its id cannot name another one meanwhile.
+        _ahead[_key(db, where, params, by_pid)] = (db, tasks, names, futures)
 
 
 def kernel_partials(db, where: str, params: list, by_pid: bool = False, workers: int | None = None):
-    remote = getattr(db, "run_tasks", None)  # a Dask connection runs the ranges on its workers
-    ahead = _ahead.pop((id(db), where, tuple(params), by_pid), None)
+    ahead = _ahead.pop(_key(db, where, params, by_pid), None)
     if ahead is not None:
         _, tasks, names, futures = ahead
-        results = list(iterate((f.result() for f in futures), "kernel summary", len(futures)))
-        return _frame(tasks, names, results, by_pid)
-    workers = workers or (db.workers() if remote else _usable_cpus())
-    try:
-        tasks, names, total = plan(db, where, params, by_pid, workers)
-    except _Unreadable:
-        return None
-    jobs = [t for t, _ in tasks]
-    results = None
-    if remote is not None:
-        results = remote(run_task, jobs, "kernel summary")
-    elif workers > 1 and total >= _MIN_PARALLEL_ROWS and len(jobs) > 1:
-        with _pool(min(workers, len(jobs))) as ex:
-            results = list(iterate(ex.map(run_task, jobs), "kernel summary", len(jobs)))
-    if results is None:
-        results = list(iterate(map(run_task, jobs), "kernel summary", len(jobs)))
+    else:
+        remote = getattr(db, "run_tasks", None)  # a Dask connection runs the ranges on its workers
+        workers = workers or (db.workers() if remote else _usable_cpus())
+        try:
+            tasks, names, total = plan(db, where, params, by_pid, workers)
+        except _Unreadable:
+            return None
+        jobs = [t for t, _ in tasks]
+        if remote is not None:
+            return _frame(tasks, names, remote(run_task, jobs, "kernel summary"), by_pid)
+        futures = _started(jobs, workers, total)
+        if futures is None:
+            return _frame(tasks, names, list(iterate(map(run_task, jobs), "kernel summary",
+                                                     len(jobs))), by_pid)
+    results = list(iterate((f.result() for f in futures), "kernel summary", len(futures)))
     return _frame(tasks, names, results, by_pid)
 
 

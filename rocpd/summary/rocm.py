@@ -143,7 +143,6 @@ def tables(db, domain_summary: bool = False, summary_by_rank: bool = False,
 
 
 def _domain(tabs: dict, by_rank: bool):
-
     suffix = "_summary_by_rank" if by_rank else "_summary"
     rows = []
     for name, t in tabs.items():
